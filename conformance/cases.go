@@ -1,0 +1,154 @@
+// Package conformance runs the ilmek/1 scenario suite: case files (a spec,
+// inputs and what must happen) executed through every kind of program and
+// compared with what the case expects. The case-file format and the test
+// registry are described in README.md beside this file.
+package conformance
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Case is one case file: a single-run case (Input and Expect) or a
+// multi-run case (Runs), both on one spec.
+type Case struct {
+	// File is where the case was read from.
+	File  string          `json:"-"`
+	Name  string          `json:"name"`
+	About string          `json:"about"`
+	Spec  json.RawMessage `json:"spec"`
+	// Input is the single-run input (absent means none).
+	Input          json.RawMessage `json:"input,omitempty"`
+	RecursionLimit *int            `json:"recursion_limit,omitempty"`
+	Expect         *Expect         `json:"expect,omitempty"`
+	Runs           []Run           `json:"runs,omitempty"`
+	// Divergence says why this project deliberately differs from the
+	// reference implementation on this case.
+	Divergence string `json:"divergence,omitempty"`
+}
+
+// Run is one run of a multi-run case: exactly one of Input, Resume or
+// ResumeKeyed.
+type Run struct {
+	Input       json.RawMessage            `json:"input,omitempty"`
+	Resume      json.RawMessage            `json:"resume,omitempty"`
+	ResumeKeyed map[string]json.RawMessage `json:"resume_keyed,omitempty"`
+	Expect      Expect                     `json:"expect"`
+	Divergence  string                     `json:"divergence,omitempty"`
+}
+
+// Expect is what a run must do.
+type Expect struct {
+	// Status is done, interrupted, error, refused or (single-run only)
+	// invalid.
+	Status     string          `json:"status"`
+	ErrorKind  string          `json:"error_kind,omitempty"`
+	ErrorMatch string          `json:"error_match,omitempty"`
+	Steps      [][]string      `json:"steps"`
+	State      json.RawMessage `json:"state,omitempty"`
+	Pending    []Pending       `json:"pending,omitempty"`
+	Effects    map[string]int  `json:"effects,omitempty"`
+}
+
+// Pending is an open interrupt as a case lists it.
+type Pending struct {
+	ID      string          `json:"id"`
+	Key     string          `json:"key"`
+	Node    string          `json:"node"`
+	Payload json.RawMessage `json:"payload"`
+}
+
+// Multi reports whether c is a multi-run case.
+func (c *Case) Multi() bool { return len(c.Runs) > 0 }
+
+// Limit is the case's recursion limit (25 when absent).
+func (c *Case) Limit() int {
+	if c.RecursionLimit == nil {
+		return 25
+	}
+	return *c.RecursionLimit
+}
+
+// plan returns the runs of c: a single-run case is one plain run.
+func (c *Case) plan() []Run {
+	if c.Multi() {
+		return c.Runs
+	}
+	in := c.Input
+	if in == nil {
+		in = json.RawMessage("{}")
+	}
+	return []Run{{Input: in, Expect: *c.Expect}}
+}
+
+// ParseCase decodes one case file.
+func ParseCase(file string, data []byte) (*Case, error) {
+	var c Case
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.UseNumber()
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("%s: not a case file: %w", file, err)
+	}
+	c.File = file
+	if c.Name == "" {
+		c.Name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	}
+	switch {
+	case len(c.Spec) == 0:
+		return nil, fmt.Errorf("%s: case has no \"spec\"", file)
+	case c.Multi() && c.Expect != nil:
+		return nil, fmt.Errorf("%s: a case has either \"runs\" or \"expect\", not both", file)
+	case !c.Multi() && c.Expect == nil:
+		return nil, fmt.Errorf("%s: case has neither \"expect\" nor \"runs\"", file)
+	}
+	for i, r := range c.Runs {
+		n := 0
+		if r.Input != nil {
+			n++
+		}
+		if r.Resume != nil {
+			n++
+		}
+		if r.ResumeKeyed != nil {
+			n++
+		}
+		if n != 1 {
+			return nil, fmt.Errorf("%s: runs[%d] must have exactly one of \"input\", \"resume\", \"resume_keyed\"", file, i)
+		}
+	}
+	return &c, nil
+}
+
+// LoadDir reads every *.json case file of dir (not recursively), sorted by
+// file name. Files that are not case files (no "spec") are an error.
+func LoadDir(dir string) ([]*Case, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".json") {
+			names = append(names, e.Name())
+		}
+	}
+	slices.Sort(names)
+	var cases []*Case
+	for _, n := range names {
+		path := filepath.Join(dir, n)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		c, err := ParseCase(path, data)
+		if err != nil {
+			return nil, err
+		}
+		cases = append(cases, c)
+	}
+	return cases, nil
+}

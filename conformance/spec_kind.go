@@ -1,0 +1,34 @@
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/spec"
+)
+
+// RunSpecKind runs a case through the program kind built from the spec at
+// run time (runtime.FromSpec with the test registry), on a fresh thread of
+// the checkpointer newCP returns.
+func RunSpecKind(ctx context.Context, c *Case, newCP func() runtime.Checkpointer) []Observation {
+	doc, diags := spec.Decode(c.File+"#spec", c.Spec)
+	if err := diags.Err(); err != nil {
+		return Invalid(&runtime.SpecError{Msg: err.Error(), Err: err})
+	}
+	fx := NewEffects()
+	g, err := runtime.FromSpec(doc, Registry(fx))
+	if err != nil {
+		return Invalid(err)
+	}
+	return Drive(ctx, g, c, fx, newCP(), DecodeValues)
+}
+
+// DecodeValues decodes a case's input into the untyped update.
+func DecodeValues(raw json.RawMessage) (runtime.Values, error) {
+	var v runtime.Values
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}

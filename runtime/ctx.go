@@ -1,0 +1,198 @@
+package runtime
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+)
+
+// Ctx is the handle every node receives: a context.Context that is cancelled
+// with the run, plus the run's and the task's identity, the caller's meta,
+// event emission, and the task's journal (used by Step and Interrupt).
+//
+// A Ctx belongs to one task and is valid only until the node returns; do not
+// keep it or hand it to goroutines that outlive the node.
+type Ctx struct {
+	context.Context
+	r *runInfo
+	t *taskInfo
+}
+
+// runInfo is what every task of a run shares.
+type runInfo struct {
+	shape     *Shape
+	runID     string
+	threadID  string
+	meta      map[string]any
+	logger    *slog.Logger
+	limit     int
+	strict    bool
+	cp        Checkpointer
+	stepIndex int
+	runSteps  int
+}
+
+// taskInfo is one task's own part of its Ctx.
+type taskInfo struct {
+	node    int
+	key     string
+	planID  string // "" without checkpointer
+	runID   string
+	step    int
+	id      string // lazily planID + ":" + key
+	state   any    // *S of the program
+	emit    func(Event)
+	preload []JournalEntry // journal recorded by earlier passes
+	jr      *journal       // built on first Step or Interrupt
+
+	halted      bool
+	pending     []PendingInterrupt
+	gotoSet     bool
+	gotoTargets any // []Target[S] of the program's S
+	command     []Goto
+	commandSet  bool
+}
+
+// ThreadID is the thread the run belongs to ("" for a run without thread).
+func (c *Ctx) ThreadID() string { return c.r.threadID }
+
+// RunID identifies this run; it changes across an interrupt and its resume.
+func (c *Ctx) RunID() string { return c.r.runID }
+
+// Graph is the static shape of the graph, for read-only introspection.
+func (c *Ctx) Graph() *Shape { return c.r.shape }
+
+// Meta is the free-form map the caller passed with WithMeta.
+func (c *Ctx) Meta() map[string]any { return c.r.meta }
+
+// StepIndex is the thread's superstep counter for the running superstep.
+func (c *Ctx) StepIndex() int { return c.r.stepIndex }
+
+// RemainingSteps is how many more supersteps this run may start before the
+// recursion limit stops it, counting the running one as used.
+func (c *Ctx) RemainingSteps() int {
+	n := c.r.limit - c.r.runSteps
+	if n < 0 {
+		return 0
+	}
+	return n
+}
+
+// Node is the id of the node the task runs, or "" outside a task.
+func (c *Ctx) Node() string {
+	if c.t == nil {
+		return ""
+	}
+	return c.r.shape.Nodes[c.t.node].ID
+}
+
+// TaskKey is the task's key within its superstep: the node id, or id#n for
+// the n-th send to that node.
+func (c *Ctx) TaskKey() string {
+	if c.t == nil {
+		return ""
+	}
+	return c.t.key
+}
+
+// TaskID identifies the task within its thread: it derives from the
+// checkpoint the task was planned from and survives interrupt and resume,
+// and it names the task's journal.
+func (c *Ctx) TaskID() string {
+	if c.t == nil {
+		return ""
+	}
+	return c.t.taskID()
+}
+
+func (t *taskInfo) taskID() string {
+	if t.id == "" {
+		if t.planID == "" { // a run without checkpointer: unique within the run
+			t.id = t.runID + "/" + strconv.Itoa(t.step) + ":" + t.key
+		} else {
+			t.id = t.planID + ":" + t.key
+		}
+	}
+	return t.id
+}
+
+// State is a pointer (*S, e.g. *Values) to the task's state as of the last
+// checkpoint (for a send, the send's input): the value the node received as
+// its argument. Read it only.
+func (c *Ctx) State() any {
+	if c.t == nil {
+		return nil
+	}
+	return c.t.state
+}
+
+// Logger is a logger scoped with the thread, run and node.
+func (c *Ctx) Logger() *slog.Logger {
+	l := c.r.logger
+	if l == nil {
+		l = slog.Default()
+	}
+	l = l.With("thread", c.r.threadID, "run", c.r.runID)
+	if c.t != nil {
+		l = l.With("node", c.Node(), "task", c.t.key)
+	}
+	return l
+}
+
+// Emit pushes a custom event with payload into the run's stream, live, while
+// sibling tasks may still be running. Custom events are not journaled: a
+// replayed task emits them again.
+func (c *Ctx) Emit(payload any) {
+	if c.t == nil || c.t.emit == nil {
+		return
+	}
+	c.t.emit(Event{Type: EventCustom, Node: c.Node(), TaskID: c.t.taskID(), Payload: payload})
+}
+
+// Token is the fixed shape of a streamed token: a custom event payload that
+// the messages projection selects.
+type Token struct {
+	Type string         `json:"type"` // always "token"
+	Text string         `json:"text"`
+	Meta map[string]any `json:"meta,omitempty"`
+}
+
+// EmitToken emits a token ({type: "token", text, meta}) as a custom event.
+func (c *Ctx) EmitToken(text string, meta map[string]any) {
+	c.Emit(Token{Type: "token", Text: text, Meta: meta})
+}
+
+// Goto is one destination of an untyped command: a node id (or spec.End) and,
+// for a send, the input that becomes that task's state.
+type Goto struct {
+	Node  string
+	Send  bool
+	Input Values
+}
+
+// To is a goto target that plans node (or spec.End).
+func To(node string) Goto { return Goto{Node: node} }
+
+// SendTo is a goto target that plans one task of node whose state is input.
+func SendTo(node string, input Values) Goto { return Goto{Node: node, Send: true, Input: input} }
+
+// Command makes the running node return a command: its update reduces as
+// usual, and the targets replace the node's static edges for this superstep
+// (none routes nowhere). Calling it again replaces the targets. It is for
+// untyped nodes; generated packages carry the goto in their Update.
+func (c *Ctx) Command(targets ...Goto) {
+	if c.t == nil {
+		return
+	}
+	c.t.commandSet = true
+	c.t.command = targets
+}
+
+// PendingCommand returns the targets recorded with Command by the running
+// node, for adapters that run untyped nodes inside typed programs.
+func (c *Ctx) PendingCommand() ([]Goto, bool) {
+	if c.t == nil {
+		return nil, false
+	}
+	return c.t.command, c.t.commandSet
+}

@@ -1,0 +1,163 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// NodeError is a task's failure: its node returned an error or panicked.
+// The superstep it ran in is void: none of its updates are applied.
+type NodeError struct {
+	Node    string
+	TaskKey string
+	Err     error
+	// Stack is the goroutine stack when the node panicked, else empty.
+	Stack string
+}
+
+func (e *NodeError) Error() string {
+	if e.Stack != "" {
+		return fmt.Sprintf("node %q (task %q) panicked: %v", e.Node, e.TaskKey, e.Err)
+	}
+	return fmt.Sprintf("node %q (task %q): %v", e.Node, e.TaskKey, e.Err)
+}
+
+func (e *NodeError) Unwrap() error { return e.Err }
+
+// ReduceError is an update that could not be folded into the channels, e.g.
+// a write to an undeclared channel. The superstep (or the input) is void.
+type ReduceError struct {
+	// Node is the node whose update failed, "" for the run's input.
+	Node string
+	Err  error
+}
+
+func (e *ReduceError) Error() string {
+	if e.Node == "" {
+		return "input: " + e.Err.Error()
+	}
+	return fmt.Sprintf("reduce update of node %q: %v", e.Node, e.Err)
+}
+
+func (e *ReduceError) Unwrap() error { return e.Err }
+
+// ChannelError is a write a channel refuses. Programs return it from Reduce.
+type ChannelError struct {
+	Channel string
+	Msg     string
+}
+
+func (e *ChannelError) Error() string { return fmt.Sprintf("channel %q: %s", e.Channel, e.Msg) }
+
+// errUndeclared is the ChannelError for a write to a channel the graph does
+// not declare.
+func errUndeclared(name string, declared []ChannelShape) error {
+	names := make([]string, len(declared))
+	for i, c := range declared {
+		names[i] = c.Name
+	}
+	return &ChannelError{Channel: name, Msg: fmt.Sprintf("write to undeclared channel %q; declared channels are [%s]", name, strings.Join(names, ", "))}
+}
+
+// RecursionLimitError ends a run that would start more supersteps than its
+// recursion limit allows.
+type RecursionLimitError struct {
+	Limit int
+}
+
+func (e *RecursionLimitError) Error() string {
+	return fmt.Sprintf("recursion limit reached: the run exceeded %d supersteps; raise it with runtime.RecursionLimit or give the loop an exit", e.Limit)
+}
+
+// ResumeError is a run or resume refused before it started, e.g. a bare
+// answer while several interrupts are pending, or input to a thread that is
+// waiting on a person. Nothing was written.
+type ResumeError struct {
+	ThreadID string
+	Msg      string
+}
+
+func (e *ResumeError) Error() string { return e.Msg }
+
+// NondeterminismError is strict mode's report that a replayed task did not
+// ask for the journal it recorded: a node body must be deterministic modulo
+// steps.
+type NondeterminismError struct {
+	Node   string
+	Key    string
+	Reason string
+}
+
+func (e *NondeterminismError) Error() string {
+	return fmt.Sprintf("nondeterminism in node %q at journal key %q: %s", e.Node, e.Key, e.Reason)
+}
+
+// UnknownTargetError is a goto, send or router result naming a node the
+// graph does not have. It is an error of the node that produced it.
+type UnknownTargetError struct {
+	Target string
+}
+
+func (e *UnknownTargetError) Error() string {
+	return fmt.Sprintf("goto names unknown node %q", e.Target)
+}
+
+// ErrorKind classifies an error from a run: "spec", "node", "reduce",
+// "recursion_limit", "resume", "busy", "checkpoint", "aborted" or "" when err
+// is nil. It is the kind the conformance cases compare.
+func ErrorKind(err error) string {
+	var (
+		ne *NodeError
+		re *ReduceError
+		rl *RecursionLimitError
+		rs *ResumeError
+		se *SpecError
+		ce *CheckpointError
+	)
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &se):
+		return "spec"
+	case errors.As(err, &rs):
+		return "resume"
+	case errors.Is(err, ErrThreadBusy):
+		return "busy"
+	case errors.As(err, &ne):
+		return "node"
+	case errors.As(err, &re):
+		return "reduce"
+	case errors.As(err, &rl):
+		return "recursion_limit"
+	case errors.As(err, &ce):
+		return "checkpoint"
+	case errors.Is(err, errAborted):
+		return "aborted"
+	}
+	return "node"
+}
+
+// SpecError is a graph that cannot be built: an invalid document, a node
+// type missing from the registry, a code-built graph with a bad edge.
+type SpecError struct {
+	Msg string
+	Err error // the spec diagnostics, when the cause was the document
+}
+
+func (e *SpecError) Error() string { return e.Msg }
+
+func (e *SpecError) Unwrap() error { return e.Err }
+
+// CheckpointError is a failure of the checkpointer during a run. The run
+// ends with an error and the thread's previous checkpoint stands.
+type CheckpointError struct {
+	Op  string
+	Err error
+}
+
+func (e *CheckpointError) Error() string { return "checkpointer " + e.Op + ": " + e.Err.Error() }
+
+func (e *CheckpointError) Unwrap() error { return e.Err }
+
+var errAborted = errors.New("run aborted")

@@ -1,0 +1,59 @@
+package runtime
+
+// EventType names one kind of run event.
+type EventType string
+
+// The event catalog, in the order a run emits them.
+const (
+	EventRunStart   EventType = "run_start"
+	EventStepStart  EventType = "step_start"
+	EventNodeStart  EventType = "node_start"
+	EventCustom     EventType = "custom"
+	EventNodeRetry  EventType = "node_retry"
+	EventNodeEnd    EventType = "node_end"
+	EventNodeError  EventType = "node_error"
+	EventState      EventType = "state"
+	EventCheckpoint EventType = "checkpoint"
+	EventInterrupt  EventType = "interrupt"
+	EventRunEnd     EventType = "run_end"
+)
+
+// Status is how a run ended.
+type Status string
+
+// The run statuses of run_end.
+const (
+	StatusDone        Status = "done"
+	StatusInterrupted Status = "interrupted"
+	StatusError       Status = "error"
+	StatusAborted     Status = "aborted"
+)
+
+// Event is one item of a run's stream. The envelope (RunID, ThreadID, Seq,
+// NS, Type) is always set; the other fields belong to the types noted.
+type Event struct {
+	Type     EventType `json:"type"`
+	RunID    string    `json:"run_id"`
+	ThreadID string    `json:"thread_id"`
+	// Seq is 1-based and gap-free within a run: a consumer that reconnects
+	// skips everything up to the last Seq it saw.
+	Seq int64 `json:"seq"`
+	// NS is the namespace path of the (sub)graph that emitted the event;
+	// empty at the root.
+	NS []string `json:"ns"`
+
+	Step         int                `json:"step,omitempty"`          // step_start
+	Tasks        []string           `json:"tasks,omitempty"`         // step_start: task keys
+	Node         string             `json:"node,omitempty"`          // node_*, custom
+	TaskID       string             `json:"task_id,omitempty"`       // node_*, custom
+	Payload      any                `json:"payload,omitempty"`       // custom
+	Attempt      int                `json:"attempt,omitempty"`       // node_retry: the attempt that failed
+	Update       any                `json:"update,omitempty"`        // node_end: the node's update
+	Err          error              `json:"-"`                       // node_error, node_retry, run_end{error}
+	Error        string             `json:"error,omitempty"`         // Err's text
+	Channels     any                `json:"channels,omitempty"`      // state: the state after reduce
+	CheckpointID string             `json:"checkpoint_id,omitempty"` // checkpoint
+	Pending      []PendingInterrupt `json:"pending,omitempty"`       // interrupt
+	Status       Status             `json:"status,omitempty"`        // run_end
+	Reason       string             `json:"reason,omitempty"`        // run_end{aborted}
+}

@@ -1,0 +1,82 @@
+package runtime
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ilmek-go/ilmek/spec"
+)
+
+// Factory builds the function of one spec node of its registry type from
+// the node (its id, type and raw JSON config). It runs once per node when the
+// graph is built, for every node, reachable or not.
+type Factory func(node spec.Node) (NodeFunc, error)
+
+// Registry maps a node type of the document to its Factory.
+type Registry map[string]Factory
+
+// FromSpec builds a runnable graph from a document and a registry. The
+// document must be valid (spec.Decode checks it) and every node's type must
+// be in the registry. ToSpec of the result returns the document.
+func FromSpec(doc *spec.Graph, reg Registry, opts ...Option) (*Graph[Values, Values], error) {
+	if err := doc.Validate().Err(); err != nil {
+		return nil, &SpecError{Msg: "runtime: invalid spec:\n" + err.Error(), Err: err}
+	}
+	b := NewBuilder(doc.Name)
+	for _, c := range doc.Channels {
+		b.Channel(c.Name, c.Kind())
+	}
+	var errs []string
+	for _, n := range doc.Nodes {
+		f, ok := reg[n.Type]
+		if !ok {
+			errs = append(errs, fmt.Sprintf("node %q has type %q, which is not in the registry (registered: %s)", n.ID, n.Type, registered(reg)))
+			continue
+		}
+		fn, err := f(n)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("node %q (type %q): %v", n.ID, n.Type, err))
+			continue
+		}
+		b.TypedNode(n.ID, n.Type, nil, fn)
+	}
+	if len(errs) > 0 {
+		return nil, &SpecError{Msg: "runtime: cannot build graph from spec:\n\t" + strings.Join(errs, "\n\t")}
+	}
+	for _, e := range doc.Edges {
+		if e.When != nil {
+			b.EdgeWhen(e.From, e.To, *e.When)
+		} else {
+			b.Edge(e.From, e.To)
+		}
+	}
+	p, err := b.program()
+	if err != nil {
+		return nil, err
+	}
+	p.doc = doc.Clone()
+	return New[Values, Values](p, opts...)
+}
+
+// Load decodes a document and builds it with FromSpec; file names the
+// document in diagnostics.
+func Load(file string, data []byte, reg Registry, opts ...Option) (*Graph[Values, Values], error) {
+	doc, diags := spec.Decode(file, data)
+	if err := diags.Err(); err != nil {
+		return nil, &SpecError{Msg: err.Error(), Err: err}
+	}
+	return FromSpec(doc, reg, opts...)
+}
+
+func registered(reg Registry) string {
+	names := make([]string, 0, len(reg))
+	for k := range reg {
+		names = append(names, fmt.Sprintf("%q", k))
+	}
+	slices.Sort(names)
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,269 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"log/slog"
+	"time"
+
+	"github.com/ilmek-go/ilmek/spec"
+)
+
+// Graph is a runnable graph: a Program (spec-built, code-built or generated)
+// plus the executor and the graph's retry policies. It is safe for
+// concurrent use; each Invoke or Stream is one run.
+type Graph[S, U any] struct {
+	p     Program[S, U]
+	shape *Shape
+	ids   []string
+	retry []*RetryPolicy // by node index; nil entries do not retry
+	index map[string]int
+}
+
+// RetryPolicy re-runs a failing node body within its superstep. Completed
+// steps are not re-run: they replay from the task's journal.
+type RetryPolicy struct {
+	// MaxAttempts is the total number of attempts, at least 1.
+	MaxAttempts int
+	// Backoff is the wait before the second attempt; each later wait is
+	// multiplied by Factor (1 when Factor is 0), capped at MaxBackoff if set.
+	Backoff    time.Duration
+	Factor     float64
+	MaxBackoff time.Duration
+	// RetryOn decides which errors are retried; nil retries every error.
+	// Interrupts are never retried.
+	RetryOn func(error) bool
+}
+
+func (p *RetryPolicy) wait(attempt int) time.Duration {
+	d := float64(p.Backoff)
+	f := p.Factor
+	if f == 0 {
+		f = 1
+	}
+	for i := 1; i < attempt; i++ {
+		d *= f
+	}
+	if p.MaxBackoff > 0 && d > float64(p.MaxBackoff) {
+		d = float64(p.MaxBackoff)
+	}
+	return time.Duration(d)
+}
+
+// Option configures a Graph when it is built.
+type Option func(*graphConfig)
+
+type graphConfig struct {
+	byID   map[string]*RetryPolicy
+	byType map[string]*RetryPolicy
+}
+
+// RetryNode sets the retry policy of the node with the given id.
+func RetryNode(id string, p RetryPolicy) Option {
+	return func(c *graphConfig) {
+		if c.byID == nil {
+			c.byID = map[string]*RetryPolicy{}
+		}
+		c.byID[id] = &p
+	}
+}
+
+// RetryType sets the retry policy of every node of a registry type. A policy
+// set with RetryNode for a node wins over its type's.
+func RetryType(typ string, p RetryPolicy) Option {
+	return func(c *graphConfig) {
+		if c.byType == nil {
+			c.byType = map[string]*RetryPolicy{}
+		}
+		c.byType[typ] = &p
+	}
+}
+
+// New wraps a program in the executor. Generated packages and FromSpec call
+// it; applications rarely need to.
+func New[S, U any](p Program[S, U], opts ...Option) (*Graph[S, U], error) {
+	var cfg graphConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	shape := p.Describe()
+	g := &Graph[S, U]{p: p, shape: shape, ids: make([]string, len(shape.Nodes)), retry: make([]*RetryPolicy, len(shape.Nodes)), index: make(map[string]int, len(shape.Nodes))}
+	for i, n := range shape.Nodes {
+		g.ids[i] = n.ID
+		g.index[n.ID] = i
+		if rp := cfg.byType[n.Type]; rp != nil && n.Type != "" {
+			g.retry[i] = rp
+		}
+		if rp := cfg.byID[n.ID]; rp != nil {
+			g.retry[i] = rp
+		}
+	}
+	for id, rp := range cfg.byID {
+		if _, ok := g.index[id]; !ok {
+			return nil, &SpecError{Msg: fmt.Sprintf("RetryNode(%q): the graph has no such node", id)}
+		}
+		if rp.MaxAttempts < 1 {
+			return nil, &SpecError{Msg: fmt.Sprintf("RetryNode(%q): MaxAttempts must be at least 1", id)}
+		}
+	}
+	for typ, rp := range cfg.byType {
+		if rp.MaxAttempts < 1 {
+			return nil, &SpecError{Msg: fmt.Sprintf("RetryType(%q): MaxAttempts must be at least 1", typ)}
+		}
+	}
+	return g, nil
+}
+
+// Program returns the program the graph runs.
+func (g *Graph[S, U]) Program() Program[S, U] { return g.p }
+
+// Shape returns the graph's static shape.
+func (g *Graph[S, U]) Shape() *Shape { return g.shape }
+
+// ToSpec returns the document the graph can be stored as, value-equal to the
+// spec it was built from, or an error naming what a document cannot hold.
+func ToSpec[S, U any](g *Graph[S, U]) (*spec.Graph, error) { return g.p.Spec() }
+
+// RunOption configures one run.
+type RunOption func(*runConfig)
+
+type runConfig struct {
+	thread string
+	cp     Checkpointer
+	fromID string
+	limit  int
+	strict bool
+	meta   map[string]any
+	logger *slog.Logger
+}
+
+// DefaultRecursionLimit is the number of supersteps a run may take unless
+// RecursionLimit says otherwise.
+const DefaultRecursionLimit = 25
+
+// Thread runs on the named thread (needs WithCheckpointer).
+func Thread(id string) RunOption { return func(c *runConfig) { c.thread = id } }
+
+// WithCheckpointer keeps the thread's checkpoints and journals in cp.
+func WithCheckpointer(cp Checkpointer) RunOption { return func(c *runConfig) { c.cp = cp } }
+
+// FromCheckpoint runs from the given checkpoint of the thread instead of its
+// latest one; the new checkpoints fork a branch of the thread's tree.
+func FromCheckpoint(id string) RunOption { return func(c *runConfig) { c.fromID = id } }
+
+// RecursionLimit bounds the supersteps of this run (default 25). A limit of
+// n allows n supersteps; 0 fails before the first unless nothing is planned.
+func RecursionLimit(n int) RunOption { return func(c *runConfig) { c.limit = n } }
+
+// Strict turns strict replay checking on or off (default on): a replayed task
+// that does not ask for a journaled key fails with a NondeterminismError.
+func Strict(on bool) RunOption { return func(c *runConfig) { c.strict = on } }
+
+// WithMeta hands the nodes a free-form map through Ctx.Meta.
+func WithMeta(m map[string]any) RunOption { return func(c *runConfig) { c.meta = m } }
+
+// WithLogger sets the logger behind Ctx.Logger (default slog.Default()).
+func WithLogger(l *slog.Logger) RunOption { return func(c *runConfig) { c.logger = l } }
+
+func newRunConfig(opts []RunOption) (runConfig, error) {
+	c := runConfig{limit: DefaultRecursionLimit, strict: true}
+	for _, o := range opts {
+		o(&c)
+	}
+	switch {
+	case c.thread != "" && c.cp == nil:
+		return c, fmt.Errorf("runtime: Thread(%q) needs WithCheckpointer: a thread's state lives in a checkpointer (runtime.NewMemory() for one process)", c.thread)
+	case c.thread == "" && c.cp != nil:
+		return c, fmt.Errorf("runtime: WithCheckpointer needs Thread(id): checkpoints belong to a thread")
+	case c.fromID != "" && c.cp == nil:
+		return c, fmt.Errorf("runtime: FromCheckpoint(%q) needs Thread and WithCheckpointer", c.fromID)
+	case c.limit < 0:
+		return c, fmt.Errorf("runtime: RecursionLimit(%d) must not be negative", c.limit)
+	}
+	return c, nil
+}
+
+// Result is how a run ended.
+type Result[S any] struct {
+	Status Status
+	// State is the state after the last committed superstep.
+	State S
+	// Err is why the run ended in StatusError or StatusAborted.
+	Err error
+	// Pending lists the open interrupts when Status is StatusInterrupted,
+	// sorted by id.
+	Pending []PendingInterrupt
+	RunID   string
+	// CheckpointID is the thread's latest checkpoint ("" without one).
+	CheckpointID string
+	// Supersteps is the number of supersteps this run executed.
+	Supersteps int
+}
+
+// Answers is what a resume hands to the pending interrupts: one bare answer
+// (only when exactly one is open) or answers keyed by interrupt id.
+type Answers struct {
+	bare  any
+	keyed map[string]any
+	isMap bool
+}
+
+// Answer is a bare answer to the one open interrupt of a thread.
+func Answer(v any) Answers { return Answers{bare: v} }
+
+// AnswersByID answers open interrupts by their ids; it must cover every open
+// one and name no other.
+func AnswersByID(m map[string]any) Answers { return Answers{keyed: m, isMap: true} }
+
+// Invoke runs the graph to its end with input folded into the channels first
+// and returns the result. err is non-nil when the run was refused or ended in
+// error or aborted (then also Result.Err); an interrupted run is not an error.
+func (g *Graph[S, U]) Invoke(ctx context.Context, input U, opts ...RunOption) (Result[S], error) {
+	return g.invoke(ctx, &input, nil, opts)
+}
+
+// Resume answers the thread's pending interrupts and continues its run.
+func (g *Graph[S, U]) Resume(ctx context.Context, a Answers, opts ...RunOption) (Result[S], error) {
+	return g.invoke(ctx, nil, &a, opts)
+}
+
+func (g *Graph[S, U]) invoke(ctx context.Context, in *U, a *Answers, opts []RunOption) (Result[S], error) {
+	cfg, err := newRunConfig(opts)
+	if err != nil {
+		return Result[S]{}, err
+	}
+	r := newRunner(g, ctx, cfg, nil)
+	res := r.run(in, a)
+	if res.Status == StatusDone || res.Status == StatusInterrupted {
+		return res, nil
+	}
+	return res, res.Err
+}
+
+// Stream runs the graph and yields its events live. A refused run yields one
+// error and no event. Stopping the iteration aborts the run at the next
+// superstep boundary (the last checkpoint stands).
+func (g *Graph[S, U]) Stream(ctx context.Context, input U, opts ...RunOption) iter.Seq2[Event, error] {
+	return g.stream(ctx, &input, nil, opts)
+}
+
+// StreamResume is Resume with the events streamed as Stream does.
+func (g *Graph[S, U]) StreamResume(ctx context.Context, a Answers, opts ...RunOption) iter.Seq2[Event, error] {
+	return g.stream(ctx, nil, &a, opts)
+}
+
+func (g *Graph[S, U]) stream(ctx context.Context, in *U, a *Answers, opts []RunOption) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		cfg, err := newRunConfig(opts)
+		if err != nil {
+			yield(Event{}, err)
+			return
+		}
+		r := newRunner(g, ctx, cfg, yield)
+		res := r.run(in, a)
+		if res.Status == "" && res.Err != nil && !r.stopped {
+			yield(Event{}, res.Err)
+		}
+	}
+}

@@ -1,0 +1,214 @@
+package runtime
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// journal is a task's replay memory: the entries recorded by earlier passes
+// and this pass, and the keys this pass asked for (for strict mode).
+type journal struct {
+	entries []JournalEntry
+	index   map[string]int // key -> position in entries
+	counts  map[string]int // base key -> occurrences this pass
+	used    map[string]bool
+	loaded  int // entries that existed before this pass
+}
+
+func newJournal(entries []JournalEntry) *journal {
+	j := &journal{entries: entries, index: make(map[string]int, len(entries)), loaded: len(entries)}
+	for i, e := range entries {
+		j.index[e.Key] = i
+	}
+	return j
+}
+
+// next returns the full key of the next occurrence of base in this pass.
+func (j *journal) next(base string) string {
+	if j.counts == nil {
+		j.counts = map[string]int{}
+	}
+	n := j.counts[base]
+	j.counts[base] = n + 1
+	key := base + "#" + strconv.Itoa(n)
+	if j.used == nil {
+		j.used = map[string]bool{}
+	}
+	j.used[key] = true
+	return key
+}
+
+func (j *journal) lookup(key string) (*JournalEntry, bool) {
+	i, ok := j.index[key]
+	if !ok {
+		return nil, false
+	}
+	return &j.entries[i], true
+}
+
+func (j *journal) add(e JournalEntry) {
+	j.index[e.Key] = len(j.entries)
+	j.entries = append(j.entries, e)
+}
+
+// skipped returns the first journaled step key this pass did not ask for.
+func (j *journal) skipped() (string, bool) {
+	for _, e := range j.entries[:j.loaded] {
+		if !j.used[e.Key] {
+			return e.Key, true
+		}
+	}
+	return "", false
+}
+
+// errHalt is what Interrupt returns on the pass that pauses the task.
+type haltError struct{ id string }
+
+func (e *haltError) Error() string {
+	return "task halted on interrupt " + strconv.Quote(e.id) + " (return this error from the node)"
+}
+
+// IsInterrupt reports whether err is the signal Interrupt returns when it
+// pauses a task. A node that catches errors must return this one unchanged;
+// even if it does not, the task still halts.
+func IsInterrupt(err error) bool {
+	var h *haltError
+	return errors.As(err, &h)
+}
+
+// ErrNotInTask is returned by Step and Interrupt when they are called outside
+// a node's task (from a guard, a router or a Ctx kept past its node): only a
+// task has a journal.
+var ErrNotInTask = errors.New("Step and Interrupt are only available inside a node's task; guards and routers must not have side effects")
+
+// Step runs fn once for this task and journals its JSON result under key
+// (suffixed #0, #1... by occurrence within the pass). On a replay of the task
+// (after an interrupt, a retry or a crash) it returns the journaled value
+// without calling fn. The result is persisted before Step returns. An error
+// from fn is returned and not journaled, so a later pass calls fn again.
+//
+// T must survive a JSON round trip: what fn returns and what the journal
+// gives back on replay must be equal.
+func Step[T any](ctx *Ctx, key string, fn func() (T, error)) (T, error) {
+	var zero T
+	if ctx == nil || ctx.t == nil {
+		return zero, ErrNotInTask
+	}
+	t := ctx.t
+	if t.halted {
+		return zero, &haltError{id: t.pending[0].ID}
+	}
+	j := t.j()
+	full := j.next(key)
+	if e, ok := j.lookup(full); ok {
+		if e.Interrupt {
+			return zero, &NondeterminismError{Node: ctx.Node(), Key: full, Reason: "the journal holds an interrupt under this key, the replay asked for a step"}
+		}
+		var v T
+		if err := json.Unmarshal(e.Value, &v); err != nil {
+			return zero, fmt.Errorf("step %q: decode journaled value into %T: %w", full, v, err)
+		}
+		return v, nil
+	}
+	v, err := fn()
+	if err != nil {
+		return zero, err
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return zero, fmt.Errorf("step %q: its result must be JSON-serializable to be journaled: %w", full, err)
+	}
+	j.add(JournalEntry{Key: full, Value: raw})
+	if err := ctx.persistJournal(); err != nil {
+		return zero, fmt.Errorf("step %q: persist journal: %w", full, err)
+	}
+	return v, nil
+}
+
+// InterruptOption configures Interrupt.
+type InterruptOption func(*string)
+
+// WithKey gives an interrupt an explicit key instead of "interrupt" (use a
+// stable key derived from the data inside loops, e.g. "approve:"+item.ID).
+func WithKey(key string) InterruptOption { return func(k *string) { *k = key } }
+
+// Interrupt asks a person: on the first pass it journals payload as pending
+// and returns an error for which IsInterrupt is true; the node must return
+// it, which halts the task and, with it, the superstep. When the thread is
+// resumed with an answer, the task replays and Interrupt returns the answer
+// decoded into T. The default key is "interrupt", suffixed #0, #1... by
+// occurrence, so several pauses in one node resolve one at a time.
+func Interrupt[T any](ctx *Ctx, payload any, opts ...InterruptOption) (T, error) {
+	var zero T
+	if ctx == nil || ctx.t == nil {
+		return zero, ErrNotInTask
+	}
+	t := ctx.t
+	if t.halted {
+		return zero, &haltError{id: t.pending[0].ID}
+	}
+	base := "interrupt"
+	for _, o := range opts {
+		o(&base)
+	}
+	j := t.j()
+	full := j.next(base)
+	id := t.key + ":" + full
+	if e, ok := j.lookup(full); ok {
+		if !e.Interrupt {
+			return zero, &NondeterminismError{Node: ctx.Node(), Key: full, Reason: "the journal holds a step under this key, the replay asked for an interrupt"}
+		}
+		if e.Answered {
+			var v T
+			if err := json.Unmarshal(e.Value, &v); err != nil {
+				return zero, fmt.Errorf("interrupt %q: decode answer into %T: %w", id, v, err)
+			}
+			return v, nil
+		}
+		t.halt(ctx, id, full, e.Payload)
+		return zero, &haltError{id: id}
+	}
+	raw, err := json.Marshal(payload)
+	if err != nil {
+		return zero, fmt.Errorf("interrupt %q: payload must be JSON-serializable: %w", id, err)
+	}
+	j.add(JournalEntry{Key: full, Interrupt: true, Payload: raw})
+	if err := ctx.persistJournal(); err != nil {
+		return zero, fmt.Errorf("interrupt %q: persist journal: %w", id, err)
+	}
+	t.halt(ctx, id, full, raw)
+	return zero, &haltError{id: id}
+}
+
+func (t *taskInfo) halt(ctx *Ctx, id, key string, payload json.RawMessage) {
+	t.halted = true
+	t.pending = append(t.pending, PendingInterrupt{ID: id, Key: key, Node: ctx.Node(), TaskID: t.taskID(), Payload: payload})
+}
+
+// j returns the task's journal, building it on first use from the entries
+// earlier passes recorded.
+func (t *taskInfo) j() *journal {
+	if t.jr == nil {
+		t.jr = newJournal(t.preload)
+	}
+	return t.jr
+}
+
+// persistJournal writes the task's journal through the checkpointer. Without
+// one the journal lives only as long as the task (it still serves retries).
+func (c *Ctx) persistJournal() error {
+	if c.r.cp == nil {
+		return nil
+	}
+	return c.r.cp.PutJournal(c.Context, c.r.threadID, c.t.taskID(), c.t.jr.entries)
+}
+
+// newPass starts another pass of the task over the same journal (a retry):
+// occurrence counters restart, recorded entries stay.
+func (j *journal) newPass() {
+	clear(j.counts)
+	clear(j.used)
+	j.loaded = len(j.entries)
+}

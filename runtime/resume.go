@@ -1,0 +1,170 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// startResume checks every answer against the thread's open interrupts and,
+// only when all are acceptable, journals them and loads the paused superstep
+// for replay. A refused resume writes nothing.
+func (r *runner[S, U]) startResume(latest *Checkpoint, a *Answers) error {
+	thread := r.cfg.thread
+	if latest == nil || len(latest.Pending) == 0 {
+		return &ResumeError{ThreadID: thread, Msg: fmt.Sprintf("cannot resume thread %q — it is not interrupted; start a run with Invoke instead", thread)}
+	}
+	type pause struct {
+		p       PendingInterrupt
+		entries []JournalEntry
+		at      int // index of p's entry in entries, -1 when missing
+	}
+	pauses := make([]pause, len(latest.Pending))
+	var open []PendingInterrupt
+	for i, p := range latest.Pending {
+		j, err := r.cfg.cp.GetJournal(r.ctx, thread, p.TaskID)
+		if err != nil {
+			return &CheckpointError{Op: "get journal", Err: err}
+		}
+		pauses[i] = pause{p: p, entries: j, at: -1}
+		for k := range j {
+			if j[k].Key == p.Key {
+				pauses[i].at = k
+			}
+		}
+		if at := pauses[i].at; at < 0 || !j[at].Answered {
+			open = append(open, p)
+		}
+	}
+	answers := map[string]json.RawMessage{} // pause id -> answer to journal
+	encode := func(id string, v any) (json.RawMessage, error) {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return nil, &ResumeError{ThreadID: thread, Msg: fmt.Sprintf("answer to interrupt %q is not JSON-serializable: %v", id, err)}
+		}
+		return raw, nil
+	}
+	// check decides what to do with an answer to pause p: journal it, or,
+	// when p already holds an answer, accept only the same one.
+	check := func(p pause, v any) error {
+		raw, err := encode(p.p.ID, v)
+		if err != nil {
+			return err
+		}
+		if p.at >= 0 && p.entries[p.at].Answered {
+			if !sameJSON(p.entries[p.at].Value, raw) {
+				return &ResumeError{ThreadID: thread, Msg: fmt.Sprintf("interrupt %q already holds an accepted answer %s and its superstep is being retried; resume with the same answer or start a plain run", p.p.ID, p.entries[p.at].Value)}
+			}
+			return nil
+		}
+		answers[p.p.ID] = raw
+		return nil
+	}
+	if !a.isMap {
+		switch {
+		case len(open) == 1:
+			for _, p := range pauses {
+				if p.p.ID == open[0].ID {
+					if err := check(p, a.bare); err != nil {
+						return err
+					}
+				}
+			}
+		case len(open) == 0 && len(pauses) == 1:
+			if err := check(pauses[0], a.bare); err != nil {
+				return err
+			}
+		default:
+			n := len(open)
+			if n == 0 {
+				n = len(pauses)
+			}
+			return &ResumeError{ThreadID: thread, Msg: fmt.Sprintf("%d interrupts are pending, so a bare answer is ambiguous; answer each by id with runtime.AnswersByID: %s", n, idList(latest.Pending))}
+		}
+	} else {
+		known := map[string]bool{}
+		for _, p := range pauses {
+			known[p.p.ID] = true
+		}
+		for id := range a.keyed {
+			if !known[id] {
+				return &ResumeError{ThreadID: thread, Msg: fmt.Sprintf("no pending interrupt %q on thread %q; the pending ids are %s", id, thread, idList(latest.Pending))}
+			}
+		}
+		for _, p := range pauses {
+			v, ok := a.keyed[p.p.ID]
+			if !ok {
+				if p.at >= 0 && p.entries[p.at].Answered {
+					continue
+				}
+				return &ResumeError{ThreadID: thread, Msg: fmt.Sprintf("no answer supplied for pending interrupt %q (node %q); a resume must answer every open interrupt: %s", p.p.ID, p.p.Node, idList(open))}
+			}
+			if err := check(p, v); err != nil {
+				return err
+			}
+		}
+	}
+	// Every answer is acceptable: journal them, one write per task.
+	byTask := map[string][]JournalEntry{}
+	var order []string
+	for _, p := range pauses {
+		raw, ok := answers[p.p.ID]
+		if !ok {
+			continue
+		}
+		entries, seen := byTask[p.p.TaskID]
+		if !seen {
+			entries = p.entries
+			order = append(order, p.p.TaskID)
+		}
+		if p.at >= 0 {
+			entries[p.at].Value, entries[p.at].Answered = raw, true
+		} else {
+			entries = append(entries, JournalEntry{Key: p.p.Key, Interrupt: true, Payload: p.p.Payload, Value: raw, Answered: true})
+		}
+		byTask[p.p.TaskID] = entries
+	}
+	for _, id := range order {
+		if err := r.cfg.cp.PutJournal(r.ctx, thread, id, byTask[id]); err != nil {
+			return &CheckpointError{Op: "put journal", Err: err}
+		}
+	}
+	r.latest = latest
+	return r.load(latest)
+}
+
+// sameJSON reports whether two JSON texts hold the same value.
+func sameJSON(a, b json.RawMessage) bool {
+	var va, vb any
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
+		return bytes.Equal(a, b)
+	}
+	ca, _ := json.Marshal(va)
+	cb, _ := json.Marshal(vb)
+	return bytes.Equal(ca, cb)
+}
+
+// ids makes sortable unique ids: the time in nanoseconds, forced to grow
+// within the process, and a counter.
+type idSource struct {
+	mu   sync.Mutex
+	last int64
+	n    uint32
+}
+
+var idGen idSource
+
+func (s *idSource) next() string {
+	s.mu.Lock()
+	now := time.Now().UnixNano()
+	if now <= s.last {
+		now = s.last + 1
+	}
+	s.last = now
+	s.n++
+	n := s.n
+	s.mu.Unlock()
+	return fmt.Sprintf("%016x%08x", now, n)
+}

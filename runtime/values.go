@@ -1,0 +1,205 @@
+package runtime
+
+import (
+	"encoding/json"
+	"math"
+	"reflect"
+
+	"github.com/ilmek-go/ilmek/spec"
+)
+
+// Values is the untyped state and update of graphs built from a spec at run
+// time or in Go code: channel name to a JSON-like Go value (nil, bool, a
+// number of any Go numeric type, string, []any, map[string]any, or anything
+// that encoding/json round-trips). A channel that is absent is unset; in a
+// state, append and merge channels are always present.
+type Values map[string]any
+
+// NodeFunc is the body of an untyped node: it reads the task's state and
+// returns a partial update (nil for none). To return a command, call
+// ctx.Command before returning.
+type NodeFunc func(ctx *Ctx, state Values) (Values, error)
+
+// asFloat returns v as a double when v is a number of any Go numeric kind.
+func asFloat(v any) (float64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return n, true
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case float32:
+		return float64(n), true
+	case int32:
+		return float64(n), true
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
+	case uint:
+		return float64(n), true
+	case uint64:
+		return float64(n), true
+	case uint32:
+		return float64(n), true
+	case int8:
+		return float64(n), true
+	case int16:
+		return float64(n), true
+	case uint8:
+		return float64(n), true
+	case uint16:
+		return float64(n), true
+	}
+	return 0, false
+}
+
+// Holds evaluates a declarative predicate on a channel value with JSON
+// semantics: v is the channel's value and set whether it was ever written
+// (an unset channel is not null). Numbers compare as IEEE doubles; eq, neq
+// and in compare scalars only; gt and lt are false unless v is a number;
+// truthy treats unset, null, false, 0, "", [] and {} as falsy.
+func Holds(p *spec.Predicate, v any, set bool) bool {
+	switch p.Op {
+	case spec.OpEq:
+		return set && scalarEqual(v, p.Value)
+	case spec.OpNeq:
+		return !(set && scalarEqual(v, p.Value))
+	case spec.OpIn:
+		if !set {
+			return false
+		}
+		for _, l := range p.Values {
+			if scalarEqual(v, l) {
+				return true
+			}
+		}
+		return false
+	case spec.OpGt, spec.OpLt:
+		if !set {
+			return false
+		}
+		f, ok := asFloat(v)
+		if !ok {
+			return false
+		}
+		if p.Op == spec.OpGt {
+			return f > p.Value.Float()
+		}
+		return f < p.Value.Float()
+	case spec.OpTruthy:
+		return Truthy(v, set) == p.Value.Bool
+	}
+	return false
+}
+
+func scalarEqual(v any, l spec.Literal) bool {
+	switch l.Kind {
+	case spec.LitNull:
+		return v == nil
+	case spec.LitString:
+		s, ok := v.(string)
+		return ok && s == l.Str
+	case spec.LitBool:
+		b, ok := v.(bool)
+		return ok && b == l.Bool
+	case spec.LitNumber:
+		f, ok := asFloat(v)
+		return ok && f == l.Float()
+	}
+	return false
+}
+
+// Truthy is JSON truthiness: unset, null, false, 0, NaN, "", an empty list
+// and an empty object are false; everything else is true.
+func Truthy(v any, set bool) bool {
+	if !set || v == nil {
+		return false
+	}
+	switch x := v.(type) {
+	case bool:
+		return x
+	case string:
+		return x != ""
+	case []any:
+		return len(x) > 0
+	case map[string]any:
+		return len(x) > 0
+	case Values:
+		return len(x) > 0
+	}
+	if f, ok := asFloat(v); ok {
+		return f != 0 && !math.IsNaN(f)
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Slice, reflect.Array, reflect.Map:
+		return rv.Len() > 0
+	case reflect.Pointer, reflect.Interface:
+		return !rv.IsNil()
+	}
+	return true
+}
+
+// ReducerFunc is a custom reducer of a code-built graph: it folds incoming
+// into current (nil when the channel is unset) and returns the next value.
+type ReducerFunc func(current, incoming any) (any, error)
+
+// foldAppend appends incoming to current: a list is concatenated, anything
+// else is one element.
+func foldAppend(current, incoming any) []any {
+	cur, _ := current.([]any)
+	switch in := incoming.(type) {
+	case []any:
+		return append(cur, in...)
+	case nil:
+		return append(cur, nil)
+	}
+	rv := reflect.ValueOf(incoming)
+	if rv.Kind() == reflect.Slice && rv.Type().Elem().Kind() != reflect.Uint8 {
+		for i := range rv.Len() {
+			cur = append(cur, rv.Index(i).Interface())
+		}
+		return cur
+	}
+	return append(cur, incoming)
+}
+
+// foldMerge merges the members of incoming into a copy of current.
+func foldMerge(name string, current, incoming any) (map[string]any, error) {
+	var in map[string]any
+	switch x := incoming.(type) {
+	case map[string]any:
+		in = x
+	case Values:
+		in = x
+	default:
+		return nil, &ChannelError{Channel: name, Msg: "a merge channel takes a JSON object, got " + describe(incoming)}
+	}
+	cur, _ := current.(map[string]any)
+	out := make(map[string]any, len(cur)+len(in))
+	for k, v := range cur {
+		out[k] = v
+	}
+	for k, v := range in {
+		out[k] = v
+	}
+	return out, nil
+}
+
+func describe(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "a list"
+	}
+	if _, ok := asFloat(v); ok {
+		return "a number"
+	}
+	return reflect.TypeOf(v).String()
+}
