@@ -45,7 +45,6 @@ type slot[S, U any] struct {
 	ctx  Ctx
 	upd  U
 	err  error
-	emit func(Event) // set once per slot
 }
 
 func newRunner[S, U any](g *Graph[S, U], ctx context.Context, cfg runConfig, yield func(Event, error) bool) *runner[S, U] {

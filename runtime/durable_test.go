@@ -1,0 +1,104 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/spec"
+)
+
+// TestStrictModeRaisesOnVanishedKey is scenario 7: a step journaled before a
+// pause that the replay no longer asks for is a nondeterminism error.
+func TestStrictModeRaisesOnVanishedKey(t *testing.T) {
+	for _, strict := range []bool{true, false} {
+		var pass atomic.Int32
+		g := mustCompile(t, runtime.NewBuilder("strict").
+			Node("n", func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+				if pass.Add(1) == 1 { // the replay skips this step
+					if _, err := runtime.Step(ctx, "only-first-pass", func() (int, error) { return 1, nil }); err != nil {
+						return nil, err
+					}
+				}
+				_, err := runtime.Interrupt[string](ctx, "ok?")
+				return nil, err
+			}).Edge(spec.Start, "n"))
+		cp := runtime.NewMemory()
+		opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(cp), runtime.Strict(strict)}
+		if res, err := g.Invoke(context.Background(), nil, opts...); err != nil || res.Status != runtime.StatusInterrupted {
+			t.Fatalf("first pass: %+v %v", res, err)
+		}
+		_, err := g.Resume(context.Background(), runtime.Answer("yes"), opts...)
+		var nd *runtime.NondeterminismError
+		if got := errors.As(err, &nd); got != strict {
+			t.Fatalf("strict=%v: err %v", strict, err)
+		}
+		if strict && nd.Key != "only-first-pass#0" {
+			t.Errorf("error names key %q", nd.Key)
+		}
+	}
+}
+
+func TestNodeThatSwallowsInterruptStillHalts(t *testing.T) {
+	var after atomic.Int32
+	g := mustCompile(t, runtime.NewBuilder("swallow").Channel("x", "").
+		Node("n", func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+			_, _ = runtime.Interrupt[string](ctx, "q") // swallowed
+			if _, err := runtime.Step(ctx, "effect", func() (int, error) { after.Add(1); return 1, nil }); !runtime.IsInterrupt(err) {
+				t.Errorf("a step after a swallowed interrupt returned %v", err)
+			}
+			return runtime.Values{"x": 1}, nil
+		}).Edge(spec.Start, "n"))
+	res, err := g.Invoke(context.Background(), nil, runtime.Thread("t"), runtime.WithCheckpointer(runtime.NewMemory()))
+	if err != nil || res.Status != runtime.StatusInterrupted || after.Load() != 0 {
+		t.Fatalf("%+v %v effects=%d", res, err, after.Load())
+	}
+	if _, ok := res.State["x"]; ok {
+		t.Error("the halted superstep reduced an update")
+	}
+}
+
+func TestForkFromOlderCheckpoint(t *testing.T) {
+	g := mustCompile(t, runtime.NewBuilder("chat").Channel("log", spec.Append).
+		Node("echo", func(_ *runtime.Ctx, s runtime.Values) (runtime.Values, error) { return nil, nil }).
+		Edge(spec.Start, "echo"))
+	cp := runtime.NewMemory()
+	ctx := context.Background()
+	opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(cp)}
+	first, err := g.Invoke(ctx, runtime.Values{"log": "one"}, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Invoke(ctx, runtime.Values{"log": "two"}, opts...); err != nil {
+		t.Fatal(err)
+	}
+	fork, err := g.Invoke(ctx, runtime.Values{"log": "other"}, append(opts, runtime.FromCheckpoint(first.CheckpointID))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fork.State["log"]; len(got.([]any)) != 2 || got.([]any)[1] != "other" {
+		t.Fatalf("forked state %v, want [one other]", got)
+	}
+	latest, _ := cp.Get(ctx, "t", "")
+	var parents []string
+	for c := latest; c != nil && c.ParentID != ""; c, _ = cp.Get(ctx, "t", c.ParentID) {
+		parents = append(parents, c.ParentID)
+	}
+	if !strings.Contains(strings.Join(parents, " "), first.CheckpointID) {
+		t.Errorf("the fork's ancestry %v does not include %s", parents, first.CheckpointID)
+	}
+}
+
+func TestResumeWithoutThreadIsRefused(t *testing.T) {
+	g := mustCompile(t, runtime.NewBuilder("x").Node("a", write(nil)).Edge(spec.Start, "a"))
+	_, err := g.Resume(context.Background(), runtime.Answer(1))
+	if runtime.ErrorKind(err) != "resume" {
+		t.Fatalf("%v", err)
+	}
+	if _, err := g.Invoke(context.Background(), nil, runtime.Thread("t")); err == nil || !strings.Contains(err.Error(), "needs WithCheckpointer") {
+		t.Fatalf("thread without checkpointer: %v", err)
+	}
+}
