@@ -91,7 +91,9 @@ func TestGotoUnknownNodeIsNodeError(t *testing.T) {
 func TestRouterReturnsTargetsAndSends(t *testing.T) {
 	g := mustCompile(t, runtime.NewBuilder("router").Channel("items", "").Channel("seen", spec.Append).
 		Node("load", write(runtime.Values{"items": []any{"x", "y"}})).
-		Node("work", func(_ *runtime.Ctx, s runtime.Values) (runtime.Values, error) { return runtime.Values{"seen": s["item"]}, nil }).
+		Node("work", func(_ *runtime.Ctx, s runtime.Values) (runtime.Values, error) {
+			return runtime.Values{"seen": s["item"]}, nil
+		}).
 		Edge(spec.Start, "load").
 		Router("load", func(s runtime.Values) ([]runtime.Goto, error) {
 			var out []runtime.Goto
