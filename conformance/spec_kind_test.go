@@ -32,3 +32,23 @@ func TestCasesSpecKind(t *testing.T) {
 		}
 	}
 }
+
+func TestPredicateTruthTableSpecKind(t *testing.T) {
+	table, err := LoadTruthTable(filepath.Join("testdata", "predicates.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases, err := table.Cases("predicates.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) < 200 {
+		t.Fatalf("only %d rows", len(cases))
+	}
+	for _, c := range cases {
+		got := RunSpecKind(context.Background(), c, backends["memory"])
+		if d := Compare(c, got); len(d) > 0 {
+			t.Errorf("%s:\n%s", c.Name, strings.Join(d, "\n"))
+		}
+	}
+}
