@@ -147,7 +147,7 @@ func (r *runner[S, U]) end(res Result[S], status Status, err error) Result[S] {
 
 // superstep runs the current tasks, then reduces, plans and commits. It
 // returns a non-empty status when the run ends here.
-func (r *runner[S, U]) superstep() (Status, error) {
+func (r *runner[S, U]) superstep() (status Status, err error) {
 	tasks := r.cur
 	if r.live() {
 		keys := make([]string, len(tasks))
@@ -175,8 +175,24 @@ func (r *runner[S, U]) superstep() (Status, error) {
 		halted = halted || r.slots[i].info.halted
 	}
 	if halted {
-		return StatusInterrupted, r.commitPause(tasks)
+		if err := r.commitPause(); err != nil {
+			return StatusError, err
+		}
+		return StatusInterrupted, nil
 	}
+	// Reducers and guards are the program's (and, in code-built graphs, the
+	// application's) code: a panic there fails the run like a node's does.
+	where := -1 // the task whose plan is being made, -1 while reducing
+	defer func() {
+		if v := recover(); v != nil {
+			status = StatusError
+			if where < 0 {
+				err = &ReduceError{Err: fmt.Errorf("panic while reducing: %v\n%s", v, debug.Stack())}
+				return
+			}
+			err = &NodeError{Node: r.g.ids[tasks[where].node], TaskKey: tasks[where].key, Err: fmt.Errorf("panic while planning the next superstep: %v", v), Stack: string(debug.Stack())}
+		}
+	}()
 	r.updates = r.updates[:0]
 	for i := range tasks {
 		r.updates = append(r.updates, r.slots[i].upd)
@@ -196,20 +212,29 @@ func (r *runner[S, U]) superstep() (Status, error) {
 			}
 			continue
 		}
+		where = i
 		if err := r.p.Plan(&next, tasks[i].node, r.planner); err != nil {
 			r.nxt = r.planner.tasks[:0]
 			return StatusError, &NodeError{Node: r.g.ids[tasks[i].node], TaskKey: tasks[i].key, Err: err}
 		}
 	}
+	prev := r.state
 	r.state = next
 	r.nxt = r.cur[:0]
 	r.cur = r.planner.done()
 	r.step++
+	id, err := r.commit(tasks)
+	if err != nil {
+		// The previous checkpoint stands, and so does the state it holds.
+		r.state = prev
+		r.step--
+		return StatusError, err
+	}
 	if r.live() {
 		r.emit(Event{Type: EventState, Step: r.step, Channels: r.state})
-	}
-	if err := r.commit(tasks); err != nil {
-		return StatusError, err
+		if id != "" {
+			r.emit(Event{Type: EventCheckpoint, CheckpointID: id})
+		}
 	}
 	return "", nil
 }
@@ -423,31 +448,30 @@ func cmpString(a, b string) int {
 
 // commitPause writes the checkpoint of a paused superstep: nothing reduced,
 // the same plan, the open interrupts, and the journals kept.
-func (r *runner[S, U]) commitPause(tasks []plan[S]) error {
+func (r *runner[S, U]) commitPause() error {
 	pend := r.pending()
+	if r.cfg.cp != nil {
+		cp := cloneCheckpoint(r.latest)
+		cp.ID, cp.ParentID, cp.Pending, cp.Created = newID(), r.latest.ID, pend, time.Now().UTC()
+		if err := r.cfg.cp.Put(r.ctx, cp, nil); err != nil {
+			return &CheckpointError{Op: "put", Err: err}
+		}
+		r.latest = cp
+		if r.live() {
+			r.emit(Event{Type: EventCheckpoint, CheckpointID: cp.ID})
+		}
+	}
 	if r.live() {
-		defer r.emit(Event{Type: EventInterrupt, Pending: pend})
-	}
-	if r.cfg.cp == nil {
-		return nil
-	}
-	cp := cloneCheckpoint(r.latest)
-	cp.ID, cp.ParentID, cp.Pending, cp.Created = newID(), r.latest.ID, pend, time.Now().UTC()
-	if err := r.cfg.cp.Put(r.ctx, cp, nil); err != nil {
-		return &CheckpointError{Op: "put", Err: err}
-	}
-	r.latest = cp
-	if r.live() {
-		r.emit(Event{Type: EventCheckpoint, CheckpointID: cp.ID})
+		r.emit(Event{Type: EventInterrupt, Pending: pend})
 	}
 	return nil
 }
 
 // commit writes the checkpoint of a reduced superstep and drops the journals
 // of its tasks.
-func (r *runner[S, U]) commit(done []plan[S]) error {
+func (r *runner[S, U]) commit(done []plan[S]) (string, error) {
 	if r.cfg.cp == nil {
-		return nil
+		return "", nil
 	}
 	var drop []string
 	for i := range done {
@@ -457,17 +481,14 @@ func (r *runner[S, U]) commit(done []plan[S]) error {
 	}
 	cp, err := r.checkpoint(r.step, nil)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if err := r.cfg.cp.Put(r.ctx, cp, drop); err != nil {
-		return &CheckpointError{Op: "put", Err: err}
+		return "", &CheckpointError{Op: "put", Err: err}
 	}
 	r.latest = cp
 	r.planID = cp.ID
-	if r.live() {
-		r.emit(Event{Type: EventCheckpoint, CheckpointID: cp.ID})
-	}
-	return nil
+	return cp.ID, nil
 }
 
 // checkpoint builds a checkpoint of the current state and plan. planID ""
@@ -598,10 +619,15 @@ func (r *runner[S, U]) load(cp *Checkpoint) error {
 	return nil
 }
 
-func (r *runner[S, U]) foldInput(in *U) error {
+func (r *runner[S, U]) foldInput(in *U) (err error) {
 	if in == nil {
 		return nil
 	}
+	defer func() {
+		if v := recover(); v != nil {
+			err = &ReduceError{Err: fmt.Errorf("panic while folding the input: %v\n%s", v, debug.Stack())}
+		}
+	}()
 	next, _, err := r.p.Reduce(r.state, []U{*in})
 	if err != nil {
 		return &ReduceError{Err: err}
@@ -610,7 +636,12 @@ func (r *runner[S, U]) foldInput(in *U) error {
 	return nil
 }
 
-func (r *runner[S, U]) planStart() error {
+func (r *runner[S, U]) planStart() (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &NodeError{Node: spec.Start, TaskKey: spec.Start, Err: fmt.Errorf("panic while planning the first superstep: %v", v), Stack: string(debug.Stack())}
+		}
+	}()
 	r.planner.reset(r.nxt)
 	if err := r.p.Plan(&r.state, StartNode, r.planner); err != nil {
 		r.nxt = r.planner.tasks[:0]

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/ilmek-go/ilmek/spec"
@@ -98,6 +99,9 @@ func New[S, U any](p Program[S, U], opts ...Option) (*Graph[S, U], error) {
 		if rp := cfg.byID[n.ID]; rp != nil {
 			g.retry[i] = rp
 		}
+	}
+	if err := sendKeyClash(g.ids, g.index); err != nil {
+		return nil, err
 	}
 	for id, rp := range cfg.byID {
 		if _, ok := g.index[id]; !ok {
@@ -266,4 +270,23 @@ func (g *Graph[S, U]) stream(ctx context.Context, in *U, a *Answers, opts []RunO
 			yield(Event{}, res.Err)
 		}
 	}
+}
+
+// sendKeyClash refuses a node id of the form <other node id>#<digits>: it is
+// the task key of a send to that other node, and the two tasks would share a
+// journal and interrupt ids.
+func sendKeyClash(ids []string, index map[string]int) error {
+	for _, id := range ids {
+		i := strings.LastIndexByte(id, '#')
+		if i <= 0 || i == len(id)-1 {
+			continue
+		}
+		if strings.Trim(id[i+1:], "0123456789") != "" {
+			continue
+		}
+		if _, ok := index[id[:i]]; ok {
+			return &SpecError{Msg: fmt.Sprintf("node id %q reads as the task key of a send to node %q: the two tasks would share a journal and interrupt ids; rename node %q (ids of the form <node>#<n> are reserved for sends)", id, id[:i], id)}
+		}
+	}
+	return nil
 }
