@@ -1,0 +1,223 @@
+package spec
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// This file holds the checks that span the graph: edge endpoints, guards,
+// the entry edge, reachability and repeated edges.
+
+func (c *checker) edges(ids map[string]int, channels map[string]bool) {
+	nodeIDs := make([]string, 0, len(ids))
+	for id := range ids {
+		nodeIDs = append(nodeIDs, id)
+	}
+	sort.Strings(nodeIDs)
+	for i, e := range c.g.Edges {
+		epath := PathIndex("edges", i)
+		fpath, tpath := PathKey(epath, "from"), PathKey(epath, "to")
+		c.text(fpath, e.From)
+		c.text(tpath, e.To)
+		name := fmt.Sprintf("edge %s -> %s", quote(e.From), quote(e.To))
+		switch {
+		case e.From == "":
+			c.errorf(fpath, `write "from": "<node id>" or "__start__"`, `edge has no "from"`)
+		case e.From == End:
+			c.errorf(fpath, "__end__ is the graph's exit: edges reach it but never leave it",
+				"%s: an edge cannot leave __end__", name)
+		case e.From != Start && !c.opts.noNodes && !hasKey(ids, e.From):
+			c.errorf(fpath, didYouMean(e.From, nodeIDs)+"declare a node with that id, or start the edge at an existing node",
+				"edge from unknown node %s -> %s", quote(e.From), quote(e.To))
+		}
+		switch {
+		case e.To == "":
+			c.errorf(tpath, `write "to": "<node id>" or "__end__"`, `edge has no "to"`)
+		case e.To == Start:
+			c.errorf(tpath, "__start__ is the graph's entry: edges leave it but never reach it",
+				"%s: an edge cannot reach __start__", name)
+		case e.To != End && !c.opts.noNodes && !hasKey(ids, e.To):
+			c.errorf(tpath, didYouMean(e.To, nodeIDs)+"declare a node with that id, or point the edge at an existing node",
+				"edge %s -> unknown node %s", quote(e.From), quote(e.To))
+		}
+		if e.When != nil {
+			c.predicate(PathKey(epath, "when"), e.When, channels)
+		}
+		c.extra(epath, name, e.Extra, edgeFields)
+	}
+}
+
+func hasKey[V any](m map[string]V, k string) bool {
+	_, ok := m[k]
+	return ok
+}
+
+func (c *checker) predicate(wpath string, p *Predicate, channels map[string]bool) {
+	cpath := PathKey(wpath, "channel")
+	c.text(cpath, p.Channel)
+	switch {
+	case p.Channel == "":
+		c.errorf(cpath, `name the channel to test, e.g. {"channel": "intent", "eq": "buy"}`, "predicate channel is missing or empty")
+	case !c.opts.noChannels && !channels[p.Channel]:
+		names := make([]string, 0, len(channels))
+		for n := range channels {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		c.errorf(cpath, didYouMean(p.Channel, names)+fmt.Sprintf(`declare it under "channels", e.g. %s: {}`, quote(p.Channel)),
+			"predicate references channel %s, which this spec does not declare", quote(p.Channel))
+	}
+	opPath := PathKey(wpath, string(p.Op))
+	switch {
+	case p.Op == "":
+		c.errorf(wpath, "add exactly one of "+list(Ops), "predicate has no operator")
+		return
+	case !isOp(p.Op):
+		c.errorf(wpath, didYouMean(string(p.Op), predicateFields)+"use one of "+list(Ops),
+			"predicate has unknown operator %s", quote(string(p.Op)))
+		return
+	}
+	if p.Op != OpIn && p.Values != nil {
+		c.errorf(opPath, "set Value, not Values, for every operator but in", "%s takes one literal, but Values is set", p.Op)
+	}
+	switch p.Op {
+	case OpEq, OpNeq:
+		c.literal(opPath, string(p.Op)+" literal", p.Value)
+	case OpIn:
+		for j, l := range p.Values {
+			c.literal(PathIndex(opPath, j), "in element literal", l)
+		}
+	case OpGt, OpLt:
+		if p.Value.Kind != LitNumber {
+			c.errorf(opPath, fmt.Sprintf(`write a JSON number without quotes, e.g. "%s": 3`, p.Op),
+				"%s literal must be a number, not %s", p.Op, litKindName(p.Value.Kind))
+		} else {
+			c.literal(opPath, string(p.Op)+" literal", p.Value)
+		}
+	case OpTruthy:
+		if p.Value.Kind != LitBool {
+			c.errorf(opPath, `write "truthy": true or "truthy": false`,
+				"truthy literal must be a boolean, not %s", litKindName(p.Value.Kind))
+		}
+	}
+}
+
+func litKindName(k LitKind) string {
+	switch k {
+	case LitNull:
+		return "null"
+	case LitString:
+		return "a string"
+	case LitNumber:
+		return "a number"
+	case LitBool:
+		return "a boolean"
+	}
+	return fmt.Sprintf("LitKind(%d)", k)
+}
+
+// literal checks a literal of a graph built in Go.
+func (c *checker) literal(path, what string, l Literal) {
+	switch l.Kind {
+	case LitNull, LitBool:
+	case LitString:
+		c.text(path, l.Str)
+	case LitNumber:
+		if !c.opts.parsed && !validNumber(l.Num) {
+			c.errorf(path, `set Num to JSON number text, e.g. "3" or "-1.5e3"`, "%s has invalid number text %s", what, quote(l.Num))
+		}
+	default:
+		c.errorf(path, "use LitNull, LitString, LitNumber or LitBool", "%s has unknown kind %d", what, l.Kind)
+	}
+}
+
+// graph checks the graph as a whole: the entry edge, nodes no path from
+// __start__ reaches, and repeated edges.
+func (c *checker) graph(ids map[string]int) {
+	g := c.g
+	if c.opts.noEdges {
+		return
+	}
+	next := make(map[string][]string)
+	entry := false
+	for _, e := range g.Edges {
+		next[e.From] = append(next[e.From], e.To)
+		entry = entry || e.From == Start
+	}
+	if !entry {
+		c.errorf("edges", `add an edge {"from": "__start__", "to": "<first node>"}`, "graph has no entry edge")
+	}
+	c.repeatedEdges()
+	if c.opts.noNodes {
+		return
+	}
+	seen := map[string]bool{Start: true}
+	queue := []string{Start}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		for _, m := range next[n] {
+			if !seen[m] {
+				seen[m] = true
+				queue = append(queue, m)
+			}
+		}
+	}
+	for i, n := range g.Nodes {
+		if first, ok := ids[n.ID]; ok && first == i && !seen[n.ID] {
+			c.warnf(PathIndex("nodes", i), "add an edge that leads to it, or remove it",
+				"node %s is unreachable from __start__", quote(n.ID))
+		}
+	}
+}
+
+// repeatedEdges warns about edges with the same from, to and guard as an
+// earlier one.
+func (c *checker) repeatedEdges() {
+	first := make(map[string]int)
+	for i, e := range c.g.Edges {
+		if e.From == "" || e.To == "" {
+			continue
+		}
+		key := edgeKey(e)
+		if j, dup := first[key]; dup {
+			c.warnf(PathIndex("edges", i), "remove one of them: identical edges route the same way",
+				"edge %s -> %s repeats %s", quote(e.From), quote(e.To), c.where(PathIndex("edges", j)))
+			continue
+		}
+		first[key] = i
+	}
+}
+
+// edgeKey identifies an edge by from, to and guard, comparing number
+// literals by value.
+func edgeKey(e Edge) string {
+	var b strings.Builder
+	b.WriteString(fmt.Sprintf("%q %q", e.From, e.To))
+	if p := e.When; p != nil {
+		b.WriteString(fmt.Sprintf(" %q %q", p.Channel, p.Op))
+		lits := p.Values
+		if p.Op != OpIn {
+			lits = []Literal{p.Value}
+		}
+		for _, l := range lits {
+			switch l.Kind {
+			case LitString:
+				b.WriteString(fmt.Sprintf(" s%q", l.Str))
+			case LitNumber:
+				if validNumber(l.Num) {
+					b.WriteString(" n" + normNumber(l.Num))
+				} else {
+					b.WriteString(fmt.Sprintf(" x%q", l.Num))
+				}
+			default:
+				b.WriteString(fmt.Sprintf(" k%d %t", l.Kind, l.Bool))
+			}
+		}
+		if p.Op == OpIn {
+			b.WriteString(fmt.Sprintf(" #%d", len(lits)))
+		}
+	}
+	return b.String()
+}
