@@ -1,0 +1,261 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/ilmek-go/ilmek/gen"
+	"github.com/ilmek-go/ilmek/spec"
+)
+
+// Exit statuses.
+const (
+	exitOK    = 0
+	exitSpec  = 1 // spec or binding errors, stale files
+	exitUsage = 2
+)
+
+const usageText = `ilmekgen compiles a stored ilmek graph spec into a typed Go package.
+
+Usage:
+  ilmekgen [gen] [flags] SPEC          generate the package (default command)
+  ilmekgen check [flags] SPEC...       check specs and bindings, write nothing
+  ilmekgen fmt [-w] [--check] SPEC...  print (or write) the canonical form
+  ilmekgen mermaid SPEC                print a Mermaid flowchart of the graph
+  ilmekgen version                     print the version
+
+Use it from go:generate, next to the spec:
+
+  //go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o supportgraph --type messages=[]string --type intent=string support.json
+
+GOTYPE is a Go type with full import paths: string, float64,
+[]example.com/chat.Message, *example.com/shop.Cart, map[string]example.com/x.Y.
+An append channel binds the slice type it accumulates; a merge channel a
+map with string keys.
+
+Exit status: 0 ok, 1 spec or binding errors (or stale files with --check),
+2 usage errors.
+`
+
+// usageError is a wrong command line.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// run is the whole command: it parses args, does the work and returns the
+// exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	cmd := "gen"
+	if len(args) > 0 {
+		switch args[0] {
+		case "gen", "check", "fmt", "mermaid", "version", "help":
+			cmd, args = args[0], args[1:]
+		}
+	}
+	var err error
+	switch cmd {
+	case "help":
+		fmt.Fprint(stdout, usageText)
+		return exitOK
+	case "version":
+		if len(args) > 0 {
+			err = &usageError{"version takes no arguments"}
+			break
+		}
+		fmt.Fprintf(stdout, "ilmekgen %s (generated code contract version %d)\n", moduleVersion(), gen.Version)
+		return exitOK
+	case "gen":
+		err = runGen(args, stdout, stderr, false)
+	case "check":
+		err = runGen(args, stdout, stderr, true)
+	case "fmt":
+		err = runFmt(args, stdout, stderr)
+	case "mermaid":
+		err = runMermaid(args, stdout, stderr)
+	}
+	var ue *usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, pflag.ErrHelp):
+		fmt.Fprint(stdout, usageText)
+		return exitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "ilmekgen: %v\nRun 'ilmekgen --help' for usage.\n", err)
+		return exitUsage
+	case errors.Is(err, errReported):
+		return exitSpec
+	}
+	fmt.Fprintf(stderr, "ilmekgen: %v\n", err)
+	return exitSpec
+}
+
+// errReported means the problems were already printed.
+var errReported = errors.New("reported")
+
+// moduleVersion is the version of the ilmek module ilmekgen was built from.
+func moduleVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Path == "github.com/ilmek-go/ilmek" && bi.Main.Version != "" {
+			return bi.Main.Version
+		}
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/ilmek-go/ilmek" {
+				return d.Version
+			}
+		}
+	}
+	return "(devel)"
+}
+
+// newFlags returns a flag set that reports errors as usage errors and
+// prints nothing itself.
+func newFlags(name string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.SortFlags = false
+	return fs
+}
+
+// parse parses args, turning pflag's errors into usage errors.
+func parse(fs *pflag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return err
+		}
+		return &usageError{err.Error()}
+	}
+	return nil
+}
+
+// loadSpec reads and decodes one spec, printing its diagnostics; the graph
+// is nil when it has errors.
+func loadSpec(path string, stderr io.Writer) (*spec.Graph, []byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	g, diags := spec.Decode(displayPath(path), data)
+	printDiags(stderr, diags)
+	if diags.HasErrors() {
+		return nil, data, errReported
+	}
+	return g, data, nil
+}
+
+// displayPath is how a file is named in diagnostics: as given, with
+// forward slashes.
+func displayPath(path string) string { return filepath.ToSlash(filepath.Clean(path)) }
+
+// printDiags prints every diagnostic, sorted.
+func printDiags(w io.Writer, ds spec.Diagnostics) {
+	ds = append(spec.Diagnostics(nil), ds...)
+	gen.SortDiagnostics(ds)
+	for _, d := range ds {
+		fmt.Fprintln(w, d.String())
+	}
+}
+
+func runFmt(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("fmt")
+	write := fs.BoolP("write", "w", false, "write the canonical form back to each file")
+	check := fs.Bool("check", false, "exit 1 naming the files that are not canonical")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return &usageError{"fmt needs at least one SPEC"}
+	}
+	failed := false
+	for _, path := range fs.Args() {
+		g, data, err := loadSpec(path, stderr)
+		if err != nil {
+			if !errors.Is(err, errReported) {
+				fmt.Fprintf(stderr, "ilmekgen: %v\n", err)
+			}
+			failed = true
+			continue
+		}
+		out := g.Encode()
+		switch {
+		case *check:
+			if !bytes.Equal(out, data) {
+				fmt.Fprintf(stderr, "%s: not in canonical form; run ilmekgen fmt -w %s\n", displayPath(path), displayPath(path))
+				failed = true
+			}
+		case *write:
+			if _, err := writeIfChanged(path, out); err != nil {
+				fmt.Fprintf(stderr, "ilmekgen: %v\n", err)
+				failed = true
+			}
+		default:
+			stdout.Write(out)
+		}
+	}
+	if failed {
+		return errReported
+	}
+	return nil
+}
+
+func runMermaid(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("mermaid")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return &usageError{"mermaid needs exactly one SPEC"}
+	}
+	g, _, err := loadSpec(fs.Arg(0), stderr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, gen.Mermaid(g))
+	return nil
+}
+
+// writeIfChanged writes data to path through a temporary file and a rename,
+// only when the file does not already hold exactly data.
+func writeIfChanged(path string, data []byte) (bool, error) {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return false, nil
+	}
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return false, err
+	}
+	name := tmp.Name()
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(name, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(name, path)
+	}
+	if err != nil {
+		os.Remove(name)
+		return false, err
+	}
+	return true, nil
+}
+
+// splitBinding splits NAME=GOTYPE.
+func splitBinding(flag, s string) (string, string, error) {
+	name, typ, ok := strings.Cut(s, "=")
+	if !ok || name == "" || typ == "" {
+		return "", "", &usageError{fmt.Sprintf("--%s %q: want NAME=GOTYPE", flag, s)}
+	}
+	return name, typ, nil
+}

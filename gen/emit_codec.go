@@ -1,0 +1,224 @@
+package gen
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/ilmek-go/ilmek/spec"
+)
+
+// emitCodec writes codec.gen.go: the JSON form of State and Update (used at
+// the checkpoint boundary and by event consumers), the adapter for untyped
+// registry nodes, and the embedded spec.
+func (m *model) emitCodec(f *jen.File) {
+	m.emitMarshal(f)
+	m.emitUnmarshal(f)
+	m.emitAdapter(f)
+	m.emitConversions(f)
+	m.emitSpec(f)
+}
+
+// jsonKey is the channel name as a JSON member name with its colon.
+func jsonKey(name string) string {
+	b, _ := json.Marshal(name)
+	return string(b) + ":"
+}
+
+func (m *model) emitMarshal(f *jen.File) {
+	f.Add(doc("MarshalJSON writes s as the JSON object of its channels: every append and",
+		"merge channel ([] and {} when empty) and every last_write channel that was",
+		"written (null included), as checkpoints store it."))
+	body := []jen.Code{jen.Var().Id("w").Id("jsonWriter")}
+	for _, c := range m.chans {
+		key := jen.Lit(jsonKey(c.name))
+		fld := jen.Id("s").Dot(c.field)
+		switch c.red {
+		case spec.LastWrite:
+			body = append(body, jen.If(jen.Id("s").Dot(c.has).Call()).Block(jen.Id("w").Dot("member").Call(key, fld)))
+		default:
+			empty := "[]"
+			if c.red == spec.Merge {
+				empty = "{}"
+			}
+			body = append(body, jen.If(fld.Clone().Op("==").Nil()).Block(jen.Id("w").Dot("raw").Call(key, jen.Lit(empty))).Else().Block(jen.Id("w").Dot("member").Call(key, fld.Clone())))
+		}
+	}
+	body = append(body, jen.Return(jen.Id("w").Dot("done").Call()))
+	f.Func().Params(jen.Id("s").Id("State")).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(body...)
+	f.Line()
+	f.Add(doc("MarshalJSON writes the channels u writes as a JSON object (not its Goto)."))
+	body = []jen.Code{jen.Var().Id("w").Id("jsonWriter")}
+	for _, c := range m.chans {
+		key := jen.Lit(jsonKey(c.name))
+		fld := jen.Id("u").Dot(c.field)
+		val := fld.Clone()
+		if c.red == spec.LastWrite {
+			val = jen.Op("*").Add(fld.Clone())
+		}
+		body = append(body, jen.If(fld.Clone().Op("!=").Nil()).Block(jen.Id("w").Dot("member").Call(key, val)))
+	}
+	body = append(body, jen.Return(jen.Id("w").Dot("done").Call()))
+	f.Func().Params(jen.Id("u").Id("Update")).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(body...)
+	f.Line()
+	f.Comment("jsonWriter writes one JSON object member by member.")
+	f.Type().Id("jsonWriter").Struct(jen.Id("b").Index().Byte(), jen.Id("err").Error())
+	f.Line()
+	f.Func().Params(jen.Id("w").Op("*").Id("jsonWriter")).Id("raw").Params(jen.Id("key"), jen.Id("value").String()).Block(
+		jen.If(jen.Len(jen.Id("w").Dot("b")).Op("==").Lit(0)).Block(jen.Id("w").Dot("b").Op("=").Append(jen.Id("w").Dot("b"), jen.LitRune('{'))).Else().Block(jen.Id("w").Dot("b").Op("=").Append(jen.Id("w").Dot("b"), jen.LitRune(','))),
+		jen.Id("w").Dot("b").Op("=").Append(jen.Id("w").Dot("b"), jen.Id("key").Op("...")),
+		jen.Id("w").Dot("b").Op("=").Append(jen.Id("w").Dot("b"), jen.Id("value").Op("...")),
+	)
+	f.Line()
+	f.Func().Params(jen.Id("w").Op("*").Id("jsonWriter")).Id("member").Params(jen.Id("key").String(), jen.Id("v").Any()).Block(
+		jen.If(jen.Id("w").Dot("err").Op("!=").Nil()).Block(jen.Return()),
+		jen.List(jen.Id("data"), jen.Id("err")).Op(":=").Qual("encoding/json", "Marshal").Call(jen.Id("v")),
+		jen.If(jen.Id("err").Op("!=").Nil()).Block(
+			jen.Id("w").Dot("err").Op("=").Qual("fmt", "Errorf").Call(jen.Lit("channel %s %w"), jen.Id("key"), jen.Id("err")),
+			jen.Return(),
+		),
+		jen.Id("w").Dot("raw").Call(jen.Id("key"), jen.String().Call(jen.Id("data"))),
+	)
+	f.Line()
+	f.Func().Params(jen.Id("w").Op("*").Id("jsonWriter")).Id("done").Params().Params(jen.Index().Byte(), jen.Error()).Block(
+		jen.If(jen.Id("w").Dot("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("w").Dot("err"))),
+		jen.If(jen.Len(jen.Id("w").Dot("b")).Op("==").Lit(0)).Block(jen.Return(jen.Index().Byte().Call(jen.Lit("{}")), jen.Nil())),
+		jen.Return(jen.Append(jen.Id("w").Dot("b"), jen.LitRune('}')), jen.Nil()),
+	)
+}
+
+func (m *model) emitUnmarshal(f *jen.File) {
+	f.Line()
+	f.Add(doc("UnmarshalJSON reads a state written by MarshalJSON. A member that names",
+		"no channel of the graph is an error."))
+	var cases []jen.Code
+	for _, c := range m.chans {
+		stmts := []jen.Code{jen.Id("err").Op("=").Qual("encoding/json", "Unmarshal").Call(jen.Id("raw"), jen.Op("&").Id("t").Dot(c.field))}
+		if c.lastWrite() {
+			stmts = append(stmts, jen.Id("t").Dot("set").Index(jen.Lit(c.bit/64)).Op("|=").Lit(1).Op("<<").Lit(c.bit%64))
+		}
+		cases = append(cases, jen.Case(jen.Lit(c.name)).Block(stmts...))
+	}
+	cases = append(cases, jen.Default().Block(jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit("state: channel %q is not declared by graph "+m.graphName()), jen.Id("k")))))
+	f.Func().Params(jen.Id("s").Op("*").Id("State")).Id("UnmarshalJSON").Params(jen.Id("data").Index().Byte()).Error().Block(
+		jen.Var().Id("members").Map(jen.String()).Qual("encoding/json", "RawMessage"),
+		jen.If(jen.Id("err").Op(":=").Qual("encoding/json", "Unmarshal").Call(jen.Id("data"), jen.Op("&").Id("members")), jen.Id("err").Op("!=").Nil()).Block(
+			jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit("state: %w"), jen.Id("err")))),
+		jen.Var().Id("t").Id("State"),
+		jen.For(jen.Id("_").Op(",").Id("k").Op(":=").Range().Qual("slices", "Sorted").Call(jen.Qual("maps", "Keys").Call(jen.Id("members")))).Block(m.unmarshalBody(cases)...),
+		jen.Op("*").Id("s").Op("=").Id("t"),
+		jen.Return(jen.Nil()),
+	)
+}
+
+// unmarshalBody is the loop body of UnmarshalJSON over one member k.
+func (m *model) unmarshalBody(cases []jen.Code) []jen.Code {
+	if len(m.chans) == 0 {
+		return []jen.Code{jen.Switch(jen.Id("k")).Block(cases...)}
+	}
+	return []jen.Code{
+		jen.Id("raw").Op(":=").Id("members").Index(jen.Id("k")),
+		jen.Var().Id("err").Error(),
+		jen.Switch(jen.Id("k")).Block(cases...),
+		jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit("state: channel %q: %w"), jen.Id("k"), jen.Id("err")))),
+	}
+}
+
+func (m *model) emitAdapter(f *jen.File) {
+	f.Line()
+	f.Add(doc("Adapt serves this graph with an untyped node, the kind a runtime.Registry",
+		"builds for runtime.FromSpec. It converts the state to runtime.Values and the",
+		"returned values to an Update at the boundary (through JSON for channels",
+		"with bound types), runs fn with the real *runtime.Ctx (steps, interrupts",
+		"and events work), and turns a command recorded with ctx.Command into Goto.",
+		"A write the graph cannot hold (an undeclared channel, a non-object on a",
+		"merge channel, a value its Go type cannot decode) fails the superstep's",
+		"reduce, as it does in the spec-built program."))
+	f.Func().Id("Adapt").Params(jen.Id("fn").Qual(runtimePath, "NodeFunc")).Id("Node").Block(
+		jen.Return(jen.Func().Params(jen.Id("ctx").Op("*").Qual(runtimePath, "Ctx"), jen.Id("s").Id("State")).Params(jen.Id("Update"), jen.Error()).Block(
+			jen.List(jen.Id("in"), jen.Id("err")).Op(":=").Id("s").Dot("values").Call(),
+			jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Id("Update").Values(), jen.Id("err"))),
+			jen.List(jen.Id("out"), jen.Id("err")).Op(":=").Id("fn").Call(jen.Id("ctx"), jen.Id("in")),
+			jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Id("Update").Values(), jen.Id("err"))),
+			jen.Id("u").Op(":=").Id("UpdateOf").Call(jen.Id("out")),
+			jen.If(jen.List(jen.Id("gotos"), jen.Id("ok")).Op(":=").Id("ctx").Dot("PendingCommand").Call(), jen.Id("ok")).Block(
+				jen.Id("u").Dot("Goto").Op("=").Make(jen.Index().Id("Target"), jen.Lit(0), jen.Len(jen.Id("gotos"))),
+				jen.For(jen.List(jen.Id("_"), jen.Id("g")).Op(":=").Range().Id("gotos")).Block(
+					jen.List(jen.Id("t"), jen.Id("err")).Op(":=").Id("targetOf").Call(jen.Id("g")),
+					jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Id("Update").Values(), jen.Id("err"))),
+					jen.Id("u").Dot("Goto").Op("=").Append(jen.Id("u").Dot("Goto"), jen.Id("t")),
+				),
+			),
+			jen.Return(jen.Id("u"), jen.Nil()),
+		)),
+	)
+	f.Line()
+	f.Add(doc("FromRegistry returns Nodes that build every node with the factory reg has",
+		"for its type, given the node exactly as the spec stores it (raw config",
+		"included), and serve it through Adapt: New(FromRegistry(reg)) runs the",
+		"graph as runtime.FromSpec(spec, reg) would. A type missing from reg fails",
+		"New."))
+	f.Func().Id("FromRegistry").Params(jen.Id("reg").Qual(runtimePath, "Registry")).Id("Nodes").Block(jen.Return(jen.Id("registryNodes").Values(jen.Id("reg").Op(":").Id("reg"))))
+	f.Line()
+	f.Comment("registryNodes implements Nodes with a registry.")
+	f.Type().Id("registryNodes").Struct(jen.Id("reg").Qual(runtimePath, "Registry"))
+	for _, t := range m.types {
+		f.Line()
+		f.Add(doc(fmt.Sprintf("%s builds a node of type %s from the registry.", t.method, quote(t.name))))
+		f.Func().Params(jen.Id("r").Id("registryNodes")).Id(t.method).Params(jen.Id("id").Id("NodeID"), jen.Id("_").Add(t.configTypeCode())).Params(jen.Id("Node"), jen.Error()).Block(
+			jen.Return(jen.Id("r").Dot("build").Call(jen.Id("id"))))
+	}
+	f.Line()
+	f.Comment("build builds node id with its type's factory.")
+	f.Func().Params(jen.Id("r").Id("registryNodes")).Id("build").Params(jen.Id("id").Id("NodeID")).Params(jen.Id("Node"), jen.Error()).Block(
+		jen.List(jen.Id("g"), jen.Id("err")).Op(":=").Id("specDoc").Call(),
+		jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))),
+		jen.Id("n").Op(":=").Id("g").Dot("Nodes").Index(jen.Id("id")),
+		jen.Id("n").Dot("Config").Op("=").Qual("bytes", "Clone").Call(jen.Id("n").Dot("Config")),
+		jen.List(jen.Id("factory"), jen.Id("ok")).Op(":=").Id("r").Dot("reg").Index(jen.Id("n").Dot("Type")),
+		jen.If(jen.Op("!").Id("ok")).Block(
+			jen.Id("names").Op(":=").Qual("slices", "Sorted").Call(jen.Qual("maps", "Keys").Call(jen.Id("r").Dot("reg"))),
+			jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit("type %q is not in the registry (registered: %q)"), jen.Id("n").Dot("Type"), jen.Id("names"))),
+		),
+		jen.List(jen.Id("fn"), jen.Id("err")).Op(":=").Id("factory").Call(jen.Id("n")),
+		jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))),
+		jen.If(jen.Id("fn").Op("==").Nil()).Block(jen.Return(jen.Nil(), jen.Qual("errors", "New").Call(jen.Lit("the registry's factory returned a nil function")))),
+		jen.Return(jen.Id("Adapt").Call(jen.Id("fn")), jen.Nil()),
+	)
+	f.Line()
+	f.Comment("nodeByID returns the NodeID of a spec node id (or __end__).")
+	cases := []jen.Code{jen.Case(jen.Qual(specPath, "End")).Block(jen.Return(jen.Id("End"), jen.True()))}
+	for _, n := range m.nodes {
+		cases = append(cases, jen.Case(jen.Lit(n.id)).Block(jen.Return(jen.Id(n.konst), jen.True())))
+	}
+	f.Func().Id("nodeByID").Params(jen.Id("id").String()).Params(jen.Id("NodeID"), jen.Bool()).Block(
+		jen.Switch(jen.Id("id")).Block(cases...),
+		jen.Return(jen.Lit(0), jen.False()),
+	)
+	f.Line()
+	f.Comment("targetOf converts an untyped goto target.")
+	f.Func().Id("targetOf").Params(jen.Id("g").Qual(runtimePath, "Goto")).Params(jen.Id("Target"), jen.Error()).Block(
+		jen.List(jen.Id("id"), jen.Id("ok")).Op(":=").Id("nodeByID").Call(jen.Id("g").Dot("Node")),
+		jen.If(jen.Op("!").Id("ok").Op("||").Id("g").Dot("Send").Op("&&").Id("id").Op("==").Id("End")).Block(
+			jen.Return(jen.Id("Target").Values(), jen.Op("&").Qual(runtimePath, "UnknownTargetError").Values(jen.Id("Target").Op(":").Id("g").Dot("Node")))),
+		jen.If(jen.Op("!").Id("g").Dot("Send")).Block(jen.Return(jen.Id("To").Call(jen.Id("id")), jen.Nil())),
+		jen.List(jen.Id("s"), jen.Id("err")).Op(":=").Id("stateOf").Call(jen.Id("g").Dot("Input")),
+		jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Id("Target").Values(), jen.Qual("fmt", "Errorf").Call(jen.Lit("send to %q: %w"), jen.Id("g").Dot("Node"), jen.Id("err")))),
+		jen.Return(jen.Id("SendState").Call(jen.Id("id"), jen.Id("s")), jen.Nil()),
+	)
+}
+
+// emitSpec embeds the canonical document.
+func (m *model) emitSpec(f *jen.File) {
+	f.Line()
+	f.Comment("specJSON is the spec this package was generated from, in canonical form.")
+	f.Const().Id("specJSON").Op("=").Lit(string(m.g.Encode()))
+	f.Line()
+	f.Comment("specDoc decodes specJSON once.")
+	f.Var().Id("specDoc").Op("=").Qual("sync", "OnceValues").Call(jen.Func().Params().Params(jen.Op("*").Qual(specPath, "Graph"), jen.Error()).Block(
+		jen.List(jen.Id("g"), jen.Id("diags")).Op(":=").Qual(specPath, "Decode").Call(jen.Lit(m.opts.Source), jen.Index().Byte().Call(jen.Id("specJSON"))),
+		jen.If(jen.Id("err").Op(":=").Id("diags").Dot("Err").Call(), jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))),
+		jen.Return(jen.Id("g"), jen.Nil()),
+	))
+}

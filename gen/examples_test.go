@@ -1,0 +1,59 @@
+package gen
+
+import (
+	"bufio"
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const generateLine = "//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen "
+
+// TestExamplesUpToDate regenerates, in memory, every package that a
+// //go:generate line of examples/ or testdata/golden/ builds with ilmekgen
+// and fails when the committed output is stale. make check runs it.
+func TestExamplesUpToDate(t *testing.T) {
+	root := moduleRoot(t)
+	found := 0
+	for _, top := range []string{"examples", filepath.Join("testdata", "golden")} {
+		err := filepath.WalkDir(filepath.Join(root, top), func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") {
+				return err
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			sc := bufio.NewScanner(bytes.NewReader(data))
+			for sc.Scan() {
+				args, ok := strings.CutPrefix(sc.Text(), generateLine)
+				if !ok {
+					continue
+				}
+				found++
+				inv, err := parseInvocation(filepath.Dir(p), strings.Fields(args))
+				if err != nil {
+					t.Errorf("%s: %v", p, err)
+					continue
+				}
+				files, diags := inv.generate(t)
+				if diags.HasErrors() {
+					t.Errorf("%s: %v", p, diags)
+					continue
+				}
+				rel, _ := filepath.Rel(root, filepath.Dir(p))
+				compareFiles(t, filepath.Join(inv.dir, inv.out), files, "go generate ./"+filepath.ToSlash(rel))
+			}
+			return sc.Err()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if found == 0 {
+		t.Fatal("no //go:generate line runs ilmekgen under examples/")
+	}
+}

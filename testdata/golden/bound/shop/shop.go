@@ -1,0 +1,39 @@
+// Package shop holds the user types the bound golden case binds channels
+// and configs to.
+package shop
+
+// Message is one chat message.
+type Message struct {
+	Role string `json:"role"`
+	Text string `json:"text"`
+}
+
+// Cart is a shopping cart.
+type Cart struct {
+	Items []string `json:"items"`
+	Total float64  `json:"total"`
+}
+
+// Intent is what the customer wants.
+type Intent string
+
+// Base holds options every node type shares.
+type Base struct {
+	Retries int `json:"retries"`
+}
+
+// Tool is a tool an LLM may call.
+type Tool struct {
+	Name string `json:"name"`
+}
+
+// LLMOptions is the config of an llm node.
+type LLMOptions struct {
+	Base
+	Model       string  `json:"model"`
+	Temperature float64 `json:"temperature"`
+	MaxTokens   int32   `json:"max_tokens"`
+	Tools       []Tool  `json:"tools"`
+	Stop        *string `json:"stop,omitempty"`
+	Extra       any     `json:"extra"`
+}
