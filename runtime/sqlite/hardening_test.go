@@ -1,0 +1,163 @@
+package sqlite_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path/filepath"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/sqlite"
+	"github.com/ilmek-go/ilmek/spec"
+)
+
+// hardeningGoroutines returns the stack of every live goroutine by id.
+func hardeningGoroutines() map[int64]string {
+	var buf bytes.Buffer
+	if err := pprof.Lookup("goroutine").WriteTo(&buf, 2); err != nil {
+		panic(err)
+	}
+	out := map[int64]string{}
+	for _, block := range strings.Split(buf.String(), "\n\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(block), "goroutine ")
+		if !ok {
+			continue
+		}
+		id, _, _ := strings.Cut(rest, " ")
+		if n, err := strconv.ParseInt(id, 10, 64); err == nil {
+			out[n] = block
+		}
+	}
+	return out
+}
+
+// checkNoLeakedGoroutines waits, when the test is over and the cleanups
+// registered after it (closing the store) have run, for every goroutine
+// started since the call to exit, and fails with the stacks of the rest.
+func checkNoLeakedGoroutines(t *testing.T) {
+	t.Helper()
+	base := hardeningGoroutines()
+	t.Cleanup(func() {
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			var extra []string
+			for id, stack := range hardeningGoroutines() {
+				if _, ok := base[id]; !ok {
+					extra = append(extra, stack)
+				}
+			}
+			if len(extra) == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				slices.Sort(extra)
+				t.Errorf("%d goroutine(s) leaked; their stacks:\n\n%s", len(extra), strings.Join(extra, "\n\n"))
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+}
+
+// TestConcurrentThreadsOnOneFile runs 200 threads at once through one graph
+// and ONE SQLite store, each with a journaled step, an interrupt and a
+// resume (so every run takes and releases a lease with its heartbeat):
+// every thread ends with its own data, every step ran exactly once, and
+// once the store is closed no goroutine is left.
+func TestConcurrentThreadsOnOneFile(t *testing.T) {
+	checkNoLeakedGoroutines(t)
+	n := 200
+	if testing.Short() {
+		n = 40
+	}
+	// NORMAL keeps every commit atomic and skips only the fsync a power
+	// loss needs, which this test is not about; it makes the test faster.
+	store, err := sqlite.Open(filepath.Join(t.TempDir(), "threads.db"), sqlite.Synchronous("NORMAL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := store.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	var effects atomic.Int64
+	g, err := runtime.NewBuilder("threads").Channel("who", "").Channel("out", spec.Append).Channel("done", "").
+		Node("work", func(ctx *runtime.Ctx, s runtime.Values) (runtime.Values, error) {
+			who, _ := s["who"].(string)
+			did, err := runtime.Step(ctx, "effect", func() (string, error) {
+				effects.Add(1)
+				return "did:" + who, nil
+			})
+			if err != nil {
+				return nil, err
+			}
+			ans, err := runtime.Interrupt[string](ctx, "approve "+who+"?")
+			if err != nil {
+				return nil, err
+			}
+			return runtime.Values{"out": []any{did, ans}}, nil
+		}).
+		Node("finish", func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+			return runtime.Values{"done": ctx.ThreadID()}, nil
+		}).
+		Edge(spec.Start, "work").Edge("work", "finish").Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	run := func(i int) error {
+		ctx := context.Background()
+		thread, who := fmt.Sprintf("thread-%04d", i), fmt.Sprintf("user-%d", i)
+		opts := []runtime.RunOption{runtime.Thread(thread), runtime.WithCheckpointer(store)}
+		res, err := g.Invoke(ctx, runtime.Values{"who": who}, opts...)
+		if err != nil {
+			return fmt.Errorf("%s: invoke: %w", thread, err)
+		}
+		if res.Status != runtime.StatusInterrupted || len(res.Pending) != 1 || string(res.Pending[0].Payload) != strconv.Quote("approve "+who+"?") {
+			return fmt.Errorf("%s: invoke ended %s with pending %+v, want one interrupt about %s", thread, res.Status, res.Pending, who)
+		}
+		res, err = g.Resume(ctx, runtime.Answer("ok-"+who), opts...)
+		if err != nil {
+			return fmt.Errorf("%s: resume: %w", thread, err)
+		}
+		want := fmt.Sprint([]any{"did:" + who, "ok-" + who})
+		if res.Status != runtime.StatusDone || fmt.Sprint(res.State["out"]) != want || res.State["done"] != thread {
+			return fmt.Errorf("%s: ended %s with out=%v done=%v, want out=%s done=%s", thread, res.Status, res.State["out"], res.State["done"], want, thread)
+		}
+		cps, err := store.List(ctx, thread, 0)
+		if err != nil || len(cps) != 4 {
+			return fmt.Errorf("%s: %d checkpoints (%v), want 4", thread, len(cps), err)
+		}
+		return nil
+	}
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { errs <- run(i) })
+	}
+	wg.Wait()
+	close(errs)
+	failed := 0
+	for err := range errs {
+		if err != nil {
+			if failed++; failed <= 5 {
+				t.Error(err)
+			}
+		}
+	}
+	if failed > 0 {
+		t.Fatalf("%d of %d threads failed", failed, n)
+	}
+	if got := effects.Load(); got != int64(n) {
+		t.Errorf("the journaled step ran %d times for %d threads, want exactly once each", got, n)
+	}
+}
