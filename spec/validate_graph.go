@@ -166,8 +166,8 @@ func (c *checker) graph(ids map[string]int) {
 	}
 	for i, n := range g.Nodes {
 		if first, ok := ids[n.ID]; ok && first == i && !seen[n.ID] {
-			c.warnf(PathIndex("nodes", i), "add an edge that leads to it, or remove it",
-				"node %s is unreachable from __start__", quote(n.ID))
+			c.warnf(PathIndex("nodes", i), "add an edge that leads to it, or remove it; ignore this if a command's goto or a send reaches it",
+				"node %s is unreachable from __start__ through static edges", quote(n.ID))
 		}
 	}
 }
