@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -79,4 +80,16 @@ func registered(reg Registry) string {
 		return "none"
 	}
 	return strings.Join(names, ", ")
+}
+
+// DecodeConfig decodes a node's stored config into v (a pointer to a
+// struct or map); an absent or null config leaves v as it is.
+func DecodeConfig(n spec.Node, v any) error {
+	if len(n.Config) == 0 || string(n.Config) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(n.Config, v); err != nil {
+		return fmt.Errorf("config of node %q (type %q): %w; fix the stored config or the type it decodes into", n.ID, n.Type, err)
+	}
+	return nil
 }
