@@ -13,15 +13,29 @@ import (
 const generateLine = "//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen "
 
 // TestExamplesUpToDate regenerates, in memory, every package that a
-// //go:generate line of examples/ or testdata/golden/ builds with ilmekgen
+// //go:generate line anywhere in the module builds with ilmekgen (examples,
+// goldens, test programs; nested modules such as bench/ check their own)
 // and fails when the committed output is stale. make check runs it.
 func TestExamplesUpToDate(t *testing.T) {
 	root := moduleRoot(t)
 	found := 0
-	for _, top := range []string{"examples", filepath.Join("testdata", "golden")} {
+	for _, top := range []string{"."} {
 		err := filepath.WalkDir(filepath.Join(root, top), func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") {
+			if err != nil {
 				return err
+			}
+			if d.IsDir() {
+				name := d.Name()
+				if p != root && strings.HasPrefix(name, ".") {
+					return filepath.SkipDir
+				}
+				if _, err := os.Stat(filepath.Join(p, "go.mod")); err == nil && p != root {
+					return filepath.SkipDir // another module
+				}
+				return nil
+			}
+			if !strings.HasSuffix(p, ".go") {
+				return nil
 			}
 			data, err := os.ReadFile(p)
 			if err != nil {
