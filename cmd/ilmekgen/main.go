@@ -11,6 +11,7 @@
 //	ilmekgen check [flags] SPEC...   check specs (and bindings) without generating
 //	ilmekgen fmt [-w] [--check] SPEC...  print or write the canonical form
 //	ilmekgen mermaid SPEC            print a Mermaid flowchart of the graph
+//	ilmekgen schema [--config T=GOTYPE]  print the JSON Schema of a spec, or of a bound config
 //	ilmekgen version                 print the version
 //
 // Flags of gen (and check): -o/--out DIR (default "."), -p/--package NAME

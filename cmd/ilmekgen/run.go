@@ -30,6 +30,7 @@ Usage:
   ilmekgen check [flags] SPEC...       check specs and bindings, write nothing
   ilmekgen fmt [-w] [--check] SPEC...  print (or write) the canonical form
   ilmekgen mermaid SPEC                print a Mermaid flowchart of the graph
+  ilmekgen schema [--config T=GOTYPE]  print the JSON Schema of a spec, or of a bound config
   ilmekgen version                     print the version
 
 Use it from go:generate, next to the spec:
@@ -56,7 +57,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cmd := "gen"
 	if len(args) > 0 {
 		switch args[0] {
-		case "gen", "check", "fmt", "mermaid", "version", "help":
+		case "gen", "check", "fmt", "mermaid", "schema", "version", "help":
 			cmd, args = args[0], args[1:]
 		}
 	}
@@ -80,6 +81,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runFmt(args, stdout, stderr)
 	case "mermaid":
 		err = runMermaid(args, stdout, stderr)
+	case "schema":
+		err = runSchema(args, stdout, stderr)
 	}
 	var ue *usageError
 	switch {
