@@ -53,6 +53,16 @@ type taskInfo struct {
 	commandSet  bool
 }
 
+// clean reports whether the optional fields of t (those a task sets only
+// when it emits, journals, pauses or returns a command) are all zero, so
+// that the executor can reuse t for the next task by rewriting its identity
+// alone. A field added to taskInfo must be added here unless the executor
+// writes it for every task.
+func (t *taskInfo) clean() bool {
+	return t.emit == nil && t.preload == nil && t.jr == nil && !t.halted && t.pending == nil &&
+		!t.gotoSet && t.gotoTargets == nil && t.command == nil && !t.commandSet
+}
+
 // ThreadID is the thread the run belongs to ("" for a run without thread).
 func (c *Ctx) ThreadID() string { return c.r.threadID }
 

@@ -26,33 +26,57 @@ type runner[S, U any] struct {
 	seq     int64
 	stopped bool // the consumer stopped iterating
 
-	state   S
-	latest  *Checkpoint // the thread's checkpoint the run builds on
-	planID  string      // id of the checkpoint the current tasks were planned at
-	step    int         // supersteps the thread has completed
-	replay  bool        // the current tasks may have journals from earlier passes
+	state  S
+	next   S           // the state being planned on, before it is committed
+	latest *Checkpoint // the thread's checkpoint the run builds on
+	planID string      // id of the checkpoint the current tasks were planned at
+	step   int         // supersteps the thread has completed
+	replay bool        // the current tasks may have journals from earlier passes
+
+	// Buffers that live as long as the runner; runners are pooled per
+	// graph, so a run reuses the storage of earlier ones.
 	planner *Planner[S]
 	cur     []plan[S]
 	nxt     []plan[S]
-	slots   []*slot[S, U]
+	slots   []slot[S, U] // one per task of the current superstep
+	used    int          // slots this run has initialised
 	updates []U
 	msgs    chan int
 }
 
-// slot is the reusable per-task storage of a superstep.
+// slot is the reusable per-task storage of a superstep. The task's update
+// goes to updates[idx], the slice Reduce receives.
 type slot[S, U any] struct {
 	info taskInfo
 	ctx  Ctx
-	upd  U
+	idx  int
 	err  error
 }
 
+// newRunner takes a runner from g's pool (or makes one) and sets it up for
+// one run. Give it back with release when the run's result was read.
 func newRunner[S, U any](g *Graph[S, U], ctx context.Context, cfg runConfig, yield func(Event, error) bool) *runner[S, U] {
+	r, _ := g.runners.Get().(*runner[S, U])
+	if r == nil {
+		r = &runner[S, U]{planner: newPlanner[S](g.ids)}
+	}
 	rctx, cancel := context.WithCancel(ctx)
-	r := &runner[S, U]{g: g, p: g.p, cfg: cfg, ctx: rctx, cancel: cancel, yield: yield}
+	r.g, r.p, r.cfg, r.ctx, r.cancel, r.yield = g, g.p, cfg, rctx, cancel, yield
 	r.info = runInfo{shape: g.shape, runID: newID(), threadID: cfg.thread, meta: cfg.meta, logger: cfg.logger, limit: cfg.limit, strict: cfg.strict, cp: cfg.cp}
-	r.planner = newPlanner[S](g.ids)
 	return r
+}
+
+// release drops every reference the finished run left in r and puts r
+// back in its graph's pool, keeping its buffers.
+func (r *runner[S, U]) release() {
+	g := r.g
+	clear(r.slots[:r.used])
+	clear(r.updates[:cap(r.updates)])
+	clear(r.cur[:cap(r.cur)])
+	clear(r.nxt[:cap(r.nxt)])
+	r.planner.tasks = nil
+	*r = runner[S, U]{planner: r.planner, cur: r.cur[:0], nxt: r.nxt[:0], slots: r.slots, updates: r.updates[:0], msgs: r.msgs}
+	g.runners.Put(r)
 }
 
 func (r *runner[S, U]) live() bool { return r.yield != nil && !r.stopped }
@@ -193,18 +217,17 @@ func (r *runner[S, U]) superstep() (status Status, err error) {
 			err = &NodeError{Node: r.g.ids[tasks[where].node], TaskKey: tasks[where].key, Err: fmt.Errorf("panic while planning the next superstep: %v", v), Stack: string(debug.Stack())}
 		}
 	}()
-	r.updates = r.updates[:0]
-	for i := range tasks {
-		r.updates = append(r.updates, r.slots[i].upd)
-	}
-	next, failed, err := r.p.Reduce(r.state, r.updates)
+	// The next state lives in the runner, not on the stack: Plan takes its
+	// address through an interface, which would move a local to the heap.
+	var failed int
+	r.next, failed, err = r.p.Reduce(r.state, r.updates)
 	clear(r.updates) // drop references to the updates
 	if err != nil {
 		return StatusError, &ReduceError{Node: r.g.ids[tasks[failed].node], Err: err}
 	}
 	r.planner.reset(r.nxt)
 	for i := range tasks {
-		s := r.slots[i]
+		s := &r.slots[i]
 		if s.info.gotoSet {
 			targets, _ := s.info.gotoTargets.([]Target[S])
 			for _, t := range targets {
@@ -213,13 +236,13 @@ func (r *runner[S, U]) superstep() (status Status, err error) {
 			continue
 		}
 		where = i
-		if err := r.p.Plan(&next, tasks[i].node, r.planner); err != nil {
+		if err := r.p.Plan(&r.next, tasks[i].node, r.planner); err != nil {
 			r.nxt = r.planner.tasks[:0]
 			return StatusError, &NodeError{Node: r.g.ids[tasks[i].node], TaskKey: tasks[i].key, Err: err}
 		}
 	}
 	prev := r.state
-	r.state = next
+	r.state = r.next
 	r.nxt = r.cur[:0]
 	r.cur = r.planner.done()
 	r.step++
@@ -242,22 +265,40 @@ func (r *runner[S, U]) superstep() (status Status, err error) {
 // prepare readies one slot per task: identity, state, and the journal that
 // earlier passes recorded when the tasks are a replay.
 func (r *runner[S, U]) prepare(tasks []plan[S]) error {
-	for len(r.slots) < len(tasks) {
-		s := &slot[S, U]{}
-		r.slots = append(r.slots, s)
+	if len(r.slots) < len(tasks) {
+		r.slots = make([]slot[S, U], max(len(tasks), 2*len(r.slots)))
+		r.used = 0
 	}
+	r.used = max(r.used, len(tasks))
+	r.updates = slices.Grow(r.updates[:0], len(tasks))[:len(tasks)]
+	clear(r.updates)
 	for i := range tasks {
-		s := r.slots[i]
+		s := &r.slots[i]
 		pl := &tasks[i]
-		var zero U
-		s.upd, s.err = zero, nil
-		s.info = taskInfo{node: pl.node, key: pl.key, planID: r.planID, runID: r.info.runID, step: r.info.stepIndex}
-		if pl.send {
-			s.info.state = &pl.input
-		} else {
-			s.info.state = &r.state
+		s.idx, s.err = i, nil
+		// Only what differs from the slot's last task is written: a
+		// superstep of one task then stores a few words, not the whole
+		// taskInfo, which matters while the GC's write barrier is on.
+		if !s.info.clean() {
+			s.info = taskInfo{}
 		}
-		s.ctx = Ctx{Context: r.ctx, r: &r.info, t: &s.info}
+		s.info.node, s.info.key, s.info.id, s.info.step = pl.node, pl.key, "", r.info.stepIndex
+		if s.info.planID != r.planID {
+			s.info.planID = r.planID
+		}
+		if s.info.runID != r.info.runID {
+			s.info.runID = r.info.runID
+		}
+		st := any(&r.state)
+		if pl.send {
+			st = &pl.input
+		}
+		if s.info.state != st {
+			s.info.state = st
+		}
+		if s.ctx.t != &s.info || s.ctx.Context != r.ctx || s.ctx.r != &r.info {
+			s.ctx = Ctx{Context: r.ctx, r: &r.info, t: &s.info}
+		}
 		if r.replay && r.cfg.cp != nil {
 			j, err := r.cfg.cp.GetJournal(r.ctx, r.cfg.thread, s.info.taskID())
 			if err != nil {
@@ -268,162 +309,6 @@ func (r *runner[S, U]) prepare(tasks []plan[S]) error {
 	}
 	r.replay = false
 	return nil
-}
-
-// execute runs the tasks: inline when there is one, concurrently otherwise,
-// delivering custom events live and node events as tasks finish.
-func (r *runner[S, U]) execute(tasks []plan[S]) {
-	if len(tasks) == 1 {
-		s := r.slots[0]
-		if r.live() {
-			s.info.emit = r.emit
-			r.emit(Event{Type: EventNodeStart, Node: r.g.ids[tasks[0].node], TaskID: s.info.taskID()})
-		}
-		r.runTask(s, &tasks[0])
-		r.finished(s)
-		return
-	}
-	var events chan Event
-	if r.live() {
-		events = make(chan Event, 16)
-		for i := range tasks {
-			s := r.slots[i]
-			s.info.emit = func(ev Event) { events <- ev }
-			r.emit(Event{Type: EventNodeStart, Node: r.g.ids[tasks[i].node], TaskID: s.info.taskID()})
-		}
-	}
-	if cap(r.msgs) < len(tasks) {
-		r.msgs = make(chan int, len(tasks))
-	}
-	for i := range tasks {
-		go func(i int) {
-			r.runTask(r.slots[i], &tasks[i])
-			r.msgs <- i
-		}(i)
-	}
-	for left := len(tasks); left > 0; {
-		select {
-		case ev := <-events:
-			r.emit(ev)
-		case i := <-r.msgs:
-			left--
-			r.finished(r.slots[i])
-		}
-	}
-	// Deliver what tasks emitted just before they finished.
-	for events != nil {
-		select {
-		case ev := <-events:
-			r.emit(ev)
-		default:
-			events = nil
-		}
-	}
-}
-
-// finished emits the end event of one task.
-func (r *runner[S, U]) finished(s *slot[S, U]) {
-	if !r.live() || s.info.halted {
-		return
-	}
-	node := r.g.ids[s.info.node]
-	if s.err != nil {
-		r.emit(Event{Type: EventNodeError, Node: node, TaskID: s.info.taskID(), Err: s.err})
-		return
-	}
-	r.emit(Event{Type: EventNodeEnd, Node: node, TaskID: s.info.taskID(), Update: s.upd})
-}
-
-// runTask runs one task with its node's retry policy.
-func (r *runner[S, U]) runTask(s *slot[S, U], pl *plan[S]) {
-	policy := r.g.retry[pl.node]
-	for attempt := 1; ; attempt++ {
-		u, err := r.call(s, pl)
-		if s.info.halted {
-			return
-		}
-		if err == nil {
-			err = r.strictCheck(s)
-		}
-		if err == nil {
-			s.upd = u
-			return
-		}
-		if policy == nil || attempt >= policy.MaxAttempts || (policy.RetryOn != nil && !policy.RetryOn(unwrapNode(err))) {
-			s.err = err
-			return
-		}
-		if s.info.emit != nil {
-			s.info.emit(Event{Type: EventNodeRetry, Node: r.g.ids[pl.node], TaskID: s.info.taskID(), Attempt: attempt, Err: err, Error: err.Error()})
-		}
-		if w := policy.wait(attempt); w > 0 {
-			t := time.NewTimer(w)
-			select {
-			case <-t.C:
-			case <-r.ctx.Done():
-				t.Stop()
-				s.err = &NodeError{Node: r.g.ids[pl.node], TaskKey: pl.key, Err: fmt.Errorf("retry stopped by cancellation after attempt %d: %w", attempt, unwrapNode(err))}
-				return
-			}
-		}
-		if s.info.jr != nil {
-			s.info.jr.newPass()
-		}
-		s.info.gotoSet, s.info.gotoTargets, s.info.commandSet, s.info.command = false, nil, false, nil
-	}
-}
-
-func unwrapNode(err error) error {
-	var ne *NodeError
-	if errors.As(err, &ne) {
-		return ne.Err
-	}
-	return err
-}
-
-// call runs the node body once, turning a panic into a NodeError.
-func (r *runner[S, U]) call(s *slot[S, U], pl *plan[S]) (u U, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = &NodeError{Node: r.g.ids[pl.node], TaskKey: pl.key, Err: fmt.Errorf("panic: %v", v), Stack: string(debug.Stack())}
-		}
-	}()
-	var st S
-	if pl.send {
-		st = pl.input
-	} else {
-		st = r.state
-	}
-	u, err = r.p.Run(&s.ctx, pl.node, st)
-	if err != nil && !s.info.halted {
-		var ne *NodeError
-		if !errors.As(err, &ne) {
-			err = &NodeError{Node: r.g.ids[pl.node], TaskKey: pl.key, Err: err}
-		}
-	}
-	return u, err
-}
-
-// strictCheck reports a journaled key that the finished pass never asked for.
-func (r *runner[S, U]) strictCheck(s *slot[S, U]) error {
-	if !r.cfg.strict {
-		return nil
-	}
-	var key string
-	switch {
-	case s.info.jr != nil:
-		k, ok := s.info.jr.skipped()
-		if !ok {
-			return nil
-		}
-		key = k
-	case len(s.info.preload) > 0:
-		key = s.info.preload[0].Key
-	default:
-		return nil
-	}
-	node := r.g.ids[s.info.node]
-	return &NodeError{Node: node, TaskKey: s.info.key, Err: &NondeterminismError{Node: node, Key: key, Reason: "the journal recorded this key but the replay never asked for it; node bodies must be deterministic modulo steps"}}
 }
 
 // pending lists the open interrupts of the halted tasks, sorted by id.
@@ -475,7 +360,7 @@ func (r *runner[S, U]) commit(done []plan[S]) (string, error) {
 	}
 	var drop []string
 	for i := range done {
-		if s := r.slots[i]; s.info.jr != nil || len(s.info.preload) > 0 {
+		if s := &r.slots[i]; s.info.jr != nil || len(s.info.preload) > 0 {
 			drop = append(drop, s.info.taskID())
 		}
 	}

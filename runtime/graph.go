@@ -6,6 +6,7 @@ import (
 	"iter"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ilmek-go/ilmek/spec"
@@ -20,6 +21,8 @@ type Graph[S, U any] struct {
 	ids   []string
 	retry []*RetryPolicy // by node index; nil entries do not retry
 	index map[string]int
+
+	runners sync.Pool // idle *runner[S, U], whose buffers runs reuse
 }
 
 // RetryPolicy re-runs a failing node body within its superstep. Completed
@@ -239,6 +242,7 @@ func (g *Graph[S, U]) invoke(ctx context.Context, in *U, a *Answers, opts []RunO
 	}
 	r := newRunner(g, ctx, cfg, nil)
 	res := r.run(in, a)
+	r.release()
 	if res.Status == StatusDone || res.Status == StatusInterrupted {
 		return res, nil
 	}
@@ -266,7 +270,9 @@ func (g *Graph[S, U]) stream(ctx context.Context, in *U, a *Answers, opts []RunO
 		}
 		r := newRunner(g, ctx, cfg, yield)
 		res := r.run(in, a)
-		if res.Status == "" && res.Err != nil && !r.stopped {
+		stopped := r.stopped
+		r.release()
+		if res.Status == "" && res.Err != nil && !stopped {
 			yield(Event{}, res.Err)
 		}
 	}

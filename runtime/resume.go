@@ -166,5 +166,18 @@ func (s *idSource) next() string {
 	s.n++
 	n := s.n
 	s.mu.Unlock()
-	return fmt.Sprintf("%016x%08x", now, n)
+	if now < 0 { // a clock before 1970
+		return fmt.Sprintf("%016x%08x", now, n)
+	}
+	// The same text as Sprintf("%016x%08x", now, n), without its cost:
+	// ids are made once per run and once per checkpoint.
+	const hex = "0123456789abcdef"
+	var b [24]byte
+	for i, v := 15, uint64(now); i >= 0; i, v = i-1, v>>4 {
+		b[i] = hex[v&0xf]
+	}
+	for i, v := 23, n; i >= 16; i, v = i-1, v>>4 {
+		b[i] = hex[v&0xf]
+	}
+	return string(b[:])
 }

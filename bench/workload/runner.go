@@ -1,0 +1,106 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/sqlite"
+)
+
+// Checkpointers are the checkpointer settings of the suite.
+var Checkpointers = []string{"none", "memory", "sqlite"}
+
+// ErrNotExpressible is returned when a workload cannot be run by the asked
+// engine or program kind (ilmek-bench exits 3 on it): a size without a
+// generated package, or send in an engine without dynamic fan-out.
+var ErrNotExpressible = errors.New("workload cannot be expressed")
+
+// Program runs a workload's graph once with the given run options.
+type Program func(ctx context.Context, opts ...runtime.RunOption) (Outcome, error)
+
+// SpecBuilt builds the workload's graph from its spec and Registry with
+// runtime.FromSpec.
+func SpecBuilt(w Workload) (Program, error) {
+	doc, err := w.Spec()
+	if err != nil {
+		return nil, err
+	}
+	g, err := runtime.FromSpec(doc, Registry())
+	if err != nil {
+		return nil, err
+	}
+	var in runtime.Values
+	if c, ok := w.Input(); ok {
+		in = runtime.Values{"counter": c}
+	}
+	return func(ctx context.Context, opts ...runtime.RunOption) (Outcome, error) {
+		res, err := g.Invoke(ctx, in, opts...)
+		if err != nil {
+			return Outcome{}, err
+		}
+		return ValuesOutcome(res.Supersteps, res.State)
+	}, nil
+}
+
+// Runner runs one workload's program repeatedly with one checkpointer
+// setting; each run is a new thread.
+type Runner struct {
+	w     Workload
+	p     Program
+	ckpt  string
+	store *sqlite.Store
+	dir   string
+	runs  int
+}
+
+// NewRunner prepares runs of p with checkpointer ckpt ("none", "memory"
+// or "sqlite"). "memory" gives every run a new runtime.NewMemory(); "sqlite"
+// opens one file in a new temporary directory (under dir, or the system's
+// when dir is "") with the default, durable settings. Close removes it.
+func NewRunner(w Workload, p Program, ckpt, dir string) (*Runner, error) {
+	r := &Runner{w: w, p: p, ckpt: ckpt}
+	switch ckpt {
+	case "none", "memory":
+	case "sqlite":
+		d, err := os.MkdirTemp(dir, "ilmek-bench-")
+		if err != nil {
+			return nil, err
+		}
+		st, err := sqlite.Open(filepath.Join(d, "bench.db"))
+		if err != nil {
+			os.RemoveAll(d)
+			return nil, err
+		}
+		r.store, r.dir = st, d
+	default:
+		return nil, fmt.Errorf("checkpointer %q: want none, memory or sqlite", ckpt)
+	}
+	return r, nil
+}
+
+// Run runs the workload once.
+func (r *Runner) Run(ctx context.Context) (Outcome, error) {
+	opts := []runtime.RunOption{runtime.RecursionLimit(r.w.RecursionLimit())}
+	r.runs++
+	switch r.ckpt {
+	case "memory":
+		opts = append(opts, runtime.Thread("bench"), runtime.WithCheckpointer(runtime.NewMemory()))
+	case "sqlite":
+		opts = append(opts, runtime.Thread("bench-"+strconv.Itoa(r.runs)), runtime.WithCheckpointer(r.store))
+	}
+	return r.p(ctx, opts...)
+}
+
+// Close closes and removes the SQLite file, if any.
+func (r *Runner) Close() error {
+	if r.store == nil {
+		return nil
+	}
+	err := r.store.Close()
+	return errors.Join(err, os.RemoveAll(r.dir))
+}
