@@ -2,6 +2,13 @@
 // inputs and what must happen) executed through every kind of program and
 // compared with what the case expects. The case-file format and the test
 // registry are described in README.md beside this file.
+//
+// A Kind runs cases: SpecKind builds each graph with runtime.FromSpec and
+// the test Registry; GeneratedKind compiles every spec with ilmekgen into
+// one temporary module and runs the cases in its program. Both drive every
+// run of a case with Drive and report Observations, which Compare checks
+// against the case; RunSuite does all of that for the ilmek-conformance
+// command.
 package conformance
 
 import (

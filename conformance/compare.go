@@ -66,8 +66,11 @@ func compareRun(want Expect, got Observation) []string {
 		d = append(d, fmt.Sprintf("steps:\n\twant %s\n\tgot  %s", js(want.Steps), js(got.Steps)))
 	}
 	if want.State != nil && want.Status == "done" && !jsonEqual(want.State, got.State) {
-		d = append(d, fmt.Sprintf("state:\n\twant %s\n\tgot  %s", compact(want.State), compact(got.State)))
-		d = append(d, stateDiff(want.State, got.State)...)
+		msg := fmt.Sprintf("state:\n\twant %s\n\tgot  %s", compact(want.State), compact(got.State))
+		for _, line := range stateDiff(want.State, got.State) {
+			msg += "\n" + line
+		}
+		d = append(d, msg)
 	}
 	if want.Status == "interrupted" {
 		if !jsonEqual(mustJSON(want.Pending), mustJSON(got.Pending)) {

@@ -18,6 +18,9 @@ type Observation struct {
 	State     json.RawMessage `json:"state,omitempty"`
 	Pending   []Pending       `json:"pending,omitempty"`
 	Effects   map[string]int  `json:"effects"`
+	// Retries counts the node_retry events of the run (case files do not
+	// expect them; the retry scenario does).
+	Retries int `json:"retries,omitempty"`
 }
 
 // Invalid is the observation of a case whose graph could not be built.
@@ -31,10 +34,11 @@ const Thread = "thread-1"
 // Drive runs every run of c, in order, on one thread of cp against g, and
 // returns one observation per run. decode turns a case's input JSON into the
 // program's update type. fx is the effect counter the graph's script nodes
-// count into.
-func Drive[S, U any](ctx context.Context, g *runtime.Graph[S, U], c *Case, fx *Effects, cp runtime.Checkpointer, decode func(json.RawMessage) (U, error)) []Observation {
+// count into. opts are added to every run's options (after the thread, the
+// checkpointer and the case's recursion limit), e.g. runtime.Strict(false).
+func Drive[S, U any](ctx context.Context, g *runtime.Graph[S, U], c *Case, fx *Effects, cp runtime.Checkpointer, decode func(json.RawMessage) (U, error), opts ...runtime.RunOption) []Observation {
 	var out []Observation
-	opts := []runtime.RunOption{runtime.Thread(Thread), runtime.WithCheckpointer(cp), runtime.RecursionLimit(c.Limit())}
+	opts = append([]runtime.RunOption{runtime.Thread(Thread), runtime.WithCheckpointer(cp), runtime.RecursionLimit(c.Limit())}, opts...)
 	for _, r := range c.plan() {
 		var events func(func(runtime.Event, error) bool)
 		switch {
@@ -74,6 +78,8 @@ func observe(ctx context.Context, events func(func(runtime.Event, error) bool), 
 			keys := slices.Clone(ev.Tasks)
 			slices.Sort(keys)
 			o.Steps = append(o.Steps, keys)
+		case runtime.EventNodeRetry:
+			o.Retries++
 		case runtime.EventInterrupt:
 			for _, p := range ev.Pending {
 				o.Pending = append(o.Pending, Pending{ID: p.ID, Key: p.Key, Node: p.Node, Payload: p.Payload})

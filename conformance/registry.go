@@ -24,7 +24,10 @@ type Effects struct {
 // NewEffects returns an empty counter.
 func NewEffects() *Effects { return &Effects{n: map[string]int{}} }
 
-func (e *Effects) add(key string) int {
+// Count records one real execution of the step function of key and
+// returns how many there have been. Node implementations written for a
+// case (typed or untyped) call it inside their step functions.
+func (e *Effects) Count(key string) int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.n[key]++
@@ -40,7 +43,7 @@ func (e *Effects) Snapshot() map[string]int {
 
 // Registry returns the test registry of the case-file format: the node types
 // write, copy, incr, noop, fail and script, exactly as
-// shared/conformance/README.md defines them. Script steps count into fx.
+// the case-file format defines them (README.md). Script steps count into fx.
 func Registry(fx *Effects) runtime.Registry {
 	return runtime.Registry{
 		"write":  writeNode,
@@ -158,7 +161,7 @@ func runOps(ctx *runtime.Ctx, fx *Effects, ops []op, results *[]any, gotos *[]ru
 		switch {
 		case has(o, "step"):
 			key, _ := o["step"].(string)
-			v, err := runtime.Step(ctx, key, func() (int, error) { return fx.add(key), nil })
+			v, err := runtime.Step(ctx, key, func() (int, error) { return fx.Count(key), nil })
 			if err != nil {
 				return err
 			}

@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"encoding/json"
+	"io"
 
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/spec"
@@ -21,7 +22,16 @@ func RunSpecKind(ctx context.Context, c *Case, newCP func() runtime.Checkpointer
 	if err != nil {
 		return Invalid(err)
 	}
-	return Drive(ctx, g, c, fx, newCP(), DecodeValues)
+	cp := newCP()
+	defer closeCheckpointer(cp)
+	return Drive(ctx, g, c, fx, cp, DecodeValues)
+}
+
+// closeCheckpointer closes cp when it holds resources (a database file).
+func closeCheckpointer(cp runtime.Checkpointer) {
+	if cl, ok := cp.(io.Closer); ok {
+		_ = cl.Close()
+	}
 }
 
 // DecodeValues decodes a case's input into the untyped update.

@@ -34,10 +34,12 @@ func (SpecKind) RunAll(ctx context.Context, cases []*Case, newCP func() runtime.
 	return out, nil
 }
 
-// Backend is a named checkpointer factory.
-type Backend struct {
-	Name string
-	New  func() runtime.Checkpointer
+// OutOfProcessKind is a Kind whose programs run in another process (the
+// generated kind): it cannot call a Backend's New, so RunSuite hands it the
+// backend by name (one of BackendNames) instead.
+type OutOfProcessKind interface {
+	Kind
+	RunOn(ctx context.Context, cases []*Case, backend string) ([][]Observation, error)
 }
 
 // Report counts the results of a suite run.
@@ -47,14 +49,21 @@ type Report struct {
 
 // RunSuite executes every case through every kind and backend, prints one line
 // per case, kind and backend (ok, or FAIL followed by the differences) to w,
-// and returns the counts. It does not print the closing summary line.
+// and returns the counts. It does not print the closing summary line, and
+// does not close the backends.
 func RunSuite(ctx context.Context, w io.Writer, cases []*Case, kinds []Kind, backends []Backend) (Report, error) {
 	var rep Report
 	for _, k := range kinds {
 		for _, b := range backends {
-			obs, err := k.RunAll(ctx, cases, b.New)
+			var obs [][]Observation
+			var err error
+			if oop, isOOP := k.(OutOfProcessKind); isOOP {
+				obs, err = oop.RunOn(ctx, cases, b.Name)
+			} else {
+				obs, err = k.RunAll(ctx, cases, b.New)
+			}
 			if err != nil {
-				return rep, fmt.Errorf("kind %s: %w", k.Name(), err)
+				return rep, fmt.Errorf("kind %s, backend %s: %w", k.Name(), b.Name, err)
 			}
 			for i, c := range cases {
 				diffs := Compare(c, obs[i])

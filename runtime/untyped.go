@@ -139,7 +139,19 @@ func (u *untyped) resolve(gotos []Goto) ([]Target[Values], error) {
 		} else if g.Send {
 			return nil, &UnknownTargetError{Target: g.Node}
 		}
-		out = append(out, Target[Values]{Node: i, Send: g.Send, Input: g.Input})
+		t := Target[Values]{Node: i, Send: g.Send}
+		if g.Send {
+			// A send's input is folded into an empty state through the
+			// channels' reducers, as a run's input is: the task reads append
+			// and merge channels as lists and objects, and a write the graph
+			// cannot hold is an error of the sender, as in generated code.
+			in, _, err := u.Reduce(u.Zero(), []Values{g.Input})
+			if err != nil {
+				return nil, fmt.Errorf("send to %q: %w", g.Node, err)
+			}
+			t.Input = in
+		}
+		out = append(out, t)
 	}
 	return out, nil
 }

@@ -1,11 +1,18 @@
 // Command ilmek-conformance runs ilmek/1 conformance case files through the
-// project's program kinds and reports each result:
+// project's program kinds and checkpointers and reports each result:
 //
-//	go run ./conformance/cmd/ilmek-conformance [--kinds spec,generated] [--backends memory] [--predicates FILE] DIR...
+//	go run ./conformance/cmd/ilmek-conformance [--kinds spec,generated] [--backends memory,sqlite] [--predicates FILE] [--module DIR] [--keep] DIR...
 //
-// Every *.json file of each DIR is a case file (single-run or multi-run; the
-// format is in conformance/README.md). The last line is "N passed, N
-// failed"; the exit status is 1 when anything failed and 2 on usage errors.
+// Every *.json file of each DIR is a case file, single-run or multi-run
+// (the format is in conformance/README.md); --predicates adds the rows of a
+// predicate truth table. Each case runs through each kind (spec: built by
+// runtime.FromSpec; generated: compiled by ilmekgen, all cases into one
+// temporary module built once) against each checkpointer, and prints "ok"
+// or "FAIL" with the differences, naming the run of a multi-run case. The
+// generated kind needs the module's source: --module names it when the
+// command runs outside the repository; --keep leaves the temporary module
+// on disk. The last line is "N passed, N failed"; the exit status is 1 when
+// anything failed and 2 on usage errors.
 package main
 
 import (

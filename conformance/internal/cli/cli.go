@@ -5,34 +5,50 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/ilmek-go/ilmek/conformance"
-	"github.com/ilmek-go/ilmek/runtime"
 )
 
-// Kinds are the program kinds the command knows, by name.
-var Kinds = map[string]conformance.Kind{
-	"spec": conformance.SpecKind{},
+// kindOptions are the flags that configure a program kind.
+type kindOptions struct {
+	// module is --module: the source of github.com/ilmek-go/ilmek (empty:
+	// found from the command's source or the current directory).
+	module string
+	// keep is --keep: leave the generated kind's temporary module on disk.
+	keep bool
 }
 
-// Backends are the checkpointers the command knows, by name.
-var Backends = map[string]func() runtime.Checkpointer{
-	"memory": func() runtime.Checkpointer { return runtime.NewMemory() },
+// Kinds are the program kinds the command knows, by name; each run of the
+// command makes its own (the generated kind holds a temporary module).
+var Kinds = map[string]func(kindOptions) conformance.Kind{
+	"spec": func(kindOptions) conformance.Kind { return conformance.SpecKind{} },
+	"generated": func(o kindOptions) conformance.Kind {
+		return &conformance.GeneratedKind{ModuleRoot: o.module, Keep: o.keep}
+	},
 }
 
-// Main runs the command and returns its exit status.
+// defaultKinds are the kinds run without --kinds.
+var defaultKinds = []string{"spec", "generated"}
+
+// Main runs the command and returns its exit status: 0 when every case
+// passed, 1 when one failed or the suite could not run, 2 on usage errors.
 func Main(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("ilmek-conformance", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	kinds := fs.StringSlice("kinds", []string{"spec"}, "program kinds to run: "+strings.Join(sortedKeys(Kinds), ", "))
-	backends := fs.StringSlice("backends", []string{"memory"}, "checkpointers to run against: "+strings.Join(sortedKeys(Backends), ", "))
+	kinds := fs.StringSlice("kinds", defaultKinds, "program kinds to run: "+strings.Join(sortedKeys(Kinds), ", "))
+	backends := fs.StringSlice("backends", conformance.BackendNames, "checkpointers to run against: "+strings.Join(conformance.BackendNames, ", "))
 	predicates := fs.String("predicates", "", "a predicate truth table (predicates.json) to run as cases too")
+	var ko kindOptions
+	fs.StringVar(&ko.module, "module", "", "source directory of github.com/ilmek-go/ilmek, for the generated kind (default: found from the command's source or the current directory)")
+	fs.BoolVar(&ko.keep, "keep", false, "keep the generated kind's temporary module (its directory is printed on stderr)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: ilmek-conformance [flags] DIR...\n\nRuns every case file (*.json) of each DIR through each program kind.\n\n")
+		fmt.Fprintf(stderr, "usage: ilmek-conformance [flags] DIR...\n\nRuns every case file (*.json, single-run or multi-run) of each DIR through\neach program kind against each checkpointer, and prints one line per case,\nkind and checkpointer, then \"N passed, N failed\".\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -46,45 +62,35 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	var ks []conformance.Kind
-	for _, k := range *kinds {
-		kind, ok := Kinds[k]
+	for _, name := range *kinds {
+		newKind, ok := Kinds[name]
 		if !ok {
-			fmt.Fprintf(stderr, "ilmek-conformance: unknown kind %q (known: %s)\n", k, strings.Join(sortedKeys(Kinds), ", "))
+			fmt.Fprintf(stderr, "ilmek-conformance: unknown kind %q (known: %s)\n", name, strings.Join(sortedKeys(Kinds), ", "))
 			return 2
 		}
-		ks = append(ks, kind)
+		ks = append(ks, newKind(ko))
 	}
 	var bs []conformance.Backend
-	for _, b := range *backends {
-		f, ok := Backends[b]
-		if !ok {
-			fmt.Fprintf(stderr, "ilmek-conformance: unknown backend %q (known: %s)\n", b, strings.Join(sortedKeys(Backends), ", "))
-			return 2
-		}
-		bs = append(bs, conformance.Backend{Name: b, New: f})
-	}
-	var cases []*conformance.Case
-	for _, dir := range fs.Args() {
-		cs, err := conformance.LoadDir(dir)
+	for _, name := range *backends {
+		b, err := conformance.OpenBackend(name)
 		if err != nil {
-			fmt.Fprintf(stderr, "ilmek-conformance: %v\n", err)
+			fmt.Fprintf(stderr, "ilmek-conformance: --backends: %v\n", err)
 			return 2
 		}
-		cases = append(cases, cs...)
+		defer b.Close()
+		bs = append(bs, b)
 	}
-	if *predicates != "" {
-		t, err := conformance.LoadTruthTable(*predicates)
-		if err == nil {
-			var cs []*conformance.Case
-			cs, err = t.Cases(*predicates)
-			cases = append(cases, cs...)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "ilmek-conformance: %v\n", err)
-			return 2
-		}
+	defer closeKinds(ks, stderr)
+	cases, err := loadCases(fs.Args(), *predicates)
+	if err != nil {
+		fmt.Fprintf(stderr, "ilmek-conformance: %v\n", err)
+		return 2
 	}
-	rep, err := conformance.RunSuite(context.Background(), stdout, cases, ks, bs)
+	// An interrupt stops the build or the generated program, and the
+	// deferred closes remove the temporary files.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	rep, err := conformance.RunSuite(ctx, stdout, cases, ks, bs)
 	if err != nil {
 		fmt.Fprintf(stderr, "ilmek-conformance: %v\n", err)
 		return 1
@@ -94,6 +100,48 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// loadCases reads every case file of dirs and, when predicates is set, the
+// rows of that truth table.
+func loadCases(dirs []string, predicates string) ([]*conformance.Case, error) {
+	var cases []*conformance.Case
+	for _, dir := range dirs {
+		cs, err := conformance.LoadDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		cases = append(cases, cs...)
+	}
+	if predicates != "" {
+		t, err := conformance.LoadTruthTable(predicates)
+		if err != nil {
+			return nil, err
+		}
+		cs, err := t.Cases(predicates)
+		if err != nil {
+			return nil, err
+		}
+		cases = append(cases, cs...)
+	}
+	return cases, nil
+}
+
+// closeKinds releases what the kinds hold, saying where a kept temporary
+// module is.
+func closeKinds(ks []conformance.Kind, stderr io.Writer) {
+	for _, k := range ks {
+		g, ok := k.(*conformance.GeneratedKind)
+		if !ok {
+			continue
+		}
+		if g.Keep && g.Dir() != "" {
+			fmt.Fprintf(stderr, "ilmek-conformance: kept the generated kind's module in %s\n", g.Dir())
+		}
+		if err := g.Close(); err != nil {
+			fmt.Fprintf(stderr, "ilmek-conformance: %v\n", err)
+		}
+	}
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -9,33 +9,60 @@ import (
 	"testing"
 )
 
+const testdata = "../../testdata"
+
+// caseDir writes the named files of testdata/cases and testdata/multirun,
+// each changed by edit when it is set, into a new directory.
+func caseDir(t *testing.T, edit func(name string, c map[string]any), names ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, n := range names {
+		data, err := os.ReadFile(filepath.Join(testdata, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if edit != nil {
+			var c map[string]any
+			if err := json.Unmarshal(data, &c); err != nil {
+				t.Fatal(err)
+			}
+			edit(n, c)
+			if data, err = json.Marshal(c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(n)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
 func TestMainExitCodesAndSummary(t *testing.T) {
-	bad := t.TempDir()
-	data, err := os.ReadFile("../../testdata/cases/task-order-last-write.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c map[string]any
-	if err := json.Unmarshal(data, &c); err != nil {
-		t.Fatal(err)
-	}
-	c["expect"].(map[string]any)["state"].(map[string]any)["winner"] = "zeta"
-	broken, _ := json.Marshal(c)
-	if err := os.WriteFile(filepath.Join(bad, "broken.json"), broken, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	broken := caseDir(t, func(_ string, c map[string]any) {
+		c["expect"].(map[string]any)["state"].(map[string]any)["winner"] = "zeta"
+	}, "cases/task-order-last-write.json")
+	brokenRun := caseDir(t, func(_ string, c map[string]any) {
+		runs := c["runs"].([]any)
+		runs[1].(map[string]any)["expect"].(map[string]any)["effects"].(map[string]any)["charge"] = 2
+	}, "multirun/step-once-across-resume.json")
 	tests := []struct {
 		name     string
 		args     []string
 		code     int
 		lastLine string
-		contains string
+		contains []string
 	}{
-		{"public cases pass", []string{"../../testdata/cases", "../../testdata/multirun"}, 0, "40 passed, 0 failed", "ok   spec/memory"},
-		{"truth table", []string{"--predicates", "../../testdata/predicates.json"}, 0, "203 passed, 0 failed", ""},
-		{"a failing case shows a diff", []string{bad}, 1, "0 passed, 1 failed", `channel "winner": want "zeta", got "mid"`},
-		{"unknown kind", []string{"--kinds", "nope", bad}, 2, "", `unknown kind "nope"`},
-		{"no dirs", nil, 2, "", "usage"},
+		{"public cases pass, both backends", []string{"--kinds", "spec", testdata + "/cases", testdata + "/multirun"}, 0, "80 passed, 0 failed", []string{"ok   spec/memory", "ok   spec/sqlite"}},
+		{"truth table", []string{"--kinds", "spec", "--backends", "memory", "--predicates", testdata + "/predicates.json"}, 0, "203 passed, 0 failed", nil},
+		{"a failing case shows a diff", []string{"--kinds", "spec", "--backends", "memory", broken}, 1, "0 passed, 1 failed",
+			[]string{"FAIL spec/memory", `channel "winner": want "zeta", got "mid"`}},
+		{"a failing run is named", []string{"--kinds", "spec", "--backends", "sqlite", brokenRun}, 1, "0 passed, 1 failed",
+			[]string{`runs[1] (resume "yes"): effects (step functions really executed):`, `want {"charge":2,"create_order":1}`, `got  {"charge":1,"create_order":1}`}},
+		{"unknown kind", []string{"--kinds", "nope", broken}, 2, "", []string{`unknown kind "nope" (known: generated, spec)`}},
+		{"unknown backend", []string{"--backends", "postgres", broken}, 2, "", []string{`unknown backend "postgres" (known: memory, sqlite)`}},
+		{"missing directory", []string{"--kinds", "spec", filepath.Join(broken, "nope")}, 2, "", []string{"no such file"}},
+		{"no dirs", nil, 2, "", []string{"usage"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -48,9 +75,33 @@ func TestMainExitCodesAndSummary(t *testing.T) {
 			if tc.lastLine != "" && lines[len(lines)-1] != tc.lastLine {
 				t.Errorf("last line %q, want %q", lines[len(lines)-1], tc.lastLine)
 			}
-			if !strings.Contains(out.String()+errb.String(), tc.contains) {
-				t.Errorf("output does not contain %q:\n%s%s", tc.contains, out.String(), errb.String())
+			for _, s := range tc.contains {
+				if !strings.Contains(out.String()+errb.String(), s) {
+					t.Errorf("output does not contain %q:\n%s%s", s, out.String(), errb.String())
+				}
 			}
 		})
+	}
+}
+
+// TestMainDefaultKindsAndBackends runs a small mixed directory (a
+// single-run case, a multi-run case with a script node, a refused spec)
+// with the defaults: both kinds against both backends.
+func TestMainDefaultKindsAndBackends(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the generated kind builds a module")
+	}
+	dir := caseDir(t, nil, "cases/task-order-last-write.json", "multirun/step-once-across-resume.json", "cases/invalid-unknown-node-type.json")
+	var out, errb bytes.Buffer
+	if code := Main([]string{dir}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+	}
+	for _, label := range []string{"spec/memory", "spec/sqlite", "generated/memory", "generated/sqlite"} {
+		if n := strings.Count(out.String(), "ok   "+label+" "); n != 3 {
+			t.Errorf("%d lines ok %s, want 3:\n%s", n, label, out.String())
+		}
+	}
+	if !strings.HasSuffix(out.String(), "12 passed, 0 failed\n") {
+		t.Errorf("summary:\n%s", out.String())
 	}
 }

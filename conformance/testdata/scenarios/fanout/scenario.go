@@ -1,0 +1,7 @@
+// Package fanout is scenario 9 of DESIGN.md §8 (send fan-out): spec.json, its
+// runs and expectations (runs*.json), and the package fanoutgraph that
+// ilmekgen generates from spec.json with the line below. The typed node
+// implementations and the tests are in conformance/scenarios_*_test.go.
+package fanout
+
+//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o fanoutgraph --type items=[]string --type item=string --type results=[]string --type total=int spec.json

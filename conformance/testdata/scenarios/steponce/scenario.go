@@ -1,0 +1,7 @@
+// Package steponce is scenario 1 of DESIGN.md §8 (a step runs once across interrupt and resume): spec.json, its
+// runs and expectations (runs*.json), and the package steponcegraph that
+// ilmekgen generates from spec.json with the line below. The typed node
+// implementations and the tests are in conformance/scenarios_*_test.go.
+package steponce
+
+//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o steponcegraph --type cart=[]string --type order=[]string --type log=[]string spec.json

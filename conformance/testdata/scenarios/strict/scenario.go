@@ -1,0 +1,7 @@
+// Package strict is scenario 7 of DESIGN.md §8 (strict mode): spec.json, its
+// runs and expectations (runs*.json), and the package strictgraph that
+// ilmekgen generates from spec.json with the line below. The typed node
+// implementations and the tests are in conformance/scenarios_*_test.go.
+package strict
+
+//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o strictgraph --type answer=string spec.json

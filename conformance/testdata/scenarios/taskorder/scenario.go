@@ -1,0 +1,7 @@
+// Package taskorder is scenario 4 of DESIGN.md §8 (task-order reduce): spec.json, its
+// runs and expectations (runs*.json), and the package taskordergraph that
+// ilmekgen generates from spec.json with the line below. The typed node
+// implementations and the tests are in conformance/scenarios_*_test.go.
+package taskorder
+
+//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o taskordergraph --type winner=string --type trail=[]string spec.json
