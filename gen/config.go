@@ -58,11 +58,11 @@ func (m *model) inferConfig(tm *typeModel, d *diags) {
 		path := occs[0].path
 		name, err := GoName(key)
 		if err != nil {
-			d.errorf(path, "rename the key, or bind the config to your own struct with --config "+tm.name+"=importpath.Type", "config key %v", err)
+			d.errorf(path, "rename the key, or bind the config to your own struct with --config "+flagName(tm.name)+"=importpath.Type", "config key %v", err)
 			continue
 		}
 		if !validTag(key) {
-			d.errorf(path, "rename the key, or bind the config to your own struct with --config "+tm.name+"=importpath.Type", "config key %s cannot be a json struct tag", quote(key))
+			d.errorf(path, "rename the key, or bind the config to your own struct with --config "+flagName(tm.name)+"=importpath.Type", "config key %s cannot be a json struct tag", quote(key))
 			continue
 		}
 		if prev, clash := fields.claim(name, origin{desc: "config key " + quote(key), path: path}); clash {

@@ -60,7 +60,9 @@
 // Target, To, Send, SendState, End, FromRegistry, Adapt, UpdateOf; Goto, With,
 // MarshalJSON, UnmarshalJSON; Has<Channel>) is an error citing both places.
 // Nothing is ever renamed. Document strings reach the code only as quoted
-// literals, or Go-quoted inside // comments.
+// literals, or inside // comments Go-quoted or with every unprintable rune
+// escaped (line breaks, separators, bidi controls), and never as part of a
+// fmt format.
 //
 // # State, presence and Update
 //
@@ -89,7 +91,9 @@
 // Guards compile to Go over the typed fields and route exactly as
 // runtime.Holds does on the channel's JSON value (see guards.go): channels
 // typed any call runtime.Holds with the predicate kept in a package
-// variable; typed channels compare directly (numbers as float64); a
+// variable; typed channels compare directly (numbers as float64, a
+// float32 as the float64 its JSON reads back as; a string literal holding
+// U+FFFD against the string with invalid UTF-8 replaced, as JSON does); a
 // predicate that can never hold for the bound type (eq "buy" on an int, gt
 // on a string), or never fail, is a generation error naming the edge and the
 // type.

@@ -17,7 +17,22 @@ func (m *model) emitCodec(f *jen.File) {
 	m.emitUnmarshal(f)
 	m.emitAdapter(f)
 	m.emitConversions(f)
+	m.emitGuardHelpers(f)
 	m.emitSpec(f)
+}
+
+// emitGuardHelpers writes the helpers compiled guards call (see numCode).
+func (m *model) emitGuardHelpers(f *jen.File) {
+	if !m.float32Guards {
+		return
+	}
+	f.Line()
+	f.Comment("jsonFloat32 is the float64 that the JSON encoding of x decodes to: the")
+	f.Comment("shortest decimal that reads back as x, as guards compare it.")
+	f.Func().Id("jsonFloat32").Types(jen.Id("F").Op("~").Float32()).Params(jen.Id("x").Id("F")).Float64().Block(
+		jen.List(jen.Id("v"), jen.Id("_")).Op(":=").Qual("strconv", "ParseFloat").Call(jen.Qual("strconv", "FormatFloat").Call(jen.Float64().Call(jen.Id("x")), jen.LitRune('g'), jen.Lit(-1), jen.Lit(32)), jen.Lit(64)),
+		jen.Return(jen.Id("v")),
+	)
 }
 
 // jsonKey is the channel name as a JSON member name with its colon.
@@ -100,7 +115,7 @@ func (m *model) emitUnmarshal(f *jen.File) {
 		}
 		cases = append(cases, jen.Case(jen.Lit(c.name)).Block(stmts...))
 	}
-	cases = append(cases, jen.Default().Block(jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit("state: channel %q is not declared by graph "+m.graphName()), jen.Id("k")))))
+	cases = append(cases, jen.Default().Block(jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit("state: channel %q is not declared by graph "+formatText(m.graphName())), jen.Id("k")))))
 	f.Func().Params(jen.Id("s").Op("*").Id("State")).Id("UnmarshalJSON").Params(jen.Id("data").Index().Byte()).Error().Block(
 		jen.Var().Id("members").Map(jen.String()).Qual("encoding/json", "RawMessage"),
 		jen.If(jen.Id("err").Op(":=").Qual("encoding/json", "Unmarshal").Call(jen.Id("data"), jen.Op("&").Id("members")), jen.Id("err").Op("!=").Nil()).Block(

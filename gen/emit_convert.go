@@ -181,7 +181,7 @@ func (m *model) emitConversions(f *jen.File) {
 	f.Line()
 	f.Comment("undeclared is the error of a write to a channel the graph does not declare.")
 	f.Func().Id("undeclared").Params(jen.Id("name").String()).Add(chErr).Block(
-		jen.Return(jen.Op("&").Add(rt("ChannelError")).Values(jen.Id("Channel").Op(":").Id("name"), jen.Id("Msg").Op(":").Qual("fmt", "Sprintf").Call(jen.Lit("write to undeclared channel %q; declared channels are ["+channelNames(m)+"]"), jen.Id("name")))))
+		jen.Return(jen.Op("&").Add(rt("ChannelError")).Values(jen.Id("Channel").Op(":").Id("name"), jen.Id("Msg").Op(":").Qual("fmt", "Sprintf").Call(jen.Lit("write to undeclared channel %q; declared channels are ["+formatText(channelNames(m))+"]"), jen.Id("name")))))
 	m.emitConvHelpers(f, usesJSONValue)
 }
 

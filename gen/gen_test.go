@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"go/format"
-	"go/parser"
-	"go/token"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -193,41 +190,4 @@ func BenchmarkGenerate1000(b *testing.B) {
 			b.Fatal(diags)
 		}
 	}
-}
-
-// FuzzGenerate checks that for any document the decoder accepts, the
-// generated files parse and are gofmt-stable.
-func FuzzGenerate(f *testing.F) {
-	for _, p := range []string{"support", "operators", "hostile", "bound"} {
-		data, err := os.ReadFile(filepath.Join("..", "testdata", "golden", p, "spec.json"))
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
-	f.Add(bigSpec(5))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		g, diags := spec.Decode("fuzz.json", data)
-		if diags.HasErrors() {
-			return
-		}
-		files, diags := Generate(g, Options{Package: "fuzzgraph", Source: "fuzz.json"})
-		if diags.HasErrors() {
-			for _, d := range diags {
-				if d.Severity == spec.SeverityError && d.Message == "" {
-					t.Fatalf("diagnostic without message: %+v", d)
-				}
-			}
-			return
-		}
-		for _, file := range files {
-			if _, err := parser.ParseFile(token.NewFileSet(), file.Name, file.Data, parser.ParseComments); err != nil {
-				t.Fatalf("%s does not parse: %v\n%s", file.Name, err, file.Data)
-			}
-			formatted, err := format.Source(file.Data)
-			if err != nil || !bytes.Equal(formatted, file.Data) {
-				t.Fatalf("%s is not gofmt-stable (%v)", file.Name, err)
-			}
-		}
-	})
 }

@@ -3,6 +3,7 @@ package gen
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -134,7 +135,7 @@ func (m *model) newFile() *jen.File {
 var localNames = map[string]bool{}
 
 func init() {
-	for _, n := range strings.Fields(`b bad cfg ctx data e err extra factory fn from g gotos i id in input k key linear m members msgs n name names next node ok opts out own p pl prev r raw rv s t targets typ u updates v vals value w x`) {
+	for _, n := range strings.Fields(`b bad cfg ctx data diags e err extra factory fn from g gotos i id in input k key linear m members method msgs n name names next node ok opts out own p pl prev r raw reg rv s t targets typ u updates v vals value w x`) {
 		localNames[n] = true
 	}
 }
@@ -208,7 +209,10 @@ func doc(lines ...string) jen.Code {
 	return s
 }
 
-// sanitizeLine escapes what could break out of a // comment.
+// sanitizeLine escapes what could break out of a // comment or change how
+// it reads: line breaks, control characters, line and paragraph
+// separators, bidi controls and every other rune that is not printable
+// (strconv.IsPrint), as %q would show them.
 func sanitizeLine(s string) string {
 	var b strings.Builder
 	for _, r := range s {
@@ -217,11 +221,17 @@ func sanitizeLine(s string) string {
 			b.WriteString(`\n`)
 		case r == '\r':
 			b.WriteString(`\r`)
-		case r == '\u2028' || r == '\u2029' || r == 0x85 || r < 0x20 || r == 0x7f || r == '\ufeff':
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
+		case r == ' ' || strconv.IsPrint(r):
 			b.WriteRune(r)
+		case r > 0xffff:
+			fmt.Fprintf(&b, `\U%08x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
 		}
 	}
 	return b.String()
 }
+
+// formatText escapes text for a constant fmt format string, so that a "%"
+// in a document name is printed, not read as a verb.
+func formatText(s string) string { return strings.ReplaceAll(s, "%", "%%") }

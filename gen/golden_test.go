@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path"
@@ -122,7 +123,15 @@ func (inv *invocation) generateGraph(t testing.TB, g *spec.Graph) ([]File, spec.
 	}
 	source, _ := filepath.Rel(outDir, filepath.Join(inv.dir, inv.specPath))
 	opts := Options{Package: pkg, PkgPath: path.Join(modulePath, filepath.ToSlash(rel)), Source: filepath.ToSlash(source)}
-	bs := inv.bindings
+	// Copy the maps: the bindings file is merged in, and an invocation may
+	// generate concurrently (TestDeterministic).
+	bs := BindingSpec{Channels: maps.Clone(inv.bindings.Channels), Configs: maps.Clone(inv.bindings.Configs)}
+	if bs.Channels == nil {
+		bs.Channels = map[string]string{}
+	}
+	if bs.Configs == nil {
+		bs.Configs = map[string]string{}
+	}
 	if inv.bindFile != "" {
 		raw, err := os.ReadFile(filepath.Join(inv.dir, inv.bindFile))
 		if err != nil {

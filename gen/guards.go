@@ -6,6 +6,7 @@ import (
 	"math"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dave/jennifer/jen"
 
@@ -23,7 +24,8 @@ import (
 //     always does, so such an edge is left out or followed unconditionally.
 //   - A bound channel compiles to Go over its typed field, by the JSON kind
 //     its type encodes to: string kinds compare with string literals, bool
-//     with booleans, every numeric kind as float64 with numbers, pointers,
+//     with booleans, every numeric kind as float64 with numbers (a float32
+//     as the float64 its JSON encoding reads back as: jsonFloat32), pointers,
 //     slices and maps with null when nil. A predicate that can never hold
 //     (eq "buy" on an int, gt on a string) or never fail (neq "buy" on an
 //     int) is a generation error naming the edge and the Go type, and so is
@@ -170,6 +172,11 @@ func eqCode(x *jen.Statement, t types.Type, l spec.Literal, nullable bool) (jen.
 		info := u.Info()
 		switch {
 		case info&types.IsString != 0 && l.Kind == spec.LitString:
+			if strings.ContainsRune(l.Str, utf8.RuneError) {
+				// The JSON value of a string has every byte of invalid
+				// UTF-8 replaced by U+FFFD, as a []rune conversion does.
+				return jen.String().Call(jen.Index().Rune().Call(x.Clone())).Op("==").Lit(l.Str), true
+			}
 			return x.Clone().Op("==").Lit(l.Str), true
 		case info&types.IsBoolean != 0 && l.Kind == spec.LitBool:
 			if l.Bool {
@@ -229,7 +236,7 @@ func truthyCode(x *jen.Statement, t types.Type, nullable bool) (jen.Code, bool) 
 		case info&types.IsBoolean != 0:
 			return x.Clone(), true
 		case info&types.IsFloat != 0:
-			return numCode(x, u).Op("!=").Lit(0).Op("&&").Op("!").Qual("math", "IsNaN").Call(numCode(x, u)), true
+			return x.Clone().Op("!=").Lit(0).Op("&&").Op("!").Qual("math", "IsNaN").Call(floatOf(x, u)), true
 		case info&types.IsNumeric != 0 && info&types.IsComplex == 0:
 			return x.Clone().Op("!=").Lit(0), true
 		}
@@ -242,12 +249,47 @@ var constTrue = jen.True()
 
 func isConstTrue(c jen.Code) bool { return c == constTrue }
 
-// numCode converts x to float64 unless it already is one.
+// numCode converts x to the float64 of its JSON value unless it already is
+// one. A float32 encodes as the shortest decimal that reads back as
+// itself, which is not always float64(x) (float32(0.1) encodes as 0.1), so
+// it goes through jsonFloat32, which codec.gen.go declares when a guard
+// needs it (see usesJSONFloat32); every other numeric kind converts
+// exactly.
 func numCode(x *jen.Statement, b *types.Basic) *jen.Statement {
+	if b.Kind() == types.Float32 {
+		return jen.Id("jsonFloat32").Call(x.Clone())
+	}
+	return floatOf(x, b)
+}
+
+// floatOf converts x to float64 unless it already is one.
+func floatOf(x *jen.Statement, b *types.Basic) *jen.Statement {
 	if b.Kind() == types.Float64 && b.Name() == "float64" {
 		return x.Clone()
 	}
 	return jen.Float64().Call(x.Clone())
+}
+
+// usesJSONFloat32 reports whether em's compiled guard calls jsonFloat32:
+// it compares a number with a channel of a float32 kind (or a pointer to
+// one) by value.
+func usesJSONFloat32(em *edgeModel) bool {
+	if em.when == nil || em.ch == nil || em.ch.typ == nil || em.when.Op == spec.OpTruthy {
+		return false
+	}
+	if isEmptyInterface(em.ch.typ) || isInterface(em.ch.typ) || (!em.ch.lastWrite() && !em.ch.bound) {
+		return false
+	}
+	t := em.ch.typ
+	for {
+		p, ok := t.Underlying().(*types.Pointer)
+		if !ok {
+			break
+		}
+		t = p.Elem()
+	}
+	b, ok := t.Underlying().(*types.Basic)
+	return ok && b.Kind() == types.Float32
 }
 
 // floatCode writes f as a Go constant expression (math.Inf for overflowed

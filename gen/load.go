@@ -156,9 +156,9 @@ func LoadBindings(g *spec.Graph, b BindingSpec, cfg LoadConfig) (*Bindings, spec
 // bindingWhat names a binding the way the user wrote it, for messages.
 func bindingWhat(config bool, name, expr string) string {
 	if config {
-		return "--config " + name + "=" + expr
+		return "--config " + flagName(name) + "=" + flagName(expr)
 	}
-	return "--type " + name + "=" + expr
+	return "--type " + flagName(name) + "=" + flagName(expr)
 }
 
 // pkgErrors formats the load errors of p for a message, or "".

@@ -20,6 +20,9 @@ type model struct {
 	edges  [][]*edgeModel
 	nbits  int // last_write channels, one presence bit each
 	pkgPos *scope
+	// float32Guards says that a guard compares a float32 channel by value,
+	// so codec.gen.go declares jsonFloat32.
+	float32Guards bool
 }
 
 // chanModel is one channel.
@@ -217,6 +220,7 @@ func buildModel(g *spec.Graph, opts Options, d *diags) *model {
 			em.ch = m.channel(e.When.Channel)
 			if em.ch != nil && em.ch.typ != nil {
 				checkGuard(em, d)
+				m.float32Guards = m.float32Guards || usesJSONFloat32(em)
 			}
 		}
 		m.edges[em.from+1] = append(m.edges[em.from+1], em)
@@ -260,7 +264,7 @@ func (m *model) typeChannel(cm *chanModel, b *Bindings, d *diags) {
 		cm.bound = !types.Identical(t, anySlice)
 		s, ok := t.Underlying().(*types.Slice)
 		if !ok {
-			d.errorf(cm.path, "an append channel binds the slice type it accumulates, e.g. --type "+cm.name+"=[]"+bind.Expr,
+			d.errorf(cm.path, "an append channel binds the slice type it accumulates, e.g. --type "+flagName(cm.name)+"=[]"+flagName(bind.Expr),
 				"%s: channel %s folds with append, so its type must be a slice, not %s", what, quote(cm.name), typeString(t))
 			return
 		}
@@ -269,7 +273,7 @@ func (m *model) typeChannel(cm *chanModel, b *Bindings, d *diags) {
 		cm.bound = !types.Identical(t, anyMap)
 		mp, ok := t.Underlying().(*types.Map)
 		if !ok || !isStringKind(mp.Key()) {
-			d.errorf(cm.path, "a merge channel binds a map with string keys, e.g. --type "+cm.name+"=map[string]T",
+			d.errorf(cm.path, "a merge channel binds a map with string keys, e.g. --type "+flagName(cm.name)+"=map[string]T",
 				"%s: channel %s folds with merge, so its type must be a map with string keys, not %s", what, quote(cm.name), typeString(t))
 			return
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"go/token"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -107,6 +108,22 @@ func words(s string) []string {
 // quote writes a document string for a message: Go-quoted, so control
 // characters and line breaks never reach a terminal or a comment raw.
 func quote(s string) string { return fmt.Sprintf("%q", s) }
+
+// flagName writes a name or type for a command line shown in a hint
+// (--type NAME=GOTYPE): as it is when every rune is printable and none is
+// a space or a quote, else Go-quoted, so document text never reaches a
+// terminal raw.
+func flagName(s string) string {
+	for _, r := range s {
+		if !strconv.IsPrint(r) || r == ' ' || r == '"' || r == '\\' || r == '\'' || r == '`' {
+			return quote(s)
+		}
+	}
+	if s == "" {
+		return `""`
+	}
+	return s
+}
 
 // CheckPackageName reports why name cannot be the name of the generated
 // package: not an identifier, a keyword, a predeclared identifier, or the
