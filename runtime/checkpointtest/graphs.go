@@ -143,7 +143,7 @@ func testGraphErrorRerun(t *testing.T, cp runtime.Checkpointer) {
 
 func testGraphSends(t *testing.T, cp runtime.Checkpointer) {
 	var calls atomic.Int32
-	g := compile(t, runtime.NewBuilder("fan").Channel("items", "").Channel("done", spec.Append).
+	g := compile(t, runtime.NewBuilder("fan").Channel("items", "").Channel("item", "").Channel("meta", spec.Merge).Channel("done", spec.Append).
 		Node("plan", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return nil, nil }).
 		Node("worker", func(ctx *runtime.Ctx, s runtime.Values) (runtime.Values, error) {
 			item, _ := s["item"].(string)
