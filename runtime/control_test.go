@@ -110,17 +110,18 @@ func TestRouterReturnsTargetsAndSends(t *testing.T) {
 	}
 }
 
-func TestStepUnavailableInRouter(t *testing.T) {
-	var stepErr error
-	g := mustCompile(t, runtime.NewBuilder("r").Node("a", write(nil)).Edge(spec.Start, "a").
-		Router("a", func(runtime.Values) ([]runtime.Goto, error) {
-			_, stepErr = runtime.Step(nil, "k", func() (int, error) { return 1, nil })
-			return nil, nil
-		}))
-	if _, err := g.Invoke(context.Background(), nil); err != nil {
-		t.Fatal(err)
+// TestStepAndInterruptNeedATask: routers and guards receive no Ctx, so the
+// only way to reach Step or Interrupt outside a task is without one; both
+// refuse, and the step function is not called.
+func TestStepAndInterruptNeedATask(t *testing.T) {
+	called := false
+	if _, err := runtime.Step(nil, "k", func() (int, error) { called = true; return 1, nil }); err != runtime.ErrNotInTask {
+		t.Errorf("Step without a task: %v, want ErrNotInTask", err)
 	}
-	if stepErr != runtime.ErrNotInTask {
-		t.Fatalf("Step outside a task: %v, want ErrNotInTask", stepErr)
+	if called {
+		t.Error("Step without a task called its function")
+	}
+	if _, err := runtime.Interrupt[string](nil, "q"); err != runtime.ErrNotInTask {
+		t.Errorf("Interrupt without a task: %v, want ErrNotInTask", err)
 	}
 }
