@@ -3,7 +3,6 @@
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GOFILES     := $(shell git ls-files '*.go' 2>/dev/null)
-FUZZTIME    ?= 30s
 
 .PHONY: all test check fmt vet staticcheck generated bench fuzz example
 
@@ -45,16 +44,23 @@ bench:
 	cd bench && go run ./cmd/ilmek-bench --workload chain --n 100 --kind generated --ckpt none
 	cd bench && go run ./cmd/benchtable results/bench.txt > results/table.md && cat results/table.md
 
-## fuzz: each fuzzer for FUZZTIME (default 30s), one after another (go test
-## fuzzes one target at a time); FUZZFLAGS adds flags, e.g. -parallel=1 on a
-## shared machine. The generator's fuzzers check each input for tens of
-## milliseconds, so they minimize a new input for 5s at most (not 60s). A
-## failure writes its input to the package's testdata/fuzz/<Fuzzer>/.
+## fuzz: each fuzzer in turn (go test fuzzes one target at a time) for a
+## fixed number of executions, sized to take about 10-20 s each on a
+## two-core machine. Budgets are counts, not durations, on purpose: with a
+## duration, Go 1.26's fuzz coordinator can report a spurious "context
+## deadline exceeded" failure when the time runs out while a worker is busy
+## (golang/go#75804, fixed in Go 1.27); a count has no deadline to race, so
+## a slow machine only takes longer. FUZZTIME=30s (or 1000000x) overrides
+## every budget; FUZZFLAGS adds flags, e.g. -parallel=1. The generator's
+## fuzzers check each input for milliseconds, so they minimize a new input
+## for at most FUZZMINIMIZE tries. A failure writes its input to the
+## package's testdata/fuzz/<Fuzzer>/.
+FUZZMINIMIZE ?= 200x
 fuzz:
-	go test ./spec -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS)
-	go test ./gen -run '^$$' -fuzz '^FuzzGenerate$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s $(FUZZFLAGS)
-	go test ./gen -run '^$$' -fuzz '^FuzzPredicatesAgree$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s $(FUZZFLAGS)
-	go test ./gen -run '^$$' -fuzz '^FuzzMermaid$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS)
+	go test ./spec -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(or $(FUZZTIME),400000x) $(FUZZFLAGS)
+	go test ./gen -run '^$$' -fuzz '^FuzzGenerate$$' -fuzztime $(or $(FUZZTIME),8000x) -fuzzminimizetime $(FUZZMINIMIZE) $(FUZZFLAGS)
+	go test ./gen -run '^$$' -fuzz '^FuzzPredicatesAgree$$' -fuzztime $(or $(FUZZTIME),15000x) -fuzzminimizetime $(FUZZMINIMIZE) $(FUZZFLAGS)
+	go test ./gen -run '^$$' -fuzz '^FuzzMermaid$$' -fuzztime $(or $(FUZZTIME),120000x) $(FUZZFLAGS)
 
 ## example: the main job, as the README shows it.
 example:
