@@ -200,7 +200,9 @@ func basicLit(t types.Type, u *types.Basic, v any, fail func(string, ...any) jen
 			if err != nil {
 				return fail("%s does not fit %s: encoding/json wants an integer in its range", n, typeString(t))
 			}
-			return wrap(jen.Lit(int(x)))
+			// An untyped constant: an int literal cannot hold values above
+			// the int64 range, and the digits are all the text there is.
+			return wrap(jen.Op(strconv.FormatUint(x, 10)))
 		}
 		x, err := strconv.ParseInt(string(n), 10, bits)
 		if err != nil {

@@ -32,7 +32,7 @@ var registry = runtime.Registry{
 type typedNodes struct{ t *testing.T }
 
 func (n typedNodes) LLM(id boundgraph.NodeID, cfg shop.LLMOptions) (boundgraph.Node, error) {
-	if cfg.Model != "m1" || cfg.Retries != 2 || cfg.MaxTokens != 100 || cfg.Temperature != 0.25 || len(cfg.Tools) != 1 || cfg.Stop == nil || *cfg.Stop != "END" {
+	if cfg.Model != "m1" || cfg.Retries != 2 || cfg.MaxTokens != 100 || cfg.Temperature != 0.25 || len(cfg.Tools) != 1 || cfg.Stop == nil || *cfg.Stop != "END" || cfg.Seed != 18446744073709551615 {
 		n.t.Errorf("LLM config %+v", cfg)
 	}
 	return func(*runtime.Ctx, boundgraph.State) (boundgraph.Update, error) { return boundgraph.Update{}, nil }, nil

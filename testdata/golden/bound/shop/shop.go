@@ -36,4 +36,7 @@ type LLMOptions struct {
 	Tools       []Tool  `json:"tools"`
 	Stop        *string `json:"stop,omitempty"`
 	Extra       any     `json:"extra"`
+	// Seed is above the int64 range on purpose: the generator must write
+	// it as an unsigned constant.
+	Seed uint64 `json:"seed,omitempty"`
 }
