@@ -102,3 +102,33 @@ func TestResumeWithoutThreadIsRefused(t *testing.T) {
 		t.Fatalf("thread without checkpointer: %v", err)
 	}
 }
+
+// TestInterruptIDCollisionIsRefused: an interrupt id is "<task key>:<key>",
+// so node "a:b" asking with the default key and node "a" asking with key
+// "b:interrupt" both spell "a:b:interrupt#0". Answers are addressed by id,
+// so the pause is refused with an error that says how to fix it, and
+// nothing is checkpointed as interrupted.
+func TestInterruptIDCollisionIsRefused(t *testing.T) {
+	ask := func(opts ...runtime.InterruptOption) runtime.NodeFunc {
+		return func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+			_, err := runtime.Interrupt[string](ctx, "ok?", opts...)
+			return nil, err
+		}
+	}
+	g := mustCompile(t, runtime.NewBuilder("collide").
+		Node("a:b", ask()).
+		Node("a", ask(runtime.WithKey("b:interrupt"))).
+		Edge(spec.Start, "a:b").Edge(spec.Start, "a"))
+	cp := runtime.NewMemory()
+	res, err := g.Invoke(context.Background(), nil, runtime.Thread("t"), runtime.WithCheckpointer(cp))
+	var ne *runtime.NodeError
+	if !errors.As(err, &ne) || res.Status != runtime.StatusError {
+		t.Fatalf("want a NodeError and status error, got %+v %v", res.Status, err)
+	}
+	if !strings.Contains(err.Error(), `"a:b:interrupt#0"`) || !strings.Contains(err.Error(), "runtime.WithKey") {
+		t.Errorf("error does not name the id and the fix: %v", err)
+	}
+	if pend, err := runtime.PendingInterrupts(context.Background(), cp, "t"); err != nil || len(pend) != 0 {
+		t.Errorf("pending after a refused pause: %v %v", pend, err)
+	}
+}

@@ -335,6 +335,16 @@ func cmpString(a, b string) int {
 // the same plan, the open interrupts, and the journals kept.
 func (r *runner[S, U]) commitPause() error {
 	pend := r.pending()
+	// An id is "<task key>:<interrupt key>", and both halves may hold a
+	// colon, so two tasks can spell the same id. Answers are addressed by
+	// id, so such a pause could not be answered unambiguously: refuse it
+	// before it is written.
+	for i := 1; i < len(pend); i++ {
+		if a, b := pend[i-1], pend[i]; a.ID == b.ID {
+			return &NodeError{Node: b.Node, TaskKey: b.ID[:len(b.ID)-len(b.Key)-1], Err: fmt.Errorf(
+				"interrupt id %q is also the id of an interrupt of node %q in the same superstep (an id is <task key>:<interrupt key>); give one of them a key without ':' with runtime.WithKey so each can be answered by id", b.ID, a.Node)}
+		}
+	}
 	if r.cfg.cp != nil {
 		cp := cloneCheckpoint(r.latest)
 		cp.ID, cp.ParentID, cp.Pending, cp.Created = newID(), r.latest.ID, pend, time.Now().UTC()

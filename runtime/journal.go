@@ -132,6 +132,9 @@ type InterruptOption func(*string)
 
 // WithKey gives an interrupt an explicit key instead of "interrupt" (use a
 // stable key derived from the data inside loops, e.g. "approve:"+item.ID).
+// The interrupt's id is "<task key>:<key>#<n>"; a pause in which two tasks
+// spell the same id (possible when node ids hold ':' too) cannot be
+// answered by id, so the run fails with a NodeError that names it.
 func WithKey(key string) InterruptOption { return func(k *string) { *k = key } }
 
 // Interrupt asks a person: on the first pass it journals payload as pending
