@@ -128,6 +128,8 @@ var inlineCases = []ruleCase{
 		path: "edges[0].wen", at: `"wen"`, msg: `unknown field "wen" in edge "__start__" -> "__end__"`, hint: `did you mean "when"?`},
 	{doc: `{"edges": [{"from": "__start__", "to": "__end__"}], "x-ui": {"zoom": 2}}`, sev: SeverityWarning,
 		path: "x-ui", at: `"x-ui"`, msg: `unknown field "x-ui" in the document`, hint: "the known ones here are name, channels, nodes, edges"},
+	{doc: `{"$schema": 1, "edges": [{"from": "__start__", "to": "__end__"}]}`, sev: SeverityWarning,
+		path: "$schema", at: `"$schema"`, msg: `"$schema" has no effect unless it is a string`, hint: "ilmekgen schema prints it"},
 	{doc: `{"nodes": [{"id": "a", "type": "t"}, {"id": "lost", "type": "t"}], "edges": [{"from": "__start__", "to": "a"}, {"from": "lost", "to": "a"}]}`,
 		sev: SeverityWarning, path: "nodes[1]", at: `{"id": "lost"`, msg: `node "lost" is unreachable from __start__`},
 	{doc: "{\"channels\": {\"n\": {}},\n\"edges\": [\n{\"from\": \"__start__\", \"to\": \"__end__\", \"when\": {\"channel\": \"n\", \"in\": [1, \"a\"]}},\n{\"from\": \"__start__\", \"to\": \"__end__\", \"when\": {\"channel\": \"n\", \"in\": [1.0, \"a\"]}}]}",
@@ -296,6 +298,24 @@ func TestDecodeReportsEveryProblem(t *testing.T) {
 		if ds[i].Pos.Offset < ds[i-1].Pos.Offset {
 			t.Errorf("diagnostics not sorted by offset: %v before %v", ds[i-1], ds[i])
 		}
+	}
+}
+
+// TestSchemaMemberIsQuiet: a string "$schema" (how editors find the JSON
+// Schema) draws no warning and survives the canonical encoding; elsewhere
+// than the top level it is an unknown member like any other.
+func TestSchemaMemberIsQuiet(t *testing.T) {
+	doc := `{"$schema": "./ilmek.schema.json", "edges": [{"from": "__start__", "to": "__end__"}]}`
+	g, diags := Decode("g.json", []byte(doc))
+	if g == nil || len(diags) != 0 {
+		t.Fatalf("Decode: %v", diags)
+	}
+	if out := g.Encode(); !bytes.Contains(out, []byte(`"$schema": "./ilmek.schema.json"`)) {
+		t.Errorf("canonical encoding lost $schema:\n%s", out)
+	}
+	_, diags = Decode("g.json", []byte(`{"edges": [{"from": "__start__", "to": "__end__", "$schema": "x"}]}`))
+	if len(diags) != 1 || !strings.Contains(diags[0].Message, `unknown field "$schema" in edge`) {
+		t.Errorf("a nested $schema: %v", diags)
 	}
 }
 

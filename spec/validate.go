@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -122,6 +123,12 @@ func (c *checker) raw(path string, raw []byte) {
 	}
 }
 
+// SchemaMember is the top-level member in which a document names its JSON
+// Schema for editors (e.g. "$schema": "./ilmek.schema.json"). The decoder
+// keeps it like any member it does not interpret, but does not warn about it
+// when it is a string.
+const SchemaMember = "$schema"
+
 // extra warns about unknown members (they are kept, but have no effect) and
 // refuses those named like a known member.
 func (c *checker) extra(parent, what string, e Extra, known []string) {
@@ -132,6 +139,15 @@ func (c *checker) extra(parent, what string, e Extra, known []string) {
 			continue
 		}
 		c.raw(path, e[k])
+		if parent == "" && k == SchemaMember {
+			// Editors read "$schema" to validate and complete the document.
+			if v := bytes.TrimLeft(e[k], " \t\r\n"); len(v) > 0 && v[0] == '"' {
+				continue
+			}
+			c.warnf(path, "write the URI or path of the document's JSON Schema as a string, e.g. \"./ilmek.schema.json\" (ilmekgen schema prints it)",
+				"%s has no effect unless it is a string", quote(k))
+			continue
+		}
 		c.warnf(path, didYouMean(k, known)+"unknown members are kept but have no effect; the known ones here are "+list(known),
 			"unknown field %s in %s", quote(k), what)
 	}
