@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ilmek-go/ilmek/internal/leaktest"
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/spec"
 )
@@ -111,7 +112,7 @@ func TestNodeFaultAmongSiblings(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			checkNoGoroutineLeak(t)
+			leaktest.Check(t)
 			var effects atomic.Int32
 			var taskIDs sync.Map
 			healed := atomic.Bool{}
@@ -272,7 +273,7 @@ func TestCheckpointPutFails(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			checkNoGoroutineLeak(t)
+			leaktest.Check(t)
 			e := tc.build(t)
 			store := newFaultyStore()
 			defer store.checkReleased(t)
@@ -382,7 +383,7 @@ func TestJournalWriteFails(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			checkNoGoroutineLeak(t)
+			leaktest.Check(t)
 			reserve.Store(0)
 			charge.Store(0)
 			store := newFaultyStore()
@@ -429,7 +430,7 @@ func TestJournalWriteFails(t *testing.T) {
 	}
 
 	t.Run("answer of a resume", func(t *testing.T) {
-		checkNoGoroutineLeak(t)
+		leaktest.Check(t)
 		store := newFaultyStore()
 		defer store.checkReleased(t)
 		opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(store)}
@@ -470,7 +471,7 @@ func TestLeaseFails(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			checkNoGoroutineLeak(t)
+			leaktest.Check(t)
 			var ran atomic.Int32
 			g := mustCompile(t, runtime.NewBuilder("lease").Channel("x", "").
 				Node("a", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { ran.Add(1); return nil, nil }).
@@ -518,7 +519,7 @@ func TestLeaseFails(t *testing.T) {
 // latest checkpoint, GetJournal of a replayed task): the run is refused or
 // ends with an error of kind "checkpoint" and writes nothing.
 func TestCheckpointerReadFails(t *testing.T) {
-	checkNoGoroutineLeak(t)
+	leaktest.Check(t)
 	var ran atomic.Int32
 	g := mustCompile(t, runtime.NewBuilder("read").Channel("x", "").
 		Node("a", func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
@@ -589,7 +590,7 @@ func (f failingReads) GetJournal(ctx context.Context, thread, task string) ([]ru
 // clash, or the two tasks keep separate journals and interrupt ids: each
 // pauses on its own question and, resumed, replays its own step.
 func TestNodeIDLikeSendKeyIsKeptApart(t *testing.T) {
-	checkNoGoroutineLeak(t)
+	leaktest.Check(t)
 	doc, ds := spec.Decode("clash.json", []byte(`{
   "channels": {"out": {"reducer": "append"}},
   "nodes": [
@@ -700,7 +701,7 @@ func TestCallbackPanicIsAnError(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			checkNoGoroutineLeak(t)
+			leaktest.Check(t)
 			var armed atomic.Bool
 			g := mustCompile(t, tc.b(&armed))
 			store := newFaultyStore()
@@ -735,7 +736,7 @@ func TestCallbackPanicIsAnError(t *testing.T) {
 // keys, journal keys and interrupt ids. Every run finishes, each interrupt
 // is answered by its id, and ToSpec gives the document back.
 func TestHostileCorpusRuns(t *testing.T) {
-	checkNoGoroutineLeak(t)
+	leaktest.Check(t)
 	paths, err := filepath.Glob("../testdata/hostile/*.json")
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no corpus: %v", err)

@@ -1,78 +1,22 @@
 package runtime_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"runtime/pprof"
-	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
+	"github.com/ilmek-go/ilmek/internal/leaktest"
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
-// This file holds the fixtures of the fault tests (a goroutine-leak check
-// and a Checkpointer that fails on demand) and the tests about leaks under
+// This file holds the fixture of the fault tests (a Checkpointer that
+// fails on demand) and the tests about leaks under
 // load: many threads at once and consumers that stop streaming early.
-
-// goroutineStacks returns the stack of every live goroutine, keyed by its id.
-func goroutineStacks() map[int64]string {
-	var buf bytes.Buffer
-	if err := pprof.Lookup("goroutine").WriteTo(&buf, 2); err != nil {
-		panic(err)
-	}
-	out := map[int64]string{}
-	for _, block := range strings.Split(buf.String(), "\n\n") {
-		block = strings.TrimSpace(block)
-		rest, ok := strings.CutPrefix(block, "goroutine ")
-		if !ok {
-			continue
-		}
-		id, _, _ := strings.Cut(rest, " ")
-		if n, err := strconv.ParseInt(id, 10, 64); err == nil {
-			out[n] = block
-		}
-	}
-	return out
-}
-
-// checkNoGoroutineLeak snapshots the live goroutines and, when the test and
-// its subtests are over (and the cleanups registered after it have run),
-// waits up to five seconds for every goroutine started since to exit. It
-// fails the test with the stacks of those still alive. Call it first in a
-// test that must not leak; it cannot tell leaks apart in parallel tests.
-func checkNoGoroutineLeak(t testing.TB) {
-	t.Helper()
-	base := goroutineStacks()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			var extra []string
-			for id, stack := range goroutineStacks() {
-				if _, ok := base[id]; !ok {
-					extra = append(extra, stack)
-				}
-			}
-			if len(extra) == 0 {
-				return
-			}
-			if time.Now().After(deadline) {
-				slices.Sort(extra)
-				t.Errorf("%d goroutine(s) leaked (%d before the test, %d now); their stacks:\n\n%s",
-					len(extra), len(base), len(base)+len(extra), strings.Join(extra, "\n\n"))
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	})
-}
 
 // errInjected is the failure faultyStore injects.
 var errInjected = errors.New("injected fault")
@@ -223,7 +167,7 @@ func runThread(g *runtime.Graph[runtime.Values, runtime.Values], cp runtime.Chec
 // an interrupt and a resume: every thread ends with its own data, every
 // step ran exactly once, and no goroutine outlives the runs.
 func TestThousandsOfConcurrentThreads(t *testing.T) {
-	checkNoGoroutineLeak(t)
+	leaktest.Check(t)
 	n := 2000
 	if testing.Short() {
 		n = 200
@@ -274,7 +218,7 @@ func TestThousandsOfConcurrentThreads(t *testing.T) {
 // superstep is void (the last checkpoint stands), no goroutine is left
 // behind, and the thread later runs to its end.
 func TestStreamConsumerStopsMidSuperstep(t *testing.T) {
-	checkNoGoroutineLeak(t)
+	leaktest.Check(t)
 	const siblings = 8
 	var cancelled atomic.Int32
 	var block atomic.Bool
@@ -337,7 +281,7 @@ func TestStreamConsumerStopsMidSuperstep(t *testing.T) {
 // at every point of a run with parallel tasks: whichever event it stops
 // after, the coroutine and every task goroutine end.
 func TestStreamPullStoppedEarly(t *testing.T) {
-	checkNoGoroutineLeak(t)
+	leaktest.Check(t)
 	b := runtime.NewBuilder("pull").Channel("log", spec.Append)
 	for i := range 4 {
 		id := fmt.Sprintf("n%d", i)
@@ -367,7 +311,7 @@ func TestStreamPullStoppedEarly(t *testing.T) {
 // the consumer stops, no goroutine is left, the thread's lease is released,
 // and the thread still finishes with its step run exactly once.
 func TestStreamStoppedAtEveryEvent(t *testing.T) {
-	checkNoGoroutineLeak(t)
+	leaktest.Check(t)
 	var effects atomic.Int64
 	g := threadGraph(t, &effects)
 	in := runtime.Values{"who": "u"}

@@ -1,71 +1,19 @@
 package sqlite_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
-	"runtime/pprof"
-	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
+	"github.com/ilmek-go/ilmek/internal/leaktest"
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/sqlite"
 	"github.com/ilmek-go/ilmek/spec"
 )
-
-// hardeningGoroutines returns the stack of every live goroutine by id.
-func hardeningGoroutines() map[int64]string {
-	var buf bytes.Buffer
-	if err := pprof.Lookup("goroutine").WriteTo(&buf, 2); err != nil {
-		panic(err)
-	}
-	out := map[int64]string{}
-	for _, block := range strings.Split(buf.String(), "\n\n") {
-		rest, ok := strings.CutPrefix(strings.TrimSpace(block), "goroutine ")
-		if !ok {
-			continue
-		}
-		id, _, _ := strings.Cut(rest, " ")
-		if n, err := strconv.ParseInt(id, 10, 64); err == nil {
-			out[n] = block
-		}
-	}
-	return out
-}
-
-// checkNoLeakedGoroutines waits, when the test is over and the cleanups
-// registered after it (closing the store) have run, for every goroutine
-// started since the call to exit, and fails with the stacks of the rest.
-func checkNoLeakedGoroutines(t *testing.T) {
-	t.Helper()
-	base := hardeningGoroutines()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			var extra []string
-			for id, stack := range hardeningGoroutines() {
-				if _, ok := base[id]; !ok {
-					extra = append(extra, stack)
-				}
-			}
-			if len(extra) == 0 {
-				return
-			}
-			if time.Now().After(deadline) {
-				slices.Sort(extra)
-				t.Errorf("%d goroutine(s) leaked; their stacks:\n\n%s", len(extra), strings.Join(extra, "\n\n"))
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	})
-}
 
 // TestConcurrentThreadsOnOneFile runs 200 threads at once through one graph
 // and ONE SQLite store, each with a journaled step, an interrupt and a
@@ -73,7 +21,7 @@ func checkNoLeakedGoroutines(t *testing.T) {
 // every thread ends with its own data, every step ran exactly once, and
 // once the store is closed no goroutine is left.
 func TestConcurrentThreadsOnOneFile(t *testing.T) {
-	checkNoLeakedGoroutines(t)
+	leaktest.Check(t)
 	n := 200
 	if testing.Short() {
 		n = 40
