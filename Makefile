@@ -37,9 +37,9 @@ generated:
 ## generator and `go build` of its output, one ilmek-bench line, and the
 ## table of it all. BENCHCOUNT (default 1) repeats each benchmark.
 bench:
-	go test -run '^$$' -bench . -benchmem ./runtime/... ./gen/...
+	go test -run '^$$' -bench . -benchmem -timeout 1h ./runtime/... ./gen/...
 	mkdir -p bench/results
-	cd bench && go test -run '^$$' -bench . -benchmem -count $(or $(BENCHCOUNT),1) . > results/bench.txt; \
+	cd bench && go test -run '^$$' -bench . -benchmem -timeout 2h -count $(or $(BENCHCOUNT),1) . > results/bench.txt; \
 		s=$$?; cat results/bench.txt; exit $$s
 	cd bench && go run ./cmd/ilmek-bench --workload chain --n 100 --kind generated --ckpt none
 	cd bench && go run ./cmd/benchtable results/bench.txt > results/table.md && cat results/table.md
