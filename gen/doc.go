@@ -53,7 +53,9 @@
 // split at non-alphanumerics and case changes, Go initialisms in capitals):
 // channel "user_id" is field UserID and constant ChannelUserID, node "agent"
 // is constant NodeAgent, node type "http_call" is method HTTPCall and config
-// type HTTPCallConfig. A name GoName refuses, two names converting to the
+// type HTTPCallConfig. A node id only ever follows the prefix Node, so it may
+// start with a digit or a letter without upper case (GoSuffix): node "1st"
+// is Node1st, and a builder's UUID ids are fine. A name GoName refuses, two names converting to the
 // same identifier in one scope (the package block, State's fields and
 // methods, Update's fields, Nodes' methods, one config struct), or a name
 // taking a generated one (State, Update, Nodes, Node, NodeID, New, Graph,

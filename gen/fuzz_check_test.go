@@ -329,7 +329,7 @@ var requiredInternal = []declKey{"const specJSON"}
 // types by method name, and each type's config keys by key.
 type docNames struct {
 	chans []string // GoName of each channel
-	nodes []string // GoName of each node id
+	nodes []string // GoSuffix("Node", id) of each node id: its constant
 	types []string // distinct node types, sorted by method
 	// methods and keys are per entry of types.
 	methods []string
@@ -350,7 +350,7 @@ func namesOf(g *spec.Graph) (docNames, bool) {
 	byType := map[string][]map[string]any{}
 	var order []string
 	for _, n := range g.Nodes {
-		id, err := GoName(n.ID)
+		id, err := GoSuffix("Node", n.ID)
 		if err != nil {
 			return dn, false
 		}
@@ -424,7 +424,7 @@ func expectedDecls(g *spec.Graph, dn docNames, bound map[string]bool) map[declKe
 		}
 	}
 	for _, n := range dn.nodes {
-		add("const Node" + n)
+		add("const " + n)
 	}
 	for i, m := range dn.methods {
 		add("method Nodes."+m, "method registryNodes."+m)
@@ -902,7 +902,7 @@ func roles(gp *genPackage, g *spec.Graph) map[types.Object]string {
 		member(state, "Has"+f, fmt.Sprintf("channel#%d.has", i))
 	}
 	for i, n := range dn.nodes {
-		set(scope.Lookup("Node"+n), fmt.Sprintf("node#%d.const", i))
+		set(scope.Lookup(n), fmt.Sprintf("node#%d.const", i))
 	}
 	nodes, reg := named("Nodes"), named("registryNodes")
 	for i, m := range dn.methods {

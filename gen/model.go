@@ -164,10 +164,12 @@ func buildModel(g *spec.Graph, opts Options, d *diags) *model {
 			}
 			nm.config = v
 		}
-		if id, err := GoName(n.ID); err != nil {
+		// The id only ever follows the prefix "Node", so it may start with
+		// a digit ("1st", or a builder's UUID) or a caseless letter.
+		if konst, err := GoSuffix("Node", n.ID); err != nil {
 			d.errorf(nm.path, "rename the node", "node id %v", err)
 		} else {
-			nm.konst = "Node" + id
+			nm.konst = konst
 			claim(pkg, nm.konst, origin{desc: "node " + quote(n.ID), path: nm.path})
 		}
 		tm := byType[n.Type]

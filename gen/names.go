@@ -43,18 +43,7 @@ var initialisms = map[string]bool{
 // identifier ("user_id" and "userID"); the generator reports that as a
 // collision naming both, and never renames one of them.
 func GoName(name string) (string, error) {
-	var b strings.Builder
-	for _, w := range words(name) {
-		lw := strings.ToLower(w)
-		if initialisms[lw] {
-			b.WriteString(strings.ToUpper(w))
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(w)
-		b.WriteRune(unicode.ToUpper(r))
-		b.WriteString(w[size:])
-	}
-	id := b.String()
+	id := joinWords(name)
 	r, _ := utf8.DecodeRuneInString(id)
 	switch {
 	case id == "":
@@ -67,6 +56,38 @@ func GoName(name string) (string, error) {
 		return "", fmt.Errorf("%s converts to %s, which is not a Go identifier", quote(name), id)
 	}
 	return id, nil
+}
+
+// GoSuffix converts a name the way GoName does, for identifiers that always
+// follow a fixed exported prefix (node id "1st" is constant Node1st): the
+// result may start with a digit or a letter without upper case, and is an
+// error only when the name has no letter or digit.
+func GoSuffix(prefix, name string) (string, error) {
+	id := joinWords(name)
+	if id == "" {
+		return "", fmt.Errorf("%s has no letter or digit, so it has no Go name", quote(name))
+	}
+	if !token.IsIdentifier(prefix + id) {
+		return "", fmt.Errorf("%s converts to %s, which is not a Go identifier", quote(name), prefix+id)
+	}
+	return prefix + id, nil
+}
+
+// joinWords joins the words of name as GoName describes, without checking
+// that the result is an identifier.
+func joinWords(name string) string {
+	var b strings.Builder
+	for _, w := range words(name) {
+		lw := strings.ToLower(w)
+		if initialisms[lw] {
+			b.WriteString(strings.ToUpper(w))
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(w)
+		b.WriteRune(unicode.ToUpper(r))
+		b.WriteString(w[size:])
+	}
+	return b.String()
 }
 
 // words splits s into the words GoName joins.

@@ -40,6 +40,29 @@ func TestGoName(t *testing.T) {
 	}
 }
 
+// TestGoSuffix: node ids follow the prefix Node, so they may start with a
+// digit or a caseless letter; only a name without letters or digits fails.
+func TestGoSuffix(t *testing.T) {
+	for _, tc := range []struct{ in, want, err string }{
+		{in: "agent", want: "NodeAgent"},
+		{in: "1st", want: "Node1st"},
+		{in: "3f2a9c1e-77b0-4d2e", want: "Node3f2a9c1e77b04d2e"},
+		{in: "日本", want: "Node日本"},
+		{in: "٣", want: "Node٣"},
+		{in: "user_id", want: "NodeUserID"},
+		{in: "", err: "has no letter or digit"},
+		{in: "*/", err: "has no letter or digit"},
+	} {
+		got, err := GoSuffix("Node", tc.in)
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("GoSuffix(%q) = %q, %v; want error containing %q", tc.in, got, err, tc.err)
+		case tc.err == "" && (err != nil || got != tc.want):
+			t.Errorf("GoSuffix(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+}
+
 func TestCheckPackageName(t *testing.T) {
 	for name, ok := range map[string]bool{"supportgraph": true, "type": false, "string": false, "main": false, "_": false, "a-b": false, "1x": false} {
 		if err := CheckPackageName(name); (err == nil) != ok {
