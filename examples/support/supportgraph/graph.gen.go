@@ -199,7 +199,7 @@ func New(n Nodes, opts ...runtime.Option) (*Graph, error) {
 		return nil, &runtime.SpecError{Msg: "supportgraph.New: Nodes is nil"}
 	}
 	b := &builder{p: &program{}}
-	b.add(NodeAgent, "LLM")(n.LLM(NodeAgent, LLMConfig{Model: "claude-opus-4-8", Tools: []string{"search"}}))
+	b.add(NodeAgent, "LLM")(n.LLM(NodeAgent, LLMConfig{Model: "chat-large", Tools: []string{"search"}}))
 	b.add(NodeCheckout, "HTTP")(n.HTTP(NodeCheckout, HTTPConfig{URL: "https://shop.example/checkout"}))
 	if len(b.errs) > 0 {
 		return nil, b.err()

@@ -15,7 +15,7 @@ import (
 type nodes struct{ t *testing.T }
 
 func (n nodes) LLM(id supportgraph.NodeID, cfg supportgraph.LLMConfig) (supportgraph.Node, error) {
-	if id != supportgraph.NodeAgent || cfg.Model != "claude-opus-4-8" || len(cfg.Tools) != 1 || cfg.Tools[0] != "search" {
+	if id != supportgraph.NodeAgent || cfg.Model != "chat-large" || len(cfg.Tools) != 1 || cfg.Tools[0] != "search" {
 		n.t.Errorf("LLM(%v, %+v): unexpected id or config", id, cfg)
 	}
 	return func(ctx *runtime.Ctx, s supportgraph.State) (supportgraph.Update, error) {
