@@ -52,15 +52,15 @@ bench:
 ## (golang/go#75804, fixed in Go 1.27); a count has no deadline to race, so
 ## a slow machine only takes longer. FUZZTIME=30s (or 1000000x) overrides
 ## every budget; FUZZFLAGS adds flags, e.g. -parallel=1. The generator's
-## fuzzers check each input for milliseconds, so they minimize a new input
-## for at most FUZZMINIMIZE tries. A failure writes its input to the
-## package's testdata/fuzz/<Fuzzer>/.
+## fuzzers check each input for milliseconds, so the gen fuzzers minimize a
+## new input for at most FUZZMINIMIZE tries, not for go test's 60 s. A
+## failure writes its input to the package's testdata/fuzz/<Fuzzer>/.
 FUZZMINIMIZE ?= 200x
 fuzz:
 	go test ./spec -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(or $(FUZZTIME),400000x) $(FUZZFLAGS)
 	go test ./gen -run '^$$' -fuzz '^FuzzGenerate$$' -fuzztime $(or $(FUZZTIME),8000x) -fuzzminimizetime $(FUZZMINIMIZE) $(FUZZFLAGS)
 	go test ./gen -run '^$$' -fuzz '^FuzzPredicatesAgree$$' -fuzztime $(or $(FUZZTIME),15000x) -fuzzminimizetime $(FUZZMINIMIZE) $(FUZZFLAGS)
-	go test ./gen -run '^$$' -fuzz '^FuzzMermaid$$' -fuzztime $(or $(FUZZTIME),120000x) $(FUZZFLAGS)
+	go test ./gen -run '^$$' -fuzz '^FuzzMermaid$$' -fuzztime $(or $(FUZZTIME),120000x) -fuzzminimizetime $(FUZZMINIMIZE) $(FUZZFLAGS)
 
 ## example: the main job, as the README shows it.
 example:
