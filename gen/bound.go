@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/dave/jennifer/jen"
 
@@ -56,6 +57,9 @@ func boundLitInto(t types.Type, v any, path string, probs *[]problem) jen.Code {
 		*probs = append(*probs, problem{path: path, msg: fmt.Sprintf(format, args...)})
 		return nil
 	}
+	if isTime(t) {
+		return timeLit(v, fail)
+	}
 	if name := selfDecoding(t); name != "" {
 		return fail("type %s decodes itself with %s; ilmekgen cannot write its stored value as a Go literal (use a plain field type)", typeString(t), name)
 	}
@@ -76,6 +80,9 @@ func boundLitInto(t types.Type, v any, path string, probs *[]problem) jen.Code {
 		inner := boundLitInto(u.Elem(), v, path, probs)
 		if inner == nil {
 			return nil
+		}
+		if isTime(u.Elem()) {
+			return jen.New(inner) // new(time.Date(...)): a call has no address
 		}
 		switch u.Elem().(type) {
 		case *types.Basic:
@@ -337,6 +344,34 @@ func matchField(fields []jsonField, key string) *jsonField {
 		}
 	}
 	return nil
+}
+
+// timeLit writes a stored time.Time value: the config holds it as
+// encoding/json does (an RFC 3339 string, decoded here by time.Time's own
+// UnmarshalJSON, so the same strings are accepted), and the literal is a
+// time.Date call in UTC or, for a stored offset, in a fixed zone of that
+// offset (never time.Local, so the output does not depend on the machine's
+// zone). null leaves the zero time, as encoding/json does.
+func timeLit(v any, fail func(string, ...any) jen.Code) jen.Code {
+	if v == nil {
+		return nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return fail("want an RFC 3339 string for time.Time, got %s", jsonKind(v))
+	}
+	raw, _ := json.Marshal(s)
+	var tm time.Time
+	if err := tm.UnmarshalJSON(raw); err != nil {
+		return fail("%s is not a time.Time: %v; write it in RFC 3339, e.g. \"2024-05-01T10:00:00Z\"", quote(s), err)
+	}
+	loc := jen.Qual("time", "UTC")
+	if _, off := tm.Zone(); off != 0 || !strings.HasSuffix(strings.ToUpper(s), "Z") {
+		loc = jen.Qual("time", "FixedZone").Call(jen.Lit(""), jen.Lit(off))
+	}
+	return jen.Qual("time", "Date").Call(
+		jen.Lit(tm.Year()), jen.Qual("time", tm.Month().String()), jen.Lit(tm.Day()),
+		jen.Lit(tm.Hour()), jen.Lit(tm.Minute()), jen.Lit(tm.Second()), jen.Lit(tm.Nanosecond()), loc)
 }
 
 // selfDecoding returns the method with which *t decodes itself, or "".

@@ -47,9 +47,9 @@ import (
 // pointers, slices, maps and any (the generator also reads null as "leave
 // the zero value"). Where it is looser: a JSON Schema cannot see how
 // a number is written, so 1.0 or 1e3 pass as integers though encoding/json
-// refuses them for an integer field; and time.Time values are described as
-// date-time strings though the generator cannot yet write them as literals
-// (it refuses a stored time.Time, like every type that decodes itself).
+// refuses them for an integer field; and the date-time format of a
+// time.Time is an annotation in draft 2020-12, so a validator may accept a
+// string the generator refuses (time.Time's own UnmarshalJSON decides).
 
 // ConfigSchema returns the JSON Schema (draft 2020-12) of the configs of
 // node type nodeType bound to b (a Binding from LoadBindings), indented,

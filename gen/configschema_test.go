@@ -229,10 +229,10 @@ func TestConfigSchemaBoundGolden(t *testing.T) {
 	if got.Schema != "https://json-schema.org/draft/2020-12/schema" || got.Type != "object" || got.Additional == nil || *got.Additional {
 		t.Errorf("top level: $schema %q, type %q, additionalProperties %v", got.Schema, got.Type, got.Additional)
 	}
-	if want := []string{"model", "temperature", "max_tokens", "tools", "extra", "retries"}; !slices.Equal(got.Required, want) {
+	if want := []string{"model", "temperature", "max_tokens", "tools", "extra", "since", "retries"}; !slices.Equal(got.Required, want) {
 		t.Errorf("required %v, want %v", got.Required, want)
 	}
-	order := []string{`"model"`, `"temperature"`, `"max_tokens"`, `"tools"`, `"stop"`, `"extra"`, `"retries"`}
+	order := []string{`"model"`, `"temperature"`, `"max_tokens"`, `"tools"`, `"stop"`, `"extra"`, `"seed"`, `"since"`, `"until"`, `"retries"`}
 	last := -1
 	for _, key := range order {
 		i := bytes.Index(out, []byte(key+": "))
@@ -375,8 +375,7 @@ func TestConfigSchemaMappings(t *testing.T) {
 // with the schema and with the generator's own check of stored configs,
 // and pins both verdicts. Where they differ, the case says why: the schema
 // is stricter (required fields, exact key case, null only where Go has
-// nil) or cannot see number text, and time.Time is described though the
-// generator cannot yet write it.
+// nil), or cannot see number text or check a date-time string.
 func TestConfigSchemaAgreesWithGenerator(t *testing.T) {
 	b, err := cfgTestAll()
 	if err != nil {
@@ -423,7 +422,9 @@ func TestConfigSchemaAgreesWithGenerator(t *testing.T) {
 		{name: "key in another case", set: `{"S": "x"}`, del: "s", genOK: true, why: "encoding/json matches keys case-insensitively; the schema wants them exact"},
 		{name: "null for an int", set: `{"i": null}`, genOK: true, why: "null leaves a non-nilable field zero; the schema offers null only where Go has nil"},
 		{name: "integer written 1.0", set: `{"i": 1.0}`, schemaOK: true, why: "a JSON Schema cannot see number text: 1.0 is an integer to it"},
-		{name: "time.Time", set: `{"when": "2024-05-01T10:00:00Z"}`, schemaOK: true, why: "the generator cannot yet write a time.Time literal (it refuses every type that decodes itself)"},
+		{name: "time.Time", set: `{"when": "2024-05-01T10:00:00Z"}`, schemaOK: true, genOK: true},
+		{name: "time.Time with an offset", set: `{"when": "2024-05-01T10:00:00.5+02:00"}`, schemaOK: true, genOK: true},
+		{name: "time.Time not RFC 3339", set: `{"when": "May 1st"}`, why: "the schema's date-time format is an annotation in draft 2020-12, not an assertion", schemaOK: true},
 		{name: "time.Time of the wrong kind", set: `{"when": 5}`},
 	}
 	for _, tt := range tests {

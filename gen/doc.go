@@ -107,7 +107,11 @@
 // a struct generated from the stored configs (see config.go for the rules:
 // a field per key; string, bool, int64 when every number is an integer,
 // float64, slices, map[string]any for objects, any when kinds disagree or a
-// value is null). Stored configs become Go composite literals in New.
+// value is null). Stored configs become Go composite literals in New; a
+// time.Time field (an RFC 3339 string in the document) becomes a time.Date
+// call in UTC or in a fixed zone of the stored offset. Other types that
+// decode themselves (UnmarshalJSON, UnmarshalText) cannot be written as
+// literals and are refused with the field's path.
 //
 // # The program
 //

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/spec"
@@ -34,6 +35,13 @@ type typedNodes struct{ t *testing.T }
 func (n typedNodes) LLM(id boundgraph.NodeID, cfg shop.LLMOptions) (boundgraph.Node, error) {
 	if cfg.Model != "m1" || cfg.Retries != 2 || cfg.MaxTokens != 100 || cfg.Temperature != 0.25 || len(cfg.Tools) != 1 || cfg.Stop == nil || *cfg.Stop != "END" || cfg.Seed != 18446744073709551615 {
 		n.t.Errorf("LLM config %+v", cfg)
+	}
+	since := time.Date(2024, time.May, 1, 10, 0, 0, 500_000_000, time.FixedZone("", 2*60*60))
+	if _, off := cfg.Since.Zone(); !cfg.Since.Equal(since) || off != 2*60*60 {
+		n.t.Errorf("config since = %v, want %v in its stored offset", cfg.Since, since)
+	}
+	if cfg.Until == nil || !cfg.Until.Equal(time.Date(2025, time.January, 1, 0, 0, 0, 0, time.UTC)) || cfg.Until.Location() != time.UTC {
+		n.t.Errorf("config until = %v, want 2025-01-01 UTC", cfg.Until)
 	}
 	return func(*runtime.Ctx, boundgraph.State) (boundgraph.Update, error) { return boundgraph.Update{}, nil }, nil
 }

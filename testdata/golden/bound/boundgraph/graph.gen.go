@@ -11,6 +11,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/spec"
@@ -293,7 +294,7 @@ func New(n Nodes, opts ...runtime.Option) (*Graph, error) {
 		return nil, &runtime.SpecError{Msg: "boundgraph.New: Nodes is nil"}
 	}
 	b := &builder{p: &program{}}
-	b.add(NodeAgent, "LLM")(n.LLM(NodeAgent, shop.LLMOptions{Base: shop.Base{Retries: 2}, Model: "m1", Temperature: 0.25, MaxTokens: 100, Tools: []shop.Tool{shop.Tool{Name: "search"}}, Stop: new(string("END")), Extra: map[string]any{"k": []any{1.0, "two", nil}}, Seed: 18446744073709551615}))
+	b.add(NodeAgent, "LLM")(n.LLM(NodeAgent, shop.LLMOptions{Base: shop.Base{Retries: 2}, Model: "m1", Temperature: 0.25, MaxTokens: 100, Tools: []shop.Tool{shop.Tool{Name: "search"}}, Stop: new(string("END")), Extra: map[string]any{"k": []any{1.0, "two", nil}}, Seed: 18446744073709551615, Since: time.Date(2024, time.May, 1, 10, 0, 0, 500000000, time.FixedZone("", 7200)), Until: new(time.Date(2025, time.January, 1, 0, 0, 0, 0, time.UTC))}))
 	b.add(NodeBuy, "Mark")(n.Mark(NodeBuy, MarkConfig{Label: "buy"}))
 	b.add(NodeRetry, "Mark")(n.Mark(NodeRetry, MarkConfig{Label: "retry"}))
 	b.add(NodeGood, "Mark")(n.Mark(NodeGood, MarkConfig{Label: "good"}))

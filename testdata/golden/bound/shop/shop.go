@@ -2,6 +2,8 @@
 // and configs to.
 package shop
 
+import "time"
+
 // Message is one chat message.
 type Message struct {
 	Role string `json:"role"`
@@ -39,4 +41,7 @@ type LLMOptions struct {
 	// Seed is above the int64 range on purpose: the generator must write
 	// it as an unsigned constant.
 	Seed uint64 `json:"seed,omitempty"`
+	// Since and Until are written as time.Date calls, in the stored offset.
+	Since time.Time  `json:"since"`
+	Until *time.Time `json:"until,omitempty"`
 }
