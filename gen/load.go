@@ -112,6 +112,14 @@ func LoadBindings(g *spec.Graph, b BindingSpec, cfg LoadConfig) (*Bindings, spec
 			pkgs[p.PkgPath] = p
 		}
 	}
+	var cycles map[string][]string
+	if cfg.OutPkgPath != "" && len(paths) > 0 {
+		var err error
+		if cycles, err = importChains(cfg.Dir, sortedKeys(paths), cfg.OutPkgPath); err != nil {
+			d.errorf("", "", "listing the imports of the binding packages: %v", err)
+			return nil, d.list
+		}
+	}
 	lookup := func(path, name string) (types.Type, error) {
 		if cfg.OutPkgPath != "" && path == cfg.OutPkgPath {
 			return nil, fmt.Errorf("package %s is the package being generated; a binding into it would import itself", path)
@@ -120,10 +128,9 @@ func LoadBindings(g *spec.Graph, b BindingSpec, cfg LoadConfig) (*Bindings, spec
 		if p == nil || p.Types == nil || (p.Name == "" && len(p.Errors) > 0) {
 			return nil, fmt.Errorf("package %s not found%s", path, pkgErrors(p))
 		}
-		if cfg.OutPkgPath != "" {
-			if _, ok := p.Imports[cfg.OutPkgPath]; ok {
-				return nil, fmt.Errorf("package %s imports %s, the package being generated: import cycle", path, cfg.OutPkgPath)
-			}
+		if chain := cycles[path]; chain != nil {
+			return nil, fmt.Errorf("package %s depends on %s, the package being generated, so the generated package cannot import it (import cycle %s); move the type to a package that does not depend on the generated one",
+				path, cfg.OutPkgPath, strings.Join(chain, " -> "))
 		}
 		obj, ok := p.Types.Scope().Lookup(name).(*types.TypeName)
 		if !ok {
@@ -202,4 +209,55 @@ func channelList(g *spec.Graph) string {
 	}
 	sort.Strings(names)
 	return strings.Join(names, ", ")
+}
+
+// importChains lists, for each of roots that imports out directly or
+// through other packages, the import cycle binding it would close: for
+// root a importing b importing out, [a b out a] (the generated package out
+// would import a for the binding).
+// It asks go list for import paths only (no type checking), so walking
+// the whole dependency graph stays cheap.
+func importChains(dir string, roots []string, out string) (map[string][]string, error) {
+	all, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedImports | packages.NeedDeps, Dir: dir}, roots...)
+	if err != nil {
+		return nil, err
+	}
+	// via[p] is the import of p on a path to out ("" when p imports out
+	// itself); known says whether p was decided, and reaches whether out
+	// is reachable from p.
+	via := map[string]string{}
+	known := map[string]bool{}
+	reaches := map[string]bool{}
+	var visit func(p *packages.Package) bool
+	visit = func(p *packages.Package) bool {
+		if known[p.PkgPath] {
+			return reaches[p.PkgPath]
+		}
+		known[p.PkgPath] = true // an import cycle among deps must not loop
+		for _, path := range sortedKeys(p.Imports) {
+			if path == out {
+				via[p.PkgPath], reaches[p.PkgPath] = "", true
+				return true
+			}
+		}
+		for _, path := range sortedKeys(p.Imports) {
+			if visit(p.Imports[path]) {
+				via[p.PkgPath], reaches[p.PkgPath] = path, true
+				return true
+			}
+		}
+		return false
+	}
+	chains := map[string][]string{}
+	for _, p := range all {
+		if !visit(p) {
+			continue
+		}
+		chain := []string{p.PkgPath}
+		for q := via[p.PkgPath]; q != ""; q = via[q] {
+			chain = append(chain, q)
+		}
+		chains[p.PkgPath] = append(chain, out, p.PkgPath)
+	}
+	return chains, nil
 }
