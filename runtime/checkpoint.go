@@ -86,6 +86,26 @@ type Checkpointer interface {
 	Lease(ctx context.Context, threadID string) (release func(), err error)
 }
 
+// LeaseWatcher is implemented by a Checkpointer whose lease can be lost
+// while a run holds it: another process took the thread over after the
+// lease expired unrenewed (the holder was paused or cut off), or deleted
+// the thread. The executor then takes the lease with WatchLease instead of
+// Lease, and the Checkpointer calls lost, once and from any goroutine,
+// when it learns that the lease is gone. The run is cancelled at once: its
+// nodes see their context done, Step starts no new effect, nothing more is
+// committed, and the run ends with StatusError and a *CheckpointError (Op
+// "lease") that wraps lost's error. A Checkpointer without it is still
+// fenced: its next write fails.
+type LeaseWatcher interface {
+	WatchLease(ctx context.Context, threadID string, lost func(error)) (release func(), err error)
+}
+
+// leaseLostError is the cancellation cause of a run whose lease was lost.
+type leaseLostError struct{ err error }
+
+func (e *leaseLostError) Error() string { return "lease lost: " + e.err.Error() }
+func (e *leaseLostError) Unwrap() error { return e.err }
+
 // ErrNotFound is returned by Checkpointer.Get when there is no such
 // checkpoint.
 var ErrNotFound = errors.New("checkpoint not found")

@@ -132,3 +132,62 @@ func TestInterruptIDCollisionIsRefused(t *testing.T) {
 		t.Errorf("pending after a refused pause: %v %v", pend, err)
 	}
 }
+
+// TestStepOnCancelledRunDoesNotRun: a node still running when its run is
+// cancelled may ask for a step; the step's function is not called (a later
+// run of the thread takes it up) and the run ends aborted.
+func TestStepOnCancelledRunDoesNotRun(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var ran atomic.Int32
+	g := mustCompile(t, runtime.NewBuilder("late").Channel("x", "").
+		Node("n", func(c *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+			cancel()
+			_, err := runtime.Step(c, "effect", func() (int, error) { ran.Add(1); return 1, nil })
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("Step on a cancelled run returned %v, want context.Canceled", err)
+			}
+			return nil, err
+		}).Edge(spec.Start, "n"))
+	res, _ := g.Invoke(ctx, nil, runtime.Thread("t"), runtime.WithCheckpointer(runtime.NewMemory()))
+	if res.Status != runtime.StatusAborted || ran.Load() != 0 {
+		t.Fatalf("status %q, step ran %d times; want aborted and 0", res.Status, ran.Load())
+	}
+}
+
+// watchingStore is a Memory whose lease the test can declare lost.
+type watchingStore struct {
+	*runtime.Memory
+	lost chan func(error)
+}
+
+func (w *watchingStore) WatchLease(ctx context.Context, threadID string, lost func(error)) (func(), error) {
+	release, err := w.Lease(ctx, threadID)
+	if err == nil {
+		w.lost <- lost
+	}
+	return release, err
+}
+
+// TestLeaseWatcherCancelsTheRun: a Checkpointer that implements
+// LeaseWatcher and reports the lease lost cancels the run at once; it
+// ends with StatusError and a lease CheckpointError wrapping the report.
+func TestLeaseWatcherCancelsTheRun(t *testing.T) {
+	errGone := errors.New("lease gone")
+	w := &watchingStore{Memory: runtime.NewMemory(), lost: make(chan func(error), 1)}
+	var ran atomic.Int32
+	g := mustCompile(t, runtime.NewBuilder("watch").Channel("x", "").
+		Node("n", func(c *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+			(<-w.lost)(errGone)
+			<-c.Done()
+			_, err := runtime.Step(c, "effect", func() (int, error) { ran.Add(1); return 1, nil })
+			return nil, err
+		}).Edge(spec.Start, "n"))
+	res, err := g.Invoke(context.Background(), nil, runtime.Thread("t"), runtime.WithCheckpointer(w))
+	var ce *runtime.CheckpointError
+	if res.Status != runtime.StatusError || !errors.As(err, &ce) || ce.Op != "lease" || !errors.Is(err, errGone) {
+		t.Fatalf("status %q, err %v; want status error and a lease CheckpointError wrapping the loss", res.Status, err)
+	}
+	if ran.Load() != 0 {
+		t.Errorf("the step ran after the lease was lost")
+	}
+}

@@ -19,7 +19,7 @@ type runner[S, U any] struct {
 	p      Program[S, U]
 	cfg    runConfig
 	ctx    context.Context
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 	info   runInfo
 
 	yield   func(Event, error) bool // nil when nobody consumes events
@@ -60,7 +60,7 @@ func newRunner[S, U any](g *Graph[S, U], ctx context.Context, cfg runConfig, yie
 	if r == nil {
 		r = &runner[S, U]{planner: newPlanner[S](g.ids)}
 	}
-	rctx, cancel := context.WithCancel(ctx)
+	rctx, cancel := context.WithCancelCause(ctx)
 	r.g, r.p, r.cfg, r.ctx, r.cancel, r.yield = g, g.p, cfg, rctx, cancel, yield
 	r.info = runInfo{shape: g.shape, runID: newID(), threadID: cfg.thread, meta: cfg.meta, logger: cfg.logger, limit: cfg.limit, strict: cfg.strict, cp: cfg.cp}
 	return r
@@ -96,17 +96,26 @@ func (r *runner[S, U]) emit(ev Event) {
 	}
 	if !r.yield(ev, nil) {
 		r.stopped = true
-		r.cancel()
+		r.cancel(nil)
 	}
 }
 
 // run executes the run and returns its result. A refused run returns a
 // Result with an empty Status and Err set.
 func (r *runner[S, U]) run(in *U, a *Answers) (res Result[S]) {
-	defer r.cancel()
+	defer r.cancel(nil)
 	res.RunID = r.info.runID
 	if r.cfg.cp != nil {
-		release, err := r.cfg.cp.Lease(r.ctx, r.cfg.thread)
+		var release func()
+		var err error
+		if w, ok := r.cfg.cp.(LeaseWatcher); ok {
+			// Losing the lease cancels the run at once: nodes see their
+			// context done and Step starts no new effect, rather than
+			// running effects the new holder of the thread will run again.
+			release, err = w.WatchLease(r.ctx, r.cfg.thread, func(lost error) { r.cancel(&leaseLostError{err: lost}) })
+		} else {
+			release, err = r.cfg.cp.Lease(r.ctx, r.cfg.thread)
+		}
 		if err != nil {
 			if !errors.Is(err, ErrThreadBusy) {
 				err = &CheckpointError{Op: "lease", Err: err}
@@ -150,10 +159,17 @@ func (r *runner[S, U]) run(in *U, a *Answers) (res Result[S]) {
 func (r *runner[S, U]) end(res Result[S], status Status, err error) Result[S] {
 	if status == StatusAborted {
 		cause := context.Cause(r.ctx)
-		if cause == nil {
-			cause = context.Canceled
+		var lost *leaseLostError
+		switch {
+		case errors.As(cause, &lost):
+			// Not the caller's cancellation: the thread now belongs to
+			// another run, and this one failed to keep it.
+			status, err = StatusError, &CheckpointError{Op: "lease", Err: lost.err}
+		case cause == nil:
+			err = fmt.Errorf("%w: %w", errAborted, context.Canceled)
+		default:
+			err = fmt.Errorf("%w: %w", errAborted, cause)
 		}
-		err = fmt.Errorf("%w: %w", errAborted, cause)
 	}
 	res.Status, res.Err, res.State = status, err, r.state
 	if r.latest != nil {

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -88,6 +89,9 @@ var ErrNotInTask = errors.New("Step and Interrupt are only available inside a no
 // (after an interrupt, a retry or a crash) it returns the journaled value
 // without calling fn. The result is persisted before Step returns. An error
 // from fn is returned and not journaled, so a later pass calls fn again.
+// On a run that is already cancelled (by the caller, or because another
+// run took the thread's lease over) Step does not call fn: it returns the
+// cancellation's cause, and a later run of the thread takes the step up.
 //
 // T must survive a JSON round trip: what fn returns and what the journal
 // gives back on replay must be equal.
@@ -111,6 +115,11 @@ func Step[T any](ctx *Ctx, key string, fn func() (T, error)) (T, error) {
 			return zero, fmt.Errorf("step %q: decode journaled value into %T: %w", full, v, err)
 		}
 		return v, nil
+	}
+	// A cancelled run starts no new effect: the caller gave up on it, or
+	// another run took the thread over and will run this step itself.
+	if err := context.Cause(ctx); err != nil {
+		return zero, fmt.Errorf("step %q not run: %w", full, err)
 	}
 	v, err := fn()
 	if err != nil {
