@@ -53,4 +53,10 @@
 // was taken over therefore fails with ErrLeaseLost instead of overwriting
 // the new owner's checkpoints. Expiry compares wall-clock times of the
 // processes sharing the file, which share a machine.
+//
+// The runtime takes the lease through WatchLease (runtime.LeaseWatcher), so
+// the stalled process does not wait for its next write to find out: when
+// its heartbeat finds the row gone or carrying another token, the run is
+// cancelled at once, its nodes see their context done, runtime.Step starts
+// no new effect, and the run ends with an error matching ErrLeaseLost.
 package sqlite

@@ -20,6 +20,16 @@ import (
 // held the lease must stop, the new holder owns the thread.
 var ErrLeaseLost = errors.New("the thread's lease was taken over by another run (it expired without renewal, or the thread was deleted); this write was refused so the new holder's state is not overwritten")
 
+// lostWhileHeld is what WatchLease's lost callback receives: the lease
+// was found gone by the heartbeat, not by a write. It matches ErrLeaseLost.
+type lostWhileHeld struct{ thread, path string }
+
+func (e *lostWhileHeld) Error() string {
+	return fmt.Sprintf("sqlite: the lease of thread %q in %q was taken over while this run held it (it expired without renewal, or the thread was deleted); the run was stopped so that it starts no effect the new holder will run as well", e.thread, e.path)
+}
+
+func (e *lostWhileHeld) Is(target error) bool { return target == ErrLeaseLost }
+
 // heldLease is a lease this Store holds: its token and its heartbeat.
 type heldLease struct {
 	thread string
@@ -27,6 +37,9 @@ type heldLease struct {
 	stop   chan struct{}
 	done   chan struct{}
 	once   sync.Once
+	// lost, when set (WatchLease), is told when the heartbeat finds the
+	// lease gone.
+	lost func(error)
 }
 
 func (l *heldLease) stopHeartbeatAsync() { l.once.Do(func() { close(l.stop) }) }
@@ -47,6 +60,21 @@ var holder = func() string {
 // while another live holder has it. release stops the heartbeat and deletes
 // the lease; calling it again does nothing.
 func (s *Store) Lease(ctx context.Context, threadID string) (func(), error) {
+	return s.lease(ctx, threadID, nil)
+}
+
+// WatchLease is Lease, and calls lost with an error matching ErrLeaseLost
+// as soon as the heartbeat finds that another process took the lease over
+// or deleted the thread (within a third of the lease TTL), so the runtime
+// cancels the run instead of letting it start effects the new holder will
+// run again.
+func (s *Store) WatchLease(ctx context.Context, threadID string, lost func(error)) (func(), error) {
+	return s.lease(ctx, threadID, lost)
+}
+
+var _ runtime.LeaseWatcher = (*Store)(nil)
+
+func (s *Store) lease(ctx context.Context, threadID string, lost func(error)) (func(), error) {
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
@@ -55,7 +83,7 @@ func (s *Store) Lease(ctx context.Context, threadID string) (func(), error) {
 	}
 	var b [16]byte
 	rand.Read(b[:])
-	l := &heldLease{thread: threadID, token: hex.EncodeToString(b[:]), stop: make(chan struct{}), done: make(chan struct{})}
+	l := &heldLease{thread: threadID, token: hex.EncodeToString(b[:]), stop: make(chan struct{}), done: make(chan struct{}), lost: lost}
 	now := time.Now()
 	res, err := s.ws[qTakeLease].ExecContext(ctx, threadID, l.token, holder, now.Add(s.opts.ttl).UnixNano(), now.UnixNano())
 	if err != nil {
@@ -108,7 +136,17 @@ func (s *Store) heartbeat(l *heldLease) {
 			continue // busy or interrupted: try again at the next tick
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return // lost: fenced writes now fail with ErrLeaseLost
+			// Lost: fenced writes now fail with ErrLeaseLost. Unless the
+			// lease was let go meanwhile (released, or deleted with the
+			// thread by this Store), tell the run.
+			select {
+			case <-l.stop:
+			default:
+				if l.lost != nil {
+					l.lost(&lostWhileHeld{thread: l.thread, path: s.path})
+				}
+			}
+			return
 		}
 	}
 }
