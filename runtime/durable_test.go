@@ -169,25 +169,42 @@ func (w *watchingStore) WatchLease(ctx context.Context, threadID string, lost fu
 }
 
 // TestLeaseWatcherCancelsTheRun: a Checkpointer that implements
-// LeaseWatcher and reports the lease lost cancels the run at once; it
-// ends with StatusError and a lease CheckpointError wrapping the report.
+// LeaseWatcher and reports the lease lost cancels the run at once; it ends
+// with StatusError and a lease CheckpointError wrapping the report, and
+// nothing more is committed, even by a node that ignores its context and
+// finishes its superstep (watchingStore does not fence its writes, so the
+// executor must not write).
 func TestLeaseWatcherCancelsTheRun(t *testing.T) {
-	errGone := errors.New("lease gone")
-	w := &watchingStore{Memory: runtime.NewMemory(), lost: make(chan func(error), 1)}
-	var ran atomic.Int32
-	g := mustCompile(t, runtime.NewBuilder("watch").Channel("x", "").
-		Node("n", func(c *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
-			(<-w.lost)(errGone)
-			<-c.Done()
-			_, err := runtime.Step(c, "effect", func() (int, error) { ran.Add(1); return 1, nil })
-			return nil, err
-		}).Edge(spec.Start, "n"))
-	res, err := g.Invoke(context.Background(), nil, runtime.Thread("t"), runtime.WithCheckpointer(w))
-	var ce *runtime.CheckpointError
-	if res.Status != runtime.StatusError || !errors.As(err, &ce) || ce.Op != "lease" || !errors.Is(err, errGone) {
-		t.Fatalf("status %q, err %v; want status error and a lease CheckpointError wrapping the loss", res.Status, err)
-	}
-	if ran.Load() != 0 {
-		t.Errorf("the step ran after the lease was lost")
+	for _, honours := range []bool{true, false} {
+		errGone := errors.New("lease gone")
+		w := &watchingStore{Memory: runtime.NewMemory(), lost: make(chan func(error), 1)}
+		var ran atomic.Int32
+		g := mustCompile(t, runtime.NewBuilder("watch").Channel("x", "").
+			Node("n", func(c *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+				(<-w.lost)(errGone)
+				if !honours {
+					return runtime.Values{"x": 1}, nil
+				}
+				<-c.Done()
+				_, err := runtime.Step(c, "effect", func() (int, error) { ran.Add(1); return 1, nil })
+				return nil, err
+			}).Edge(spec.Start, "n"))
+		res, err := g.Invoke(context.Background(), nil, runtime.Thread("t"), runtime.WithCheckpointer(w))
+		var ce *runtime.CheckpointError
+		if res.Status != runtime.StatusError || !errors.As(err, &ce) || ce.Op != "lease" || !errors.Is(err, errGone) {
+			t.Fatalf("honours=%v: status %q, err %v; want status error and a lease CheckpointError wrapping the loss", honours, res.Status, err)
+		}
+		if ran.Load() != 0 {
+			t.Errorf("honours=%v: the step ran after the lease was lost", honours)
+		}
+		cps, err := w.List(context.Background(), "t", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cp := range cps {
+			if strings.Contains(string(cp.Channels), `"x"`) {
+				t.Errorf("honours=%v: checkpoint %s (step %d) was committed after the lease was lost: %s", honours, cp.ID, cp.Step, cp.Channels)
+			}
+		}
 	}
 }

@@ -159,12 +159,11 @@ func (r *runner[S, U]) run(in *U, a *Answers) (res Result[S]) {
 func (r *runner[S, U]) end(res Result[S], status Status, err error) Result[S] {
 	if status == StatusAborted {
 		cause := context.Cause(r.ctx)
-		var lost *leaseLostError
-		switch {
-		case errors.As(cause, &lost):
+		switch lerr := r.lostLease(); {
+		case lerr != nil:
 			// Not the caller's cancellation: the thread now belongs to
 			// another run, and this one failed to keep it.
-			status, err = StatusError, &CheckpointError{Op: "lease", Err: lost.err}
+			status, err = StatusError, lerr
 		case cause == nil:
 			err = fmt.Errorf("%w: %w", errAborted, context.Canceled)
 		default:
@@ -362,6 +361,9 @@ func (r *runner[S, U]) commitPause() error {
 		}
 	}
 	if r.cfg.cp != nil {
+		if err := r.lostLease(); err != nil {
+			return err
+		}
 		cp := cloneCheckpoint(r.latest)
 		cp.ID, cp.ParentID, cp.Pending, cp.Created = newID(), r.latest.ID, pend, time.Now().UTC()
 		if err := r.cfg.cp.Put(r.ctx, cp, nil); err != nil {
@@ -378,11 +380,30 @@ func (r *runner[S, U]) commitPause() error {
 	return nil
 }
 
+// lostLease returns the lease CheckpointError when a LeaseWatcher reported
+// the run's lease lost, so that a superstep whose tasks finished anyway is
+// not committed over the thread's new holder, whether or not the
+// Checkpointer fences its writes. A run cancelled by its caller still
+// commits a superstep that completed.
+func (r *runner[S, U]) lostLease() error {
+	if r.ctx.Err() == nil {
+		return nil
+	}
+	var lost *leaseLostError
+	if errors.As(context.Cause(r.ctx), &lost) {
+		return &CheckpointError{Op: "lease", Err: lost.err}
+	}
+	return nil
+}
+
 // commit writes the checkpoint of a reduced superstep and drops the journals
 // of its tasks.
 func (r *runner[S, U]) commit(done []plan[S]) (string, error) {
 	if r.cfg.cp == nil {
 		return "", nil
+	}
+	if err := r.lostLease(); err != nil {
+		return "", err
 	}
 	var drop []string
 	for i := range done {
