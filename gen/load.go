@@ -222,27 +222,25 @@ func importChains(dir string, roots []string, out string) (map[string][]string, 
 	if err != nil {
 		return nil, err
 	}
-	// via[p] is the import of p on a path to out ("" when p imports out
-	// itself); known says whether p was decided, and reaches whether out
-	// is reachable from p.
+	// via[p], present when out is reachable from p, is p's import on the
+	// way to out ("" when p imports out itself); seen marks the packages
+	// already decided.
 	via := map[string]string{}
-	known := map[string]bool{}
-	reaches := map[string]bool{}
+	seen := map[string]bool{}
 	var visit func(p *packages.Package) bool
 	visit = func(p *packages.Package) bool {
-		if known[p.PkgPath] {
-			return reaches[p.PkgPath]
+		if seen[p.PkgPath] {
+			_, ok := via[p.PkgPath]
+			return ok
 		}
-		known[p.PkgPath] = true // an import cycle among deps must not loop
-		for _, path := range sortedKeys(p.Imports) {
-			if path == out {
-				via[p.PkgPath], reaches[p.PkgPath] = "", true
-				return true
-			}
+		seen[p.PkgPath] = true
+		if _, ok := p.Imports[out]; ok {
+			via[p.PkgPath] = ""
+			return true
 		}
 		for _, path := range sortedKeys(p.Imports) {
 			if visit(p.Imports[path]) {
-				via[p.PkgPath], reaches[p.PkgPath] = path, true
+				via[p.PkgPath] = path
 				return true
 			}
 		}
