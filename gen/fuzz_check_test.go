@@ -704,7 +704,7 @@ func walkStrings(v any, fn func(string)) {
 // neutral one: channel i becomes c0000i, node i n0000i, node types
 // t0000j in the order of their Go names, config keys k0000k in key order
 // (at every depth), string values and predicate strings s0000n, unknown
-// members x0000m, the graph name "canary". Kinds, numbers (with their
+// members x-0000m, the graph name "canary". Kinds, numbers (with their
 // text), structure and every order the generator sorts by are kept, so
 // the generated code may differ only where strings are: in literals,
 // comments, tags and the identifiers GoName derives.
@@ -800,7 +800,7 @@ func canaryGraph(g *spec.Graph) *spec.Graph {
 	for i, e := range g.Edges {
 		ce := spec.Edge{From: ids[e.From], To: ids[e.To], Extra: canaryExtra(e.Extra)}
 		if e.When != nil {
-			p := &spec.Predicate{Channel: chans[e.When.Channel], Op: e.When.Op, Value: lit(e.When.Value)}
+			p := &spec.Predicate{Channel: chans[e.When.Channel], Op: e.When.Op, Value: lit(e.When.Value), Extra: canaryExtra(e.When.Extra)}
 			if e.When.Values != nil {
 				p.Values = make([]spec.Literal, len(e.When.Values))
 				for j, l := range e.When.Values {
@@ -821,7 +821,7 @@ func canaryExtra(e spec.Extra) spec.Extra {
 	}
 	out := spec.Extra{}
 	for i := range e.Keys() {
-		out[fmt.Sprintf("x%05d", i)] = json.RawMessage(`"x"`)
+		out[fmt.Sprintf("x-%05d", i)] = json.RawMessage(`"x"`)
 	}
 	return out
 }

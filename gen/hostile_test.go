@@ -55,13 +55,13 @@ type hostileGen struct {
 // hostileGenCases holds one entry per document of testdata/hostile.
 var hostileGenCases = map[string]hostileGen{
 	// Generated: the names convert to distinct Go identifiers.
-	"keyword-node-id.json":           {generated: true, run: true},
-	"predeclared-names.json":         {generated: true, run: true},
-	"huge-number-1e400.json":         {generated: true, run: true},
-	"deep-config-at-limit.json":      {generated: true, run: true},
-	"unknown-members-with-code.json": {generated: true, run: true},
-	"long-names.json":                {generated: true, run: true, gen: hostileLongNames},
-	"10000-nodes.json":               {generated: true, gen: hostileTenThousandNodes, big: true},
+	"keyword-node-id.json":             {generated: true, run: true},
+	"predeclared-names.json":           {generated: true, run: true},
+	"huge-number-1e400.json":           {generated: true, run: true},
+	"deep-config-at-limit.json":        {generated: true, run: true},
+	"extension-members-with-code.json": {generated: true, run: true},
+	"long-names.json":                  {generated: true, run: true, gen: hostileLongNames},
+	"10000-nodes.json":                 {generated: true, gen: hostileTenThousandNodes, big: true},
 
 	// Refused by the generator: a name with no Go name, or two names with
 	// one; every clash names both places.
@@ -142,22 +142,23 @@ var hostileGenCases = map[string]hostileGen{
 	}},
 
 	// Refused by the decoder.
-	"deep-config-nesting.json":    {specRefused: true},
-	"duplicate-keys.json":         {specRefused: true},
-	"duplicate-keys-escaped.json": {specRefused: true},
-	"case-insensitive-keys.json":  {specRefused: true},
-	"expression-in-when.json":     {specRefused: true},
-	"raw-newline-in-string.json":  {specRefused: true},
-	"raw-nul-in-string.json":      {specRefused: true},
-	"bom-prefix.json":             {specRefused: true},
-	"invalid-utf8-in-id.json":     {specRefused: true},
-	"lone-surrogate-in-type.json": {specRefused: true},
-	"empty-ids.json":              {specRefused: true},
-	"reserved-ids.json":           {specRefused: true},
-	"trailing-data.json":          {specRefused: true},
-	"comments-in-json.json":       {specRefused: true},
-	"single-quoted-strings.json":  {specRefused: true},
-	"nan-and-infinity.json":       {specRefused: true},
+	"unknown-members-with-code.json": {specRefused: true},
+	"deep-config-nesting.json":       {specRefused: true},
+	"duplicate-keys.json":            {specRefused: true},
+	"duplicate-keys-escaped.json":    {specRefused: true},
+	"case-insensitive-keys.json":     {specRefused: true},
+	"expression-in-when.json":        {specRefused: true},
+	"raw-newline-in-string.json":     {specRefused: true},
+	"raw-nul-in-string.json":         {specRefused: true},
+	"bom-prefix.json":                {specRefused: true},
+	"invalid-utf8-in-id.json":        {specRefused: true},
+	"lone-surrogate-in-type.json":    {specRefused: true},
+	"empty-ids.json":                 {specRefused: true},
+	"reserved-ids.json":              {specRefused: true},
+	"trailing-data.json":             {specRefused: true},
+	"comments-in-json.json":          {specRefused: true},
+	"single-quoted-strings.json":     {specRefused: true},
+	"nan-and-infinity.json":          {specRefused: true},
 }
 
 // hostileTenThousandNodes is spec/hostile_corpus_test.go's tenThousandNodes:

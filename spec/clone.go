@@ -56,6 +56,7 @@ func (p *Predicate) clone() *Predicate {
 	if p.Values != nil {
 		c.Values = append([]Literal{}, p.Values...)
 	}
+	c.Extra = p.Extra.clone()
 	return &c
 }
 

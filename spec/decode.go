@@ -7,13 +7,14 @@ import (
 
 // Decode parses and validates the spec document data; file names it in
 // diagnostics. It returns the graph and every diagnostic, sorted by offset.
-// The graph is nil when any diagnostic is an error; warnings alone (unknown
-// members, unreachable nodes, repeated edges) still return it.
+// The graph is nil when any diagnostic is an error (an unknown member is
+// one, see the package doc); warnings alone (unreachable nodes, repeated
+// edges) still return it.
 //
 // A missing "channels", "nodes" or "edges" member means none (and a graph
 // without edges has no entry edge, which is an error); the Graph then holds a
 // nil slice, so that Encode leaves the member out again. Node configs and
-// unknown members are kept as the exact bytes of the document. The document
+// extension members are kept as the exact bytes of the document. The document
 // is checked against the limits (DefaultLimits unless WithLimits says
 // otherwise) before and while it is parsed, so hostile input costs bounded
 // time and memory.

@@ -28,6 +28,8 @@ func (d *decoder) predicate(wpath string) *Predicate {
 			}
 			pr.Op = op
 			d.operand(pr, path)
+		case IsExtension(key):
+			d.extra(&pr.Extra, path, key, keyOff)
 		default:
 			unknown = true
 			d.skipErr(keyOff, path, fmt.Sprintf("predicate has unknown operator %s", quote(key)),

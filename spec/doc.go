@@ -20,8 +20,17 @@
 // graph built in Go; Graph.Encode writes the canonical form; Equal and
 // JSONEqual compare by JSON value. Decoding then encoding a valid document
 // gives a JSON-value-equal document: absent members stay absent, null stays
-// null, number literals keep their text and unknown members are kept (and
-// warned about, since a misspelt "when" would silently unguard an edge).
+// null, number literals keep their text, and extension members are kept.
+//
+// Extension members are the place for a builder's own data (canvas
+// positions, notes): a member whose name starts with "x-", at any level (the
+// document, a channel, a node, an edge, a predicate), is kept verbatim
+// through every round trip and ignored by execution. The document may also
+// name its JSON Schema in a string "$schema" member. Any other member that
+// this version does not know is an error with a did-you-mean hint: a
+// misspelt "when" would otherwise silently unguard an edge, and a reader
+// that predates a new member of the format must refuse it loudly rather
+// than ignore it.
 //
 // Diagnostics name places by JSON path: nodes[3].type, channels.intent.reducer,
 // edges[2].when.eq, and channels["odd name"] for keys that are not plain

@@ -123,6 +123,7 @@ func (w *writer) predicate(p *Predicate, level int) {
 			w.literal(p.Value)
 		}
 	}
+	w.extra(o, p.Extra, predicateFields)
 	o.close()
 }
 

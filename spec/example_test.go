@@ -23,7 +23,7 @@ func ExampleDecode() {
 	}
 	fmt.Println("accepted:", g != nil)
 	// Output:
-	// support.json:7:41: edges[1].wen: warning: unknown field "wen" in edge "agent" -> "__end__"; did you mean "when"? unknown members are kept but have no effect; the known ones here are from, to, when
+	// support.json:7:41: edges[1].wen: unknown member "wen" in edge "agent" -> "__end__"; did you mean "when"? the known members here are from, to, when; put a builder's own data in a member named "x-…"; a member of a newer version of the format needs a newer ilmek
 	// support.json:8:30: edges[2].to: edge "agent" -> unknown node "checkout"; declare a node with that id, or point the edge at an existing node
 	// support.json:8:63: edges[2].when.channel: predicate references channel "intent", which this spec does not declare; declare it under "channels", e.g. "intent": {}
 	// accepted: false

@@ -64,16 +64,17 @@ var hostileCases = map[string]hostileCase{
 	"nul-in-string.json":                   {accept: true},
 	"huge-number-1e400.json":               {accept: true},
 	"deep-config-at-limit.json":            {accept: true},
-	"unknown-members-with-code.json": {accept: true, diags: []string{
-		`unknown field "eval" in the document`,
-		`unknown field "script" in the document`,
-		`unknown field "on_write" in channel "x"`,
-		`unknown field "code" in node "a"`,
-		`unknown field "template" in node "a"`,
-		`unknown field "hook" in edge "__start__" -> "a"`,
+	"unknown-members-with-code.json": {diags: []string{
+		`unknown member "eval" in the document`,
+		`unknown member "script" in the document`,
+		`unknown member "on_write" in channel "x"`,
+		`unknown member "code" in node "a"`,
+		`unknown member "template" in node "a"`,
+		`unknown member "hook" in edge "__start__" -> "a"`,
 	}},
-	"10000-nodes.json": {accept: true, gen: tenThousandNodes},
-	"long-names.json":  {accept: true, gen: longNames},
+	"extension-members-with-code.json": {accept: true},
+	"10000-nodes.json":                 {accept: true, gen: tenThousandNodes},
+	"long-names.json":                  {accept: true, gen: longNames},
 
 	// Documents that must be refused, and why.
 	"deep-config-nesting.json": {diags: []string{"nesting deeper than 64 levels"}},

@@ -103,7 +103,7 @@ func TestPresenceIsKept(t *testing.T) {
 func TestDecodedValues(t *testing.T) {
 	doc := `{"name": "q\" b\\ n\u0000 l\u2028 s\ud83d\ude00 <&>",
 "channels": {"z": {"reducer": "merge"}, "a": {}},
-"nodes": [{"id": "n", "type": "t", "config": {"b": 1.0, "a": [1e3]}, "x": [ 1 ]}],
+"nodes": [{"id": "n", "type": "t", "config": {"b": 1.0, "a": [1e3]}, "x-y": [ 1 ]}],
 "edges": [{"from": "__start__", "to": "n", "when": {"channel": "a", "in": ["s", 1E+2, true, null]}},
 {"from": "n", "to": "__end__", "when": {"channel": "z", "gt": 12345678901234567890123}}]}`
 	g, ds := Decode("v.json", []byte(doc))
@@ -122,7 +122,7 @@ func TestDecodedValues(t *testing.T) {
 	if got := string(g.Nodes[0].Config); got != `{"b": 1.0, "a": [1e3]}` {
 		t.Errorf("Config = %s", got)
 	}
-	if got := string(g.Nodes[0].Extra["x"]); got != `[ 1 ]` {
+	if got := string(g.Nodes[0].Extra["x-y"]); got != `[ 1 ]` {
 		t.Errorf("Extra = %s", got)
 	}
 	want := []Literal{{Kind: LitString, Str: "s"}, {Kind: LitNumber, Num: "1E+2"}, {Kind: LitBool, Bool: true}, {Kind: LitNull}}
@@ -161,9 +161,9 @@ func TestStringsRoundTrip(t *testing.T) {
 }
 
 func TestEncodeMemberOrder(t *testing.T) {
-	doc := `{"zeta": 1, "edges": [{"when": {"eq": 1, "channel": "c"}, "b": 2, "to": "n", "a": 1, "from": "__start__"}],
-"alpha": {"y": 1, "x": [2, {"d": 1, "c": 2}]}, "nodes": [{"config": {"b": 1, "a": 2}, "type": "t", "m": 1, "id": "n"}],
-"channels": {"c": {"z": 1, "reducer": "append"}, "b": {}}, "name": "order"}`
+	doc := `{"x-zeta": 1, "edges": [{"when": {"eq": 1, "channel": "c"}, "x-b": 2, "to": "n", "x-a": 1, "from": "__start__"}],
+"x-alpha": {"y": 1, "x": [2, {"d": 1, "c": 2}]}, "nodes": [{"config": {"b": 1, "a": 2}, "type": "t", "x-m": 1, "id": "n"}],
+"channels": {"c": {"x-z": 1, "reducer": "append"}, "b": {}}, "name": "order"}`
 	g, ds := Decode("o.json", []byte(doc))
 	if g == nil {
 		t.Fatalf("refused:\n%s", dump(ds))
@@ -174,7 +174,7 @@ func TestEncodeMemberOrder(t *testing.T) {
     "b": {},
     "c": {
       "reducer": "append",
-      "z": 1
+      "x-z": 1
     }
   },
   "nodes": [
@@ -185,7 +185,7 @@ func TestEncodeMemberOrder(t *testing.T) {
         "a": 2,
         "b": 1
       },
-      "m": 1
+      "x-m": 1
     }
   ],
   "edges": [
@@ -196,11 +196,11 @@ func TestEncodeMemberOrder(t *testing.T) {
         "channel": "c",
         "eq": 1
       },
-      "a": 1,
-      "b": 2
+      "x-a": 1,
+      "x-b": 2
     }
   ],
-  "alpha": {
+  "x-alpha": {
     "x": [
       2,
       {
@@ -210,7 +210,7 @@ func TestEncodeMemberOrder(t *testing.T) {
     ],
     "y": 1
   },
-  "zeta": 1
+  "x-zeta": 1
 }
 `
 	if got := string(g.Encode()); got != want {

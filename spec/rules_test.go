@@ -64,6 +64,9 @@ var invalidCases = []ruleCase{
 	{file: "no-entry-edge", path: "edges", at: "[", after: `"edges"`, pos: "9:12", msg: "graph has no entry edge", hint: `"from": "__start__"`},
 	{file: "no-entry-edge-no-edges", path: "edges", at: "{", pos: "1:1", msg: "graph has no entry edge"},
 	{file: "when-not-object", path: "edges[1].when", at: `"intent == buy"`, msg: `edge "when" must be an object, not a string`},
+	{file: "unknown-member-misspelt-when", path: "edges[1].whne", at: `"whne"`, pos: "9:39", msg: `unknown member "whne" in edge "approve" -> "pay"`, hint: `did you mean "when"?`},
+	{file: "unknown-member-top", path: "retries", at: `"retries"`, msg: `unknown member "retries" in the document`, hint: "newer version of the format"},
+	{file: "schema-not-string", path: "$schema", at: `"$schema"`, msg: `"$schema" must be a string`, hint: "ilmekgen schema prints it"},
 	{file: "when-null", path: "edges[1].when", at: "null", msg: `edge "when" must be an object, not null`},
 	{file: "predicate-channel-missing", path: "edges[1].when.channel", at: `{ "eq"`, msg: "predicate channel is missing or empty"},
 	{file: "predicate-channel-empty", path: "edges[1].when.channel", at: `""`, msg: "predicate channel is missing or empty"},
@@ -115,21 +118,19 @@ var inlineCases = []ruleCase{
 	{doc: `{"a": "unterminated}`, path: "a", at: `"unterminated`, msg: "the string is not closed"},
 	{doc: "{\"a\": 1, \xff: 2}", path: "", at: "\xff", msg: "invalid UTF-8 byte 0xff, expecting a member name"},
 
-	// Warnings: unknown members at every level, with did-you-mean hints.
-	{doc: "{\n\"chanels\": {},\n\"edges\": [{\"from\": \"__start__\", \"to\": \"__end__\"}]}", sev: SeverityWarning, path: "chanels", at: `"chanels"`, pos: "2:1",
-		msg: `unknown field "chanels" in the document`, hint: `did you mean "channels"? unknown members are kept but have no effect`},
-	{doc: `{"channels": {"x": {"redcer": "append"}}, "edges": [{"from": "__start__", "to": "__end__"}]}`, sev: SeverityWarning,
-		path: "channels.x.redcer", at: `"redcer"`, msg: `unknown field "redcer" in channel "x"`, hint: `did you mean "reducer"?`},
-	{doc: `{"nodes": [{"id": "a", "type": "t", "tpye": "u"}], "edges": [{"from": "__start__", "to": "a"}]}`, sev: SeverityWarning,
-		path: "nodes[0].tpye", at: `"tpye"`, msg: `unknown field "tpye" in node "a"`, hint: `did you mean "type"?`},
-	{doc: `{"nodes": [{"id": "a", "type": "t", "ID": "b"}], "edges": [{"from": "__start__", "to": "a"}]}`, sev: SeverityWarning,
-		path: "nodes[0].ID", at: `"ID"`, msg: `unknown field "ID" in node "a"`, hint: `did you mean "id"?`},
-	{doc: `{"channels": {"c": {}}, "edges": [{"from": "__start__", "to": "__end__", "wen": {"channel": "c", "eq": 1}}]}`, sev: SeverityWarning,
-		path: "edges[0].wen", at: `"wen"`, msg: `unknown field "wen" in edge "__start__" -> "__end__"`, hint: `did you mean "when"?`},
-	{doc: `{"edges": [{"from": "__start__", "to": "__end__"}], "x-ui": {"zoom": 2}}`, sev: SeverityWarning,
-		path: "x-ui", at: `"x-ui"`, msg: `unknown field "x-ui" in the document`, hint: "the known ones here are name, channels, nodes, edges"},
-	{doc: `{"$schema": 1, "edges": [{"from": "__start__", "to": "__end__"}]}`, sev: SeverityWarning,
-		path: "$schema", at: `"$schema"`, msg: `"$schema" has no effect unless it is a string`, hint: "ilmekgen schema prints it"},
+	// Unknown members at every level are errors, with did-you-mean hints.
+	{doc: "{\n\"chanels\": {},\n\"edges\": [{\"from\": \"__start__\", \"to\": \"__end__\"}]}", path: "chanels", at: `"chanels"`, pos: "2:1",
+		msg: `unknown member "chanels" in the document`, hint: `did you mean "channels"? the known members here are`},
+	{doc: `{"channels": {"x": {"redcer": "append"}}, "edges": [{"from": "__start__", "to": "__end__"}]}`,
+		path: "channels.x.redcer", at: `"redcer"`, msg: `unknown member "redcer" in channel "x"`, hint: `did you mean "reducer"?`},
+	{doc: `{"nodes": [{"id": "a", "type": "t", "tpye": "u"}], "edges": [{"from": "__start__", "to": "a"}]}`,
+		path: "nodes[0].tpye", at: `"tpye"`, msg: `unknown member "tpye" in node "a"`, hint: `did you mean "type"?`},
+	{doc: `{"nodes": [{"id": "a", "type": "t", "ID": "b"}], "edges": [{"from": "__start__", "to": "a"}]}`,
+		path: "nodes[0].ID", at: `"ID"`, msg: `unknown member "ID" in node "a"`, hint: `did you mean "id"?`},
+	{doc: `{"channels": {"c": {}}, "edges": [{"from": "__start__", "to": "__end__", "wen": {"channel": "c", "eq": 1}}]}`,
+		path: "edges[0].wen", at: `"wen"`, msg: `unknown member "wen" in edge "__start__" -> "__end__"`, hint: `did you mean "when"?`},
+	{doc: `{"edges": [{"from": "__start__", "to": "__end__", "when": {"channel": "c", "eq": 1, "x-ui": 1, "note": 2}}], "channels": {"c": {}}}`,
+		path: "edges[0].when.note", at: `"note"`, msg: `predicate has unknown operator "note"`},
 	{doc: `{"nodes": [{"id": "a", "type": "t"}, {"id": "lost", "type": "t"}], "edges": [{"from": "__start__", "to": "a"}, {"from": "lost", "to": "a"}]}`,
 		sev: SeverityWarning, path: "nodes[1]", at: `{"id": "lost"`, msg: `node "lost" is unreachable from __start__`},
 	{doc: "{\"channels\": {\"n\": {}},\n\"edges\": [\n{\"from\": \"__start__\", \"to\": \"__end__\", \"when\": {\"channel\": \"n\", \"in\": [1, \"a\"]}},\n{\"from\": \"__start__\", \"to\": \"__end__\", \"when\": {\"channel\": \"n\", \"in\": [1.0, \"a\"]}}]}",
@@ -270,7 +271,7 @@ func TestDecodeReportsEveryProblem(t *testing.T) {
 		{"nodes[1].id", `duplicate node "a"`},
 		{"nodes[1].type", `node "a" has no type`},
 		{"nodes[2].id", `node id "__end__" is reserved`},
-		{"nodes[2].colour", `unknown field "colour"`},
+		{"nodes[2].colour", `unknown member "colour"`},
 		{"edges", "graph has no entry edge"},
 		{"edges[0].to", `edge "a" -> unknown node "ghost"`},
 		{"edges[1].when.channel", `predicate references channel "missing"`},
@@ -314,7 +315,7 @@ func TestSchemaMemberIsQuiet(t *testing.T) {
 		t.Errorf("canonical encoding lost $schema:\n%s", out)
 	}
 	_, diags = Decode("g.json", []byte(`{"edges": [{"from": "__start__", "to": "__end__", "$schema": "x"}]}`))
-	if len(diags) != 1 || !strings.Contains(diags[0].Message, `unknown field "$schema" in edge`) {
+	if len(diags) != 1 || !strings.Contains(diags[0].Message, `unknown member "$schema" in edge`) {
 		t.Errorf("a nested $schema: %v", diags)
 	}
 }

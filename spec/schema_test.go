@@ -310,7 +310,10 @@ func TestSchemaRules(t *testing.T) {
 		ok   bool
 	}{
 		{"minimal", `{"edges": [{"from": "__start__", "to": "__end__"}]}`, true},
-		{"unknown members everywhere", `{"x": 1, "channels": {"c": {"x": 1}}, "nodes": [{"id": "a", "type": "t", "x": 1}], "edges": [{"from": "__start__", "to": "a", "x": 1}]}`, true},
+		{"unknown members everywhere", `{"x": 1, "channels": {"c": {"x": 1}}, "nodes": [{"id": "a", "type": "t", "x": 1}], "edges": [{"from": "__start__", "to": "a", "x": 1}]}`, false},
+		{"unknown member in a predicate", `{"channels": {"c": {}}, "edges": [{"from": "__start__", "to": "__end__", "when": {"channel": "c", "eq": 1, "note": 1}}]}`, false},
+		{"extension members everywhere", `{"x-a": 1, "channels": {"c": {"x-a": 1}}, "nodes": [{"id": "a", "type": "t", "x-a": 1}], "edges": [{"from": "__start__", "to": "a", "x-a": 1, "when": {"channel": "c", "eq": 1, "x-a": {}}}]}`, true},
+		{"$schema not a string", `{"$schema": 1, "edges": [{"from": "__start__", "to": "__end__"}]}`, false},
 		{"$schema member", `{"$schema": "./schema.json", "edges": [{"from": "__start__", "to": "__end__"}]}`, true},
 		{"null name", `{"name": null, "edges": [{"from": "__start__", "to": "__end__"}]}`, true},
 		{"number name", `{"name": 1, "edges": [{"from": "__start__", "to": "__end__"}]}`, false},

@@ -128,6 +128,8 @@ type Predicate struct {
 	Value Literal
 	// Values is the operand of OpIn.
 	Values []Literal
+	// Extra holds the predicate's extension members ("x-…").
+	Extra Extra
 }
 
 // LitKind is the JSON kind of a predicate literal.

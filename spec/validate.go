@@ -125,12 +125,23 @@ func (c *checker) raw(path string, raw []byte) {
 
 // SchemaMember is the top-level member in which a document names its JSON
 // Schema for editors (e.g. "$schema": "./ilmek.schema.json"). The decoder
-// keeps it like any member it does not interpret, but does not warn about it
-// when it is a string.
+// keeps it like an extension member when it is a string.
 const SchemaMember = "$schema"
 
-// extra warns about unknown members (they are kept, but have no effect) and
-// refuses those named like a known member.
+// ExtensionPrefix starts the name of an extension member: a member, at any
+// level of the document (the document, a channel, a node, an edge, a
+// predicate), that holds a builder's own data, such as canvas positions or
+// notes. Extension members are kept verbatim through every round trip and
+// ignored by execution and by document fingerprints.
+const ExtensionPrefix = "x-"
+
+// IsExtension reports whether key names an extension member.
+func IsExtension(key string) bool { return strings.HasPrefix(key, ExtensionPrefix) }
+
+// extra checks the members of e: extension members and a string "$schema"
+// at the top are kept; any other member is an error, because a misspelt
+// known member ("whne" for "when") would otherwise silently change what the
+// graph does; one named like a known member is refused too.
 func (c *checker) extra(parent, what string, e Extra, known []string) {
 	for _, k := range e.Keys() {
 		path := PathKey(parent, k)
@@ -139,17 +150,21 @@ func (c *checker) extra(parent, what string, e Extra, known []string) {
 			continue
 		}
 		c.raw(path, e[k])
+		if IsExtension(k) {
+			continue
+		}
 		if parent == "" && k == SchemaMember {
 			// Editors read "$schema" to validate and complete the document.
 			if v := bytes.TrimLeft(e[k], " \t\r\n"); len(v) > 0 && v[0] == '"' {
 				continue
 			}
-			c.warnf(path, "write the URI or path of the document's JSON Schema as a string, e.g. \"./ilmek.schema.json\" (ilmekgen schema prints it)",
-				"%s has no effect unless it is a string", quote(k))
+			c.errorf(path, "write the URI or path of the document's JSON Schema as a string, e.g. \"./ilmek.schema.json\" (ilmekgen schema prints it)",
+				"%s must be a string", quote(k))
 			continue
 		}
-		c.warnf(path, didYouMean(k, known)+"unknown members are kept but have no effect; the known ones here are "+list(known),
-			"unknown field %s in %s", quote(k), what)
+		c.errorf(path, didYouMean(k, known)+"the known members here are "+list(known)+
+			"; put a builder's own data in a member named \"x-…\"; a member of a newer version of the format needs a newer ilmek",
+			"unknown member %s in %s", quote(k), what)
 	}
 }
 

@@ -56,6 +56,7 @@ func hasKey[V any](m map[string]V, k string) bool {
 func (c *checker) predicate(wpath string, p *Predicate, channels map[string]bool) {
 	cpath := PathKey(wpath, "channel")
 	c.text(cpath, p.Channel)
+	c.extra(wpath, "predicate", p.Extra, predicateFields)
 	switch {
 	case p.Channel == "":
 		c.errorf(cpath, `name the channel to test, e.g. {"channel": "intent", "eq": "buy"}`, "predicate channel is missing or empty")
