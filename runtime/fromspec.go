@@ -20,9 +20,19 @@ type Registry map[string]Factory
 // FromSpec builds a runnable graph from a document and a registry. The
 // document must be valid (spec.Decode checks it) and every node's type must
 // be in the registry. ToSpec of the result returns the document.
+//
+// The document's warnings are kept (Graph.Warnings), logged at Warn through
+// GraphLogger when one is set, and refused with WarningsAsErrors.
 func FromSpec(doc *spec.Graph, reg Registry, opts ...Option) (*Graph[Values, Values], error) {
-	if err := doc.Validate().Err(); err != nil {
+	diags := doc.Validate()
+	if err := diags.Err(); err != nil {
 		return nil, &SpecError{Msg: "runtime: invalid spec:\n" + err.Error(), Err: err}
+	}
+	var warnings spec.Diagnostics
+	for _, d := range diags {
+		if d.Severity == spec.SeverityWarning {
+			warnings = append(warnings, d)
+		}
 	}
 	b := NewBuilder(doc.Name)
 	for _, c := range doc.Channels {
@@ -33,6 +43,10 @@ func FromSpec(doc *spec.Graph, reg Registry, opts ...Option) (*Graph[Values, Val
 		f, ok := reg[n.Type]
 		if !ok {
 			errs = append(errs, fmt.Sprintf("node %q has type %q, which is not in the registry (registered: %s)", n.ID, n.Type, registered(reg)))
+			continue
+		}
+		if f == nil {
+			errs = append(errs, fmt.Sprintf("node %q has type %q, whose registry entry is nil; register a Factory for it", n.ID, n.Type))
 			continue
 		}
 		fn, err := f(n)
@@ -57,11 +71,12 @@ func FromSpec(doc *spec.Graph, reg Registry, opts ...Option) (*Graph[Values, Val
 		return nil, err
 	}
 	p.doc = doc.Clone()
+	opts = append(slices.Clip(opts), func(c *graphConfig) { c.warnings = warnings })
 	return New[Values, Values](p, opts...)
 }
 
 // Load decodes a document and builds it with FromSpec; file names the
-// document in diagnostics.
+// document in diagnostics and in Graph.Warnings.
 func Load(file string, data []byte, reg Registry, opts ...Option) (*Graph[Values, Values], error) {
 	doc, diags := spec.Decode(file, data)
 	if err := diags.Err(); err != nil {

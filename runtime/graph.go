@@ -23,6 +23,9 @@ type Graph[S, U any] struct {
 	index map[string]int
 
 	runners sync.Pool // idle *runner[S, U], whose buffers runs reuse
+
+	warnings spec.Diagnostics // the document's warnings (FromSpec, Load)
+	logger   *slog.Logger     // GraphLogger; nil: the runtime logs nothing
 }
 
 // RetryPolicy re-runs a failing node body within its superstep. Completed
@@ -59,9 +62,29 @@ func (p *RetryPolicy) wait(attempt int) time.Duration {
 type Option func(*graphConfig)
 
 type graphConfig struct {
-	byID   map[string]*RetryPolicy
-	byType map[string]*RetryPolicy
+	byID     map[string]*RetryPolicy
+	byType   map[string]*RetryPolicy
+	logger   *slog.Logger
+	strict   bool             // WarningsAsErrors
+	warnings spec.Diagnostics // set by FromSpec
 }
+
+// GraphLogger gives the graph a logger for what the runtime itself reports
+// (for a graph built from a document: the document's warnings, at Warn when
+// the graph is built). Without it the runtime's own records go nowhere.
+// Ctx.Logger, the logger nodes write to, is set per run with WithLogger.
+func GraphLogger(l *slog.Logger) Option { return func(c *graphConfig) { c.logger = l } }
+
+// WarningsAsErrors makes FromSpec and Load refuse a document that has
+// warnings (an unreachable node, a repeated edge, a node whose guarded edges
+// may all fail), as CI should: the build fails with a *SpecError that lists
+// them.
+func WarningsAsErrors() Option { return func(c *graphConfig) { c.strict = true } }
+
+// Warnings returns the warnings of the document the graph was built from by
+// FromSpec or Load, with their positions; nil for other graphs (a generated
+// package's document was checked when it was generated).
+func (g *Graph[S, U]) Warnings() spec.Diagnostics { return g.warnings }
 
 // RetryNode sets the retry policy of the node with the given id.
 func RetryNode(id string, p RetryPolicy) Option {
@@ -91,8 +114,13 @@ func New[S, U any](p Program[S, U], opts ...Option) (*Graph[S, U], error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if cfg.strict && len(cfg.warnings) > 0 {
+		err := &spec.Error{Diagnostics: cfg.warnings}
+		return nil, &SpecError{Msg: "runtime: the document has warnings, and WarningsAsErrors refuses them:\n" + err.Error(), Err: err}
+	}
 	shape := p.Describe()
-	g := &Graph[S, U]{p: p, shape: shape, ids: make([]string, len(shape.Nodes)), retry: make([]*RetryPolicy, len(shape.Nodes)), index: make(map[string]int, len(shape.Nodes))}
+	g := &Graph[S, U]{p: p, shape: shape, ids: make([]string, len(shape.Nodes)), retry: make([]*RetryPolicy, len(shape.Nodes)), index: make(map[string]int, len(shape.Nodes)),
+		warnings: cfg.warnings, logger: cfg.logger}
 	for i, n := range shape.Nodes {
 		g.ids[i] = n.ID
 		g.index[n.ID] = i
@@ -117,6 +145,12 @@ func New[S, U any](p Program[S, U], opts ...Option) (*Graph[S, U], error) {
 	for typ, rp := range cfg.byType {
 		if rp.MaxAttempts < 1 {
 			return nil, &SpecError{Msg: fmt.Sprintf("RetryType(%q): MaxAttempts must be at least 1", typ)}
+		}
+	}
+	if g.logger != nil {
+		for _, d := range g.warnings {
+			g.logger.Warn("document warning", slog.String("graph", shape.Name), slog.String("position", d.Pos.String()),
+				slog.String("path", d.Path), slog.String("message", d.Message), slog.String("hint", d.Hint))
 		}
 	}
 	return g, nil
