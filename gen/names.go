@@ -157,8 +157,8 @@ func CheckPackageName(name string) error {
 		return fmt.Errorf("package name %s is a Go keyword", quote(name))
 	case predeclared[name]:
 		return fmt.Errorf("package name %s is a predeclared Go identifier", quote(name))
-	case name == "_" || name == "main":
-		return fmt.Errorf("package name %s cannot be imported; choose another with -p", quote(name))
+	case name == "_" || name == "main" || name == "init":
+		return fmt.Errorf("package name %s cannot be imported without an alias (it names no value a program can use); choose another with -p", quote(name))
 	}
 	return nil
 }

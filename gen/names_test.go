@@ -64,7 +64,7 @@ func TestGoSuffix(t *testing.T) {
 }
 
 func TestCheckPackageName(t *testing.T) {
-	for name, ok := range map[string]bool{"supportgraph": true, "type": false, "string": false, "main": false, "_": false, "a-b": false, "1x": false} {
+	for name, ok := range map[string]bool{"supportgraph": true, "type": false, "string": false, "main": false, "init": false, "_": false, "a-b": false, "1x": false} {
 		if err := CheckPackageName(name); (err == nil) != ok {
 			t.Errorf("CheckPackageName(%q) = %v", name, err)
 		}

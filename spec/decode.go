@@ -30,7 +30,7 @@ func Decode(file string, data []byte, opts ...Option) (*Graph, Diagnostics) {
 		return nil, Diagnostics{{
 			Severity: SeverityError,
 			Pos:      Pos{File: file, Line: 1, Col: 1},
-			Message:  fmt.Sprintf("the document is %d bytes, over the limit of %d bytes", len(data), lim.MaxBytes),
+			Message:  fmt.Sprintf("the document is over the limit of %d bytes", lim.MaxBytes),
 			Hint:     "split the graph, or raise Limits.MaxBytes with spec.WithLimits",
 		}}
 	}
@@ -251,5 +251,9 @@ func (d *decoder) channels(g *Graph) {
 		}
 		g.Channels = append(g.Channels, c)
 	})
+	if n := len(g.Channels); n > d.lim.MaxChannels && !p.failed() {
+		d.errAt(d.src.offs["channels"], "channels", fmt.Sprintf("graph has %d channels, over the limit of %d", n, d.lim.MaxChannels),
+			"split the graph, or raise Limits.MaxChannels with spec.WithLimits")
+	}
 	sort.SliceStable(g.Channels, func(i, j int) bool { return g.Channels[i].Name < g.Channels[j].Name })
 }

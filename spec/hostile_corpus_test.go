@@ -353,7 +353,7 @@ func TestHostileCorpusREADME(t *testing.T) {
 
 // TestDefaultLimits pins the documented defaults (SECURITY.md lists them).
 func TestDefaultLimits(t *testing.T) {
-	want := spec.Limits{MaxBytes: 8 << 20, MaxDepth: 64, MaxNodes: 100000, MaxEdges: 400000}
+	want := spec.Limits{MaxBytes: 8 << 20, MaxDepth: 64, MaxNodes: 100000, MaxEdges: 400000, MaxChannels: 100000}
 	if spec.DefaultLimits != want {
 		t.Errorf("DefaultLimits = %+v, want %+v (update SECURITY.md with them)", spec.DefaultLimits, want)
 	}
@@ -382,6 +382,20 @@ func deepDoc(n int) []byte {
 }
 
 // nodesDoc is a valid document with n nodes, all reached from __start__.
+// channelsDoc is a valid document declaring n channels.
+func channelsDoc(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"channels": {`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"c%x":{}`, i)
+	}
+	b.WriteString(`}, "edges": [{"from": "__start__", "to": "__end__"}]}`)
+	return b.Bytes()
+}
+
 func nodesDoc(n int) []byte {
 	var b bytes.Buffer
 	b.WriteString(`{"nodes": [`)
@@ -429,11 +443,13 @@ func TestLimitsAtTheBoundary(t *testing.T) {
 		minimum int
 	}{
 		{name: "MaxBytes", doc: sizedDoc, set: func(l *spec.Limits, n int) { l.MaxBytes = n }, def: spec.DefaultLimits.MaxBytes,
-			msg: "the document is %d bytes, over the limit of %d bytes", hint: "raise Limits.MaxBytes with spec.WithLimits", minimum: 100},
+			msg: "the document is over the limit of %[2]d bytes", hint: "raise Limits.MaxBytes with spec.WithLimits", minimum: 100},
 		{name: "MaxDepth", doc: deepDoc, set: func(l *spec.Limits, n int) { l.MaxDepth = n }, def: spec.DefaultLimits.MaxDepth,
 			msg: "nesting deeper than %[2]d levels", hint: "raise Limits.MaxDepth with spec.WithLimits", minimum: 4},
 		{name: "MaxNodes", doc: nodesDoc, set: func(l *spec.Limits, n int) { l.MaxNodes = n }, def: spec.DefaultLimits.MaxNodes,
 			msg: "graph has %d nodes, over the limit of %d", hint: "raise Limits.MaxNodes with spec.WithLimits", path: "nodes", minimum: 1},
+		{name: "MaxChannels", doc: channelsDoc, set: func(l *spec.Limits, n int) { l.MaxChannels = n }, def: spec.DefaultLimits.MaxChannels,
+			msg: "graph has %d channels, over the limit of %d", hint: "raise Limits.MaxChannels with spec.WithLimits", path: "channels", minimum: 1},
 		// 400,000 edges take more than the default 8 MiB: the default edge
 		// limit is reached only with a larger MaxBytes.
 		{name: "MaxEdges", doc: edgesDoc, set: func(l *spec.Limits, n int) { l.MaxEdges = n }, def: spec.DefaultLimits.MaxEdges,

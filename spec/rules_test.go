@@ -98,7 +98,7 @@ var invalidCases = []ruleCase{
 // warnings (which do not refuse a document) and the empty document.
 var inlineCases = []ruleCase{
 	{doc: `{"nodes": [], "edges": [{"from": "__start__", "to": "__end__"}]}`, opts: []Option{WithLimits(Limits{MaxBytes: 50})},
-		path: "", pos: "1:1", msg: "the document is 64 bytes, over the limit of 50 bytes", hint: "Limits.MaxBytes"},
+		path: "", pos: "1:1", msg: "the document is over the limit of 50 bytes", hint: "Limits.MaxBytes"},
 	{doc: `{"nodes": [{"id": "a", "type": "t"}, {"id": "b", "type": "t"}], "edges": [{"from": "__start__", "to": "a"}, {"from": "__start__", "to": "b"}]}`,
 		opts: []Option{WithLimits(Limits{MaxNodes: 1})}, path: "nodes", at: "[", msg: "graph has 2 nodes, over the limit of 1", hint: "Limits.MaxNodes"},
 	{doc: `{"nodes": [{"id": "a", "type": "t"}], "edges": [{"from": "__start__", "to": "a"}, {"from": "a", "to": "__end__"}]}`,

@@ -142,9 +142,14 @@ func parse(fs *pflag.FlagSet, args []string) error {
 // loadSpec reads and decodes one spec, printing its diagnostics; the graph
 // is nil when it has errors.
 func loadSpec(path string, stderr io.Writer) (*spec.Graph, []byte, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
+	}
+	data, err := spec.ReadLimited(f)
+	f.Close()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", displayPath(path), err)
 	}
 	g, diags := spec.Decode(displayPath(path), data)
 	printDiags(stderr, diags)
