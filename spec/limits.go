@@ -8,9 +8,9 @@ import (
 // Limits bound what Decode accepts from an untrusted document. A zero or
 // negative field means the field of DefaultLimits.
 type Limits struct {
-	MaxBytes int // document size in bytes, checked before parsing
-	MaxDepth int // JSON nesting depth; the top-level object is depth 1
-	MaxNodes int // entries of "nodes"
+	MaxBytes    int // document size in bytes, checked before parsing
+	MaxDepth    int // JSON nesting depth; the top-level object is depth 1
+	MaxNodes    int // entries of "nodes"
 	MaxEdges    int // entries of "edges"
 	MaxChannels int // members of "channels"
 }
