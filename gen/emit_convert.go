@@ -1,6 +1,8 @@
 package gen
 
 import (
+	"strings"
+
 	"github.com/dave/jennifer/jen"
 
 	"github.com/ilmek-go/ilmek/spec"
@@ -186,14 +188,11 @@ func (m *model) emitConversions(f *jen.File) {
 }
 
 func channelNames(m *model) string {
-	s := ""
+	names := make([]string, len(m.chans))
 	for i, c := range m.chans {
-		if i > 0 {
-			s += ", "
-		}
-		s += c.name
+		names[i] = c.name
 	}
-	return s
+	return strings.Join(names, ", ")
 }
 
 func (m *model) emitConvHelpers(f *jen.File, usesJSONValue bool) {

@@ -55,20 +55,9 @@ type File struct {
 // the document (and no files when any is an error); the same document and
 // options always give the same bytes.
 func Generate(g *spec.Graph, opts Options) ([]File, spec.Diagnostics) {
-	if g == nil {
-		return nil, spec.Diagnostics{{Severity: spec.SeverityError, Message: "gen: no document"}}
-	}
-	if errs := g.Validate().Errors(); len(errs) > 0 {
-		return nil, errs
-	}
-	d := &diags{g: g}
-	if err := CheckPackageName(opts.Package); err != nil {
-		d.errorf("", "pass another name with -p", "%v", err)
-	}
-	m := buildModel(g, opts, d)
-	if d.list.HasErrors() {
-		SortDiagnostics(d.list)
-		return nil, d.list
+	m, list := check(g, opts)
+	if m == nil {
+		return nil, list
 	}
 	files := make([]File, len(FileNames))
 	errs := make([]error, len(FileNames))
@@ -96,7 +85,37 @@ func Generate(g *spec.Graph, opts Options) ([]File, spec.Diagnostics) {
 			return nil, spec.Diagnostics{{Severity: spec.SeverityError, Pos: g.Pos(""), Message: fmt.Sprintf("internal error: generated %s does not format: %v", FileNames[i], err)}}
 		}
 	}
-	return files, d.list
+	return files, list
+}
+
+// Check runs every check of Generate — the document's rules, the package
+// name, the bindings, names and guards — and returns its diagnostics,
+// without emitting code: it is what `ilmekgen check` runs. Generate
+// reports the same diagnostics.
+func Check(g *spec.Graph, opts Options) spec.Diagnostics {
+	_, list := check(g, opts)
+	return list
+}
+
+// check validates g and builds the model; the model is nil when a
+// diagnostic is an error.
+func check(g *spec.Graph, opts Options) (*model, spec.Diagnostics) {
+	if g == nil {
+		return nil, spec.Diagnostics{{Severity: spec.SeverityError, Message: "gen: no document"}}
+	}
+	if errs := g.Validate().Errors(); len(errs) > 0 {
+		return nil, errs
+	}
+	d := &diags{g: g}
+	if err := CheckPackageName(opts.Package); err != nil {
+		d.errorf("", "pass another name with -p", "%v", err)
+	}
+	m := buildModel(g, opts, d)
+	if d.list.HasErrors() {
+		SortDiagnostics(d.list)
+		return nil, d.list
+	}
+	return m, d.list
 }
 
 // newFile starts a generated file with the header and every import named.

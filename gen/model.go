@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"go/types"
+	"slices"
+	"strings"
 
 	"github.com/ilmek-go/ilmek/spec"
 )
@@ -209,17 +211,29 @@ func buildModel(g *spec.Graph, opts Options, d *diags) *model {
 		}
 	}
 
+	// Look nodes and channels up by map: a linear search per edge made
+	// large documents quadratic.
+	index := make(map[string]int, len(g.Nodes))
+	for i, n := range g.Nodes {
+		if _, dup := index[n.ID]; !dup {
+			index[n.ID] = i
+		}
+	}
+	chans := make(map[string]*chanModel, len(m.chans))
+	for _, c := range m.chans {
+		chans[c.name] = c
+	}
 	m.edges = make([][]*edgeModel, len(g.Nodes)+1)
 	for i, e := range g.Edges {
 		em := &edgeModel{index: i, from: -1, to: -1, when: e.When, path: spec.PathIndex("edges", i)}
 		if e.From != spec.Start {
-			em.from = g.NodeIndex(e.From)
+			em.from = index[e.From]
 		}
 		if e.To != spec.End {
-			em.to = g.NodeIndex(e.To)
+			em.to = index[e.To]
 		}
 		if e.When != nil {
-			em.ch = m.channel(e.When.Channel)
+			em.ch = chans[e.When.Channel]
 			if em.ch != nil && em.ch.typ != nil {
 				checkGuard(em, d)
 				m.float32Guards = m.float32Guards || usesJSONFloat32(em)
@@ -228,16 +242,6 @@ func buildModel(g *spec.Graph, opts Options, d *diags) *model {
 		m.edges[em.from+1] = append(m.edges[em.from+1], em)
 	}
 	return m
-}
-
-// channel returns the channel called name.
-func (m *model) channel(name string) *chanModel {
-	for _, c := range m.chans {
-		if c.name == name {
-			return c
-		}
-	}
-	return nil
 }
 
 // typeChannel gives cm its Go type: the binding's, checked against the
@@ -286,12 +290,9 @@ func (m *model) typeChannel(cm *chanModel, b *Bindings, d *diags) {
 	}
 }
 
+// sortByMethod sorts ts by method name, keeping the order of equal names.
 func sortByMethod(ts []*typeModel) {
-	for i := 1; i < len(ts); i++ {
-		for j := i; j > 0 && ts[j].method < ts[j-1].method; j-- {
-			ts[j], ts[j-1] = ts[j-1], ts[j]
-		}
-	}
+	slices.SortStableFunc(ts, func(a, b *typeModel) int { return strings.Compare(a.method, b.method) })
 }
 
 // decodeJSON decodes raw JSON with numbers kept as json.Number.

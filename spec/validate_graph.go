@@ -176,7 +176,7 @@ func (c *checker) graph(ids map[string]int) {
 // repeatedEdges warns about edges with the same from, to and guard as an
 // earlier one.
 func (c *checker) repeatedEdges() {
-	first := make(map[string]int)
+	first := make(map[string]int, len(c.g.Edges))
 	for i, e := range c.g.Edges {
 		if e.From == "" || e.To == "" {
 			continue

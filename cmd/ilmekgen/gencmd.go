@@ -92,13 +92,19 @@ func genOne(specPath, absOut, pkgName string, bs gen.BindingSpec, checkOnly, sta
 		}
 		opts.Bindings = b
 	}
+	if checkOnly {
+		// Check runs every check of Generate but emits no code.
+		diags := gen.Check(g, opts)
+		printDiags(stderr, diags)
+		if diags.HasErrors() {
+			return errReported
+		}
+		return nil
+	}
 	files, diags := gen.Generate(g, opts)
 	printDiags(stderr, diags)
 	if diags.HasErrors() {
 		return errReported
-	}
-	if checkOnly {
-		return nil
 	}
 	if stale {
 		var names []string
