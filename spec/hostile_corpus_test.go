@@ -212,7 +212,11 @@ func TestHostileCorpus(t *testing.T) {
 			if g == nil {
 				t.Fatalf("refused:\n%v", ds.Err())
 			}
-			warnings := slices.DeleteFunc(slices.Clone(ds), func(d spec.Diagnostic) bool { return d.Severity != spec.SeverityWarning })
+			// Many documents here guard every edge of a node without
+			// covering every value; that warning is TestCoverageWarning's.
+			warnings := slices.DeleteFunc(slices.Clone(ds), func(d spec.Diagnostic) bool {
+				return d.Severity != spec.SeverityWarning || strings.Contains(d.Message, "every outgoing edge is guarded")
+			})
 			if len(warnings) != len(c.diags) {
 				t.Errorf("%d warnings, want %d:\n%s", len(warnings), len(c.diags), diagText(warnings))
 			}

@@ -157,7 +157,7 @@ func TestLongKeyPaths(t *testing.T) {
 
 	doc := []byte(`{"channels": {"` + long + `": {"x-y": 1}, "` + other + `": {}},
 "nodes": [{"id": "a", "type": "t", "config": {"` + other + `": 0, "` + long + `": {"k": [true]}}}],
-"edges": [{"from": "__start__", "to": "a", "when": {"channel": "` + long + `", "eq": 1}}]}`)
+"edges": [{"from": "__start__", "to": "a", "when": {"channel": "` + long + `", "eq": 1}}, {"from": "__start__", "to": "__end__"}]}`)
 	g, ds := Decode("long.json", doc)
 	if g == nil || len(ds) != 0 {
 		t.Fatal(dump(ds))

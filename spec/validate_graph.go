@@ -171,6 +171,135 @@ func (c *checker) graph(ids map[string]int) {
 				"node %s is unreachable from __start__ through static edges", quote(n.ID))
 		}
 	}
+	c.coverage(ids)
+}
+
+// coverage warns about every node (and __start__) whose outgoing edges are
+// all guarded and together may all fail: when none holds, the run ends
+// after the node's task without a word. Outgoing edges cover every value
+// when one of them is static (unguarded, including one to __end__), when
+// one channel has both truthy true and truthy false, or when one channel
+// has both eq v and neq v with the same literal (numbers by value).
+// Anything else warns, even guards that cover every value in a way this
+// rule does not see (gt 1 and lt 2): add a static edge, e.g. to __end__.
+func (c *checker) coverage(ids map[string]int) {
+	if c.opts.bad["edges"] {
+		return
+	}
+	type outgoing struct {
+		first  int   // the first edge from the node
+		guards []int // indexes of its guarded edges
+		static bool
+	}
+	byFrom := make(map[string]*outgoing)
+	var order []string
+	for i, e := range c.g.Edges {
+		if e.From == "" || e.To == "" {
+			continue
+		}
+		o := byFrom[e.From]
+		if o == nil {
+			o = &outgoing{first: i}
+			byFrom[e.From] = o
+			order = append(order, e.From)
+		}
+		if e.When == nil {
+			o.static = true
+		} else {
+			o.guards = append(o.guards, i)
+		}
+	}
+	for _, from := range order {
+		o := byFrom[from]
+		if o.static || c.covers(o.guards) {
+			continue
+		}
+		path, what := PathIndex("edges", o.first), "__start__"
+		if i, ok := ids[from]; ok {
+			path, what = PathIndex("nodes", i), "node "+quote(from)
+		}
+		guards := make([]string, 0, 4)
+		for k, i := range o.guards {
+			if k == 3 {
+				guards = append(guards, fmt.Sprintf("and %d more", len(o.guards)-k))
+				break
+			}
+			guards = append(guards, predicateText(c.g.Edges[i].When))
+		}
+		c.warnf(path, fmt.Sprintf(`add an edge that always holds, e.g. {"from": %s, "to": "__end__"} after the guarded ones, or guard the remaining values (truthy true with truthy false, eq v with neq v)`, quote(from)),
+			"%s: every outgoing edge is guarded (%s) and none may hold; the run then ends after it without following any edge",
+			what, strings.Join(guards, "; "))
+	}
+}
+
+// covers reports whether the guards of edges, together, hold for every
+// value by the rule of coverage.
+func (c *checker) covers(edges []int) bool {
+	seen := make(map[string]bool, len(edges))
+	for _, i := range edges {
+		p := c.g.Edges[i].When
+		var key, complement string
+		switch p.Op {
+		case OpTruthy:
+			key = fmt.Sprintf("%q t%t", p.Channel, p.Value.Bool)
+			complement = fmt.Sprintf("%q t%t", p.Channel, !p.Value.Bool)
+		case OpEq, OpNeq:
+			lit := literalKey(p.Value)
+			key = fmt.Sprintf("%q %s %s", p.Channel, p.Op, lit)
+			other := OpNeq
+			if p.Op == OpNeq {
+				other = OpEq
+			}
+			complement = fmt.Sprintf("%q %s %s", p.Channel, other, lit)
+		default:
+			continue
+		}
+		if seen[complement] {
+			return true
+		}
+		seen[key] = true
+	}
+	return false
+}
+
+// literalKey is equal for two literals exactly when they are equal,
+// comparing numbers by value.
+func literalKey(l Literal) string {
+	switch l.Kind {
+	case LitString:
+		return fmt.Sprintf("s%q", l.Str)
+	case LitNumber:
+		if validNumber(l.Num) {
+			return "n" + normNumber(l.Num)
+		}
+		return fmt.Sprintf("x%q", l.Num)
+	case LitBool:
+		return fmt.Sprintf("b%t", l.Bool)
+	}
+	return "null"
+}
+
+// predicateText writes p for a message: `amount gt 1000`.
+func predicateText(p *Predicate) string {
+	lit := func(l Literal) string {
+		switch l.Kind {
+		case LitString:
+			return quote(l.Str)
+		case LitNumber:
+			return l.Num
+		case LitBool:
+			return fmt.Sprint(l.Bool)
+		}
+		return "null"
+	}
+	if p.Op == OpIn {
+		vals := make([]string, len(p.Values))
+		for i, l := range p.Values {
+			vals[i] = lit(l)
+		}
+		return fmt.Sprintf("%s in [%s]", quote(p.Channel), strings.Join(vals, ", "))
+	}
+	return fmt.Sprintf("%s %s %s", quote(p.Channel), p.Op, lit(p.Value))
 }
 
 // repeatedEdges warns about edges with the same from, to and guard as an

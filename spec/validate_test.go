@@ -19,6 +19,7 @@ func goGraph() *Graph {
 			{From: Start, To: "agent"},
 			{From: "agent", To: "checkout", When: &Predicate{Channel: "intent", Op: OpEq, Value: Literal{Kind: LitString, Str: "buy"}}},
 			{From: "checkout", To: End},
+			{From: "agent", To: End, When: new(Neq("intent", "buy"))},
 		},
 	}
 }
@@ -79,7 +80,7 @@ func TestValidateRules(t *testing.T) {
 		{"values without in", func(g *Graph) { g.Edges[1].When.Values = []Literal{} }, SeverityError, "edges[1].when.eq", "eq takes one literal, but Values is set"},
 		{"invalid UTF-8", func(g *Graph) { g.Nodes[0].Type = "ll\xffm" }, SeverityError, "nodes[0].type", "nodes[0].type is not valid UTF-8"},
 		{"unreachable", func(g *Graph) { g.Edges[1].From = "checkout"; g.Edges[2].From = "agent" }, SeverityWarning, "nodes[1]", `node "checkout" is unreachable from __start__`},
-		{"repeated edge", func(g *Graph) { g.Edges = append(g.Edges, g.Edges[0]) }, SeverityWarning, "edges[3]", `edge "__start__" -> "agent" repeats edges[0]`},
+		{"repeated edge", func(g *Graph) { g.Edges = append(g.Edges, g.Edges[0]) }, SeverityWarning, "edges[4]", `edge "__start__" -> "agent" repeats edges[0]`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -181,5 +182,65 @@ func TestEncodeHostileGoGraph(t *testing.T) {
 	}
 	if ds := g.Validate(); len(ds.Errors()) < 6 {
 		t.Errorf("Validate found too little:\n%s", dump(ds))
+	}
+}
+
+// TestCoverageWarning: a node whose outgoing edges are all guarded, and do
+// not together hold for every value, draws a placed warning naming the node
+// and its guards; a static edge, truthy true with truthy false, or eq v with
+// neq v (numbers by value) on one channel covers every value.
+func TestCoverageWarning(t *testing.T) {
+	const warn = "every outgoing edge is guarded"
+	pay := func(edges ...Edge) *Graph {
+		return &Graph{
+			Channels: []Channel{{Name: "amount"}, {Name: "ok"}},
+			Nodes:    []Node{{ID: "review", Type: "t"}, {ID: "pay", Type: "t"}},
+			Edges:    append([]Edge{{From: Start, To: "review"}, {From: "pay", To: End}}, edges...),
+		}
+	}
+	to := func(to string, p Predicate) Edge { return Edge{From: "review", To: to, When: &p} }
+	tests := []struct {
+		name string
+		g    *Graph
+		want string // "" for no warning, else a part of the message
+	}{
+		{"gt and lt leave the boundary", pay(to("pay", Gt("amount", 1000)), to(End, Lt("amount", 1000))),
+			`node "review": every outgoing edge is guarded ("amount" gt 1000; "amount" lt 1000) and none may hold`},
+		{"one guard", pay(to("pay", Truthy("ok", true))), `("ok" truthy true)`},
+		{"in", pay(to("pay", In("amount", 1, 2))), `("amount" in [1, 2])`},
+		{"eq and neq of different literals", pay(to("pay", Eq("amount", 1)), to(End, Neq("amount", 2))), warn},
+		{"eq and neq on different channels", pay(to("pay", Eq("amount", 1)), to(End, Neq("ok", 1))), warn},
+		{"truthy twice the same", pay(to("pay", Truthy("ok", true)), to(End, Truthy("ok", true))), warn},
+		{"a static edge", pay(to("pay", Gt("amount", 1000)), Edge{From: "review", To: End}), ""},
+		{"truthy true and false", pay(to("pay", Truthy("ok", true)), to(End, Truthy("ok", false))), ""},
+		{"eq and neq", pay(to("pay", Neq("amount", 1000)), to(End, Eq("amount", 1000))), ""},
+		{"eq and neq by value", pay(to("pay", Eq("amount", 1000)), to(End, Neq("amount", 1e3))), ""},
+		{"eq and neq of null", pay(to("pay", Eq("ok", NullLit())), to(End, Neq("ok", NullLit()))), ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []Diagnostic
+			for _, d := range tc.g.Validate() {
+				if strings.Contains(d.Message, warn) {
+					got = append(got, d)
+				}
+			}
+			if tc.want == "" {
+				if len(got) != 0 {
+					t.Fatalf("warned: %v", got)
+				}
+				return
+			}
+			if len(got) != 1 || got[0].Severity != SeverityWarning || got[0].Path != "nodes[0]" || !strings.Contains(got[0].Message, tc.want) || !strings.Contains(got[0].Hint, `"to": "__end__"`) {
+				t.Fatalf("got %v, want one warning at nodes[0] containing %q", got, tc.want)
+			}
+		})
+	}
+	// Placed in a decoded document, at the node.
+	doc := `{"channels": {"amount": {}}, "nodes": [{"id": "review", "type": "t"}],
+"edges": [{"from": "__start__", "to": "review"}, {"from": "review", "to": "__end__", "when": {"channel": "amount", "gt": 1000}}]}`
+	g, ds := Decode("pay.json", []byte(doc))
+	if g == nil || len(ds) != 1 || ds[0].Pos.Line != 1 || ds[0].Pos.Col != 40 {
+		t.Errorf("decoded: %v", ds)
 	}
 }

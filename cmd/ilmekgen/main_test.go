@@ -136,7 +136,7 @@ func TestErrorsAndUsage(t *testing.T) {
 	bad := `{
   "channels": {"n": {}},
   "nodes": [{"id": "id", "type": "noop"}],
-  "edges": [{"from": "__start__", "to": "id"}, {"from": "id", "to": "__end__", "when": {"channel": "n", "eq": "x"}}]
+  "edges": [{"from": "__start__", "to": "id"}, {"from": "id", "to": "__end__", "when": {"channel": "n", "eq": "x"}}, {"from": "id", "to": "__end__"}]
 }
 `
 	if err := os.WriteFile(filepath.Join(dir, "bad.json"), []byte(bad), 0o644); err != nil {

@@ -109,6 +109,7 @@ func (p *program) Plan(s *State, from int, pl *runtime.Planner[State]) error {
 		if s.HasIntent() && s.Intent == "buy" {
 			pl.Node(int(NodeCheckout))
 		}
+	// edges[3]: "agent" -> "__end__" when intent != "buy": nothing to plan
 	case int(NodeCheckout):
 		// edges[2]: "checkout" -> "__end__": nothing to plan
 	}
