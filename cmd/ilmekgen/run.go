@@ -31,6 +31,7 @@ Usage:
   ilmekgen fmt [-w] [--check] SPEC...  print (or write) the canonical form
   ilmekgen mermaid SPEC                print a Mermaid flowchart of the graph
   ilmekgen schema [--config T=GOTYPE]  print the JSON Schema of a spec, or of a bound config
+  ilmekgen diff [--json] OLD NEW       the changes from OLD to NEW, safe or unsafe for threads
   ilmekgen version                     print the version
 
 Use it from go:generate, next to the spec:
@@ -43,7 +44,7 @@ An append channel binds the slice type it accumulates; a merge channel a
 map with string keys.
 
 Exit status: 0 ok, 1 spec or binding errors (or stale files with --check),
-2 usage errors.
+2 usage errors, 3 (diff) a change unsafe for paused or new threads.
 `
 
 // usageError is a wrong command line.
@@ -57,7 +58,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cmd := "gen"
 	if len(args) > 0 {
 		switch args[0] {
-		case "gen", "check", "fmt", "mermaid", "schema", "version", "help":
+		case "gen", "check", "fmt", "mermaid", "schema", "diff", "version", "help":
 			cmd, args = args[0], args[1:]
 		}
 	}
@@ -83,6 +84,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runMermaid(args, stdout, stderr)
 	case "schema":
 		err = runSchema(args, stdout, stderr)
+	case "diff":
+		err = runDiff(args, stdout, stderr)
 	}
 	var ue *usageError
 	switch {
@@ -96,6 +99,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	case errors.Is(err, errReported):
 		return exitSpec
+	case errors.Is(err, errUnsafe):
+		return exitUnsafe
 	}
 	fmt.Fprintf(stderr, "ilmekgen: %v\n", err)
 	return exitSpec
