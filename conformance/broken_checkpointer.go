@@ -33,4 +33,6 @@ func (b brokenCheckpointer) GetJournal(context.Context, string, string) ([]runti
 
 func (b brokenCheckpointer) DeleteThread(context.Context, string) error { return b.err }
 
-func (b brokenCheckpointer) Lease(context.Context, string) (func(), error) { return nil, b.err }
+func (b brokenCheckpointer) Lease(context.Context, string, runtime.LeaseOptions) (runtime.Lease, error) {
+	return nil, b.err
+}

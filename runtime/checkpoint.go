@@ -79,32 +79,94 @@ type Checkpointer interface {
 	PutJournal(ctx context.Context, threadID, taskID string, entries []JournalEntry) error
 	// GetJournal returns the journal of a task (nil when it has none).
 	GetJournal(ctx context.Context, threadID, taskID string) ([]JournalEntry, error)
-	// DeleteThread removes the thread's checkpoints, journals and lease.
+	// DeleteThread removes everything of the thread: its checkpoints, every
+	// journal of its tasks and its lease, matched by exact thread id. It
+	// returns without waiting for a run that holds the thread: such a run
+	// in this process is told through its LeaseOptions.Lost (with an error
+	// matching ErrThreadDeleted) and every later write of it fails; a run
+	// in another process fails its next write, since the lease it would be
+	// fenced by is gone. Nothing of the thread reappears.
 	DeleteThread(ctx context.Context, threadID string) error
-	// Lease takes the thread's exclusive lease for one run; release gives it
-	// back. It fails fast with ErrThreadBusy while another run holds it.
-	Lease(ctx context.Context, threadID string) (release func(), err error)
+	// Lease takes the thread's exclusive lease for one run. It fails fast
+	// with an error matching ErrThreadBusy while another run holds it.
+	// While the lease is held, every Put and PutJournal of the thread
+	// through this Checkpointer is fenced: checked, in the write's own
+	// transaction, against the lease's fencing token, so that a holder
+	// that lost the lease (it stalled past its expiry and another run took
+	// the thread over, or the thread was deleted) writes nothing.
+	Lease(ctx context.Context, threadID string, opts LeaseOptions) (Lease, error)
 }
 
-// LeaseWatcher is implemented by a Checkpointer whose lease can be lost
-// while a run holds it: another process took the thread over after the
-// lease expired unrenewed (the holder was paused or cut off), or deleted
-// the thread. The executor then takes the lease with WatchLease instead of
-// Lease, and the Checkpointer calls lost, once and from any goroutine,
-// when it learns that the lease is gone. The run is cancelled at once: its
-// nodes see their context done, Step starts no new effect, nothing more is
-// committed, and the run ends with StatusError and a *CheckpointError (Op
-// "lease") that wraps lost's error. A Checkpointer without it is still
-// fenced: its next write fails.
-type LeaseWatcher interface {
-	WatchLease(ctx context.Context, threadID string, lost func(error)) (release func(), err error)
+// Lease is one run's exclusive hold on a thread (Checkpointer.Lease).
+type Lease interface {
+	// Fence is the lease's fencing token: a different value every time
+	// the thread's lease is taken (an epoch or a random token, as the
+	// backend chooses), which the backend checks every write against. For
+	// logs and traces.
+	Fence() string
+	// Deadline is the local time until which the holder can be sure it
+	// still holds the lease: the monotonic time at which the last
+	// successful renewal (or the take) was sent, plus the lease's time to
+	// live, minus a safety margin. The zero Time means the lease does not
+	// expire (an in-process backend). Past the deadline Step starts no
+	// effect: another process may have taken the thread over.
+	Deadline() time.Time
+	// Release gives the lease back; later calls do nothing.
+	Release()
 }
 
-// leaseLostError is the cancellation cause of a run whose lease was lost.
+type leaseKey struct{}
+
+// LeaseFromContext returns the lease under which a run makes a write: the
+// executor passes its lease to every Checkpointer call of the run through
+// the context. A backend fences a write by it (the write of a lease that is
+// no longer current must fail); it is nil for a write made outside a run.
+func LeaseFromContext(ctx context.Context) Lease {
+	l, _ := ctx.Value(leaseKey{}).(Lease)
+	return l
+}
+
+// ContextWithLease returns ctx carrying l, so that the Checkpointer writes
+// made with it are fenced by l, as the executor's are. For backends' tests
+// and for programs that write a thread directly under a lease they took.
+func ContextWithLease(ctx context.Context, l Lease) context.Context {
+	return context.WithValue(ctx, leaseKey{}, l)
+}
+
+// LeaseOptions are the notices a lease holder receives. Both functions may
+// be nil, and are called from any goroutine.
+type LeaseOptions struct {
+	// Lost is called once when the backend learns that the lease is gone:
+	// another process took the thread over after the lease expired
+	// unrenewed, or the thread was deleted (the error then matches
+	// ErrThreadDeleted). The executor cancels the run at once: its nodes
+	// see their context done, Step starts no new effect, nothing more is
+	// committed, and the run ends with StatusError and a *CheckpointError
+	// (Op "lease") wrapping the error.
+	Lost func(error)
+	// Renewed is called after each successful renewal with the new
+	// deadline (see Lease.Deadline).
+	Renewed func(deadline time.Time)
+}
+
+// leaseLostError is the cancellation cause of a run whose lease was lost,
+// or passed its deadline.
 type leaseLostError struct{ err error }
 
 func (e *leaseLostError) Error() string { return "lease lost: " + e.err.Error() }
 func (e *leaseLostError) Unwrap() error { return e.err }
+
+// ErrLeaseExpired ends a run whose lease passed its local deadline (see
+// Lease.Deadline) without a renewal: the process stalled or lost its
+// storage for longer than the lease lasts, so another run may hold the
+// thread now. The run starts no further effect and commits nothing; a
+// later run of the thread takes its work up.
+var ErrLeaseExpired = errors.New("the run's lease passed its deadline without renewal (the process stalled, or storage was unreachable, for longer than the lease lasts); the run was stopped before starting another effect, because another run may hold the thread now")
+
+// ErrThreadDeleted is the cause of a run whose thread was deleted while it
+// ran (Checkpointer.DeleteThread). Nothing of the thread was written after
+// the delete.
+var ErrThreadDeleted = errors.New("the thread was deleted while the run held it")
 
 // ErrNotFound is returned by Checkpointer.Get when there is no such
 // checkpoint.

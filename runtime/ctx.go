@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"strconv"
+	"time"
 )
 
 // Ctx is the handle every node receives: a context.Context that is cancelled
@@ -28,8 +29,25 @@ type runInfo struct {
 	limit     int
 	strict    bool
 	cp        Checkpointer
+	lease     Lease                   // the run's lease on its thread, nil without a checkpointer
+	stop      context.CancelCauseFunc // cancels the run, with a cause
 	stepIndex int
 	runSteps  int
+}
+
+// leaseValid reports whether the run may still start an effect as far as
+// its lease is concerned: past the lease's local deadline another process
+// may hold the thread, so the run is stopped with ErrLeaseExpired.
+func (r *runInfo) leaseValid() error {
+	if r.lease == nil {
+		return nil
+	}
+	if d := r.lease.Deadline(); !d.IsZero() && !time.Now().Before(d) {
+		cause := &leaseLostError{err: ErrLeaseExpired}
+		r.stop(cause)
+		return cause
+	}
+	return nil
 }
 
 // taskInfo is one task's own part of its Ctx.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/spec"
@@ -160,16 +161,16 @@ type watchingStore struct {
 	lost chan func(error)
 }
 
-func (w *watchingStore) WatchLease(ctx context.Context, threadID string, lost func(error)) (func(), error) {
-	release, err := w.Lease(ctx, threadID)
+func (w *watchingStore) Lease(ctx context.Context, threadID string, opts runtime.LeaseOptions) (runtime.Lease, error) {
+	l, err := w.Memory.Lease(ctx, threadID, runtime.LeaseOptions{})
 	if err == nil {
-		w.lost <- lost
+		w.lost <- opts.Lost
 	}
-	return release, err
+	return l, err
 }
 
-// TestLeaseWatcherCancelsTheRun: a Checkpointer that implements
-// LeaseWatcher and reports the lease lost cancels the run at once; it ends
+// TestLeaseWatcherCancelsTheRun: a Checkpointer whose lease is reported
+// lost (LeaseOptions.Lost) cancels the run at once; it ends
 // with StatusError and a lease CheckpointError wrapping the report, and
 // nothing more is committed, even by a node that ignores its context and
 // finishes its superstep (watchingStore does not fence its writes, so the
@@ -206,5 +207,59 @@ func TestLeaseWatcherCancelsTheRun(t *testing.T) {
 				t.Errorf("honours=%v: checkpoint %s (step %d) was committed after the lease was lost: %s", honours, cp.ID, cp.Step, cp.Channels)
 			}
 		}
+	}
+}
+
+// expiringStore is a Memory whose leases report the deadline the test sets.
+type expiringStore struct {
+	*runtime.Memory
+	deadline atomic.Pointer[time.Time]
+}
+
+type expiringLease struct {
+	runtime.Lease
+	s *expiringStore
+}
+
+func (l expiringLease) Deadline() time.Time { return *l.s.deadline.Load() }
+
+func (s *expiringStore) Lease(ctx context.Context, threadID string, opts runtime.LeaseOptions) (runtime.Lease, error) {
+	l, err := s.Memory.Lease(ctx, threadID, opts)
+	if err != nil {
+		return nil, err
+	}
+	return expiringLease{Lease: l, s: s}, nil
+}
+
+// TestStepPastLeaseDeadlineDoesNotRun: once the run's lease is past its
+// local deadline (the process stalled longer than the lease lasts), Step
+// starts no effect, the run stops with an error matching ErrLeaseExpired,
+// and the superstep is not committed; a later run takes the step up.
+func TestStepPastLeaseDeadlineDoesNotRun(t *testing.T) {
+	s := &expiringStore{Memory: runtime.NewMemory()}
+	future := time.Now().Add(time.Hour)
+	s.deadline.Store(&future)
+	var ran atomic.Int32
+	g := mustCompile(t, runtime.NewBuilder("stall").Channel("x", "").
+		Node("n", func(c *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+			past := time.Now().Add(-time.Millisecond)
+			s.deadline.CompareAndSwap(&future, &past) // the process "stalled" here
+			v, err := runtime.Step(c, "effect", func() (int, error) { ran.Add(1); return 1, nil })
+			return runtime.Values{"x": v}, err
+		}).Edge(spec.Start, "n"))
+	res, err := g.Invoke(context.Background(), nil, runtime.Thread("t"), runtime.WithCheckpointer(s))
+	var ce *runtime.CheckpointError
+	if res.Status != runtime.StatusError || !errors.Is(err, runtime.ErrLeaseExpired) || !errors.As(err, &ce) || ce.Op != "lease" {
+		t.Fatalf("status %q, err %v; want error matching ErrLeaseExpired in a lease CheckpointError", res.Status, err)
+	}
+	if ran.Load() != 0 {
+		t.Fatalf("the step ran %d times past the lease's deadline", ran.Load())
+	}
+	// A later run, whose lease is fresh, runs the step once.
+	later := time.Now().Add(time.Hour)
+	s.deadline.Store(&later)
+	res, err = g.Invoke(context.Background(), nil, runtime.Thread("t"), runtime.WithCheckpointer(s))
+	if err != nil || res.Status != runtime.StatusDone || ran.Load() != 1 {
+		t.Fatalf("rerun: status %q, err %v, step ran %d times; want done and 1", res.Status, err, ran.Load())
 	}
 }

@@ -106,23 +106,19 @@ func (r *runner[S, U]) run(in *U, a *Answers) (res Result[S]) {
 	defer r.cancel(nil)
 	res.RunID = r.info.runID
 	if r.cfg.cp != nil {
-		var release func()
-		var err error
-		if w, ok := r.cfg.cp.(LeaseWatcher); ok {
-			// Losing the lease cancels the run at once: nodes see their
-			// context done and Step starts no new effect, rather than
-			// running effects the new holder of the thread will run again.
-			release, err = w.WatchLease(r.ctx, r.cfg.thread, func(lost error) { r.cancel(&leaseLostError{err: lost}) })
-		} else {
-			release, err = r.cfg.cp.Lease(r.ctx, r.cfg.thread)
-		}
+		// Losing the lease cancels the run at once: nodes see their
+		// context done and Step starts no new effect, rather than running
+		// effects the new holder of the thread will run again.
+		lease, err := r.cfg.cp.Lease(r.ctx, r.cfg.thread, LeaseOptions{Lost: func(lost error) { r.cancel(&leaseLostError{err: lost}) }})
 		if err != nil {
 			if !errors.Is(err, ErrThreadBusy) {
 				err = &CheckpointError{Op: "lease", Err: err}
 			}
 			return Result[S]{RunID: r.info.runID, Err: err}
 		}
-		defer release()
+		defer lease.Release()
+		r.info.lease, r.info.stop = lease, r.cancel
+		r.ctx = ContextWithLease(r.ctx, lease) // fences the run's writes
 	}
 	if err := r.start(in, a); err != nil {
 		var ce *CheckpointError
@@ -380,8 +376,8 @@ func (r *runner[S, U]) commitPause() error {
 	return nil
 }
 
-// lostLease returns the lease CheckpointError when a LeaseWatcher reported
-// the run's lease lost, so that a superstep whose tasks finished anyway is
+// lostLease returns the lease CheckpointError when the run's lease was
+// reported lost (or passed its deadline), so that a superstep whose tasks finished anyway is
 // not committed over the thread's new holder, whether or not the
 // Checkpointer fences its writes. A run cancelled by its caller still
 // commits a superstep that completed.

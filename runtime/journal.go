@@ -121,6 +121,11 @@ func Step[T any](ctx *Ctx, key string, fn func() (T, error)) (T, error) {
 	if err := context.Cause(ctx); err != nil {
 		return zero, fmt.Errorf("step %q not run: %w", full, err)
 	}
+	// Nor does a run whose lease passed its deadline: it cannot be sure
+	// that it still holds the thread.
+	if err := ctx.r.leaseValid(); err != nil {
+		return zero, fmt.Errorf("step %q not run: %w", full, err)
+	}
 	v, err := fn()
 	if err != nil {
 		return zero, err

@@ -69,20 +69,28 @@ func (f *faultyStore) PutJournal(ctx context.Context, threadID, taskID string, e
 	return f.Checkpointer.PutJournal(ctx, threadID, taskID, entries)
 }
 
-func (f *faultyStore) Lease(ctx context.Context, threadID string) (func(), error) {
+func (f *faultyStore) Lease(ctx context.Context, threadID string, opts runtime.LeaseOptions) (runtime.Lease, error) {
 	if f.failLease != nil {
 		return nil, f.failLease
 	}
-	release, err := f.Checkpointer.Lease(ctx, threadID)
+	l, err := f.Checkpointer.Lease(ctx, threadID, opts)
 	if err != nil {
 		return nil, err
 	}
 	f.leased.Add(1)
-	var once sync.Once
-	return func() {
-		once.Do(func() { f.leased.Add(-1) })
-		release()
-	}, nil
+	return &countedLease{Lease: l, leased: &f.leased}, nil
+}
+
+// countedLease counts its release in faultyStore.leased.
+type countedLease struct {
+	runtime.Lease
+	leased *atomic.Int64
+	once   sync.Once
+}
+
+func (l *countedLease) Release() {
+	l.once.Do(func() { l.leased.Add(-1) })
+	l.Lease.Release()
 }
 
 // heal stops injecting faults.

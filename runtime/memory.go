@@ -2,8 +2,11 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strconv"
 	"sync"
+	"time"
 )
 
 // Memory is the in-process Checkpointer: threads live as long as the value.
@@ -13,11 +16,51 @@ type Memory struct {
 	mu       sync.Mutex
 	threads  map[string]*memThread
 	journals map[string]map[string][]JournalEntry
+	leases   map[string]*memLease // held leases, by thread id
+	epochs   map[string]int64     // the last lease epoch of each thread
 }
 
 type memThread struct {
-	cps    []*Checkpoint // in creation order
-	leased bool
+	cps []*Checkpoint // in creation order
+}
+
+// memLease is a lease Memory gave out. Once its thread is deleted it is
+// lost: the run's writes under it are refused, and its release does nothing.
+type memLease struct {
+	m      *Memory
+	thread string
+	epoch  int64
+	opts   LeaseOptions
+	lost   error // set (under m.mu) when the thread was deleted
+	once   sync.Once
+}
+
+func (l *memLease) Fence() string { return strconv.FormatInt(l.epoch, 10) }
+
+// Deadline is zero: an in-process lease does not expire.
+func (l *memLease) Deadline() time.Time { return time.Time{} }
+
+func (l *memLease) Release() {
+	l.once.Do(func() {
+		l.m.mu.Lock()
+		if l.m.leases[l.thread] == l {
+			delete(l.m.leases, l.thread)
+		}
+		l.m.mu.Unlock()
+	})
+}
+
+// fence refuses a run's write made under a lease of m that is no longer
+// current (its thread was deleted); m.mu is held.
+func (m *Memory) fence(ctx context.Context, threadID string) error {
+	l, _ := LeaseFromContext(ctx).(*memLease)
+	if l == nil || l.m != m || l.thread != threadID {
+		return nil
+	}
+	if l.lost != nil {
+		return fmt.Errorf("memory: write of thread %q refused: %w", threadID, l.lost)
+	}
+	return nil
 }
 
 // NewMemory returns an empty in-memory checkpointer.
@@ -37,10 +80,13 @@ func (m *Memory) thread(id string) *memThread {
 }
 
 // Put stores a copy of cp and drops the journals of done.
-func (m *Memory) Put(_ context.Context, cp *Checkpoint, done []string) error {
+func (m *Memory) Put(ctx context.Context, cp *Checkpoint, done []string) error {
 	c := cloneCheckpoint(cp)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if err := m.fence(ctx, cp.ThreadID); err != nil {
+		return err
+	}
 	t := m.thread(cp.ThreadID)
 	t.cps = append(t.cps, c)
 	if js := m.journals[cp.ThreadID]; js != nil {
@@ -86,9 +132,12 @@ func (m *Memory) List(_ context.Context, threadID string, limit int) ([]*Checkpo
 }
 
 // PutJournal replaces a task's journal with a copy of entries.
-func (m *Memory) PutJournal(_ context.Context, threadID, taskID string, entries []JournalEntry) error {
+func (m *Memory) PutJournal(ctx context.Context, threadID, taskID string, entries []JournalEntry) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if err := m.fence(ctx, threadID); err != nil {
+		return err
+	}
 	js := m.journals[threadID]
 	if js == nil {
 		js = map[string][]JournalEntry{}
@@ -105,32 +154,42 @@ func (m *Memory) GetJournal(_ context.Context, threadID, taskID string) ([]Journ
 	return slices.Clone(m.journals[threadID][taskID]), nil
 }
 
-// DeleteThread forgets the thread.
+// DeleteThread forgets the thread. A run holding its lease is told through
+// LeaseOptions.Lost (ErrThreadDeleted), and its later writes are refused.
 func (m *Memory) DeleteThread(_ context.Context, threadID string) error {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	delete(m.threads, threadID)
 	delete(m.journals, threadID)
+	delete(m.epochs, threadID)
+	l := m.leases[threadID]
+	delete(m.leases, threadID)
+	var lost func(error)
+	if l != nil {
+		l.lost = ErrThreadDeleted
+		lost = l.opts.Lost
+	}
+	m.mu.Unlock()
+	if lost != nil {
+		lost(ErrThreadDeleted)
+	}
 	return nil
 }
 
-// Lease marks the thread as running until release is called.
-func (m *Memory) Lease(_ context.Context, threadID string) (func(), error) {
+// Lease marks the thread as running until the lease is released. The
+// lease does not expire; it is lost only when the thread is deleted.
+func (m *Memory) Lease(_ context.Context, threadID string, opts LeaseOptions) (Lease, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	t := m.thread(threadID)
-	if t.leased {
-		return nil, ErrThreadBusy
+	if m.leases[threadID] != nil {
+		return nil, fmt.Errorf("%w (thread %q, in this process)", ErrThreadBusy, threadID)
 	}
-	t.leased = true
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			m.mu.Lock()
-			t.leased = false
-			m.mu.Unlock()
-		})
-	}, nil
+	if m.leases == nil {
+		m.leases, m.epochs = map[string]*memLease{}, map[string]int64{}
+	}
+	m.epochs[threadID]++
+	l := &memLease{m: m, thread: threadID, epoch: m.epochs[threadID], opts: opts}
+	m.leases[threadID] = l
+	return l, nil
 }
 
 func cloneCheckpoint(c *Checkpoint) *Checkpoint {

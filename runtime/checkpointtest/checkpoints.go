@@ -251,7 +251,7 @@ func testDeleteThread(t *testing.T, cp runtime.Checkpointer) {
 			t.Fatal(err)
 		}
 	}
-	release, err := cp.Lease(ctx, "gone")
+	release, err := leaseFunc(cp.Lease(ctx, "gone", runtime.LeaseOptions{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,12 +271,12 @@ func testDeleteThread(t *testing.T, cp runtime.Checkpointer) {
 	if j, err := cp.GetJournal(ctx, "gone", "task"); err != nil || len(j) != 0 {
 		t.Errorf("journal after DeleteThread = %v, %v; want none", j, err)
 	}
-	again, err := cp.Lease(ctx, "gone")
+	again, err := leaseFunc(cp.Lease(ctx, "gone", runtime.LeaseOptions{}))
 	if err != nil {
 		t.Fatalf("Lease after DeleteThread: %v, want the lease to be gone with the thread", err)
 	}
 	release() // the deleted lease's release must not free the new one
-	if r, err := cp.Lease(ctx, "gone"); !errors.Is(err, runtime.ErrThreadBusy) {
+	if r, err := leaseFunc(cp.Lease(ctx, "gone", runtime.LeaseOptions{})); !errors.Is(err, runtime.ErrThreadBusy) {
 		if r != nil {
 			r()
 		}

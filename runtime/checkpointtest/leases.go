@@ -17,7 +17,7 @@ var leaseContracts = []contract{
 
 func lease(t *testing.T, cp runtime.Checkpointer, thread string) func() {
 	t.Helper()
-	release, err := cp.Lease(t.Context(), thread)
+	release, err := leaseFunc(cp.Lease(t.Context(), thread, runtime.LeaseOptions{}))
 	if err != nil {
 		t.Fatalf("Lease(%q): %v", thread, err)
 	}
@@ -27,7 +27,7 @@ func lease(t *testing.T, cp runtime.Checkpointer, thread string) func() {
 func busy(t *testing.T, cp runtime.Checkpointer, thread, when string) {
 	t.Helper()
 	start := time.Now()
-	release, err := cp.Lease(t.Context(), thread)
+	release, err := leaseFunc(cp.Lease(t.Context(), thread, runtime.LeaseOptions{}))
 	if !errors.Is(err, runtime.ErrThreadBusy) {
 		if release != nil {
 			release()
@@ -70,7 +70,7 @@ func testLeaseContention(t *testing.T, cp runtime.Checkpointer) {
 		go func() {
 			defer wg.Done()
 			for won.Load() < wins && time.Now().Before(deadline) {
-				release, err := cp.Lease(t.Context(), "hot")
+				release, err := leaseFunc(cp.Lease(t.Context(), "hot", runtime.LeaseOptions{}))
 				if errors.Is(err, runtime.ErrThreadBusy) {
 					time.Sleep(50 * time.Microsecond)
 					continue
@@ -100,4 +100,12 @@ func testLeaseContention(t *testing.T, cp runtime.Checkpointer) {
 	if won.Load() < wins {
 		t.Errorf("only %d leases were won in 20 s, want %d (a released lease must be free again)", won.Load(), wins)
 	}
+}
+
+// leaseFunc adapts a Lease to the func() its callers release it with.
+func leaseFunc(l runtime.Lease, err error) (func(), error) {
+	if err != nil {
+		return nil, err
+	}
+	return l.Release, nil
 }

@@ -29,7 +29,7 @@ func testConcurrent(t *testing.T, cp runtime.Checkpointer) {
 			defer wg.Done()
 			fail := func(err error) { errs <- fmt.Errorf("worker %d: %w", w, err) }
 			thread := fmt.Sprintf("worker-%d", w)
-			release, err := cp.Lease(ctx, thread)
+			release, err := leaseFunc(cp.Lease(ctx, thread, runtime.LeaseOptions{}))
 			if err != nil {
 				fail(err)
 				return

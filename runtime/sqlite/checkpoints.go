@@ -30,7 +30,7 @@ func (s *Store) Put(ctx context.Context, cp *runtime.Checkpoint, done []string) 
 		created = cp.Created.UnixNano()
 	}
 	args := []any{cp.ID, cp.ThreadID, cp.ParentID, cp.PlanID, cp.Step, created, []byte(cp.Channels), next, pending}
-	if len(done) == 0 && !s.holds(cp.ThreadID) {
+	if len(done) == 0 && !s.fenced(ctx, cp.ThreadID) {
 		// One statement commits atomically on its own.
 		_, err = s.ws[qInsertCheckpoint].ExecContext(ctx, args...)
 	} else {
@@ -110,16 +110,28 @@ func (s *Store) List(ctx context.Context, threadID string, limit int) ([]*runtim
 }
 
 // DeleteThread removes the thread's checkpoints, journals and lease in one
-// transaction. A run of the thread that holds its lease in another process
-// then fails its next write with ErrLeaseLost; a lease this Store holds is
-// forgotten (its release becomes a no-op).
+// transaction, matched by exact thread id. A run of the thread that holds
+// its lease in another process then fails its next write with
+// ErrLeaseLost. A run that holds it through this Store is told at once
+// (LeaseOptions.Lost, with an error matching runtime.ErrThreadDeleted) and
+// every later write of it is refused; DeleteThread does not wait for it.
 func (s *Store) DeleteThread(ctx context.Context, threadID string) error {
 	s.mu.Lock()
-	if l := s.held[threadID]; l != nil {
-		delete(s.held, threadID)
-		l.stopHeartbeatAsync()
-	}
+	l := s.held[threadID]
+	delete(s.held, threadID)
 	s.mu.Unlock()
+	if l != nil {
+		// Mark the lease before the rows go, so no write of the run slips
+		// in between; its writes stay refused, and its release does nothing.
+		l.mu.Lock()
+		already := l.deleted
+		l.deleted = true
+		l.mu.Unlock()
+		l.stopHeartbeatAsync()
+		if !already && l.opts.Lost != nil {
+			defer l.opts.Lost(&threadDeleted{thread: threadID, path: s.path})
+		}
+	}
 	err := s.tx(ctx, "", func(tx *sql.Tx) error {
 		for _, table := range []string{"ilmek_checkpoints", "ilmek_journals", "ilmek_leases"} {
 			if _, err := tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE thread_id = ?", threadID); err != nil {

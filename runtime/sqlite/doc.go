@@ -10,8 +10,9 @@
 // # Storage
 //
 // Open creates the schema when the file is new (tables ilmek_checkpoints,
-// ilmek_journals and ilmek_leases; PRAGMA user_version records the schema
-// version) and switches the file to WAL mode. A checkpoint is one row keyed
+// ilmek_journals and ilmek_leases; the table ilmek_meta records the schema
+// version, so the file can also hold an application's own tables) and
+// switches the file to WAL mode. A checkpoint is one row keyed
 // by (thread_id, id) with its parent id, plan id, superstep, creation time,
 // and its channels, next tasks and pending interrupts as JSON; rows also get
 // an increasing sequence number, so the latest checkpoint of a thread is the
@@ -39,24 +40,40 @@
 // Lease gives one run at a time a thread, across goroutines and processes:
 // it inserts or takes over a row of ilmek_leases (thread_id, owner token,
 // holder, expires_at) in one statement, which succeeds only when there is no
-// row or its expiry has passed. While the lease is held, a heartbeat
-// goroutine pushes expires_at forward every third of the lease's time to
-// live (LeaseTTL, default 30 s); release stops the heartbeat and deletes the
-// row. A process that dies holding a lease stops renewing it, so another
+// row or its expiry has passed. The owner token is the lease's fencing token
+// (runtime.Lease.Fence): random, new at every take. While the lease is
+// held, a heartbeat goroutine pushes expires_at forward every third of the
+// lease's time to live (LeaseTTL, default 30 s) and reports each renewal
+// (runtime.LeaseOptions.Renewed); release stops the heartbeat and deletes
+// the row. A process that dies holding a lease stops renewing it, so another
 // process can take the thread over once the TTL has passed. Until then,
 // Lease fails at once with an error for which errors.Is(err,
 // runtime.ErrThreadBusy) holds, naming the holder.
 //
-// Writes are fenced: while a Store holds a thread's lease, its Put and
-// PutJournal for that thread check, in the same transaction, that the lease
-// row still carries its token. A process that stalled past its expiry and
-// was taken over therefore fails with ErrLeaseLost instead of overwriting
-// the new owner's checkpoints. Expiry compares wall-clock times of the
+// Writes are fenced: the runtime passes a run's lease to every write in
+// the context (runtime.LeaseFromContext), and Put and PutJournal made under
+// a lease of this Store check, in the same transaction, that the lease row
+// still carries its token. A process that stalled past its expiry and was
+// taken over therefore fails with ErrLeaseLost instead of overwriting the
+// new owner's checkpoints. Expiry compares wall-clock times of the
 // processes sharing the file, which share a machine.
 //
-// The runtime takes the lease through WatchLease (runtime.LeaseWatcher), so
-// the stalled process does not wait for its next write to find out: when
-// its heartbeat finds the row gone or carrying another token, the run is
-// cancelled at once, its nodes see their context done, runtime.Step starts
-// no new effect, and the run ends with an error matching ErrLeaseLost.
+// The stalled process does not wait for its next write to find out. Its
+// lease has a local deadline (runtime.Lease.Deadline): the monotonic time
+// at which the last successful renewal was sent, plus the TTL, minus a
+// tenth of it. Past the deadline runtime.Step starts no effect and the run
+// stops with runtime.ErrLeaseExpired, so a process frozen (SIGSTOP, a long
+// GC pause, a suspended VM) past its lease starts nothing when it wakes;
+// and when its heartbeat finds the row gone or carrying another token, the
+// run is cancelled at once (runtime.LeaseOptions.Lost) and ends with an
+// error matching ErrLeaseLost. What remains: an effect that was already
+// running when the process froze completes; its journal write is refused,
+// and the new holder runs the effect again.
+//
+// DeleteThread removes the thread's rows by exact thread id in one
+// transaction. A run holding the thread through the same Store is told at
+// once and ends with an error matching runtime.ErrThreadDeleted; its later
+// writes are refused. A run in another process fails its next write (its
+// lease row is gone) and is stopped by its heartbeat. Nothing of the thread
+// reappears.
 package sqlite

@@ -10,14 +10,14 @@ import (
 	"github.com/ilmek-go/ilmek/runtime"
 )
 
-// PutJournal replaces the journal of a task. It is fenced by the thread's
-// lease when this Store holds it (see the package documentation).
+// PutJournal replaces the journal of a task. A run's write is fenced by
+// its lease (see the package documentation).
 func (s *Store) PutJournal(ctx context.Context, threadID, taskID string, entries []runtime.JournalEntry) error {
 	raw, err := json.Marshal(entries)
 	if err != nil {
 		return fmt.Errorf("sqlite: put journal of task %q of thread %q: encode entries: %w", taskID, threadID, err)
 	}
-	if s.holds(threadID) {
+	if s.fenced(ctx, threadID) {
 		err = s.tx(ctx, threadID, func(tx *sql.Tx) error {
 			_, err := s.ws.in(ctx, tx, qPutJournal).ExecContext(ctx, threadID, taskID, raw)
 			return err

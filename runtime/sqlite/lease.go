@@ -30,17 +30,59 @@ func (e *lostWhileHeld) Error() string {
 
 func (e *lostWhileHeld) Is(target error) bool { return target == ErrLeaseLost }
 
-// heldLease is a lease this Store holds: its token and its heartbeat.
+// threadDeleted is why a held lease is gone when this Store deleted its
+// thread: it matches both runtime.ErrThreadDeleted and ErrLeaseLost.
+type threadDeleted struct{ thread, path string }
+
+func (e *threadDeleted) Error() string {
+	return fmt.Sprintf("sqlite: thread %q in %q was deleted while this run held it; nothing more of it is written", e.thread, e.path)
+}
+
+func (e *threadDeleted) Is(target error) bool {
+	return target == runtime.ErrThreadDeleted || target == ErrLeaseLost
+}
+
+// heldLease is a lease this Store holds: its token, its deadline and its
+// heartbeat. It implements runtime.Lease.
 type heldLease struct {
+	s      *Store
 	thread string
 	token  string
+	opts   runtime.LeaseOptions
 	stop   chan struct{}
 	done   chan struct{}
 	once   sync.Once
-	// lost, when set (WatchLease), is told when the heartbeat finds the
-	// lease gone.
-	lost func(error)
+	rel    sync.Once
+
+	mu       sync.Mutex
+	deadline time.Time // monotonic: when the last renewal was sent + TTL - margin
+	deleted  bool      // this Store deleted the thread; writes are refused
 }
+
+func (l *heldLease) Fence() string { return l.token }
+
+func (l *heldLease) Deadline() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.deadline
+}
+
+func (l *heldLease) Release() { l.rel.Do(func() { l.s.release(l) }) }
+
+// renewedAt moves the deadline to sent + TTL - margin, where sent is when
+// the take or renewal that succeeded was sent.
+func (l *heldLease) renewedAt(sent time.Time) time.Time {
+	d := sent.Add(l.s.opts.ttl - l.s.opts.ttl/leaseMarginDiv)
+	l.mu.Lock()
+	l.deadline = d
+	l.mu.Unlock()
+	return d
+}
+
+// leaseMarginDiv sets the safety margin of a lease's local deadline: a
+// tenth of the TTL before the row expires, for the time a renewal takes to
+// reach the file and for the clocks of processes sharing it.
+const leaseMarginDiv = 10
 
 func (l *heldLease) stopHeartbeatAsync() { l.once.Do(func() { close(l.stop) }) }
 
@@ -57,24 +99,13 @@ var holder = func() string {
 
 // Lease takes the thread's lease for one run, across goroutines and
 // processes. It fails at once, with an error matching runtime.ErrThreadBusy,
-// while another live holder has it. release stops the heartbeat and deletes
-// the lease; calling it again does nothing.
-func (s *Store) Lease(ctx context.Context, threadID string) (func(), error) {
-	return s.lease(ctx, threadID, nil)
-}
-
-// WatchLease is Lease, and calls lost with an error matching ErrLeaseLost
-// as soon as the heartbeat finds that another process took the lease over
-// or deleted the thread (within a third of the lease TTL), so the runtime
-// cancels the run instead of letting it start effects the new holder will
-// run again.
-func (s *Store) WatchLease(ctx context.Context, threadID string, lost func(error)) (func(), error) {
-	return s.lease(ctx, threadID, lost)
-}
-
-var _ runtime.LeaseWatcher = (*Store)(nil)
-
-func (s *Store) lease(ctx context.Context, threadID string, lost func(error)) (func(), error) {
+// while another live holder has it. A heartbeat renews it every TTL/3 and
+// reports each renewal to opts.Renewed; when the heartbeat finds that
+// another process took the lease over or deleted the thread (within a
+// third of the TTL), opts.Lost receives an error matching ErrLeaseLost.
+// The lease's Deadline is when the last renewal was sent plus the TTL
+// minus a tenth of it.
+func (s *Store) Lease(ctx context.Context, threadID string, opts runtime.LeaseOptions) (runtime.Lease, error) {
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
@@ -83,15 +114,16 @@ func (s *Store) lease(ctx context.Context, threadID string, lost func(error)) (f
 	}
 	var b [16]byte
 	rand.Read(b[:])
-	l := &heldLease{thread: threadID, token: hex.EncodeToString(b[:]), stop: make(chan struct{}), done: make(chan struct{}), lost: lost}
-	now := time.Now()
-	res, err := s.ws[qTakeLease].ExecContext(ctx, threadID, l.token, holder, now.Add(s.opts.ttl).UnixNano(), now.UnixNano())
+	l := &heldLease{s: s, thread: threadID, token: hex.EncodeToString(b[:]), opts: opts, stop: make(chan struct{}), done: make(chan struct{})}
+	sent := time.Now()
+	res, err := s.ws[qTakeLease].ExecContext(ctx, threadID, l.token, holder, sent.Add(s.opts.ttl).UnixNano(), sent.UnixNano())
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: lease thread %q in %q: %w", threadID, s.path, err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		return nil, s.busy(ctx, threadID)
 	}
+	l.renewedAt(sent)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -102,8 +134,7 @@ func (s *Store) lease(ctx context.Context, threadID string, lost func(error)) (f
 	s.held[threadID] = l
 	s.mu.Unlock()
 	go s.heartbeat(l)
-	var once sync.Once
-	return func() { once.Do(func() { s.release(l) }) }, nil
+	return l, nil
 }
 
 // busy builds the ErrThreadBusy error naming the lease's holder.
@@ -130,23 +161,28 @@ func (s *Store) heartbeat(l *heldLease) {
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), s.opts.ttl/3)
-		res, err := s.ws[qRenewLease].ExecContext(ctx, time.Now().Add(s.opts.ttl).UnixNano(), l.thread, l.token)
+		sent := time.Now()
+		res, err := s.ws[qRenewLease].ExecContext(ctx, sent.Add(s.opts.ttl).UnixNano(), l.thread, l.token)
 		cancel()
 		if err != nil {
 			continue // busy or interrupted: try again at the next tick
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			// Lost: fenced writes now fail with ErrLeaseLost. Unless the
-			// lease was let go meanwhile (released, or deleted with the
-			// thread by this Store), tell the run.
+			// lease was let go meanwhile (released, or its thread deleted
+			// by this Store, which reports that itself), tell the run.
 			select {
 			case <-l.stop:
 			default:
-				if l.lost != nil {
-					l.lost(&lostWhileHeld{thread: l.thread, path: s.path})
+				if l.opts.Lost != nil {
+					l.opts.Lost(&lostWhileHeld{thread: l.thread, path: s.path})
 				}
 			}
 			return
+		}
+		d := l.renewedAt(sent)
+		if l.opts.Renewed != nil {
+			l.opts.Renewed(d)
 		}
 	}
 }
@@ -161,7 +197,7 @@ func (s *Store) release(l *heldLease) {
 	closed := s.closed
 	s.mu.Unlock()
 	if !mine || closed {
-		return // released by Close or forgotten by DeleteThread
+		return // released by Close, or its thread deleted by DeleteThread
 	}
 	l.stopHeartbeat()
 	s.deleteLease(l)
@@ -175,21 +211,21 @@ func (s *Store) deleteLease(l *heldLease) {
 	s.ws[qDropLease].ExecContext(ctx, l.thread, l.token)
 }
 
-// holds reports whether this Store holds the thread's lease.
-func (s *Store) holds(threadID string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.held[threadID] != nil
-}
-
-// checkFence fails with ErrLeaseLost when this Store holds the thread's
-// lease and the lease row no longer carries its token.
+// checkFence fails when the write is made under a lease of this Store (the
+// run's lease, which the runtime passes in the context) that is no longer
+// current: its thread was deleted by this Store (an error matching
+// runtime.ErrThreadDeleted and ErrLeaseLost), or the lease row no longer
+// carries its token (ErrLeaseLost). It runs in the write's transaction.
 func (s *Store) checkFence(ctx context.Context, tx *sql.Tx, threadID string) error {
-	s.mu.Lock()
-	l := s.held[threadID]
-	s.mu.Unlock()
-	if l == nil {
-		return nil
+	l, _ := runtime.LeaseFromContext(ctx).(*heldLease)
+	if l == nil || l.s != s || l.thread != threadID {
+		return nil // not a run's write: unfenced
+	}
+	l.mu.Lock()
+	deleted := l.deleted
+	l.mu.Unlock()
+	if deleted {
+		return &threadDeleted{thread: threadID, path: s.path}
 	}
 	var owner string
 	err := s.ws.in(ctx, tx, qLeaseOwner).QueryRowContext(ctx, threadID).Scan(&owner)
@@ -202,4 +238,11 @@ func (s *Store) checkFence(ctx context.Context, tx *sql.Tx, threadID string) err
 		return ErrLeaseLost
 	}
 	return nil
+}
+
+// fenced reports whether a write of threadID is made under a lease of this
+// Store, and so must be checked against it in its transaction.
+func (s *Store) fenced(ctx context.Context, threadID string) bool {
+	l, _ := runtime.LeaseFromContext(ctx).(*heldLease)
+	return l != nil && l.s == s && l.thread == threadID
 }

@@ -88,9 +88,9 @@ func TestLeaseTakeoverAfterHolderKilled(t *testing.T) {
 	defer closeCP()
 	busy := 0
 	for {
-		release, err := cp.Lease(t.Context(), env.Thread)
+		l, err := cp.Lease(t.Context(), env.Thread, runtime.LeaseOptions{})
 		if err == nil {
-			release()
+			l.Release()
 			break
 		}
 		if !errors.Is(err, runtime.ErrThreadBusy) {

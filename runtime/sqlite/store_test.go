@@ -147,33 +147,37 @@ func TestLostLeaseFencesWrites(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a.db")
 	old, cur := openT(t, path), openT(t, path)
 	ctx := t.Context()
-	releaseOld, err := old.Lease(ctx, "t")
+	leaseOld, err := old.Lease(ctx, "t", runtime.LeaseOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := old.Put(ctx, cp("t", "1"), nil); err != nil {
+	oldCtx := runtime.ContextWithLease(ctx, leaseOld)
+	if err := old.Put(oldCtx, cp("t", "1"), nil); err != nil {
 		t.Fatalf("Put while holding the lease: %v", err)
 	}
-	if _, err := cur.Lease(ctx, "t"); !errors.Is(err, runtime.ErrThreadBusy) {
+	if _, err := cur.Lease(ctx, "t", runtime.LeaseOptions{}); !errors.Is(err, runtime.ErrThreadBusy) {
 		t.Fatalf("Lease from a second store: %v, want ErrThreadBusy", err)
 	}
 	expire(t, old, "t")
-	releaseCur, err := cur.Lease(ctx, "t")
+	leaseCur, err := cur.Lease(ctx, "t", runtime.LeaseOptions{})
 	if err != nil {
 		t.Fatalf("taking over an expired lease: %v", err)
 	}
-	defer releaseCur()
-	if err := old.Put(ctx, cp("t", "2"), nil); !errors.Is(err, ErrLeaseLost) {
+	defer leaseCur.Release()
+	if leaseCur.Fence() == leaseOld.Fence() {
+		t.Errorf("both leases have the fencing token %q", leaseCur.Fence())
+	}
+	if err := old.Put(oldCtx, cp("t", "2"), nil); !errors.Is(err, ErrLeaseLost) {
 		t.Errorf("Put by the old holder: %v, want ErrLeaseLost", err)
 	}
-	if err := old.PutJournal(ctx, "t", "1:a", nil); !errors.Is(err, ErrLeaseLost) {
+	if err := old.PutJournal(oldCtx, "t", "1:a", nil); !errors.Is(err, ErrLeaseLost) {
 		t.Errorf("PutJournal by the old holder: %v, want ErrLeaseLost", err)
 	}
-	if err := cur.Put(ctx, cp("t", "3"), nil); err != nil {
+	if err := cur.Put(runtime.ContextWithLease(ctx, leaseCur), cp("t", "3"), nil); err != nil {
 		t.Errorf("Put by the new holder: %v", err)
 	}
-	releaseOld()
-	if _, err := old.Lease(ctx, "t"); !errors.Is(err, runtime.ErrThreadBusy) {
+	leaseOld.Release()
+	if _, err := old.Lease(ctx, "t", runtime.LeaseOptions{}); !errors.Is(err, runtime.ErrThreadBusy) {
 		t.Errorf("after the old holder's release, Lease = %v; want ErrThreadBusy (the new holder keeps it)", err)
 	}
 	if cps, _ := cur.List(ctx, "t", 0); len(cps) != 2 {
@@ -189,7 +193,7 @@ func TestHeartbeatRenewsLease(t *testing.T) {
 	const ttl = 200 * time.Millisecond
 	holder, other := openT(t, path, LeaseTTL(ttl)), openT(t, path, LeaseTTL(ttl))
 	taken := time.Now()
-	release, err := holder.Lease(t.Context(), "t")
+	release, err := leaseFunc(holder.Lease(t.Context(), "t", runtime.LeaseOptions{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,14 +217,14 @@ func TestHeartbeatRenewsLease(t *testing.T) {
 		t.Fatalf("3 renewals within %v: the heartbeat runs too often (want every %v)", time.Since(taken), ttl/3)
 	}
 	// Held past its first expiry, the lease is still taken.
-	if r, err := other.Lease(t.Context(), "t"); !errors.Is(err, runtime.ErrThreadBusy) {
+	if r, err := leaseFunc(other.Lease(t.Context(), "t", runtime.LeaseOptions{})); !errors.Is(err, runtime.ErrThreadBusy) {
 		if r != nil {
 			r()
 		}
 		t.Fatalf("%v into a renewed lease of TTL %v, another store got it: %v", time.Since(taken), ttl, err)
 	}
 	release()
-	r, err := other.Lease(t.Context(), "t")
+	r, err := leaseFunc(other.Lease(t.Context(), "t", runtime.LeaseOptions{}))
 	if err != nil {
 		t.Fatalf("Lease right after release: %v", err)
 	}
@@ -237,7 +241,7 @@ func TestCloseReleasesLeases(t *testing.T) {
 	}
 	var releases []func()
 	for i := range 3 {
-		r, err := s.Lease(t.Context(), fmt.Sprint("t", i))
+		r, err := leaseFunc(s.Lease(t.Context(), fmt.Sprint("t", i), runtime.LeaseOptions{}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -252,12 +256,12 @@ func TestCloseReleasesLeases(t *testing.T) {
 	for _, r := range releases {
 		r()
 	}
-	if _, err := s.Lease(t.Context(), "t9"); err == nil || !strings.Contains(err.Error(), "closed") {
+	if _, err := leaseFunc(s.Lease(t.Context(), "t9", runtime.LeaseOptions{})); err == nil || !strings.Contains(err.Error(), "closed") {
 		t.Errorf("Lease on a closed store: %v, want an error saying it is closed", err)
 	}
 	other := openT(t, path)
 	for i := range 3 {
-		r, err := other.Lease(t.Context(), fmt.Sprint("t", i))
+		r, err := leaseFunc(other.Lease(t.Context(), fmt.Sprint("t", i), runtime.LeaseOptions{}))
 		if err != nil {
 			t.Fatalf("lease of thread t%d after the holder closed: %v", i, err)
 		}

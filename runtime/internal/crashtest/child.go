@@ -75,7 +75,7 @@ func child(mode string, open OpenFunc, kinds []Kind) error {
 	defer closeCP()
 	switch mode {
 	case ModeHold:
-		release, err := cp.Lease(ctx, thread)
+		release, err := leaseFunc(cp.Lease(ctx, thread, runtime.LeaseOptions{}))
 		if err != nil {
 			return err
 		}
@@ -123,4 +123,12 @@ func child(mode string, open OpenFunc, kinds []Kind) error {
 	line, _ := json.Marshal(rep)
 	fmt.Println(string(line))
 	return nil
+}
+
+// leaseFunc adapts a Lease to the func() its callers release it with.
+func leaseFunc(l runtime.Lease, err error) (func(), error) {
+	if err != nil {
+		return nil, err
+	}
+	return l.Release, nil
 }

@@ -51,7 +51,7 @@ func Crash(t *testing.T, open OpenFunc, kind Kind) {
 	if err != nil || len(journal) != 1 || journal[0].Key != "charge#0" {
 		t.Fatalf("after the kill, task a's journal = %+v, %v; want the step charge#0", journal, err)
 	}
-	if release, err := cp.Lease(t.Context(), env.Thread); !errors.Is(err, runtime.ErrThreadBusy) {
+	if release, err := leaseFunc(cp.Lease(t.Context(), env.Thread, runtime.LeaseOptions{})); !errors.Is(err, runtime.ErrThreadBusy) {
 		if release != nil {
 			release()
 		}
