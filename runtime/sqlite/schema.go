@@ -5,6 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 )
 
 // schema is version 1 of the tables. seq orders a thread's checkpoints by
@@ -39,33 +42,82 @@ CREATE TABLE IF NOT EXISTS ilmek_leases (
 ) WITHOUT ROWID;
 `
 
+// ErrSchema is matched (errors.Is) by the error of Open when the file's
+// ilmek tables cannot be used by this build: ilmek tables without a valid
+// version row (a dropped ilmek_meta, a garbled or missing version), or a
+// version this build does not know. The file is left as it was.
+var ErrSchema = errors.New("the file's ilmek schema cannot be used by this build")
+
+// schemaError is an ErrSchema with what was found and the fix.
+type schemaError struct{ msg string }
+
+func (e *schemaError) Error() string        { return e.msg }
+func (e *schemaError) Is(target error) bool { return target == ErrSchema }
+
 // migrate creates the schema in a new file and checks the version of an
 // existing one, in one transaction so that processes opening a new file at
-// the same time do not race. The version lives in ilmek_meta, not in PRAGMA
-// user_version, so the file can also hold an application's own tables.
+// the same time do not race, and so that a refused file is left untouched.
+// The version lives in the table ilmek_meta (key 'schema_version'), not in
+// PRAGMA user_version, so the file can also hold an application's own
+// tables. A file with ilmek tables but no valid version row, or with a
+// version this build does not know, is refused with ErrSchema.
 func (s *Store) migrate() error {
 	ctx := context.Background()
 	return s.tx(ctx, "", func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS ilmek_meta (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID"); err != nil {
-			return fmt.Errorf("create schema: %w", err)
+		rows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'ilmek\_%' ESCAPE '\' ORDER BY name`)
+		if err != nil {
+			return fmt.Errorf("read schema: %w", err)
 		}
-		var v int
-		err := tx.QueryRowContext(ctx, "SELECT CAST(value AS INTEGER) FROM ilmek_meta WHERE key = 'schema_version'").Scan(&v)
+		var tables []string
+		for rows.Next() {
+			var name string
+			if err := rows.Scan(&name); err != nil {
+				rows.Close()
+				return fmt.Errorf("read schema: %w", err)
+			}
+			tables = append(tables, name)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("read schema: %w", err)
+		}
+		if len(tables) == 0 {
+			return s.create(ctx, tx)
+		}
+		if !slices.Contains(tables, "ilmek_meta") {
+			return &schemaError{fmt.Sprintf("the file has ilmek tables (%s) but no ilmek_meta table recording their schema version; it was not written by a complete ilmek store, or the table was dropped: restore ilmek_meta (key 'schema_version') from a backup, or use another file", strings.Join(tables, ", "))}
+		}
+		var raw string
+		err = tx.QueryRowContext(ctx, "SELECT CAST(value AS TEXT) FROM ilmek_meta WHERE key = 'schema_version'").Scan(&raw)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
+			return &schemaError{"the file's ilmek_meta table has no schema_version row; restore it from a backup, or use another file"}
 		case err != nil:
 			return fmt.Errorf("read schema version: %w", err)
-		case v == schemaVersion:
-			return nil
-		default:
-			return fmt.Errorf("the file has ilmek schema version %d but this build knows version %d; open it with the ilmek version that wrote it", v, schemaVersion)
 		}
-		if _, err := tx.ExecContext(ctx, schema); err != nil {
-			return fmt.Errorf("create schema: %w", err)
-		}
-		if _, err := tx.ExecContext(ctx, "INSERT INTO ilmek_meta (key, value) VALUES ('schema_version', ?)", schemaVersion); err != nil {
-			return fmt.Errorf("write schema version: %w", err)
+		v, perr := strconv.Atoi(raw)
+		switch {
+		case perr != nil || v < 1:
+			return &schemaError{fmt.Sprintf("the file's ilmek schema version %q is not a version number; restore ilmek_meta from a backup, or use another file", raw)}
+		case v > schemaVersion:
+			return &schemaError{fmt.Sprintf("the file has ilmek schema version %d but this build knows version %d; open it with the ilmek version that wrote it, or a newer one", v, schemaVersion)}
+		case v < schemaVersion:
+			return &schemaError{fmt.Sprintf("the file has ilmek schema version %d, which this build (version %d) cannot migrate", v, schemaVersion)}
 		}
 		return nil
 	})
+}
+
+// create writes the schema and its version into a file without ilmek tables.
+func (s *Store) create(ctx context.Context, tx *sql.Tx) error {
+	if _, err := tx.ExecContext(ctx, "CREATE TABLE ilmek_meta (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID"); err != nil {
+		return fmt.Errorf("create schema: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, schema); err != nil {
+		return fmt.Errorf("create schema: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT INTO ilmek_meta (key, value) VALUES ('schema_version', ?)", strconv.Itoa(schemaVersion)); err != nil {
+		return fmt.Errorf("write schema version: %w", err)
+	}
+	return nil
 }

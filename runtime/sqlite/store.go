@@ -97,7 +97,9 @@ func Open(path string, opts ...Option) (*Store, error) {
 		uri = "file:" + uriEscaper.Replace(abs)
 	}
 	common := fmt.Sprintf("?_txlock=immediate&_pragma=busy_timeout(%d)", o.busy.Milliseconds())
-	w, err := sql.Open("sqlite", uri+common+"&_pragma=journal_mode(WAL)&_pragma=synchronous("+o.sync+")")
+	// WAL mode is switched on after the schema check, so that a refused
+	// file is left as it was.
+	w, err := sql.Open("sqlite", uri+common+"&_pragma=synchronous("+o.sync+")")
 	if err != nil {
 		return nil, fmt.Errorf("sqlite.Open(%q): %w", path, err)
 	}
@@ -108,7 +110,14 @@ func Open(path string, opts ...Option) (*Store, error) {
 	s.w, s.r = w, w
 	if err := s.migrate(); err != nil {
 		w.Close()
+		if errors.Is(err, ErrSchema) {
+			return nil, fmt.Errorf("sqlite.Open(%q): %w", path, err)
+		}
 		return nil, fmt.Errorf("sqlite.Open(%q): %w (is it an SQLite file this process may read and write?)", path, err)
+	}
+	if _, err := w.Exec("PRAGMA journal_mode=WAL"); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite.Open(%q): switch to WAL mode: %w", path, err)
 	}
 	if !memory && o.readConns > 0 {
 		r, err := sql.Open("sqlite", uri+common+"&_query_only=1")
