@@ -132,7 +132,7 @@ func ErrorKind(err error) string {
 		return "recursion_limit"
 	case errors.As(err, &ce):
 		return "checkpoint"
-	case errors.Is(err, errAborted):
+	case errors.Is(err, ErrAborted):
 		return "aborted"
 	}
 	return "node"
@@ -160,4 +160,10 @@ func (e *CheckpointError) Error() string { return "checkpointer " + e.Op + ": " 
 
 func (e *CheckpointError) Unwrap() error { return e.Err }
 
-var errAborted = errors.New("run aborted")
+// ErrAborted is matched (errors.Is) by the error of a run that was
+// cancelled: its context was cancelled or timed out, or the consumer of
+// Stream stopped iterating. The run ends with StatusAborted and its last
+// committed checkpoint stands. The error also matches the cancellation's
+// cause, and context.Canceled (or context.DeadlineExceeded for a timeout)
+// even when the context was cancelled with a cause of the caller's own.
+var ErrAborted = errors.New("run aborted")

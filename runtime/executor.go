@@ -161,9 +161,12 @@ func (r *runner[S, U]) end(res Result[S], status Status, err error) Result[S] {
 			// another run, and this one failed to keep it.
 			status, err = StatusError, lerr
 		case cause == nil:
-			err = fmt.Errorf("%w: %w", errAborted, context.Canceled)
+			err = fmt.Errorf("%w: %w", ErrAborted, context.Canceled)
+		case errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded):
+			err = fmt.Errorf("%w: %w", ErrAborted, cause)
 		default:
-			err = fmt.Errorf("%w: %w", errAborted, cause)
+			// A cause of the caller's own: still a cancellation.
+			err = fmt.Errorf("%w: %w (%w)", ErrAborted, cause, context.Canceled)
 		}
 	}
 	res.Status, res.Err, res.State = status, err, r.state
@@ -192,6 +195,9 @@ func (r *runner[S, U]) superstep() (status Status, err error) {
 		r.emit(Event{Type: EventStepStart, Step: r.info.stepIndex, Tasks: keys})
 	}
 	if err := r.prepare(tasks); err != nil {
+		if r.ctx.Err() != nil && r.lostLease() == nil {
+			return StatusAborted, err // cancelled while reading the journals
+		}
 		return StatusError, err
 	}
 	r.execute(tasks)
@@ -362,7 +368,12 @@ func (r *runner[S, U]) commitPause() error {
 		}
 		cp := cloneCheckpoint(r.latest)
 		cp.ID, cp.ParentID, cp.Pending, cp.Created = newID(), r.latest.ID, pend, time.Now().UTC()
-		if err := r.cfg.cp.Put(r.ctx, cp, nil); err != nil {
+		// Every task of the superstep finished (or paused): commit it even
+		// when the caller is cancelling the run.
+		wctx, cancel := durableWrite(r.ctx)
+		err := r.cfg.cp.Put(wctx, cp, nil)
+		cancel()
+		if err != nil {
 			return &CheckpointError{Op: "put", Err: err}
 		}
 		r.latest = cp
@@ -411,7 +422,13 @@ func (r *runner[S, U]) commit(done []plan[S]) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := r.cfg.cp.Put(r.ctx, cp, drop); err != nil {
+	// Every task of the superstep completed: commit it even when the
+	// caller is cancelling the run (the run then ends aborted, or done when
+	// nothing is planned), on every backend alike.
+	wctx, cancel := durableWrite(r.ctx)
+	err = r.cfg.cp.Put(wctx, cp, drop)
+	cancel()
+	if err != nil {
 		return "", &CheckpointError{Op: "put", Err: err}
 	}
 	r.latest = cp

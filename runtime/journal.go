@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 )
 
 // journal is a task's replay memory: the entries recorded by earlier passes
@@ -215,11 +216,28 @@ func (t *taskInfo) j() *journal {
 
 // persistJournal writes the task's journal through the checkpointer. Without
 // one the journal lives only as long as the task (it still serves retries).
+// The write ignores the run's cancellation (it is bounded by
+// durableWriteTimeout instead): a step whose function returned must be
+// journaled even when the caller is cancelling the run, or the next run
+// would call the function again. It keeps the run's lease, which fences it.
 func (c *Ctx) persistJournal() error {
 	if c.r.cp == nil {
 		return nil
 	}
-	return c.r.cp.PutJournal(c.Context, c.r.threadID, c.t.taskID(), c.t.jr.entries)
+	ctx, cancel := durableWrite(c.Context)
+	defer cancel()
+	return c.r.cp.PutJournal(ctx, c.r.threadID, c.t.taskID(), c.t.jr.entries)
+}
+
+// durableWriteTimeout bounds a write that must not be abandoned when the
+// run is cancelled: a journal entry of a step that ran, the checkpoint of
+// a superstep whose tasks all completed.
+const durableWriteTimeout = 30 * time.Second
+
+// durableWrite returns a context for such a write: ctx's values (the run's
+// lease among them) without its cancellation, and a deadline.
+func durableWrite(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), durableWriteTimeout)
 }
 
 // newPass starts another pass of the task over the same journal (a retry):

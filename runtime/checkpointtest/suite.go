@@ -43,6 +43,7 @@ func Run(t *testing.T, newCP NewFunc) {
 	all = append(all, journalContracts...)
 	all = append(all, leaseContracts...)
 	all = append(all, fencingContracts...)
+	all = append(all, cancelContracts...)
 	all = append(all, loadContracts...)
 	all = append(all, graphContracts...)
 	for _, c := range all {

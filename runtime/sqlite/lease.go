@@ -115,13 +115,20 @@ func (s *Store) Lease(ctx context.Context, threadID string, opts runtime.LeaseOp
 	var b [16]byte
 	rand.Read(b[:])
 	l := &heldLease{s: s, thread: threadID, token: hex.EncodeToString(b[:]), opts: opts, stop: make(chan struct{}), done: make(chan struct{})}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: lease thread %q in %q: %w", threadID, s.path, err)
+	}
+	// Once sent, the take is not abandoned half-way: a statement cancelled
+	// after it wrote the row would leave the thread busy until the TTL.
+	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.busy+time.Second)
+	defer cancel()
 	sent := time.Now()
-	res, err := s.ws[qTakeLease].ExecContext(ctx, threadID, l.token, holder, sent.Add(s.opts.ttl).UnixNano(), sent.UnixNano())
+	res, err := s.ws[qTakeLease].ExecContext(tctx, threadID, l.token, holder, sent.Add(s.opts.ttl).UnixNano(), sent.UnixNano())
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: lease thread %q in %q: %w", threadID, s.path, err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return nil, s.busy(ctx, threadID)
+		return nil, s.busy(tctx, threadID)
 	}
 	l.renewedAt(sent)
 	s.mu.Lock()
