@@ -47,6 +47,9 @@ type PendingInterrupt struct {
 	Node    string          `json:"node"`
 	TaskID  string          `json:"task_id"`
 	Payload json.RawMessage `json:"payload"`
+	// Expects is what the answer must decode into (recorded by
+	// Interrupt[T]); nil in checkpoints written before it was recorded.
+	Expects *Expects `json:"expects,omitempty"`
 }
 
 // JournalEntry is one recorded step or interrupt of a task.

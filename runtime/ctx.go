@@ -65,6 +65,7 @@ type taskInfo struct {
 
 	halted      bool
 	pending     []PendingInterrupt
+	refused     *ResumeError // an answer this pass took back (ErrAnswerType)
 	gotoSet     bool
 	gotoTargets any // []Target[S] of the program's S
 	command     []Goto
@@ -77,7 +78,7 @@ type taskInfo struct {
 // alone. A field added to taskInfo must be added here unless the executor
 // writes it for every task.
 func (t *taskInfo) clean() bool {
-	return t.emit == nil && t.preload == nil && t.jr == nil && !t.halted && t.pending == nil &&
+	return t.emit == nil && t.preload == nil && t.jr == nil && !t.halted && t.pending == nil && t.refused == nil &&
 		!t.gotoSet && t.gotoTargets == nil && t.command == nil && !t.commandSet
 }
 

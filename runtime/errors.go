@@ -72,13 +72,54 @@ func (e *RecursionLimitError) Error() string {
 
 // ResumeError is a run or resume refused before it started, e.g. a bare
 // answer while several interrupts are pending, or input to a thread that is
-// waiting on a person. Nothing was written.
+// waiting on a person. Nothing was written. Reason says why, as one of the
+// Err* reasons below, which the error matches with errors.Is.
 type ResumeError struct {
 	ThreadID string
-	Msg      string
+	// Reason is why: ErrNotInterrupted, ErrWaitingOnPerson,
+	// ErrAmbiguousAnswer, ErrUnknownInterrupt, ErrMissingAnswer,
+	// ErrAnswerConflict or ErrAnswerType.
+	Reason error
+	// Interrupt is the id of the interrupt the refusal is about, when one.
+	Interrupt string
+	Msg       string
 }
 
 func (e *ResumeError) Error() string { return e.Msg }
+
+// Unwrap returns the Reason, so that errors.Is(err, ErrUnknownInterrupt)
+// and its siblings tell refusals apart without reading messages.
+func (e *ResumeError) Unwrap() error { return e.Reason }
+
+// The reasons of a ResumeError.
+var (
+	// ErrNotInterrupted: Resume on a thread that waits on no interrupt (or
+	// has no thread or checkpointer to resume).
+	ErrNotInterrupted = errors.New("the thread is not interrupted")
+	// ErrWaitingOnPerson: input (a plain run) to a thread that waits on
+	// open interrupts; answer them with Resume.
+	ErrWaitingOnPerson = errors.New("the thread is waiting on interrupts")
+	// ErrAmbiguousAnswer: a bare answer while several interrupts are open;
+	// answer each by id with AnswersByID.
+	ErrAmbiguousAnswer = errors.New("a bare answer is ambiguous: several interrupts are open")
+	// ErrUnknownInterrupt: an answer names an id that is not pending.
+	ErrUnknownInterrupt = errors.New("no such pending interrupt")
+	// ErrMissingAnswer: keyed answers that leave an open interrupt
+	// unanswered.
+	ErrMissingAnswer = errors.New("an open interrupt has no answer")
+	// ErrAnswerConflict: an answer differs from the one the interrupt
+	// already holds (its superstep is being retried).
+	ErrAnswerConflict = errors.New("the interrupt already holds a different accepted answer")
+	// ErrAnswerType: an answer the asking node cannot decode into the Go
+	// type it asked for (PendingInterrupt.Expects).
+	ErrAnswerType = errors.New("the answer does not decode into the type the interrupt expects")
+)
+
+// OptionError is a run refused for its options, e.g. Thread without
+// WithCheckpointer. Nothing ran.
+type OptionError struct{ Msg string }
+
+func (e *OptionError) Error() string { return e.Msg }
 
 // NondeterminismError is strict mode's report that a replayed task did not
 // ask for the journal it recorded: a node body must be deterministic modulo
@@ -103,7 +144,7 @@ func (e *UnknownTargetError) Error() string {
 	return fmt.Sprintf("goto names unknown node %q", e.Target)
 }
 
-// ErrorKind classifies an error from a run: "spec", "node", "reduce",
+// ErrorKind classifies an error from a run: "spec", "options", "node", "reduce",
 // "recursion_limit", "resume", "busy", "checkpoint", "aborted" or "" when err
 // is nil. It is the kind the conformance cases compare.
 func ErrorKind(err error) string {
@@ -114,12 +155,15 @@ func ErrorKind(err error) string {
 		rs *ResumeError
 		se *SpecError
 		ce *CheckpointError
+		oe *OptionError
 	)
 	switch {
 	case err == nil:
 		return ""
 	case errors.As(err, &se):
 		return "spec"
+	case errors.As(err, &oe):
+		return "options"
 	case errors.As(err, &rs):
 		return "resume"
 	case errors.Is(err, ErrThreadBusy):

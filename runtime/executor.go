@@ -219,6 +219,13 @@ func (r *runner[S, U]) superstep() (status Status, err error) {
 		if err := r.commitPause(); err != nil {
 			return StatusError, err
 		}
+		// An answer a node could not decode was taken back: the run
+		// pauses on that interrupt again, and says why.
+		for i := range tasks {
+			if rf := r.slots[i].info.refused; rf != nil {
+				return StatusInterrupted, rf
+			}
+		}
 		return StatusInterrupted, nil
 	}
 	// Reducers and guards are the program's (and, in code-built graphs, the
@@ -469,7 +476,7 @@ func (r *runner[S, U]) checkpoint(step int, keepPlan *string) (*Checkpoint, erro
 func (r *runner[S, U]) start(in *U, a *Answers) error {
 	if r.cfg.cp == nil {
 		if a != nil {
-			return &ResumeError{Msg: "cannot resume without a thread: pass runtime.Thread and runtime.WithCheckpointer"}
+			return &ResumeError{Reason: ErrNotInterrupted, Msg: "cannot resume without a thread: pass runtime.Thread and runtime.WithCheckpointer"}
 		}
 		r.state = r.p.Zero()
 		if err := r.foldInput(in); err != nil {
@@ -506,7 +513,7 @@ func (r *runner[S, U]) start(in *U, a *Answers) error {
 		return err
 	}
 	if len(open) > 0 {
-		return &ResumeError{ThreadID: r.cfg.thread, Msg: fmt.Sprintf("thread %q is waiting on interrupt(s) %s; answer with Resume instead of starting a run", r.cfg.thread, idList(open))}
+		return &ResumeError{ThreadID: r.cfg.thread, Reason: ErrWaitingOnPerson, Msg: fmt.Sprintf("thread %q is waiting on interrupt(s) %s; answer with Resume instead of starting a run", r.cfg.thread, idList(open))}
 	}
 	r.latest = latest
 	if err := r.load(latest); err != nil {

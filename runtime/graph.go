@@ -214,13 +214,13 @@ func newRunConfig(opts []RunOption) (runConfig, error) {
 	}
 	switch {
 	case c.thread != "" && c.cp == nil:
-		return c, fmt.Errorf("runtime: Thread(%q) needs WithCheckpointer: a thread's state lives in a checkpointer (runtime.NewMemory() for one process)", c.thread)
+		return c, &OptionError{Msg: fmt.Sprintf("runtime: Thread(%q) needs WithCheckpointer: a thread's state lives in a checkpointer (runtime.NewMemory() for one process)", c.thread)}
 	case c.thread == "" && c.cp != nil:
-		return c, fmt.Errorf("runtime: WithCheckpointer needs Thread(id): checkpoints belong to a thread")
+		return c, &OptionError{Msg: "runtime: WithCheckpointer needs Thread(id): checkpoints belong to a thread"}
 	case c.fromID != "" && c.cp == nil:
-		return c, fmt.Errorf("runtime: FromCheckpoint(%q) needs Thread and WithCheckpointer", c.fromID)
+		return c, &OptionError{Msg: fmt.Sprintf("runtime: FromCheckpoint(%q) needs Thread and WithCheckpointer", c.fromID)}
 	case c.limit < 0:
-		return c, fmt.Errorf("runtime: RecursionLimit(%d) must not be negative", c.limit)
+		return c, &OptionError{Msg: fmt.Sprintf("runtime: RecursionLimit(%d) must not be negative", c.limit)}
 	}
 	return c, nil
 }
@@ -259,7 +259,10 @@ func AnswersByID(m map[string]any) Answers { return Answers{keyed: m, isMap: tru
 
 // Invoke runs the graph to its end with input folded into the channels first
 // and returns the result. err is non-nil when the run was refused or ended in
-// error or aborted (then also Result.Err); an interrupted run is not an error.
+// error or aborted (then also Result.Err); an interrupted run is not an
+// error, except when it paused again because the answer it was resumed with
+// does not decode into the type the node asked for (a *ResumeError matching
+// ErrAnswerType, also in Result.Err).
 func (g *Graph[S, U]) Invoke(ctx context.Context, input U, opts ...RunOption) (Result[S], error) {
 	return g.invoke(ctx, &input, nil, opts)
 }
@@ -277,7 +280,7 @@ func (g *Graph[S, U]) invoke(ctx context.Context, in *U, a *Answers, opts []RunO
 	r := newRunner(g, ctx, cfg, nil)
 	res := r.run(in, a)
 	r.release()
-	if res.Status == StatusDone || res.Status == StatusInterrupted {
+	if res.Status == StatusDone || (res.Status == StatusInterrupted && res.Err == nil) {
 		return res, nil
 	}
 	return res, res.Err

@@ -181,11 +181,21 @@ func Interrupt[T any](ctx *Ctx, payload any, opts ...InterruptOption) (T, error)
 		if e.Answered {
 			var v T
 			if err := json.Unmarshal(e.Value, &v); err != nil {
-				return zero, fmt.Errorf("interrupt %q: decode answer into %T: %w", id, v, err)
+				// An answer the node cannot use must not wedge the thread:
+				// take it back, and pause again on the same interrupt.
+				refused := &ResumeError{ThreadID: ctx.ThreadID(), Reason: ErrAnswerType, Interrupt: id,
+					Msg: fmt.Sprintf("the answer %s to interrupt %q does not decode into %s (%v); the interrupt stays open: resume it with an answer of that type", e.Value, id, expectsOf[T]().Type, err)}
+				e.Answered, e.Value = false, nil
+				if err := ctx.persistJournal(); err != nil {
+					return zero, fmt.Errorf("interrupt %q: take back an answer that does not decode: %w", id, err)
+				}
+				t.refused = refused
+				t.halt(ctx, id, full, e.Payload, expectsOf[T]())
+				return zero, &haltError{id: id}
 			}
 			return v, nil
 		}
-		t.halt(ctx, id, full, e.Payload)
+		t.halt(ctx, id, full, e.Payload, expectsOf[T]())
 		return zero, &haltError{id: id}
 	}
 	raw, err := json.Marshal(payload)
@@ -196,13 +206,13 @@ func Interrupt[T any](ctx *Ctx, payload any, opts ...InterruptOption) (T, error)
 	if err := ctx.persistJournal(); err != nil {
 		return zero, fmt.Errorf("interrupt %q: persist journal: %w", id, err)
 	}
-	t.halt(ctx, id, full, raw)
+	t.halt(ctx, id, full, raw, expectsOf[T]())
 	return zero, &haltError{id: id}
 }
 
-func (t *taskInfo) halt(ctx *Ctx, id, key string, payload json.RawMessage) {
+func (t *taskInfo) halt(ctx *Ctx, id, key string, payload json.RawMessage, expects *Expects) {
 	t.halted = true
-	t.pending = append(t.pending, PendingInterrupt{ID: id, Key: key, Node: ctx.Node(), TaskID: t.taskID(), Payload: payload})
+	t.pending = append(t.pending, PendingInterrupt{ID: id, Key: key, Node: ctx.Node(), TaskID: t.taskID(), Payload: payload, Expects: expects})
 }
 
 // j returns the task's journal, building it on first use from the entries

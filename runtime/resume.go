@@ -14,7 +14,7 @@ import (
 func (r *runner[S, U]) startResume(latest *Checkpoint, a *Answers) error {
 	thread := r.cfg.thread
 	if latest == nil || len(latest.Pending) == 0 {
-		return &ResumeError{ThreadID: thread, Msg: fmt.Sprintf("cannot resume thread %q — it is not interrupted; start a run with Invoke instead", thread)}
+		return &ResumeError{ThreadID: thread, Reason: ErrNotInterrupted, Msg: fmt.Sprintf("cannot resume thread %q — it is not interrupted; start a run with Invoke instead", thread)}
 	}
 	type pause struct {
 		p       PendingInterrupt
@@ -42,7 +42,7 @@ func (r *runner[S, U]) startResume(latest *Checkpoint, a *Answers) error {
 	encode := func(id string, v any) (json.RawMessage, error) {
 		raw, err := json.Marshal(v)
 		if err != nil {
-			return nil, &ResumeError{ThreadID: thread, Msg: fmt.Sprintf("answer to interrupt %q is not JSON-serializable: %v", id, err)}
+			return nil, &ResumeError{ThreadID: thread, Reason: ErrAnswerType, Interrupt: id, Msg: fmt.Sprintf("answer to interrupt %q is not JSON-serializable: %v", id, err)}
 		}
 		return raw, nil
 	}
@@ -55,9 +55,15 @@ func (r *runner[S, U]) startResume(latest *Checkpoint, a *Answers) error {
 		}
 		if p.at >= 0 && p.entries[p.at].Answered {
 			if !sameJSON(p.entries[p.at].Value, raw) {
-				return &ResumeError{ThreadID: thread, Msg: fmt.Sprintf("interrupt %q already holds an accepted answer %s and its superstep is being retried; resume with the same answer or start a plain run", p.p.ID, p.entries[p.at].Value)}
+				return &ResumeError{ThreadID: thread, Reason: ErrAnswerConflict, Interrupt: p.p.ID, Msg: fmt.Sprintf("interrupt %q already holds an accepted answer %s and its superstep is being retried; resume with the same answer or start a plain run", p.p.ID, p.entries[p.at].Value)}
 			}
 			return nil
+		}
+		if x := p.p.Expects; x != nil {
+			if err := checkAnswer(x.Schema, raw); err != nil {
+				return &ResumeError{ThreadID: thread, Reason: ErrAnswerType, Interrupt: p.p.ID,
+					Msg: fmt.Sprintf("the answer %s to interrupt %q does not decode into %s: %v; nothing was written, the interrupt stays open", raw, p.p.ID, x.Type, err)}
+			}
 		}
 		answers[p.p.ID] = raw
 		return nil
@@ -81,7 +87,7 @@ func (r *runner[S, U]) startResume(latest *Checkpoint, a *Answers) error {
 			if n == 0 {
 				n = len(pauses)
 			}
-			return &ResumeError{ThreadID: thread, Msg: fmt.Sprintf("%d interrupts are pending, so a bare answer is ambiguous; answer each by id with runtime.AnswersByID: %s", n, idList(latest.Pending))}
+			return &ResumeError{ThreadID: thread, Reason: ErrAmbiguousAnswer, Msg: fmt.Sprintf("%d interrupts are pending, so a bare answer is ambiguous; answer each by id with runtime.AnswersByID: %s", n, idList(latest.Pending))}
 		}
 	} else {
 		known := map[string]bool{}
@@ -90,7 +96,7 @@ func (r *runner[S, U]) startResume(latest *Checkpoint, a *Answers) error {
 		}
 		for id := range a.keyed {
 			if !known[id] {
-				return &ResumeError{ThreadID: thread, Msg: fmt.Sprintf("no pending interrupt %q on thread %q; the pending ids are %s", id, thread, idList(latest.Pending))}
+				return &ResumeError{ThreadID: thread, Reason: ErrUnknownInterrupt, Interrupt: id, Msg: fmt.Sprintf("no pending interrupt %q on thread %q; the pending ids are %s", id, thread, idList(latest.Pending))}
 			}
 		}
 		for _, p := range pauses {
@@ -99,7 +105,7 @@ func (r *runner[S, U]) startResume(latest *Checkpoint, a *Answers) error {
 				if p.at >= 0 && p.entries[p.at].Answered {
 					continue
 				}
-				return &ResumeError{ThreadID: thread, Msg: fmt.Sprintf("no answer supplied for pending interrupt %q (node %q); a resume must answer every open interrupt: %s", p.p.ID, p.p.Node, idList(open))}
+				return &ResumeError{ThreadID: thread, Reason: ErrMissingAnswer, Interrupt: p.p.ID, Msg: fmt.Sprintf("no answer supplied for pending interrupt %q (node %q); a resume must answer every open interrupt: %s", p.p.ID, p.p.Node, idList(open))}
 			}
 			if err := check(p, v); err != nil {
 				return err

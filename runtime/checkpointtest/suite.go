@@ -44,6 +44,7 @@ func Run(t *testing.T, newCP NewFunc) {
 	all = append(all, leaseContracts...)
 	all = append(all, fencingContracts...)
 	all = append(all, cancelContracts...)
+	all = append(all, answerContracts...)
 	all = append(all, loadContracts...)
 	all = append(all, graphContracts...)
 	for _, c := range all {

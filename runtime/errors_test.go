@@ -1,0 +1,94 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/spec"
+)
+
+// TestRefusalsAreMatchable: every refusal of a run or resume is told apart
+// with errors.Is / errors.As, never by its message.
+func TestRefusalsAreMatchable(t *testing.T) {
+	ask := func(rc *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+		v, err := runtime.Interrupt[string](rc, "?")
+		return runtime.Values{rc.Node(): v}, err
+	}
+	g := mustCompile(t, runtime.NewBuilder("two").Channel("a", "").Channel("b", "").
+		Node("a", ask).Node("b", ask).Edge(spec.Start, "a").Edge(spec.Start, "b"))
+	cp := runtime.NewMemory()
+	on := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(cp)}
+	if _, err := g.Invoke(context.Background(), nil, on...); err != nil {
+		t.Fatal(err)
+	}
+	pend, _ := runtime.PendingInterrupts(context.Background(), cp, "t")
+	idA, idB := pend[0].ID, pend[1].ID
+	cases := []struct {
+		name   string
+		run    func() error
+		reason error
+	}{
+		{"input to a waiting thread", func() error { _, err := g.Invoke(context.Background(), nil, on...); return err }, runtime.ErrWaitingOnPerson},
+		{"bare answer, two open", func() error { _, err := g.Resume(context.Background(), runtime.Answer("x"), on...); return err }, runtime.ErrAmbiguousAnswer},
+		{"unknown id", func() error {
+			_, err := g.Resume(context.Background(), runtime.AnswersByID(map[string]any{idA: "x", idB: "y", "nope": 1}), on...)
+			return err
+		}, runtime.ErrUnknownInterrupt},
+		{"missing answer", func() error {
+			_, err := g.Resume(context.Background(), runtime.AnswersByID(map[string]any{idA: "x"}), on...)
+			return err
+		}, runtime.ErrMissingAnswer},
+		{"wrong type", func() error {
+			_, err := g.Resume(context.Background(), runtime.AnswersByID(map[string]any{idA: "x", idB: 2}), on...)
+			return err
+		}, runtime.ErrAnswerType},
+		{"not interrupted", func() error {
+			_, err := g.Resume(context.Background(), runtime.Answer("x"), runtime.Thread("other"), runtime.WithCheckpointer(cp))
+			return err
+		}, runtime.ErrNotInterrupted},
+	}
+	for _, c := range cases {
+		err := c.run()
+		var re *runtime.ResumeError
+		if !errors.Is(err, c.reason) || !errors.As(err, &re) || re.Reason != c.reason {
+			t.Errorf("%s: %v; want a ResumeError with reason %v", c.name, err, c.reason)
+		}
+	}
+	// A different answer to an interrupt that already holds one: fail the
+	// superstep after the answers are journaled, then answer otherwise.
+	failing := mustCompile(t, runtime.NewBuilder("retry").Channel("a", "").
+		Node("a", func(rc *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+			if _, err := runtime.Interrupt[string](rc, "?"); err != nil {
+				return nil, err
+			}
+			return nil, errors.New("fails after the answer")
+		}).Edge(spec.Start, "a"))
+	on2 := []runtime.RunOption{runtime.Thread("r"), runtime.WithCheckpointer(cp)}
+	failing.Invoke(context.Background(), nil, on2...)
+	failing.Resume(context.Background(), runtime.Answer("first"), on2...)
+	if _, err := failing.Resume(context.Background(), runtime.Answer("second"), on2...); !errors.Is(err, runtime.ErrAnswerConflict) {
+		t.Errorf("a different answer: %v; want ErrAnswerConflict", err)
+	}
+
+	// Wrong options are an OptionError.
+	var oe *runtime.OptionError
+	if _, err := g.Invoke(context.Background(), nil, runtime.Thread("x")); !errors.As(err, &oe) || runtime.ErrorKind(err) != "options" {
+		t.Errorf("Thread without WithCheckpointer: %v (kind %q); want an OptionError", err, runtime.ErrorKind(err))
+	}
+
+	// A run cancelled with a cause of the caller's own matches ErrAborted,
+	// context.Canceled and the cause.
+	cause := errors.New("shutting down")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	loop := mustCompile(t, runtime.NewBuilder("loop").Channel("n", "").
+		Node("n", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) {
+			cancel(cause)
+			return nil, nil
+		}).Edge(spec.Start, "n").Edge("n", "n"))
+	res, err := loop.Invoke(ctx, nil)
+	if res.Status != runtime.StatusAborted || !errors.Is(err, runtime.ErrAborted) || !errors.Is(err, context.Canceled) || !errors.Is(err, cause) {
+		t.Errorf("cancelled with a cause: %q, %v; want aborted matching ErrAborted, context.Canceled and the cause", res.Status, err)
+	}
+}
