@@ -28,6 +28,12 @@ type Checkpoint struct {
 	// Pending lists the interrupts the thread waits on, sorted by id.
 	Pending []PendingInterrupt `json:"pending,omitempty"`
 	Created time.Time          `json:"ts"`
+	// Fingerprint identifies the graph version that wrote the checkpoint
+	// (Graph.Fingerprint); "" for checkpoints written before versions were
+	// recorded, which any version runs unchecked. Format is the checkpoint
+	// format version (CheckpointFormat), 0 for those.
+	Fingerprint string `json:"fingerprint,omitempty"`
+	Format      int    `json:"format,omitempty"`
 }
 
 // TaskRef is one planned task in a checkpoint.

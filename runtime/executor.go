@@ -462,6 +462,7 @@ func (r *runner[S, U]) checkpoint(step int, keepPlan *string) (*Checkpoint, erro
 		}
 	}
 	cp := &Checkpoint{ID: newID(), ThreadID: r.cfg.thread, Step: step, Channels: chans, Next: next, Created: time.Now().UTC()}
+	cp.Fingerprint, cp.Format = r.g.Fingerprint(), CheckpointFormat
 	if r.latest != nil {
 		cp.ParentID = r.latest.ID
 	}
@@ -490,6 +491,9 @@ func (r *runner[S, U]) start(in *U, a *Answers) error {
 		latest = nil
 	case err != nil:
 		return &CheckpointError{Op: "get", Err: err}
+	}
+	if err := r.checkVersion(latest); err != nil {
+		return err
 	}
 	if a != nil {
 		return r.startResume(latest, a)

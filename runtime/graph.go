@@ -26,6 +26,8 @@ type Graph[S, U any] struct {
 
 	warnings spec.Diagnostics // the document's warnings (FromSpec, Load)
 	logger   *slog.Logger     // GraphLogger; nil: the runtime logs nothing
+
+	version version // Fingerprint and the stored form of the graph's document
 }
 
 // RetryPolicy re-runs a failing node body within its superstep. Completed

@@ -18,6 +18,7 @@ type Memory struct {
 	journals map[string]map[string][]JournalEntry
 	leases   map[string]*memLease // held leases, by thread id
 	epochs   map[string]int64     // the last lease epoch of each thread
+	docs     map[string][]byte    // graph documents by fingerprint (DocumentStore)
 }
 
 type memThread struct {
