@@ -223,3 +223,69 @@ func mustLoadSpec(t *testing.T, doc string) *spec.Graph {
 	}
 	return g
 }
+
+// A set of versions runs each thread on the version that wrote it, new
+// threads on the newest, and a thread of a dropped version on the newest
+// only when compatible.
+func TestVersionsPickTheThreadsVersion(t *testing.T) {
+	ctx := context.Background()
+	mem := runtime.NewMemory()
+	v1 := loadGraph(t, approvalV1)
+	v2 := loadGraph(t, edit(t, approvalV1, `"ship it?"`, `"ship it now?"`)) // config of the paused node
+	run := func(g *runtime.Graph[runtime.Values, runtime.Values], thread string) {
+		t.Helper()
+		res, err := g.Invoke(ctx, runtime.Values{}, runtime.Thread(thread), runtime.WithCheckpointer(mem))
+		if err != nil || res.Status != runtime.StatusInterrupted {
+			t.Fatalf("run %s: %v %v", thread, res.Status, err)
+		}
+	}
+	run(v1, "old")
+	set, err := runtime.NewVersions(v1, v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pick := func(thread string) runtime.Version {
+		t.Helper()
+		v, err := set.For(ctx, mem, thread)
+		if err != nil {
+			t.Fatalf("For(%s): %v", thread, err)
+		}
+		return v
+	}
+	if pick("old") != runtime.Version(v1) {
+		t.Error("a thread of v1 does not get v1")
+	}
+	if pick("new") != runtime.Version(v2) {
+		t.Error("a new thread does not get the newest version")
+	}
+	g := pick("old").(*runtime.Graph[runtime.Values, runtime.Values])
+	if res, err := g.Resume(ctx, runtime.Answer("yes"), runtime.Thread("old"), runtime.WithCheckpointer(mem)); err != nil || res.Status != runtime.StatusDone {
+		t.Fatalf("resume on the picked version: %v %v", res.Status, err)
+	}
+	// Without v1 in the set, the v1 thread paused in review is refused by
+	// v2 (review's config changed), and a v1 thread paused nowhere
+	// incompatible runs on v2.
+	run(v1, "paused")
+	only2, err := runtime.NewVersions(v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := only2.For(ctx, mem, "paused"); !errors.Is(err, runtime.ErrIncompatible) {
+		t.Errorf("For on a set without the thread's version: %v, want ErrIncompatible", err)
+	}
+	v3 := loadGraph(t, edit(t, approvalV1, `"hello"`, `"hi"`))
+	only3, err := runtime.NewVersions(v3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := only3.For(ctx, mem, "paused"); err != nil || v != runtime.Version(v3) {
+		t.Errorf("For with a compatible newest: %v %v", v, err)
+	}
+	if _, err := runtime.NewVersions(v1, loadGraph(t, approvalV1)); err == nil {
+		t.Error("two versions with one fingerprint were accepted")
+	}
+	other := loadGraph(t, edit(t, approvalV1, `"name": "approval"`, `"name": "other"`))
+	if _, err := runtime.NewVersions(v1, other); err == nil {
+		t.Error("versions of two graphs were accepted")
+	}
+}
