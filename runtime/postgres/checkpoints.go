@@ -1,0 +1,153 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ilmek-go/ilmek/runtime"
+)
+
+// Put stores cp and drops the journals of the task ids in done, in one
+// statement (so one transaction). A checkpoint id must be unique within its
+// thread. While this Store holds the thread's lease, the write is fenced by
+// its epoch and fails with ErrLeaseLost when another run took the thread.
+func (s *Store) Put(ctx context.Context, cp *runtime.Checkpoint, done []string) error {
+	if cp == nil || cp.ID == "" {
+		return fmt.Errorf("postgres: Put in %s: the checkpoint is nil or has no ID", s.where())
+	}
+	next, err := json.Marshal(cp.Next)
+	if err != nil {
+		return fmt.Errorf("postgres: put checkpoint %s of thread %q: encode next tasks: %w", cp.ID, cp.ThreadID, err)
+	}
+	pending, err := json.Marshal(cp.Pending)
+	if err != nil {
+		return fmt.Errorf("postgres: put checkpoint %s of thread %q: encode pending interrupts: %w", cp.ID, cp.ThreadID, err)
+	}
+	var created int64
+	if !cp.Created.IsZero() {
+		created = cp.Created.UnixNano()
+	}
+	var channels []byte
+	if cp.Channels != nil {
+		channels = []byte(cp.Channels)
+	}
+	args := []any{cp.ID, cp.ThreadID, cp.ParentID, cp.PlanID, cp.Step, created, channels, next, pending}
+	if done == nil {
+		done = []string{}
+	}
+	epoch, fenced := s.epoch(cp.ThreadID)
+	switch {
+	case fenced:
+		var n int
+		err = s.pool.QueryRow(ctx, s.q.insertFenced, append(args, epoch, done)...).Scan(&n)
+		if err == nil && n == 0 {
+			err = s.lost(cp.ThreadID, epoch)
+		}
+	case len(done) == 0:
+		_, err = s.pool.Exec(ctx, s.q.insert, args...)
+	default:
+		var n int
+		err = s.pool.QueryRow(ctx, s.q.insertDone, append(args, done)...).Scan(&n)
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: put checkpoint %s of thread %q in %s: %w", cp.ID, cp.ThreadID, s.where(), err)
+	}
+	return nil
+}
+
+// Get returns the checkpoint id of the thread, or the one Put most recently
+// when id is "", or runtime.ErrNotFound.
+func (s *Store) Get(ctx context.Context, threadID, id string) (*runtime.Checkpoint, error) {
+	var row pgx.Row
+	if id == "" {
+		row = s.pool.QueryRow(ctx, s.q.latest, threadID)
+	} else {
+		row = s.pool.QueryRow(ctx, s.q.byID, threadID, id)
+	}
+	cp, err := scanCheckpoint(row)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil, runtime.ErrNotFound
+	case err != nil:
+		what := "latest checkpoint"
+		if id != "" {
+			what = "checkpoint " + id
+		}
+		return nil, fmt.Errorf("postgres: get %s of thread %q from %s: %w", what, threadID, s.where(), err)
+	}
+	return cp, nil
+}
+
+// List returns the thread's checkpoints, the most recently Put first, at
+// most limit of them (all when limit <= 0).
+func (s *Store) List(ctx context.Context, threadID string, limit int) ([]*runtime.Checkpoint, error) {
+	var lim any // NULL: no limit
+	if limit > 0 {
+		lim = int64(limit)
+	}
+	rows, err := s.pool.Query(ctx, s.q.list, threadID, lim)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list checkpoints of thread %q in %s: %w", threadID, s.where(), err)
+	}
+	defer rows.Close()
+	var out []*runtime.Checkpoint
+	for rows.Next() {
+		cp, err := scanCheckpoint(rows)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: list checkpoints of thread %q in %s: %w", threadID, s.where(), err)
+		}
+		out = append(out, cp)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: list checkpoints of thread %q in %s: %w", threadID, s.where(), err)
+	}
+	return out, nil
+}
+
+// DeleteThread removes the thread's checkpoints, journals and lease in one
+// statement. A run of the thread holding its lease in another process then
+// fails its next write with ErrLeaseLost and learns of the loss from its
+// heartbeat; a lease this Store holds is forgotten (its release becomes a
+// no-op).
+func (s *Store) DeleteThread(ctx context.Context, threadID string) error {
+	s.mu.Lock()
+	if l := s.held[threadID]; l != nil {
+		delete(s.held, threadID)
+		l.stopHeartbeatAsync()
+	}
+	s.mu.Unlock()
+	if _, err := s.pool.Exec(ctx, s.q.deleteThread, threadID); err != nil {
+		return fmt.Errorf("postgres: delete thread %q from %s: %w", threadID, s.where(), err)
+	}
+	return nil
+}
+
+func scanCheckpoint(row pgx.Row) (*runtime.Checkpoint, error) {
+	var (
+		cp                      runtime.Checkpoint
+		step, created           int64
+		channels, next, pending []byte
+	)
+	if err := row.Scan(&cp.ID, &cp.ThreadID, &cp.ParentID, &cp.PlanID, &step, &created, &channels, &next, &pending); err != nil {
+		return nil, err
+	}
+	cp.Step = int(step)
+	if created != 0 {
+		cp.Created = time.Unix(0, created).UTC()
+	}
+	if channels != nil {
+		cp.Channels = json.RawMessage(channels)
+	}
+	if err := json.Unmarshal(next, &cp.Next); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: decode next tasks: %w", cp.ID, err)
+	}
+	if err := json.Unmarshal(pending, &cp.Pending); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: decode pending interrupts: %w", cp.ID, err)
+	}
+	return &cp, nil
+}

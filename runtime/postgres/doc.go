@@ -1,0 +1,60 @@
+// Package postgres is the shared durable Checkpointer of ilmek: threads'
+// checkpoints, their tasks' journals and their run leases live in a
+// PostgreSQL database (through github.com/jackc/pgx/v5), so any process on
+// any machine can start, resume or finish any thread, and no two run one
+// thread at once.
+//
+//	store, err := postgres.Open(ctx, "postgres://app@db:5432/app?sslmode=disable")
+//	if err != nil { ... }
+//	defer store.Close()
+//	res, err := graph.Invoke(ctx, input, runtime.Thread("order-42"), runtime.WithCheckpointer(store))
+//
+// OpenPool does the same on a *pgxpool.Pool the application already has.
+//
+// # Storage
+//
+// The tables live in one PostgreSQL schema (Schema, default "ilmek"), which
+// Open creates. The schema is versioned: embedded migrations (migrations/
+// NNNN_what.sql) run in order in one transaction that holds an advisory
+// lock named after the schema, so processes starting at once on an empty
+// schema do not race: one migrates, the others wait and find it done. The
+// applied versions are rows of ilmek_migrations; a schema newer than the
+// running build is refused with ErrSchemaTooNew.
+//
+// A checkpoint is one row of ilmek_checkpoints keyed by (thread_id, id),
+// with an increasing sequence number that makes "latest" the one Put most
+// recently; a journal is one row of ilmek_journals. Put inserts the
+// checkpoint and deletes the journals of the finished tasks in one
+// statement: a superstep commits whole or not at all.
+//
+// # Leases and fencing
+//
+// Lease gives one run at a time a thread: one statement inserts or takes
+// over the thread's row of ilmek_leases (owner, epoch, expiry), and succeeds
+// only when there is none or its expiry, on the server's clock, has passed.
+// Each success draws a new epoch from a sequence, so epochs only grow. The
+// holder renews the expiry every third of LeaseTTL (default 30 s); release
+// deletes the row. Until a lease expires, Lease fails at once with an error
+// matching runtime.ErrThreadBusy that names the holder.
+//
+// Every Put and PutJournal of a thread whose lease the Store holds is
+// fenced in the same statement: it locks the lease row FOR SHARE only if
+// the row still carries the Store's epoch, and writes only then. A takeover
+// waits for such a write in flight to commit, and every write after it
+// finds another epoch, writes nothing and fails with an error matching
+// ErrLeaseLost. A holder that was paused, partitioned or slow therefore
+// cannot overwrite the new holder's state.
+//
+// The runtime takes the lease through WatchLease (runtime.LeaseWatcher), so
+// the holder learns of a loss from its heartbeat, not only at its next
+// write: when a renewal finds another epoch or no row, or when no renewal
+// has reached the server by the lease's local deadline (the TTL after the
+// last successful renewal was sent), the run is cancelled at once and ends
+// with an error matching ErrLeaseLost.
+//
+// # Tests
+//
+// The package's tests run against the server named by ILMEK_POSTGRES_DSN,
+// each in schemas of its own that it drops afterwards; without it they skip,
+// and with CI=true they fail instead.
+package postgres

@@ -1,0 +1,52 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ilmek-go/ilmek/runtime"
+)
+
+// PutJournal replaces the journal of a task. While this Store holds the
+// thread's lease, the write is fenced by its epoch and fails with
+// ErrLeaseLost when another run took the thread.
+func (s *Store) PutJournal(ctx context.Context, threadID, taskID string, entries []runtime.JournalEntry) error {
+	raw, err := json.Marshal(entries)
+	if err != nil {
+		return fmt.Errorf("postgres: put journal of task %q of thread %q: encode entries: %w", taskID, threadID, err)
+	}
+	if epoch, fenced := s.epoch(threadID); fenced {
+		tag, e := s.pool.Exec(ctx, s.q.putJournalFenced, threadID, taskID, raw, epoch)
+		err = e
+		if err == nil && tag.RowsAffected() == 0 {
+			err = s.lost(threadID, epoch)
+		}
+	} else {
+		_, err = s.pool.Exec(ctx, s.q.putJournal, threadID, taskID, raw)
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: put journal of task %q of thread %q in %s: %w", taskID, threadID, s.where(), err)
+	}
+	return nil
+}
+
+// GetJournal returns the journal of a task, nil when it has none.
+func (s *Store) GetJournal(ctx context.Context, threadID, taskID string) ([]runtime.JournalEntry, error) {
+	var raw []byte
+	err := s.pool.QueryRow(ctx, s.q.getJournal, threadID, taskID).Scan(&raw)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("postgres: get journal of task %q of thread %q from %s: %w", taskID, threadID, s.where(), err)
+	}
+	var entries []runtime.JournalEntry
+	if err := json.Unmarshal(raw, &entries); err != nil {
+		return nil, fmt.Errorf("postgres: journal of task %q of thread %q in %s is corrupt: %w", taskID, threadID, s.where(), err)
+	}
+	return entries, nil
+}

@@ -1,0 +1,158 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/ilmek-go/ilmek/runtime"
+)
+
+// Store is a runtime.Checkpointer on PostgreSQL. Create it with Open (from
+// a connection string) or OpenPool (on a pool the caller owns) and Close it
+// when done. It is safe for concurrent use, and any number of processes on
+// any number of machines may open the same schema.
+type Store struct {
+	pool    *pgxpool.Pool
+	ownPool bool
+	schema  string
+	opts    options
+	q       statements
+
+	mu     sync.Mutex
+	held   map[string]*heldLease // leases this Store holds, by thread id
+	closed bool
+}
+
+var _ runtime.Checkpointer = (*Store)(nil)
+
+// Option configures Open and OpenPool.
+type Option func(*options)
+
+type options struct {
+	schema string
+	ttl    time.Duration
+	owner  string
+}
+
+// DefaultSchema is the PostgreSQL schema a Store uses unless Schema says
+// otherwise.
+const DefaultSchema = "ilmek"
+
+// DefaultLeaseTTL is the lease time to live unless LeaseTTL says otherwise.
+const DefaultLeaseTTL = 30 * time.Second
+
+// Schema sets the PostgreSQL schema holding the Store's tables (default
+// "ilmek"): a lower-case identifier, [a-z_][a-z0-9_]*. Open creates it.
+// Stores on different schemas of one database share nothing.
+func Schema(name string) Option { return func(o *options) { o.schema = name } }
+
+// LeaseTTL sets how long a thread's lease lasts without renewal (default
+// 30 s). The holder renews it every TTL/3; after a holder died or was cut
+// off, another process can take the thread over once the TTL has passed.
+// Expiry is measured on the server's clock.
+func LeaseTTL(d time.Duration) Option { return func(o *options) { o.ttl = d } }
+
+// Owner sets how the Store names itself in the lease rows it writes (shown
+// in busy errors; default "pid N on HOST").
+func Owner(name string) Option { return func(o *options) { o.owner = name } }
+
+func (o options) validate() error {
+	switch {
+	case !schemaName.MatchString(o.schema):
+		return fmt.Errorf("Schema(%q): want a lower-case SQL identifier of at most 63 characters, [a-z_][a-z0-9_]*, such as %q", o.schema, DefaultSchema)
+	case o.ttl < 30*time.Millisecond:
+		return fmt.Errorf("LeaseTTL(%v) is too short to renew; use at least 30ms (default %v)", o.ttl, DefaultLeaseTTL)
+	case o.owner == "":
+		return fmt.Errorf("Owner(\"\"): the owner name must not be empty")
+	}
+	return nil
+}
+
+// defaultOwner names this process in lease rows.
+var defaultOwner = func() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("pid %d on %s", os.Getpid(), host)
+}()
+
+// Open connects to the database at dsn (a postgres:// URL or a key=value
+// connection string, as pgx reads it), creates or migrates the schema, and
+// returns a Store that owns its connection pool; Close closes it.
+func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres.Open: parse the connection string: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres.Open: %w", err)
+	}
+	s, err := open(ctx, pool, true, opts)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// OpenPool is Open on a pool the caller made and keeps: Close leaves it
+// open.
+func OpenPool(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error) {
+	if pool == nil {
+		return nil, fmt.Errorf("postgres.OpenPool: the pool is nil; make one with pgxpool.New")
+	}
+	return open(ctx, pool, false, opts)
+}
+
+func open(ctx context.Context, pool *pgxpool.Pool, own bool, opts []Option) (*Store, error) {
+	o := options{schema: DefaultSchema, ttl: DefaultLeaseTTL, owner: defaultOwner}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if err := o.validate(); err != nil {
+		return nil, fmt.Errorf("postgres.Open: %w", err)
+	}
+	if err := migrate(ctx, pool, o.schema); err != nil {
+		host := pool.Config().ConnConfig.Host
+		return nil, fmt.Errorf("postgres.Open (server %s, database %q): %w", host, pool.Config().ConnConfig.Database, err)
+	}
+	return &Store{pool: pool, ownPool: own, schema: o.schema, opts: o, q: newStatements(quote(o.schema)), held: map[string]*heldLease{}}, nil
+}
+
+// Pool returns the Store's connection pool.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// SchemaName returns the PostgreSQL schema holding the Store's tables.
+func (s *Store) SchemaName() string { return s.schema }
+
+// Close releases the leases the Store still holds and, when Open made the
+// pool, closes it. The Store must not be used afterwards; release functions
+// of its leases become no-ops.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	held := s.held
+	s.held = map[string]*heldLease{}
+	s.mu.Unlock()
+	for _, l := range held {
+		l.stopHeartbeat()
+		s.deleteLease(l)
+	}
+	if s.ownPool {
+		s.pool.Close()
+	}
+	return nil
+}
+
+// where names the Store in errors.
+func (s *Store) where() string {
+	return fmt.Sprintf("schema %q", s.schema)
+}
