@@ -4,13 +4,20 @@
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GOFILES     := $(shell git ls-files '*.go' 2>/dev/null)
 
-.PHONY: all test check fmt vet staticcheck generated bench fuzz example
+.PHONY: all test test-postgres check fmt vet staticcheck generated bench fuzz example
 
 all: check test
 
 ## test: the whole suite, race detector on (the README's test command).
 test:
 	go test -race ./...
+
+## test-postgres: runtime/postgres and the conformance suite against the
+## PostgreSQL server of ILMEK_POSTGRES_DSN (default: the local one, as
+## .ci/run uses it).
+PGDSN ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
+test-postgres:
+	ILMEK_POSTGRES_DSN=$${ILMEK_POSTGRES_DSN:-$(PGDSN)} CI=true go test -race -count=1 ./runtime/postgres/... ./conformance
 
 ## check: formatting, vet, staticcheck, and generated code up to date.
 check: fmt vet staticcheck generated

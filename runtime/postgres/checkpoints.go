@@ -14,8 +14,8 @@ import (
 
 // Put stores cp and drops the journals of the task ids in done, in one
 // statement (so one transaction). A checkpoint id must be unique within its
-// thread. While this Store holds the thread's lease, the write is fenced by
-// its epoch and fails with ErrLeaseLost when another run took the thread.
+// thread. A run's write (its lease in ctx) is fenced by the lease's epoch
+// and fails with ErrLeaseLost when another run took the thread.
 func (s *Store) Put(ctx context.Context, cp *runtime.Checkpoint, done []string) error {
 	if cp == nil || cp.ID == "" {
 		return fmt.Errorf("postgres: Put in %s: the checkpoint is nil or has no ID", s.where())
@@ -40,13 +40,16 @@ func (s *Store) Put(ctx context.Context, cp *runtime.Checkpoint, done []string) 
 	if done == nil {
 		done = []string{}
 	}
-	epoch, fenced := s.epoch(cp.ThreadID)
+	l := s.fence(ctx, cp.ThreadID)
 	switch {
-	case fenced:
+	case l != nil:
+		if err = l.refused(); err != nil {
+			break
+		}
 		var n int
-		err = s.pool.QueryRow(ctx, s.q.insertFenced, append(args, epoch, done)...).Scan(&n)
+		err = s.pool.QueryRow(ctx, s.q.insertFenced, append(args, l.epoch, done)...).Scan(&n)
 		if err == nil && n == 0 {
-			err = s.lost(cp.ThreadID, epoch)
+			err = s.lost(cp.ThreadID, l.epoch)
 		}
 	case len(done) == 0:
 		_, err = s.pool.Exec(ctx, s.q.insert, args...)
@@ -112,15 +115,26 @@ func (s *Store) List(ctx context.Context, threadID string, limit int) ([]*runtim
 // DeleteThread removes the thread's checkpoints, journals and lease in one
 // statement. A run of the thread holding its lease in another process then
 // fails its next write with ErrLeaseLost and learns of the loss from its
-// heartbeat; a lease this Store holds is forgotten (its release becomes a
-// no-op).
+// heartbeat; the holder of a lease of this Store on it is told through its
+// LeaseOptions.Lost (an error matching runtime.ErrThreadDeleted), every
+// later write under that lease is refused, and its release does nothing.
 func (s *Store) DeleteThread(ctx context.Context, threadID string) error {
 	s.mu.Lock()
-	if l := s.held[threadID]; l != nil {
-		delete(s.held, threadID)
-		l.stopHeartbeatAsync()
-	}
+	l := s.held[threadID]
+	delete(s.held, threadID)
 	s.mu.Unlock()
+	if l != nil {
+		// Mark the lease before the rows go, so no write of the run slips
+		// in between; its writes stay refused, and its release does nothing.
+		l.mu.Lock()
+		already := l.deleted
+		l.deleted = true
+		l.mu.Unlock()
+		l.stopHeartbeatAsync()
+		if !already && l.opts.Lost != nil {
+			defer l.opts.Lost(&threadDeleted{thread: threadID, schema: s.schema})
+		}
+	}
 	if _, err := s.pool.Exec(ctx, s.q.deleteThread, threadID); err != nil {
 		return fmt.Errorf("postgres: delete thread %q from %s: %w", threadID, s.where(), err)
 	}

@@ -45,12 +45,13 @@
 // ErrLeaseLost. A holder that was paused, partitioned or slow therefore
 // cannot overwrite the new holder's state.
 //
-// The runtime takes the lease through WatchLease (runtime.LeaseWatcher), so
-// the holder learns of a loss from its heartbeat, not only at its next
-// write: when a renewal finds another epoch or no row, or when no renewal
-// has reached the server by the lease's local deadline (the TTL after the
-// last successful renewal was sent), the run is cancelled at once and ends
-// with an error matching ErrLeaseLost.
+// The runtime passes the lease to every write of the run in the context and
+// learns of a loss from the heartbeat (runtime.LeaseOptions.Lost), not only
+// at its next write: when a renewal finds another epoch or no row, the run
+// is cancelled at once and ends with an error matching ErrLeaseLost. When no
+// renewal has reached the server by the lease's local deadline (when the
+// last successful renewal was sent, plus the TTL minus a tenth of it), the
+// runtime starts no further effect (runtime.ErrLeaseExpired).
 //
 // # Tests
 //

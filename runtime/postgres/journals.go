@@ -11,19 +11,21 @@ import (
 	"github.com/ilmek-go/ilmek/runtime"
 )
 
-// PutJournal replaces the journal of a task. While this Store holds the
-// thread's lease, the write is fenced by its epoch and fails with
-// ErrLeaseLost when another run took the thread.
+// PutJournal replaces the journal of a task. A run's write (its lease in
+// ctx) is fenced by the lease's epoch and fails with ErrLeaseLost when
+// another run took the thread.
 func (s *Store) PutJournal(ctx context.Context, threadID, taskID string, entries []runtime.JournalEntry) error {
 	raw, err := json.Marshal(entries)
 	if err != nil {
 		return fmt.Errorf("postgres: put journal of task %q of thread %q: encode entries: %w", taskID, threadID, err)
 	}
-	if epoch, fenced := s.epoch(threadID); fenced {
-		tag, e := s.pool.Exec(ctx, s.q.putJournalFenced, threadID, taskID, raw, epoch)
-		err = e
-		if err == nil && tag.RowsAffected() == 0 {
-			err = s.lost(threadID, epoch)
+	if l := s.fence(ctx, threadID); l != nil {
+		if err = l.refused(); err == nil {
+			tag, e := s.pool.Exec(ctx, s.q.putJournalFenced, threadID, taskID, raw, l.epoch)
+			err = e
+			if err == nil && tag.RowsAffected() == 0 {
+				err = s.lost(threadID, l.epoch)
+			}
 		}
 	} else {
 		_, err = s.pool.Exec(ctx, s.q.putJournal, threadID, taskID, raw)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -15,20 +16,20 @@ import (
 // ErrLeaseLost is matched (errors.Is) by the error of a write of a thread
 // whose lease this Store held but another run has taken over (after it
 // expired without renewal) or deleted with the thread, and by the error
-// WatchLease reports when the heartbeat finds the lease gone or cannot
-// renew it before its local deadline. Nothing was written; the run that
-// held the lease must stop, the new holder owns the thread.
+// runtime.LeaseOptions.Lost receives when the heartbeat finds the lease
+// gone. Nothing was written; the run that held the lease must stop, the
+// new holder owns the thread.
 var ErrLeaseLost = errors.New("the thread's lease was lost: another run took it over after it expired unrenewed, or the thread was deleted; the write was refused so the new holder's state is not overwritten")
 
-// LeaseLostError says which lease was lost and why. It matches ErrLeaseLost.
+// LeaseLostError says which lease was lost and how that was found. It
+// matches ErrLeaseLost.
 type LeaseLostError struct {
 	Thread string
 	Schema string
 	// Epoch is the lost lease's epoch.
 	Epoch int64
-	// Reason says how the loss was found: "fenced write", "heartbeat"
-	// (the lease row has another epoch or is gone) or "local deadline"
-	// (no renewal reached the server within the TTL).
+	// Reason says how the loss was found: "fenced write" or "heartbeat"
+	// (the lease row has another epoch or is gone).
 	Reason string
 }
 
@@ -39,16 +40,62 @@ func (e *LeaseLostError) Error() string {
 // Is makes a LeaseLostError match ErrLeaseLost.
 func (e *LeaseLostError) Is(target error) bool { return target == ErrLeaseLost }
 
-// heldLease is a lease this Store holds: its epoch and its heartbeat.
+// threadDeleted is why a held lease is gone when this Store deleted its
+// thread: it matches both runtime.ErrThreadDeleted and ErrLeaseLost.
+type threadDeleted struct{ thread, schema string }
+
+func (e *threadDeleted) Error() string {
+	return fmt.Sprintf("postgres: thread %q in schema %q was deleted while this run held it; nothing more of it is written", e.thread, e.schema)
+}
+
+func (e *threadDeleted) Is(target error) bool {
+	return target == runtime.ErrThreadDeleted || target == ErrLeaseLost
+}
+
+// heldLease is a lease this Store holds: its epoch, its deadline and its
+// heartbeat. It implements runtime.Lease.
 type heldLease struct {
+	s      *Store
 	thread string
 	epoch  int64
+	opts   runtime.LeaseOptions
 	stop   chan struct{}
 	done   chan struct{}
 	once   sync.Once
-	// lost, when set (WatchLease), is told when the heartbeat finds the
-	// lease gone or its local deadline passed.
-	lost func(error)
+	rel    sync.Once
+
+	mu       sync.Mutex
+	deadline time.Time // monotonic: when the last renewal was sent + TTL - margin
+	deleted  bool      // this Store deleted the thread; writes are refused
+}
+
+// Fence returns the lease's epoch in decimal.
+func (l *heldLease) Fence() string { return strconv.FormatInt(l.epoch, 10) }
+
+// Deadline is when the last successful renewal (or the take) was sent,
+// plus the TTL minus a tenth of it.
+func (l *heldLease) Deadline() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.deadline
+}
+
+// Release gives the lease back; later calls do nothing.
+func (l *heldLease) Release() { l.rel.Do(func() { l.s.release(l) }) }
+
+// leaseMarginDiv sets the safety margin of a lease's local deadline: a
+// tenth of the TTL before the row expires on the server, for the time a
+// renewal takes to get there and for the drift of the clocks.
+const leaseMarginDiv = 10
+
+// renewedAt moves the deadline to sent + TTL - margin, where sent is when
+// the take or renewal that succeeded was sent.
+func (l *heldLease) renewedAt(sent time.Time) time.Time {
+	d := sent.Add(l.s.opts.ttl - l.s.opts.ttl/leaseMarginDiv)
+	l.mu.Lock()
+	l.deadline = d
+	l.mu.Unlock()
+	return d
 }
 
 func (l *heldLease) stopHeartbeatAsync() { l.once.Do(func() { close(l.stop) }) }
@@ -58,43 +105,49 @@ func (l *heldLease) stopHeartbeat() {
 	<-l.done
 }
 
+// refused is the error of a write under l when this Store deleted l's
+// thread; nil otherwise.
+func (l *heldLease) refused() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.deleted {
+		return &threadDeleted{thread: l.thread, schema: l.s.schema}
+	}
+	return nil
+}
+
 // Lease takes the thread's lease for one run, across goroutines, processes
-// and machines. It fails at once, with an error matching
-// runtime.ErrThreadBusy, while another live holder has it. release stops
-// the heartbeat and deletes the lease; calling it again does nothing.
-func (s *Store) Lease(ctx context.Context, threadID string) (func(), error) {
-	return s.lease(ctx, threadID, nil)
-}
-
-// WatchLease is Lease, and calls lost with an error matching ErrLeaseLost
-// as soon as the heartbeat finds that another run took the lease over or
-// deleted the thread, or when no renewal reached the server before the
-// lease's local deadline (the TTL after the last renewal was sent), so the
-// runtime cancels the run instead of letting it start effects the new
-// holder will run again.
-func (s *Store) WatchLease(ctx context.Context, threadID string, lost func(error)) (func(), error) {
-	return s.lease(ctx, threadID, lost)
-}
-
-var _ runtime.LeaseWatcher = (*Store)(nil)
-
-func (s *Store) lease(ctx context.Context, threadID string, lost func(error)) (func(), error) {
+// and machines, under a new epoch. It fails at once, with an error matching
+// runtime.ErrThreadBusy, while another live holder has it. A heartbeat
+// renews it every TTL/3 and reports each renewal to opts.Renewed; when a
+// renewal finds another epoch or no row, opts.Lost receives an error
+// matching ErrLeaseLost. Writes made with the lease in their context
+// (runtime.ContextWithLease, as the executor does) are fenced by its epoch.
+func (s *Store) Lease(ctx context.Context, threadID string, opts runtime.LeaseOptions) (runtime.Lease, error) {
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
 	if closed {
 		return nil, fmt.Errorf("postgres: lease thread %q: the store on %s is closed", threadID, s.where())
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: lease thread %q in %s: %w", threadID, s.where(), err)
+	}
+	// Once sent, the take is not abandoned half-way: a statement cancelled
+	// after it wrote the row would leave the thread busy until the TTL.
+	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ttl)
+	defer cancel()
 	sent := time.Now()
 	var epoch int64
-	err := s.pool.QueryRow(ctx, s.q.takeLease, threadID, s.opts.owner, s.opts.ttl.Microseconds()).Scan(&epoch)
+	err := s.pool.QueryRow(tctx, s.q.takeLease, threadID, s.opts.owner, s.opts.ttl.Microseconds()).Scan(&epoch)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, s.busy(ctx, threadID)
+		return nil, s.busy(tctx, threadID)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("postgres: lease thread %q in %s: %w", threadID, s.where(), err)
 	}
-	l := &heldLease{thread: threadID, epoch: epoch, stop: make(chan struct{}), done: make(chan struct{}), lost: lost}
+	l := &heldLease{s: s, thread: threadID, epoch: epoch, opts: opts, stop: make(chan struct{}), done: make(chan struct{})}
+	l.renewedAt(sent)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -104,9 +157,8 @@ func (s *Store) lease(ctx context.Context, threadID string, lost func(error)) (f
 	}
 	s.held[threadID] = l
 	s.mu.Unlock()
-	go s.heartbeat(l, sent.Add(s.opts.ttl))
-	var once sync.Once
-	return func() { once.Do(func() { s.release(l) }) }, nil
+	go s.heartbeat(l)
+	return l, nil
 }
 
 // busy builds the ErrThreadBusy error naming the lease's holder.
@@ -123,12 +175,12 @@ func (s *Store) busy(ctx context.Context, threadID string) error {
 		runtime.ErrThreadBusy, threadID, s.where(), who, epoch, expires.UTC().Format(time.RFC3339Nano), s.opts.ttl/3)
 }
 
-// heartbeat renews the lease every TTL/3 until it is stopped or lost. The
-// lease is lost when a renewal finds another epoch (or no row), and also
-// when no renewal succeeded before deadline, the local time by which the
-// server may consider the lease expired: the holder can then no longer be
-// sure it holds it.
-func (s *Store) heartbeat(l *heldLease, deadline time.Time) {
+// heartbeat renews the lease every TTL/3 until it is stopped or lost. A
+// renewal that finds another epoch or no row reports the loss. One that
+// does not reach the server is retried at the next tick; meanwhile the
+// lease's local deadline stays where it was, and once it has passed the
+// runtime starts no effect (runtime.ErrLeaseExpired).
+func (s *Store) heartbeat(l *heldLease) {
 	defer close(l.done)
 	t := time.NewTicker(s.opts.ttl / 3)
 	defer t.Stop()
@@ -138,37 +190,30 @@ func (s *Store) heartbeat(l *heldLease, deadline time.Time) {
 			return
 		case <-t.C:
 		}
+		ctx, cancel := context.WithTimeout(context.Background(), s.opts.ttl/3)
 		sent := time.Now()
-		reason := ""
-		if sent.After(deadline) {
-			reason = "local deadline"
-		} else {
-			ctx, cancel := context.WithDeadline(context.Background(), deadline)
-			tag, err := s.pool.Exec(ctx, s.q.renewLease, l.thread, l.epoch, s.opts.ttl.Microseconds())
-			cancel()
-			switch {
-			case err == nil && tag.RowsAffected() == 1:
-				deadline = sent.Add(s.opts.ttl)
-				continue
-			case err == nil:
-				reason = "heartbeat"
-			case time.Now().After(deadline):
-				reason = "local deadline"
+		tag, err := s.pool.Exec(ctx, s.q.renewLease, l.thread, l.epoch, s.opts.ttl.Microseconds())
+		cancel()
+		if err != nil {
+			continue // the server did not answer: try again at the next tick
+		}
+		if tag.RowsAffected() == 0 {
+			// Lost: fenced writes now fail. Unless the lease was let go
+			// meanwhile (released, or its thread deleted by this Store,
+			// which reports that itself), tell the run.
+			select {
+			case <-l.stop:
 			default:
-				continue // the server did not answer: try again at the next tick
+				if l.opts.Lost != nil {
+					l.opts.Lost(&LeaseLostError{Thread: l.thread, Schema: s.schema, Epoch: l.epoch, Reason: "heartbeat"})
+				}
 			}
+			return
 		}
-		// Lost: fenced writes now fail. Unless the lease was let go
-		// meanwhile (released, or deleted with the thread by this Store),
-		// tell the run.
-		select {
-		case <-l.stop:
-		default:
-			if l.lost != nil {
-				l.lost(&LeaseLostError{Thread: l.thread, Schema: s.schema, Epoch: l.epoch, Reason: reason})
-			}
+		d := l.renewedAt(sent)
+		if l.opts.Renewed != nil {
+			l.opts.Renewed(d)
 		}
-		return
 	}
 }
 
@@ -183,7 +228,7 @@ func (s *Store) release(l *heldLease) {
 	closed := s.closed
 	s.mu.Unlock()
 	if !mine || closed {
-		return // released by Close or forgotten by DeleteThread
+		return // released by Close, or its thread deleted by DeleteThread
 	}
 	l.stopHeartbeat()
 	s.deleteLease(l)
@@ -197,14 +242,16 @@ func (s *Store) deleteLease(l *heldLease) {
 	s.pool.Exec(ctx, s.q.dropLease, l.thread, l.epoch)
 }
 
-// epoch returns the epoch of the thread's lease when this Store holds it.
-func (s *Store) epoch(threadID string) (int64, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if l := s.held[threadID]; l != nil {
-		return l.epoch, true
+// fence returns the lease a write of threadID is made under when it is a
+// lease of this Store on that thread (the run's lease, which the runtime
+// passes in the context): the write must then be checked against its
+// epoch. It returns nil for a write outside a run, which is unfenced.
+func (s *Store) fence(ctx context.Context, threadID string) *heldLease {
+	l, _ := runtime.LeaseFromContext(ctx).(*heldLease)
+	if l == nil || l.s != s || l.thread != threadID {
+		return nil
 	}
-	return 0, false
+	return l
 }
 
 // lost is the error of a fenced write that found another epoch.
