@@ -95,7 +95,16 @@ func openStore(t testing.TB, what string, opts ...postgres.Option) *postgres.Sto
 	return s
 }
 
+// TestMain lets the test binary run as a child process of the
+// multi-process tests (see processes_test.go) before it runs any test.
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(envChild); mode != "" {
+		if err := child(mode); err != nil {
+			fmt.Fprintf(os.Stderr, "child %s: %v\n", mode, err)
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
 	code := m.Run()
 	if pool != nil {
 		pool.Close()
