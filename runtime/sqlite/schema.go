@@ -10,7 +10,8 @@ import (
 	"strings"
 )
 
-// schema is version 1 of the tables. seq orders a thread's checkpoints by
+// schema is the current version of the tables (schemaVersion): version 1,
+// plus what each migration step below adds, for a new file. seq orders a thread's checkpoints by
 // the time they were Put (AUTOINCREMENT never reuses a number, also across
 // processes), which is what "latest" means.
 const schema = `
@@ -25,6 +26,8 @@ CREATE TABLE IF NOT EXISTS ilmek_checkpoints (
 	channels   BLOB,
 	next       BLOB,
 	pending    BLOB,
+	fingerprint TEXT   NOT NULL DEFAULT '',
+	format     INTEGER NOT NULL DEFAULT 0,
 	UNIQUE (thread_id, id)
 );
 CREATE INDEX IF NOT EXISTS ilmek_checkpoints_latest ON ilmek_checkpoints (thread_id, seq);
@@ -33,6 +36,10 @@ CREATE TABLE IF NOT EXISTS ilmek_journals (
 	task_id   TEXT NOT NULL,
 	entries   BLOB,
 	PRIMARY KEY (thread_id, task_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ilmek_documents (
+	fingerprint TEXT NOT NULL PRIMARY KEY,
+	doc         BLOB NOT NULL
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS ilmek_leases (
 	thread_id  TEXT    NOT NULL PRIMARY KEY,
@@ -101,8 +108,18 @@ func (s *Store) migrate() error {
 			return &schemaError{fmt.Sprintf("the file's ilmek schema version %q is not a version number; restore ilmek_meta from a backup, or use another file", raw)}
 		case v > schemaVersion:
 			return &schemaError{fmt.Sprintf("the file has ilmek schema version %d but this build knows version %d; open it with the ilmek version that wrote it, or a newer one", v, schemaVersion)}
-		case v < schemaVersion:
-			return &schemaError{fmt.Sprintf("the file has ilmek schema version %d, which this build (version %d) cannot migrate", v, schemaVersion)}
+		}
+		for ; v < schemaVersion; v++ {
+			step := migrations[v]
+			if step.apply == nil {
+				return &schemaError{fmt.Sprintf("the file has ilmek schema version %d, which this build (version %d) cannot migrate", v, schemaVersion)}
+			}
+			if err := step.apply(ctx, tx); err != nil {
+				return fmt.Errorf("migrate schema from version %d to %d (%s): %w", v, v+1, step.name, err)
+			}
+			if _, err := tx.ExecContext(ctx, "UPDATE ilmek_meta SET value = ? WHERE key = 'schema_version'", strconv.Itoa(v+1)); err != nil {
+				return fmt.Errorf("write schema version %d: %w", v+1, err)
+			}
 		}
 		return nil
 	})
@@ -118,6 +135,36 @@ func (s *Store) create(ctx context.Context, tx *sql.Tx) error {
 	}
 	if _, err := tx.ExecContext(ctx, "INSERT INTO ilmek_meta (key, value) VALUES ('schema_version', ?)", strconv.Itoa(schemaVersion)); err != nil {
 		return fmt.Errorf("write schema version: %w", err)
+	}
+	return nil
+}
+
+// migration is one in-place step from a schema version to the next. Steps
+// run in migrate's transaction: a file is migrated entirely or not at all.
+type migration struct {
+	name  string
+	apply func(ctx context.Context, tx *sql.Tx) error
+}
+
+// migrations holds the step from each version to the next, by the version
+// it starts from.
+var migrations = map[int]migration{
+	1: {"document versions", migrateDocumentVersions},
+}
+
+// migrateDocumentVersions (version 1 to 2) gives every checkpoint the
+// fingerprint of the graph version that wrote it and the checkpoint format
+// (both empty for the checkpoints already stored: any version runs them
+// unchecked), and adds ilmek_documents, the documents by fingerprint.
+func migrateDocumentVersions(ctx context.Context, tx *sql.Tx) error {
+	for _, q := range []string{
+		"ALTER TABLE ilmek_checkpoints ADD COLUMN fingerprint TEXT NOT NULL DEFAULT ''",
+		"ALTER TABLE ilmek_checkpoints ADD COLUMN format INTEGER NOT NULL DEFAULT 0",
+		"CREATE TABLE ilmek_documents (fingerprint TEXT NOT NULL PRIMARY KEY, doc BLOB NOT NULL) WITHOUT ROWID",
+	} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return err
+		}
 	}
 	return nil
 }
