@@ -2,13 +2,18 @@ package runtime
 
 import (
 	"encoding"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Expects is what an interrupt's answer must be: the Go type the asking
@@ -35,7 +40,7 @@ func expectsOf[T any]() *Expects {
 	if e, ok := expectsCache.Load(t); ok {
 		return e.(*Expects)
 	}
-	raw, _ := json.Marshal(schemaOf(t, map[reflect.Type]bool{}))
+	raw, _ := json.Marshal(schemaOf(t, t, map[reflect.Type]bool{}))
 	name := t.String()
 	if t.PkgPath() != "" {
 		name = t.PkgPath() + "." + t.Name()
@@ -50,7 +55,9 @@ var (
 )
 
 // schemaOf is the JSON Schema of the values encoding/json decodes into t.
-func schemaOf(t reflect.Type, seen map[reflect.Type]bool) map[string]any {
+// seen holds the struct types being described; a reference back to root
+// (the type the schema is of) is "$ref": "#".
+func schemaOf(t, root reflect.Type, seen map[reflect.Type]bool) map[string]any {
 	if t.PkgPath() == "time" && t.Name() == "Time" {
 		return map[string]any{"type": "string", "format": "date-time"}
 	}
@@ -70,22 +77,43 @@ func schemaOf(t reflect.Type, seen map[reflect.Type]bool) map[string]any {
 	case reflect.String:
 		return map[string]any{"type": "string"}
 	case reflect.Pointer:
-		return schemaOf(t.Elem(), seen)
+		return schemaOf(t.Elem(), root, seen)
 	case reflect.Slice, reflect.Array:
-		if t.Elem().Kind() == reflect.Uint8 && t.Kind() == reflect.Slice {
-			return map[string]any{"type": "string", "contentEncoding": "base64"}
+		if t.Elem().Kind() == reflect.Uint8 && t.Kind() == reflect.Slice && !reflect.PointerTo(t.Elem()).Implements(jsonUnmarshaler) && !reflect.PointerTo(t.Elem()).Implements(textUnmarshaler) {
+			// encoding/json decodes a base64 string, and also an array of
+			// bytes.
+			return map[string]any{"type": []string{"string", "array"}, "contentEncoding": "base64", "items": schemaOf(t.Elem(), root, seen)}
 		}
-		return map[string]any{"type": "array", "items": schemaOf(t.Elem(), seen)}
+		return map[string]any{"type": "array", "items": schemaOf(t.Elem(), root, seen)}
 	case reflect.Map:
-		return map[string]any{"type": "object", "additionalProperties": schemaOf(t.Elem(), seen)}
+		m := map[string]any{"type": "object", "additionalProperties": schemaOf(t.Elem(), root, seen)}
+		k := t.Key()
+		if k.Kind() != reflect.String && !reflect.PointerTo(k).Implements(textUnmarshaler) {
+			switch k.Kind() {
+			case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+				m["propertyNames"] = map[string]any{"pattern": "^-?[0-9]+$"}
+			case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+				m["propertyNames"] = map[string]any{"pattern": "^[0-9]+$"}
+			}
+		}
+		return m
 	case reflect.Struct:
 		if seen[t] {
+			if t == root {
+				return map[string]any{"$ref": "#"}
+			}
 			return map[string]any{"type": "object"} // recursive: checked when decoded
 		}
 		seen[t] = true
 		defer delete(seen, t)
 		props := map[string]any{}
-		structFields(t, func(name string, ft reflect.Type) { props[name] = schemaOf(ft, seen) })
+		structFields(t, func(name string, ft reflect.Type, quoted bool) {
+			if quoted && quotable(ft) {
+				props[name] = map[string]any{"type": "string"} // `json:",string"`
+				return
+			}
+			props[name] = schemaOf(ft, root, seen)
+		})
 		return map[string]any{"type": "object", "properties": props}
 	}
 	return map[string]any{} // interfaces: any value
@@ -93,14 +121,14 @@ func schemaOf(t reflect.Type, seen map[reflect.Type]bool) map[string]any {
 
 // structFields calls f for each JSON field of struct type t, as
 // encoding/json names them (tags, embedded structs promoted).
-func structFields(t reflect.Type, f func(name string, ft reflect.Type)) {
+func structFields(t reflect.Type, f func(name string, ft reflect.Type, quoted bool)) {
 	for i := range t.NumField() {
 		sf := t.Field(i)
 		tag := sf.Tag.Get("json")
 		if tag == "-" {
 			continue
 		}
-		name, _, _ := strings.Cut(tag, ",")
+		name, opts, _ := strings.Cut(tag, ",")
 		ft := sf.Type
 		if sf.Anonymous && name == "" {
 			et := ft
@@ -118,8 +146,20 @@ func structFields(t reflect.Type, f func(name string, ft reflect.Type)) {
 		if name == "" {
 			name = sf.Name
 		}
-		f(name, ft)
+		f(name, ft, strings.Contains(","+opts+",", ",string,"))
 	}
+}
+
+// quotable reports whether the ",string" option applies to t: encoding/json
+// then expects the value inside a JSON string.
+func quotable(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.String, reflect.Float32, reflect.Float64,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return true
+	}
+	return false
 }
 
 // checkAnswer reports why the JSON value raw does not fit schema, naming
@@ -137,14 +177,29 @@ func checkAnswer(schema, raw json.RawMessage) error {
 	if err := dec.Decode(&v); err != nil {
 		return err
 	}
-	return fits(s, v, "answer")
+	return fits(s, s, v, "answer")
 }
 
-func fits(s map[string]any, v any, at string) error {
+func fits(root, s map[string]any, v any, at string) error {
 	if v == nil {
 		return nil
 	}
+	if s["$ref"] == "#" {
+		s = root
+	}
 	typ, _ := s["type"].(string)
+	if alts, ok := s["type"].([]any); ok {
+		// Several types: the one of v's kind, if listed.
+		typ = ""
+		for _, a := range alts {
+			if name, _ := a.(string); name == jsonKind(v) {
+				typ = name
+			}
+		}
+		if typ == "" {
+			return fmt.Errorf("%s is %s, want one of %v", at, kindOf(v), alts)
+		}
+	}
 	want := func() error { return fmt.Errorf("%s is %s, want %s", at, kindOf(v), typ) }
 	switch typ {
 	case "":
@@ -154,8 +209,20 @@ func fits(s map[string]any, v any, at string) error {
 			return want()
 		}
 	case "string":
-		if _, ok := v.(string); !ok {
+		str, ok := v.(string)
+		if !ok {
 			return want()
+		}
+		if s["contentEncoding"] == "base64" {
+			if _, err := base64.StdEncoding.DecodeString(str); err != nil {
+				return fmt.Errorf("%s is not base64: %v", at, err)
+			}
+		}
+		if s["format"] == "date-time" {
+			var tm time.Time
+			if err := tm.UnmarshalText([]byte(str)); err != nil {
+				return fmt.Errorf("%s is not an RFC 3339 date-time: %v", at, err)
+			}
 		}
 	case "number":
 		if _, ok := v.(json.Number); !ok {
@@ -185,7 +252,7 @@ func fits(s map[string]any, v any, at string) error {
 		}
 		items, _ := s["items"].(map[string]any)
 		for i, e := range a {
-			if err := fits(items, e, fmt.Sprintf("%s[%d]", at, i)); err != nil {
+			if err := fits(root, items, e, fmt.Sprintf("%s[%d]", at, i)); err != nil {
 				return err
 			}
 		}
@@ -194,20 +261,31 @@ func fits(s map[string]any, v any, at string) error {
 		if !ok {
 			return want()
 		}
+		keys := slices.Sorted(maps.Keys(o))
+		if pn, ok := s["propertyNames"].(map[string]any); ok {
+			if pat, ok := pn["pattern"].(string); ok {
+				re, err := regexp.Compile(pat)
+				for _, k := range keys {
+					if err == nil && !re.MatchString(k) {
+						return fmt.Errorf("%s has the member %q, want names matching %s", at, k, pat)
+					}
+				}
+			}
+		}
 		if ap, ok := s["additionalProperties"].(map[string]any); ok {
-			for k, e := range o {
-				if err := fits(ap, e, at+"."+k); err != nil {
+			for _, k := range keys {
+				if err := fits(root, ap, o[k], at+"."+k); err != nil {
 					return err
 				}
 			}
 		}
 		props, _ := s["properties"].(map[string]any)
-		for k, e := range o {
+		for _, k := range keys {
 			ps := property(props, k)
 			if ps == nil {
 				continue // encoding/json ignores unknown members
 			}
-			if err := fits(ps, e, at+"."+k); err != nil {
+			if err := fits(root, ps, o[k], at+"."+k); err != nil {
 				return err
 			}
 		}
@@ -233,6 +311,23 @@ func property(props map[string]any, k string) map[string]any {
 func bound(v any) float64 {
 	f, _ := v.(float64)
 	return f
+}
+
+// jsonKind is the JSON Schema type name of v's kind ("integer" never).
+func jsonKind(v any) string {
+	switch v.(type) {
+	case bool:
+		return "boolean"
+	case string:
+		return "string"
+	case json.Number:
+		return "number"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return "null"
 }
 
 func kindOf(v any) string {
