@@ -17,6 +17,32 @@
 // implement it over their typed State and Update with plain Go; graphs built
 // from a spec or in code share an implementation over Values.
 //
+// # Document versions
+//
+// Every checkpoint records the fingerprint of the graph version that wrote
+// it (Checkpoint.Fingerprint, from Graph.Fingerprint) and the checkpoint
+// format (Checkpoint.Format, CheckpointFormat). A Checkpointer that is a
+// DocumentStore keeps each version's document by fingerprint. A run or
+// resume whose graph has another fingerprint than the thread's latest
+// checkpoint applies this rule before it writes anything:
+//
+//  1. every node the checkpoint has a task planned for (Next) or an
+//     interrupt pending on (Pending) exists in the graph with the same type
+//     and the same config, compared as JSON values;
+//  2. every channel the checkpoint holds (a member of Channels, or of a
+//     planned send's input) exists in the graph with the same reducer.
+//
+// When both hold the run continues and its checkpoints record the new
+// fingerprint; otherwise it returns an *IncompatibleError (matching
+// ErrIncompatible) listing each failed condition with its fix. Nothing
+// else counts: added nodes and channels, edges, guards and the node order
+// act only after the work the checkpoint holds. When the backend does not
+// know the old document, only the existence of the nodes and channels is
+// checked. A checkpoint without a fingerprint (written before versions
+// were recorded) runs unchecked. Versions holds several versions of one
+// graph and picks, for a thread, the version that wrote it, else the
+// newest when compatible, else refuses; Compatible applies the rule alone.
+//
 // Where this package deliberately differs from the reference implementation
 // (the recursion limit counts per run, resumes are checked whole before
 // anything is written, sends are numbered in task order), README.md and
