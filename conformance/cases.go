@@ -139,7 +139,7 @@ func LoadDir(dir string) ([]*Case, error) {
 	}
 	var names []string
 	for _, e := range entries {
-		if !e.IsDir() && strings.HasSuffix(e.Name(), ".json") {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".json") && !IsVizCase(filepath.Join(dir, e.Name())) {
 			names = append(names, e.Name())
 		}
 	}

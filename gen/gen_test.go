@@ -92,41 +92,6 @@ func TestKeyOrderIrrelevant(t *testing.T) {
 	}
 }
 
-// TestMermaid checks the diagram of the support spec.
-func TestMermaid(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(moduleRoot(t), "testdata", "golden", "operators", "spec.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, diags := spec.Decode("spec.json", data)
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	out := Mermaid(g)
-	for _, want := range []string{
-		"flowchart TD\n",
-		`start(["__start__"])`,
-		`n0["probe<br/><i>noop</i>"]`,
-		`n0 -->|"v = #quot;abc#quot;"| n1`,
-		`n0 -->|"v in [#quot;abc#quot;, 2.5, false, null]"| n5`,
-		`n0 -->|"v #gt; 1e2"| n6`,
-		`n0 -->|"hits is truthy"| n10`,
-		`n13 -->|"n #lt; 3"| n13`,
-		"n13 --> end_\n",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("diagram lacks %q:\n%s", want, out)
-		}
-	}
-	if Mermaid(g) != out {
-		t.Error("Mermaid is not stable")
-	}
-	hostile := &spec.Graph{Nodes: []spec.Node{{ID: "a\"]\n--> x", Type: "t|`"}}, Edges: []spec.Edge{{From: spec.Start, To: "a\"]\n--> x"}}}
-	if h := Mermaid(hostile); strings.Count(h, "\n") != 4 || strings.Contains(h, `a"]`) {
-		t.Errorf("hostile names escape their labels:\n%s", h)
-	}
-}
-
 // bigSpec is a spec of n nodes and 3n edges over 20 channels of every
 // reducer, with guards of every operator.
 func bigSpec(n int) []byte {

@@ -288,7 +288,9 @@ func TestHostileGenerate(t *testing.T) {
 			opts := hostileOptions(doc.name)
 			start := time.Now()
 			files, ds := generateSafely(t, g, opts)
-			if el := time.Since(start); el > 20*time.Second {
+			// A guard against a hang, not a speed claim (the benchmarks make
+			// those): generous enough for a loaded machine under -race.
+			if el := time.Since(start); el > 2*time.Minute {
 				t.Errorf("Generate took %v", el)
 			}
 			errs := ds.Errors()

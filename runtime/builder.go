@@ -40,6 +40,7 @@ type builderEdge struct {
 	pred     *spec.Predicate
 	guard    func(Values) bool
 	router   func(Values) ([]Goto, error)
+	targets  []string // a router's declared targets; nil: none declared
 }
 
 // NewBuilder starts a code-defined graph called name.
@@ -99,6 +100,18 @@ func (b *Builder) EdgeIf(from, to string, guard func(Values) bool) *Builder {
 // ids, spec.End, or sends) from the state. It must be pure. ToSpec refuses it.
 func (b *Builder) Router(from string, fn func(Values) ([]Goto, error)) *Builder {
 	b.edges = append(b.edges, builderEdge{from: from, router: fn})
+	return b
+}
+
+// RouterTo adds a router that declares the targets it may pick: node ids
+// and spec.End. Diagrams draw a dashed edge to each (a router without
+// declared targets is drawn to a "?"), and a run fails when the router
+// picks a node it did not declare. It must be pure. ToSpec refuses it.
+func (b *Builder) RouterTo(from string, targets []string, fn func(Values) ([]Goto, error)) *Builder {
+	if targets == nil {
+		targets = []string{}
+	}
+	b.edges = append(b.edges, builderEdge{from: from, router: fn, targets: slices.Clone(targets)})
 	return b
 }
 
@@ -175,6 +188,19 @@ func (b *Builder) program() (*untyped, error) {
 			entry = true
 		}
 		d := edgeDef{to: EndNode, pred: e.pred, guard: e.guard, router: e.router}
+		if e.targets != nil {
+			d.declared = map[int]bool{}
+			for _, t := range e.targets {
+				switch i, ok := index[t]; {
+				case t == spec.End:
+					d.declared[EndNode] = true
+				case ok:
+					d.declared[i] = true
+				default:
+					errs = append(errs, fmt.Sprintf("router of %q declares unknown target %q", e.from, t))
+				}
+			}
+		}
 		if e.router == nil && e.to != spec.End {
 			i, ok := index[e.to]
 			if !ok {

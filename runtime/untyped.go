@@ -30,6 +30,9 @@ type edgeDef struct {
 	pred   *spec.Predicate
 	guard  func(Values) bool
 	router func(Values) ([]Goto, error)
+	// declared are a RouterTo router's declared targets (node index or
+	// EndNode); nil for a router that declared none.
+	declared map[int]bool
 }
 
 var _ Program[Values, Values] = (*untyped)(nil)
@@ -102,6 +105,13 @@ func (u *untyped) Plan(s *Values, from int, pl *Planner[Values]) error {
 				return fmt.Errorf("router of %s: %w", u.nodeName(from), err)
 			}
 			for _, t := range targets {
+				if e.declared != nil && !e.declared[t.Node] {
+					name := spec.End
+					if t.Node != EndNode {
+						name = u.shape.Nodes[t.Node].ID
+					}
+					return fmt.Errorf("router of %s picked %q, which it does not declare as a target (RouterTo)", u.nodeName(from), name)
+				}
 				pl.Target(t)
 			}
 			continue

@@ -195,8 +195,15 @@ func TestCheckFmtMermaidVersionHelp(t *testing.T) {
 		t.Errorf("fmt --check after -w: exit %d: %s", code, stderr)
 	}
 	out, _, code = ilmekgen(t, dir, "mermaid", "support.json")
-	if code != 0 || !strings.Contains(out, `n0 -->|"intent = #quot;buy#quot;"| n1`) || !strings.Contains(out, "n1 --> end_") {
+	if code != 0 || !strings.HasPrefix(out, "flowchart TD\n") || !strings.Contains(out, `agent -->|"intent == #quot;buy#quot;"| checkout`) || !strings.Contains(out, "checkout --> __end__") {
 		t.Errorf("mermaid: exit %d:\n%s", code, out)
+	}
+	out, _, code = ilmekgen(t, dir, "mermaid", "--direction", "LR", "--types", "support.json")
+	if code != 0 || !strings.HasPrefix(out, "flowchart LR\n") || !strings.Contains(out, `agent["agent<br/><i>llm</i>"]`) {
+		t.Errorf("mermaid --direction LR --types: exit %d:\n%s", code, out)
+	}
+	if _, stderr, code := ilmekgen(t, dir, "mermaid", "--direction", "up", "support.json"); code != 2 || !strings.Contains(stderr, `unknown direction "up"`) {
+		t.Errorf("mermaid --direction up: exit %d: %s", code, stderr)
 	}
 	if out, _, code := ilmekgen(t, dir, "version"); code != 0 || !strings.HasPrefix(out, "ilmekgen ") {
 		t.Errorf("version: exit %d: %q", code, out)

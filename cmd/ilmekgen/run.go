@@ -29,7 +29,8 @@ Usage:
   ilmekgen [gen] [flags] SPEC          generate the package (default command)
   ilmekgen check [flags] SPEC...       check specs and bindings, write nothing
   ilmekgen fmt [-w] [--check] SPEC...  print (or write) the canonical form
-  ilmekgen mermaid SPEC                print a Mermaid flowchart of the graph
+  ilmekgen mermaid [--direction D] [--types] SPEC
+                                      print the graph as a Mermaid flowchart (MODEL.md §9.1)
   ilmekgen schema [--config T=GOTYPE]  print the JSON Schema of a spec, or of a bound config
   ilmekgen diff [--json] OLD NEW       the changes from OLD to NEW, safe or unsafe for threads
   ilmekgen version                     print the version
@@ -216,22 +217,6 @@ func runFmt(args []string, stdout, stderr io.Writer) error {
 	if failed {
 		return errReported
 	}
-	return nil
-}
-
-func runMermaid(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("mermaid")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return &usageError{"mermaid needs exactly one SPEC"}
-	}
-	g, _, err := loadSpec(fs.Arg(0), stderr)
-	if err != nil {
-		return err
-	}
-	fmt.Fprint(stdout, gen.Mermaid(g))
 	return nil
 }
 

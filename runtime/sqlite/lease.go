@@ -120,7 +120,7 @@ func (s *Store) Lease(ctx context.Context, threadID string, opts runtime.LeaseOp
 	}
 	// Once sent, the take is not abandoned half-way: a statement cancelled
 	// after it wrote the row would leave the thread busy until the TTL.
-	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.busy+time.Second)
+	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.busy+30*time.Second)
 	defer cancel()
 	sent := time.Now()
 	res, err := s.ws[qTakeLease].ExecContext(tctx, threadID, l.token, holder, sent.Add(s.opts.ttl).UnixNano(), sent.UnixNano())

@@ -28,13 +28,14 @@ type kindOptions struct {
 // command makes its own (the generated kind holds a temporary module).
 var Kinds = map[string]func(kindOptions) conformance.Kind{
 	"spec": func(kindOptions) conformance.Kind { return conformance.SpecKind{} },
+	"code": func(kindOptions) conformance.Kind { return conformance.CodeKind{} },
 	"generated": func(o kindOptions) conformance.Kind {
 		return &conformance.GeneratedKind{ModuleRoot: o.module, Keep: o.keep}
 	},
 }
 
 // defaultKinds are the kinds run without --kinds.
-var defaultKinds = []string{"spec", "generated"}
+var defaultKinds = []string{"spec", "code", "generated"}
 
 // Main runs the command and returns its exit status: 0 when every case
 // passed, 1 when one failed or the suite could not run, 2 on usage errors.
@@ -48,7 +49,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&ko.module, "module", "", "source directory of github.com/ilmek-go/ilmek, for the generated kind (default: found from the command's source or the current directory)")
 	fs.BoolVar(&ko.keep, "keep", false, "keep the generated kind's temporary module (its directory is printed on stderr)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: ilmek-conformance [flags] DIR...\n\nRuns every case file (*.json, single-run or multi-run) of each DIR through\neach program kind against each checkpointer, and prints one line per case,\nkind and checkpointer, then \"N passed, N failed\".\n\n")
+		fmt.Fprintf(stderr, "usage: ilmek-conformance [flags] DIR...\n\nRuns every case file (*.json, single-run or multi-run) of each DIR through\neach program kind against each checkpointer, and every diagram case (a\n*.json with a *.mmd beside it, MODEL.md §9.1) through each kind that draws\nit, and prints one line per case, kind and checkpointer, then\n\"N passed, N failed\".\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -86,15 +87,30 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ilmek-conformance: %v\n", err)
 		return 2
 	}
+	var viz []*conformance.VizCase
+	for _, dir := range fs.Args() {
+		vs, err := conformance.LoadVizDir(dir)
+		if err != nil {
+			fmt.Fprintf(stderr, "ilmek-conformance: %v\n", err)
+			return 2
+		}
+		viz = append(viz, vs...)
+	}
 	// An interrupt stops the build or the generated program, and the
 	// deferred closes remove the temporary files.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	rep, err := conformance.RunSuite(ctx, stdout, cases, ks, bs)
-	if err != nil {
-		fmt.Fprintf(stderr, "ilmek-conformance: %v\n", err)
-		return 1
+	var rep conformance.Report
+	if len(cases) > 0 {
+		rep, err = conformance.RunSuite(ctx, stdout, cases, ks, bs)
+		if err != nil {
+			fmt.Fprintf(stderr, "ilmek-conformance: %v\n", err)
+			return 1
+		}
 	}
+	vr := conformance.RunViz(stdout, viz, *kinds)
+	rep.Passed += vr.Passed
+	rep.Failed += vr.Failed
 	fmt.Fprintf(stdout, "%d passed, %d failed\n", rep.Passed, rep.Failed)
 	if rep.Failed > 0 {
 		return 1

@@ -59,7 +59,7 @@ func TestMainExitCodesAndSummary(t *testing.T) {
 			[]string{"FAIL spec/memory", `channel "winner": want "zeta", got "mid"`}},
 		{"a failing run is named", []string{"--kinds", "spec", "--backends", "sqlite", brokenRun}, 1, "0 passed, 1 failed",
 			[]string{`runs[1] (resume "yes"): effects (step functions really executed):`, `want {"charge":2,"create_order":1}`, `got  {"charge":1,"create_order":1}`}},
-		{"unknown kind", []string{"--kinds", "nope", broken}, 2, "", []string{`unknown kind "nope" (known: generated, spec)`}},
+		{"unknown kind", []string{"--kinds", "nope", broken}, 2, "", []string{`unknown kind "nope" (known: code, generated, spec)`}},
 		{"unknown backend", []string{"--backends", "postgres", broken}, 2, "", []string{`unknown backend "postgres" (known: memory, sqlite)`}},
 		{"missing directory", []string{"--kinds", "spec", filepath.Join(broken, "nope")}, 2, "", []string{"no such file"}},
 		{"no dirs", nil, 2, "", []string{"usage"}},
@@ -96,12 +96,12 @@ func TestMainDefaultKindsAndBackends(t *testing.T) {
 	if code := Main([]string{dir}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
 	}
-	for _, label := range []string{"spec/memory", "spec/sqlite", "generated/memory", "generated/sqlite"} {
+	for _, label := range []string{"spec/memory", "spec/sqlite", "code/memory", "code/sqlite", "generated/memory", "generated/sqlite"} {
 		if n := strings.Count(out.String(), "ok   "+label+" "); n != 3 {
 			t.Errorf("%d lines ok %s, want 3:\n%s", n, label, out.String())
 		}
 	}
-	if !strings.HasSuffix(out.String(), "12 passed, 0 failed\n") {
+	if !strings.HasSuffix(out.String(), "18 passed, 0 failed\n") {
 		t.Errorf("summary:\n%s", out.String())
 	}
 }
