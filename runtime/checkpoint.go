@@ -34,6 +34,9 @@ type Checkpoint struct {
 	// format version (CheckpointFormat), 0 for those.
 	Fingerprint string `json:"fingerprint,omitempty"`
 	Format      int    `json:"format,omitempty"`
+	// MigratedFrom is set on a checkpoint written by Migrate: the
+	// fingerprint of the version the thread was migrated from.
+	MigratedFrom string `json:"migrated_from,omitempty"`
 }
 
 // TaskRef is one planned task in a checkpoint.

@@ -42,6 +42,7 @@
 // were recorded) runs unchecked. Versions holds several versions of one
 // graph and picks, for a thread, the version that wrote it, else the
 // newest when compatible, else refuses; Compatible applies the rule alone.
+// Migrate moves a thread across a change the rule refuses, with a dry run.
 //
 // Where this package deliberately differs from the reference implementation
 // (the recursion limit counts per run, resumes are checked whole before

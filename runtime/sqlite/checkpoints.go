@@ -29,7 +29,7 @@ func (s *Store) Put(ctx context.Context, cp *runtime.Checkpoint, done []string) 
 	if !cp.Created.IsZero() {
 		created = cp.Created.UnixNano()
 	}
-	args := []any{cp.ID, cp.ThreadID, cp.ParentID, cp.PlanID, cp.Step, created, []byte(cp.Channels), next, pending, cp.Fingerprint, cp.Format}
+	args := []any{cp.ID, cp.ThreadID, cp.ParentID, cp.PlanID, cp.Step, created, []byte(cp.Channels), next, pending, cp.Fingerprint, cp.Format, cp.MigratedFrom}
 	if len(done) == 0 && !s.fenced(ctx, cp.ThreadID) {
 		// One statement commits atomically on its own.
 		_, err = s.ws[qInsertCheckpoint].ExecContext(ctx, args...)
@@ -154,7 +154,7 @@ func scanCheckpoint(sc scanner) (*runtime.Checkpoint, error) {
 		created                 int64
 		channels, next, pending []byte
 	)
-	if err := sc.Scan(&cp.ID, &cp.ThreadID, &cp.ParentID, &cp.PlanID, &cp.Step, &created, &channels, &next, &pending, &cp.Fingerprint, &cp.Format); err != nil {
+	if err := sc.Scan(&cp.ID, &cp.ThreadID, &cp.ParentID, &cp.PlanID, &cp.Step, &created, &channels, &next, &pending, &cp.Fingerprint, &cp.Format, &cp.MigratedFrom); err != nil {
 		return nil, err
 	}
 	if created != 0 {

@@ -28,6 +28,7 @@ CREATE TABLE IF NOT EXISTS ilmek_checkpoints (
 	pending    BLOB,
 	fingerprint TEXT   NOT NULL DEFAULT '',
 	format     INTEGER NOT NULL DEFAULT 0,
+	migrated_from TEXT NOT NULL DEFAULT '',
 	UNIQUE (thread_id, id)
 );
 CREATE INDEX IF NOT EXISTS ilmek_checkpoints_latest ON ilmek_checkpoints (thread_id, seq);
@@ -153,13 +154,14 @@ var migrations = map[int]migration{
 }
 
 // migrateDocumentVersions (version 1 to 2) gives every checkpoint the
-// fingerprint of the graph version that wrote it and the checkpoint format
-// (both empty for the checkpoints already stored: any version runs them
+// fingerprint of the graph version that wrote it, the checkpoint format and
+// the version a migration moved it from (all empty for the checkpoints already stored: any version runs them
 // unchecked), and adds ilmek_documents, the documents by fingerprint.
 func migrateDocumentVersions(ctx context.Context, tx *sql.Tx) error {
 	for _, q := range []string{
 		"ALTER TABLE ilmek_checkpoints ADD COLUMN fingerprint TEXT NOT NULL DEFAULT ''",
 		"ALTER TABLE ilmek_checkpoints ADD COLUMN format INTEGER NOT NULL DEFAULT 0",
+		"ALTER TABLE ilmek_checkpoints ADD COLUMN migrated_from TEXT NOT NULL DEFAULT ''",
 		"CREATE TABLE ilmek_documents (fingerprint TEXT NOT NULL PRIMARY KEY, doc BLOB NOT NULL) WITHOUT ROWID",
 	} {
 		if _, err := tx.ExecContext(ctx, q); err != nil {

@@ -9,9 +9,9 @@ import (
 // The statements a Store runs, prepared once per connection pool at Open
 // (parsing SQL costs more than running these statements).
 const (
-	cpColumns = "id, thread_id, parent_id, plan_id, step, created_ns, channels, next, pending, fingerprint, format"
+	cpColumns = "id, thread_id, parent_id, plan_id, step, created_ns, channels, next, pending, fingerprint, format, migrated_from"
 
-	qInsertCheckpoint = "INSERT INTO ilmek_checkpoints (" + cpColumns + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	qInsertCheckpoint = "INSERT INTO ilmek_checkpoints (" + cpColumns + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 	qLatest           = "SELECT " + cpColumns + " FROM ilmek_checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT 1"
 	qByID             = "SELECT " + cpColumns + " FROM ilmek_checkpoints WHERE thread_id = ? AND id = ?"
 	qList             = "SELECT " + cpColumns + " FROM ilmek_checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT ?"

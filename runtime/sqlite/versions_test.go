@@ -160,3 +160,32 @@ func approvalGraphTyped(t *testing.T, doc string) *runtime.Graph[runtime.Values,
 	}
 	return g
 }
+
+// Migrate over SQLite: the migrated checkpoint and its MigratedFrom survive
+// a reopen, and the thread then runs on the new version.
+func TestMigrateSQLite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "threads.db")
+	s := openT(t, path)
+	v1 := approvalGraph(t, approvalDoc)
+	v2 := approvalGraph(t, `{"name": "approval", "channels": {"decision": {}, "draft": {}},
+		"nodes": [{"id": "write", "type": "writer"}], "edges": [{"from": "__start__", "to": "write"}, {"from": "write", "to": "__end__"}]}`)
+	if res, err := v1.Invoke(t.Context(), runtime.Values{}, runtime.Thread("t"), runtime.WithCheckpointer(s)); err != nil || res.Status != runtime.StatusInterrupted {
+		t.Fatalf("v1: %v %v", res.Status, err)
+	}
+	rep, err := runtime.Migrate(t.Context(), s, "t", v1, v2, func(old runtime.Values, planned []string) (runtime.Values, []string, error) {
+		old["decision"] = "dropped"
+		return old, nil, nil
+	}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = openT(t, path)
+	latest, err := s.Get(t.Context(), "t", "")
+	if err != nil || latest.ID != rep.CheckpointID || latest.MigratedFrom != v1.Fingerprint() || latest.Fingerprint != v2.Fingerprint() || len(latest.Next) != 0 {
+		t.Fatalf("after reopen: %+v %v", latest, err)
+	}
+	if res, err := v2.Invoke(t.Context(), runtime.Values{}, runtime.Thread("t"), runtime.WithCheckpointer(s)); err != nil || res.Status != runtime.StatusDone {
+		t.Fatalf("v2 after the migration: %v %v", res.Status, err)
+	}
+}
