@@ -1,0 +1,44 @@
+// Package workers runs graphs from a durable queue of run requests on
+// PostgreSQL, drained by any number of worker processes on any number of
+// machines (DESIGN.md §11).
+//
+//	q := workers.NewQueue(store) // store: a *postgres.Store
+//	id, err := q.Submit(ctx, workers.Request{Graph: "checkout", Thread: "order-42", Input: in})
+//	out, err := q.Wait(ctx, id) // from any process
+//
+// and in each worker process:
+//
+//	w := workers.NewWorker(q, map[string]workers.Runnable{"checkout": workers.Graph(g)})
+//	err := w.Run(ctx) // until ctx is done
+//
+// # Requests
+//
+// A request starts a thread's run with input (KindStart) or resumes it with
+// answers (KindResume); Cancel stops a thread's running request at its
+// next superstep boundary and drops its queued ones. Submit returns at once
+// with the request's id; the request is a row of ilmek_requests in the
+// store's schema (migration 2). A request runs once no request submitted
+// before it for the same thread is queued or running: requests of a thread
+// run in submission order, requests of different threads in parallel.
+//
+// Concurrent requests for one thread follow the request's
+// runtime.DoubleTexting policy: reject it while another is queued or
+// running, enqueue it behind them, or cancel them and run it
+// (cancel-and-replace, refused while the thread waits on a person).
+//
+// # Workers and crashes
+//
+// A worker claims the oldest runnable request with SELECT ... FOR UPDATE
+// SKIP LOCKED, so workers never block each other, and marks it running
+// under a numbered claim until a claim deadline it renews every third of
+// ClaimTTL. It runs the request on the thread through the store, so the
+// thread's own lease and fencing keep one run per thread, and records the
+// outcome (status, state, pending interrupts, error) under its claim
+// number. When a worker dies, its claim expires and another worker claims
+// the request again: the run continues from the thread's last checkpoint,
+// and the journal keeps completed steps from running again (the one gap:
+// a step whose effect completed but whose journal write did not reach the
+// server runs again). A re-claimed start request folds its input in again
+// only when the thread has no checkpoint written since the request was
+// first claimed.
+package workers

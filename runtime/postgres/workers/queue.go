@@ -1,0 +1,235 @@
+package workers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/postgres"
+)
+
+// Kind is what a request asks for.
+type Kind string
+
+const (
+	// KindStart runs the thread with Input folded into its channels (or,
+	// on a thread with a pending plan, continues it).
+	KindStart Kind = "start"
+	// KindResume answers the thread's pending interrupts with Input (a JSON
+	// object of answers by interrupt id) and continues its run.
+	KindResume Kind = "resume"
+)
+
+// Request is a run request.
+type Request struct {
+	// Graph names the registered graph (Worker's map) to run.
+	Graph  string
+	Thread string
+	Kind   Kind // default KindStart
+	// Input is the start input or the answers, as JSON.
+	Input json.RawMessage
+	// Policy applies when the thread has another request queued or
+	// running; default runtime.DoubleTextEnqueue.
+	Policy runtime.DoubleTexting
+}
+
+// Outcome is what became of a request.
+type Outcome struct {
+	ID     int64  `json:"id"`
+	Thread string `json:"thread"`
+	// State is queued, running, or an end: done, interrupted, error,
+	// aborted (cancelled while running) or cancelled (before it ran).
+	State string `json:"state"`
+	// Result is the thread's state after the run, as JSON.
+	Result json.RawMessage `json:"result,omitempty"`
+	// Pending lists the interrupts the thread waits on (state interrupted).
+	Pending []runtime.PendingInterrupt `json:"pending,omitempty"`
+	Error   string                     `json:"error,omitempty"`
+	// Claims counts how many times workers claimed the request (more than
+	// one after a worker died while running it).
+	Claims int64 `json:"claims"`
+}
+
+// Ended reports whether the request has ended.
+func (o Outcome) Ended() bool { return o.State != "queued" && o.State != "running" }
+
+// ErrNoRequest is returned for an id the queue does not hold.
+var ErrNoRequest = errors.New("no such run request")
+
+// ErrWaitsOnPerson is matched by the error of a cancel-and-replace request
+// refused because the thread waits on a person: resume it instead.
+var ErrWaitsOnPerson = errors.New("the thread waits on a person (pending interrupts); answer them with a resume request instead of replacing the run")
+
+// Queue is the run-request queue in a store's schema.
+type Queue struct {
+	store *postgres.Store
+	s     string // the quoted schema
+}
+
+// NewQueue returns the queue in store's schema (created by its migrations).
+func NewQueue(store *postgres.Store) *Queue {
+	return &Queue{store: store, s: `"` + store.SchemaName() + `"`}
+}
+
+// Store returns the queue's store.
+func (q *Queue) Store() *postgres.Store { return q.store }
+
+func (q *Queue) t(name string) string { return q.s + "." + name }
+
+// Submit queues r and returns its id at once. Under runtime.DoubleTextReject
+// it fails with an error matching runtime.ErrThreadBusy while the thread has
+// a request queued or running; under runtime.DoubleTextCancelReplace it
+// cancels those first (the running one stops at its next superstep
+// boundary and ends aborted), and fails with ErrWaitsOnPerson when the
+// thread has pending interrupts.
+func (q *Queue) Submit(ctx context.Context, r Request) (int64, error) {
+	if r.Kind == "" {
+		r.Kind = KindStart
+	}
+	if r.Policy == "" {
+		r.Policy = runtime.DoubleTextEnqueue
+	}
+	switch {
+	case r.Graph == "" || r.Thread == "":
+		return 0, fmt.Errorf("workers: submit: the request names no graph or no thread (graph %q, thread %q)", r.Graph, r.Thread)
+	case r.Kind != KindStart && r.Kind != KindResume:
+		return 0, fmt.Errorf("workers: submit: unknown kind %q: want %q or %q", r.Kind, KindStart, KindResume)
+	}
+	if err := r.Policy.Validate(); err != nil {
+		return 0, fmt.Errorf("workers: submit to thread %q: %w", r.Thread, err)
+	}
+	var id int64
+	err := pgx.BeginFunc(ctx, q.store.Pool(), func(tx pgx.Tx) error {
+		// One submitter per thread at a time, so the policy sees every
+		// request before it.
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 1))", q.s+"/"+r.Thread); err != nil {
+			return err
+		}
+		var active int
+		if err := tx.QueryRow(ctx, "SELECT count(*) FROM "+q.t("ilmek_requests")+" WHERE thread_id = $1 AND state IN ('queued', 'running')", r.Thread).Scan(&active); err != nil {
+			return err
+		}
+		if active > 0 {
+			switch r.Policy {
+			case runtime.DoubleTextReject:
+				return fmt.Errorf("%w (thread %q has %d run requests queued or running; policy %s)", runtime.ErrThreadBusy, r.Thread, active, r.Policy)
+			case runtime.DoubleTextCancelReplace:
+				if err := q.refuseIfWaiting(ctx, tx, r.Thread); err != nil {
+					return err
+				}
+				if err := cancelTx(ctx, tx, q, r.Thread); err != nil {
+					return err
+				}
+			}
+		}
+		return tx.QueryRow(ctx, "INSERT INTO "+q.t("ilmek_requests")+" (thread_id, graph, kind, input, policy) VALUES ($1, $2, $3, $4, $5) RETURNING id",
+			r.Thread, r.Graph, string(r.Kind), []byte(r.Input), string(r.Policy)).Scan(&id)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("workers: submit a %s request for thread %q: %w", r.Kind, r.Thread, err)
+	}
+	return id, nil
+}
+
+// refuseIfWaiting fails with ErrWaitsOnPerson when the thread's latest
+// checkpoint has pending interrupts.
+func (q *Queue) refuseIfWaiting(ctx context.Context, tx pgx.Tx, thread string) error {
+	var pending []byte
+	err := tx.QueryRow(ctx, "SELECT pending FROM "+q.t("ilmek_checkpoints")+" WHERE thread_id = $1 ORDER BY seq DESC LIMIT 1", thread).Scan(&pending)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var p []runtime.PendingInterrupt
+	if json.Unmarshal(pending, &p) == nil && len(p) > 0 {
+		return fmt.Errorf("%w (thread %q, %d pending)", ErrWaitsOnPerson, thread, len(p))
+	}
+	return nil
+}
+
+// Cancel drops the thread's queued requests (they end cancelled) and asks
+// its running one to stop at its next superstep boundary (it ends
+// aborted). It returns how many requests it cancelled.
+func (q *Queue) Cancel(ctx context.Context, thread string) (int, error) {
+	var n int
+	err := pgx.BeginFunc(ctx, q.store.Pool(), func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 1))", q.s+"/"+thread); err != nil {
+			return err
+		}
+		var err error
+		n, err = cancelCount(ctx, tx, q, thread)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("workers: cancel the requests of thread %q: %w", thread, err)
+	}
+	return n, nil
+}
+
+func cancelTx(ctx context.Context, tx pgx.Tx, q *Queue, thread string) error {
+	_, err := cancelCount(ctx, tx, q, thread)
+	return err
+}
+
+func cancelCount(ctx context.Context, tx pgx.Tx, q *Queue, thread string) (int, error) {
+	a, err := tx.Exec(ctx, "UPDATE "+q.t("ilmek_requests")+" SET state = 'cancelled', updated = clock_timestamp() WHERE thread_id = $1 AND state = 'queued'", thread)
+	if err != nil {
+		return 0, err
+	}
+	b, err := tx.Exec(ctx, "UPDATE "+q.t("ilmek_requests")+" SET cancel = true, updated = clock_timestamp() WHERE thread_id = $1 AND state = 'running'", thread)
+	if err != nil {
+		return 0, err
+	}
+	return int(a.RowsAffected() + b.RowsAffected()), nil
+}
+
+// Outcome returns what became of request id so far.
+func (q *Queue) Outcome(ctx context.Context, id int64) (Outcome, error) {
+	o := Outcome{ID: id}
+	var result []byte
+	err := q.store.Pool().QueryRow(ctx, "SELECT thread_id, state, result, error, claim FROM "+q.t("ilmek_requests")+" WHERE id = $1", id).
+		Scan(&o.Thread, &o.State, &result, &o.Error, &o.Claims)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return o, fmt.Errorf("workers: request %d in schema %q: %w", id, q.store.SchemaName(), ErrNoRequest)
+	}
+	if err != nil {
+		return o, fmt.Errorf("workers: read request %d: %w", id, err)
+	}
+	if result != nil {
+		var r struct {
+			State   json.RawMessage            `json:"state"`
+			Pending []runtime.PendingInterrupt `json:"pending"`
+		}
+		if err := json.Unmarshal(result, &r); err != nil {
+			return o, fmt.Errorf("workers: request %d: the recorded outcome is corrupt: %w", id, err)
+		}
+		o.Result, o.Pending = r.State, r.Pending
+	}
+	return o, nil
+}
+
+// Wait returns request id's outcome once it has ended, polling every
+// poll (default 50 ms), or ctx's error.
+func (q *Queue) Wait(ctx context.Context, id int64, poll time.Duration) (Outcome, error) {
+	if poll <= 0 {
+		poll = 50 * time.Millisecond
+	}
+	for {
+		o, err := q.Outcome(ctx, id)
+		if err != nil || o.Ended() {
+			return o, err
+		}
+		select {
+		case <-ctx.Done():
+			return o, fmt.Errorf("workers: wait for request %d: %w", id, ctx.Err())
+		case <-time.After(poll):
+		}
+	}
+}

@@ -1,0 +1,71 @@
+package workers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/ilmek-go/ilmek/runtime"
+)
+
+// Runnable is a graph a worker can run requests on: generated or built
+// from a spec document. Make one with Graph.
+type Runnable interface {
+	// run runs one request on thread through cp: with input (fold true),
+	// continuing (fold false and resume false), or resuming with answers.
+	run(ctx context.Context, cp runtime.Checkpointer, thread string, input json.RawMessage, mode runMode) (runOutcome, error)
+}
+
+type runMode int
+
+const (
+	modeStart    runMode = iota // fold the input in
+	modeContinue                // the input was folded in by an earlier claim
+	modeResume                  // answer the pending interrupts with the input
+)
+
+// runOutcome is a finished run as the worker records it.
+type runOutcome struct {
+	Status  runtime.Status             `json:"status"`
+	State   json.RawMessage            `json:"state"`
+	Pending []runtime.PendingInterrupt `json:"pending,omitempty"`
+}
+
+// Graph makes g runnable by workers: a start request's input decodes into
+// U, a resume request's into a JSON object of answers by interrupt id, and
+// the outcome's result is S encoded as JSON.
+func Graph[S, U any](g *runtime.Graph[S, U]) Runnable { return graphRunner[S, U]{g} }
+
+type graphRunner[S, U any] struct{ g *runtime.Graph[S, U] }
+
+func (r graphRunner[S, U]) run(ctx context.Context, cp runtime.Checkpointer, thread string, input json.RawMessage, mode runMode) (runOutcome, error) {
+	opts := []runtime.RunOption{runtime.Thread(thread), runtime.WithCheckpointer(cp)}
+	var (
+		res runtime.Result[S]
+		err error
+	)
+	switch mode {
+	case modeStart:
+		var in U
+		if len(input) > 0 {
+			if err := json.Unmarshal(input, &in); err != nil {
+				return runOutcome{}, fmt.Errorf("decode the start input: %w", err)
+			}
+		}
+		res, err = r.g.Invoke(ctx, in, opts...)
+	case modeContinue:
+		var zero U
+		res, err = r.g.Invoke(ctx, zero, opts...)
+	case modeResume:
+		var answers map[string]any
+		if err := json.Unmarshal(input, &answers); err != nil {
+			return runOutcome{}, fmt.Errorf("decode the answers (a JSON object by interrupt id): %w", err)
+		}
+		res, err = r.g.Resume(ctx, runtime.AnswersByID(answers), opts...)
+	}
+	state, merr := json.Marshal(res.State)
+	if merr != nil {
+		return runOutcome{}, fmt.Errorf("encode the thread's state: %w", merr)
+	}
+	return runOutcome{Status: res.Status, State: state, Pending: res.Pending}, err
+}

@@ -1,0 +1,248 @@
+package workers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ilmek-go/ilmek/runtime"
+)
+
+// Worker claims requests from a queue and runs them on its graphs.
+type Worker struct {
+	q      *Queue
+	graphs map[string]Runnable
+	opts   workerOptions
+}
+
+// WorkerOption configures NewWorker.
+type WorkerOption func(*workerOptions)
+
+type workerOptions struct {
+	name        string
+	ttl         time.Duration
+	poll        time.Duration
+	concurrency int
+	logger      *slog.Logger
+}
+
+// DefaultClaimTTL is how long a claim lasts without renewal unless ClaimTTL
+// says otherwise.
+const DefaultClaimTTL = 30 * time.Second
+
+// ClaimTTL sets how long a worker's claim on a request lasts without
+// renewal (default 30 s): after a worker died, its request is claimed
+// again once this has passed.
+func ClaimTTL(d time.Duration) WorkerOption { return func(o *workerOptions) { o.ttl = d } }
+
+// Poll sets how often an idle worker looks for requests (default 100 ms).
+func Poll(d time.Duration) WorkerOption { return func(o *workerOptions) { o.poll = d } }
+
+// Concurrency sets how many requests a worker runs at once (default 4).
+func Concurrency(n int) WorkerOption { return func(o *workerOptions) { o.concurrency = n } }
+
+// Name sets how the worker names itself in the requests it claims
+// (default "pid N on HOST").
+func Name(s string) WorkerOption { return func(o *workerOptions) { o.name = s } }
+
+// Logger sets where the worker logs requests it could not run.
+func Logger(l *slog.Logger) WorkerOption { return func(o *workerOptions) { o.logger = l } }
+
+// NewWorker returns a worker running q's requests on graphs, by the name
+// requests give in Request.Graph.
+func NewWorker(q *Queue, graphs map[string]Runnable, opts ...WorkerOption) *Worker {
+	host, _ := os.Hostname()
+	o := workerOptions{name: fmt.Sprintf("pid %d on %s", os.Getpid(), host), ttl: DefaultClaimTTL, poll: 100 * time.Millisecond, concurrency: 4, logger: slog.New(slog.DiscardHandler)}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.concurrency < 1 {
+		o.concurrency = 1
+	}
+	return &Worker{q: q, graphs: graphs, opts: o}
+}
+
+// claimed is a request a worker claimed.
+type claimed struct {
+	id                  int64
+	thread, graph, kind string
+	input               []byte
+	claim               int64
+	baseCP              *string
+	cancelled           bool
+}
+
+// Run claims and runs requests until ctx is done, then waits for the
+// requests it is running to stop (they stop with ctx; their claims expire
+// and another worker continues them). It returns ctx's error.
+func (w *Worker) Run(ctx context.Context) error {
+	sem := make(chan struct{}, w.opts.concurrency)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case sem <- struct{}{}:
+		}
+		c, err := w.claim(ctx)
+		if err != nil || c == nil {
+			<-sem
+			if err != nil && ctx.Err() == nil {
+				w.opts.logger.Warn("claim a request", "err", err)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(w.opts.poll):
+			}
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			w.runClaimed(ctx, c)
+		}()
+	}
+}
+
+// claim takes the oldest runnable request: queued, or running under a
+// claim that expired; and the oldest active one of its thread.
+func (w *Worker) claim(ctx context.Context) (*claimed, error) {
+	r := w.q.t("ilmek_requests")
+	var c claimed
+	err := w.q.store.Pool().QueryRow(ctx, `UPDATE `+r+` SET state = 'running', worker = $1, claim = claim + 1,
+			claim_until = clock_timestamp() + $2::bigint * interval '1 microsecond', updated = clock_timestamp()
+		WHERE id = (
+			SELECT q.id FROM `+r+` q
+			WHERE q.state IN ('queued', 'running') AND (q.state = 'queued' OR q.claim_until < clock_timestamp())
+			  AND NOT EXISTS (SELECT 1 FROM `+r+` e WHERE e.thread_id = q.thread_id AND e.id < q.id AND e.state IN ('queued', 'running'))
+			ORDER BY q.id LIMIT 1 FOR UPDATE SKIP LOCKED)
+		RETURNING id, thread_id, graph, kind, input, claim, base_cp, cancel`,
+		w.opts.name, w.opts.ttl.Microseconds()).Scan(&c.id, &c.thread, &c.graph, &c.kind, &c.input, &c.claim, &c.baseCP, &c.cancelled)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// runClaimed runs a claimed request and records its outcome.
+func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
+	g := w.graphs[c.graph]
+	if g == nil {
+		w.finish(c, "error", nil, fmt.Sprintf("no graph %q is registered with the worker %s; register it in NewWorker's map", c.graph, w.opts.name))
+		return
+	}
+	if c.cancelled {
+		w.finish(c, "aborted", nil, "cancelled before it ran")
+		return
+	}
+	cp := w.q.store
+	mode := modeStart
+	if c.kind == string(KindResume) {
+		mode = modeResume
+	}
+	latest := ""
+	if last, err := cp.Get(ctx, c.thread, ""); err == nil {
+		latest = last.ID
+	} else if !errors.Is(err, runtime.ErrNotFound) {
+		w.release(c, err)
+		return
+	}
+	if c.baseCP == nil {
+		// First claim: note where the thread stood, so a later claim knows
+		// whether this request's input was folded in already.
+		if _, err := w.q.store.Pool().Exec(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET base_cp = $1 WHERE id = $2 AND claim = $3", latest, c.id, c.claim); err != nil {
+			w.release(c, err)
+			return
+		}
+	} else if *c.baseCP != latest {
+		mode = modeContinue
+	}
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := make(chan struct{})
+	hb := make(chan struct{})
+	go func() { defer close(hb); w.heartbeat(runCtx, c, cancel, stop) }()
+	out, err := g.run(runCtx, cp, c.thread, c.input, mode)
+	close(stop)
+	<-hb
+	switch {
+	case errors.Is(err, runtime.ErrThreadBusy):
+		w.release(c, err) // a dead worker's lease has not expired yet: later
+		return
+	case ctx.Err() != nil:
+		return // this worker stops; the claim expires and another continues
+	case errors.Is(context.Cause(runCtx), errCancelled):
+		out.Status = runtime.StatusAborted
+	}
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	w.finish(c, string(out.Status), &out, msg)
+}
+
+// errCancelled is the cause of a run stopped by a cancel request.
+var errCancelled = errors.New("the request was cancelled")
+
+// heartbeat renews the claim every TTL/3 and cancels the run when the
+// request was cancelled or the claim was lost.
+func (w *Worker) heartbeat(ctx context.Context, c *claimed, cancel context.CancelCauseFunc, stop chan struct{}) {
+	t := time.NewTicker(w.opts.ttl / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		var cancelled bool
+		err := w.q.store.Pool().QueryRow(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET claim_until = clock_timestamp() + $3::bigint * interval '1 microsecond' WHERE id = $1 AND claim = $2 RETURNING cancel",
+			c.id, c.claim, w.opts.ttl.Microseconds()).Scan(&cancelled)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			cancel(errors.New("the claim on the request was taken over"))
+			return
+		case err == nil && cancelled:
+			cancel(errCancelled)
+			return
+		}
+	}
+}
+
+// finish records the request's outcome under its claim.
+func (w *Worker) finish(c *claimed, state string, out *runOutcome, msg string) {
+	var result []byte
+	if out != nil {
+		result, _ = json.Marshal(out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := w.q.store.Pool().Exec(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET state = $3, result = $4, error = $5, claim_until = NULL, updated = clock_timestamp() WHERE id = $1 AND claim = $2",
+		c.id, c.claim, state, result, msg); err != nil {
+		w.opts.logger.Warn("record a request's outcome", "request", c.id, "err", err)
+	}
+}
+
+// release gives a claimed request back to the queue, to be claimed again
+// after a short pause.
+func (w *Worker) release(c *claimed, why error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	w.opts.logger.Info("request released", "request", c.id, "why", why)
+	w.q.store.Pool().Exec(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET claim_until = clock_timestamp() + interval '200 milliseconds' WHERE id = $1 AND claim = $2", c.id, c.claim)
+}

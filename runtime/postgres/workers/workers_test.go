@@ -1,0 +1,219 @@
+package workers_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/postgres"
+	"github.com/ilmek-go/ilmek/runtime/postgres/workers"
+	"github.com/ilmek-go/ilmek/spec"
+)
+
+const envDSN = "ILMEK_POSTGRES_DSN"
+
+var schemas atomic.Int64
+
+// openQueue opens a store in a fresh schema (dropped at cleanup) and its
+// queue. Without ILMEK_POSTGRES_DSN the test skips, unless CI=true.
+func openQueue(t *testing.T, opts ...postgres.Option) *workers.Queue {
+	t.Helper()
+	dsn := os.Getenv(envDSN)
+	if dsn == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is not set; CI must run the PostgreSQL tests (.ci/run sets it)", envDSN)
+		}
+		t.Skipf("%s not set: skipping the PostgreSQL tests (see README, \"PostgreSQL tests\")", envDSN)
+	}
+	schema := fmt.Sprintf("ilmek_pgtest_workers_%d_%d", os.Getpid(), schemas.Add(1))
+	s, err := postgres.Open(context.Background(), dsn, append([]postgres.Option{postgres.Schema(schema)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		s.Pool().Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
+		s.Close()
+	})
+	return workers.NewQueue(s)
+}
+
+// steps is a graph of two supersteps appending to "log": "a:<in>", "b".
+// gate, when not nil, holds node b until it is closed or the run stops.
+func steps(t *testing.T, gate <-chan struct{}) *runtime.Graph[runtime.Values, runtime.Values] {
+	t.Helper()
+	g, err := runtime.NewBuilder("steps").Channel("in", spec.LastWrite).Channel("log", spec.Append).
+		Node("a", func(ctx *runtime.Ctx, v runtime.Values) (runtime.Values, error) {
+			return runtime.Values{"log": fmt.Sprintf("a:%v", v["in"])}, nil
+		}).
+		Node("b", func(ctx *runtime.Ctx, v runtime.Values) (runtime.Values, error) {
+			if gate != nil {
+				select {
+				case <-gate:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+			return runtime.Values{"log": "b"}, nil
+		}).
+		Edge(spec.Start, "a").Edge("a", "b").Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func startWorkers(t *testing.T, q *workers.Queue, graphs map[string]workers.Runnable, n int, opts ...workers.WorkerOption) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{}, n)
+	for range n {
+		w := workers.NewWorker(q, graphs, append([]workers.WorkerOption{workers.Poll(10 * time.Millisecond)}, opts...)...)
+		go func() { w.Run(ctx); done <- struct{}{} }()
+	}
+	t.Cleanup(func() {
+		cancel()
+		for range n {
+			<-done
+		}
+	})
+}
+
+func wait(t *testing.T, q *workers.Queue, id int64) workers.Outcome {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	o, err := q.Wait(ctx, id, 10*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+func logOf(t *testing.T, o workers.Outcome) string {
+	t.Helper()
+	var st struct {
+		Log []string `json:"log"`
+	}
+	if err := json.Unmarshal(o.Result, &st); err != nil {
+		t.Fatalf("request %d: result %s: %v", o.ID, o.Result, err)
+	}
+	return fmt.Sprint(st.Log)
+}
+
+// TestWorkersDrainTheQueue: two workers run forty start requests on twenty
+// threads (two per thread, enqueued); every request ends done, and each
+// thread's requests ran in the order they were submitted.
+func TestWorkersDrainTheQueue(t *testing.T) {
+	q := openQueue(t)
+	startWorkers(t, q, map[string]workers.Runnable{"steps": workers.Graph(steps(t, nil))}, 2)
+	ctx := context.Background()
+	type sub struct {
+		id     int64
+		thread string
+		second bool
+	}
+	var subs []sub
+	for i := range 20 {
+		thread := fmt.Sprintf("t%d", i)
+		for k, in := range []string{"1", "2"} {
+			id, err := q.Submit(ctx, workers.Request{Graph: "steps", Thread: thread, Input: json.RawMessage(`{"in":` + in + `}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			subs = append(subs, sub{id, thread, k == 1})
+		}
+	}
+	for _, s := range subs {
+		o := wait(t, q, s.id)
+		want := "[a:1 b]"
+		if s.second {
+			want = "[a:1 b a:2 b]"
+		}
+		if o.State != "done" || logOf(t, o) != want || o.Thread != s.thread {
+			t.Errorf("request %d on %s: state %s, log %s, err %q; want done, %s", s.id, s.thread, o.State, logOf(t, o), o.Error, want)
+		}
+	}
+}
+
+// TestDoubleTexting: with no worker running, a second request for a thread
+// is refused under reject and queued under enqueue; cancel-and-replace
+// cancels the queued ones (and a running one at its superstep boundary)
+// and then runs.
+func TestDoubleTexting(t *testing.T) {
+	q := openQueue(t)
+	ctx := context.Background()
+	first, err := q.Submit(ctx, workers.Request{Graph: "steps", Thread: "t", Input: json.RawMessage(`{"in":1}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Submit(ctx, workers.Request{Graph: "steps", Thread: "t", Policy: runtime.DoubleTextReject}); !errors.Is(err, runtime.ErrThreadBusy) {
+		t.Errorf("reject while a request is queued: %v, want ErrThreadBusy", err)
+	}
+	second, err := q.Submit(ctx, workers.Request{Graph: "steps", Thread: "t", Input: json.RawMessage(`{"in":2}`), Policy: runtime.DoubleTextEnqueue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	third, err := q.Submit(ctx, workers.Request{Graph: "steps", Thread: "t", Input: json.RawMessage(`{"in":3}`), Policy: runtime.DoubleTextCancelReplace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Submit(ctx, workers.Request{Graph: "steps", Thread: "t", Policy: "sometimes"}); err == nil {
+		t.Error("an unknown policy was accepted")
+	}
+	gate := make(chan struct{})
+	startWorkers(t, q, map[string]workers.Runnable{"steps": workers.Graph(steps(t, gate))}, 1)
+	close(gate)
+	for _, id := range []int64{first, second} {
+		if o := wait(t, q, id); o.State != "cancelled" {
+			t.Errorf("request %d replaced while queued: state %s, want cancelled", id, o.State)
+		}
+	}
+	if o := wait(t, q, third); o.State != "done" || logOf(t, o) != "[a:3 b]" {
+		t.Errorf("replacing request: state %s, log %s, err %q; want done, [a:3 b]", o.State, logOf(t, o), o.Error)
+	}
+}
+
+// TestCancelReplaceStopsTheRunningRequest: a request holds in its second
+// superstep; cancel-and-replace stops it (it ends aborted after its first
+// superstep), then the new request runs on the thread.
+func TestCancelReplaceStopsTheRunningRequest(t *testing.T) {
+	q := openQueue(t)
+	ctx := context.Background()
+	gate := make(chan struct{}) // never opened: b holds until cancelled
+	startWorkers(t, q, map[string]workers.Runnable{"steps": workers.Graph(steps(t, gate))}, 1, workers.ClaimTTL(300*time.Millisecond))
+	first, err := q.Submit(ctx, workers.Request{Graph: "steps", Thread: "t", Input: json.RawMessage(`{"in":1}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		o, err := q.Outcome(ctx, first)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.State == "running" {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // into node b
+	second, err := q.Submit(ctx, workers.Request{Graph: "steps", Thread: "t", Input: json.RawMessage(`{"in":2}`), Policy: runtime.DoubleTextCancelReplace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := wait(t, q, first); o.State != "aborted" {
+		t.Errorf("the replaced running request: state %s, err %q; want aborted", o.State, o.Error)
+	}
+	o, err := q.Outcome(ctx, second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.State != "queued" && o.State != "running" {
+		t.Errorf("the replacing request: state %s (%s) before its gate opened", o.State, o.Error)
+	}
+}
