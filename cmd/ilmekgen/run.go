@@ -61,6 +61,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		switch args[0] {
 		case "gen", "check", "fmt", "mermaid", "schema", "diff", "version", "help":
 			cmd, args = args[0], args[1:]
+		case "-h", "--help":
+			cmd = "help" // the overview; "gen -h" is gen's own help
 		}
 	}
 	var err error
@@ -89,8 +91,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runDiff(args, stdout, stderr)
 	}
 	var ue *usageError
+	var he *helpError
 	switch {
 	case err == nil:
+		return exitOK
+	case errors.As(err, &he) && he.fs.Name() != "":
+		fmt.Fprint(stdout, subcommandHelp(he.fs))
 		return exitOK
 	case errors.Is(err, pflag.ErrHelp):
 		fmt.Fprint(stdout, usageText)
@@ -138,7 +144,7 @@ func newFlags(name string) *pflag.FlagSet {
 func parse(fs *pflag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			return err
+			return &helpError{fs}
 		}
 		return &usageError{err.Error()}
 	}

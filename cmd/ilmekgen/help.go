@@ -1,0 +1,82 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// helpError is a subcommand's -h or --help: run prints that subcommand's
+// help (its flags, as pflag lists them, and an example), not the overview.
+type helpError struct{ fs *pflag.FlagSet }
+
+func (e *helpError) Error() string { return "help requested for " + e.fs.Name() }
+func (e *helpError) Unwrap() error { return pflag.ErrHelp }
+
+// commandHelp is the first lines of each subcommand's help: how to call it,
+// what it does, and an example.
+var commandHelp = map[string]string{
+	"gen": `Usage: ilmekgen [gen] [flags] SPEC
+
+Generates the typed Go package of SPEC into the directory -o.
+
+Example, next to the spec:
+
+  //go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o supportgraph --type messages=[]string --type intent=string support.json
+`,
+	"check": `Usage: ilmekgen check [flags] SPEC...
+
+Checks each SPEC (and its bindings) as gen would, and writes nothing.
+
+Example:
+
+  ilmekgen check --type intent=string --config llm=example.com/shop.LLMOptions support.json
+`,
+	"fmt": `Usage: ilmekgen fmt [-w] [--check] SPEC...
+
+Prints the canonical form of each SPEC (stable key order and indentation).
+
+Example:
+
+  ilmekgen fmt --check $(git ls-files '*.json')
+`,
+	"mermaid": `Usage: ilmekgen mermaid [flags] SPEC
+
+Prints SPEC as a Mermaid flowchart in the ilmek/1 format (MODEL.md §9.1).
+
+Example:
+
+  ilmekgen mermaid --direction LR support.json
+`,
+	"schema": `Usage: ilmekgen schema [--config TYPE=GOTYPE]
+
+Prints the JSON Schema of a spec document, or of a node type's config bound
+to a Go struct.
+
+Example:
+
+  ilmekgen schema --config llm=example.com/shop.LLMOptions
+`,
+	"diff": `Usage: ilmekgen diff [--json] OLD NEW
+
+Prints the changes from OLD to NEW, each safe or unsafe for paused and for
+new threads. Exit status 3 when a change is unsafe.
+
+Example:
+
+  ilmekgen diff approval-v3.json approval-v4.json
+`,
+}
+
+// subcommandHelp is the help of the subcommand fs parses.
+func subcommandHelp(fs *pflag.FlagSet) string {
+	var b strings.Builder
+	b.WriteString(commandHelp[fs.Name()])
+	if flags := fs.FlagUsages(); flags != "" {
+		b.WriteString("\nFlags:\n")
+		b.WriteString(flags)
+	}
+	fmt.Fprintf(&b, "\nRun 'ilmekgen help' for every command.\n")
+	return b.String()
+}
