@@ -59,6 +59,10 @@ type PendingInterrupt struct {
 	// Expects is what the answer must decode into (recorded by
 	// Interrupt[T]); nil in checkpoints written before it was recorded.
 	Expects *Expects `json:"expects,omitempty"`
+	// Meta is what the run's PauseAnnotator observers kept with the pause
+	// (the OpenTelemetry package: the pausing run's trace context); it is
+	// stored with the checkpoint's interrupts.
+	Meta map[string]string `json:"meta,omitempty"`
 }
 
 // JournalEntry is one recorded step or interrupt of a task.

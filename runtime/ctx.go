@@ -31,6 +31,7 @@ type runInfo struct {
 	cp        Checkpointer
 	lease     Lease                   // the run's lease on its thread, nil without a checkpointer
 	stop      context.CancelCauseFunc // cancels the run, with a cause
+	obs       Observer                // nil: nobody observes the run
 	stepIndex int
 	runSteps  int
 }
@@ -62,6 +63,7 @@ type taskInfo struct {
 	emit    func(Event)
 	preload []JournalEntry // journal recorded by earlier passes
 	jr      *journal       // built on first Step or Interrupt
+	rec     *TaskRecord    // the task's record when the run is observed
 
 	halted      bool
 	pending     []PendingInterrupt
@@ -78,7 +80,7 @@ type taskInfo struct {
 // alone. A field added to taskInfo must be added here unless the executor
 // writes it for every task.
 func (t *taskInfo) clean() bool {
-	return t.emit == nil && t.preload == nil && t.jr == nil && !t.halted && t.pending == nil && t.refused == nil &&
+	return t.emit == nil && t.preload == nil && t.jr == nil && t.rec == nil && !t.halted && t.pending == nil && t.refused == nil &&
 		!t.gotoSet && t.gotoTargets == nil && t.command == nil && !t.commandSet
 }
 
@@ -175,7 +177,7 @@ func (c *Ctx) Emit(payload any) {
 	if c.t == nil || c.t.emit == nil {
 		return
 	}
-	c.t.emit(Event{Type: EventCustom, Node: c.Node(), TaskID: c.t.taskID(), Payload: payload})
+	c.t.emit(Event{Type: EventCustom, Node: c.Node(), TaskID: c.t.taskID(), Payload: payload, Time: time.Now()})
 }
 
 // Token is the fixed shape of a streamed token: a custom event payload that

@@ -1,5 +1,7 @@
 package runtime
 
+import "time"
+
 // EventType names one kind of run event.
 type EventType string
 
@@ -30,7 +32,13 @@ const (
 )
 
 // Event is one item of a run's stream. The envelope (RunID, ThreadID, Seq,
-// NS, Type) is always set; the other fields belong to the types noted.
+// NS, Type, Time) is always set; the other fields belong to the types noted.
+//
+// Duration is the time a task took (node_end, node_error: every attempt and
+// the retries' waits), a superstep took (state, interrupt: from its start to
+// its checkpoint), a checkpoint write took (checkpoint) or the run took
+// (run_end). Bytes is the size of what a checkpoint wrote (checkpoint): its
+// channels, send inputs and interrupt payloads as encoded.
 type Event struct {
 	Type     EventType `json:"type"`
 	RunID    string    `json:"run_id"`
@@ -41,6 +49,8 @@ type Event struct {
 	// NS is the namespace path of the (sub)graph that emitted the event;
 	// empty at the root.
 	NS []string `json:"ns"`
+	// Time is the wall-clock time the event happened.
+	Time time.Time `json:"time"`
 
 	Step         int                `json:"step,omitempty"`          // step_start
 	Tasks        []string           `json:"tasks,omitempty"`         // step_start: task keys
@@ -56,4 +66,6 @@ type Event struct {
 	Pending      []PendingInterrupt `json:"pending,omitempty"`       // interrupt
 	Status       Status             `json:"status,omitempty"`        // run_end
 	Reason       string             `json:"reason,omitempty"`        // run_end{aborted}
+	Duration     time.Duration      `json:"duration_ns,omitempty"`   // node_end, node_error, state, interrupt, checkpoint, run_end
+	Bytes        int                `json:"bytes,omitempty"`         // checkpoint
 }

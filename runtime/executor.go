@@ -26,6 +26,8 @@ type runner[S, U any] struct {
 	seq     int64
 	stopped bool // the consumer stopped iterating
 
+	obsState // observer and timing (observe.go)
+
 	state  S
 	next   S           // the state being planned on, before it is committed
 	latest *Checkpoint // the thread's checkpoint the run builds on
@@ -51,6 +53,8 @@ type slot[S, U any] struct {
 	ctx  Ctx
 	idx  int
 	err  error
+
+	obsTask // the task's observer record and timing (observe.go)
 }
 
 // newRunner takes a runner from g's pool (or makes one) and sets it up for
@@ -63,6 +67,8 @@ func newRunner[S, U any](g *Graph[S, U], ctx context.Context, cfg runConfig, yie
 	rctx, cancel := context.WithCancelCause(ctx)
 	r.g, r.p, r.cfg, r.ctx, r.cancel, r.yield = g, g.p, cfg, rctx, cancel, yield
 	r.info = runInfo{shape: g.shape, runID: newID(), threadID: cfg.thread, meta: cfg.meta, logger: cfg.logger, limit: cfg.limit, strict: cfg.strict, cp: cfg.cp}
+	r.obs = g.observer(&cfg)
+	r.info.obs = r.obs
 	return r
 }
 
@@ -88,6 +94,9 @@ func (r *runner[S, U]) emit(ev Event) {
 	}
 	r.seq++
 	ev.RunID, ev.ThreadID, ev.Seq = r.info.runID, r.info.threadID, r.seq
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
 	if ev.NS == nil {
 		ev.NS = []string{}
 	}
@@ -100,16 +109,16 @@ func (r *runner[S, U]) emit(ev Event) {
 	}
 }
 
-// run executes the run and returns its result. A refused run returns a
-// Result with an empty Status and Err set.
-func (r *runner[S, U]) run(in *U, a *Answers) (res Result[S]) {
+// runBody executes the run and returns its result. A refused run returns a
+// Result with an empty Status and Err set. run (observe.go) wraps it.
+func (r *runner[S, U]) runBody(in *U, a *Answers) (res Result[S]) {
 	defer r.cancel(nil)
 	res.RunID = r.info.runID
 	if r.cfg.cp != nil {
 		// Losing the lease cancels the run at once: nodes see their
 		// context done and Step starts no new effect, rather than running
 		// effects the new holder of the thread will run again.
-		lease, err := r.cfg.cp.Lease(r.ctx, r.cfg.thread, LeaseOptions{Lost: func(lost error) { r.cancel(&leaseLostError{err: lost}) }})
+		lease, err := r.cfg.cp.Lease(r.ctx, r.cfg.thread, LeaseOptions{Lost: r.leaseLost(), Renewed: r.leaseRenewed()})
 		if err != nil {
 			if !errors.Is(err, ErrThreadBusy) {
 				err = &CheckpointError{Op: "lease", Err: err}
@@ -119,8 +128,15 @@ func (r *runner[S, U]) run(in *U, a *Answers) (res Result[S]) {
 		defer lease.Release()
 		r.info.lease, r.info.stop = lease, r.cancel
 		r.ctx = ContextWithLease(r.ctx, lease) // fences the run's writes
+		if r.obs != nil {
+			r.obs.Lease(r.ctx, r.rec, LeaseRecord{Event: LeaseTaken})
+		}
 	}
-	if err := r.start(in, a); err != nil {
+	err := r.start(in, a)
+	if a != nil && r.obs != nil {
+		r.observeResume(err)
+	}
+	if err != nil {
 		var ce *CheckpointError
 		var re *ResumeError
 		if errors.As(err, &re) || errors.As(err, &ce) {
@@ -141,7 +157,7 @@ func (r *runner[S, U]) run(in *U, a *Answers) (res Result[S]) {
 		r.info.runSteps++
 		r.info.stepIndex = r.step + 1
 		res.Supersteps++
-		status, err := r.superstep()
+		status, err := r.timedSuperstep()
 		if status != "" {
 			if status == StatusInterrupted {
 				res.Pending = r.pending()
@@ -174,7 +190,7 @@ func (r *runner[S, U]) end(res Result[S], status Status, err error) Result[S] {
 		res.CheckpointID = r.latest.ID
 	}
 	if r.live() {
-		ev := Event{Type: EventRunEnd, Status: status, Err: err}
+		ev := Event{Type: EventRunEnd, Status: status, Err: err, Duration: time.Since(r.t0)}
 		if status == StatusAborted {
 			ev.Reason = err.Error()
 		}
@@ -278,9 +294,9 @@ func (r *runner[S, U]) superstep() (status Status, err error) {
 		return StatusError, err
 	}
 	if r.live() {
-		r.emit(Event{Type: EventState, Step: r.step, Channels: r.state})
+		r.emit(Event{Type: EventState, Step: r.step, Channels: r.state, Duration: time.Since(r.stepT0)})
 		if id != "" {
-			r.emit(Event{Type: EventCheckpoint, CheckpointID: id})
+			r.emit(Event{Type: EventCheckpoint, CheckpointID: id, Duration: r.putDur, Bytes: r.putBytes})
 		}
 	}
 	return "", nil
@@ -369,6 +385,9 @@ func (r *runner[S, U]) commitPause() error {
 				"interrupt id %q is also the id of an interrupt of node %q in the same superstep (an id is <task key>:<interrupt key>); give one of them a key without ':' with runtime.WithKey so each can be answered by id", b.ID, a.Node)}
 		}
 	}
+	if r.obs != nil {
+		r.annotatePause(pend)
+	}
 	if r.cfg.cp != nil {
 		if err := r.lostLease(); err != nil {
 			return err
@@ -376,20 +395,20 @@ func (r *runner[S, U]) commitPause() error {
 		cp := cloneCheckpoint(r.latest)
 		cp.ID, cp.ParentID, cp.Pending, cp.Created = newID(), r.latest.ID, pend, time.Now().UTC()
 		// Every task of the superstep finished (or paused): commit it even
-		// when the caller is cancelling the run.
-		wctx, cancel := durableWrite(r.ctx)
-		err := r.cfg.cp.Put(wctx, cp, nil)
-		cancel()
-		if err != nil {
+		// when the caller is cancelling the run (put writes durably).
+		if err := r.put(cp, nil, true); err != nil {
 			return &CheckpointError{Op: "put", Err: err}
 		}
 		r.latest = cp
 		if r.live() {
-			r.emit(Event{Type: EventCheckpoint, CheckpointID: cp.ID})
+			r.emit(Event{Type: EventCheckpoint, CheckpointID: cp.ID, Duration: r.putDur, Bytes: r.putBytes})
 		}
 	}
+	if r.obs != nil {
+		r.interruptsOpened(pend)
+	}
 	if r.live() {
-		r.emit(Event{Type: EventInterrupt, Pending: pend})
+		r.emit(Event{Type: EventInterrupt, Pending: pend, Duration: time.Since(r.stepT0)})
 	}
 	return nil
 }
@@ -431,11 +450,8 @@ func (r *runner[S, U]) commit(done []plan[S]) (string, error) {
 	}
 	// Every task of the superstep completed: commit it even when the
 	// caller is cancelling the run (the run then ends aborted, or done when
-	// nothing is planned), on every backend alike.
-	wctx, cancel := durableWrite(r.ctx)
-	err = r.cfg.cp.Put(wctx, cp, drop)
-	cancel()
-	if err != nil {
+	// nothing is planned), on every backend alike (put writes durably).
+	if err := r.put(cp, drop, false); err != nil {
 		return "", &CheckpointError{Op: "put", Err: err}
 	}
 	r.latest = cp
@@ -540,7 +556,7 @@ func (r *runner[S, U]) start(in *U, a *Answers) error {
 }
 
 func (r *runner[S, U]) putStart(cp *Checkpoint) error {
-	if err := r.cfg.cp.Put(r.ctx, cp, nil); err != nil {
+	if err := r.put(cp, nil, false); err != nil {
 		return &CheckpointError{Op: "put", Err: err}
 	}
 	r.latest, r.planID = cp, cp.PlanID

@@ -27,7 +27,9 @@ type Graph[S, U any] struct {
 	warnings spec.Diagnostics // the document's warnings (FromSpec, Load)
 	logger   *slog.Logger     // GraphLogger; nil: the runtime logs nothing
 
-	version version // Fingerprint and the stored form of the graph's document
+	version version    // Fingerprint and the stored form of the graph's document
+	gobs    []Observer // GraphObserver
+	obs     Observer   // what observes a run without observers or logger of its own
 }
 
 // RetryPolicy re-runs a failing node body within its superstep. Completed
@@ -64,17 +66,21 @@ func (p *RetryPolicy) wait(attempt int) time.Duration {
 type Option func(*graphConfig)
 
 type graphConfig struct {
-	byID     map[string]*RetryPolicy
-	byType   map[string]*RetryPolicy
-	logger   *slog.Logger
-	strict   bool             // WarningsAsErrors
-	warnings spec.Diagnostics // set by FromSpec
+	byID      map[string]*RetryPolicy
+	byType    map[string]*RetryPolicy
+	logger    *slog.Logger
+	strict    bool             // WarningsAsErrors
+	warnings  spec.Diagnostics // set by FromSpec
+	observers []Observer       // GraphObserver
 }
 
-// GraphLogger gives the graph a logger for what the runtime itself reports
-// (for a graph built from a document: the document's warnings, at Warn when
-// the graph is built). Without it the runtime's own records go nowhere.
-// Ctx.Logger, the logger nodes write to, is set per run with WithLogger.
+// GraphLogger gives the graph a logger for what the runtime itself reports:
+// for a graph built from a document, the document's warnings at Warn when
+// the graph is built; for every run, what an operator needs (log.go lists
+// the records, their levels and attribute names). A run's WithLogger
+// replaces it for that run. Without either, the runtime's own records go
+// nowhere. Ctx.Logger, the logger nodes write to, is set per run with
+// WithLogger.
 func GraphLogger(l *slog.Logger) Option { return func(c *graphConfig) { c.logger = l } }
 
 // WarningsAsErrors makes FromSpec and Load refuse a document that has
@@ -122,7 +128,8 @@ func New[S, U any](p Program[S, U], opts ...Option) (*Graph[S, U], error) {
 	}
 	shape := p.Describe()
 	g := &Graph[S, U]{p: p, shape: shape, ids: make([]string, len(shape.Nodes)), retry: make([]*RetryPolicy, len(shape.Nodes)), index: make(map[string]int, len(shape.Nodes)),
-		warnings: cfg.warnings, logger: cfg.logger}
+		warnings: cfg.warnings, logger: cfg.logger, gobs: cfg.observers}
+	g.obs = g.runObserver(nil, nil)
 	for i, n := range shape.Nodes {
 		g.ids[i] = n.ID
 		g.index[n.ID] = i
@@ -179,6 +186,8 @@ type runConfig struct {
 	strict bool
 	meta   map[string]any
 	logger *slog.Logger
+
+	observers []Observer // WithObserver
 }
 
 // DefaultRecursionLimit is the number of supersteps a run may take unless
@@ -206,7 +215,9 @@ func Strict(on bool) RunOption { return func(c *runConfig) { c.strict = on } }
 // WithMeta hands the nodes a free-form map through Ctx.Meta.
 func WithMeta(m map[string]any) RunOption { return func(c *runConfig) { c.meta = m } }
 
-// WithLogger sets the logger behind Ctx.Logger (default slog.Default()).
+// WithLogger sets the logger behind Ctx.Logger (default slog.Default()) and
+// the one the runtime writes this run's own records to, instead of the
+// graph's (GraphLogger).
 func WithLogger(l *slog.Logger) RunOption { return func(c *runConfig) { c.logger = l } }
 
 func newRunConfig(opts []RunOption) (runConfig, error) {

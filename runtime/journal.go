@@ -115,6 +115,9 @@ func Step[T any](ctx *Ctx, key string, fn func() (T, error)) (T, error) {
 		if err := json.Unmarshal(e.Value, &v); err != nil {
 			return zero, fmt.Errorf("step %q: decode journaled value into %T: %w", full, v, err)
 		}
+		if t.rec != nil {
+			observeStep(ctx, full, true, time.Time{}, nil)
+		}
 		return v, nil
 	}
 	// A cancelled run starts no new effect: the caller gave up on it, or
@@ -127,6 +130,19 @@ func Step[T any](ctx *Ctx, key string, fn func() (T, error)) (T, error) {
 	if err := ctx.r.leaseValid(); err != nil {
 		return zero, fmt.Errorf("step %q not run: %w", full, err)
 	}
+	if t.rec == nil {
+		return runStep(ctx, full, fn)
+	}
+	t0 := time.Now()
+	v, err := runStep(ctx, full, fn)
+	observeStep(ctx, full, false, t0, err)
+	return v, err
+}
+
+// runStep runs fn for the step full and journals its result.
+func runStep[T any](ctx *Ctx, full string, fn func() (T, error)) (T, error) {
+	var zero T
+	j := ctx.t.jr
 	v, err := fn()
 	if err != nil {
 		return zero, err

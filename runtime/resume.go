@@ -137,6 +137,13 @@ func (r *runner[S, U]) startResume(latest *Checkpoint, a *Answers) error {
 			return &CheckpointError{Op: "put journal", Err: err}
 		}
 	}
+	if r.obs != nil {
+		for _, p := range pauses {
+			if _, ok := answers[p.p.ID]; ok {
+				r.obs.InterruptAnswered(r.ctx, r.rec, p.p)
+			}
+		}
+	}
 	r.latest = latest
 	return r.load(latest)
 }

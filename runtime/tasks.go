@@ -89,16 +89,17 @@ func (r *runner[S, U]) finished(s *slot[S, U]) {
 	}
 	node := r.g.ids[s.info.node]
 	if s.err != nil {
-		r.emit(Event{Type: EventNodeError, Node: node, TaskID: s.info.taskID(), Err: s.err})
+		r.emit(Event{Type: EventNodeError, Node: node, TaskID: s.info.taskID(), Err: s.err, Duration: s.dur})
 		return
 	}
-	r.emit(Event{Type: EventNodeEnd, Node: node, TaskID: s.info.taskID(), Update: r.updates[s.idx]})
+	r.emit(Event{Type: EventNodeEnd, Node: node, TaskID: s.info.taskID(), Update: r.updates[s.idx], Duration: s.dur})
 }
 
-// runTask runs one task: its first attempt here, and the retries of its
-// node's policy, if it fails, in retry. The split keeps the frame of the
+// runTaskBody runs one task: its first attempt here, and the retries of
+// its node's policy, if it fails, in retry. The split keeps the frame of the
 // common path small, so that a task's goroutine rarely grows its stack.
-func (r *runner[S, U]) runTask(s *slot[S, U], pl *plan[S]) {
+// runTask (observe.go) wraps it.
+func (r *runner[S, U]) runTaskBody(s *slot[S, U], pl *plan[S]) {
 	u, err := r.call(s, pl)
 	if s.info.halted {
 		return
@@ -124,8 +125,12 @@ func (r *runner[S, U]) retry(s *slot[S, U], pl *plan[S], err error) {
 			return
 		}
 		if s.info.emit != nil {
-			s.info.emit(Event{Type: EventNodeRetry, Node: r.g.ids[pl.node], TaskID: s.info.taskID(), Attempt: attempt, Err: err, Error: err.Error()})
+			s.info.emit(Event{Type: EventNodeRetry, Node: r.g.ids[pl.node], TaskID: s.info.taskID(), Attempt: attempt, Err: err, Error: err.Error(), Time: time.Now()})
 		}
+		if r.obs != nil {
+			r.obs.TaskRetry(s.ctx.Context, s.rec, TaskRetry{Attempt: attempt, Err: err, Backoff: policy.wait(attempt)})
+		}
+		s.attempts = attempt + 1
 		if w := policy.wait(attempt); w > 0 {
 			t := time.NewTimer(w)
 			select {

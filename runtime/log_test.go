@@ -1,0 +1,156 @@
+package runtime_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/spec"
+)
+
+// attrHandler keeps every record it handles as a line "LEVEL msg
+// k=v ...", with the attributes named in keep (others are checked for
+// presence only), and counts Enabled calls and records per level.
+type attrHandler struct {
+	mu      sync.Mutex
+	level   slog.Level
+	lines   []string
+	handled map[slog.Level]int
+	attrs   map[string][]string // message -> attribute names, first record
+}
+
+func newRecordingHandler(level slog.Level) *attrHandler {
+	return &attrHandler{level: level, handled: map[slog.Level]int{}, attrs: map[string][]string{}}
+}
+
+func (h *attrHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.level }
+func (h *attrHandler) WithAttrs([]slog.Attr) slog.Handler           { return h }
+func (h *attrHandler) WithGroup(string) slog.Handler                { return h }
+
+// keep lists the attributes whose values are stable enough to compare.
+var keep = map[string]bool{"superstep": true, "node": true, "task": true, "attempt": true, "backoff": true, "status": true, "interrupt": true, "thread": true, "error": true, "step_key": true, "replayed": true}
+
+func (h *attrHandler) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.handled[r.Level]++
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s", r.Level, r.Message)
+	var names []string
+	r.Attrs(func(a slog.Attr) bool {
+		names = append(names, a.Key)
+		if keep[a.Key] {
+			fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
+		}
+		return true
+	})
+	if _, ok := h.attrs[r.Message]; !ok {
+		h.attrs[r.Message] = names
+	}
+	h.lines = append(h.lines, b.String())
+	return nil
+}
+
+func TestRuntimeLogs(t *testing.T) {
+	h := newRecordingHandler(slog.LevelInfo)
+	g := observedGraph(t, runtime.GraphLogger(slog.New(h)))
+	cp := runtime.NewMemory()
+	opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(cp)}
+	ctx := context.Background()
+	if _, err := g.Invoke(ctx, runtime.Values{}, opts...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Resume(ctx, runtime.AnswersByID(map[string]any{"nope": 1}), opts...); err == nil {
+		t.Fatal("resume with an unknown id was accepted")
+	}
+	if _, err := g.Resume(ctx, runtime.Answer(true), opts...); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"WARN task attempt failed, retrying thread=t superstep=2 node=a task=a attempt=1 backoff=1ms error=node \"a\" (task \"a\"): flaky",
+		"INFO interrupt opened thread=t interrupt=b:interrupt#0 node=b",
+		"INFO run ended thread=t status=interrupted",
+		"WARN resume refused thread=t",
+		"INFO interrupt answered thread=t interrupt=b:interrupt#0 node=b",
+		"INFO resume accepted thread=t",
+		"INFO run ended thread=t status=done",
+	}
+	if d := cmp.Diff(want, h.lines); d != "" {
+		t.Errorf("records (-want +got):\n%s", d)
+	}
+	wantAttrs := map[string][]string{
+		"task attempt failed, retrying": {"run", "thread", "superstep", "node", "task", "attempt", "backoff", "error"},
+		"resume refused":                {"run", "thread", "reason"},
+		"run ended":                     {"run", "thread", "status", "supersteps", "duration"},
+	}
+	for msg, names := range wantAttrs {
+		if d := cmp.Diff(names, h.attrs[msg]); d != "" {
+			t.Errorf("attributes of %q (-want +got):\n%s", msg, d)
+		}
+	}
+	if n := h.handled[slog.LevelDebug]; n != 0 {
+		t.Errorf("%d debug records reached a handler that disabled debug", n)
+	}
+}
+
+// TestRuntimeLogsDebug checks the debug records: steps executed and
+// replayed, tasks, supersteps, checkpoints and the lease; and that a run's
+// WithLogger replaces the graph's.
+func TestRuntimeLogsDebug(t *testing.T) {
+	graphH, runH := newRecordingHandler(slog.LevelDebug), newRecordingHandler(slog.LevelDebug)
+	g := observedGraph(t, runtime.GraphLogger(slog.New(graphH)))
+	opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(runtime.NewMemory()), runtime.WithLogger(slog.New(runH))}
+	if _, err := g.Invoke(context.Background(), runtime.Values{}, opts...); err != nil {
+		t.Fatal(err)
+	}
+	if len(graphH.lines) != 0 {
+		t.Errorf("the graph's logger got %d records of a run with its own logger", len(graphH.lines))
+	}
+	var got []string
+	for _, l := range runH.lines {
+		if strings.Contains(l, "node=a") || strings.HasPrefix(l, "DEBUG lease") || strings.HasPrefix(l, "DEBUG checkpoint") {
+			got = append(got, l)
+		}
+	}
+	want := []string{
+		"DEBUG lease taken thread=t",
+		"DEBUG checkpoint written thread=t superstep=0",
+		"DEBUG checkpoint written thread=t superstep=1",
+		"DEBUG task started thread=t superstep=2 node=a task=a",
+		"DEBUG step executed thread=t superstep=2 node=a task=a step_key=fetch#0 replayed=false",
+		"WARN task attempt failed, retrying thread=t superstep=2 node=a task=a attempt=1 backoff=1ms error=node \"a\" (task \"a\"): flaky",
+		"DEBUG step replayed thread=t superstep=2 node=a task=a step_key=fetch#0 replayed=true",
+		"DEBUG task ended thread=t superstep=2 node=a task=a status=done attempt=2",
+		"DEBUG checkpoint written thread=t superstep=1",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("records (-want +got):\n%s", d)
+	}
+}
+
+// TestRuntimeLogsPanic checks that a recovered panic is an error record
+// and its stack a debug one.
+func TestRuntimeLogsPanic(t *testing.T) {
+	for _, level := range []slog.Level{slog.LevelInfo, slog.LevelDebug} {
+		h := newRecordingHandler(level)
+		g := mustCompile(t, runtime.NewBuilder("boom").Channel("x", "").
+			Node("a", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { panic("boom") }).
+			Edge(spec.Start, "a"), runtime.GraphLogger(slog.New(h)))
+		if _, err := g.Invoke(context.Background(), runtime.Values{}); err == nil {
+			t.Fatal("a panicking node did not fail the run")
+		}
+		if h.handled[slog.LevelError] != 2 { // the panic and the run's end
+			t.Errorf("level %s: %d error records, want 2: %q", level, h.handled[slog.LevelError], h.lines)
+		}
+		_, stack := h.attrs["task panic stack"]
+		if stack != (level == slog.LevelDebug) {
+			t.Errorf("level %s: stack record written = %v", level, stack)
+		}
+	}
+}
