@@ -24,8 +24,12 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(envChild) != "" {
-		if err := childWorker(); err != nil {
+	if mode := os.Getenv(envChild); mode != "" {
+		run := childWorker
+		if mode == "chaos" {
+			run = chaosWorker
+		}
+		if err := run(); err != nil {
 			fmt.Fprintln(os.Stderr, "child worker:", err)
 			os.Exit(2)
 		}

@@ -14,6 +14,9 @@ type Runnable interface {
 	// run runs one request on thread through cp: with input (fold true),
 	// continuing (fold false and resume false), or resuming with answers.
 	run(ctx context.Context, cp runtime.Checkpointer, thread string, input json.RawMessage, mode runMode) (runOutcome, error)
+	// ended returns the outcome of the thread's last run when it has
+	// ended (nothing planned next), ok false when it has work to do.
+	ended(ctx context.Context, cp runtime.Checkpointer, thread string) (out runOutcome, ok bool, err error)
 }
 
 type runMode int
@@ -68,4 +71,23 @@ func (r graphRunner[S, U]) run(ctx context.Context, cp runtime.Checkpointer, thr
 		return runOutcome{}, fmt.Errorf("encode the thread's state: %w", merr)
 	}
 	return runOutcome{Status: res.Status, State: state, Pending: res.Pending}, err
+}
+
+func (r graphRunner[S, U]) ended(ctx context.Context, cp runtime.Checkpointer, thread string) (runOutcome, bool, error) {
+	ts, err := r.g.ThreadState(ctx, cp, thread)
+	if err != nil {
+		return runOutcome{}, false, err
+	}
+	if len(ts.Next) > 0 && len(ts.Open) == 0 {
+		return runOutcome{}, false, nil
+	}
+	state, err := json.Marshal(ts.State)
+	if err != nil {
+		return runOutcome{}, false, fmt.Errorf("encode the thread's state: %w", err)
+	}
+	out := runOutcome{Status: runtime.StatusDone, State: state}
+	if len(ts.Open) > 0 {
+		out.Status, out.Pending = runtime.StatusInterrupted, ts.Open
+	}
+	return out, true, nil
 }

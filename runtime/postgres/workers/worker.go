@@ -5,12 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/ilmek-go/ilmek/runtime"
 )
@@ -168,6 +172,18 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 			return
 		}
 	} else if *c.baseCP != latest {
+		// An earlier claim ran this request past its first commit. If the
+		// run ended before its worker could record that, record it now;
+		// running again would start the thread anew.
+		out, ended, err := g.ended(ctx, cp, c.thread)
+		if err != nil {
+			w.release(c, err)
+			return
+		}
+		if ended {
+			w.finish(c, string(out.Status), &out, "")
+			return
+		}
 		mode = modeContinue
 	}
 	runCtx, cancel := context.WithCancelCause(ctx)
@@ -178,9 +194,16 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 	out, err := g.run(runCtx, cp, c.thread, c.input, mode)
 	close(stop)
 	<-hb
+	var ce *runtime.CheckpointError
 	switch {
 	case errors.Is(err, runtime.ErrThreadBusy):
 		w.release(c, err) // a dead worker's lease has not expired yet: later
+		return
+	case (errors.As(err, &ce) || transient(err)) && !errors.Is(context.Cause(runCtx), errCancelled):
+		// The store failed (a connection cut, a server restart) or the
+		// thread's lease was lost: nothing past the last commit was
+		// written, so the request is claimed again and continues there.
+		w.release(c, err)
 		return
 	case ctx.Err() != nil:
 		return // this worker stops; the claim expires and another continues
@@ -230,11 +253,18 @@ func (w *Worker) finish(c *claimed, state string, out *runOutcome, msg string) {
 	if out != nil {
 		result, _ = json.Marshal(out)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := w.q.store.Pool().Exec(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET state = $3, result = $4, error = $5, claim_until = NULL, updated = clock_timestamp() WHERE id = $1 AND claim = $2",
-		c.id, c.claim, state, result, msg); err != nil {
+	// A few tries: a connection cut now would leave the request to be
+	// claimed and run again.
+	for try := 0; try < 5; try++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, err := w.q.store.Pool().Exec(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET state = $3, result = $4, error = $5, claim_until = NULL, updated = clock_timestamp() WHERE id = $1 AND claim = $2",
+			c.id, c.claim, state, result, msg)
+		cancel()
+		if err == nil {
+			return
+		}
 		w.opts.logger.Warn("record a request's outcome", "request", c.id, "err", err)
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 
@@ -245,4 +275,20 @@ func (w *Worker) release(c *claimed, why error) {
 	defer cancel()
 	w.opts.logger.Info("request released", "request", c.id, "why", why)
 	w.q.store.Pool().Exec(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET claim_until = clock_timestamp() + interval '200 milliseconds' WHERE id = $1 AND claim = $2", c.id, c.claim)
+}
+
+// transient reports whether err comes from the server or the connection to
+// it rather than from the graph: the connection was cut or could not be
+// made, the server is shutting down or starting, or a transaction lost a
+// serialization race. Running the request again later is then right.
+func transient(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "57P") ||
+			strings.HasPrefix(pe.Code, "53") || pe.Code == "40001" || pe.Code == "40P01"
+	}
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	return errors.As(err, &ce) || errors.As(err, &ne) || pgconn.Timeout(err) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
 }
