@@ -6,6 +6,12 @@
 //	go run ./examples/checkout -db /tmp/checkout.db              # creates the order, pauses for approval
 //	go run ./examples/checkout -db /tmp/checkout.db -answer yes  # resumes and charges
 //
+// With -db postgres://... the thread lives in PostgreSQL instead (schema
+// "ilmek_checkout"), so the second run may happen on another machine:
+//
+//	go run ./examples/checkout -db 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable'
+//	go run ./examples/checkout -db 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable' -answer yes
+//
 // Every effect (creating the order, charging the card) appends a line to a
 // ledger file beside the database, and the program prints how many of each
 // the ledger holds.
@@ -23,6 +29,7 @@ import (
 	"strings"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/postgres"
 	"github.com/ilmek-go/ilmek/runtime/sqlite"
 )
 
@@ -43,8 +50,8 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	var c config
 	fs := flag.NewFlagSet("checkout", flag.ContinueOnError)
 	fs.SetOutput(out)
-	fs.StringVar(&c.db, "db", "checkout.db", "SQLite `file` that keeps the order's thread")
-	fs.StringVar(&c.ledger, "ledger", "", "`file` the effects are appended to (default: the -db file with extension .ledger)")
+	fs.StringVar(&c.db, "db", "checkout.db", "SQLite `file`, or postgres:// URL, that keeps the order's thread")
+	fs.StringVar(&c.ledger, "ledger", "", "`file` the effects are appended to (default: the -db file with extension .ledger; checkout.ledger for a postgres:// URL)")
 	fs.StringVar(&c.order, "order", "order-1001", "order `id`, also the thread id")
 	fs.StringVar(&c.answer, "answer", "", "answer to the approval question: yes or no (omit it on the first run)")
 	fs.Float64Var(&c.amount, "amount", 42, "amount to charge, in EUR")
@@ -57,10 +64,32 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	if c.answer != "" && c.answer != "yes" && c.answer != "no" {
 		return c, fmt.Errorf("-answer %q: answer yes or no", c.answer)
 	}
+	if c.ledger == "" && isPostgres(c.db) {
+		c.ledger = "checkout.ledger"
+	}
 	if c.ledger == "" {
 		c.ledger = strings.TrimSuffix(c.db, filepath.Ext(c.db)) + ".ledger"
 	}
 	return c, nil
+}
+
+// isPostgres reports whether -db names a PostgreSQL server.
+func isPostgres(db string) bool {
+	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
+}
+
+// checkpointer is the store -db names.
+type checkpointer interface {
+	runtime.Checkpointer
+	Close() error
+}
+
+// openStore opens the SQLite file or PostgreSQL server -db names.
+func openStore(ctx context.Context, db string) (checkpointer, error) {
+	if isPostgres(db) {
+		return postgres.Open(ctx, db, postgres.Schema("ilmek_checkout"))
+	}
+	return sqlite.Open(db)
 }
 
 // run is the program: one run or resume of the order's thread.
@@ -69,7 +98,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	store, err := sqlite.Open(c.db)
+	store, err := openStore(ctx, c.db)
 	if err != nil {
 		return err
 	}

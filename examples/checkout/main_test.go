@@ -2,11 +2,15 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ilmek-go/ilmek/runtime/postgres"
 )
 
 // step is one invocation of the program and what its output must hold.
@@ -112,6 +116,42 @@ func TestCheckoutInTwoProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got, want := string(ledger), "create order-1001 42.00\ncharge order-1001 42.00\n"; got != want {
+		t.Errorf("ledger:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestCheckoutOnPostgres runs the two commands with -db postgres://..., as
+// two processes, against the server of ILMEK_POSTGRES_DSN.
+func TestCheckoutOnPostgres(t *testing.T) {
+	dsn := os.Getenv("ILMEK_POSTGRES_DSN")
+	if dsn == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("ILMEK_POSTGRES_DSN is not set; CI must run the PostgreSQL tests (.ci/run sets it)")
+		}
+		t.Skip("ILMEK_POSTGRES_DSN not set: skipping the PostgreSQL tests (see README, \"PostgreSQL tests\")")
+	}
+	order := fmt.Sprintf("order-test-%d", os.Getpid())
+	ledger := filepath.Join(t.TempDir(), "checkout.ledger")
+	t.Cleanup(func() {
+		s, err := postgres.Open(context.Background(), dsn, postgres.Schema("ilmek_checkout"))
+		if err == nil {
+			s.DeleteThread(context.Background(), order)
+			s.Close()
+		}
+	})
+	first := program(t, "-db", dsn, "-order", order, "-ledger", ledger)
+	if !strings.Contains(first, "interrupt id: place_order:approve_charge#0") || !strings.Contains(first, "creating order") {
+		t.Fatalf("first run did not create the order and pause:\n%s", first)
+	}
+	second := program(t, "-db", dsn, "-order", order, "-ledger", ledger, "-answer", "yes")
+	if !strings.Contains(second, "done: order "+order+" charged") || strings.Contains(second, "creating order") {
+		t.Fatalf("second run did not charge, or created the order again:\n%s", second)
+	}
+	got, err := os.ReadFile(ledger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "create " + order + " 42.00\ncharge " + order + " 42.00\n"; string(got) != want {
 		t.Errorf("ledger:\n%s\nwant:\n%s", got, want)
 	}
 }
