@@ -65,6 +65,7 @@ bench:
 FUZZMINIMIZE ?= 200x
 fuzz:
 	go test ./spec -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(or $(FUZZTIME),400000x) $(FUZZFLAGS)
+	go test ./spec -run '^$$' -fuzz '^FuzzCompare$$' -fuzztime $(or $(FUZZTIME),200000x) $(FUZZFLAGS)
 	go test ./gen -run '^$$' -fuzz '^FuzzGenerate$$' -fuzztime $(or $(FUZZTIME),8000x) -fuzzminimizetime $(FUZZMINIMIZE) $(FUZZFLAGS)
 	go test ./gen -run '^$$' -fuzz '^FuzzPredicatesAgree$$' -fuzztime $(or $(FUZZTIME),15000x) -fuzzminimizetime $(FUZZMINIMIZE) $(FUZZFLAGS)
 	go test ./mermaid -run '^$$' -fuzz '^FuzzMermaid$$' -fuzztime $(or $(FUZZTIME),120000x) -fuzzminimizetime $(FUZZMINIMIZE) $(FUZZFLAGS)
