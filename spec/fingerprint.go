@@ -27,7 +27,7 @@ const FingerprintPrefix = "sha256:"
 //     always count, x- or not;
 //   - a channel without a reducer is written with "last_write", the reducer
 //     it folds with;
-//   - a null name is written as an absent one, and absent "channels",
+//   - a null or empty name is written as an absent one, and absent "channels",
 //     "nodes" and "edges" as empty ones.
 //
 // Everything else counts: the name, each channel and its reducer, each node's
@@ -48,7 +48,7 @@ func (g *Graph) FingerprintForm() []byte {
 	c := g.Clone()
 	c.src = nil
 	c.Extra = dropExtensions(c.Extra, true)
-	if c.NameKind == Null {
+	if c.Name == "" {
 		c.NameKind = Absent
 	}
 	if c.Channels == nil {
