@@ -27,6 +27,7 @@ func openForProcesses(path string) (runtime.Checkpointer, func() error, error) {
 // TestMain lets the test binary run as a child process of the
 // multi-process tests (crashtest.Start) before it runs any test.
 func TestMain(m *testing.M) {
+	stallChild()
 	crashtest.Main(openForProcesses, crashKinds...)
 	os.Exit(m.Run())
 }
