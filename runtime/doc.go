@@ -17,6 +17,24 @@
 // implement it over their typed State and Update with plain Go; graphs built
 // from a spec or in code share an implementation over Values.
 //
+// # Incremental checkpoints
+//
+// A superstep's checkpoint records what changed, not the whole state. When
+// the Checkpointer is a DeltaCheckpointer (Memory, runtime/sqlite), the
+// executor hands it a Delta of the run's previous checkpoint: one
+// ChannelWrite per channel whose encoding changed, and for an array that
+// kept its elements and gained more (an append channel's new messages)
+// only the new elements. A channel list that changed (a channel written
+// for the first time) and a backend without PutDelta get a full snapshot.
+// Reads (the next run, ThreadState, FromCheckpoint, List) get the full
+// channels back, byte for byte (ApplyDeltas). The backend stores a full
+// snapshot instead of a delta every Compaction.Every deltas or
+// Compaction.Bytes delta bytes, so reading a checkpoint costs one snapshot
+// and a bounded chain, however long the thread. Snapshots are new rows,
+// never rewrites, so a reader never sees a chain half compacted. The state
+// is still encoded whole each superstep (the delta is found by comparing
+// encodings); what is stored and handed to the backend is the change.
+//
 // # Document versions
 //
 // Every checkpoint records the fingerprint of the graph version that wrote

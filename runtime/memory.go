@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -19,10 +20,22 @@ type Memory struct {
 	leases   map[string]*memLease // held leases, by thread id
 	epochs   map[string]int64     // the last lease epoch of each thread
 	docs     map[string][]byte    // graph documents by fingerprint (DocumentStore)
+	compact  Compaction
 }
 
 type memThread struct {
-	cps []*Checkpoint // in creation order
+	cps  []*memCP       // in creation order
+	byID map[string]int // index in cps
+}
+
+// memCP is a stored checkpoint: a full snapshot (base "", cp.Channels
+// set), or the delta of checkpoint base (cp.Channels nil).
+type memCP struct {
+	cp     *Checkpoint
+	base   string
+	writes []ChannelWrite
+	depth  int // deltas since the snapshot, this one included
+	bytes  int // delta bytes since the snapshot, this one included
 }
 
 // memLease is a lease Memory gave out. Once its thread is deleted it is
@@ -69,12 +82,20 @@ func NewMemory() *Memory {
 	return &Memory{threads: map[string]*memThread{}, journals: map[string]map[string][]JournalEntry{}}
 }
 
-var _ Checkpointer = (*Memory)(nil)
+var _ DeltaCheckpointer = (*Memory)(nil)
+
+// SetCompaction sets how often PutDelta stores a full snapshot instead of
+// a delta (zero fields: DefaultCompaction). Call it before use.
+func (m *Memory) SetCompaction(c Compaction) {
+	m.mu.Lock()
+	m.compact = c
+	m.mu.Unlock()
+}
 
 func (m *Memory) thread(id string) *memThread {
 	t := m.threads[id]
 	if t == nil {
-		t = &memThread{}
+		t = &memThread{byID: map[string]int{}}
 		m.threads[id] = t
 	}
 	return t
@@ -88,14 +109,96 @@ func (m *Memory) Put(ctx context.Context, cp *Checkpoint, done []string) error {
 	if err := m.fence(ctx, cp.ThreadID); err != nil {
 		return err
 	}
-	t := m.thread(cp.ThreadID)
-	t.cps = append(t.cps, c)
-	if js := m.journals[cp.ThreadID]; js != nil {
+	m.add(&memCP{cp: c}, done)
+	return nil
+}
+
+// PutDelta stores a copy of cp as d, or as a full snapshot when the chain
+// of deltas since the last one reaches the Compaction limits.
+func (m *Memory) PutDelta(ctx context.Context, cp *Checkpoint, d Delta, done []string) error {
+	c := cloneCheckpoint(cp)
+	c.Channels = nil
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.fence(ctx, cp.ThreadID); err != nil {
+		return err
+	}
+	t := m.threads[cp.ThreadID]
+	i, ok := 0, false
+	if t != nil {
+		i, ok = t.byID[d.Base]
+	}
+	if !ok {
+		return fmt.Errorf("memory: put checkpoint %s of thread %q as a delta of checkpoint %s: %w", cp.ID, cp.ThreadID, d.Base, ErrNotFound)
+	}
+	base, size := t.cps[i], d.Size()
+	e := &memCP{cp: c, base: d.Base, writes: cloneWrites(d.Writes), depth: base.depth + 1, bytes: base.bytes + size}
+	if m.compact.Snapshot(base.depth, base.bytes, size) {
+		chans, err := m.channels(t, i, e.writes)
+		if err != nil {
+			return fmt.Errorf("memory: compact checkpoint %s of thread %q: %w", cp.ID, cp.ThreadID, err)
+		}
+		e = &memCP{cp: c}
+		c.Channels = chans
+	}
+	m.add(e, done)
+	return nil
+}
+
+// add appends e to its thread and drops the journals of done; m.mu is held.
+func (m *Memory) add(e *memCP, done []string) {
+	t := m.thread(e.cp.ThreadID)
+	t.byID[e.cp.ID] = len(t.cps)
+	t.cps = append(t.cps, e)
+	if js := m.journals[e.cp.ThreadID]; js != nil {
 		for _, id := range done {
 			delete(js, id)
 		}
 	}
-	return nil
+}
+
+// channels reconstructs the channels of t.cps[i] with more writes applied
+// after it; m.mu is held.
+func (m *Memory) channels(t *memThread, i int, more []ChannelWrite) (json.RawMessage, error) {
+	var chain [][]ChannelWrite
+	if more != nil {
+		chain = append(chain, more)
+	}
+	for {
+		e := t.cps[i]
+		if e.base == "" {
+			if len(chain) == 0 {
+				return e.cp.Channels, nil
+			}
+			slices.Reverse(chain)
+			return ApplyDeltas(e.cp.Channels, chain...)
+		}
+		chain = append(chain, e.writes)
+		j, ok := t.byID[e.base]
+		if !ok {
+			return nil, fmt.Errorf("%w: checkpoint %s is a delta of checkpoint %s, which is gone", ErrDelta, e.cp.ID, e.base)
+		}
+		i = j
+	}
+}
+
+// full returns a copy of t.cps[i] with its channels; m.mu is held.
+func (m *Memory) full(t *memThread, i int) (*Checkpoint, error) {
+	c := cloneCheckpoint(t.cps[i].cp)
+	chans, err := m.channels(t, i, nil)
+	if err != nil {
+		return nil, fmt.Errorf("memory: read checkpoint %s of thread %q: %w", c.ID, c.ThreadID, err)
+	}
+	c.Channels = chans
+	return c, nil
+}
+
+func cloneWrites(ws []ChannelWrite) []ChannelWrite {
+	out := slices.Clone(ws)
+	for i := range out {
+		out[i].Value = slices.Clone(out[i].Value)
+	}
+	return out
 }
 
 // Get returns a copy of the checkpoint id, or of the latest one when id is "".
@@ -107,12 +210,10 @@ func (m *Memory) Get(_ context.Context, threadID, id string) (*Checkpoint, error
 		return nil, ErrNotFound
 	}
 	if id == "" {
-		return cloneCheckpoint(t.cps[len(t.cps)-1]), nil
+		return m.full(t, len(t.cps)-1)
 	}
-	for _, c := range t.cps {
-		if c.ID == id {
-			return cloneCheckpoint(c), nil
-		}
+	if i, ok := t.byID[id]; ok {
+		return m.full(t, i)
 	}
 	return nil, ErrNotFound
 }
@@ -127,7 +228,11 @@ func (m *Memory) List(_ context.Context, threadID string, limit int) ([]*Checkpo
 	}
 	var out []*Checkpoint
 	for i := len(t.cps) - 1; i >= 0 && (limit <= 0 || len(out) < limit); i-- {
-		out = append(out, cloneCheckpoint(t.cps[i]))
+		c, err := m.full(t, i)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
 	}
 	return out, nil
 }

@@ -47,6 +47,7 @@ func Run(t *testing.T, newCP NewFunc) {
 	all = append(all, answerContracts...)
 	all = append(all, loadContracts...)
 	all = append(all, graphContracts...)
+	all = append(all, deltaContracts...)
 	for _, c := range all {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

@@ -1,0 +1,320 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// ChannelWrite is one channel's change between a checkpoint and the
+// checkpoint it is stored as a change of (Delta.Base).
+type ChannelWrite struct {
+	// Channel is the channel's name as its JSON key is spelled in the
+	// encoded state (with the quotes' content as encoded, escapes kept).
+	Channel string `json:"c"`
+	// Append is true when Value is a JSON array of the elements appended
+	// to the base's array (an append channel's new messages); otherwise
+	// Value is the channel's whole new value.
+	Append bool            `json:"a,omitempty"`
+	Value  json.RawMessage `json:"v"`
+}
+
+// Delta is what a superstep changed in a thread's channels: the writes
+// that turn the channels of checkpoint Base (of the same thread) into
+// those of the checkpoint being stored. Writes are in the order of the
+// channels in the encoded state, one per changed channel; a channel not
+// listed is unchanged. Applying a delta gives back, byte for byte, the
+// encoding a full snapshot would have held (ApplyDeltas).
+type Delta struct {
+	Base   string         `json:"base"`
+	Writes []ChannelWrite `json:"writes"`
+}
+
+// Size is the number of encoded bytes the delta's writes hold.
+func (d Delta) Size() int {
+	n := 0
+	for _, w := range d.Writes {
+		n += len(w.Channel) + len(w.Value)
+	}
+	return n
+}
+
+// DeltaCheckpointer is a Checkpointer that stores a checkpoint as what
+// changed since another one, so that a superstep writes what its updates
+// touched and not the thread's whole state (an append channel: only the
+// appended elements). The executor uses PutDelta, when the backend has
+// it, for every checkpoint whose parent it holds and whose channels keep
+// the parent's channel list; otherwise it calls Put with the full
+// channels. Memory and the SQLite store implement it; a backend without it
+// keeps working with full snapshots.
+//
+// Get and List return checkpoints stored by PutDelta with Channels
+// reconstructed: byte-identical to ApplyDeltas of the base's channels and
+// the delta. To keep that read bounded, a backend stores a full snapshot
+// instead of a delta every so often (Compaction).
+type DeltaCheckpointer interface {
+	Checkpointer
+	// PutDelta stores cp, whose channels are those of checkpoint d.Base of
+	// the same thread with d.Writes applied, and drops the journals of the
+	// task ids in done, in one atomic commit, fenced as Put is.
+	// cp.Channels is ignored. It fails with an error matching ErrNotFound
+	// when the thread has no checkpoint d.Base.
+	PutDelta(ctx context.Context, cp *Checkpoint, d Delta, done []string) error
+}
+
+// Compaction says how often a DeltaCheckpointer stores a full snapshot of
+// a thread's channels instead of a delta: when the chain of deltas since
+// the last snapshot would reach Every deltas, or Bytes encoded bytes of
+// deltas. Reading a checkpoint then costs one snapshot plus at most Every
+// deltas, however long the thread. Zero fields take the defaults
+// (DefaultCompaction).
+type Compaction struct {
+	Every int
+	Bytes int
+}
+
+// DefaultCompaction is a snapshot every 64 deltas or 1 MiB of deltas.
+var DefaultCompaction = Compaction{Every: 64, Bytes: 1 << 20}
+
+// WithDefaults returns c with its zero fields set from DefaultCompaction.
+func (c Compaction) WithDefaults() Compaction {
+	if c.Every <= 0 {
+		c.Every = DefaultCompaction.Every
+	}
+	if c.Bytes <= 0 {
+		c.Bytes = DefaultCompaction.Bytes
+	}
+	return c
+}
+
+// Snapshot reports whether a checkpoint whose base is depth deltas and
+// chainBytes delta bytes past its snapshot should be stored as a full
+// snapshot rather than as a delta of size more bytes.
+func (c Compaction) Snapshot(depth, chainBytes, more int) bool {
+	c = c.WithDefaults()
+	return depth+1 >= c.Every || chainBytes+more >= c.Bytes
+}
+
+// ErrDelta is matched (errors.Is) by the error of ApplyDeltas when a delta
+// does not fit the channels it is applied to: the stored chain is damaged.
+var ErrDelta = errors.New("a checkpoint delta does not fit the channels it applies to")
+
+// member is one top-level member of an encoded state: the key's bytes
+// (between the quotes) and the value's.
+type member struct{ key, val []byte }
+
+// splitObject splits the JSON object data into its top-level members, in
+// order, without copying. ok is false when data is not a JSON object.
+func splitObject(data []byte, dst []member) (out []member, ok bool) {
+	out = dst[:0]
+	i := skipWS(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return nil, false
+	}
+	i = skipWS(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return out, skipWS(data, i+1) == len(data)
+	}
+	for {
+		if i >= len(data) || data[i] != '"' {
+			return nil, false
+		}
+		end := scanString(data, i)
+		if end < 0 {
+			return nil, false
+		}
+		key := data[i+1 : end-1]
+		i = skipWS(data, end)
+		if i >= len(data) || data[i] != ':' {
+			return nil, false
+		}
+		i = skipWS(data, i+1)
+		vend := scanValue(data, i)
+		if vend < 0 {
+			return nil, false
+		}
+		out = append(out, member{key: key, val: data[i:vend]})
+		i = skipWS(data, vend)
+		if i >= len(data) {
+			return nil, false
+		}
+		if data[i] == '}' {
+			return out, skipWS(data, i+1) == len(data)
+		}
+		if data[i] != ',' {
+			return nil, false
+		}
+		i = skipWS(data, i+1)
+	}
+}
+
+func skipWS(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// scanString returns the index just past the JSON string starting at
+// data[i] (a '"'), or -1.
+func scanString(data []byte, i int) int {
+	for j := i + 1; j < len(data); j++ {
+		switch data[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// scanValue returns the index just past the JSON value starting at
+// data[i], or -1. The value is assumed well formed (it comes from an
+// encoder); only its extent is found.
+func scanValue(data []byte, i int) int {
+	if i >= len(data) {
+		return -1
+	}
+	switch data[i] {
+	case '"':
+		return scanString(data, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(data); j++ {
+			switch data[j] {
+			case '"':
+				e := scanString(data, j)
+				if e < 0 {
+					return -1
+				}
+				j = e - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	default:
+		j := i
+		for j < len(data) && data[j] != ',' && data[j] != '}' && data[j] != ']' &&
+			data[j] != ' ' && data[j] != '\t' && data[j] != '\n' && data[j] != '\r' {
+			j++
+		}
+		if j == i {
+			return -1
+		}
+		return j
+	}
+}
+
+// deltaWrites returns the writes that turn the encoded state prev into
+// next. ok is false when a delta cannot express the change (the channel
+// list differs, or either is not a JSON object): store a full snapshot.
+// scratch holds the split members of both for reuse.
+func deltaWrites(prev, next []byte, scratch *[2][]member) (writes []ChannelWrite, ok bool) {
+	a, okA := splitObject(prev, scratch[0])
+	b, okB := splitObject(next, scratch[1])
+	scratch[0], scratch[1] = a, b
+	if !okA || !okB || len(a) != len(b) || !compact(next, b) {
+		return nil, false
+	}
+	for i := range b {
+		if !bytes.Equal(a[i].key, b[i].key) {
+			return nil, false
+		}
+		old, cur := a[i].val, b[i].val
+		if bytes.Equal(old, cur) {
+			continue
+		}
+		w := ChannelWrite{Channel: string(b[i].key)}
+		if n := len(old); n > 2 && old[0] == '[' && old[n-1] == ']' && len(cur) > n &&
+			cur[n-1] == ',' && cur[len(cur)-1] == ']' && bytes.Equal(cur[:n-1], old[:n-1]) {
+			// An array that kept its elements and gained more.
+			v := make([]byte, 0, len(cur)-n+1)
+			v = append(append(v, '['), cur[n:]...)
+			w.Append, w.Value = true, v
+		} else {
+			w.Value = bytes.Clone(cur)
+		}
+		writes = append(writes, w)
+	}
+	return writes, true
+}
+
+// compact reports whether data is exactly the object ApplyDeltas rebuilds
+// from its members ms: no space between them.
+func compact(data []byte, ms []member) bool {
+	n := 1
+	for _, m := range ms {
+		n += len(m.key) + len(m.val) + 4 // quotes, colon, comma or brace
+	}
+	if len(ms) == 0 {
+		n = 2
+	}
+	return len(data) == n
+}
+
+// ApplyDeltas returns the encoded state base with the deltas' writes
+// applied in order: the channels a full snapshot of the last delta's
+// checkpoint would have held, byte for byte. The work is linear in the
+// size of base and of the deltas (appends to one channel are gathered
+// before the object is rebuilt). An error matches ErrDelta.
+func ApplyDeltas(base []byte, deltas ...[]ChannelWrite) (json.RawMessage, error) {
+	ms, ok := splitObject(base, nil)
+	if !ok {
+		return nil, fmt.Errorf("%w: the base channels are not a JSON object", ErrDelta)
+	}
+	idx := make(map[string]int, len(ms))
+	for i, m := range ms {
+		idx[string(m.key)] = i
+	}
+	// tails[i] holds elements appended to member i since its value was
+	// last set, as ",e1,e2" (without the brackets).
+	tails := make([][]byte, len(ms))
+	for _, writes := range deltas {
+		for _, w := range writes {
+			i, found := idx[w.Channel]
+			if !found {
+				return nil, fmt.Errorf("%w: channel %q is not in the base", ErrDelta, w.Channel)
+			}
+			if !w.Append {
+				ms[i].val, tails[i] = w.Value, nil
+				continue
+			}
+			v := w.Value
+			if len(v) < 3 || v[0] != '[' || v[len(v)-1] != ']' {
+				return nil, fmt.Errorf("%w: the append to channel %q is not a non-empty JSON array", ErrDelta, w.Channel)
+			}
+			old := ms[i].val
+			if len(old) < 3 || old[0] != '[' || old[len(old)-1] != ']' {
+				return nil, fmt.Errorf("%w: channel %q, appended to, is not a non-empty JSON array", ErrDelta, w.Channel)
+			}
+			tails[i] = append(append(tails[i], ','), v[1:len(v)-1]...)
+		}
+	}
+	n := 2
+	for i, m := range ms {
+		n += len(m.key) + len(m.val) + len(tails[i]) + 4
+	}
+	out := make([]byte, 0, n)
+	out = append(out, '{')
+	for i, m := range ms {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(append(append(out, '"'), m.key...), '"', ':')
+		if tails[i] == nil {
+			out = append(out, m.val...)
+			continue
+		}
+		out = append(append(append(out, m.val[:len(m.val)-1]...), tails[i]...), ']')
+	}
+	return append(out, '}'), nil
+}
