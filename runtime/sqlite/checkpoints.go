@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
@@ -29,7 +30,7 @@ func (s *Store) Put(ctx context.Context, cp *runtime.Checkpoint, done []string) 
 	if !cp.Created.IsZero() {
 		created = cp.Created.UnixNano()
 	}
-	args := []any{cp.ID, cp.ThreadID, cp.ParentID, cp.PlanID, cp.Step, created, []byte(cp.Channels), next, pending, cp.Fingerprint, cp.Format, cp.MigratedFrom}
+	args := []any{cp.ID, cp.ThreadID, cp.ParentID, cp.PlanID, cp.Step, created, []byte(cp.Channels), next, pending, cp.Fingerprint, cp.Format, cp.MigratedFrom, "", "", 0, 0}
 	if len(done) == 0 && !s.fenced(ctx, cp.ThreadID) {
 		// One statement commits atomically on its own.
 		_, err = s.ws[qInsertCheckpoint].ExecContext(ctx, args...)
@@ -64,13 +65,7 @@ func (s *Store) putTx(ctx context.Context, tx *sql.Tx, args []any, threadID stri
 // Get returns the checkpoint id of the thread, or the one Put most recently
 // when id is "", or runtime.ErrNotFound.
 func (s *Store) Get(ctx context.Context, threadID, id string) (*runtime.Checkpoint, error) {
-	var row *sql.Row
-	if id == "" {
-		row = s.rs[qLatest].QueryRowContext(ctx, threadID)
-	} else {
-		row = s.rs[qByID].QueryRowContext(ctx, threadID, id)
-	}
-	cp, err := scanCheckpoint(row)
+	cp, err := s.get(ctx, threadID, id)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, runtime.ErrNotFound
@@ -84,27 +79,130 @@ func (s *Store) Get(ctx context.Context, threadID, id string) (*runtime.Checkpoi
 	return cp, nil
 }
 
+// get reads a checkpoint and, when it is stored as a delta, the chain it
+// is rebuilt from, in one read transaction: a snapshot of the file, so a
+// concurrent write or delete cannot tear the chain.
+func (s *Store) get(ctx context.Context, threadID, id string) (*runtime.Checkpoint, error) {
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: s.r != s.w})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	var row *sql.Row
+	if id == "" {
+		row = tx.StmtContext(ctx, s.rs[qLatest]).QueryRowContext(ctx, threadID)
+	} else {
+		row = tx.StmtContext(ctx, s.rs[qByID]).QueryRowContext(ctx, threadID, id)
+	}
+	cp, base, snap, err := scanCheckpoint(row)
+	if err != nil || base == "" {
+		return cp, err
+	}
+	if err := s.rebuild(ctx, tx.StmtContext(ctx, s.rs[qChain]), cp, base, snap, nil); err != nil {
+		return nil, err
+	}
+	return cp, nil
+}
+
+// chainRow is one row of a chain of deltas.
+type chainRow struct {
+	base     string
+	channels []byte
+}
+
+// rebuild replaces cp.Channels, the encoded writes of a delta of
+// checkpoint base whose chain starts at snapshot snap, with the channels
+// they give. The chain's rows are read by snapshot with chain (qChain);
+// groups caches them by snapshot id across calls (nil: no cache).
+func (s *Store) rebuild(ctx context.Context, chain *sql.Stmt, cp *runtime.Checkpoint, base, snap string, groups map[string]map[string]chainRow) error {
+	rows := groups[snap]
+	if rows == nil {
+		rs, err := chain.QueryContext(ctx, cp.ThreadID, snap)
+		if err != nil {
+			return fmt.Errorf("checkpoint %s: read its chain: %w", cp.ID, err)
+		}
+		rows = map[string]chainRow{}
+		for rs.Next() {
+			var id string
+			var r chainRow
+			if err := rs.Scan(&id, &r.base, &r.channels); err != nil {
+				rs.Close()
+				return fmt.Errorf("checkpoint %s: read its chain: %w", cp.ID, err)
+			}
+			rows[id] = r
+		}
+		rs.Close()
+		if err := rs.Err(); err != nil {
+			return fmt.Errorf("checkpoint %s: read its chain: %w", cp.ID, err)
+		}
+		if groups != nil {
+			groups[snap] = rows
+		}
+	}
+	var deltas [][]runtime.ChannelWrite
+	writes, cur := []byte(cp.Channels), base
+	for {
+		var ws []runtime.ChannelWrite
+		if err := json.Unmarshal(writes, &ws); err != nil {
+			return fmt.Errorf("checkpoint %s: decode the delta of %s: %w", cp.ID, cur, err)
+		}
+		deltas = append(deltas, ws)
+		r, ok := rows[cur]
+		if !ok || len(deltas) > len(rows)+1 {
+			return fmt.Errorf("checkpoint %s: %w: the chain's checkpoint %s is missing", cp.ID, runtime.ErrDelta, cur)
+		}
+		if r.base == "" {
+			slices.Reverse(deltas)
+			full, err := runtime.ApplyDeltas(r.channels, deltas...)
+			if err != nil {
+				return fmt.Errorf("checkpoint %s: %w", cp.ID, err)
+			}
+			cp.Channels = full
+			return nil
+		}
+		writes, cur = r.channels, r.base
+	}
+}
+
 // List returns the thread's checkpoints, the most recently Put first, at
 // most limit of them (all when limit <= 0).
 func (s *Store) List(ctx context.Context, threadID string, limit int) ([]*runtime.Checkpoint, error) {
 	if limit <= 0 {
 		limit = -1 // no limit in SQLite
 	}
-	rows, err := s.rs[qList].QueryContext(ctx, threadID, limit)
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: s.r != s.w})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list checkpoints of thread %q in %q: %w", threadID, s.path, err)
+	}
+	defer tx.Rollback()
+	rows, err := tx.StmtContext(ctx, s.rs[qList]).QueryContext(ctx, threadID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list checkpoints of thread %q in %q: %w", threadID, s.path, err)
 	}
 	defer rows.Close()
-	var out []*runtime.Checkpoint
+	var (
+		out   []*runtime.Checkpoint
+		bases []string
+		snaps []string
+	)
 	for rows.Next() {
-		cp, err := scanCheckpoint(rows)
+		cp, base, snap, err := scanCheckpoint(rows)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: list checkpoints of thread %q in %q: %w", threadID, s.path, err)
 		}
-		out = append(out, cp)
+		out, bases, snaps = append(out, cp), append(bases, base), append(snaps, snap)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: list checkpoints of thread %q in %q: %w", threadID, s.path, err)
+	}
+	groups := map[string]map[string]chainRow{}
+	for i, cp := range out {
+		if bases[i] == "" {
+			continue
+		}
+		if err := s.rebuild(ctx, tx.StmtContext(ctx, s.rs[qChain]), cp, bases[i], snaps[i], groups); err != nil {
+			return nil, fmt.Errorf("sqlite: list checkpoints of thread %q in %q: %w", threadID, s.path, err)
+		}
 	}
 	return out, nil
 }
@@ -148,14 +246,17 @@ func (s *Store) DeleteThread(ctx context.Context, threadID string) error {
 
 type scanner interface{ Scan(dest ...any) error }
 
-func scanCheckpoint(sc scanner) (*runtime.Checkpoint, error) {
+// scanCheckpoint reads a row of cpColumns. A row stored as a delta has
+// base (and snap, the snapshot its chain starts at) set, and Channels
+// holding its encoded writes; rebuild makes them the channels.
+func scanCheckpoint(sc scanner) (_ *runtime.Checkpoint, base, snap string, _ error) {
 	var (
 		cp                      runtime.Checkpoint
 		created                 int64
 		channels, next, pending []byte
 	)
-	if err := sc.Scan(&cp.ID, &cp.ThreadID, &cp.ParentID, &cp.PlanID, &cp.Step, &created, &channels, &next, &pending, &cp.Fingerprint, &cp.Format, &cp.MigratedFrom); err != nil {
-		return nil, err
+	if err := sc.Scan(&cp.ID, &cp.ThreadID, &cp.ParentID, &cp.PlanID, &cp.Step, &created, &channels, &next, &pending, &cp.Fingerprint, &cp.Format, &cp.MigratedFrom, &base, &snap); err != nil {
+		return nil, "", "", err
 	}
 	if created != 0 {
 		cp.Created = time.Unix(0, created).UTC()
@@ -164,10 +265,10 @@ func scanCheckpoint(sc scanner) (*runtime.Checkpoint, error) {
 		cp.Channels = json.RawMessage(channels)
 	}
 	if err := json.Unmarshal(next, &cp.Next); err != nil {
-		return nil, fmt.Errorf("checkpoint %s: decode next tasks: %w", cp.ID, err)
+		return nil, "", "", fmt.Errorf("checkpoint %s: decode next tasks: %w", cp.ID, err)
 	}
 	if err := json.Unmarshal(pending, &cp.Pending); err != nil {
-		return nil, fmt.Errorf("checkpoint %s: decode pending interrupts: %w", cp.ID, err)
+		return nil, "", "", fmt.Errorf("checkpoint %s: decode pending interrupts: %w", cp.ID, err)
 	}
-	return &cp, nil
+	return &cp, base, snap, nil
 }

@@ -23,6 +23,18 @@
 // in one transaction: a superstep commits whole or not at all, whether the
 // process stops, crashes or loses power.
 //
+// The Store is a runtime.DeltaCheckpointer (schema version 3): a
+// superstep's checkpoint is usually a row whose channels column holds only
+// what changed since its parent (base_id; for an append channel the new
+// elements), and every Compact.Every deltas or Compact.Bytes delta bytes
+// (runtime.DefaultCompaction unless the Compact option says otherwise) a
+// row holds the full channels again (snap_id names the snapshot a delta's
+// chain starts at, so a read fetches the chain with one indexed query, in
+// one read transaction). Opening a file of schema version 1 or 2 migrates
+// it in place, in one transaction: its checkpoints stay full snapshots and
+// new ones are deltas of them. A file of a newer version is refused
+// untouched (ErrSchema).
+//
 // # Concurrency model
 //
 // A Store is safe for concurrent use by many goroutines, and several

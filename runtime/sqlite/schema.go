@@ -29,9 +29,14 @@ CREATE TABLE IF NOT EXISTS ilmek_checkpoints (
 	fingerprint TEXT   NOT NULL DEFAULT '',
 	format     INTEGER NOT NULL DEFAULT 0,
 	migrated_from TEXT NOT NULL DEFAULT '',
+	base_id    TEXT    NOT NULL DEFAULT '',
+	snap_id    TEXT    NOT NULL DEFAULT '',
+	depth      INTEGER NOT NULL DEFAULT 0,
+	chain_bytes INTEGER NOT NULL DEFAULT 0,
 	UNIQUE (thread_id, id)
 );
 CREATE INDEX IF NOT EXISTS ilmek_checkpoints_latest ON ilmek_checkpoints (thread_id, seq);
+CREATE INDEX IF NOT EXISTS ilmek_checkpoints_chain ON ilmek_checkpoints (thread_id, snap_id);
 CREATE TABLE IF NOT EXISTS ilmek_journals (
 	thread_id TEXT NOT NULL,
 	task_id   TEXT NOT NULL,
@@ -151,6 +156,29 @@ type migration struct {
 // it starts from.
 var migrations = map[int]migration{
 	1: {"document versions", migrateDocumentVersions},
+	2: {"incremental checkpoints", migrateIncremental},
+}
+
+// migrateIncremental (version 2 to 3) lets a checkpoint be stored as the
+// delta of another (runtime.DeltaCheckpointer): base_id names the
+// checkpoint the row's channels column changes (its channels then hold the
+// JSON array of runtime.ChannelWrite), snap_id the full snapshot its chain
+// of deltas starts at, depth and chain_bytes the chain's length and delta
+// bytes up to the row (what compaction is decided on). The checkpoints
+// already stored are full snapshots: every new column's default.
+func migrateIncremental(ctx context.Context, tx *sql.Tx) error {
+	for _, q := range []string{
+		"ALTER TABLE ilmek_checkpoints ADD COLUMN base_id TEXT NOT NULL DEFAULT ''",
+		"ALTER TABLE ilmek_checkpoints ADD COLUMN snap_id TEXT NOT NULL DEFAULT ''",
+		"ALTER TABLE ilmek_checkpoints ADD COLUMN depth INTEGER NOT NULL DEFAULT 0",
+		"ALTER TABLE ilmek_checkpoints ADD COLUMN chain_bytes INTEGER NOT NULL DEFAULT 0",
+		"CREATE INDEX ilmek_checkpoints_chain ON ilmek_checkpoints (thread_id, snap_id)",
+	} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // migrateDocumentVersions (version 1 to 2) gives every checkpoint the

@@ -22,7 +22,7 @@ func TestOpenRefusesUnusableSchemas(t *testing.T) {
 		{"zero version", "UPDATE ilmek_meta SET value = '0' WHERE key = 'schema_version'", `schema version "0" is not a version number`},
 		{"missing version row", "DELETE FROM ilmek_meta", "has no schema_version row"},
 		{"dropped meta table", "DROP TABLE ilmek_meta", "has ilmek tables (ilmek_checkpoints, ilmek_documents, ilmek_journals, ilmek_leases) but no ilmek_meta table"},
-		{"newer version", "UPDATE ilmek_meta SET value = '99' WHERE key = 'schema_version'", "schema version 99 but this build knows version 2"},
+		{"newer version", "UPDATE ilmek_meta SET value = '99' WHERE key = 'schema_version'", "schema version 99 but this build knows version 3"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

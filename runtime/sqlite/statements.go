@@ -9,9 +9,11 @@ import (
 // The statements a Store runs, prepared once per connection pool at Open
 // (parsing SQL costs more than running these statements).
 const (
-	cpColumns = "id, thread_id, parent_id, plan_id, step, created_ns, channels, next, pending, fingerprint, format, migrated_from"
+	cpColumns = "id, thread_id, parent_id, plan_id, step, created_ns, channels, next, pending, fingerprint, format, migrated_from, base_id, snap_id"
 
-	qInsertCheckpoint = "INSERT INTO ilmek_checkpoints (" + cpColumns + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	qInsertCheckpoint = "INSERT INTO ilmek_checkpoints (" + cpColumns + ", depth, chain_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	qDeltaBase        = "SELECT base_id, snap_id, depth, chain_bytes FROM ilmek_checkpoints WHERE thread_id = ? AND id = ?"
+	qChain            = "SELECT id, base_id, channels FROM ilmek_checkpoints WHERE thread_id = ?1 AND (id = ?2 OR snap_id = ?2)"
 	qLatest           = "SELECT " + cpColumns + " FROM ilmek_checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT 1"
 	qByID             = "SELECT " + cpColumns + " FROM ilmek_checkpoints WHERE thread_id = ? AND id = ?"
 	qList             = "SELECT " + cpColumns + " FROM ilmek_checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT ?"
@@ -30,8 +32,8 @@ const (
 )
 
 var (
-	writeQueries = []string{qInsertCheckpoint, qPutJournal, qDropJournal, qTakeLease, qRenewLease, qDropLease, qLeaseOwner}
-	readQueries  = []string{qLatest, qByID, qList, qGetJournal, qLeaseHolder}
+	writeQueries = []string{qInsertCheckpoint, qDeltaBase, qChain, qPutJournal, qDropJournal, qTakeLease, qRenewLease, qDropLease, qLeaseOwner}
+	readQueries  = []string{qLatest, qByID, qList, qChain, qGetJournal, qLeaseHolder}
 )
 
 // prepared is a set of statements prepared on one pool.

@@ -32,7 +32,7 @@ type Store struct {
 	closed bool
 }
 
-var _ runtime.Checkpointer = (*Store)(nil)
+var _ runtime.DeltaCheckpointer = (*Store)(nil)
 
 // Option configures Open.
 type Option func(*options)
@@ -42,6 +42,7 @@ type options struct {
 	ttl       time.Duration
 	sync      string
 	readConns int
+	compact   runtime.Compaction
 }
 
 // BusyTimeout sets how long a statement waits for another process's write
@@ -63,12 +64,17 @@ func Synchronous(mode string) Option { return func(o *options) { o.sync = mode }
 // always use one connection.
 func ReadConns(n int) Option { return func(o *options) { o.readConns = n } }
 
+// Compact sets how often PutDelta stores a full snapshot of a thread's
+// channels instead of a delta (runtime.Compaction; zero fields take
+// runtime.DefaultCompaction).
+func Compact(c runtime.Compaction) Option { return func(o *options) { o.compact = c } }
+
 // DefaultLeaseTTL is the lease time to live unless LeaseTTL says otherwise.
 const DefaultLeaseTTL = 30 * time.Second
 
 // schemaVersion is the schema version this package writes and reads
 // (ilmek_meta.schema_version).
-const schemaVersion = 2
+const schemaVersion = 3
 
 // Open opens (creating if needed) the SQLite database at path and its
 // schema. path ":memory:" gives a private in-memory database, for tests.

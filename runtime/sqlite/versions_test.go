@@ -27,7 +27,7 @@ INSERT INTO ilmek_checkpoints (thread_id, id, plan_id, step, created_ns, channel
 	VALUES ('old', 'c1', 'c1', 0, 1, '{}', '[]', 'null');
 `
 
-func TestMigrateVersion1ToDocumentVersions(t *testing.T) {
+func TestMigrateVersion1ToCurrent(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "v1.db")
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
@@ -39,8 +39,8 @@ func TestMigrateVersion1ToDocumentVersions(t *testing.T) {
 	db.Close()
 	s := openT(t, path)
 	var v string
-	if err := s.w.QueryRow("SELECT value FROM ilmek_meta WHERE key = 'schema_version'").Scan(&v); err != nil || v != "2" {
-		t.Fatalf("schema version after Open: %q %v, want 2", v, err)
+	if err := s.w.QueryRow("SELECT value FROM ilmek_meta WHERE key = 'schema_version'").Scan(&v); err != nil || v != "3" {
+		t.Fatalf("schema version after Open: %q %v, want 3", v, err)
 	}
 	c, err := s.Get(t.Context(), "old", "")
 	if err != nil || c.ID != "c1" || c.Fingerprint != "" || c.Format != 0 {

@@ -1,0 +1,148 @@
+package sqlite
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/spec"
+)
+
+// chatGraph appends a message per superstep and, as the graph that wrote
+// testdata/v2.db did, pauses before every tenth.
+func chatGraph(t *testing.T) *runtime.Graph[runtime.Values, runtime.Values] {
+	t.Helper()
+	g, err := runtime.NewBuilder("chat").Channel("messages", spec.Append).Channel("n", "").
+		Node("say", func(ctx *runtime.Ctx, st runtime.Values) (runtime.Values, error) {
+			l, _ := st["messages"].([]any)
+			if len(l)%10 == 9 {
+				if _, err := runtime.Interrupt[string](ctx, "continue?"); err != nil {
+					return nil, err
+				}
+			}
+			return runtime.Values{"messages": fmt.Sprintf("message %d", len(l)), "n": len(l) + 1}, nil
+		}).
+		Edge(spec.Start, "say").Edge("say", spec.End).Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func messages(t *testing.T, c *runtime.Checkpoint) []string {
+	t.Helper()
+	var st struct {
+		Messages []string `json:"messages"`
+	}
+	if err := json.Unmarshal(c.Channels, &st); err != nil {
+		t.Fatalf("checkpoint %s: %q: %v", c.ID, c.Channels, err)
+	}
+	return st.Messages
+}
+
+func rowCount(t *testing.T, s *Store, q string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := s.w.QueryRow(q, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestMigrateVersion2File opens a file written by the release before
+// incremental checkpoints (schema version 2, testdata/v2.db: a chat thread
+// paused at its tenth message, another thread done, a stored document),
+// migrates it in place, answers the pause and continues the thread, whose
+// new checkpoints are deltas of the migrated full ones.
+func TestMigrateVersion2File(t *testing.T) {
+	data, err := os.ReadFile("testdata/v2.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "v2.db")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := openT(t, path)
+	var v string
+	if err := s.w.QueryRow("SELECT value FROM ilmek_meta WHERE key = 'schema_version'").Scan(&v); err != nil || v != "3" {
+		t.Fatalf("schema version after Open: %q %v, want 3", v, err)
+	}
+	if d, err := s.GetDocument(t.Context(), "sha256:doc"); err != nil || string(d) != `{"name":"chat"}` {
+		t.Fatalf("the stored document: %q %v", d, err)
+	}
+	old, err := s.List(t.Context(), "chat", 0)
+	if err != nil || len(old) != 20 {
+		t.Fatalf("the chat thread's checkpoints: %d %v, want 20", len(old), err)
+	}
+	if got := messages(t, old[0]); len(got) != 9 || len(old[0].Pending) != 1 {
+		t.Fatalf("the paused checkpoint: %d messages, pending %+v", len(got), old[0].Pending)
+	}
+	g := chatGraph(t)
+	res, err := g.Resume(t.Context(), runtime.Answer("yes"), runtime.Thread("chat"), runtime.WithCheckpointer(s))
+	if err != nil || res.Status != runtime.StatusDone {
+		t.Fatalf("resume of the migrated pause: %s %v", res.Status, err)
+	}
+	for i := 0; i < 5; i++ {
+		if _, err := g.Invoke(t.Context(), nil, runtime.Thread("chat"), runtime.WithCheckpointer(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	latest, err := s.Get(t.Context(), "chat", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := messages(t, latest)
+	if len(got) != 15 || got[14] != "message 14" {
+		t.Fatalf("after the migration the thread holds %q", got)
+	}
+	if n := rowCount(t, s, "SELECT count(*) FROM ilmek_checkpoints WHERE thread_id = 'chat' AND base_id != ''"); n < 10 {
+		t.Errorf("%d checkpoints of the continued thread are deltas, want them all", n)
+	}
+	if c, err := s.Get(t.Context(), "other", ""); err != nil || len(messages(t, c)) != 3 {
+		t.Fatalf("the other thread: %v", err)
+	}
+}
+
+// TestDeltaRows checks what the file holds: one small row per superstep,
+// a full snapshot every Compact.Every, and nothing after DeleteThread.
+func TestDeltaRows(t *testing.T) {
+	s := openT(t, filepath.Join(t.TempDir(), "cp.db"), Compact(runtime.Compaction{Every: 8}))
+	g, err := runtime.NewBuilder("chat").Channel("messages", spec.Append).
+		Node("say", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) {
+			return runtime.Values{"messages": "hello"}, nil
+		}).
+		Edge(spec.Start, "say").Edge("say", spec.End).Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 40; i++ {
+		if _, err := g.Invoke(t.Context(), nil, runtime.Thread("t"), runtime.WithCheckpointer(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all := rowCount(t, s, "SELECT count(*) FROM ilmek_checkpoints WHERE thread_id = 't'")
+	snaps := rowCount(t, s, "SELECT count(*) FROM ilmek_checkpoints WHERE thread_id = 't' AND base_id = ''")
+	if snaps < all/8 || snaps > all/8+3 {
+		t.Errorf("%d full snapshots among %d checkpoints, want one about every 8", snaps, all)
+	}
+	if n := rowCount(t, s, "SELECT max(depth) FROM ilmek_checkpoints WHERE thread_id = 't'"); n >= 8 {
+		t.Errorf("a chain of %d deltas, want fewer than 8", n)
+	}
+	if n := rowCount(t, s, "SELECT max(length(channels)) FROM ilmek_checkpoints WHERE thread_id = 't' AND base_id != ''"); n > 64 {
+		t.Errorf("a delta row holds %d bytes, want only the message", n)
+	}
+	latest, err := s.Get(t.Context(), "t", "")
+	if err != nil || len(messages(t, latest)) != 40 {
+		t.Fatalf("latest: %v", err)
+	}
+	if err := s.DeleteThread(t.Context(), "t"); err != nil {
+		t.Fatal(err)
+	}
+	if n := rowCount(t, s, "SELECT count(*) FROM ilmek_checkpoints WHERE thread_id = 't'"); n != 0 {
+		t.Errorf("%d checkpoint rows after DeleteThread", n)
+	}
+}
