@@ -61,7 +61,7 @@ var benchWorkloads = flag.String("workloads", "chain-100,chain-200,chain-1000,ch
 
 // sqliteSizes are the workloads run with SQLite: one durable commit per
 // superstep makes larger ones slow without saying more.
-var sqliteSizes = map[string]bool{"chain-100": true, "fanout-100": true, "loop-100": true, "fanoutsend-100": true}
+var sqliteSizes = map[string]bool{"chain-100": true, "chain-1000": true, "fanout-100": true, "loop-100": true, "fanoutsend-100": true}
 
 // BenchmarkWorkloads runs every workload side by side on the generated
 // program, the spec-built program and Eino, with each checkpointer they

@@ -13,10 +13,13 @@ const (
 
 	qInsertCheckpoint = "INSERT INTO ilmek_checkpoints (" + cpColumns + ", depth, chain_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 	qDeltaBase        = "SELECT base_id, snap_id, depth, chain_bytes FROM ilmek_checkpoints WHERE thread_id = ? AND id = ?"
-	qChain            = "SELECT id, base_id, channels FROM ilmek_checkpoints WHERE thread_id = ?1 AND (id = ?2 OR snap_id = ?2)"
-	qLatest           = "SELECT " + cpColumns + " FROM ilmek_checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT 1"
-	qByID             = "SELECT " + cpColumns + " FROM ilmek_checkpoints WHERE thread_id = ? AND id = ?"
-	qList             = "SELECT " + cpColumns + " FROM ilmek_checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT ?"
+	// qChain reads a snapshot and the deltas whose chains start at it (two
+	// indexed lookups: an OR of the two would scan the thread).
+	qChain = "SELECT id, base_id, channels FROM ilmek_checkpoints WHERE thread_id = ?1 AND id = ?2" +
+		" UNION ALL SELECT id, base_id, channels FROM ilmek_checkpoints WHERE thread_id = ?1 AND snap_id = ?2"
+	qLatest = "SELECT " + cpColumns + " FROM ilmek_checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT 1"
+	qByID   = "SELECT " + cpColumns + " FROM ilmek_checkpoints WHERE thread_id = ? AND id = ?"
+	qList   = "SELECT " + cpColumns + " FROM ilmek_checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT ?"
 
 	qPutJournal  = "INSERT OR REPLACE INTO ilmek_journals (thread_id, task_id, entries) VALUES (?, ?, ?)"
 	qGetJournal  = "SELECT entries FROM ilmek_journals WHERE thread_id = ? AND task_id = ?"
