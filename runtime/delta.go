@@ -68,33 +68,48 @@ type DeltaCheckpointer interface {
 // a thread's channels instead of a delta: when the chain of deltas since
 // the last snapshot would reach Every deltas, or Bytes encoded bytes of
 // deltas. Reading a checkpoint then costs one snapshot plus at most Every
-// deltas, however long the thread. Zero fields take the defaults
-// (DefaultCompaction).
+// deltas, however long the thread.
+//
+// Bytes 0 (the default) adapts to the thread: a snapshot is written once
+// the chain holds as many delta bytes as the snapshot it starts at (at
+// least MinCompactionBytes). A read then decodes at most about twice the
+// state, and the snapshots of a growing thread (a chat's messages) come at
+// geometrically growing sizes, so together they take about twice the final
+// state instead of one copy every Every supersteps.
 type Compaction struct {
 	Every int
 	Bytes int
 }
 
-// DefaultCompaction is a snapshot every 64 deltas or 1 MiB of deltas.
-var DefaultCompaction = Compaction{Every: 64, Bytes: 1 << 20}
+// DefaultCompaction is a snapshot every 1000 deltas, or once the deltas
+// outweigh the snapshot.
+var DefaultCompaction = Compaction{Every: 1000}
 
-// WithDefaults returns c with its zero fields set from DefaultCompaction.
+// MinCompactionBytes is the fewest delta bytes after which an adaptive
+// Compaction (Bytes 0) writes a snapshot.
+const MinCompactionBytes = 64 << 10
+
+// WithDefaults returns c with a zero Every set from DefaultCompaction.
 func (c Compaction) WithDefaults() Compaction {
 	if c.Every <= 0 {
 		c.Every = DefaultCompaction.Every
 	}
-	if c.Bytes <= 0 {
-		c.Bytes = DefaultCompaction.Bytes
+	if c.Bytes < 0 {
+		c.Bytes = 0
 	}
 	return c
 }
 
 // Snapshot reports whether a checkpoint whose base is depth deltas and
-// chainBytes delta bytes past its snapshot should be stored as a full
-// snapshot rather than as a delta of size more bytes.
-func (c Compaction) Snapshot(depth, chainBytes, more int) bool {
+// chainBytes delta bytes past its snapshot (of snapBytes bytes) should be
+// stored as a full snapshot rather than as a delta of more bytes.
+func (c Compaction) Snapshot(depth, chainBytes, more, snapBytes int) bool {
 	c = c.WithDefaults()
-	return depth+1 >= c.Every || chainBytes+more >= c.Bytes
+	limit := c.Bytes
+	if limit == 0 {
+		limit = max(snapBytes, MinCompactionBytes)
+	}
+	return depth+1 >= c.Every || chainBytes+more >= limit
 }
 
 // ErrDelta is matched (errors.Is) by the error of ApplyDeltas when a delta

@@ -36,6 +36,7 @@ type memCP struct {
 	writes []ChannelWrite
 	depth  int // deltas since the snapshot, this one included
 	bytes  int // delta bytes since the snapshot, this one included
+	snap   int // bytes of the snapshot the chain starts at
 }
 
 // memLease is a lease Memory gave out. Once its thread is deleted it is
@@ -132,8 +133,12 @@ func (m *Memory) PutDelta(ctx context.Context, cp *Checkpoint, d Delta, done []s
 		return fmt.Errorf("memory: put checkpoint %s of thread %q as a delta of checkpoint %s: %w", cp.ID, cp.ThreadID, d.Base, ErrNotFound)
 	}
 	base, size := t.cps[i], d.Size()
-	e := &memCP{cp: c, base: d.Base, writes: cloneWrites(d.Writes), depth: base.depth + 1, bytes: base.bytes + size}
-	if m.compact.Snapshot(base.depth, base.bytes, size) {
+	snap := base.snap
+	if base.base == "" {
+		snap = len(base.cp.Channels)
+	}
+	e := &memCP{cp: c, base: d.Base, writes: cloneWrites(d.Writes), depth: base.depth + 1, bytes: base.bytes + size, snap: snap}
+	if m.compact.Snapshot(base.depth, base.bytes, size, snap) {
 		chans, err := m.channels(t, i, e.writes)
 		if err != nil {
 			return fmt.Errorf("memory: compact checkpoint %s of thread %q: %w", cp.ID, cp.ThreadID, err)
@@ -191,6 +196,56 @@ func (m *Memory) full(t *memThread, i int) (*Checkpoint, error) {
 	}
 	c.Channels = chans
 	return c, nil
+}
+
+var _ Pruner = (*Memory)(nil)
+
+// Prune drops the thread's checkpoints that opts and the rules of Pruner
+// do not keep.
+func (m *Memory) Prune(_ context.Context, threadID string, opts PruneOptions) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t := m.threads[threadID]
+	if t == nil {
+		return 0, nil
+	}
+	entries := make([]PruneEntry, len(t.cps))
+	for i, e := range t.cps {
+		entries[i] = PruneEntry{ID: e.cp.ID, ParentID: e.cp.ParentID, PlanID: e.cp.PlanID, Created: e.cp.Created}
+	}
+	keep, err := PruneKeep(entries, opts)
+	if err != nil {
+		return 0, fmt.Errorf("memory: prune thread %q: %w", threadID, err)
+	}
+	kept := &memThread{byID: map[string]int{}}
+	for i, e := range t.cps {
+		if !keep[e.cp.ID] {
+			continue
+		}
+		n := &memCP{cp: e.cp, base: e.base, writes: e.writes}
+		if e.base != "" && !keep[e.base] {
+			// Its base goes: it becomes a snapshot.
+			chans, err := m.channels(t, i, nil)
+			if err != nil {
+				return 0, fmt.Errorf("memory: prune thread %q: %w", threadID, err)
+			}
+			c := cloneCheckpoint(e.cp)
+			c.Channels = chans
+			n = &memCP{cp: c}
+		}
+		if n.base != "" {
+			b := kept.cps[kept.byID[n.base]]
+			n.depth, n.bytes, n.snap = b.depth+1, b.bytes+Delta{Writes: n.writes}.Size(), b.snap
+			if b.base == "" {
+				n.snap = len(b.cp.Channels)
+			}
+		}
+		kept.byID[n.cp.ID] = len(kept.cps)
+		kept.cps = append(kept.cps, n)
+	}
+	removed := len(t.cps) - len(kept.cps)
+	m.threads[threadID] = kept
+	return removed, nil
 }
 
 func cloneWrites(ws []ChannelWrite) []ChannelWrite {

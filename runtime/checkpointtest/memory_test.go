@@ -10,3 +10,11 @@ import (
 func TestMemory(t *testing.T) {
 	checkpointtest.Run(t, func(*testing.T) runtime.Checkpointer { return runtime.NewMemory() })
 }
+
+func TestMemoryCompactingOften(t *testing.T) {
+	checkpointtest.RunDeltas(t, func(*testing.T) runtime.Checkpointer {
+		m := runtime.NewMemory()
+		m.SetCompaction(runtime.Compaction{Every: 7, Bytes: 300})
+		return m
+	})
+}

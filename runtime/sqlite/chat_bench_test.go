@@ -1,6 +1,7 @@
 package sqlite_test
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -14,7 +15,10 @@ import (
 	"github.com/ilmek-go/ilmek/spec"
 )
 
-var chatTurns = flag.Int("chat-turns", 3000, "turns of one BenchmarkChat thread")
+var (
+	chatTurns = flag.Int("chat-turns", 3000, "turns of one BenchmarkChat thread")
+	chatKeep  = flag.String("chat-keep", "", "directory where BenchmarkChat leaves its SQLite file, to inspect it")
+)
 
 // chatBytes sums the encoded bytes runs hand to the checkpointer.
 type chatBytes struct {
@@ -54,10 +58,11 @@ func BenchmarkChat(b *testing.B) {
 			for b.Loop() {
 				var (
 					cp   runtime.Checkpointer = runtime.NewMemory()
-					path                      = filepath.Join(b.TempDir(), "chat.db")
+					path                      = filepath.Join(cmp.Or(*chatKeep, b.TempDir()), "chat.db")
 					s    *sqlite.Store
 				)
 				if kind == "sqlite" {
+					os.Remove(path)
 					if s, err = sqlite.Open(path); err != nil {
 						b.Fatal(err)
 					}

@@ -49,3 +49,12 @@ func TestContractInMemoryDatabase(t *testing.T) {
 		return s
 	})
 }
+
+// TestContractCompactingOften runs the delta and prune parts of the
+// contract on a Store that writes a snapshot every few deltas.
+func TestContractCompactingOften(t *testing.T) {
+	checkpointtest.RunDeltas(t, func(t *testing.T) runtime.Checkpointer {
+		s, _ := open(t, sqlite.Synchronous("NORMAL"), sqlite.Compact(runtime.Compaction{Every: 7, Bytes: 300}))
+		return s
+	})
+}

@@ -40,8 +40,9 @@ func (s *Store) PutDelta(ctx context.Context, cp *runtime.Checkpoint, d runtime.
 		var (
 			baseBase, baseSnap string
 			depth, chainBytes  int
+			snapBytes          sql.NullInt64
 		)
-		err := s.ws.in(ctx, tx, qDeltaBase).QueryRowContext(ctx, cp.ThreadID, d.Base).Scan(&baseBase, &baseSnap, &depth, &chainBytes)
+		err := s.ws.in(ctx, tx, qDeltaBase).QueryRowContext(ctx, cp.ThreadID, d.Base).Scan(&baseBase, &baseSnap, &depth, &chainBytes, &snapBytes)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("its base checkpoint %s: %w", d.Base, runtime.ErrNotFound)
 		}
@@ -54,7 +55,13 @@ func (s *Store) PutDelta(ctx context.Context, cp *runtime.Checkpoint, d runtime.
 		if baseBase == "" {
 			args[13] = d.Base // the base is a snapshot: the chain starts there
 		}
-		if s.opts.compact.Snapshot(depth, chainBytes, size) {
+		if baseBase != "" && s.opts.compact.Bytes == 0 {
+			// The adaptive rule weighs the chain against its snapshot.
+			if err := s.ws.in(ctx, tx, qSnapBytes).QueryRowContext(ctx, cp.ThreadID, baseSnap).Scan(&snapBytes); err != nil {
+				return fmt.Errorf("read the snapshot %s of its chain: %w", baseSnap, err)
+			}
+		}
+		if s.opts.compact.Snapshot(depth, chainBytes, size, int(snapBytes.Int64)) {
 			full := &runtime.Checkpoint{ID: cp.ID, ThreadID: cp.ThreadID, Channels: writes}
 			if err := s.rebuild(ctx, s.ws.in(ctx, tx, qChain), full, d.Base, args[13].(string), nil); err != nil {
 				return fmt.Errorf("compact: %w", err)

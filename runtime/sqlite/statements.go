@@ -12,7 +12,8 @@ const (
 	cpColumns = "id, thread_id, parent_id, plan_id, step, created_ns, channels, next, pending, fingerprint, format, migrated_from, base_id, snap_id"
 
 	qInsertCheckpoint = "INSERT INTO ilmek_checkpoints (" + cpColumns + ", depth, chain_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-	qDeltaBase        = "SELECT base_id, snap_id, depth, chain_bytes FROM ilmek_checkpoints WHERE thread_id = ? AND id = ?"
+	qDeltaBase        = "SELECT base_id, snap_id, depth, chain_bytes, length(channels) FROM ilmek_checkpoints WHERE thread_id = ? AND id = ?"
+	qSnapBytes        = "SELECT length(channels) FROM ilmek_checkpoints WHERE thread_id = ? AND id = ?"
 	// qChain reads a snapshot and the deltas whose chains start at it (two
 	// indexed lookups: an OR of the two would scan the thread).
 	qChain = "SELECT id, base_id, channels FROM ilmek_checkpoints WHERE thread_id = ?1 AND id = ?2" +
@@ -35,7 +36,7 @@ const (
 )
 
 var (
-	writeQueries = []string{qInsertCheckpoint, qDeltaBase, qChain, qPutJournal, qDropJournal, qTakeLease, qRenewLease, qDropLease, qLeaseOwner}
+	writeQueries = []string{qInsertCheckpoint, qDeltaBase, qSnapBytes, qChain, qPutJournal, qDropJournal, qTakeLease, qRenewLease, qDropLease, qLeaseOwner}
 	readQueries  = []string{qLatest, qByID, qList, qChain, qGetJournal, qLeaseHolder}
 )
 
