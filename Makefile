@@ -49,6 +49,7 @@ bench:
 	cd bench && go test -run '^$$' -bench . -benchmem -timeout 2h -count $(or $(BENCHCOUNT),1) . > results/bench.txt; \
 		s=$$?; cat results/bench.txt; exit $$s
 	cd bench && go run ./cmd/ilmek-bench --workload chain --n 100 --kind generated --ckpt none
+	cd bench && go run ./cmd/ilmek-bench --workload chat --n 3000 --ckpt sqlite
 	cd bench && go run ./cmd/benchtable results/bench.txt > results/table.md && cat results/table.md
 
 ## fuzz: each fuzzer in turn (go test fuzzes one target at a time) for a

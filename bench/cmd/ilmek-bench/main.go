@@ -19,6 +19,15 @@
 // tasks (fanout, fanoutsend); allocations and bytes are averaged over the
 // timed runs; peak_rss_kb is the process's peak resident set.
 //
+// --workload chat runs the chat workload instead (package workload, Chat:
+// one thread of --n turns, 3000 by default, one 100-byte message appended
+// per turn, a pause every tenth) once on --ckpt memory or sqlite, and
+// prints ns per turn, the encoded bytes handed to the checkpointer per
+// turn (on average and by the last turn) and the SQLite file's size after
+// Close:
+//
+//	ilmek-bench --workload chat --n 3000 --ckpt sqlite
+//
 // Exit status: 0 ok, 1 the run failed or produced a wrong result, 2 usage
 // errors, 3 the workload cannot be expressed (a generated program exists
 // only for the committed sizes of chain, fanout and loop: 100, 200, 1000,

@@ -53,6 +53,9 @@ type Report struct {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if n, ckpt, ok := chatArgs(args); ok {
+		return runChat(n, ckpt, stdout, stderr)
+	}
 	cfg, err := parse(args)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
@@ -79,11 +82,29 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// chatArgs reports whether args ask for --workload chat, with its --n
+// and --ckpt.
+func chatArgs(args []string) (n int, ckpt string, ok bool) {
+	fs := flag.NewFlagSet("ilmek-bench", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	kind := fs.String("workload", "", "")
+	fs.IntVar(&n, "n", 0, "")
+	fs.StringVar(&ckpt, "ckpt", "none", "")
+	fs.String("kind", "", "")
+	fs.Float64("min-time", 0, "")
+	fs.Float64("warmup", 0, "")
+	fs.Int("min-runs", 0, "")
+	if fs.Parse(args) != nil || *kind != "chat" {
+		return 0, "", false
+	}
+	return n, ckpt, true
+}
+
 // parse reads the flags; every value is checked.
 func parse(args []string) (config, error) {
 	fs := flag.NewFlagSet("ilmek-bench", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	kind := fs.String("workload", "", "chain, fanout, fanoutsend or loop")
+	kind := fs.String("workload", "", "chain, fanout, fanoutsend, loop or chat")
 	n := fs.Int("n", 0, "the workload's size N")
 	ckpt := fs.String("ckpt", "none", "none, memory or sqlite")
 	prog := fs.String("kind", "generated", "generated or spec")

@@ -91,3 +91,24 @@ func TestPercentile(t *testing.T) {
 		t.Errorf("p90 of one = %d", got)
 	}
 }
+
+func TestRunChat(t *testing.T) {
+	for _, ckpt := range []string{"memory", "sqlite"} {
+		var out, errb bytes.Buffer
+		if code := run([]string{"--workload", "chat", "--n", "40", "--ckpt", ckpt}, &out, &errb); code != 0 {
+			t.Fatalf("%s: exit %d: %s", ckpt, code, errb.String())
+		}
+		var rep ChatReport
+		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+			t.Fatalf("%s: %q: %v", ckpt, out.String(), err)
+		}
+		if rep.Workload != "chat-40" || rep.Turns != 40 || rep.NSPerTurn <= 0 || rep.BytesLastTurn <= 0 || rep.BytesLastTurn > 4096 ||
+			(ckpt == "sqlite") != (rep.FileBytes > 0) {
+			t.Errorf("%s: report %+v", ckpt, rep)
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"--workload", "chat", "--ckpt", "none"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "--ckpt") {
+		t.Errorf("chat without a checkpointer: exit %d, %q", code, errb.String())
+	}
+}
