@@ -231,49 +231,114 @@ func scanValue(data []byte, i int) int {
 
 // deltaWrites returns the writes that turn the encoded state prev into
 // next. ok is false when a delta cannot express the change (the channel
-// list differs, or either is not a JSON object): store a full snapshot.
-// scratch holds the split members of both for reuse.
-func deltaWrites(prev, next []byte, scratch *[2][]member) (writes []ChannelWrite, ok bool) {
-	a, okA := splitObject(prev, scratch[0])
-	b, okB := splitObject(next, scratch[1])
-	scratch[0], scratch[1] = a, b
-	if !okA || !okB || len(a) != len(b) || !compact(next, b) {
-		return nil, false
-	}
-	for i := range b {
-		if !bytes.Equal(a[i].key, b[i].key) {
+// list differs, either is not a compact JSON object): store a full
+// snapshot.
+func deltaWrites(prev, next []byte) (writes []ChannelWrite, ok bool) {
+	var c splitCache
+	return c.writes(prev, next)
+}
+
+// splitCache finds deltas between successive encoded states. It keeps the
+// members of the last state it was handed as next, so that the following
+// delta, whose prev is that state, does not split it again.
+type splitCache struct {
+	data      []byte // the state ms splits
+	ms, spare []member
+}
+
+// writes returns the writes that turn prev into next (see deltaWrites).
+// An unchanged channel costs a comparison of its bytes, an appended array
+// a comparison and a scan of the new elements; only a channel whose value
+// changed otherwise is scanned whole.
+func (c *splitCache) writes(prev, next []byte) (writes []ChannelWrite, ok bool) {
+	if !sameBytes(c.data, prev) {
+		ms, ok := splitObject(prev, c.ms)
+		c.data, c.ms = nil, ms
+		if !ok {
 			return nil, false
 		}
-		old, cur := a[i].val, b[i].val
-		if bytes.Equal(old, cur) {
+	}
+	out := c.spare[:0]
+	if len(next) < 2 || next[0] != '{' {
+		c.data = nil
+		return nil, false
+	}
+	pos := 1
+	for i, m := range c.ms {
+		if i > 0 {
+			if pos >= len(next) || next[pos] != ',' {
+				c.data = nil
+				return nil, false
+			}
+			pos++
+		}
+		// The same key, quoted, then a colon.
+		k := pos + 1 + len(m.key)
+		if k+1 >= len(next) || next[pos] != '"' || next[k] != '"' || next[k+1] != ':' || !bytes.Equal(next[pos+1:k], m.key) {
+			c.data = nil
+			return nil, false
+		}
+		key := next[pos+1 : k]
+		pos = k + 2
+		old, rest := m.val, next[k+2:]
+		if n := len(old); len(rest) > n && bytes.HasPrefix(rest, old) && (rest[n] == ',' || rest[n] == '}') {
+			out = append(out, member{key: key, val: rest[:n]})
+			pos += n
 			continue
 		}
-		w := ChannelWrite{Channel: string(b[i].key)}
-		if n := len(old); n > 2 && old[0] == '[' && old[n-1] == ']' && len(cur) > n &&
-			cur[n-1] == ',' && cur[len(cur)-1] == ']' && bytes.Equal(cur[:n-1], old[:n-1]) {
+		w := ChannelWrite{Channel: string(key)}
+		var end int
+		if n := len(old); n > 2 && old[0] == '[' && old[n-1] == ']' && len(rest) > n && rest[n-1] == ',' && bytes.Equal(rest[:n-1], old[:n-1]) {
 			// An array that kept its elements and gained more.
-			v := make([]byte, 0, len(cur)-n+1)
-			v = append(append(v, '['), cur[n:]...)
-			w.Append, w.Value = true, v
+			end = scanTail(rest, n)
+			if end < 0 {
+				c.data = nil
+				return nil, false
+			}
+			v := make([]byte, 0, end-n+1)
+			w.Append, w.Value = true, append(append(v, '['), rest[n:end]...)
 		} else {
-			w.Value = bytes.Clone(cur)
+			end = scanValue(rest, 0)
+			if end < 0 {
+				c.data = nil
+				return nil, false
+			}
+			w.Value = bytes.Clone(rest[:end])
 		}
+		out = append(out, member{key: key, val: rest[:end]})
 		writes = append(writes, w)
+		pos += end
 	}
+	if pos != len(next)-1 || next[pos] != '}' {
+		c.data = nil
+		return nil, false
+	}
+	c.data, c.ms, c.spare = next, out, c.ms
 	return writes, true
 }
 
-// compact reports whether data is exactly the object ApplyDeltas rebuilds
-// from its members ms: no space between them.
-func compact(data []byte, ms []member) bool {
-	n := 1
-	for _, m := range ms {
-		n += len(m.key) + len(m.val) + 4 // quotes, colon, comma or brace
+// scanTail returns the index just past the array whose elements continue
+// at data[i] (inside the array, after a comma), or -1.
+func scanTail(data []byte, i int) int {
+	depth := 1
+	for j := i; j < len(data); j++ {
+		switch data[j] {
+		case '"':
+			e := scanString(data, j)
+			if e < 0 {
+				return -1
+			}
+			j = e - 1
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return j + 1
+			}
+		}
 	}
-	if len(ms) == 0 {
-		n = 2
-	}
-	return len(data) == n
+	return -1
 }
 
 // ApplyDeltas returns the encoded state base with the deltas' writes

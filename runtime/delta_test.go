@@ -25,10 +25,12 @@ func TestDeltaRoundTrip(t *testing.T) {
 		{"renamed channel", `{"a":[1]}`, `{"b":[1]}`, 0, 0, false},
 		{"not compact", `{"a":[1]}`, `{"a": [1,2]}`, 0, 0, false},
 		{"not an object", `[1]`, `[1,2]`, 0, 0, false},
+		{"value grows past a prefix", `{"a":1,"b":2}`, `{"a":12,"b":2}`, 1, 0, true},
+		{"nested append", `{"a":[[1]],"b":{}}`, `{"a":[[1],[2,"]"]],"b":{"k":[]}}`, 2, 1, true},
+		{"trailing garbage", `{"a":1}`, `{"a":1}x`, 0, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var scratch [2][]member
-			ws, fits := deltaWrites([]byte(tc.prev), []byte(tc.next), &scratch)
+			ws, fits := deltaWrites([]byte(tc.prev), []byte(tc.next))
 			if fits != tc.fits {
 				t.Fatalf("fits = %v, want %v", fits, tc.fits)
 			}
@@ -58,8 +60,8 @@ func FuzzDelta(f *testing.F) {
 	f.Add(`{"a":[1],"b":"x"}`, `{"a":[1,2],"b":"x"}`, `{"a":[1,2,3],"b":"y"}`)
 	f.Add(`{"a":["]"]}`, `{"a":["]","[",{"x":"}"}]}`, `{"a":[]}`)
 	f.Fuzz(func(t *testing.T, s0, s1, s2 string) {
-		var scratch [2][]member
-		w1, ok1 := deltaWrites([]byte(s0), []byte(s1), &scratch)
+		var c splitCache // the second delta reuses the split of s1
+		w1, ok1 := c.writes([]byte(s0), []byte(s1))
 		if !ok1 || !json.Valid([]byte(s0)) || !json.Valid([]byte(s1)) {
 			return
 		}
@@ -67,7 +69,10 @@ func FuzzDelta(f *testing.F) {
 		if err != nil || string(got) != s1 {
 			t.Fatalf("one delta: %s, %v; want %s", got, err, s1)
 		}
-		w2, ok2 := deltaWrites([]byte(s1), []byte(s2), &scratch)
+		w2, ok2 := c.writes([]byte(s1), []byte(s2))
+		if w, ok := deltaWrites([]byte(s1), []byte(s2)); ok != ok2 || len(w) != len(w2) {
+			t.Fatalf("a cached split gives %v %d writes, a fresh one %v %d", ok2, len(w2), ok, len(w))
+		}
 		if !ok2 || !json.Valid([]byte(s2)) {
 			return
 		}

@@ -20,7 +20,7 @@ type obsState struct {
 	putDur   time.Duration // of the last checkpoint write
 	putBytes int
 
-	split [2][]member // scratch of the delta of each checkpoint write
+	split splitCache // finds the delta of each checkpoint write
 }
 
 // obsTask is a slot's part of observing a task.
@@ -138,7 +138,7 @@ func (r *runner[S, U]) write(ctx context.Context, cp *Checkpoint, done []string)
 		var writes []ChannelWrite
 		fits := true
 		if !sameBytes(cp.Channels, r.latest.Channels) {
-			writes, fits = deltaWrites(r.latest.Channels, cp.Channels, &r.split)
+			writes, fits = r.split.writes(r.latest.Channels, cp.Channels)
 		}
 		if fits {
 			d := Delta{Base: r.latest.ID, Writes: writes}
