@@ -6,8 +6,9 @@
 //	go run ./examples/checkout -db /tmp/checkout.db              # creates the order, pauses for approval
 //	go run ./examples/checkout -db /tmp/checkout.db -answer yes  # resumes and charges
 //
-// With -db postgres://... the thread lives in PostgreSQL instead (schema
-// "ilmek_checkout"), so the second run may happen on another machine:
+// With -db postgres://... the thread lives in PostgreSQL instead (in the
+// schema -schema names, "ilmek_checkout" unless told), so the second run may
+// happen on another machine:
 //
 //	go run ./examples/checkout -db 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable'
 //	go run ./examples/checkout -db 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable' -answer yes
@@ -42,8 +43,8 @@ func main() {
 
 // config is what the flags say.
 type config struct {
-	db, ledger, order, answer string
-	amount                    float64
+	db, schema, ledger, order, answer string
+	amount                            float64
 }
 
 func parseFlags(args []string, out io.Writer) (config, error) {
@@ -51,6 +52,7 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs := flag.NewFlagSet("checkout", flag.ContinueOnError)
 	fs.SetOutput(out)
 	fs.StringVar(&c.db, "db", "checkout.db", "SQLite `file`, or postgres:// URL, that keeps the order's thread")
+	fs.StringVar(&c.schema, "schema", "ilmek_checkout", "PostgreSQL `schema` that keeps the threads (with a postgres:// -db only)")
 	fs.StringVar(&c.ledger, "ledger", "", "`file` the effects are appended to (default: the -db file with extension .ledger; checkout.ledger for a postgres:// URL)")
 	fs.StringVar(&c.order, "order", "order-1001", "order `id`, also the thread id")
 	fs.StringVar(&c.answer, "answer", "", "answer to the approval question: yes or no (omit it on the first run)")
@@ -85,9 +87,9 @@ type checkpointer interface {
 }
 
 // openStore opens the SQLite file or PostgreSQL server -db names.
-func openStore(ctx context.Context, db string) (checkpointer, error) {
+func openStore(ctx context.Context, db, schema string) (checkpointer, error) {
 	if isPostgres(db) {
-		return postgres.Open(ctx, db, postgres.Schema("ilmek_checkout"))
+		return postgres.Open(ctx, db, postgres.Schema(schema))
 	}
 	return sqlite.Open(db)
 }
@@ -98,7 +100,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	store, err := openStore(ctx, c.db)
+	store, err := openStore(ctx, c.db, c.schema)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ilmek-go/ilmek/runtime/postgres"
+	"github.com/jackc/pgx/v5"
 )
 
 // step is one invocation of the program and what its output must hold.
@@ -130,20 +130,27 @@ func TestCheckoutOnPostgres(t *testing.T) {
 		}
 		t.Skip("ILMEK_POSTGRES_DSN not set: skipping the PostgreSQL tests (see README, \"PostgreSQL tests\")")
 	}
-	order := fmt.Sprintf("order-test-%d", os.Getpid())
+	order := "order-1001"
+	// A schema of the test's own, dropped at the end, so the shared server
+	// keeps nothing of it and parallel runs do not meet.
+	schema := fmt.Sprintf("ilmek_checkout_test_%d", os.Getpid())
 	ledger := filepath.Join(t.TempDir(), "checkout.ledger")
 	t.Cleanup(func() {
-		s, err := postgres.Open(context.Background(), dsn, postgres.Schema("ilmek_checkout"))
-		if err == nil {
-			s.DeleteThread(context.Background(), order)
-			s.Close()
+		conn, err := pgx.Connect(context.Background(), dsn)
+		if err != nil {
+			t.Errorf("drop the test's schema: %v", err)
+			return
+		}
+		defer conn.Close(context.Background())
+		if _, err := conn.Exec(context.Background(), `DROP SCHEMA IF EXISTS "`+schema+`" CASCADE`); err != nil {
+			t.Errorf("drop the test's schema %s: %v", schema, err)
 		}
 	})
-	first := program(t, "-db", dsn, "-order", order, "-ledger", ledger)
+	first := program(t, "-db", dsn, "-schema", schema, "-order", order, "-ledger", ledger)
 	if !strings.Contains(first, "interrupt id: place_order:approve_charge#0") || !strings.Contains(first, "creating order") {
 		t.Fatalf("first run did not create the order and pause:\n%s", first)
 	}
-	second := program(t, "-db", dsn, "-order", order, "-ledger", ledger, "-answer", "yes")
+	second := program(t, "-db", dsn, "-schema", schema, "-order", order, "-ledger", ledger, "-answer", "yes")
 	if !strings.Contains(second, "done: order "+order+" charged") || strings.Contains(second, "creating order") {
 		t.Fatalf("second run did not charge, or created the order again:\n%s", second)
 	}
