@@ -204,6 +204,10 @@ func (e *CheckpointError) Error() string { return "checkpointer " + e.Op + ": " 
 
 func (e *CheckpointError) Unwrap() error { return e.Err }
 
+// ErrStopRequested is matched (errors.Is), besides ErrAborted, by the error
+// of a run stopped between supersteps by StopAtBoundary.
+var ErrStopRequested = errors.New("a stop was requested: the run stopped between supersteps, after the last commit")
+
 // ErrAborted is matched (errors.Is) by the error of a run that was
 // cancelled: its context was cancelled or timed out, or the consumer of
 // Stream stopped iterating. The run ends with StatusAborted and its last

@@ -87,6 +87,19 @@ func (r *runner[S, U]) release() {
 
 func (r *runner[S, U]) live() bool { return r.yield != nil && !r.stopped }
 
+// stopRequested reports whether StopAtBoundary's channel is closed.
+func (r *runner[S, U]) stopRequested() bool {
+	if r.cfg.stop == nil {
+		return false
+	}
+	select {
+	case <-r.cfg.stop:
+		return true
+	default:
+		return false
+	}
+}
+
 // emit fills the envelope of ev and hands it to the consumer.
 func (r *runner[S, U]) emit(ev Event) {
 	if !r.live() {
@@ -150,6 +163,10 @@ func (r *runner[S, U]) runBody(in *U, a *Answers) (res Result[S]) {
 	for len(r.cur) > 0 {
 		if err := r.ctx.Err(); err != nil {
 			return r.end(res, StatusAborted, err)
+		}
+		if r.stopRequested() {
+			r.cancel(ErrStopRequested)
+			return r.end(res, StatusAborted, ErrStopRequested)
 		}
 		if r.info.runSteps >= r.cfg.limit {
 			return r.end(res, StatusError, &RecursionLimitError{Limit: r.cfg.limit})

@@ -187,7 +187,8 @@ type runConfig struct {
 	meta   map[string]any
 	logger *slog.Logger
 
-	observers []Observer // WithObserver
+	observers []Observer      // WithObserver
+	stop      <-chan struct{} // StopAtBoundary
 }
 
 // DefaultRecursionLimit is the number of supersteps a run may take unless
@@ -211,6 +212,17 @@ func RecursionLimit(n int) RunOption { return func(c *runConfig) { c.limit = n }
 // Strict turns strict replay checking on or off (default on): a replayed task
 // that does not ask for a journaled key fails with a NondeterminismError.
 func Strict(on bool) RunOption { return func(c *runConfig) { c.strict = on } }
+
+// StopAtBoundary asks the run to stop between supersteps once stop is
+// closed: the superstep in flight runs to its end and commits, no other
+// starts, and the run ends StatusAborted with an error matching ErrAborted
+// and ErrStopRequested. Cancelling the run's context, by contrast, stops
+// the tasks in flight and voids their superstep. A later run of the thread
+// continues from the last commit. Queues use it to cancel a running
+// request in favour of a newer one (runtime.DoubleTextCancelReplace).
+func StopAtBoundary(stop <-chan struct{}) RunOption {
+	return func(c *runConfig) { c.stop = stop }
+}
 
 // WithMeta hands the nodes a free-form map through Ctx.Meta.
 func WithMeta(m map[string]any) RunOption { return func(c *runConfig) { c.meta = m } }
