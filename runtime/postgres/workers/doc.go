@@ -15,7 +15,9 @@
 //
 // A request starts a thread's run with input (KindStart) or resumes it with
 // answers (KindResume); Cancel stops a thread's running request at its
-// next superstep boundary and drops its queued ones. Submit returns at once
+// next superstep boundary (runtime.StopAtBoundary: the superstep in flight
+// finishes and commits, then the request ends aborted) and drops its
+// queued ones. Submit returns at once
 // with the request's id; the request is a row of ilmek_requests in the
 // store's schema (migration 2). A request runs once no request submitted
 // before it for the same thread is queued or running: requests of a thread
@@ -25,6 +27,17 @@
 // runtime.DoubleTexting policy: reject it while another is queued or
 // running, enqueue it behind them, or cancel them and run it
 // (cancel-and-replace, refused while the thread waits on a person).
+//
+// # Notifications
+//
+// Submitting, ending and cancelling a request send a PostgreSQL
+// notification (NOTIFY on the channel "ilmek:" + schema, at commit). Each
+// worker and each process that waits in Queue.Wait listens on a connection
+// of its own, outside the store's pool: an idle worker claims a new request
+// at once, a cancel reaches the running request's worker at once, and Wait
+// returns as soon as the outcome is recorded. Polling (Poll, Wait's poll)
+// remains the safety net for what sends no notification (an expired claim)
+// and for notifications lost while a listener reconnects.
 //
 // # Workers and crashes
 //

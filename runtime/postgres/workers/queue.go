@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -67,13 +68,15 @@ var ErrWaitsOnPerson = errors.New("the thread waits on a person (pending interru
 
 // Queue is the run-request queue in a store's schema.
 type Queue struct {
-	store *postgres.Store
-	s     string // the quoted schema
+	store   *postgres.Store
+	s       string // the quoted schema
+	ch      string // the NOTIFY channel
+	waiters waiters
 }
 
 // NewQueue returns the queue in store's schema (created by its migrations).
 func NewQueue(store *postgres.Store) *Queue {
-	return &Queue{store: store, s: `"` + store.SchemaName() + `"`}
+	return &Queue{store: store, s: `"` + store.SchemaName() + `"`, ch: channel(store.SchemaName())}
 }
 
 // Store returns the queue's store.
@@ -127,8 +130,11 @@ func (q *Queue) Submit(ctx context.Context, r Request) (int64, error) {
 				}
 			}
 		}
-		return tx.QueryRow(ctx, "INSERT INTO "+q.t("ilmek_requests")+" (thread_id, graph, kind, input, policy) VALUES ($1, $2, $3, $4, $5) RETURNING id",
-			r.Thread, r.Graph, string(r.Kind), []byte(r.Input), string(r.Policy)).Scan(&id)
+		if err := tx.QueryRow(ctx, "INSERT INTO "+q.t("ilmek_requests")+" (thread_id, graph, kind, input, policy) VALUES ($1, $2, $3, $4, $5) RETURNING id",
+			r.Thread, r.Graph, string(r.Kind), []byte(r.Input), string(r.Policy)).Scan(&id); err != nil {
+			return err
+		}
+		return q.notify(ctx, tx, noteNew)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("workers: submit a %s request for thread %q: %w", r.Kind, r.Thread, err)
@@ -178,16 +184,30 @@ func cancelTx(ctx context.Context, tx pgx.Tx, q *Queue, thread string) error {
 	return err
 }
 
+// cancelCount cancels the thread's queued requests and asks its running one
+// to stop, notifying the waiters of the first and the worker of the second.
 func cancelCount(ctx context.Context, tx pgx.Tx, q *Queue, thread string) (int, error) {
-	a, err := tx.Exec(ctx, "UPDATE "+q.t("ilmek_requests")+" SET state = 'cancelled', updated = clock_timestamp() WHERE thread_id = $1 AND state = 'queued'", thread)
-	if err != nil {
-		return 0, err
+	n := 0
+	for _, c := range []struct{ update, note string }{
+		{"SET state = 'cancelled', updated = clock_timestamp() WHERE thread_id = $1 AND state = 'queued'", noteEnd},
+		{"SET cancel = true, updated = clock_timestamp() WHERE thread_id = $1 AND state = 'running'", noteCancel},
+	} {
+		rows, err := tx.Query(ctx, "UPDATE "+q.t("ilmek_requests")+" "+c.update+" RETURNING id", thread)
+		if err != nil {
+			return 0, err
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return 0, err
+		}
+		for _, id := range ids {
+			if err := q.notify(ctx, tx, c.note+strconv.FormatInt(id, 10)); err != nil {
+				return 0, err
+			}
+		}
+		n += len(ids)
 	}
-	b, err := tx.Exec(ctx, "UPDATE "+q.t("ilmek_requests")+" SET cancel = true, updated = clock_timestamp() WHERE thread_id = $1 AND state = 'running'", thread)
-	if err != nil {
-		return 0, err
-	}
-	return int(a.RowsAffected() + b.RowsAffected()), nil
+	return n, nil
 }
 
 // Outcome returns what became of request id so far.
@@ -215,12 +235,16 @@ func (q *Queue) Outcome(ctx context.Context, id int64) (Outcome, error) {
 	return o, nil
 }
 
-// Wait returns request id's outcome once it has ended, polling every
-// poll (default 50 ms), or ctx's error.
+// Wait returns request id's outcome once it has ended, or ctx's error. It
+// listens for the notification the worker sends when it records the
+// outcome, and reads the outcome again at least every poll (default 1 s)
+// in case a notification was lost.
 func (q *Queue) Wait(ctx context.Context, id int64, poll time.Duration) (Outcome, error) {
 	if poll <= 0 {
-		poll = 50 * time.Millisecond
+		poll = time.Second
 	}
+	ended, done := q.addWaiter(id)
+	defer done()
 	for {
 		o, err := q.Outcome(ctx, id)
 		if err != nil || o.Ended() {
@@ -229,6 +253,7 @@ func (q *Queue) Wait(ctx context.Context, id int64, poll time.Duration) (Outcome
 		select {
 		case <-ctx.Done():
 			return o, fmt.Errorf("workers: wait for request %d: %w", id, ctx.Err())
+		case <-ended:
 		case <-time.After(poll):
 		}
 	}

@@ -13,7 +13,8 @@ import (
 type Runnable interface {
 	// run runs one request on thread through cp: with input (fold true),
 	// continuing (fold false and resume false), or resuming with answers.
-	run(ctx context.Context, cp runtime.Checkpointer, thread string, input json.RawMessage, mode runMode) (runOutcome, error)
+	// extra options are added to the run's.
+	run(ctx context.Context, cp runtime.Checkpointer, thread string, input json.RawMessage, mode runMode, extra ...runtime.RunOption) (runOutcome, error)
 	// ended returns the outcome of the thread's last run when it has
 	// ended (nothing planned next), ok false when it has work to do.
 	ended(ctx context.Context, cp runtime.Checkpointer, thread string) (out runOutcome, ok bool, err error)
@@ -41,8 +42,8 @@ func Graph[S, U any](g *runtime.Graph[S, U]) Runnable { return graphRunner[S, U]
 
 type graphRunner[S, U any] struct{ g *runtime.Graph[S, U] }
 
-func (r graphRunner[S, U]) run(ctx context.Context, cp runtime.Checkpointer, thread string, input json.RawMessage, mode runMode) (runOutcome, error) {
-	opts := []runtime.RunOption{runtime.Thread(thread), runtime.WithCheckpointer(cp)}
+func (r graphRunner[S, U]) run(ctx context.Context, cp runtime.Checkpointer, thread string, input json.RawMessage, mode runMode, extra ...runtime.RunOption) (runOutcome, error) {
+	opts := append([]runtime.RunOption{runtime.Thread(thread), runtime.WithCheckpointer(cp)}, extra...)
 	var (
 		res runtime.Result[S]
 		err error

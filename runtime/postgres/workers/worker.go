@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -24,6 +25,10 @@ type Worker struct {
 	q      *Queue
 	graphs map[string]Runnable
 	opts   workerOptions
+
+	wake    chan struct{}    // a request may have become runnable
+	mu      sync.Mutex       // guards running
+	running map[int64]func() // request id → ask its run to stop
 }
 
 // WorkerOption configures NewWorker.
@@ -46,7 +51,9 @@ const DefaultClaimTTL = 30 * time.Second
 // again once this has passed.
 func ClaimTTL(d time.Duration) WorkerOption { return func(o *workerOptions) { o.ttl = d } }
 
-// Poll sets how often an idle worker looks for requests (default 100 ms).
+// Poll sets how often an idle worker looks for requests when no
+// notification woke it sooner (default 1 s). New requests and ended ones
+// wake idle workers at once; the poll finds requests whose claim expired.
 func Poll(d time.Duration) WorkerOption { return func(o *workerOptions) { o.poll = d } }
 
 // Concurrency sets how many requests a worker runs at once (default 4).
@@ -63,14 +70,14 @@ func Logger(l *slog.Logger) WorkerOption { return func(o *workerOptions) { o.log
 // requests give in Request.Graph.
 func NewWorker(q *Queue, graphs map[string]Runnable, opts ...WorkerOption) *Worker {
 	host, _ := os.Hostname()
-	o := workerOptions{name: fmt.Sprintf("pid %d on %s", os.Getpid(), host), ttl: DefaultClaimTTL, poll: 100 * time.Millisecond, concurrency: 4, logger: slog.New(slog.DiscardHandler)}
+	o := workerOptions{name: fmt.Sprintf("pid %d on %s", os.Getpid(), host), ttl: DefaultClaimTTL, poll: time.Second, concurrency: 4, logger: slog.New(slog.DiscardHandler)}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	if o.concurrency < 1 {
 		o.concurrency = 1
 	}
-	return &Worker{q: q, graphs: graphs, opts: o}
+	return &Worker{q: q, graphs: graphs, opts: o, wake: make(chan struct{}, 1), running: map[int64]func(){}}
 }
 
 // claimed is a request a worker claimed.
@@ -90,6 +97,13 @@ func (w *Worker) Run(ctx context.Context) error {
 	sem := make(chan struct{}, w.opts.concurrency)
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	lctx, stopListening := context.WithCancel(ctx)
+	defer stopListening()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		w.q.listen(lctx, w.notified, func() { signal(w.wake) })
+	}()
 	for {
 		select {
 		case <-ctx.Done():
@@ -105,6 +119,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
+			case <-w.wake:
 			case <-time.After(w.opts.poll):
 			}
 			continue
@@ -116,6 +131,26 @@ func (w *Worker) Run(ctx context.Context) error {
 			w.runClaimed(ctx, c)
 		}()
 	}
+}
+
+// notified handles a notification on the queue's channel: a new or ended
+// request wakes the claim loop; a cancel stops the named request's run at
+// its next superstep boundary if this worker runs it.
+func (w *Worker) notified(payload string) {
+	if id, ok := strings.CutPrefix(payload, noteCancel); ok {
+		n, err := strconv.ParseInt(id, 10, 64)
+		if err != nil {
+			return
+		}
+		w.mu.Lock()
+		stop := w.running[n]
+		w.mu.Unlock()
+		if stop != nil {
+			stop()
+		}
+		return
+	}
+	signal(w.wake)
 }
 
 // claim takes the oldest runnable request: queued, or running under a
@@ -188,18 +223,32 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 	}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	// A cancel request stops the run between supersteps: the superstep in
+	// flight finishes and commits.
+	stopRun := make(chan struct{})
+	var stopOnce sync.Once
+	requestStop := func() { stopOnce.Do(func() { close(stopRun) }) }
+	w.mu.Lock()
+	w.running[c.id] = requestStop
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		delete(w.running, c.id)
+		w.mu.Unlock()
+	}()
 	stop := make(chan struct{})
 	hb := make(chan struct{})
-	go func() { defer close(hb); w.heartbeat(runCtx, c, cancel, stop) }()
-	out, err := g.run(runCtx, cp, c.thread, c.input, mode)
+	go func() { defer close(hb); w.heartbeat(runCtx, c, cancel, requestStop, stop) }()
+	out, err := g.run(runCtx, cp, c.thread, c.input, mode, runtime.StopAtBoundary(stopRun))
 	close(stop)
 	<-hb
+	stopped := errors.Is(err, runtime.ErrStopRequested)
 	var ce *runtime.CheckpointError
 	switch {
 	case errors.Is(err, runtime.ErrThreadBusy):
 		w.release(c, err) // a dead worker's lease has not expired yet: later
 		return
-	case (errors.As(err, &ce) || transient(err)) && !errors.Is(context.Cause(runCtx), errCancelled):
+	case (errors.As(err, &ce) || transient(err)) && !stopped:
 		// The store failed (a connection cut, a server restart) or the
 		// thread's lease was lost: nothing past the last commit was
 		// written, so the request is claimed again and continues there.
@@ -207,7 +256,7 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 		return
 	case ctx.Err() != nil:
 		return // this worker stops; the claim expires and another continues
-	case errors.Is(context.Cause(runCtx), errCancelled):
+	case stopped:
 		out.Status = runtime.StatusAborted
 	}
 	msg := ""
@@ -217,12 +266,10 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 	w.finish(c, string(out.Status), &out, msg)
 }
 
-// errCancelled is the cause of a run stopped by a cancel request.
-var errCancelled = errors.New("the request was cancelled")
-
-// heartbeat renews the claim every TTL/3 and cancels the run when the
-// request was cancelled or the claim was lost.
-func (w *Worker) heartbeat(ctx context.Context, c *claimed, cancel context.CancelCauseFunc, stop chan struct{}) {
+// heartbeat renews the claim every TTL/3; it cancels the run when the
+// claim was lost and asks it to stop at its next superstep boundary when
+// the request was cancelled (should the notification have been missed).
+func (w *Worker) heartbeat(ctx context.Context, c *claimed, cancel context.CancelCauseFunc, requestStop func(), stop chan struct{}) {
 	t := time.NewTicker(w.opts.ttl / 3)
 	defer t.Stop()
 	for {
@@ -241,8 +288,7 @@ func (w *Worker) heartbeat(ctx context.Context, c *claimed, cancel context.Cance
 			cancel(errors.New("the claim on the request was taken over"))
 			return
 		case err == nil && cancelled:
-			cancel(errCancelled)
-			return
+			requestStop()
 		}
 	}
 }
@@ -257,8 +303,13 @@ func (w *Worker) finish(c *claimed, state string, out *runOutcome, msg string) {
 	// claimed and run again.
 	for try := 0; try < 5; try++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		_, err := w.q.store.Pool().Exec(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET state = $3, result = $4, error = $5, claim_until = NULL, updated = clock_timestamp() WHERE id = $1 AND claim = $2",
-			c.id, c.claim, state, result, msg)
+		err := pgx.BeginFunc(ctx, w.q.store.Pool(), func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET state = $3, result = $4, error = $5, claim_until = NULL, updated = clock_timestamp() WHERE id = $1 AND claim = $2",
+				c.id, c.claim, state, result, msg); err != nil {
+				return err
+			}
+			return w.q.notify(ctx, tx, noteEnd+strconv.FormatInt(c.id, 10))
+		})
 		cancel()
 		if err == nil {
 			return

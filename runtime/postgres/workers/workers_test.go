@@ -179,41 +179,87 @@ func TestDoubleTexting(t *testing.T) {
 	}
 }
 
-// TestCancelReplaceStopsTheRunningRequest: a request holds in its second
-// superstep; cancel-and-replace stops it (it ends aborted after its first
-// superstep), then the new request runs on the thread.
+// TestCancelReplaceStopsTheRunningRequest: cancel-and-replace arrives while
+// the running request is in node b, its second superstep. b runs to its
+// end and its superstep commits; c, the third, does not start, and the
+// request ends aborted. Then the new request runs on the thread: it
+// continues with c, and b does not run again.
 func TestCancelReplaceStopsTheRunningRequest(t *testing.T) {
 	q := openQueue(t)
 	ctx := context.Background()
-	gate := make(chan struct{}) // never opened: b holds until cancelled
-	startWorkers(t, q, map[string]workers.Runnable{"steps": workers.Graph(steps(t, gate))}, 1, workers.ClaimTTL(300*time.Millisecond))
-	first, err := q.Submit(ctx, workers.Request{Graph: "steps", Thread: "t", Input: json.RawMessage(`{"in":1}`)})
+	gate := make(chan struct{})
+	var bRuns, cRuns atomic.Int64
+	g, err := runtime.NewBuilder("three").Channel("in", spec.LastWrite).Channel("log", spec.Append).
+		Node("a", func(ctx *runtime.Ctx, v runtime.Values) (runtime.Values, error) {
+			return runtime.Values{"log": fmt.Sprintf("a:%v", v["in"])}, nil
+		}).
+		Node("b", func(ctx *runtime.Ctx, v runtime.Values) (runtime.Values, error) {
+			bRuns.Add(1)
+			select {
+			case <-gate:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return runtime.Values{"log": "b"}, nil
+		}).
+		Node("c", func(ctx *runtime.Ctx, v runtime.Values) (runtime.Values, error) {
+			cRuns.Add(1)
+			return runtime.Values{"log": "c"}, nil
+		}).
+		Edge(spec.Start, "a").Edge("a", "b").Edge("b", "c").Compile()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		o, err := q.Outcome(ctx, first)
+	// A claim TTL far beyond the test: only the notification can deliver
+	// the cancel in time.
+	startWorkers(t, q, map[string]workers.Runnable{"three": workers.Graph(g)}, 1, workers.ClaimTTL(time.Minute))
+	first, err := q.Submit(ctx, workers.Request{Graph: "three", Thread: "t", Input: json.RawMessage(`{"in":1}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for bRuns.Load() == 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	second, err := q.Submit(ctx, workers.Request{Graph: "three", Thread: "t", Input: json.RawMessage(`{"in":2}`), Policy: runtime.DoubleTextCancelReplace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // the cancel reaches the worker
+	if o, err := q.Outcome(ctx, first); err != nil || o.State != "running" {
+		t.Fatalf("the running request before b returned: %s %v; the stop must wait for the boundary", o.State, err)
+	}
+	close(gate)
+	o := wait(t, q, first)
+	if o.State != "aborted" || logOf(t, o) != "[a:1 b]" || cRuns.Load() != 0 {
+		t.Errorf("the replaced running request: state %s, log %s, c ran %d times, err %q; want aborted after b's superstep", o.State, logOf(t, o), cRuns.Load(), o.Error)
+	}
+	o = wait(t, q, second)
+	if o.State != "done" || bRuns.Load() != 1 || cRuns.Load() != 1 {
+		t.Errorf("the replacing request: state %s, log %s, b ran %d, c ran %d times, err %q; want done, each once", o.State, logOf(t, o), bRuns.Load(), cRuns.Load(), o.Error)
+	}
+}
+
+// TestWaitAndWorkersWakeOnNotifications: with polls of an hour, a worker
+// still claims a request as soon as it is submitted, and Wait returns as
+// soon as the worker records the outcome: both are woken by notifications.
+func TestWaitAndWorkersWakeOnNotifications(t *testing.T) {
+	q := openQueue(t)
+	startWorkers(t, q, map[string]workers.Runnable{"steps": workers.Graph(steps(t, nil))}, 2, workers.Poll(time.Hour))
+	time.Sleep(200 * time.Millisecond) // the workers listen, idle
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for i := range 5 {
+		id, err := q.Submit(ctx, workers.Request{Graph: "steps", Thread: fmt.Sprintf("t%d", i), Input: json.RawMessage(`{"in":1}`)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if o.State == "running" {
-			break
+		t0 := time.Now()
+		o, err := q.Wait(ctx, id, time.Hour)
+		if err != nil || o.State != "done" {
+			t.Fatalf("request %d: %s %v", id, o.State, err)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	time.Sleep(100 * time.Millisecond) // into node b
-	second, err := q.Submit(ctx, workers.Request{Graph: "steps", Thread: "t", Input: json.RawMessage(`{"in":2}`), Policy: runtime.DoubleTextCancelReplace})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o := wait(t, q, first); o.State != "aborted" {
-		t.Errorf("the replaced running request: state %s, err %q; want aborted", o.State, o.Error)
-	}
-	o, err := q.Outcome(ctx, second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o.State != "queued" && o.State != "running" {
-		t.Errorf("the replacing request: state %s (%s) before its gate opened", o.State, o.Error)
+		if d := time.Since(t0); d > 5*time.Second {
+			t.Errorf("request %d ended %v after it was submitted; a notification should have woken the worker and Wait", id, d)
+		}
 	}
 }

@@ -1,0 +1,171 @@
+package workers
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Notifications on the queue's channel (NOTIFY, sent when the writing
+// transaction commits) tell listeners what changed, so idle workers and
+// waiting callers react at once instead of on their next poll. Polling
+// stays as the safety net: a notification sent while a listener was
+// reconnecting is lost, and an expired claim sends none.
+const (
+	noteNew    = "new"     // a request was queued
+	noteEnd    = "end:"    // + id: a request ended
+	noteCancel = "cancel:" // + id: a running request was asked to stop
+)
+
+// channel is the NOTIFY channel of the queue in schema: "ilmek:" and the
+// schema name, or a hash of it when that would pass PostgreSQL's 63-byte
+// identifier limit.
+func channel(schema string) string {
+	ch := "ilmek:" + schema
+	if len(ch) > 63 {
+		sum := sha256.Sum256([]byte(schema))
+		ch = "ilmek:" + hex.EncodeToString(sum[:16])
+	}
+	return ch
+}
+
+// notify queues a notification to be sent when tx commits.
+func (q *Queue) notify(ctx context.Context, tx pgx.Tx, payload string) error {
+	_, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", q.ch, payload)
+	return err
+}
+
+// listen holds a connection of its own (outside the store's pool, so a
+// listener never takes a connection the runs need) that LISTENs on the
+// queue's channel, and calls fn with each notification's payload until ctx
+// is done. After a failure it reconnects with a growing pause, up to
+// max; connected is called after each successful LISTEN, so the caller can
+// re-read what it may have missed.
+func (q *Queue) listen(ctx context.Context, fn func(payload string), connected func()) {
+	pause := 50 * time.Millisecond
+	const max = 2 * time.Second
+	for ctx.Err() == nil {
+		if q.listenOnce(ctx, fn, connected) {
+			pause = 50 * time.Millisecond
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, max)
+	}
+}
+
+// listenOnce connects, listens and delivers until an error; it reports
+// whether it got as far as listening.
+func (q *Queue) listenOnce(ctx context.Context, fn func(string), connected func()) bool {
+	conn, err := pgx.ConnectConfig(ctx, q.store.Pool().Config().ConnConfig.Copy())
+	if err != nil {
+		return false
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{q.ch}.Sanitize()); err != nil {
+		return false
+	}
+	if connected != nil {
+		connected()
+	}
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return true
+		}
+		fn(n.Payload)
+	}
+}
+
+// waiters fans the queue's end notifications out to the callers of Wait.
+// One listener runs while anyone waits; it stops when the last leaves.
+type waiters struct {
+	mu     sync.Mutex
+	byID   map[int64][]chan struct{}
+	n      int
+	cancel context.CancelFunc
+}
+
+// add registers a waiter for request id and returns the channel signalled
+// when it may have ended, and the function that unregisters it.
+func (q *Queue) addWaiter(id int64) (<-chan struct{}, func()) {
+	w := &q.waiters
+	ch := make(chan struct{}, 1)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.byID == nil {
+		w.byID = map[int64][]chan struct{}{}
+	}
+	w.byID[id] = append(w.byID[id], ch)
+	w.n++
+	if w.n == 1 {
+		ctx, cancel := context.WithCancel(context.Background())
+		w.cancel = cancel
+		go q.listen(ctx, q.deliverEnd, q.wakeAllWaiters)
+	}
+	return ch, func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		l := w.byID[id]
+		for i := range l {
+			if l[i] == ch {
+				l = append(l[:i], l[i+1:]...)
+				break
+			}
+		}
+		if len(l) == 0 {
+			delete(w.byID, id)
+		} else {
+			w.byID[id] = l
+		}
+		w.n--
+		if w.n == 0 {
+			w.cancel()
+		}
+	}
+}
+
+// deliverEnd signals the waiters of the request an end notification names.
+func (q *Queue) deliverEnd(payload string) {
+	id, ok := strings.CutPrefix(payload, noteEnd)
+	if !ok {
+		return
+	}
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		return
+	}
+	q.waiters.mu.Lock()
+	defer q.waiters.mu.Unlock()
+	for _, ch := range q.waiters.byID[n] {
+		signal(ch)
+	}
+}
+
+// wakeAllWaiters signals every waiter, after the listener (re)connected:
+// an end may have been missed while it was not listening.
+func (q *Queue) wakeAllWaiters() {
+	q.waiters.mu.Lock()
+	defer q.waiters.mu.Unlock()
+	for _, l := range q.waiters.byID {
+		for _, ch := range l {
+			signal(ch)
+		}
+	}
+}
+
+// signal wakes whoever reads ch, without blocking when it is awake already.
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
