@@ -86,13 +86,19 @@ func (q *Queue) listenOnce(ctx context.Context, fn func(string), connected func(
 }
 
 // waiters fans the queue's end notifications out to the callers of Wait.
-// One listener runs while anyone waits; it stops when the last leaves.
+// One listener runs while anyone waits; it stops listenLinger after the
+// last left, so a caller waiting for one request after another does not
+// connect each time.
 type waiters struct {
 	mu     sync.Mutex
 	byID   map[int64][]chan struct{}
 	n      int
-	cancel context.CancelFunc
+	cancel context.CancelFunc // stops the listener; nil when none runs
+	idle   *time.Timer        // stops it once nobody waits
 }
+
+// listenLinger is how long Wait's listener outlives its last waiter.
+const listenLinger = 2 * time.Second
 
 // add registers a waiter for request id and returns the channel signalled
 // when it may have ended, and the function that unregisters it.
@@ -106,7 +112,11 @@ func (q *Queue) addWaiter(id int64) (<-chan struct{}, func()) {
 	}
 	w.byID[id] = append(w.byID[id], ch)
 	w.n++
-	if w.n == 1 {
+	if w.idle != nil {
+		w.idle.Stop()
+		w.idle = nil
+	}
+	if w.cancel == nil {
 		ctx, cancel := context.WithCancel(context.Background())
 		w.cancel = cancel
 		go q.listen(ctx, q.deliverEnd, q.wakeAllWaiters)
@@ -128,7 +138,14 @@ func (q *Queue) addWaiter(id int64) (<-chan struct{}, func()) {
 		}
 		w.n--
 		if w.n == 0 {
-			w.cancel()
+			w.idle = time.AfterFunc(listenLinger, func() {
+				w.mu.Lock()
+				defer w.mu.Unlock()
+				if w.n == 0 && w.cancel != nil {
+					w.cancel()
+					w.cancel = nil
+				}
+			})
 		}
 	}
 }

@@ -37,13 +37,20 @@ type runOutcome struct {
 
 // Graph makes g runnable by workers: a start request's input decodes into
 // U, a resume request's into a JSON object of answers by interrupt id, and
-// the outcome's result is S encoded as JSON.
-func Graph[S, U any](g *runtime.Graph[S, U]) Runnable { return graphRunner[S, U]{g} }
+// the outcome's result is S encoded as JSON. opts are added to every run's
+// options (RecursionLimit for long runs, WithLogger, WithObserver, ...);
+// the thread and the checkpointer are the worker's.
+func Graph[S, U any](g *runtime.Graph[S, U], opts ...runtime.RunOption) Runnable {
+	return graphRunner[S, U]{g, opts}
+}
 
-type graphRunner[S, U any] struct{ g *runtime.Graph[S, U] }
+type graphRunner[S, U any] struct {
+	g    *runtime.Graph[S, U]
+	opts []runtime.RunOption
+}
 
 func (r graphRunner[S, U]) run(ctx context.Context, cp runtime.Checkpointer, thread string, input json.RawMessage, mode runMode, extra ...runtime.RunOption) (runOutcome, error) {
-	opts := append([]runtime.RunOption{runtime.Thread(thread), runtime.WithCheckpointer(cp)}, extra...)
+	opts := append(append(r.opts[:len(r.opts):len(r.opts)], runtime.Thread(thread), runtime.WithCheckpointer(cp)), extra...)
 	var (
 		res runtime.Result[S]
 		err error

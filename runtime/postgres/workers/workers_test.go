@@ -22,7 +22,7 @@ var schemas atomic.Int64
 
 // openQueue opens a store in a fresh schema (dropped at cleanup) and its
 // queue. Without ILMEK_POSTGRES_DSN the test skips, unless CI=true.
-func openQueue(t *testing.T, opts ...postgres.Option) *workers.Queue {
+func openQueue(t testing.TB, opts ...postgres.Option) *workers.Queue {
 	t.Helper()
 	dsn := os.Getenv(envDSN)
 	if dsn == "" {
@@ -68,7 +68,7 @@ func steps(t *testing.T, gate <-chan struct{}) *runtime.Graph[runtime.Values, ru
 	return g
 }
 
-func startWorkers(t *testing.T, q *workers.Queue, graphs map[string]workers.Runnable, n int, opts ...workers.WorkerOption) {
+func startWorkers(t testing.TB, q *workers.Queue, graphs map[string]workers.Runnable, n int, opts ...workers.WorkerOption) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{}, n)
