@@ -189,6 +189,7 @@ func rich(thread, parent string) *runtime.Checkpoint {
 		{ID: "worker#1:approve:b#0", Key: "approve:b#0", Node: "worker", TaskID: c.PlanID + ":worker#1", Payload: json.RawMessage(`"plain string"`)},
 	}
 	c.Created = time.Date(2025, 3, 4, 5, 6, 7, 123456789, time.UTC)
+	c.Fingerprint, c.Format, c.MigratedFrom = "sha256:new", runtime.CheckpointFormat, "sha256:old"
 	return c
 }
 

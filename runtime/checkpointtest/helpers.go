@@ -72,8 +72,12 @@ func sameCheckpoint(t *testing.T, want, got *runtime.Checkpoint) {
 	if got == nil {
 		t.Fatalf("checkpoint %s: got nil", want.ID)
 	}
-	type plain struct{ ID, ParentID, ThreadID, PlanID string }
-	if d := cmp.Diff(plain{want.ID, want.ParentID, want.ThreadID, want.PlanID}, plain{got.ID, got.ParentID, got.ThreadID, got.PlanID}); d != "" {
+	type plain struct {
+		ID, ParentID, ThreadID, PlanID, Fingerprint, MigratedFrom string
+		Format                                                    int
+	}
+	if d := cmp.Diff(plain{want.ID, want.ParentID, want.ThreadID, want.PlanID, want.Fingerprint, want.MigratedFrom, want.Format},
+		plain{got.ID, got.ParentID, got.ThreadID, got.PlanID, got.Fingerprint, got.MigratedFrom, got.Format}); d != "" {
 		t.Errorf("checkpoint %s: ids differ (-want +got):\n%s", want.ID, d)
 	}
 	if want.Step != got.Step {

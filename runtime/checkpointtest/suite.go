@@ -49,6 +49,7 @@ func Run(t *testing.T, newCP NewFunc) {
 	all = append(all, graphContracts...)
 	all = append(all, deltaContracts...)
 	all = append(all, pruneContracts...)
+	all = append(all, versionContracts...)
 	for _, c := range all {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

@@ -36,7 +36,7 @@ func (s *Store) Put(ctx context.Context, cp *runtime.Checkpoint, done []string) 
 	if cp.Channels != nil {
 		channels = []byte(cp.Channels)
 	}
-	args := []any{cp.ID, cp.ThreadID, cp.ParentID, cp.PlanID, cp.Step, created, channels, next, pending}
+	args := []any{cp.ID, cp.ThreadID, cp.ParentID, cp.PlanID, cp.Step, created, channels, next, pending, cp.Fingerprint, cp.Format, cp.MigratedFrom}
 	if done == nil {
 		done = []string{}
 	}
@@ -144,13 +144,13 @@ func (s *Store) DeleteThread(ctx context.Context, threadID string) error {
 func scanCheckpoint(row pgx.Row) (*runtime.Checkpoint, error) {
 	var (
 		cp                      runtime.Checkpoint
-		step, created           int64
+		step, created, format   int64
 		channels, next, pending []byte
 	)
-	if err := row.Scan(&cp.ID, &cp.ThreadID, &cp.ParentID, &cp.PlanID, &step, &created, &channels, &next, &pending); err != nil {
+	if err := row.Scan(&cp.ID, &cp.ThreadID, &cp.ParentID, &cp.PlanID, &step, &created, &channels, &next, &pending, &cp.Fingerprint, &format, &cp.MigratedFrom); err != nil {
 		return nil, err
 	}
-	cp.Step = int(step)
+	cp.Step, cp.Format = int(step), int(format)
 	if created != 0 {
 		cp.Created = time.Unix(0, created).UTC()
 	}

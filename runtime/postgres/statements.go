@@ -12,9 +12,10 @@ type statements struct {
 	deleteThread                     string
 	takeLease, renewLease, dropLease string
 	leaseHolder                      string
+	putDocument, getDocument         string
 }
 
-const cpColumns = "id, thread_id, parent_id, plan_id, step, created_ns, channels, next, pending"
+const cpColumns = "id, thread_id, parent_id, plan_id, step, created_ns, channels, next, pending, fingerprint, format, migrated_from"
 
 // newStatements writes the statements for the schema s (already quoted).
 //
@@ -26,16 +27,16 @@ const cpColumns = "id, thread_id, parent_id, plan_id, step, created_ns, channels
 func newStatements(s string) statements {
 	r := strings.NewReplacer("S.", s+".", "'S.", "'"+s+".")
 	f := func(q string) string { return r.Replace(q) }
-	const fence = "WITH f AS (SELECT 1 FROM S.ilmek_leases WHERE thread_id = $2 AND epoch = $10 FOR SHARE), "
-	const values = "$1::text, $2::text, $3::text, $4::text, $5::bigint, $6::bigint, $7::bytea, $8::bytea, $9::bytea"
+	const fence = "WITH f AS (SELECT 1 FROM S.ilmek_leases WHERE thread_id = $2 AND epoch = $13 FOR SHARE), "
+	const values = "$1::text, $2::text, $3::text, $4::text, $5::bigint, $6::bigint, $7::bytea, $8::bytea, $9::bytea, $10::text, $11::bigint, $12::text"
 	return statements{
 		insert: f("INSERT INTO S.ilmek_checkpoints (" + cpColumns + ") VALUES (" + values + ")"),
 		insertDone: f("WITH ins AS (INSERT INTO S.ilmek_checkpoints (" + cpColumns + ") VALUES (" + values + ") RETURNING 1), " +
-			"del AS (DELETE FROM S.ilmek_journals WHERE thread_id = $2 AND task_id = ANY($10::text[])) " +
+			"del AS (DELETE FROM S.ilmek_journals WHERE thread_id = $2 AND task_id = ANY($13::text[])) " +
 			"SELECT count(*) FROM ins"),
 		insertFenced: f(fence +
 			"ins AS (INSERT INTO S.ilmek_checkpoints (" + cpColumns + ") SELECT " + values + " FROM f RETURNING 1), " +
-			"del AS (DELETE FROM S.ilmek_journals WHERE thread_id = $2 AND task_id = ANY($11::text[]) AND EXISTS (SELECT 1 FROM f)) " +
+			"del AS (DELETE FROM S.ilmek_journals WHERE thread_id = $2 AND task_id = ANY($14::text[]) AND EXISTS (SELECT 1 FROM f)) " +
 			"SELECT count(*) FROM ins"),
 		latest: f("SELECT " + cpColumns + " FROM S.ilmek_checkpoints WHERE thread_id = $1 ORDER BY seq DESC LIMIT 1"),
 		byID:   f("SELECT " + cpColumns + " FROM S.ilmek_checkpoints WHERE thread_id = $1 AND id = $2"),
@@ -60,5 +61,8 @@ func newStatements(s string) statements {
 			"WHERE thread_id = $1 AND epoch = $2"),
 		dropLease:   f("DELETE FROM S.ilmek_leases WHERE thread_id = $1 AND epoch = $2"),
 		leaseHolder: f("SELECT owner, epoch, expires FROM S.ilmek_leases WHERE thread_id = $1"),
+
+		putDocument: f("INSERT INTO S.ilmek_documents (fingerprint, doc) VALUES ($1, $2) ON CONFLICT (fingerprint) DO NOTHING"),
+		getDocument: f("SELECT doc FROM S.ilmek_documents WHERE fingerprint = $1"),
 	}
 }

@@ -1,0 +1,39 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ilmek-go/ilmek/runtime"
+)
+
+var _ runtime.DocumentStore = (*Store)(nil)
+
+// PutDocument stores the document of a graph version under its fingerprint
+// (ilmek_documents); a fingerprint already stored keeps its document.
+func (s *Store) PutDocument(ctx context.Context, fingerprint string, doc []byte) error {
+	if doc == nil {
+		doc = []byte{}
+	}
+	if _, err := s.pool.Exec(ctx, s.q.putDocument, fingerprint, doc); err != nil {
+		return fmt.Errorf("postgres: put document %s in %s: %w", fingerprint, s.where(), err)
+	}
+	return nil
+}
+
+// GetDocument returns the document stored under fingerprint, or
+// runtime.ErrNotFound.
+func (s *Store) GetDocument(ctx context.Context, fingerprint string) ([]byte, error) {
+	var doc []byte
+	err := s.pool.QueryRow(ctx, s.q.getDocument, fingerprint).Scan(&doc)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil, runtime.ErrNotFound
+	case err != nil:
+		return nil, fmt.Errorf("postgres: get document %s from %s: %w", fingerprint, s.where(), err)
+	}
+	return doc, nil
+}
