@@ -23,8 +23,9 @@ type PruneOptions struct {
 var ErrPruneOptions = errors.New("prune options keep nothing by count or time: set KeepLast or KeepAfter")
 
 // Pruner is a Checkpointer that can drop a thread's old checkpoints
-// (Memory and the SQLite store implement it). Prune keeps a checkpoint
-// when a rule of opts keeps it or when it is one of these, always kept:
+// (Memory, the SQLite and the PostgreSQL stores implement it). Prune keeps
+// a checkpoint when a rule of opts keeps it or when it is one of these,
+// always kept:
 //
 //  1. the thread's latest checkpoint (what the next run continues);
 //  2. every tip of a branch: a checkpoint no checkpoint names as its

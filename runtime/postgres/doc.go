@@ -27,6 +27,15 @@
 // checkpoint and deletes the journals of the finished tasks in one
 // statement: a superstep commits whole or not at all.
 //
+// Each checkpoint row names the graph version that wrote it (fingerprint,
+// format, migrated_from), and ilmek_documents keeps each version's
+// document by fingerprint (runtime.DocumentStore), so a changed document
+// is checked against a paused thread's by the runtime's version rule, as
+// on the other backends (migration 3). Prune (runtime.Pruner) drops a
+// thread's old checkpoints by the rules documented there; every
+// checkpoint here is a full snapshot (incremental checkpoints,
+// runtime.DeltaCheckpointer, are on Memory and SQLite only).
+//
 // # Leases and fencing
 //
 // Lease gives one run at a time a thread: one statement inserts or takes

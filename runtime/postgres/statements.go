@@ -13,6 +13,7 @@ type statements struct {
 	takeLease, renewLease, dropLease string
 	leaseHolder                      string
 	putDocument, getDocument         string
+	pruneList, pruneDrop             string
 }
 
 const cpColumns = "id, thread_id, parent_id, plan_id, step, created_ns, channels, next, pending, fingerprint, format, migrated_from"
@@ -64,5 +65,8 @@ func newStatements(s string) statements {
 
 		putDocument: f("INSERT INTO S.ilmek_documents (fingerprint, doc) VALUES ($1, $2) ON CONFLICT (fingerprint) DO NOTHING"),
 		getDocument: f("SELECT doc FROM S.ilmek_documents WHERE fingerprint = $1"),
+
+		pruneList: f("SELECT id, parent_id, plan_id, created_ns FROM S.ilmek_checkpoints WHERE thread_id = $1 ORDER BY seq"),
+		pruneDrop: f("DELETE FROM S.ilmek_checkpoints WHERE thread_id = $1 AND id = ANY($2::text[])"),
 	}
 }
