@@ -8,9 +8,11 @@ GOFILES     := $(shell git ls-files '*.go' 2>/dev/null)
 
 all: check test
 
-## test: the whole suite, race detector on (the README's test command).
+## test: the whole suite, race detector on (the README's test command),
+## and the otel module's (a module of its own, which ./... skips).
 test:
 	go test -race ./...
+	cd otel && go test -race ./...
 
 ## test-postgres: runtime/postgres and the conformance suite against the
 ## PostgreSQL server of ILMEK_POSTGRES_DSN (default: the local one, as
@@ -27,9 +29,11 @@ fmt:
 
 vet:
 	go vet ./...
+	cd otel && go vet ./...
 
 staticcheck:
 	go run $(STATICCHECK) ./...
+	cd otel && go run $(STATICCHECK) ./...
 
 ## generated: every committed generated package matches what ilmekgen
 ## writes today, and every example document is in canonical form.

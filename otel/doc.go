@@ -1,0 +1,66 @@
+// Package otel turns ilmek runs into OpenTelemetry traces and metrics. It
+// is a module of its own (github.com/ilmek-go/ilmek/otel), so the core
+// module does not depend on OpenTelemetry.
+//
+// An Observer is a runtime.Observer: add it to a graph with
+// runtime.GraphObserver or to one run with runtime.WithObserver.
+//
+//	import (
+//		ilmekotel "github.com/ilmek-go/ilmek/otel"
+//		"github.com/ilmek-go/ilmek/runtime"
+//	)
+//
+//	obs, err := ilmekotel.New(
+//		ilmekotel.WithTracerProvider(tp), // default: otel.GetTracerProvider()
+//		ilmekotel.WithMeterProvider(mp),  // default: otel.GetMeterProvider()
+//	)
+//	if err != nil {
+//		return err
+//	}
+//	g, err := runtime.FromSpec(doc, registry, runtime.GraphObserver(obs))
+//	...
+//	res, err := g.Invoke(ctx, input, runtime.Thread(id), runtime.WithCheckpointer(store))
+//
+// # Spans
+//
+// Each run is a span, a child of the span in the context the run was
+// started with, named "run <graph>". Under it:
+//
+//	run <graph>                 events: lease taken/renewed/lost, interrupts answered, resume
+//	  checkpoint                the run's first checkpoint (superstep 0)
+//	  superstep                 one per superstep; event: interrupt opened
+//	    task <node id>          one per task, every attempt; events: step executed/replayed, retry
+//	      (the node's own spans, started from its Ctx)
+//	    checkpoint              the superstep's commit, or its pause
+//
+// Task spans carry the node id, node type, task key, task id, superstep,
+// the number of attempts and the outcome (done, error, interrupted). A
+// journaled step is an event on its task's span: EventStepExecuted with
+// the time its function ran, or EventStepReplayed when a re-run (a retry,
+// or the run after a resume) returned its journaled value. A failure sets
+// the span's status to Error with error.type; the span where the error
+// arose (a task's, a checkpoint's, or the run's for one that did not come
+// from a task) also records it as an exception event.
+//
+// A pause keeps the pausing run's span context with its interrupts
+// (runtime.PendingInterrupt.Meta, under MetaTraceparent); the run that
+// resumes the thread, which is a new trace under its own caller's span,
+// links to it. The attribute, event, span and metric names are the Key,
+// Event, Span and Metric constants.
+//
+// # Metrics
+//
+// Runs, supersteps, tasks (by node and outcome) and their durations,
+// journaled steps executed and replayed, retries, interrupts opened and
+// answered, checkpoint commit latency and size, and lost leases: see the
+// Metric constants. Their attributes are the graph's name and, where it
+// applies, the node's id and type, so their number is bounded by the
+// graph's size; run and thread ids are on spans only.
+//
+// # Cost
+//
+// A run without an observer pays nothing for one. With the Observer, each
+// run, superstep, task and checkpoint costs one span; a run whose trace is
+// not sampled still counts its metrics and records no span events.
+// BENCHMARKS.md has the figures.
+package otel

@@ -1,0 +1,123 @@
+package otel
+
+import (
+	"sync"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+)
+
+// instruments are the Observer's metrics (the Metric constants name them).
+type instruments struct {
+	runs, supersteps, tasks, steps, retries       metric.Int64Counter
+	interruptsOpened, interruptsAnswered          metric.Int64Counter
+	leaseLosses                                   metric.Int64Counter
+	runDuration, taskDuration, checkpointDuration metric.Float64Histogram
+	checkpointSize                                metric.Int64Histogram
+}
+
+// durationBounds are the bucket bounds of the duration histograms, in
+// seconds: from a tenth of a millisecond (a task that only computes) to a
+// minute (one that waits on a model or a person's system).
+var durationBounds = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+
+// sizeBounds are the bucket bounds of the checkpoint size histogram, in
+// bytes.
+var sizeBounds = []float64{256, 1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20}
+
+func (in *instruments) init(m metric.Meter) error {
+	var errs [12]error
+	in.runs, errs[0] = m.Int64Counter(MetricRuns, metric.WithUnit("{run}"), metric.WithDescription("Runs ended, by status."))
+	in.runDuration, errs[1] = m.Float64Histogram(MetricRunDuration, metric.WithUnit("s"), metric.WithDescription("How long runs took, by status."),
+		metric.WithExplicitBucketBoundaries(durationBounds...))
+	in.supersteps, errs[2] = m.Int64Counter(MetricSupersteps, metric.WithUnit("{superstep}"), metric.WithDescription("Supersteps run."))
+	in.tasks, errs[3] = m.Int64Counter(MetricTasks, metric.WithUnit("{task}"), metric.WithDescription("Tasks ended, by node and outcome."))
+	in.taskDuration, errs[4] = m.Float64Histogram(MetricTaskDuration, metric.WithUnit("s"),
+		metric.WithDescription("How long tasks took, every attempt and the waits between them included, by node and outcome."),
+		metric.WithExplicitBucketBoundaries(durationBounds...))
+	in.steps, errs[5] = m.Int64Counter(MetricSteps, metric.WithUnit("{step}"),
+		metric.WithDescription("Journaled steps, executed or replayed from the journal, by node."))
+	in.retries, errs[6] = m.Int64Counter(MetricRetries, metric.WithUnit("{retry}"), metric.WithDescription("Failed task attempts that a retry policy re-ran, by node."))
+	in.interruptsOpened, errs[7] = m.Int64Counter(MetricInterruptsOpened, metric.WithUnit("{interrupt}"), metric.WithDescription("Interrupts written by pauses, by node."))
+	in.interruptsAnswered, errs[8] = m.Int64Counter(MetricInterruptsAnswered, metric.WithUnit("{interrupt}"), metric.WithDescription("Interrupts answered by resumes, by node."))
+	in.checkpointDuration, errs[9] = m.Float64Histogram(MetricCheckpointDuration, metric.WithUnit("s"),
+		metric.WithDescription("How long checkpoint commits took, failed ones with error.type."), metric.WithExplicitBucketBoundaries(durationBounds...))
+	in.checkpointSize, errs[10] = m.Int64Histogram(MetricCheckpointSize, metric.WithUnit("By"),
+		metric.WithDescription("What committed checkpoints wrote: channels, send inputs and interrupt payloads as encoded."),
+		metric.WithExplicitBucketBoundaries(sizeBounds...))
+	in.leaseLosses, errs[11] = m.Int64Counter(MetricLeaseLosses, metric.WithUnit("{loss}"), metric.WithDescription("Thread leases lost while a run held them."))
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// attrKey names one set of metric attributes; empty fields are left out.
+type attrKey struct {
+	graph, node, nodeType string
+	outcome               string // KeyTaskOutcome or KeyRunStatus (a key without node)
+	step                  int8   // 1: an executed step, 2: a replayed one
+	checkpoint            bool   // KeyCheckpointPause is set
+	pause                 bool
+	errType               string
+}
+
+// attrEntry is one set of metric attributes as a measurement option, built
+// once.
+type attrEntry struct {
+	key attrKey
+	opt metric.MeasurementOption
+}
+
+// attrCache keeps the attribute sets of the metrics, so that a measurement
+// builds none.
+type attrCache struct {
+	mu sync.RWMutex
+	m  map[attrKey]*attrEntry
+}
+
+func (c *attrCache) get(k attrKey) *attrEntry {
+	c.mu.RLock()
+	e := c.m[k]
+	c.mu.RUnlock()
+	if e != nil {
+		return e
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.m[k]; e != nil {
+		return e
+	}
+	attrs := make([]attribute.KeyValue, 0, 5)
+	attrs = append(attrs, KeyGraph.String(k.graph))
+	if k.node != "" {
+		attrs = append(attrs, KeyNode.String(k.node))
+	}
+	if k.nodeType != "" {
+		attrs = append(attrs, KeyNodeType.String(k.nodeType))
+	}
+	if k.outcome != "" {
+		if k.node != "" {
+			attrs = append(attrs, KeyTaskOutcome.String(k.outcome))
+		} else {
+			attrs = append(attrs, KeyRunStatus.String(k.outcome))
+		}
+	}
+	if k.step != 0 {
+		attrs = append(attrs, KeyStepReplayed.Bool(k.step == 2))
+	}
+	if k.checkpoint {
+		attrs = append(attrs, KeyCheckpointPause.Bool(k.pause))
+	}
+	if k.errType != "" {
+		attrs = append(attrs, KeyErrorType.String(k.errType))
+	}
+	e = &attrEntry{key: k, opt: metric.WithAttributeSet(attribute.NewSet(attrs...))}
+	if c.m == nil {
+		c.m = map[attrKey]*attrEntry{}
+	}
+	c.m[k] = e
+	return e
+}
