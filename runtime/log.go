@@ -23,7 +23,8 @@ import (
 // Attribute names are stable: run, thread, graph, superstep, node,
 // node_type, task (the task key), task_id, attempt, backoff, step_key,
 // replayed, status, supersteps, tasks, checkpoint, bytes, duration,
-// interrupt, reason, error, stack. A record whose level the handler has
+// interrupt, reason, error, stack; a document's warning has graph,
+// position, path, message and hint. A record whose level the handler has
 // disabled is not built.
 const (
 	attrRun        = "run"

@@ -2,11 +2,14 @@ package runtime_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -152,5 +155,126 @@ func TestRuntimeLogsPanic(t *testing.T) {
 		if stack != (level == slog.LevelDebug) {
 			t.Errorf("level %s: stack record written = %v", level, stack)
 		}
+	}
+}
+
+// renewingCheckpointer reports one renewal of each lease it hands out.
+type renewingCheckpointer struct{ runtime.Checkpointer }
+
+func (c renewingCheckpointer) Lease(ctx context.Context, thread string, opts runtime.LeaseOptions) (runtime.Lease, error) {
+	l, err := c.Checkpointer.Lease(ctx, thread, opts)
+	if err == nil && opts.Renewed != nil {
+		opts.Renewed(time.Now().Add(time.Minute))
+	}
+	return l, err
+}
+
+// failingCheckpointer fails every checkpoint write.
+type failingCheckpointer struct{ runtime.Checkpointer }
+
+func (failingCheckpointer) Put(context.Context, *runtime.Checkpoint, []string) error {
+	return errors.New("disk full")
+}
+
+// TestRuntimeLogsOperator checks the records an operator needs beyond a
+// run's own course: the lease renewed and lost, a cancelled run, a failed
+// checkpoint write, each at its level and with its attributes.
+func TestRuntimeLogsOperator(t *testing.T) {
+	ok := func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return nil, nil }
+	for _, tc := range []struct {
+		name  string
+		node  func(cp runtime.Checkpointer) runtime.NodeFunc
+		run   func(ctx context.Context, g *runtime.Graph[runtime.Values, runtime.Values], cp runtime.Checkpointer, l *slog.Logger) error
+		msg   []string // the messages kept
+		want  []string
+		attrs map[string][]string
+	}{
+		{
+			name: "lease renewed",
+			node: func(runtime.Checkpointer) runtime.NodeFunc { return ok },
+			run: func(ctx context.Context, g *runtime.Graph[runtime.Values, runtime.Values], cp runtime.Checkpointer, l *slog.Logger) error {
+				_, err := g.Invoke(ctx, runtime.Values{}, runtime.Thread("t"), runtime.WithCheckpointer(renewingCheckpointer{cp}), runtime.WithLogger(l))
+				return err
+			},
+			msg:  []string{"lease taken", "lease renewed"},
+			want: []string{"DEBUG lease renewed thread=t", "DEBUG lease taken thread=t"},
+		},
+		{
+			name: "lease lost",
+			node: func(cp runtime.Checkpointer) runtime.NodeFunc {
+				return func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+					if err := cp.DeleteThread(ctx, "t"); err != nil {
+						return nil, err
+					}
+					<-ctx.Done()
+					return nil, context.Cause(ctx)
+				}
+			},
+			run: func(ctx context.Context, g *runtime.Graph[runtime.Values, runtime.Values], cp runtime.Checkpointer, l *slog.Logger) error {
+				_, err := g.Invoke(ctx, runtime.Values{}, runtime.Thread("t"), runtime.WithCheckpointer(cp), runtime.WithLogger(l))
+				if !errors.Is(err, runtime.ErrThreadDeleted) {
+					return fmt.Errorf("err = %v, want one matching ErrThreadDeleted", err)
+				}
+				return nil
+			},
+			msg:   []string{"lease lost"},
+			want:  []string{"ERROR lease lost thread=t error=the thread was deleted while the run held it"},
+			attrs: map[string][]string{"lease lost": {"run", "thread", "error"}},
+		},
+		{
+			name: "cancelled",
+			node: func(runtime.Checkpointer) runtime.NodeFunc { return ok },
+			run: func(ctx context.Context, g *runtime.Graph[runtime.Values, runtime.Values], _ runtime.Checkpointer, l *slog.Logger) error {
+				ctx, cancel := context.WithCancel(ctx)
+				cancel()
+				res, _ := g.Invoke(ctx, runtime.Values{}, runtime.WithLogger(l))
+				if res.Status != runtime.StatusAborted {
+					return fmt.Errorf("status %q, want aborted", res.Status)
+				}
+				return nil
+			},
+			msg:   []string{"run aborted"},
+			want:  []string{"WARN run aborted thread= status=aborted error=run aborted: context canceled"},
+			attrs: map[string][]string{"run aborted": {"run", "thread", "status", "supersteps", "duration", "error"}},
+		},
+		{
+			name: "checkpoint write failed",
+			node: func(runtime.Checkpointer) runtime.NodeFunc { return ok },
+			run: func(ctx context.Context, g *runtime.Graph[runtime.Values, runtime.Values], cp runtime.Checkpointer, l *slog.Logger) error {
+				if _, err := g.Invoke(ctx, runtime.Values{}, runtime.Thread("t"), runtime.WithCheckpointer(failingCheckpointer{cp}), runtime.WithLogger(l)); err == nil {
+					return errors.New("a run whose checkpoint write failed succeeded")
+				}
+				return nil
+			},
+			msg:   []string{"checkpoint write failed"},
+			want:  []string{"ERROR checkpoint write failed thread=t superstep=0 error=disk full"},
+			attrs: map[string][]string{"checkpoint write failed": {"run", "thread", "checkpoint", "superstep", "error"}},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newRecordingHandler(slog.LevelDebug)
+			cp := runtime.NewMemory()
+			g := mustCompile(t, runtime.NewBuilder("ops").Channel("x", "").Node("a", tc.node(cp)).Edge(spec.Start, "a"))
+			if err := tc.run(context.Background(), g, cp, slog.New(h)); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, l := range h.lines {
+				for _, m := range tc.msg {
+					if strings.Contains(l, " "+m+" ") {
+						got = append(got, l)
+					}
+				}
+			}
+			slices.Sort(got)
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("records (-want +got):\n%s\nall records: %q", d, h.lines)
+			}
+			for msg, names := range tc.attrs {
+				if d := cmp.Diff(names, h.attrs[msg]); d != "" {
+					t.Errorf("attributes of %q (-want +got):\n%s", msg, d)
+				}
+			}
+		})
 	}
 }
