@@ -207,7 +207,11 @@ func testGraphLease(t *testing.T, cp runtime.Checkpointer) {
 		_, err := g.Invoke(t.Context(), nil, on(cp, "t")...)
 		done <- err
 	}()
-	<-inside
+	select {
+	case <-inside:
+	case err := <-done:
+		t.Fatalf("the first run ended before its node ran: %v", err)
+	}
 	_, err := g.Invoke(t.Context(), nil, on(cp, "t")...)
 	if !errors.Is(err, runtime.ErrThreadBusy) {
 		t.Errorf("second run of a running thread: %v, want ErrThreadBusy", err)

@@ -64,15 +64,10 @@ func (s *Store) Put(ctx context.Context, cp *runtime.Checkpoint, done []string) 
 }
 
 // Get returns the checkpoint id of the thread, or the one Put most recently
-// when id is "", or runtime.ErrNotFound.
+// when id is "", or runtime.ErrNotFound. A checkpoint stored as a delta is
+// read with its chain in one statement and rebuilt.
 func (s *Store) Get(ctx context.Context, threadID, id string) (*runtime.Checkpoint, error) {
-	var row pgx.Row
-	if id == "" {
-		row = s.pool.QueryRow(ctx, s.q.latest, threadID)
-	} else {
-		row = s.pool.QueryRow(ctx, s.q.byID, threadID, id)
-	}
-	cp, err := scanCheckpoint(row)
+	cp, err := s.get(ctx, threadID, id)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return nil, runtime.ErrNotFound
@@ -86,27 +81,89 @@ func (s *Store) Get(ctx context.Context, threadID, id string) (*runtime.Checkpoi
 	return cp, nil
 }
 
+// get reads the checkpoint and, when it is a delta, its chain, in one
+// statement, and rebuilds its channels.
+func (s *Store) get(ctx context.Context, threadID, id string) (*runtime.Checkpoint, error) {
+	var (
+		rows pgx.Rows
+		err  error
+	)
+	if id == "" {
+		rows, err = s.pool.Query(ctx, s.q.latestChain, threadID)
+	} else {
+		rows, err = s.pool.Query(ctx, s.q.byIDChain, threadID, id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var self storedRow
+	chain := map[string]chainRow{}
+	for rows.Next() {
+		var isSelf bool
+		r, err := scanCheckpoint(rows, &isSelf)
+		if err != nil {
+			return nil, err
+		}
+		if isSelf {
+			self = r
+			continue
+		}
+		chain[r.cp.ID] = chainRow{base: r.base, channels: r.cp.Channels}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if self.cp == nil {
+		return nil, pgx.ErrNoRows
+	}
+	if self.base != "" {
+		if err := s.rebuild(ctx, nil, self.cp, self.base, self.snap, map[string]map[string]chainRow{self.snap: chain}); err != nil {
+			return nil, err
+		}
+	}
+	return self.cp, nil
+}
+
+// getRow reads one checkpoint row as stored (a delta's channels are its
+// writes).
+func (s *Store) getRow(ctx context.Context, q querier, threadID, id string) (storedRow, error) {
+	if id == "" {
+		return scanCheckpoint(q.QueryRow(ctx, s.q.latest, threadID))
+	}
+	return scanCheckpoint(q.QueryRow(ctx, s.q.byID, threadID, id))
+}
+
 // List returns the thread's checkpoints, the most recently Put first, at
-// most limit of them (all when limit <= 0).
+// most limit of them (all when limit <= 0), in one read-only transaction.
 func (s *Store) List(ctx context.Context, threadID string, limit int) ([]*runtime.Checkpoint, error) {
 	var lim any // NULL: no limit
 	if limit > 0 {
 		lim = int64(limit)
 	}
-	rows, err := s.pool.Query(ctx, s.q.list, threadID, lim)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: list checkpoints of thread %q in %s: %w", threadID, s.where(), err)
-	}
-	defer rows.Close()
 	var out []*runtime.Checkpoint
-	for rows.Next() {
-		cp, err := scanCheckpoint(rows)
+	err := s.readTx(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, s.q.list, threadID, lim)
 		if err != nil {
-			return nil, fmt.Errorf("postgres: list checkpoints of thread %q in %s: %w", threadID, s.where(), err)
+			return err
 		}
-		out = append(out, cp)
-	}
-	if err := rows.Err(); err != nil {
+		stored, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (storedRow, error) { return scanCheckpoint(r) })
+		if err != nil {
+			return err
+		}
+		chains := map[string]map[string]chainRow{}
+		out = make([]*runtime.Checkpoint, 0, len(stored))
+		for _, r := range stored {
+			if r.base != "" {
+				if err := s.rebuild(ctx, tx, r.cp, r.base, r.snap, chains); err != nil {
+					return err
+				}
+			}
+			out = append(out, r.cp)
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("postgres: list checkpoints of thread %q in %s: %w", threadID, s.where(), err)
 	}
 	return out, nil
@@ -141,14 +198,24 @@ func (s *Store) DeleteThread(ctx context.Context, threadID string) error {
 	return nil
 }
 
-func scanCheckpoint(row pgx.Row) (*runtime.Checkpoint, error) {
+// storedRow is a checkpoint row as stored: for a delta (base != ""),
+// cp.Channels holds its writes and snap names its chain's snapshot.
+type storedRow struct {
+	cp         *runtime.Checkpoint
+	base, snap string
+}
+
+// scanCheckpoint scans readColumns, then extra.
+func scanCheckpoint(row pgx.Row, extra ...any) (storedRow, error) {
 	var (
 		cp                      runtime.Checkpoint
+		r                       = storedRow{cp: &cp}
 		step, created, format   int64
 		channels, next, pending []byte
 	)
-	if err := row.Scan(&cp.ID, &cp.ThreadID, &cp.ParentID, &cp.PlanID, &step, &created, &channels, &next, &pending, &cp.Fingerprint, &format, &cp.MigratedFrom); err != nil {
-		return nil, err
+	if err := row.Scan(append([]any{&cp.ID, &cp.ThreadID, &cp.ParentID, &cp.PlanID, &step, &created, &channels, &next, &pending,
+		&cp.Fingerprint, &format, &cp.MigratedFrom, &r.base, &r.snap}, extra...)...); err != nil {
+		return r, err
 	}
 	cp.Step, cp.Format = int(step), int(format)
 	if created != 0 {
@@ -157,11 +224,14 @@ func scanCheckpoint(row pgx.Row) (*runtime.Checkpoint, error) {
 	if channels != nil {
 		cp.Channels = json.RawMessage(channels)
 	}
+	if next == nil && pending == nil {
+		return r, nil // a chain row (withChain): only its channels are read
+	}
 	if err := json.Unmarshal(next, &cp.Next); err != nil {
-		return nil, fmt.Errorf("checkpoint %s: decode next tasks: %w", cp.ID, err)
+		return r, fmt.Errorf("checkpoint %s: decode next tasks: %w", cp.ID, err)
 	}
 	if err := json.Unmarshal(pending, &cp.Pending); err != nil {
-		return nil, fmt.Errorf("checkpoint %s: decode pending interrupts: %w", cp.ID, err)
+		return r, fmt.Errorf("checkpoint %s: decode pending interrupts: %w", cp.ID, err)
 	}
-	return &cp, nil
+	return r, nil
 }

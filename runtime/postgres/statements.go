@@ -14,9 +14,18 @@ type statements struct {
 	leaseHolder                      string
 	putDocument, getDocument         string
 	pruneList, pruneDrop             string
+	pruneRebase, pruneRenumber       string
+	insertDelta, deltaBase           string
+	deltaFast, deltaFastFenced       string
+	latestChain, byIDChain           string
+	snapBytes, chain                 string
+	fenceShare, dropJournals         string
 }
 
 const cpColumns = "id, thread_id, parent_id, plan_id, step, created_ns, channels, next, pending, fingerprint, format, migrated_from"
+
+// readColumns are cpColumns and what says whether a row is a delta.
+const readColumns = cpColumns + ", base_id, snap_id"
 
 // newStatements writes the statements for the schema s (already quoted).
 //
@@ -39,9 +48,22 @@ func newStatements(s string) statements {
 			"ins AS (INSERT INTO S.ilmek_checkpoints (" + cpColumns + ") SELECT " + values + " FROM f RETURNING 1), " +
 			"del AS (DELETE FROM S.ilmek_journals WHERE thread_id = $2 AND task_id = ANY($14::text[]) AND EXISTS (SELECT 1 FROM f)) " +
 			"SELECT count(*) FROM ins"),
-		latest: f("SELECT " + cpColumns + " FROM S.ilmek_checkpoints WHERE thread_id = $1 ORDER BY seq DESC LIMIT 1"),
-		byID:   f("SELECT " + cpColumns + " FROM S.ilmek_checkpoints WHERE thread_id = $1 AND id = $2"),
-		list:   f("SELECT " + cpColumns + " FROM S.ilmek_checkpoints WHERE thread_id = $1 ORDER BY seq DESC LIMIT $2"),
+		latest: f("SELECT " + readColumns + " FROM S.ilmek_checkpoints WHERE thread_id = $1 ORDER BY seq DESC LIMIT 1"),
+		byID:   f("SELECT " + readColumns + " FROM S.ilmek_checkpoints WHERE thread_id = $1 AND id = $2"),
+		list:   f("SELECT " + readColumns + " FROM S.ilmek_checkpoints WHERE thread_id = $1 ORDER BY seq DESC LIMIT $2"),
+
+		insertDelta: f("INSERT INTO S.ilmek_checkpoints (" + cpColumns + ", base_id, snap_id, depth, chain_bytes) VALUES (" + values +
+			", $13::text, $14::text, $15::integer, $16::bigint)"),
+		latestChain:     f(withChain("SELECT thread_id, id, snap_id FROM S.ilmek_checkpoints WHERE thread_id = $1 ORDER BY seq DESC LIMIT 1")),
+		byIDChain:       f(withChain("SELECT thread_id, id, snap_id FROM S.ilmek_checkpoints WHERE thread_id = $1 AND id = $2")),
+		deltaFast:       f(deltaFast("WITH f AS (SELECT 1), ")),
+		deltaFastFenced: f(deltaFast("WITH f AS (SELECT 1 FROM S.ilmek_leases WHERE thread_id = $2 AND epoch = $19 FOR SHARE), ")),
+		deltaBase:       f("SELECT base_id, snap_id, depth, chain_bytes FROM S.ilmek_checkpoints WHERE thread_id = $1 AND id = $2"),
+		snapBytes:       f("SELECT coalesce(length(channels), 0) FROM S.ilmek_checkpoints WHERE thread_id = $1 AND id = $2"),
+		chain: f("SELECT id, base_id, channels FROM S.ilmek_checkpoints WHERE thread_id = $1 AND id = $2" +
+			" UNION ALL SELECT id, base_id, channels FROM S.ilmek_checkpoints WHERE thread_id = $1 AND snap_id = $2 AND snap_id <> ''"),
+		fenceShare:   f("SELECT 1 FROM S.ilmek_leases WHERE thread_id = $1 AND epoch = $2 FOR SHARE"),
+		dropJournals: f("DELETE FROM S.ilmek_journals WHERE thread_id = $1 AND task_id = ANY($2::text[])"),
 
 		putJournal: f("INSERT INTO S.ilmek_journals (thread_id, task_id, entries) VALUES ($1, $2, $3) " +
 			"ON CONFLICT (thread_id, task_id) DO UPDATE SET entries = excluded.entries"),
@@ -66,7 +88,45 @@ func newStatements(s string) statements {
 		putDocument: f("INSERT INTO S.ilmek_documents (fingerprint, doc) VALUES ($1, $2) ON CONFLICT (fingerprint) DO NOTHING"),
 		getDocument: f("SELECT doc FROM S.ilmek_documents WHERE fingerprint = $1"),
 
-		pruneList: f("SELECT id, parent_id, plan_id, created_ns FROM S.ilmek_checkpoints WHERE thread_id = $1 ORDER BY seq"),
-		pruneDrop: f("DELETE FROM S.ilmek_checkpoints WHERE thread_id = $1 AND id = ANY($2::text[])"),
+		pruneList:     f("SELECT id, parent_id, plan_id, created_ns, base_id, snap_id, coalesce(length(channels), 0) FROM S.ilmek_checkpoints WHERE thread_id = $1 ORDER BY seq"),
+		pruneRebase:   f("UPDATE S.ilmek_checkpoints SET channels = $3, base_id = '', snap_id = '', depth = 0, chain_bytes = 0 WHERE thread_id = $1 AND id = $2"),
+		pruneRenumber: f("UPDATE S.ilmek_checkpoints SET snap_id = $3, depth = $4, chain_bytes = $5 WHERE thread_id = $1 AND id = $2"),
+		pruneDrop:     f("DELETE FROM S.ilmek_checkpoints WHERE thread_id = $1 AND id = ANY($2::text[])"),
 	}
+}
+
+// deltaFast is PutDelta's common case in one statement, after the fence
+// CTE f: when the base exists and the chain stays under the compaction
+// limits ($14 deltas; $16 bytes, or when $16 is 0 the chain's snapshot
+// size but at least $17), it inserts the delta row and drops the journals
+// of the tasks in $18. It returns whether the fence held, whether the
+// base exists, and whether it inserted: a base found but nothing inserted
+// means the chain must be compacted, which PutDelta then does in a
+// transaction. $1-$12 are the checkpoint's columns, $13 the base, $15 the
+// delta's size.
+func deltaFast(fence string) string {
+	return fence +
+		"b AS (SELECT c.base_id, CASE WHEN c.base_id = '' THEN c.id ELSE c.snap_id END AS snap, c.depth, c.chain_bytes" +
+		" FROM S.ilmek_checkpoints c WHERE c.thread_id = $2 AND c.id = $13), " +
+		"g AS (SELECT b.snap, b.depth, b.chain_bytes FROM b WHERE b.depth + 1 < $14::integer AND b.chain_bytes + $15::bigint < " +
+		"CASE WHEN $16::bigint > 0 THEN $16::bigint ELSE greatest($17::bigint, CASE WHEN b.base_id = '' THEN 0 ELSE " +
+		"(SELECT coalesce(length(s.channels), 0) FROM S.ilmek_checkpoints s WHERE s.thread_id = $2 AND s.id = b.snap) END) END), " +
+		"ins AS (INSERT INTO S.ilmek_checkpoints (" + cpColumns + ", base_id, snap_id, depth, chain_bytes) SELECT " +
+		"$1::text, $2::text, $3::text, $4::text, $5::bigint, $6::bigint, $7::bytea, $8::bytea, $9::bytea, $10::text, $11::bigint, $12::text, " +
+		"$13::text, g.snap, g.depth + 1, g.chain_bytes + $15::bigint FROM g, f RETURNING 1), " +
+		"del AS (DELETE FROM S.ilmek_journals WHERE thread_id = $2 AND task_id = ANY($18::text[]) AND EXISTS (SELECT 1 FROM ins)) " +
+		"SELECT (SELECT count(*) FROM f), (SELECT count(*) FROM b), (SELECT count(*) FROM ins)"
+}
+
+// withChain reads, in one statement (so one snapshot of the database), the
+// checkpoint row that pick selects, marked true, and when it is a delta
+// every row of its chain's snapshot, marked false.
+func withChain(pick string) string {
+	cols := "c." + strings.ReplaceAll(readColumns, ", ", ", c.")
+	// A chain row needs only its id, base and channels.
+	const chainCols = "c.id, c.thread_id, '', '', 0::bigint, 0::bigint, c.channels, NULL::bytea, NULL::bytea, '', 0::bigint, '', c.base_id, c.snap_id"
+	return "WITH r AS (" + pick + ") " +
+		"SELECT " + cols + ", true FROM S.ilmek_checkpoints c WHERE (c.thread_id, c.id) = (SELECT thread_id, id FROM r) " +
+		"UNION ALL SELECT " + chainCols + ", false FROM S.ilmek_checkpoints c, r WHERE r.snap_id <> '' AND c.thread_id = r.thread_id AND c.id = r.snap_id " +
+		"UNION ALL SELECT " + chainCols + ", false FROM S.ilmek_checkpoints c, r WHERE r.snap_id <> '' AND c.thread_id = r.thread_id AND c.snap_id = r.snap_id AND c.snap_id <> ''"
 }

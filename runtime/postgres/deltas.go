@@ -1,0 +1,207 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/ilmek-go/ilmek/runtime"
+)
+
+var _ runtime.DeltaCheckpointer = (*Store)(nil)
+
+// querier is what reads need of a pool or a transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// readTx runs fn in a read-only transaction that sees one snapshot of the
+// database (REPEATABLE READ).
+func (s *Store) readTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
+}
+
+// chainRow is one row of a delta chain: its base and its channels (the
+// full channels of the snapshot, the writes of a delta).
+type chainRow struct {
+	base     string
+	channels []byte
+}
+
+// rebuild sets cp.Channels, which holds cp's writes on entry, to the full
+// channels: the chain from snapshot snap through base, then cp's writes.
+// chains caches each snapshot's chain across the rows of one List.
+func (s *Store) rebuild(ctx context.Context, q querier, cp *runtime.Checkpoint, base, snap string, chains map[string]map[string]chainRow) error {
+	rows := chains[snap]
+	if rows == nil {
+		rs, err := q.Query(ctx, s.q.chain, cp.ThreadID, snap)
+		if err != nil {
+			return fmt.Errorf("checkpoint %s: read its chain: %w", cp.ID, err)
+		}
+		rows = map[string]chainRow{}
+		for rs.Next() {
+			var id string
+			var r chainRow
+			if err := rs.Scan(&id, &r.base, &r.channels); err != nil {
+				rs.Close()
+				return fmt.Errorf("checkpoint %s: read its chain: %w", cp.ID, err)
+			}
+			rows[id] = r
+		}
+		rs.Close()
+		if err := rs.Err(); err != nil {
+			return fmt.Errorf("checkpoint %s: read its chain: %w", cp.ID, err)
+		}
+		if chains != nil {
+			chains[snap] = rows
+		}
+	}
+	var deltas [][]runtime.ChannelWrite
+	writes, cur := []byte(cp.Channels), base
+	for {
+		var ws []runtime.ChannelWrite
+		if err := json.Unmarshal(writes, &ws); err != nil {
+			return fmt.Errorf("checkpoint %s: decode the delta on %s: %w", cp.ID, cur, err)
+		}
+		deltas = append(deltas, ws)
+		r, ok := rows[cur]
+		if !ok || len(deltas) > len(rows)+1 {
+			return fmt.Errorf("checkpoint %s: %w: the chain's checkpoint %s is missing", cp.ID, runtime.ErrDelta, cur)
+		}
+		if r.base == "" {
+			slices.Reverse(deltas)
+			full, err := runtime.ApplyDeltas(r.channels, deltas...)
+			if err != nil {
+				return fmt.Errorf("checkpoint %s: %w", cp.ID, err)
+			}
+			cp.Channels = full
+			return nil
+		}
+		writes, cur = r.channels, r.base
+	}
+}
+
+// PutDelta stores cp as the delta d of checkpoint d.Base (a row whose
+// channels hold d's writes), or, when the chain since the last full
+// snapshot reaches the Compact limits, as a full snapshot rebuilt from the
+// chain; and drops the journals of done, in one transaction fenced by the
+// run's lease as Put is. Snapshots are new rows: no stored row is
+// rewritten, so a concurrent reader never sees a chain half compacted.
+func (s *Store) PutDelta(ctx context.Context, cp *runtime.Checkpoint, d runtime.Delta, done []string) error {
+	if cp == nil || cp.ID == "" {
+		return fmt.Errorf("postgres: PutDelta in %s: the checkpoint is nil or has no ID", s.where())
+	}
+	fail := func(err error) error {
+		return fmt.Errorf("postgres: put checkpoint %s of thread %q as a delta of %s in %s: %w", cp.ID, cp.ThreadID, d.Base, s.where(), err)
+	}
+	writes, err := json.Marshal(d.Writes)
+	if err != nil {
+		return fail(fmt.Errorf("encode its delta: %w", err))
+	}
+	next, err := json.Marshal(cp.Next)
+	if err != nil {
+		return fail(fmt.Errorf("encode next tasks: %w", err))
+	}
+	pending, err := json.Marshal(cp.Pending)
+	if err != nil {
+		return fail(fmt.Errorf("encode pending interrupts: %w", err))
+	}
+	var created int64
+	if !cp.Created.IsZero() {
+		created = cp.Created.UnixNano()
+	}
+	l := s.fence(ctx, cp.ThreadID)
+	if l != nil {
+		if err := l.refused(); err != nil {
+			return fail(err)
+		}
+	}
+	if done == nil {
+		done = []string{}
+	}
+	// The common case, one statement: a delta row under the limits.
+	c := s.opts.compact.WithDefaults()
+	args := []any{cp.ID, cp.ThreadID, cp.ParentID, cp.PlanID, cp.Step, created, writes, next, pending, cp.Fingerprint, cp.Format, cp.MigratedFrom,
+		d.Base, c.Every, d.Size(), c.Bytes, runtime.MinCompactionBytes, done}
+	q := s.q.deltaFast
+	if l != nil {
+		q, args = s.q.deltaFastFenced, append(args, l.epoch)
+	}
+	var fenced, found, inserted int
+	if err := s.pool.QueryRow(ctx, q, args...).Scan(&fenced, &found, &inserted); err != nil {
+		return fail(err)
+	}
+	switch {
+	case fenced == 0:
+		return fail(s.lost(cp.ThreadID, l.epoch))
+	case found == 0:
+		return fail(fmt.Errorf("its base checkpoint %s: %w", d.Base, runtime.ErrNotFound))
+	case inserted == 1:
+		return nil
+	}
+	// The chain reached the limits: store a full snapshot instead.
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if l != nil {
+			// Holding the lease row FOR SHARE until commit makes a
+			// takeover wait for this write, and this write fail after one.
+			var one int
+			if err := tx.QueryRow(ctx, s.q.fenceShare, cp.ThreadID, l.epoch).Scan(&one); errors.Is(err, pgx.ErrNoRows) {
+				return s.lost(cp.ThreadID, l.epoch)
+			} else if err != nil {
+				return err
+			}
+		}
+		var (
+			baseBase, baseSnap string
+			depth              int32
+			chainBytes         int64
+		)
+		err := tx.QueryRow(ctx, s.q.deltaBase, cp.ThreadID, d.Base).Scan(&baseBase, &baseSnap, &depth, &chainBytes)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("its base checkpoint %s: %w", d.Base, runtime.ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("read its base checkpoint %s: %w", d.Base, err)
+		}
+		if baseBase == "" {
+			baseSnap = d.Base // the base is a snapshot: the chain starts there
+		}
+		size := d.Size()
+		var snapBytes int64
+		if baseBase != "" && s.opts.compact.Bytes == 0 {
+			// The adaptive rule weighs the chain against its snapshot.
+			if err := tx.QueryRow(ctx, s.q.snapBytes, cp.ThreadID, baseSnap).Scan(&snapBytes); err != nil {
+				return fmt.Errorf("read the snapshot %s of its chain: %w", baseSnap, err)
+			}
+		}
+		args := []any{cp.ID, cp.ThreadID, cp.ParentID, cp.PlanID, cp.Step, created, writes, next, pending, cp.Fingerprint, cp.Format, cp.MigratedFrom,
+			d.Base, baseSnap, depth + 1, chainBytes + int64(size)}
+		if s.opts.compact.Snapshot(int(depth), int(chainBytes), size, int(snapBytes)) {
+			full := &runtime.Checkpoint{ID: cp.ID, ThreadID: cp.ThreadID, Channels: writes}
+			if err := s.rebuild(ctx, tx, full, d.Base, baseSnap, nil); err != nil {
+				return fmt.Errorf("compact: %w", err)
+			}
+			args[6], args[12], args[13], args[14], args[15] = []byte(full.Channels), "", "", int32(0), int64(0)
+		}
+		if _, err := tx.Exec(ctx, s.q.insertDelta, args...); err != nil {
+			return err
+		}
+		if len(done) > 0 {
+			if _, err := tx.Exec(ctx, s.q.dropJournals, cp.ThreadID, done); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fail(err)
+	}
+	return nil
+}
