@@ -15,10 +15,16 @@ type ChannelWrite struct {
 	// encoded state (with the quotes' content as encoded, escapes kept).
 	Channel string `json:"c"`
 	// Append is true when Value is a JSON array of the elements appended
-	// to the base's array (an append channel's new messages); otherwise
-	// Value is the channel's whole new value.
-	Append bool            `json:"a,omitempty"`
-	Value  json.RawMessage `json:"v"`
+	// to the base's array (an append channel's new messages).
+	Append bool `json:"a,omitempty"`
+	// Merge is true when Value is a JSON object of the members added to or
+	// changed in the base's object (a merge channel's merged keys): a
+	// changed member keeps its place, an added one goes before the first
+	// member whose key sorts after its own (as bytes), else last.
+	Merge bool `json:"m,omitempty"`
+	// Value is the channel's whole new value unless Append or Merge says
+	// otherwise.
+	Value json.RawMessage `json:"v"`
 }
 
 // Delta is what a superstep changed in a thread's channels: the writes
@@ -303,7 +309,11 @@ func (c *splitCache) writes(prev, next []byte) (writes []ChannelWrite, ok bool) 
 				c.data = nil
 				return nil, false
 			}
-			w.Value = bytes.Clone(rest[:end])
+			if d, ok := mergeWrite(old, rest[:end]); ok {
+				w.Merge, w.Value = true, d
+			} else {
+				w.Value = bytes.Clone(rest[:end])
+			}
 		}
 		out = append(out, member{key: key, val: rest[:end]})
 		writes = append(writes, w)
@@ -315,6 +325,94 @@ func (c *splitCache) writes(prev, next []byte) (writes []ChannelWrite, ok bool) 
 	}
 	c.data, c.ms, c.spare = next, out, c.ms
 	return writes, true
+}
+
+// mergeWrite returns the members of object next that are new or changed
+// against object prev, as a JSON object, when applying them to prev
+// (mergeInto) gives next byte for byte and they are fewer bytes than next:
+// a merge channel's superstep then stores the keys it merged, not the
+// whole map. ok is false otherwise (a member was removed, the order does
+// not follow the insertion rule, or nothing would be saved).
+func mergeWrite(prev, next []byte) (delta []byte, ok bool) {
+	if len(prev) < 2 || len(next) < 2 || prev[0] != '{' || next[0] != '{' {
+		return nil, false
+	}
+	pm, ok := splitObject(prev, nil)
+	if !ok || len(pm) == 0 {
+		return nil, false
+	}
+	nm, ok := splitObject(next, nil)
+	if !ok || len(nm) < len(pm) {
+		return nil, false
+	}
+	idx := make(map[string]int, len(pm))
+	for i, m := range pm {
+		idx[string(m.key)] = i
+	}
+	var changed []member
+	kept := 0
+	for _, m := range nm {
+		i, found := idx[string(m.key)]
+		if found {
+			kept++
+			if bytes.Equal(pm[i].val, m.val) {
+				continue
+			}
+		}
+		changed = append(changed, m)
+	}
+	if kept != len(pm) || len(changed) == 0 {
+		return nil, false
+	}
+	delta = encodeMembers(nil, changed)
+	if len(delta) >= len(next) {
+		return nil, false
+	}
+	merged := mergeMembers(pm, idx, changed)
+	if !bytes.Equal(encodeMembers(make([]byte, 0, len(next)), merged), next) {
+		return nil, false
+	}
+	return delta, true
+}
+
+// mergeMembers applies the members of a merge write to ms (idx maps ms's
+// keys to their places and is kept up to date): a member
+// whose key is in ms replaces its value in place; another is inserted
+// before the first member whose key sorts after its own, else appended.
+func mergeMembers(ms []member, idx map[string]int, add []member) []member {
+	for _, a := range add {
+		if i, found := idx[string(a.key)]; found {
+			ms[i].val = a.val
+			continue
+		}
+		at := len(ms)
+		for j := range ms {
+			if bytes.Compare(ms[j].key, a.key) > 0 {
+				at = j
+				break
+			}
+		}
+		ms = append(ms, member{})
+		copy(ms[at+1:], ms[at:])
+		ms[at] = a
+		for j := at; j < len(ms); j++ {
+			idx[string(ms[j].key)] = j
+		}
+	}
+	return ms
+}
+
+// encodeMembers appends the JSON object of ms to dst.
+func encodeMembers(dst []byte, ms []member) []byte {
+	dst = append(dst, '{')
+	for i, m := range ms {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(append(append(dst, '"'), m.key...), '"', ':')
+		dst = append(dst, m.val...)
+	}
+	return append(dst, '}')
 }
 
 // scanTail returns the index just past the array whose elements continue
@@ -341,6 +439,38 @@ func scanTail(data []byte, i int) int {
 	return -1
 }
 
+// mergedObject is a channel's object while ApplyDeltas merges into it.
+type mergedObject struct {
+	ms  []member
+	idx map[string]int
+}
+
+// mergeApply applies the merge write w to channel i: the members are
+// split once, at its first merge, and encoded once, at the end.
+func mergeApply(ms []member, tails [][]byte, merged []*mergedObject, i int, w ChannelWrite) error {
+	add, ok := splitObject(w.Value, nil)
+	if !ok || len(add) == 0 {
+		return fmt.Errorf("%w: the merge into channel %q is not a non-empty JSON object", ErrDelta, w.Channel)
+	}
+	m := merged[i]
+	if m == nil {
+		if tails[i] != nil {
+			return fmt.Errorf("%w: channel %q, merged into, is an array", ErrDelta, w.Channel)
+		}
+		base, ok := splitObject(ms[i].val, nil)
+		if !ok {
+			return fmt.Errorf("%w: channel %q, merged into, is not a JSON object", ErrDelta, w.Channel)
+		}
+		m = &mergedObject{ms: base, idx: make(map[string]int, len(base))}
+		for j, b := range base {
+			m.idx[string(b.key)] = j
+		}
+		merged[i] = m
+	}
+	m.ms = mergeMembers(m.ms, m.idx, add)
+	return nil
+}
+
 // ApplyDeltas returns the encoded state base with the deltas' writes
 // applied in order: the channels a full snapshot of the last delta's
 // checkpoint would have held, byte for byte. The work is linear in the
@@ -356,13 +486,27 @@ func ApplyDeltas(base []byte, deltas ...[]ChannelWrite) (json.RawMessage, error)
 		idx[string(m.key)] = i
 	}
 	// tails[i] holds elements appended to member i since its value was
-	// last set, as ",e1,e2" (without the brackets).
+	// last set, as ",e1,e2" (without the brackets); merged[i] the members
+	// of member i's object once a merge write touched it.
 	tails := make([][]byte, len(ms))
+	var merged []*mergedObject
 	for _, writes := range deltas {
 		for _, w := range writes {
 			i, found := idx[w.Channel]
 			if !found {
 				return nil, fmt.Errorf("%w: channel %q is not in the base", ErrDelta, w.Channel)
+			}
+			if w.Merge {
+				if merged == nil {
+					merged = make([]*mergedObject, len(ms))
+				}
+				if err := mergeApply(ms, tails, merged, i, w); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			if merged != nil {
+				merged[i] = nil
 			}
 			if !w.Append {
 				ms[i].val, tails[i] = w.Value, nil
@@ -377,6 +521,11 @@ func ApplyDeltas(base []byte, deltas ...[]ChannelWrite) (json.RawMessage, error)
 				return nil, fmt.Errorf("%w: channel %q, appended to, is not a non-empty JSON array", ErrDelta, w.Channel)
 			}
 			tails[i] = append(append(tails[i], ','), v[1:len(v)-1]...)
+		}
+	}
+	for i, m := range merged {
+		if m != nil {
+			ms[i].val = encodeMembers(nil, m.ms)
 		}
 	}
 	n := 2

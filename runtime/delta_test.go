@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/ilmek-go/ilmek/spec"
@@ -13,21 +15,29 @@ func TestDeltaRoundTrip(t *testing.T) {
 		writes           int
 		appends          int
 		fits             bool
+		merges           int
 	}{
-		{"unchanged", `{"a":[1],"b":"x"}`, `{"a":[1],"b":"x"}`, 0, 0, true},
-		{"append", `{"a":[1],"b":"x"}`, `{"a":[1,{"k":"]"}],"b":"x"}`, 1, 1, true},
-		{"set", `{"a":[1],"b":"x"}`, `{"a":[1],"b":"y"}`, 1, 0, true},
-		{"empty array grows", `{"a":[]}`, `{"a":[1]}`, 1, 0, true},
-		{"array shrinks", `{"a":[1,2]}`, `{"a":[1]}`, 1, 0, true},
-		{"prefix but not an append", `{"a":[12]}`, `{"a":[123]}`, 1, 0, true},
-		{"escaped key", `{"a\"b":[1]}`, `{"a\"b":[1,2]}`, 1, 1, true},
-		{"new channel", `{"a":[1]}`, `{"a":[1],"b":1}`, 0, 0, false},
-		{"renamed channel", `{"a":[1]}`, `{"b":[1]}`, 0, 0, false},
-		{"not compact", `{"a":[1]}`, `{"a": [1,2]}`, 0, 0, false},
-		{"not an object", `[1]`, `[1,2]`, 0, 0, false},
-		{"value grows past a prefix", `{"a":1,"b":2}`, `{"a":12,"b":2}`, 1, 0, true},
-		{"nested append", `{"a":[[1]],"b":{}}`, `{"a":[[1],[2,"]"]],"b":{"k":[]}}`, 2, 1, true},
-		{"trailing garbage", `{"a":1}`, `{"a":1}x`, 0, 0, false},
+		{"unchanged", `{"a":[1],"b":"x"}`, `{"a":[1],"b":"x"}`, 0, 0, true, 0},
+		{"append", `{"a":[1],"b":"x"}`, `{"a":[1,{"k":"]"}],"b":"x"}`, 1, 1, true, 0},
+		{"set", `{"a":[1],"b":"x"}`, `{"a":[1],"b":"y"}`, 1, 0, true, 0},
+		{"empty array grows", `{"a":[]}`, `{"a":[1]}`, 1, 0, true, 0},
+		{"array shrinks", `{"a":[1,2]}`, `{"a":[1]}`, 1, 0, true, 0},
+		{"prefix but not an append", `{"a":[12]}`, `{"a":[123]}`, 1, 0, true, 0},
+		{"escaped key", `{"a\"b":[1]}`, `{"a\"b":[1,2]}`, 1, 1, true, 0},
+		{"new channel", `{"a":[1]}`, `{"a":[1],"b":1}`, 0, 0, false, 0},
+		{"renamed channel", `{"a":[1]}`, `{"b":[1]}`, 0, 0, false, 0},
+		{"not compact", `{"a":[1]}`, `{"a": [1,2]}`, 0, 0, false, 0},
+		{"not an object", `[1]`, `[1,2]`, 0, 0, false, 0},
+		{"value grows past a prefix", `{"a":1,"b":2}`, `{"a":12,"b":2}`, 1, 0, true, 0},
+		{"nested append", `{"a":[[1]],"b":{}}`, `{"a":[[1],[2,"]"]],"b":{"k":[]}}`, 2, 1, true, 0},
+		{"trailing garbage", `{"a":1}`, `{"a":1}x`, 0, 0, false, 0},
+		{"merge adds a key", `{"m":{"a":1,"c":3},"x":1}`, `{"m":{"a":1,"b":2,"c":3},"x":1}`, 1, 0, true, 1},
+		{"merge changes a key", `{"m":{"a":1,"b":2,"c":"long value"}}`, `{"m":{"a":1,"b":22,"c":"long value"}}`, 1, 0, true, 1},
+		{"merge adds last", `{"m":{"a":"long value"}}`, `{"m":{"a":"long value","z":1}}`, 1, 0, true, 1},
+		{"key removed: whole value", `{"m":{"a":1,"b":2}}`, `{"m":{"b":2}}`, 1, 0, true, 0},
+		{"unsorted insert: whole value", `{"m":{"b":"long value","a":1}}`, `{"m":{"b":"long value","c":3,"a":1}}`, 1, 0, true, 0},
+		{"merge saves nothing: whole value", `{"m":{"a":1}}`, `{"m":{"a":2}}`, 1, 0, true, 0},
+		{"escaped keys", `{"m":{"a\"b":[1],"q":"long value"}}`, `{"m":{"a\"b":[1],"a\u003c":2,"q":"long value"}}`, 1, 0, true, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ws, fits := deltaWrites([]byte(tc.prev), []byte(tc.next))
@@ -37,14 +47,17 @@ func TestDeltaRoundTrip(t *testing.T) {
 			if !fits {
 				return
 			}
-			appends := 0
+			appends, merges := 0, 0
 			for _, w := range ws {
 				if w.Append {
 					appends++
 				}
+				if w.Merge {
+					merges++
+				}
 			}
-			if len(ws) != tc.writes || appends != tc.appends {
-				t.Fatalf("writes %+v: want %d writes, %d appends", ws, tc.writes, tc.appends)
+			if len(ws) != tc.writes || appends != tc.appends || merges != tc.merges {
+				t.Fatalf("writes %+v: want %d writes, %d appends, %d merges", ws, tc.writes, tc.appends, tc.merges)
 			}
 			got, err := ApplyDeltas([]byte(tc.prev), ws)
 			if err != nil || string(got) != tc.next {
@@ -59,6 +72,8 @@ func TestDeltaRoundTrip(t *testing.T) {
 func FuzzDelta(f *testing.F) {
 	f.Add(`{"a":[1],"b":"x"}`, `{"a":[1,2],"b":"x"}`, `{"a":[1,2,3],"b":"y"}`)
 	f.Add(`{"a":["]"]}`, `{"a":["]","[",{"x":"}"}]}`, `{"a":[]}`)
+	f.Add(`{"m":{"a":1,"c":"long"}}`, `{"m":{"a":1,"b":2,"c":"long"}}`, `{"m":{"a":1,"b":3,"c":"long","d":[4]}}`)
+	f.Add(`{"m":{"b":"long value","a":1}}`, `{"m":{"b":"long value","a":1,"c":1}}`, `{"m":{"b":"long value","a":2,"c":1}}`)
 	f.Fuzz(func(t *testing.T, s0, s1, s2 string) {
 		var c splitCache // the second delta reuses the split of s1
 		w1, ok1 := c.writes([]byte(s0), []byte(s1))
@@ -117,5 +132,55 @@ func TestMemoryStoresDeltas(t *testing.T) {
 	}
 	if maxDelta > len(`["hello"]`) {
 		t.Errorf("a delta holds %d bytes, want only the appended message", maxDelta)
+	}
+}
+
+// TestMergeChannelStoresMergedKeys checks that a merge channel's superstep
+// reaches the backend as the keys it merged, and that every checkpoint
+// reads back as the full map.
+func TestMergeChannelStoresMergedKeys(t *testing.T) {
+	g, err := NewBuilder("facts").Channel("facts", spec.Merge).Channel("n", "").
+		Node("learn", func(_ *Ctx, s Values) (Values, error) {
+			n := 0
+			switch v := s["n"].(type) { // int as written, float64 once read back
+			case int:
+				n = v
+			case float64:
+				n = int(v)
+			}
+			key := fmt.Sprintf("fact-%03d", n)
+			return Values{"facts": map[string]any{key: strings.Repeat("x", 40)}, "n": n + 1}, nil
+		}).
+		Edge(spec.Start, "learn").Edge("learn", spec.End).Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewMemory()
+	for i := 0; i < 60; i++ {
+		if _, err := g.Invoke(t.Context(), nil, Thread("t"), WithCheckpointer(m)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	merges := 0
+	for _, e := range m.threads["t"].cps {
+		for _, w := range e.writes {
+			if w.Channel == "facts" {
+				if !w.Merge || len(w.Value) > 80 {
+					t.Fatalf("checkpoint %s writes facts as %s (merge %t), want only the merged key", e.cp.ID, w.Value, w.Merge)
+				}
+				merges++
+			}
+		}
+	}
+	if merges < 40 {
+		t.Errorf("%d merge writes over 60 runs", merges)
+	}
+	latest, err := m.Get(t.Context(), "t", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct{ Facts map[string]string }
+	if err := json.Unmarshal(latest.Channels, &st); err != nil || len(st.Facts) != 60 || st.Facts["fact-059"] == "" {
+		t.Fatalf("the latest checkpoint holds %d facts (%v)", len(st.Facts), err)
 	}
 }
