@@ -20,11 +20,13 @@
 // # Incremental checkpoints
 //
 // A superstep's checkpoint records what changed, not the whole state. When
-// the Checkpointer is a DeltaCheckpointer (Memory, runtime/sqlite), the
-// executor hands it a Delta of the run's previous checkpoint: one
-// ChannelWrite per channel whose encoding changed, and for an array that
-// kept its elements and gained more (an append channel's new messages)
-// only the new elements. A channel list that changed (a channel written
+// the Checkpointer is a DeltaCheckpointer (Memory, runtime/sqlite,
+// runtime/postgres), the executor hands it a Delta of the run's previous
+// checkpoint: one ChannelWrite per channel whose encoding changed; for an
+// array that kept its elements and gained more (an append channel's new
+// messages) only the new elements; for an object that kept its members and
+// gained or changed some (a merge channel's merged keys) only those. A
+// channel list that changed (a channel written
 // for the first time) and a backend without PutDelta get a full snapshot.
 // Reads (the next run, ThreadState, FromCheckpoint, List) get the full
 // channels back, byte for byte (ApplyDeltas). The backend stores a full
