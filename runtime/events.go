@@ -68,4 +68,11 @@ type Event struct {
 	Reason       string             `json:"reason,omitempty"`        // run_end{aborted}
 	Duration     time.Duration      `json:"duration_ns,omitempty"`   // node_end, node_error, state, interrupt, checkpoint, run_end
 	Bytes        int                `json:"bytes,omitempty"`         // checkpoint
+	// NoEdgeHeld (state) names the nodes of the superstep whose outgoing
+	// edges are all guarded and of which none held on the state after it:
+	// their tasks ended, and the run followed no edge from them. With no
+	// other task planned the run ends "done" after this state event. Nodes
+	// that route by goto or a router are not included. ilmekgen check warns
+	// about such nodes; this says it happened.
+	NoEdgeHeld []string `json:"no_edge_held,omitempty"`
 }

@@ -44,6 +44,7 @@ type runner[S, U any] struct {
 	used    int          // slots this run has initialised
 	updates []U
 	msgs    chan int
+	noEdge  []string // nodes of this superstep whose guarded edges all failed (routes.go)
 }
 
 // slot is the reusable per-task storage of a superstep. The task's update
@@ -81,7 +82,7 @@ func (r *runner[S, U]) release() {
 	clear(r.cur[:cap(r.cur)])
 	clear(r.nxt[:cap(r.nxt)])
 	r.planner.tasks = nil
-	*r = runner[S, U]{planner: r.planner, cur: r.cur[:0], nxt: r.nxt[:0], slots: r.slots, updates: r.updates[:0], msgs: r.msgs}
+	*r = runner[S, U]{planner: r.planner, cur: r.cur[:0], nxt: r.nxt[:0], slots: r.slots, updates: r.updates[:0], msgs: r.msgs, noEdge: r.noEdge[:0]}
 	g.runners.Put(r)
 }
 
@@ -283,6 +284,7 @@ func (r *runner[S, U]) superstep() (status Status, err error) {
 		return StatusError, &ReduceError{Node: r.g.ids[tasks[failed].node], Err: err}
 	}
 	r.planner.reset(r.nxt)
+	r.noEdge = r.noEdge[:0]
 	for i := range tasks {
 		s := &r.slots[i]
 		if s.info.gotoSet {
@@ -293,9 +295,13 @@ func (r *runner[S, U]) superstep() (status Status, err error) {
 			continue
 		}
 		where = i
+		held := r.planner.held
 		if err := r.p.Plan(&r.next, tasks[i].node, r.planner); err != nil {
 			r.nxt = r.planner.tasks[:0]
 			return StatusError, &NodeError{Node: r.g.ids[tasks[i].node], TaskKey: tasks[i].key, Err: err}
+		}
+		if r.planner.held == held && r.noEdgeHeld(tasks[i].node, held, &r.next) {
+			r.reportNoEdge(tasks[i].node)
 		}
 	}
 	prev := r.state
@@ -311,7 +317,11 @@ func (r *runner[S, U]) superstep() (status Status, err error) {
 		return StatusError, err
 	}
 	if r.live() {
-		r.emit(Event{Type: EventState, Step: r.step, Channels: r.state, Duration: time.Since(r.stepT0)})
+		ev := Event{Type: EventState, Step: r.step, Channels: r.state, Duration: time.Since(r.stepT0)}
+		if len(r.noEdge) > 0 {
+			ev.NoEdgeHeld = slices.Clone(r.noEdge)
+		}
+		r.emit(ev)
 		if id != "" {
 			r.emit(Event{Type: EventCheckpoint, CheckpointID: id, Duration: r.putDur, Bytes: r.putBytes})
 		}

@@ -24,6 +24,7 @@ type Graph[S, U any] struct {
 
 	runners sync.Pool // idle *runner[S, U], whose buffers runs reuse
 
+	routes   routes           // guarded nodes, to report one whose edges all failed
 	warnings spec.Diagnostics // the document's warnings (FromSpec, Load)
 	logger   *slog.Logger     // GraphLogger; nil: the runtime logs nothing
 
@@ -128,7 +129,7 @@ func New[S, U any](p Program[S, U], opts ...Option) (*Graph[S, U], error) {
 	}
 	shape := p.Describe()
 	g := &Graph[S, U]{p: p, shape: shape, ids: make([]string, len(shape.Nodes)), retry: make([]*RetryPolicy, len(shape.Nodes)), index: make(map[string]int, len(shape.Nodes)),
-		warnings: cfg.warnings, logger: cfg.logger, gobs: cfg.observers}
+		warnings: cfg.warnings, logger: cfg.logger, gobs: cfg.observers, routes: newRoutes(p, len(shape.Nodes))}
 	g.obs = g.runObserver(nil, nil)
 	for i, n := range shape.Nodes {
 		g.ids[i] = n.ID

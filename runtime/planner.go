@@ -14,6 +14,9 @@ type Planner[S any] struct {
 	sendN []int    // sends to a node in the current epoch
 	epoch uint64
 	tasks []plan[S]
+	// held counts the targets handed to Node and Send, EndNode and repeats
+	// included: a Plan that left it unchanged followed no edge.
+	held int
 }
 
 // plan is one planned task: a node, its task key and, for a send, its input.
@@ -42,6 +45,7 @@ func (p *Planner[S]) reset(dst []plan[S]) {
 // Node plans node i from a static edge or goto. A node planned several times
 // in one superstep runs once; EndNode is ignored.
 func (p *Planner[S]) Node(i int) {
+	p.held++
 	if i < 0 || i >= len(p.ids) {
 		return
 	}
@@ -55,6 +59,7 @@ func (p *Planner[S]) Node(i int) {
 // Send plans one task of node i whose state is input. Every send is its own
 // task, keyed id#n where n counts the sends to that node in this superstep.
 func (p *Planner[S]) Send(i int, input S) {
+	p.held++
 	if i < 0 || i >= len(p.ids) {
 		return
 	}

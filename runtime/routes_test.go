@@ -1,0 +1,162 @@
+package runtime_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/spec"
+)
+
+// guardedDoc routes check by amount with guards that miss exactly 1000.
+const guardedDoc = `{
+  "channels": {"amount": {"reducer": "last_write"}, "paid": {"reducer": "last_write"}},
+  "nodes": [{"id": "check", "type": "t"}, {"id": "pay", "type": "pay"}, {"id": "review", "type": "pay"}],
+  "edges": [
+    {"from": "__start__", "to": "check"},
+    {"from": "check", "to": "pay", "when": {"channel": "amount", "lt": 1000}},
+    {"from": "check", "to": "review", "when": {"channel": "amount", "gt": 1000}},
+    {"from": "pay", "to": "__end__"},
+    {"from": "review", "to": "__end__"}
+  ]
+}`
+
+func guardedRegistry() runtime.Registry {
+	return runtime.Registry{
+		"t":   func(spec.Node) (runtime.NodeFunc, error) { return write(nil), nil },
+		"pay": func(spec.Node) (runtime.NodeFunc, error) { return write(runtime.Values{"paid": true}), nil },
+	}
+}
+
+// stateEvents runs g on input and returns its state events and its status.
+func stateEvents(t *testing.T, g *runtime.Graph[runtime.Values, runtime.Values], input runtime.Values, opts ...runtime.RunOption) ([]runtime.Event, runtime.Status) {
+	t.Helper()
+	var states []runtime.Event
+	var status runtime.Status
+	for ev, err := range g.Stream(context.Background(), input, opts...) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ev.Type {
+		case runtime.EventState:
+			states = append(states, ev)
+		case runtime.EventRunEnd:
+			status = ev.Status
+		}
+	}
+	return states, status
+}
+
+// TestNoEdgeHeldIsReported: amount 1000 with lt 1000 / gt 1000 guards ends
+// the run done after check, and the state event, its debug projection and a
+// Warn record say that no edge of check held; 999 and 1001 say nothing.
+func TestNoEdgeHeldIsReported(t *testing.T) {
+	g, err := runtime.Load("pay.json", []byte(guardedDoc), guardedRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ws := g.Warnings(); len(ws) != 1 || !strings.Contains(ws[0].Message, "none may hold") {
+		t.Fatalf("the document should draw the check warning, got %v", ws)
+	}
+	for _, tc := range []struct {
+		amount float64
+		want   []string // NoEdgeHeld of the first state event
+		steps  int
+	}{
+		{1000, []string{"check"}, 1},
+		{999, nil, 2},
+		{1001, nil, 2},
+	} {
+		h := &recordingHandler{}
+		states, status := stateEvents(t, g, runtime.Values{"amount": tc.amount}, runtime.WithLogger(slog.New(h)))
+		if status != runtime.StatusDone || len(states) != tc.steps {
+			t.Fatalf("amount %v: status %s after %d supersteps, want done after %d", tc.amount, status, len(states), tc.steps)
+		}
+		if !slices.Equal(states[0].NoEdgeHeld, tc.want) {
+			t.Errorf("amount %v: NoEdgeHeld = %q, want %q", tc.amount, states[0].NoEdgeHeld, tc.want)
+		}
+		var warns []slog.Record
+		for _, r := range h.records {
+			if r.Level == slog.LevelWarn {
+				warns = append(warns, r)
+			}
+		}
+		if tc.want == nil {
+			if len(warns) != 0 {
+				t.Errorf("amount %v: unexpected Warn records %v", tc.amount, warns)
+			}
+			continue
+		}
+		if len(warns) != 1 || warns[0].Message != "no outgoing edge held" || attrs(warns[0])["node"] != "check" || attrs(warns[0])["step"] != "1" {
+			t.Errorf("amount %v: Warn records = %v", tc.amount, warns)
+		}
+		parts := runtime.Project(states[0], runtime.ModeDebug)
+		data, err := json.Marshal(parts[0].Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), `"no_edge_held":["check"]`) {
+			t.Errorf("amount %v: the debug projection does not show it: %s", tc.amount, data)
+		}
+	}
+}
+
+// hiddenEnd is a program that, like a generated one, plans nothing for a
+// guarded edge to __end__: it runs inner, built without that edge, and
+// describes itself by doc, which has it.
+type hiddenEnd struct {
+	runtime.Program[runtime.Values, runtime.Values]
+	doc *spec.Graph
+}
+
+func (h hiddenEnd) Spec() (*spec.Graph, error) { return h.doc, nil }
+
+// TestNoEdgeHeldSeesGuardedEndEdges: a program that plans nothing for a
+// held edge to __end__ is not reported; the guard is evaluated on the
+// state. Code-built graphs with guard functions are reported as well.
+func TestNoEdgeHeldSeesGuardedEndEdges(t *testing.T) {
+	withEnd := strings.Replace(guardedDoc, `"to": "pay"`, `"to": "__end__"`, 1)
+	doc, ds := spec.Decode("end.json", []byte(withEnd))
+	if err := ds.Err(); err != nil {
+		t.Fatal(err)
+	}
+	noEnd := strings.Replace(guardedDoc, `{"from": "check", "to": "pay", "when": {"channel": "amount", "lt": 1000}},`, ``, 1)
+	inner, err := runtime.Load("inner.json", []byte(noEnd), guardedRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := runtime.New[runtime.Values, runtime.Values](hiddenEnd{inner.Program(), doc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		amount float64
+		want   []string
+	}{{999, nil}, {1000, []string{"check"}}, {1001, nil}} {
+		states, status := stateEvents(t, g, runtime.Values{"amount": tc.amount})
+		if status != runtime.StatusDone || !slices.Equal(states[0].NoEdgeHeld, tc.want) {
+			t.Errorf("amount %v: %s, NoEdgeHeld = %q, want %q", tc.amount, status, states[0].NoEdgeHeld, tc.want)
+		}
+	}
+
+	b := runtime.NewBuilder("code").Channel("amount", spec.LastWrite).
+		Node("check", write(nil)).Node("pay", write(nil)).
+		Edge(spec.Start, "check").
+		EdgeIf("check", "pay", func(v runtime.Values) bool { f, _ := v["amount"].(float64); return f > 1000 }).
+		EdgeWhen("check", spec.End, spec.Lt("amount", 1000)).
+		Edge("pay", spec.End)
+	cg := mustCompile(t, b)
+	for _, tc := range []struct {
+		amount float64
+		want   []string
+	}{{999, nil}, {1000, []string{"check"}}, {1001, nil}} {
+		states, _ := stateEvents(t, cg, runtime.Values{"amount": tc.amount})
+		if !slices.Equal(states[0].NoEdgeHeld, tc.want) {
+			t.Errorf("code-built, amount %v: NoEdgeHeld = %q, want %q", tc.amount, states[0].NoEdgeHeld, tc.want)
+		}
+	}
+}
