@@ -29,3 +29,5 @@ require (
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 )
+
+tool github.com/ilmek-go/ilmek/cmd/ilmekgen

@@ -16,7 +16,7 @@ import (
 )
 
 // generateLine starts every //go:generate line of the scenarios.
-const generateLine = "//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen "
+const generateLine = "//go:generate go tool ilmekgen "
 
 // TestScenarioPackagesUpToDate replays, in memory, the //go:generate line of
 // every scenario (testdata/scenarios/*/scenario.go) as ilmekgen would run

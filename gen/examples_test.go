@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-const generateLine = "//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen "
+const generateLine = "//go:generate go tool ilmekgen "
 
 // TestExamplesUpToDate regenerates, in memory, every package that a
 // //go:generate line anywhere in the module builds with ilmekgen (examples,

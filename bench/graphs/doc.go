@@ -9,16 +9,16 @@
 package graphs
 
 //go:generate go run ../internal/mkgraphs
-//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o chain100 --type items=[]int --type counter=int specs/chain-100.json
-//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o chain200 --type items=[]int --type counter=int specs/chain-200.json
-//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o chain1000 --type items=[]int --type counter=int specs/chain-1000.json
-//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o chain2000 --type items=[]int --type counter=int specs/chain-2000.json
-//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o fanout100 --type items=[]int --type counter=int specs/fanout-100.json
-//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o fanout200 --type items=[]int --type counter=int specs/fanout-200.json
-//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o fanout1000 --type items=[]int --type counter=int specs/fanout-1000.json
-//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o fanout2000 --type items=[]int --type counter=int specs/fanout-2000.json
-//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o loop100 --type items=[]int --type counter=int specs/loop-100.json
-//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o loop200 --type items=[]int --type counter=int specs/loop-200.json
-//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o loop1000 --type items=[]int --type counter=int specs/loop-1000.json
-//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o loop2000 --type items=[]int --type counter=int specs/loop-2000.json
-//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o fanoutsend --type items=[]int --type counter=int specs/fanoutsend.json
+//go:generate go tool ilmekgen -o chain100 --type items=[]int --type counter=int specs/chain-100.json
+//go:generate go tool ilmekgen -o chain200 --type items=[]int --type counter=int specs/chain-200.json
+//go:generate go tool ilmekgen -o chain1000 --type items=[]int --type counter=int specs/chain-1000.json
+//go:generate go tool ilmekgen -o chain2000 --type items=[]int --type counter=int specs/chain-2000.json
+//go:generate go tool ilmekgen -o fanout100 --type items=[]int --type counter=int specs/fanout-100.json
+//go:generate go tool ilmekgen -o fanout200 --type items=[]int --type counter=int specs/fanout-200.json
+//go:generate go tool ilmekgen -o fanout1000 --type items=[]int --type counter=int specs/fanout-1000.json
+//go:generate go tool ilmekgen -o fanout2000 --type items=[]int --type counter=int specs/fanout-2000.json
+//go:generate go tool ilmekgen -o loop100 --type items=[]int --type counter=int specs/loop-100.json
+//go:generate go tool ilmekgen -o loop200 --type items=[]int --type counter=int specs/loop-200.json
+//go:generate go tool ilmekgen -o loop1000 --type items=[]int --type counter=int specs/loop-1000.json
+//go:generate go tool ilmekgen -o loop2000 --type items=[]int --type counter=int specs/loop-2000.json
+//go:generate go tool ilmekgen -o fanoutsend --type items=[]int --type counter=int specs/fanoutsend.json

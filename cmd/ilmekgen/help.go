@@ -23,7 +23,7 @@ Generates the typed Go package of SPEC into the directory -o.
 
 Example, next to the spec:
 
-  //go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o supportgraph --type messages=[]string --type intent=string support.json
+  //go:generate go tool ilmekgen -o supportgraph --type messages=[]string --type intent=string support.json
 `,
 	"check": `Usage: ilmekgen check [flags] SPEC...
 

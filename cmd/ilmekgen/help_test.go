@@ -14,7 +14,7 @@ func TestSubcommandHelp(t *testing.T) {
 		cmd   string
 		flags []string
 	}{
-		{"gen", []string{"-o, --out", "-p, --package", "--type", "--config", "--bindings", "--check", "//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen"}},
+		{"gen", []string{"-o, --out", "-p, --package", "--type", "--config", "--bindings", "--check", "//go:generate go tool ilmekgen"}},
 		{"check", []string{"--type", "--config", "--bindings", "ilmekgen check --type"}},
 		{"fmt", []string{"-w, --write", "--check", "ilmekgen fmt --check"}},
 		{"mermaid", []string{"--direction", "--types", "ilmekgen mermaid --direction LR"}},

@@ -3,7 +3,7 @@
 //
 // Use it from go:generate, next to the spec:
 //
-//	//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o supportgraph --type messages=[]string --type intent=string support.json
+//	//go:generate go tool ilmekgen -o supportgraph --type messages=[]string --type intent=string support.json
 //
 // Commands:
 //

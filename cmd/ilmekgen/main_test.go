@@ -209,7 +209,7 @@ func TestCheckFmtMermaidVersionHelp(t *testing.T) {
 		t.Errorf("version: exit %d: %q", code, out)
 	}
 	for _, args := range [][]string{{"--help"}, {"help"}, {"gen", "-h"}} {
-		if out, _, code := ilmekgen(t, dir, args...); code != 0 || !strings.Contains(out, "//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen") {
+		if out, _, code := ilmekgen(t, dir, args...); code != 0 || !strings.Contains(out, "//go:generate go tool ilmekgen") {
 			t.Errorf("%q: exit %d:\n%s", args, code, out)
 		}
 	}

@@ -37,7 +37,7 @@ Usage:
 
 Use it from go:generate, next to the spec:
 
-  //go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o supportgraph --type messages=[]string --type intent=string support.json
+  //go:generate go tool ilmekgen -o supportgraph --type messages=[]string --type intent=string support.json
 
 GOTYPE is a Go type with full import paths: string, float64,
 []example.com/chat.Message, *example.com/shop.Cart, map[string]example.com/x.Y.

@@ -13,7 +13,7 @@
 // Regenerate the package after changing mapreduce.json with go generate.
 package main
 
-//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o wordgraph --type words=[]string --type word=string --type lengths=[]int --type total=int mapreduce.json
+//go:generate go tool ilmekgen -o wordgraph --type words=[]string --type word=string --type lengths=[]int --type total=int mapreduce.json
 
 import (
 	"context"

@@ -6,7 +6,7 @@
 // Regenerate the package after changing support.json with go generate.
 package main
 
-//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o supportgraph --type messages=[]string --type intent=string support.json
+//go:generate go tool ilmekgen -o supportgraph --type messages=[]string --type intent=string support.json
 
 import (
 	"context"

@@ -18,8 +18,8 @@
 // Regenerate both packages after changing a document with go generate.
 package main
 
-//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o approvalv1 --type amount=float64 --type approved=bool --type log=[]string approval.v1.json
-//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o approvalv2 --type amount=float64 --type approved=bool --type log=[]string approval.v2.json
+//go:generate go tool ilmekgen -o approvalv1 --type amount=float64 --type approved=bool --type log=[]string approval.v1.json
+//go:generate go tool ilmekgen -o approvalv2 --type amount=float64 --type approved=bool --type log=[]string approval.v2.json
 
 import (
 	"context"

@@ -10,4 +10,4 @@
 // on channels of every Go type the generator compiles guards for.
 package predfuzz
 
-//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o predgraph --type s=string --type f=float64 --type f32=float32 --type i=int --type u=uint64 --type d=time.Duration --type b=bool --type ps=*string --type pf=*float64 --type ls=[]string --type lm=map[string]int --type as=[]string --type ms=map[string]int --type hits=[]string spec.json
+//go:generate go tool ilmekgen -o predgraph --type s=string --type f=float64 --type f32=float32 --type i=int --type u=uint64 --type d=time.Duration --type b=bool --type ps=*string --type pf=*float64 --type ls=[]string --type lm=map[string]int --type as=[]string --type ms=map[string]int --type hits=[]string spec.json

@@ -1,6 +1,6 @@
 package crashtest
 
-//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o crashgraph --type receipt=string --type shipped=bool crash.json
+//go:generate go tool ilmekgen -o crashgraph --type receipt=string --type shipped=bool crash.json
 
 import (
 	"context"

@@ -4,4 +4,4 @@
 // implementations and the tests are in conformance/scenarios_*_test.go.
 package command
 
-//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o commandgraph --type mode=string --type stage=string --type seen=string --type path=[]string spec.json
+//go:generate go tool ilmekgen -o commandgraph --type mode=string --type stage=string --type seen=string --type path=[]string spec.json

@@ -4,4 +4,4 @@
 // implementations and the tests are in conformance/scenarios_*_test.go.
 package fanout
 
-//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o fanoutgraph --type items=[]string --type item=string --type results=[]string --type total=int spec.json
+//go:generate go tool ilmekgen -o fanoutgraph --type items=[]string --type item=string --type results=[]string --type total=int spec.json

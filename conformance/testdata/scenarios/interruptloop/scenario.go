@@ -4,4 +4,4 @@
 // implementations and the tests are in conformance/scenarios_*_test.go.
 package interruptloop
 
-//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o interruptloopgraph --type items=[]string --type verdicts=[]string spec.json
+//go:generate go tool ilmekgen -o interruptloopgraph --type items=[]string --type verdicts=[]string spec.json

@@ -4,4 +4,4 @@
 // implementations and the tests are in conformance/scenarios_*_test.go.
 package pauses
 
-//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o pausesgraph --type signatures=[]string --type filed=bool spec.json
+//go:generate go tool ilmekgen -o pausesgraph --type signatures=[]string --type filed=bool spec.json

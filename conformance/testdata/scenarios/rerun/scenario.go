@@ -4,4 +4,4 @@
 // implementations and the tests are in conformance/scenarios_*_test.go.
 package rerun
 
-//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o rerungraph --type log=[]string spec.json
+//go:generate go tool ilmekgen -o rerungraph --type log=[]string spec.json

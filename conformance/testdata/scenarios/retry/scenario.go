@@ -4,4 +4,4 @@
 // implementations and the tests are in conformance/scenarios_*_test.go.
 package retry
 
-//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o retrygraph --type receipt=string spec.json
+//go:generate go tool ilmekgen -o retrygraph --type receipt=string spec.json

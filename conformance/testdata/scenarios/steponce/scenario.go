@@ -4,4 +4,4 @@
 // implementations and the tests are in conformance/scenarios_*_test.go.
 package steponce
 
-//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o steponcegraph --type cart=[]string --type order=[]string --type log=[]string spec.json
+//go:generate go tool ilmekgen -o steponcegraph --type cart=[]string --type order=[]string --type log=[]string spec.json

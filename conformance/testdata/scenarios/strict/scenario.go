@@ -4,4 +4,4 @@
 // implementations and the tests are in conformance/scenarios_*_test.go.
 package strict
 
-//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o strictgraph --type answer=string spec.json
+//go:generate go tool ilmekgen -o strictgraph --type answer=string spec.json

@@ -4,4 +4,4 @@
 // implementations and the tests are in conformance/scenarios_*_test.go.
 package taskorder
 
-//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o taskordergraph --type winner=string --type trail=[]string spec.json
+//go:generate go tool ilmekgen -o taskordergraph --type winner=string --type trail=[]string spec.json

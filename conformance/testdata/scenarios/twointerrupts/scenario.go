@@ -4,4 +4,4 @@
 // implementations and the tests are in conformance/scenarios_*_test.go.
 package twointerrupts
 
-//go:generate go run github.com/ilmek-go/ilmek/cmd/ilmekgen -o twointerruptsgraph --type answers=[]string spec.json
+//go:generate go tool ilmekgen -o twointerruptsgraph --type answers=[]string spec.json
