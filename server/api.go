@@ -1,0 +1,655 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ilmek-go/ilmek/runtime"
+)
+
+// routes lists every route the server serves; the OpenAPI test walks it.
+var routes = []struct{ method, path string }{
+	{"GET", "/openapi.json"},
+	{"GET", "/graphs"},
+	{"POST", "/threads"},
+	{"GET", "/threads"},
+	{"GET", "/threads/{thread_id}"},
+	{"GET", "/threads/{thread_id}/history"},
+	{"POST", "/threads/{thread_id}/history/{checkpoint_id}/fork"},
+	{"GET", "/threads/{thread_id}/diagram"},
+	{"POST", "/threads/{thread_id}/runs"},
+	{"POST", "/threads/{thread_id}/resume"},
+	{"GET", "/threads/{thread_id}/runs/{run_id}"},
+	{"GET", "/threads/{thread_id}/runs/{run_id}/wait"},
+	{"GET", "/threads/{thread_id}/runs/{run_id}/stream"},
+	{"POST", "/threads/{thread_id}/runs/{run_id}/cancel"},
+}
+
+func (s *Server) routes() {
+	h := map[string]handler{
+		"GET /openapi.json":                s.getOpenAPI,
+		"GET /graphs":                      s.listGraphs,
+		"POST /threads":                    s.createThread,
+		"GET /threads":                     s.listThreads,
+		"GET /threads/{thread_id}":         s.getThread,
+		"GET /threads/{thread_id}/history": s.history,
+		"POST /threads/{thread_id}/history/{checkpoint_id}/fork": s.fork,
+		"GET /threads/{thread_id}/diagram":                       s.diagram,
+		"POST /threads/{thread_id}/runs":                         s.startRun,
+		"POST /threads/{thread_id}/resume":                       s.resume,
+		"GET /threads/{thread_id}/runs/{run_id}":                 s.getRun,
+		"GET /threads/{thread_id}/runs/{run_id}/wait":            s.waitRun,
+		"GET /threads/{thread_id}/runs/{run_id}/stream":          s.streamRun,
+		"POST /threads/{thread_id}/runs/{run_id}/cancel":         s.cancelRun,
+	}
+	s.mux = http.NewServeMux()
+	for _, rt := range routes {
+		s.mux.Handle(rt.method+" "+rt.path, s.wrap(h[rt.method+" "+rt.path]))
+	}
+	if !s.cfg.DisableInbox {
+		s.inboxRoutes()
+	}
+	s.mux.Handle("/", s.wrap(func(w http.ResponseWriter, r *http.Request, _ Principal) error {
+		return notFound("no route " + r.Method + " " + r.URL.Path + "; GET /openapi.json lists the routes")
+	}))
+}
+
+// decode reads a JSON body into v; an empty body leaves v as it is.
+func decode(r *http.Request, v any) error {
+	if r.ContentLength == 0 && r.Header.Get("Content-Type") == "" {
+		return nil
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || mt != "application/json" {
+			return errf(http.StatusUnsupportedMediaType, "unsupported-media-type", "Unsupported media type",
+				"send the body as application/json, not "+ct)
+		}
+	}
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(r.Body); err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(buf.Bytes())) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(&buf)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return badRequest("the body is not the JSON this route takes: " + err.Error())
+	}
+	if dec.More() {
+		return badRequest("the body holds more than one JSON value")
+	}
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	return json.NewEncoder(w).Encode(v)
+}
+
+// GraphView is a served graph in GET /graphs.
+type GraphView struct {
+	Name     string   `json:"name"`
+	Versions []string `json:"versions"`
+	Nodes    []string `json:"nodes"`
+}
+
+func (s *Server) listGraphs(w http.ResponseWriter, r *http.Request, _ Principal) error {
+	out := struct {
+		Graphs []GraphView `json:"graphs"`
+	}{Graphs: []GraphView{}}
+	for _, name := range s.names {
+		g := s.graphs[name]
+		gv := GraphView{Name: name}
+		for _, v := range g.versions.All() {
+			gv.Versions = append(gv.Versions, v.Fingerprint())
+		}
+		for _, n := range g.versions.Newest().Shape().Nodes {
+			gv.Nodes = append(gv.Nodes, n.ID)
+		}
+		out.Graphs = append(out.Graphs, gv)
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// ThreadView is the JSON form of a thread.
+type ThreadView struct {
+	ThreadID     string                     `json:"thread_id"`
+	Graph        string                     `json:"graph"`
+	Metadata     map[string]string          `json:"metadata"`
+	Created      time.Time                  `json:"created"`
+	Status       string                     `json:"status"`
+	CheckpointID string                     `json:"checkpoint_id,omitempty"`
+	Step         int                        `json:"step"`
+	Values       json.RawMessage            `json:"values,omitempty"`
+	Next         []string                   `json:"next"`
+	Pending      []runtime.PendingInterrupt `json:"pending"`
+	LastRunID    string                     `json:"last_run_id,omitempty"`
+}
+
+// Thread statuses.
+const (
+	ThreadIdle        = "idle"
+	ThreadBusy        = "busy"
+	ThreadInterrupted = "interrupted"
+	ThreadError       = "error"
+)
+
+type createThreadBody struct {
+	Graph    string            `json:"graph"`
+	ThreadID string            `json:"thread_id,omitempty"`
+	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+func (s *Server) createThread(w http.ResponseWriter, r *http.Request, p Principal) error {
+	var b createThreadBody
+	if err := decode(r, &b); err != nil {
+		return err
+	}
+	if len(s.names) == 1 && b.Graph == "" {
+		b.Graph = s.names[0]
+	}
+	if _, ok := s.graphs[b.Graph]; !ok {
+		return errf(http.StatusUnprocessableEntity, "unknown-graph", "Unknown graph",
+			fmt.Sprintf("no graph %q is served; GET /graphs lists them", b.Graph))
+	}
+	if b.ThreadID == "" {
+		b.ThreadID = newID()
+	} else if len(b.ThreadID) > 200 || strings.ContainsAny(b.ThreadID, "/?#%") {
+		return badRequest("thread_id must be at most 200 characters without / ? # or %")
+	}
+	meta := map[string]string{}
+	for k, v := range b.Metadata {
+		meta[k] = v
+	}
+	if _, set := meta["owner"]; set {
+		return badRequest(`metadata key "owner" is reserved: the server records the creating principal there`)
+	}
+	meta["owner"] = p.ID
+	t := threadRecord{ID: b.ThreadID, Graph: b.Graph, Meta: meta, Created: time.Now().UTC()}
+	if err := s.access(r.Context(), p, t, ActionCreate); err != nil {
+		return err
+	}
+	if _, err := s.cfg.Checkpointer.Get(r.Context(), t.ID, ""); err == nil {
+		return errf(http.StatusConflict, "thread-exists", "Thread exists", "thread "+t.ID+" exists already; pick another thread_id")
+	} else if !errors.Is(err, runtime.ErrNotFound) {
+		return err
+	}
+	created, err := s.index.createThread(r.Context(), t)
+	if err != nil {
+		return err
+	}
+	if !created {
+		return errf(http.StatusConflict, "thread-exists", "Thread exists", "thread "+t.ID+" exists already; pick another thread_id")
+	}
+	view, err := s.threadView(r.Context(), t)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", "/threads/"+t.ID)
+	return writeJSON(w, http.StatusCreated, view)
+}
+
+// thread finds a thread and checks that p may do a with it.
+func (s *Server) thread(ctx context.Context, p Principal, id string, a Action) (threadRecord, error) {
+	t, err := s.index.thread(ctx, id)
+	if errors.Is(err, runtime.ErrNotFound) {
+		return threadRecord{}, notFound("no thread " + id)
+	}
+	if err != nil {
+		return threadRecord{}, err
+	}
+	return t, s.access(ctx, p, t, a)
+}
+
+func (s *Server) threadView(ctx context.Context, t threadRecord) (ThreadView, error) {
+	v := ThreadView{ThreadID: t.ID, Graph: t.Graph, Metadata: t.Meta, Created: t.Created, Status: ThreadIdle,
+		Next: []string{}, Pending: []runtime.PendingInterrupt{}}
+	ts, err := s.state(ctx, t)
+	switch {
+	case errors.Is(err, runtime.ErrNotFound):
+	case err != nil:
+		return v, err
+	default:
+		v.CheckpointID, v.Step, v.Values = ts.Checkpoint.ID, ts.Checkpoint.Step, ts.Checkpoint.Channels
+		if ts.Next != nil {
+			v.Next = ts.Next
+		}
+		if ts.Open != nil {
+			v.Pending = ts.Open
+			v.Status = ThreadInterrupted
+		}
+	}
+	if last := s.lastRun(t.ID); last != nil {
+		v.LastRunID = last.id
+		if st := last.view().Status; st == string(runtime.StatusError) && v.Status == ThreadIdle {
+			v.Status = ThreadError
+		}
+	}
+	if _, busy := s.threadBusy(t.ID); busy {
+		v.Status = ThreadBusy
+	}
+	return v, nil
+}
+
+// state reads a thread's latest state through the version that runs it.
+func (s *Server) state(ctx context.Context, t threadRecord) (threadState, error) {
+	g, ok := s.graphs[t.Graph]
+	if !ok {
+		return threadState{}, fmt.Errorf("server: thread %s names graph %q, which is not served", t.ID, t.Graph)
+	}
+	v, err := g.forThread(ctx, s.cfg.Checkpointer, t.ID)
+	if err != nil {
+		var ie *runtime.IncompatibleError
+		if !errors.As(err, &ie) {
+			return threadState{}, err
+		}
+		v = g.newest()
+	}
+	return v.thread(ctx, s.cfg.Checkpointer, t.ID)
+}
+
+func (s *Server) getThread(w http.ResponseWriter, r *http.Request, p Principal) error {
+	t, err := s.thread(r.Context(), p, r.PathValue("thread_id"), ActionRead)
+	if err != nil {
+		return err
+	}
+	v, err := s.threadView(r.Context(), t)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, v)
+}
+
+// ThreadList is a page of GET /threads.
+type ThreadList struct {
+	Threads    []ThreadView `json:"threads"`
+	NextCursor string       `json:"next_cursor,omitempty"`
+}
+
+func (s *Server) listThreads(w http.ResponseWriter, r *http.Request, p Principal) error {
+	q := r.URL.Query()
+	limit := 50
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 500 {
+			return badRequest("limit must be a whole number from 1 to 500")
+		}
+		limit = n
+	}
+	status := q.Get("status")
+	switch status {
+	case "", ThreadIdle, ThreadBusy, ThreadInterrupted, ThreadError:
+	default:
+		return badRequest(fmt.Sprintf("status %q is none of idle, busy, interrupted, error", status))
+	}
+	var pending *bool
+	if v := q.Get("pending"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return badRequest("pending must be true or false")
+		}
+		pending = &b
+	}
+	graph := q.Get("graph")
+	meta := map[string]string{}
+	for k, vs := range q {
+		if name, ok := strings.CutPrefix(k, "metadata."); ok && len(vs) > 0 {
+			meta[name] = vs[0]
+		}
+	}
+	cursor := q.Get("cursor")
+	all, err := s.index.threads(r.Context())
+	if err != nil {
+		return err
+	}
+	out := ThreadList{Threads: []ThreadView{}}
+	skipping := cursor != ""
+	for _, t := range all {
+		if skipping {
+			if t.ID == cursor {
+				skipping = false
+			}
+			continue
+		}
+		if graph != "" && t.Graph != graph || !metaMatches(t.Meta, meta) {
+			continue
+		}
+		if s.cfg.Access(r.Context(), p, ThreadRef{ID: t.ID, Graph: t.Graph, Meta: t.Meta}, ActionRead) != nil {
+			continue
+		}
+		v, err := s.threadView(r.Context(), t)
+		if err != nil {
+			return err
+		}
+		if status != "" && v.Status != status || pending != nil && (len(v.Pending) > 0) != *pending {
+			continue
+		}
+		if len(out.Threads) == limit {
+			out.NextCursor = out.Threads[limit-1].ThreadID
+			break
+		}
+		out.Threads = append(out.Threads, v)
+	}
+	if skipping {
+		return badRequest("cursor " + cursor + " names no thread; start again without it")
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+func metaMatches(have, want map[string]string) bool {
+	for k, v := range want {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// CheckpointView is one checkpoint in a thread's history.
+type CheckpointView struct {
+	CheckpointID string                     `json:"checkpoint_id"`
+	ParentID     string                     `json:"parent_id,omitempty"`
+	Step         int                        `json:"step"`
+	Created      time.Time                  `json:"created"`
+	Values       json.RawMessage            `json:"values"`
+	Next         []string                   `json:"next"`
+	Pending      []runtime.PendingInterrupt `json:"pending"`
+}
+
+func (s *Server) history(w http.ResponseWriter, r *http.Request, p Principal) error {
+	t, err := s.thread(r.Context(), p, r.PathValue("thread_id"), ActionRead)
+	if err != nil {
+		return err
+	}
+	limit := 100
+	if l := r.URL.Query().Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 1000 {
+			return badRequest("limit must be a whole number from 1 to 1000")
+		}
+		limit = n
+	}
+	cps, err := s.cfg.Checkpointer.List(r.Context(), t.ID, limit)
+	if err != nil {
+		return err
+	}
+	out := struct {
+		Checkpoints []CheckpointView `json:"checkpoints"`
+	}{Checkpoints: []CheckpointView{}}
+	for _, cp := range cps {
+		cv := CheckpointView{CheckpointID: cp.ID, ParentID: cp.ParentID, Step: cp.Step, Created: cp.Created, Values: cp.Channels,
+			Next: []string{}, Pending: []runtime.PendingInterrupt{}}
+		for _, n := range cp.Next {
+			cv.Next = append(cv.Next, n.Key)
+		}
+		if cp.Pending != nil {
+			cv.Pending = cp.Pending
+		}
+		out.Checkpoints = append(out.Checkpoints, cv)
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+type runBody struct {
+	Input         json.RawMessage       `json:"input,omitempty"`
+	DoubleTexting runtime.DoubleTexting `json:"double_texting,omitempty"`
+}
+
+type resumeBody struct {
+	Answers       map[string]json.RawMessage `json:"answers"`
+	DoubleTexting runtime.DoubleTexting      `json:"double_texting,omitempty"`
+}
+
+func (s *Server) policy(p runtime.DoubleTexting) (runtime.DoubleTexting, error) {
+	if p == "" {
+		return s.cfg.DoubleTexting, nil
+	}
+	if err := p.Validate(); err != nil {
+		return "", badRequest("double_texting: " + err.Error())
+	}
+	return p, nil
+}
+
+func (s *Server) startRun(w http.ResponseWriter, r *http.Request, p Principal) error {
+	var b runBody
+	if err := decode(r, &b); err != nil {
+		return err
+	}
+	return s.launch(w, r, p, "run", b.Input, nil, "", b.DoubleTexting)
+}
+
+func (s *Server) fork(w http.ResponseWriter, r *http.Request, p Principal) error {
+	var b runBody
+	if err := decode(r, &b); err != nil {
+		return err
+	}
+	return s.launch(w, r, p, "fork", b.Input, nil, r.PathValue("checkpoint_id"), b.DoubleTexting)
+}
+
+func (s *Server) resume(w http.ResponseWriter, r *http.Request, p Principal) error {
+	var b resumeBody
+	if err := decode(r, &b); err != nil {
+		return err
+	}
+	if len(b.Answers) == 0 {
+		return badRequest(`answers is empty: send {"answers": {"<interrupt id>": <answer>}} for every open interrupt`)
+	}
+	answers := make(map[string]any, len(b.Answers))
+	for id, a := range b.Answers {
+		answers[id] = a
+	}
+	return s.launch(w, r, p, "resume", nil, answers, "", b.DoubleTexting)
+}
+
+// launch submits a run, a fork or a resume. When it starts right away the
+// response waits for its first event, so that a refusal (a busy thread, a
+// wrong answer) is the response's status; a queued request is answered 202
+// and a later refusal ends it with status error.
+func (s *Server) launch(w http.ResponseWriter, r *http.Request, p Principal, kind string, input json.RawMessage, answers map[string]any, from string, dt runtime.DoubleTexting) error {
+	t, err := s.thread(r.Context(), p, r.PathValue("thread_id"), ActionRun)
+	if err != nil {
+		return err
+	}
+	policy, err := s.policy(dt)
+	if err != nil {
+		return err
+	}
+	if from != "" {
+		if _, err := s.cfg.Checkpointer.Get(r.Context(), t.ID, from); errors.Is(err, runtime.ErrNotFound) {
+			return notFound("thread " + t.ID + " has no checkpoint " + from)
+		} else if err != nil {
+			return err
+		}
+	}
+	if policy == runtime.DoubleTextCancelReplace && kind != "resume" {
+		if ts, err := s.state(r.Context(), t); err == nil && len(ts.Open) > 0 {
+			return errf(http.StatusConflict, "waiting-on-person", "The thread is waiting on interrupts",
+				"thread "+t.ID+" waits on a person; cancel-and-replace does not discard a pause: answer it with POST /threads/"+t.ID+"/resume")
+		}
+	}
+	ru := newRun(newID(), t.ID, t.Graph, kind)
+	ru.input, ru.answers, ru.from = input, answers, from
+	now, err := s.submit(ru, policy)
+	if err != nil {
+		return err
+	}
+	if now {
+		select {
+		case <-ru.started:
+		case <-r.Context().Done():
+			return r.Context().Err()
+		}
+		if err := ru.refusedWith(); err != nil {
+			return err
+		}
+	}
+	w.Header().Set("Location", "/threads/"+t.ID+"/runs/"+ru.id)
+	return writeJSON(w, http.StatusAccepted, ru.view())
+}
+
+// findRun finds a run of the thread in the path.
+func (s *Server) findRun(r *http.Request, p Principal, a Action) (*run, error) {
+	t, err := s.thread(r.Context(), p, r.PathValue("thread_id"), a)
+	if err != nil {
+		return nil, err
+	}
+	id := r.PathValue("run_id")
+	s.mu.Lock()
+	ru := s.runs[id]
+	s.mu.Unlock()
+	if ru == nil || ru.thread != t.ID {
+		return nil, notFound("thread " + t.ID + " has no run " + id)
+	}
+	return ru, nil
+}
+
+func (s *Server) getRun(w http.ResponseWriter, r *http.Request, p Principal) error {
+	ru, err := s.findRun(r, p, ActionRead)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, ru.view())
+}
+
+func (s *Server) waitRun(w http.ResponseWriter, r *http.Request, p Principal) error {
+	ru, err := s.findRun(r, p, ActionRead)
+	if err != nil {
+		return err
+	}
+	timeout := 30 * time.Second
+	if t := r.URL.Query().Get("timeout"); t != "" {
+		d, err := time.ParseDuration(t)
+		if err != nil || d < 0 || d > 10*time.Minute {
+			return badRequest("timeout must be a duration from 0s to 10m, e.g. 30s")
+		}
+		timeout = d
+	}
+	tm := time.NewTimer(timeout)
+	defer tm.Stop()
+	select {
+	case <-ru.done:
+		return writeJSON(w, http.StatusOK, ru.view())
+	case <-tm.C:
+		return writeJSON(w, http.StatusAccepted, ru.view())
+	case <-r.Context().Done():
+		return r.Context().Err()
+	}
+}
+
+func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, p Principal) error {
+	ru, err := s.findRun(r, p, ActionRun)
+	if err != nil {
+		return err
+	}
+	mode := r.URL.Query().Get("mode")
+	switch mode {
+	case "", "stop", "abort":
+	default:
+		return badRequest(`mode must be "stop" (at the next superstep boundary, the default) or "abort" (now, voiding the superstep in flight)`)
+	}
+	s.mu.Lock()
+	if q := s.queues[ru.thread]; q != nil {
+		for i, queued := range q.queue {
+			if queued == ru {
+				q.queue = append(q.queue[:i:i], q.queue[i+1:]...)
+				s.mu.Unlock()
+				s.finish(ru, runtime.StatusAborted, "cancelled before it started", nil)
+				return writeJSON(w, http.StatusAccepted, ru.view())
+			}
+		}
+	}
+	s.mu.Unlock()
+	if !ru.isDone() {
+		ru.requestStop()
+		if mode == "abort" {
+			ru.mu.Lock()
+			cancel := ru.cancel
+			ru.mu.Unlock()
+			if cancel != nil {
+				cancel()
+			}
+		}
+	}
+	return writeJSON(w, http.StatusAccepted, ru.view())
+}
+
+// streamRun writes a run's events as Server-Sent Events with ids
+// "<run id>:<seq>", from the event log after Last-Event-ID (header, or the
+// last_event_id parameter), then live until the run ends.
+func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, p Principal) error {
+	ru, err := s.findRun(r, p, ActionRead)
+	if err != nil {
+		return err
+	}
+	var after int64
+	last := r.Header.Get("Last-Event-ID")
+	if last == "" {
+		last = r.URL.Query().Get("last_event_id")
+	}
+	if last != "" {
+		rid, seq, ok := strings.Cut(last, ":")
+		n, err := strconv.ParseInt(seq, 10, 64)
+		if !ok || rid != ru.id || err != nil || n < 0 {
+			return badRequest("Last-Event-ID " + last + " is not an id of this run's events (" + ru.id + ":<seq>)")
+		}
+		after = n
+	}
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		return errors.New("server: the response writer cannot flush; SSE needs it")
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, "retry: 1000\n\n")
+	fl.Flush()
+	heartbeat := time.NewTicker(15 * time.Second)
+	defer heartbeat.Stop()
+	for {
+		changed := ru.changed()
+		done := ru.isDone()
+		evs, err := s.events.ReadEvents(r.Context(), ru.id, after, 256)
+		if err != nil {
+			s.log.Error("server: reading a run's events failed", "run", ru.id, "err", err)
+			return nil
+		}
+		for _, ev := range evs {
+			fmt.Fprintf(w, "id: %s:%d\nevent: %s\ndata: %s\n\n", ru.id, ev.Seq, ev.Kind, ev.Data)
+			after = ev.Seq
+			if ev.Kind == string(runtime.EventRunEnd) {
+				fl.Flush()
+				return nil
+			}
+		}
+		fl.Flush()
+		if len(evs) == 256 {
+			continue
+		}
+		if done && len(evs) == 0 {
+			// The log lost the end (bounded); say so and stop.
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-heartbeat.C:
+			fmt.Fprint(w, ": keep-alive\n\n")
+			fl.Flush()
+		case <-r.Context().Done():
+			return nil
+		}
+	}
+}

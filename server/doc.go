@@ -1,0 +1,37 @@
+// Package server serves ilmek graphs over HTTP: an http.Handler you mount
+// in your own binary (your nodes are Go code) over a set of graphs —
+// spec-built, code-built or generated, several versions of one document
+// with Versions — and a checkpointer.
+//
+// Resources:
+//
+//   - threads: POST /threads creates one (of a graph, with string
+//     metadata); GET /threads lists them with filters (graph, status,
+//     pending, metadata.<key>) and cursor paging; GET /threads/{id} is its
+//     state, what runs next and the interrupts it waits on;
+//   - runs: POST /threads/{id}/runs starts one with input; its events
+//     stream as Server-Sent Events (GET .../runs/{run}/stream, ids
+//     "<run>:<seq>", reconnect with Last-Event-ID from the run's event
+//     log); GET .../wait waits for the outcome; POST .../cancel cancels it;
+//   - resume: POST /threads/{id}/resume answers interrupts by id; the
+//     runtime's refusals become precise statuses with RFC 9457 problem
+//     bodies (a wrong answer type 422, a busy thread 409...);
+//   - history: GET /threads/{id}/history lists checkpoints and
+//     POST .../history/{checkpoint}/fork runs from one;
+//   - GET /threads/{id}/diagram draws the graph with where the thread
+//     stands: the MODEL.md §9.1 Mermaid text, DOT, or SVG laid out on the
+//     server by Graphviz (github.com/goccy/go-graphviz, run in process);
+//   - GET /openapi.json is the API's OpenAPI 3.1 document (OpenAPI).
+//
+// A request for a thread that has a run queued or running follows the
+// double-texting policy it names (double_texting: reject, enqueue or
+// cancel-and-replace; Config.DoubleTexting by default, reject).
+//
+// Security defaults: New refuses a Config without an Authenticate hook,
+// so nothing is served unauthenticated by accident; every thread records
+// the principal that created it and the default Access hook (OwnerOnly)
+// lets only that principal see and run it; request bodies are bounded
+// (Config.MaxBodyBytes, 1 MiB); no CORS header is sent unless Config.CORS
+// lists origins; an error the server does not expect is logged with an id
+// and answered 500 with only that id, never its text or a stack.
+package server

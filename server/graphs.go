@@ -1,0 +1,172 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+
+	"github.com/ilmek-go/ilmek/mermaid"
+	"github.com/ilmek-go/ilmek/runtime"
+)
+
+// Graph is one graph the server runs, under its name (the graph's
+// Shape().Name): a single version made with Of, or several versions of one
+// document made with Versions, so that threads paused under an old version
+// finish on it while new threads start on the newest.
+type Graph struct {
+	name     string
+	versions *runtime.Versions
+	byFP     map[string]version
+	list     []version
+}
+
+// version is the untyped face of one *runtime.Graph[S, U]: what the server
+// needs of a graph whatever its state and update types are.
+type version interface {
+	graph() runtime.Version
+	// stream starts a run with input (JSON of the update type; empty or
+	// null is the zero update, which folds nothing).
+	stream(ctx context.Context, input json.RawMessage, opts ...runtime.RunOption) (iter.Seq2[runtime.Event, error], error)
+	streamResume(ctx context.Context, a runtime.Answers, opts ...runtime.RunOption) iter.Seq2[runtime.Event, error]
+	// thread reads the thread's latest state (runtime.ErrNotFound when it
+	// has none).
+	thread(ctx context.Context, cp runtime.Checkpointer, id string) (threadState, error)
+	// diagram returns the §9.1 Mermaid text with where ts stands, and the
+	// graph's model for the SVG.
+	diagram(ts *threadState) (string, mermaid.Graph, error)
+}
+
+// threadState is runtime.ThreadState without its typed State.
+type threadState struct {
+	Checkpoint *runtime.Checkpoint
+	Next       []string
+	Open       []runtime.PendingInterrupt
+}
+
+// InputError is a run's input that does not decode into the graph's update
+// type. The server answers it with 400.
+type InputError struct {
+	Graph string
+	Err   error
+}
+
+func (e *InputError) Error() string {
+	return fmt.Sprintf("server: the input does not decode into graph %q's update: %v; send a JSON object of its channels", e.Graph, e.Err)
+}
+
+func (e *InputError) Unwrap() error { return e.Err }
+
+type typed[S, U any] struct{ g *runtime.Graph[S, U] }
+
+func (t typed[S, U]) graph() runtime.Version { return t.g }
+
+func (t typed[S, U]) stream(ctx context.Context, input json.RawMessage, opts ...runtime.RunOption) (iter.Seq2[runtime.Event, error], error) {
+	var u U
+	if in := bytes.TrimSpace(input); len(in) > 0 && !bytes.Equal(in, []byte("null")) {
+		dec := json.NewDecoder(bytes.NewReader(in))
+		dec.UseNumber()
+		if err := dec.Decode(&u); err != nil {
+			return nil, &InputError{Graph: t.g.Shape().Name, Err: err}
+		}
+	}
+	return t.g.Stream(ctx, u, opts...), nil
+}
+
+func (t typed[S, U]) streamResume(ctx context.Context, a runtime.Answers, opts ...runtime.RunOption) iter.Seq2[runtime.Event, error] {
+	return t.g.StreamResume(ctx, a, opts...)
+}
+
+func (t typed[S, U]) thread(ctx context.Context, cp runtime.Checkpointer, id string) (threadState, error) {
+	ts, err := t.g.ThreadState(ctx, cp, id)
+	if err != nil {
+		return threadState{}, err
+	}
+	return threadState{Checkpoint: ts.Checkpoint, Next: ts.Next, Open: ts.Open}, nil
+}
+
+func (t typed[S, U]) diagram(ts *threadState) (string, mermaid.Graph, error) {
+	var o mermaid.Options
+	if ts != nil {
+		o.Highlight = highlight(ts)
+	}
+	text, err := runtime.Mermaid(t.g, o)
+	if err != nil {
+		return "", mermaid.Graph{}, err
+	}
+	var mg mermaid.Graph
+	if doc, err := runtime.ToSpec(t.g); err == nil {
+		mg = mermaid.FromSpec(doc)
+	} else {
+		// A graph a document cannot hold (Go guards, routers): its nodes
+		// without the edges code decides.
+		for _, n := range t.g.Shape().Nodes {
+			mg.Nodes = append(mg.Nodes, mermaid.Node{ID: n.ID, Type: n.Type})
+		}
+	}
+	return text, mg, nil
+}
+
+// highlight is where a thread stands, as runtime.ThreadMermaid draws it.
+func highlight(ts *threadState) *mermaid.Highlight {
+	h := &mermaid.Highlight{}
+	if ts.Checkpoint != nil {
+		for _, t := range ts.Checkpoint.Next {
+			h.Next = append(h.Next, t.Node)
+		}
+	}
+	for _, p := range ts.Open {
+		h.Pending = append(h.Pending, p.Node)
+	}
+	return h
+}
+
+// Of returns the server's Graph of g: spec-built, code-built or generated
+// (a generated package's *Graph is a *runtime.Graph of its types).
+func Of[S, U any](g *runtime.Graph[S, U]) Graph {
+	v := typed[S, U]{g}
+	vs, _ := runtime.NewVersions(g) // one non-nil version cannot fail
+	return Graph{name: g.Shape().Name, versions: vs, byFP: map[string]version{g.Fingerprint(): v}, list: []version{v}}
+}
+
+// Versions returns one Graph of several versions of one document, oldest
+// first, each made with Of: a thread runs on the version that wrote it,
+// else on the newest when compatible (runtime.Versions.For).
+func Versions(gs ...Graph) (Graph, error) {
+	var all []version
+	for _, g := range gs {
+		all = append(all, g.list...)
+	}
+	rv := make([]runtime.Version, len(all))
+	for i, v := range all {
+		rv[i] = v.graph()
+	}
+	vs, err := runtime.NewVersions(rv...)
+	if err != nil {
+		return Graph{}, fmt.Errorf("server.Versions: %w", err)
+	}
+	g := Graph{name: rv[0].Shape().Name, versions: vs, byFP: map[string]version{}, list: all}
+	for _, v := range all {
+		g.byFP[v.graph().Fingerprint()] = v
+	}
+	return g, nil
+}
+
+// Name is the graph's name, which API requests use.
+func (g Graph) Name() string { return g.name }
+
+func (g Graph) newest() version { return g.list[len(g.list)-1] }
+
+// forThread returns the version a run of thread must use.
+func (g Graph) forThread(ctx context.Context, cp runtime.Checkpointer, thread string) (version, error) {
+	v, err := g.versions.For(ctx, cp, thread)
+	if err != nil {
+		return nil, err
+	}
+	if tv, ok := g.byFP[v.Fingerprint()]; ok {
+		return tv, nil
+	}
+	return nil, errors.New("server: runtime.Versions picked a version the server does not hold")
+}

@@ -1,0 +1,332 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+	"sync"
+	"time"
+
+	"github.com/ilmek-go/ilmek/runtime"
+)
+
+// Run statuses besides the runtime's (done, interrupted, error, aborted).
+const (
+	statusQueued  = "queued"
+	statusRunning = "running"
+)
+
+// run is one request the server executes on a thread: a run with input,
+// a resume with answers, or a fork from a checkpoint.
+type run struct {
+	id, thread, graph, kind string
+	created                 time.Time
+	input                   json.RawMessage
+	answers                 map[string]any
+	from                    string
+
+	stop    chan struct{} // closed to stop at the next superstep boundary
+	stopped sync.Once
+	started chan struct{} // closed when the run emitted its first event, was refused or ended
+	done    chan struct{} // closed when the run ended
+
+	mu           sync.Mutex
+	cancel       context.CancelFunc
+	status       string
+	errText      string
+	refusal      error
+	runtimeRunID string
+	checkpointID string
+	pending      []runtime.PendingInterrupt
+	lastSeq      int64
+	ended        time.Time
+	notify       chan struct{} // closed and replaced on every new event
+}
+
+func newRun(id, thread, graph, kind string) *run {
+	return &run{id: id, thread: thread, graph: graph, kind: kind, created: time.Now().UTC(),
+		stop: make(chan struct{}), started: make(chan struct{}), done: make(chan struct{}),
+		status: statusQueued, notify: make(chan struct{})}
+}
+
+func (r *run) requestStop() { r.stopped.Do(func() { close(r.stop) }) }
+
+// changed returns a channel closed at the run's next event or end.
+func (r *run) changed() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.notify
+}
+
+func (r *run) isDone() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// RunView is the JSON form of a run.
+type RunView struct {
+	RunID        string                     `json:"run_id"`
+	ThreadID     string                     `json:"thread_id"`
+	Graph        string                     `json:"graph"`
+	Kind         string                     `json:"kind"`
+	Status       string                     `json:"status"`
+	Error        string                     `json:"error,omitempty"`
+	CheckpointID string                     `json:"checkpoint_id,omitempty"`
+	Pending      []runtime.PendingInterrupt `json:"pending,omitempty"`
+	LastSeq      int64                      `json:"last_seq"`
+	Created      time.Time                  `json:"created"`
+	Ended        *time.Time                 `json:"ended,omitempty"`
+}
+
+func (r *run) view() RunView {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v := RunView{RunID: r.id, ThreadID: r.thread, Graph: r.graph, Kind: r.kind, Status: r.status, Error: r.errText,
+		CheckpointID: r.checkpointID, Pending: r.pending, LastSeq: r.lastSeq, Created: r.created}
+	if !r.ended.IsZero() {
+		e := r.ended
+		v.Ended = &e
+	}
+	return v
+}
+
+// threadRuns is a thread's active run and the requests queued behind it.
+type threadRuns struct {
+	active *run
+	queue  []*run
+}
+
+// submit queues r on its thread under policy. It returns whether r starts
+// right away (nothing was ahead of it).
+func (s *Server) submit(r *run, policy runtime.DoubleTexting) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.queues[r.thread]
+	if q == nil {
+		q = &threadRuns{}
+		s.queues[r.thread] = q
+	}
+	busy := q.active != nil || len(q.queue) > 0
+	if busy {
+		switch policy {
+		case runtime.DoubleTextReject:
+			return false, errf(409, "thread-busy", "The thread is busy",
+				"thread "+r.thread+" has a run queued or running; wait for it, or send double_texting \"enqueue\" or \"cancel-and-replace\"")
+		case runtime.DoubleTextCancelReplace:
+			for _, old := range q.queue {
+				s.finish(old, runtime.StatusAborted, "replaced by run "+r.id+" (cancel-and-replace)", nil)
+			}
+			q.queue = nil
+			if q.active != nil {
+				q.active.requestStop()
+			}
+		}
+	}
+	q.queue = append(q.queue, r)
+	s.remember(r)
+	if q.active == nil {
+		s.startNext(q)
+		return true, nil
+	}
+	return false, nil
+}
+
+// remember keeps r for lookups, forgetting the oldest ended runs past the
+// server's bound.
+func (s *Server) remember(r *run) {
+	s.runs[r.id] = r
+	s.runOrder = append(s.runOrder, r.id)
+	for len(s.runOrder) > s.cfg.MaxRuns {
+		old := s.runs[s.runOrder[0]]
+		if old != nil && !old.isDone() {
+			break
+		}
+		delete(s.runs, s.runOrder[0])
+		s.runOrder = s.runOrder[1:]
+	}
+}
+
+// startNext starts the thread's next queued run; s.mu is held.
+func (s *Server) startNext(q *threadRuns) {
+	if len(q.queue) == 0 {
+		return
+	}
+	r := q.queue[0]
+	q.queue = q.queue[1:]
+	q.active = r
+	ctx, cancel := context.WithCancel(s.base)
+	r.mu.Lock()
+	r.cancel = cancel
+	r.status = statusRunning
+	r.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer cancel()
+		s.execute(ctx, r)
+		s.mu.Lock()
+		if s.queues[r.thread] == q {
+			q.active = nil
+			if len(q.queue) == 0 {
+				delete(s.queues, r.thread)
+			} else {
+				s.startNext(q)
+			}
+		}
+		s.mu.Unlock()
+	}()
+}
+
+// threadBusy reports whether the thread has a run queued or running here.
+func (s *Server) threadBusy(thread string) (*run, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.queues[thread]
+	if q == nil {
+		return nil, false
+	}
+	return q.active, q.active != nil || len(q.queue) > 0
+}
+
+// lastRun is the latest run of a thread this server remembers.
+func (s *Server) lastRun(thread string) *run {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := len(s.runOrder) - 1; i >= 0; i-- {
+		if r := s.runs[s.runOrder[i]]; r != nil && r.thread == thread {
+			return r
+		}
+	}
+	return nil
+}
+
+func (s *Server) execute(ctx context.Context, r *run) {
+	g, ok := s.graphs[r.graph]
+	if !ok {
+		s.finish(r, runtime.StatusError, "", notFound("no graph "+r.graph))
+		return
+	}
+	v, err := g.forThread(ctx, s.cfg.Checkpointer, r.thread)
+	if err != nil {
+		s.finish(r, runtime.StatusError, "", err)
+		return
+	}
+	opts := []runtime.RunOption{runtime.WithCheckpointer(s.cfg.Checkpointer), runtime.Thread(r.thread),
+		runtime.StopAtBoundary(r.stop), runtime.WithLogger(s.log)}
+	if r.from != "" {
+		opts = append(opts, runtime.FromCheckpoint(r.from))
+	}
+	opts = append(opts, s.cfg.RunOptions...)
+	var events iter.Seq2[runtime.Event, error]
+	if r.kind == "resume" {
+		events = v.streamResume(ctx, runtime.AnswersByID(r.answers), opts...)
+	} else {
+		events, err = v.stream(ctx, r.input, opts...)
+		if err != nil {
+			s.finish(r, runtime.StatusError, "", err)
+			return
+		}
+	}
+	var last runtime.Event
+	seen := false
+	for ev, err := range events {
+		if err != nil {
+			if !seen {
+				s.finish(r, runtime.StatusError, "", err)
+				return
+			}
+			continue
+		}
+		seen = true
+		last = ev
+		if err := s.record(ctx, r, ev); err != nil {
+			s.log.Error("server: storing a run event failed", "run", r.id, "err", err)
+		}
+	}
+	if !seen || last.Type != runtime.EventRunEnd {
+		s.finish(r, runtime.StatusAborted, "the run ended without its run_end event", nil)
+		return
+	}
+	s.finish(r, last.Status, last.Error, nil)
+}
+
+// record stores one event of r and updates r's view.
+func (s *Server) record(ctx context.Context, r *run, ev runtime.Event) error {
+	rid := ev.RunID
+	ev.RunID = r.id
+	data, err := json.Marshal(ev)
+	if err != nil {
+		return err
+	}
+	err = s.events.AppendEvents(context.WithoutCancel(ctx), []storedEvent{{RunID: r.id, Seq: ev.Seq, ThreadID: r.thread, Time: ev.Time, Kind: string(ev.Type), Data: data}})
+	r.mu.Lock()
+	if r.runtimeRunID == "" {
+		r.runtimeRunID = rid
+		close(r.started)
+	}
+	r.lastSeq = ev.Seq
+	switch ev.Type {
+	case runtime.EventCheckpoint:
+		r.checkpointID = ev.CheckpointID
+	case runtime.EventInterrupt:
+		r.pending = ev.Pending
+	}
+	close(r.notify)
+	r.notify = make(chan struct{})
+	r.mu.Unlock()
+	return err
+}
+
+// finish ends r with status. A refusal (err set, the run never started)
+// is kept for the request that waits on it and logged when internal; a
+// synthetic run_end closes the run's event log either way.
+func (s *Server) finish(r *run, status runtime.Status, text string, err error) {
+	r.mu.Lock()
+	if r.isDone() {
+		r.mu.Unlock()
+		return
+	}
+	if err != nil {
+		r.refusal = err
+		if p, ok := problemOf(err); ok {
+			text = p.Detail
+		} else {
+			s.log.Error("server: run failed before it started", "run", r.id, "thread", r.thread, "err", err)
+			text = "the run failed before it started; the server's log has the details"
+		}
+	}
+	r.status, r.errText, r.ended = string(status), text, time.Now().UTC()
+	synth := r.runtimeRunID == "" || status == runtime.StatusAborted && r.lastSeq == 0
+	seq := r.lastSeq + 1
+	select {
+	case <-r.started:
+	default:
+		close(r.started)
+	}
+	r.mu.Unlock()
+	if synth {
+		ev := runtime.Event{Type: runtime.EventRunEnd, RunID: r.id, ThreadID: r.thread, Seq: seq, Time: time.Now().UTC(), Status: status, Error: text}
+		if data, err := json.Marshal(ev); err == nil {
+			_ = s.events.AppendEvents(context.Background(), []storedEvent{{RunID: r.id, Seq: seq, ThreadID: r.thread, Time: ev.Time, Kind: string(ev.Type), Data: data}})
+		}
+		r.mu.Lock()
+		r.lastSeq = seq
+		r.mu.Unlock()
+	}
+	r.mu.Lock()
+	close(r.done)
+	close(r.notify)
+	r.notify = make(chan struct{})
+	r.mu.Unlock()
+}
+
+// refused returns the error a run was refused with before it started.
+func (r *run) refusedWith() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.refusal
+}

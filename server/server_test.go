@@ -1,0 +1,503 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ilmek-go/ilmek/runtime"
+)
+
+func TestNewRefusesWithoutAuthenticate(t *testing.T) {
+	_, err := New(Config{Graphs: []Graph{Of(approvalGraph(t))}, Checkpointer: runtime.NewMemory()})
+	if !errors.Is(err, ErrNoAuthenticate) {
+		t.Fatalf("New without Authenticate: %v, want ErrNoAuthenticate", err)
+	}
+	for name, cfg := range map[string]Config{
+		"no checkpointer": {Graphs: []Graph{Of(approvalGraph(t))}, Authenticate: Anonymous},
+		"no graphs":       {Checkpointer: runtime.NewMemory(), Authenticate: Anonymous},
+		"zero graph":      {Graphs: []Graph{{}}, Checkpointer: runtime.NewMemory(), Authenticate: Anonymous},
+		"two same names":  {Graphs: []Graph{Of(approvalGraph(t)), Of(approvalGraph(t))}, Checkpointer: runtime.NewMemory(), Authenticate: Anonymous},
+		"bad policy":      {Graphs: []Graph{Of(approvalGraph(t))}, Checkpointer: runtime.NewMemory(), Authenticate: Anonymous, DoubleTexting: "twice"},
+	} {
+		if _, err := New(cfg); err == nil {
+			t.Errorf("%s: New accepted the config", name)
+		}
+	}
+}
+
+// TestApprovalFlow walks a thread through every route: create, run to the
+// pause, read it, answer wrongly and rightly, history, fork, diagram.
+func TestApprovalFlow(t *testing.T) {
+	ts := newTestServer(t, nil)
+	ts.must("alice", "GET", "/openapi.json", nil, 200)
+	var graphs struct{ Graphs []GraphView }
+	ts.must("alice", "GET", "/graphs", nil, 200).json(t, &graphs)
+	if len(graphs.Graphs) != 1 || graphs.Graphs[0].Name != "approval" || len(graphs.Graphs[0].Versions) != 1 {
+		t.Fatalf("graphs: %+v", graphs)
+	}
+
+	th := ts.newThread("alice", map[string]any{"graph": "approval", "metadata": map[string]string{"team": "blog"}})
+	if th.Status != ThreadIdle || th.Metadata["owner"] != "alice" || th.Metadata["team"] != "blog" {
+		t.Fatalf("new thread: %+v", th)
+	}
+	var run RunView
+	ts.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": map[string]any{"topic": "otters"}}, 202).json(t, &run)
+	run = ts.wait("alice", run)
+	if run.Status != "interrupted" || len(run.Pending) != 1 {
+		t.Fatalf("run: %+v", run)
+	}
+	pi := run.Pending[0]
+	if pi.Expects == nil || !strings.Contains(string(pi.Expects.Schema), `"approved"`) {
+		t.Fatalf("pending interrupt records no schema: %+v", pi)
+	}
+
+	var got ThreadView
+	ts.must("alice", "GET", "/threads/"+th.ThreadID, nil, 200).json(t, &got)
+	if got.Status != ThreadInterrupted || len(got.Pending) != 1 || got.LastRunID != run.RunID {
+		t.Fatalf("thread: %+v", got)
+	}
+	var list ThreadList
+	ts.must("alice", "GET", "/threads?pending=true&metadata.team=blog", nil, 200).json(t, &list)
+	if len(list.Threads) != 1 || list.Threads[0].ThreadID != th.ThreadID {
+		t.Fatalf("pending list: %+v", list)
+	}
+	ts.must("alice", "GET", "/threads?pending=false", nil, 200).json(t, &list)
+	if len(list.Threads) != 0 {
+		t.Fatalf("non-pending list: %+v", list)
+	}
+
+	// Refusals map to precise statuses and problem types.
+	for _, c := range []struct {
+		name   string
+		body   any
+		status int
+		typ    string
+	}{
+		{"wrong type", map[string]any{"answers": map[string]any{pi.ID: "yes"}}, 422, "answer-type"},
+		{"unknown id", map[string]any{"answers": map[string]any{"nope:interrupt#0": true}}, 422, "unknown-interrupt"},
+		{"empty", map[string]any{"answers": map[string]any{}}, 400, "bad-request"},
+		{"bad policy", map[string]any{"answers": map[string]any{pi.ID: true}, "double_texting": "twice"}, 400, "bad-request"},
+	} {
+		p := ts.must("alice", "POST", "/threads/"+th.ThreadID+"/resume", c.body, c.status).problem(t)
+		if p.Type != ProblemTypePrefix+c.typ || p.Status != c.status || p.Instance == "" {
+			t.Errorf("%s: problem %+v, want type %s", c.name, p, c.typ)
+		}
+	}
+	// Input to a thread that waits on a person.
+	p := ts.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": map[string]any{"topic": "x"}}, 409).problem(t)
+	if p.Type != ProblemTypePrefix+"waiting-on-person" {
+		t.Errorf("run on a waiting thread: %+v", p)
+	}
+
+	ts.must("alice", "POST", "/threads/"+th.ThreadID+"/resume", map[string]any{"answers": map[string]any{pi.ID: map[string]any{"approved": true}}}, 202).json(t, &run)
+	run = ts.wait("alice", run)
+	if run.Status != "done" || run.Kind != "resume" {
+		t.Fatalf("resumed run: %+v", run)
+	}
+	ts.must("alice", "GET", "/threads/"+th.ThreadID+"/runs/"+run.RunID, nil, 200)
+	ts.must("alice", "GET", "/threads/"+th.ThreadID, nil, 200).json(t, &got)
+	var values map[string]any
+	_ = json.Unmarshal(got.Values, &values)
+	if got.Status != ThreadIdle || values["decision"] != true || len(values["log"].([]any)) != 3 {
+		t.Fatalf("finished thread: %+v", got)
+	}
+	p = ts.must("alice", "POST", "/threads/"+th.ThreadID+"/resume", map[string]any{"answers": map[string]any{pi.ID: true}}, 409).problem(t)
+	if p.Type != ProblemTypePrefix+"not-interrupted" {
+		t.Errorf("resume of a finished thread: %+v", p)
+	}
+
+	var hist struct{ Checkpoints []CheckpointView }
+	ts.must("alice", "GET", "/threads/"+th.ThreadID+"/history", nil, 200).json(t, &hist)
+	if len(hist.Checkpoints) < 4 {
+		t.Fatalf("history: %d checkpoints", len(hist.Checkpoints))
+	}
+	// Fork from the checkpoint after "write": the branch asks again.
+	var first CheckpointView
+	for _, c := range hist.Checkpoints {
+		if c.Step == 1 {
+			first = c
+		}
+	}
+	ts.must("alice", "POST", "/threads/"+th.ThreadID+"/history/"+first.CheckpointID+"/fork", nil, 202).json(t, &run)
+	run = ts.wait("alice", run)
+	if run.Status != "interrupted" || run.Kind != "fork" {
+		t.Fatalf("fork: %+v", run)
+	}
+	ts.must("alice", "POST", "/threads/"+th.ThreadID+"/history/nope/fork", nil, 404)
+
+	d := ts.must("alice", "GET", "/threads/"+th.ThreadID+"/diagram", nil, 200)
+	if !strings.HasPrefix(string(d.Body), "flowchart TD") || !strings.Contains(string(d.Body), "class review pending") {
+		t.Fatalf("mermaid:\n%s", d.Body)
+	}
+	d = ts.must("alice", "GET", "/threads/"+th.ThreadID+"/diagram?format=dot", nil, 200)
+	if !strings.Contains(string(d.Body), `"review" [label="⏸ review", id="node_review", class="pending"`) {
+		t.Fatalf("dot:\n%s", d.Body)
+	}
+	ts.must("alice", "GET", "/threads/"+th.ThreadID+"/diagram?format=png", nil, 400)
+	ts.must("alice", "GET", "/threads/nope", nil, 404)
+	ts.must("alice", "GET", "/threads/"+th.ThreadID+"/runs/nope", nil, 404)
+}
+
+func TestDiagramSVG(t *testing.T) {
+	ts := newTestServer(t, nil)
+	th := ts.newThread("alice", nil)
+	var run RunView
+	ts.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": map[string]any{"topic": "a"}}, 202).json(t, &run)
+	ts.wait("alice", run)
+	d := ts.must("alice", "GET", "/threads/"+th.ThreadID+"/diagram?format=svg", nil, 200)
+	svg := string(d.Body)
+	if !strings.HasPrefix(svg, "<svg") || !strings.Contains(svg, `id="node_review"`) || !strings.Contains(svg, `class="node pending"`) {
+		t.Fatalf("svg:\n%s", svg)
+	}
+}
+
+// sse reads Server-Sent Events from a response body.
+type sseEvent struct{ ID, Event, Data string }
+
+func readSSE(t *testing.T, body io.Reader, stopAfter int) []sseEvent {
+	t.Helper()
+	var out []sseEvent
+	var cur sseEvent
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if cur.ID != "" {
+				out = append(out, cur)
+				if len(out) == stopAfter {
+					return out
+				}
+			}
+			cur = sseEvent{}
+		case strings.HasPrefix(line, "id: "):
+			cur.ID = line[4:]
+		case strings.HasPrefix(line, "event: "):
+			cur.Event = line[7:]
+		case strings.HasPrefix(line, "data: "):
+			cur.Data = line[6:]
+		}
+	}
+	return out
+}
+
+func (ts *testServer) stream(t *testing.T, who, path, lastID string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest("GET", ts.URL+path, nil)
+	req.Header.Set("Authorization", "Bearer "+who)
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("stream: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	seenMu.Lock()
+	seen["GET /threads/{thread_id}/runs/{run_id}/stream 200"] = true
+	seenMu.Unlock()
+	return res
+}
+
+// TestStreamReconnect reads part of a live run's events, drops the
+// connection, and reconnects with Last-Event-ID: every event arrives
+// exactly once, in order, with ids run:seq.
+func TestStreamReconnect(t *testing.T) {
+	gate := make(chan struct{})
+	ts := newTestServer(t, func(c *Config) { c.Graphs = []Graph{Of(slowGraph(t, gate))} })
+	th := ts.newThread("alice", nil)
+	var run RunView
+	ts.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": map[string]any{"tag": "a"}}, 202).json(t, &run)
+	path := "/threads/" + th.ThreadID + "/runs/" + run.RunID + "/stream"
+
+	res := ts.stream(t, "alice", path, "")
+	first := readSSE(t, res.Body, 3)
+	res.Body.Close()
+	if len(first) != 3 {
+		t.Fatalf("first connection: %+v", first)
+	}
+	close(gate) // let the run finish while nobody listens
+	ts.wait("alice", run)
+
+	res = ts.stream(t, "alice", path, first[2].ID)
+	rest := readSSE(t, res.Body, -1)
+	res.Body.Close()
+	all := append(first, rest...)
+	for i, ev := range all {
+		if want := run.RunID + ":" + itoa(i+1); ev.ID != want {
+			t.Fatalf("event %d: id %q, want %q (%+v)", i, ev.ID, want, all)
+		}
+		var e runtime.Event
+		if err := json.Unmarshal([]byte(ev.Data), &e); err != nil || string(e.Type) != ev.Event || e.RunID != run.RunID {
+			t.Fatalf("event %d: %+v (%v)", i, ev, err)
+		}
+	}
+	if last := all[len(all)-1]; last.Event != "run_end" || !strings.Contains(last.Data, `"status":"done"`) {
+		t.Fatalf("last event: %+v", last)
+	}
+	// The query form and a bad id.
+	res = ts.stream(t, "alice", path+"?last_event_id="+all[len(all)-2].ID, "")
+	if tail := readSSE(t, res.Body, -1); len(tail) != 1 || tail[0].Event != "run_end" {
+		t.Fatalf("tail: %+v", tail)
+	}
+	res.Body.Close()
+	ts.must("alice", "GET", path+"?last_event_id=other:1", nil, 400)
+}
+
+func itoa(i int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + jsonNum(i)) }
+
+func jsonNum(i int) string { b, _ := json.Marshal(i); return string(b) }
+
+// TestDoubleTexting: reject answers 409, enqueue runs after the running
+// request, cancel-and-replace stops it at its superstep boundary.
+func TestDoubleTexting(t *testing.T) {
+	gate := make(chan struct{}, 100)
+	ts := newTestServer(t, func(c *Config) { c.Graphs = []Graph{Of(slowGraph(t, gate))} })
+	th := ts.newThread("alice", nil)
+	runs := "/threads/" + th.ThreadID + "/runs"
+	var a, b, c RunView
+	ts.must("alice", "POST", runs, map[string]any{"input": map[string]any{"tag": "a"}}, 202).json(t, &a)
+
+	p := ts.must("alice", "POST", runs, map[string]any{"input": map[string]any{"tag": "b"}}, 409).problem(t)
+	if p.Type != ProblemTypePrefix+"thread-busy" {
+		t.Fatalf("reject: %+v", p)
+	}
+	var busy ThreadView
+	ts.must("alice", "GET", "/threads/"+th.ThreadID, nil, 200).json(t, &busy)
+	if busy.Status != ThreadBusy {
+		t.Fatalf("thread status while running: %s", busy.Status)
+	}
+	ts.must("alice", "POST", runs, map[string]any{"input": map[string]any{"tag": "b"}, "double_texting": "enqueue"}, 202).json(t, &b)
+	if b.Status != "queued" {
+		t.Fatalf("enqueued: %+v", b)
+	}
+	for range 3 {
+		gate <- struct{}{}
+	}
+	if a = ts.wait("alice", a); a.Status != "done" {
+		t.Fatalf("a: %+v", a)
+	}
+	gate <- struct{}{}
+	if b = ts.wait("alice", b); b.Status != "done" {
+		t.Fatalf("b: %+v", b)
+	}
+
+	// cancel-and-replace: c runs; d replaces it at c's next boundary.
+	ts.must("alice", "POST", runs, map[string]any{"input": map[string]any{"tag": "c", "n": 0}}, 202).json(t, &c)
+	var d RunView
+	ts.must("alice", "POST", runs, map[string]any{"input": map[string]any{"tag": "d", "n": 2}, "double_texting": "cancel-and-replace"}, 202).json(t, &d)
+	gate <- struct{}{} // c's superstep in flight commits, then c stops
+	if c = ts.wait("alice", c); c.Status != "aborted" {
+		t.Fatalf("c: %+v", c)
+	}
+	gate <- struct{}{}
+	if d = ts.wait("alice", d); d.Status != "done" {
+		t.Fatalf("d: %+v", d)
+	}
+	var got ThreadView
+	ts.must("alice", "GET", "/threads/"+th.ThreadID, nil, 200).json(t, &got)
+	var v struct{ Log []string }
+	_ = json.Unmarshal(got.Values, &v)
+	if want := "a a a b c d"; strings.Join(v.Log, " ") != want {
+		t.Fatalf("log %v, want %s", v.Log, want)
+	}
+
+	// Cancel: a queued run never starts; a running one stops.
+	var e, f RunView
+	ts.must("alice", "POST", runs, map[string]any{"input": map[string]any{"tag": "e", "n": 0}}, 202).json(t, &e)
+	ts.must("alice", "POST", runs, map[string]any{"input": map[string]any{"tag": "f"}, "double_texting": "enqueue"}, 202).json(t, &f)
+	ts.must("alice", "POST", runs+"/"+f.RunID+"/cancel", nil, 202)
+	ts.must("alice", "POST", runs+"/"+e.RunID+"/cancel?mode=abort", nil, 202)
+	ts.must("alice", "POST", runs+"/"+e.RunID+"/cancel?mode=later", nil, 400)
+	if e = ts.wait("alice", e); e.Status != "aborted" {
+		t.Fatalf("e: %+v", e)
+	}
+	if f = ts.wait("alice", f); f.Status != "aborted" {
+		t.Fatalf("f: %+v", f)
+	}
+}
+
+// TestWaitTimeout: wait answers 202 with the current status when the run
+// has not ended in time.
+func TestWaitTimeout(t *testing.T) {
+	gate := make(chan struct{})
+	ts := newTestServer(t, func(c *Config) { c.Graphs = []Graph{Of(slowGraph(t, gate))} })
+	th := ts.newThread("alice", nil)
+	var run RunView
+	ts.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", nil, 202).json(t, &run)
+	ts.must("alice", "GET", "/threads/"+th.ThreadID+"/runs/"+run.RunID+"/wait?timeout=10ms", nil, 202).json(t, &run)
+	if run.Status != "running" {
+		t.Fatalf("run: %+v", run)
+	}
+	ts.must("alice", "GET", "/threads/"+th.ThreadID+"/runs/"+run.RunID+"/wait?timeout=forever", nil, 400)
+	close(gate)
+}
+
+func TestAuthorization(t *testing.T) {
+	ts := newTestServer(t, nil)
+	th := ts.newThread("alice", nil)
+	base := "/threads/" + th.ThreadID
+	// No credentials: 401 on every route, with nothing about the thread.
+	for _, rt := range routes {
+		path := strings.NewReplacer("{thread_id}", th.ThreadID, "{run_id}", "r", "{checkpoint_id}", "c").Replace(rt.path)
+		r := ts.must("", rt.method, path, nil, 401)
+		if p := r.problem(t); p.Type != ProblemTypePrefix+"unauthenticated" || strings.Contains(string(r.Body), "bearer") {
+			t.Errorf("%s %s: %+v", rt.method, path, p)
+		}
+	}
+	ts.must("", "GET", "/inbox/", nil, 401)
+	// Another principal: 403 on the thread, left out of listings.
+	ts.must("bob", "GET", base, nil, 403)
+	ts.must("bob", "POST", base+"/runs", nil, 403)
+	ts.must("bob", "GET", base+"/history", nil, 403)
+	var list ThreadList
+	ts.must("bob", "GET", "/threads", nil, 200).json(t, &list)
+	if len(list.Threads) != 0 {
+		t.Fatalf("bob sees %+v", list)
+	}
+	ts.must("alice", "POST", "/threads", map[string]any{"metadata": map[string]string{"owner": "bob"}}, 400)
+
+	// A custom Access hook: admins read everything, nobody else runs.
+	ts2 := newTestServer(t, func(c *Config) {
+		c.Access = func(_ context.Context, p Principal, t ThreadRef, a Action) error {
+			if p.ID == "admin" && a == ActionRead || a == ActionCreate {
+				return nil
+			}
+			return errors.New("read-only")
+		}
+	})
+	th2 := ts2.newThread("carol", nil)
+	ts2.must("admin", "GET", "/threads/"+th2.ThreadID, nil, 200)
+	ts2.must("carol", "GET", "/threads/"+th2.ThreadID, nil, 403)
+	ts2.must("admin", "POST", "/threads/"+th2.ThreadID+"/runs", nil, 403)
+}
+
+func TestRequestLimits(t *testing.T) {
+	ts := newTestServer(t, func(c *Config) { c.MaxBodyBytes = 256 })
+	th := ts.newThread("alice", nil)
+	big := `{"input": {"topic": "` + strings.Repeat("x", 1000) + `"}}`
+	if p := ts.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", big, 413).problem(t); p.Type != ProblemTypePrefix+"body-too-large" {
+		t.Fatalf("413: %+v", p)
+	}
+	ts.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", `{"input": 1, "extra": true}`, 400)
+	ts.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", `{"input": [1]}`, 400)
+	ts.must("alice", "POST", "/threads", `{"graph": "nope"}`, 422)
+	ts.must("alice", "POST", "/threads", map[string]any{"thread_id": th.ThreadID}, 409)
+	ts.must("alice", "GET", "/threads?limit=0", nil, 400)
+	ts.must("alice", "GET", "/threads?status=sleepy", nil, 400)
+	ts.must("alice", "GET", "/threads?pending=maybe", nil, 400)
+	ts.must("alice", "GET", "/threads?cursor=nope", nil, 400)
+	ts.must("alice", "GET", "/threads/"+th.ThreadID+"/history?limit=x", nil, 400)
+	ts.must("alice", "GET", "/no/such/route", nil, 404)
+
+	req, _ := http.NewRequest("POST", ts.URL+"/threads", strings.NewReader("graph=approval"))
+	req.Header.Set("Authorization", "Bearer alice")
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 415 {
+		t.Fatalf("form body: %d, want 415", res.StatusCode)
+	}
+}
+
+func TestPaging(t *testing.T) {
+	ts := newTestServer(t, nil)
+	want := map[string]bool{}
+	for range 5 {
+		want[ts.newThread("alice", nil).ThreadID] = true
+	}
+	ts.newThread("bob", nil)
+	got := map[string]bool{}
+	cursor := ""
+	for pages := 0; ; pages++ {
+		var l ThreadList
+		ts.must("alice", "GET", "/threads?limit=2&cursor="+cursor, nil, 200).json(t, &l)
+		for _, th := range l.Threads {
+			if got[th.ThreadID] || !want[th.ThreadID] {
+				t.Fatalf("page %d: thread %s repeated or not alice's", pages, th.ThreadID)
+			}
+			got[th.ThreadID] = true
+		}
+		if l.NextCursor == "" {
+			break
+		}
+		cursor = l.NextCursor
+	}
+	if len(got) != 5 {
+		t.Fatalf("paged %d threads, want 5", len(got))
+	}
+}
+
+func TestCORS(t *testing.T) {
+	off := newTestServer(t, nil)
+	req, _ := http.NewRequest("GET", off.URL+"/graphs", nil)
+	req.Header.Set("Origin", "https://evil.example")
+	req.Header.Set("Authorization", "Bearer alice")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if h := res.Header.Get("Access-Control-Allow-Origin"); h != "" {
+		t.Fatalf("CORS off sent Access-Control-Allow-Origin %q", h)
+	}
+	on := newTestServer(t, func(c *Config) { c.CORS = &CORS{AllowedOrigins: []string{"https://app.example"}} })
+	for origin, want := range map[string]string{"https://app.example": "https://app.example", "https://evil.example": ""} {
+		req, _ := http.NewRequest("OPTIONS", on.URL+"/threads", nil)
+		req.Header.Set("Origin", origin)
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if got := res.Header.Get("Access-Control-Allow-Origin"); got != want {
+			t.Errorf("preflight from %s: allow-origin %q, want %q", origin, got, want)
+		}
+	}
+}
+
+// failingStore fails every read with an error whose text must not leak.
+type failingStore struct{ runtime.Checkpointer }
+
+func (failingStore) Get(context.Context, string, string) (*runtime.Checkpoint, error) {
+	return nil, errors.New("dial tcp 10.0.0.7:5432: secret-host unreachable")
+}
+
+func TestInternalErrorsStayInside(t *testing.T) {
+	ts := newTestServer(t, func(c *Config) { c.Checkpointer = failingStore{runtime.NewMemory()} })
+	r := ts.must("alice", "POST", "/threads", nil, 500)
+	p := r.problem(t)
+	if strings.Contains(string(r.Body), "secret-host") || p.ErrorID == "" || strings.Contains(string(r.Body), "goroutine") {
+		t.Fatalf("500 body leaks or lacks an error id: %s", r.Body)
+	}
+	if !strings.Contains(ts.logs.String(), p.ErrorID) || !strings.Contains(ts.logs.String(), "secret-host") {
+		t.Fatalf("log lacks the error: %s", ts.logs.String())
+	}
+}
+
+func TestClose(t *testing.T) {
+	gate := make(chan struct{})
+	ts := newTestServer(t, func(c *Config) { c.Graphs = []Graph{Of(slowGraph(t, gate))} })
+	th := ts.newThread("alice", nil)
+	var run RunView
+	ts.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", nil, 202).json(t, &run)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := ts.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Close of a blocked run: %v", err)
+	}
+}
