@@ -21,7 +21,12 @@
 //   - GET /threads/{id}/diagram draws the graph with where the thread
 //     stands: the MODEL.md §9.1 Mermaid text, DOT, or SVG laid out on the
 //     server by Graphviz (github.com/goccy/go-graphviz, run in process);
-//   - GET /openapi.json is the API's OpenAPI 3.1 document (OpenAPI).
+//   - GET /openapi.json is the API's OpenAPI 3.1 document (OpenAPI);
+//   - /inbox/ is a page for people, served from embedded files: the
+//     threads waiting on the principal, each interrupt's payload and a form
+//     to answer it (fields from the answer's JSON Schema when it is a flat
+//     object or a scalar, else a JSON text area), the thread's diagram as
+//     SVG with the Mermaid text beside it, and its events, live.
 //
 // A request for a thread that has a run queued or running follows the
 // double-texting policy it names (double_texting: reject, enqueue or
