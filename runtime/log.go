@@ -118,49 +118,77 @@ func (o logObserver) SuperstepEnd(ctx context.Context, r RunRecord, s SuperstepR
 	}
 }
 
+// The calls a task's goroutine makes (TaskStart, TaskRetry, TaskEnd, Step)
+// only check the level; the records are built in functions of their own,
+// so that a goroutine whose records are disabled keeps a small stack.
+
 func (o logObserver) TaskStart(ctx context.Context, t TaskRecord) context.Context {
 	if o.on(ctx, slog.LevelDebug) {
-		o.log(ctx, slog.LevelDebug, "task started", taskAttrs(t, slog.String(attrNodeType, t.NodeType), slog.String(attrTaskID, t.TaskID))...)
+		o.taskStarted(ctx, &t)
 	}
 	return ctx
 }
 
+//go:noinline
+func (o logObserver) taskStarted(ctx context.Context, t *TaskRecord) {
+	o.log(ctx, slog.LevelDebug, "task started", taskAttrs(*t, slog.String(attrNodeType, t.NodeType), slog.String(attrTaskID, t.TaskID))...)
+}
+
 func (o logObserver) TaskRetry(ctx context.Context, t TaskRecord, r TaskRetry) {
 	if o.on(ctx, slog.LevelWarn) {
-		o.log(ctx, slog.LevelWarn, "task attempt failed, retrying", taskAttrs(t, slog.Int(attrAttempt, r.Attempt), slog.Duration(attrBackoff, r.Backoff), errAttr(r.Err))...)
+		o.taskRetried(ctx, &t, &r)
 	}
 }
 
+//go:noinline
+func (o logObserver) taskRetried(ctx context.Context, t *TaskRecord, r *TaskRetry) {
+	o.log(ctx, slog.LevelWarn, "task attempt failed, retrying", taskAttrs(*t, slog.Int(attrAttempt, r.Attempt), slog.Duration(attrBackoff, r.Backoff), errAttr(r.Err))...)
+}
+
 func (o logObserver) TaskEnd(ctx context.Context, t TaskRecord, e TaskEnd) {
-	var ne *NodeError
 	switch {
-	case e.Err != nil && errors.As(e.Err, &ne) && ne.Stack != "":
-		if o.on(ctx, slog.LevelError) {
-			o.log(ctx, slog.LevelError, "task panicked", taskAttrs(t, slog.Int(attrAttempt, e.Attempts), errAttr(ne.Err))...)
-		}
-		if o.on(ctx, slog.LevelDebug) {
-			o.log(ctx, slog.LevelDebug, "task panic stack", taskAttrs(t, slog.String(attrStack, ne.Stack))...)
-		}
 	case e.Err != nil:
-		if o.on(ctx, slog.LevelWarn) {
-			o.log(ctx, slog.LevelWarn, "task failed", taskAttrs(t, slog.Int(attrAttempt, e.Attempts), slog.Duration(attrDuration, e.Duration), errAttr(e.Err))...)
+		o.taskFailed(ctx, &t, &e)
+	case o.on(ctx, slog.LevelDebug):
+		o.taskEnded(ctx, &t, &e)
+	}
+}
+
+//go:noinline
+func (o logObserver) taskEnded(ctx context.Context, t *TaskRecord, e *TaskEnd) {
+	status := "done"
+	if e.Halted {
+		status = "interrupted"
+	}
+	o.log(ctx, slog.LevelDebug, "task ended", taskAttrs(*t, slog.String(attrStatus, status), slog.Int(attrAttempt, e.Attempts), slog.Duration(attrDuration, e.Duration))...)
+}
+
+//go:noinline
+func (o logObserver) taskFailed(ctx context.Context, t *TaskRecord, e *TaskEnd) {
+	var ne *NodeError
+	if errors.As(e.Err, &ne) && ne.Stack != "" {
+		if o.on(ctx, slog.LevelError) {
+			o.log(ctx, slog.LevelError, "task panicked", taskAttrs(*t, slog.Int(attrAttempt, e.Attempts), errAttr(ne.Err))...)
 		}
-	default:
 		if o.on(ctx, slog.LevelDebug) {
-			status := "done"
-			if e.Halted {
-				status = "interrupted"
-			}
-			o.log(ctx, slog.LevelDebug, "task ended", taskAttrs(t, slog.String(attrStatus, status), slog.Int(attrAttempt, e.Attempts), slog.Duration(attrDuration, e.Duration))...)
+			o.log(ctx, slog.LevelDebug, "task panic stack", taskAttrs(*t, slog.String(attrStack, ne.Stack))...)
 		}
+		return
+	}
+	if o.on(ctx, slog.LevelWarn) {
+		o.log(ctx, slog.LevelWarn, "task failed", taskAttrs(*t, slog.Int(attrAttempt, e.Attempts), slog.Duration(attrDuration, e.Duration), errAttr(e.Err))...)
 	}
 }
 
 func (o logObserver) Step(ctx context.Context, t TaskRecord, s StepRecord) {
-	if !o.on(ctx, slog.LevelDebug) {
-		return
+	if o.on(ctx, slog.LevelDebug) {
+		o.stepped(ctx, &t, &s)
 	}
-	attrs := taskAttrs(t, slog.String(attrStepKey, s.Key), slog.Bool(attrReplayed, s.Replayed))
+}
+
+//go:noinline
+func (o logObserver) stepped(ctx context.Context, t *TaskRecord, s *StepRecord) {
+	attrs := taskAttrs(*t, slog.String(attrStepKey, s.Key), slog.Bool(attrReplayed, s.Replayed))
 	msg := "step executed"
 	if s.Replayed {
 		msg = "step replayed"

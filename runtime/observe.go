@@ -125,9 +125,11 @@ func (r *runner[S, U]) runTaskTimed(s *slot[S, U], pl *plan[S]) {
 //
 //go:noinline
 func (r *runner[S, U]) taskStarted(s *slot[S, U], pl *plan[S]) {
-	s.rec = TaskRecord{RunID: r.info.runID, ThreadID: r.cfg.thread, Step: s.info.step, Node: r.g.ids[pl.node],
-		NodeType: r.g.shape.Nodes[pl.node].Type, TaskKey: pl.key, TaskID: s.info.taskID(), Start: s.start}
-	s.info.rec = &s.rec
+	// Field by field, not a literal: a literal is built on the stack first.
+	rec := &s.rec
+	rec.RunID, rec.ThreadID, rec.Step, rec.Node = r.info.runID, r.cfg.thread, s.info.step, r.g.ids[pl.node]
+	rec.NodeType, rec.TaskKey, rec.TaskID, rec.Start = r.g.shape.Nodes[pl.node].Type, pl.key, s.info.taskID(), s.start
+	s.info.rec = rec
 	s.ctx.Context = r.obs.TaskStart(r.sctx, s.rec)
 }
 

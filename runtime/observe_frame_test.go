@@ -9,7 +9,8 @@ import (
 
 // TestRunTaskFrameSmall checks, in the compiler's output, that runTask —
 // the first frame of every task's goroutine — and runTaskTimed, its
-// observed path, are as small as runTaskBody. A goroutine starts with a small stack;
+// observed path, are as small as runTaskBody, and that the log observer's
+// calls on a task's goroutine are small too. A goroutine starts with a small stack;
 // when runTask held the timed path's records (a 504-byte frame), every
 // goroutine of an unobserved fan-out grew and copied its stack, which
 // doubled the CPU time per task of fanout-1000.
@@ -37,6 +38,18 @@ func TestRunTaskFrameSmall(t *testing.T) {
 	}
 	if len(frames) == 0 {
 		t.Fatalf("no runTask in the compiler's output:\n%.2000s", out)
+	}
+	// The log observer's calls from a task's goroutine check the level in
+	// a small frame; the records are built elsewhere.
+	logRe := regexp.MustCompile(`(?m)^\S*runtime\.logObserver\.(TaskStart|TaskRetry|TaskEnd|Step) STEXT.* locals=0x([0-9a-f]+)`)
+	logs := logRe.FindAllStringSubmatch(string(out), -1)
+	if len(logs) != 4 {
+		t.Errorf("found %d of the log observer's 4 task calls in the compiler's output", len(logs))
+	}
+	for _, m := range logs {
+		if n, _ := strconv.ParseInt(m[2], 16, 64); n > 128 {
+			t.Errorf("logObserver.%s's frame is %d bytes; build its records in a function of its own", m[1], n)
+		}
 	}
 	for shape, f := range frames {
 		body := f["runTaskBody"]
