@@ -60,7 +60,10 @@
 // # Cost
 //
 // A run without an observer pays nothing for one. With the Observer, each
-// run, superstep, task and checkpoint costs one span; a run whose trace is
-// not sampled still counts its metrics and records no span events.
-// BENCHMARKS.md has the figures.
+// run, superstep, task and checkpoint commit costs one span; a span that
+// is not sampled records nothing, and its attributes and events are not
+// built (so samplers see a span's name, not its attributes). With a no-op
+// tracer provider (go.opentelemetry.io/otel/trace/noop) the Observer
+// starts no spans and only counts its metrics, whose attribute sets are
+// built once per graph and node. BENCHMARKS.md has the figures.
 package otel

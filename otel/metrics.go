@@ -2,6 +2,7 @@ package otel
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -64,32 +65,14 @@ type attrKey struct {
 	errType               string
 }
 
-// attrEntry is one set of metric attributes as a measurement option, built
-// once.
+// attrEntry is one set of metric attributes as the options of a
+// measurement, built once, so that a measurement allocates nothing.
 type attrEntry struct {
-	key attrKey
-	opt metric.MeasurementOption
+	add []metric.AddOption
+	rec []metric.RecordOption
 }
 
-// attrCache keeps the attribute sets of the metrics, so that a measurement
-// builds none.
-type attrCache struct {
-	mu sync.RWMutex
-	m  map[attrKey]*attrEntry
-}
-
-func (c *attrCache) get(k attrKey) *attrEntry {
-	c.mu.RLock()
-	e := c.m[k]
-	c.mu.RUnlock()
-	if e != nil {
-		return e
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e := c.m[k]; e != nil {
-		return e
-	}
+func newAttrEntry(k attrKey) attrEntry {
 	attrs := make([]attribute.KeyValue, 0, 5)
 	attrs = append(attrs, KeyGraph.String(k.graph))
 	if k.node != "" {
@@ -114,10 +97,100 @@ func (c *attrCache) get(k attrKey) *attrEntry {
 	if k.errType != "" {
 		attrs = append(attrs, KeyErrorType.String(k.errType))
 	}
-	e = &attrEntry{key: k, opt: metric.WithAttributeSet(attribute.NewSet(attrs...))}
-	if c.m == nil {
-		c.m = map[attrKey]*attrEntry{}
+	opt := metric.WithAttributeSet(attribute.NewSet(attrs...))
+	return attrEntry{add: []metric.AddOption{opt}, rec: []metric.RecordOption{opt}}
+}
+
+// The outcomes of a task, indexes of nodeEntry.outcomes.
+const (
+	outcomeDone = iota
+	outcomeError
+	outcomeInterrupted
+)
+
+var outcomeNames = [...]string{outcomeDone: "done", outcomeError: "error", outcomeInterrupted: "interrupted"}
+
+// graphEntry is what the Observer keeps per graph name.
+type graphEntry struct {
+	attrEntry        // the graph
+	name      string // the graph's name
+	spanName  string // its runs' span name
+}
+
+// nodeEntry is what the Observer keeps per node of a graph.
+type nodeEntry struct {
+	attrEntry                 // graph, node, node type
+	spanName           string // its tasks' span name
+	outcomes           [len(outcomeNames)]attrEntry
+	executed, replayed attrEntry // steps: graph, node, replayed
+}
+
+// attrCache keeps the attribute sets of the metrics and the span names,
+// so that a run builds none. Its maps are copied on write: the tasks of a
+// fan-out read them at once on every core, and a read takes no lock and
+// writes no shared memory. Each map holds one entry per graph, node or
+// attribute combination, so writes stop once every node has run.
+type attrCache struct {
+	mu     sync.Mutex // serializes writers
+	m      atomic.Pointer[map[attrKey]*attrEntry]
+	graphs atomic.Pointer[map[string]*graphEntry]
+	nodes  atomic.Pointer[map[[3]string]*nodeEntry]
+}
+
+// lookup returns the entry of k in the copy-on-write map p, made by build
+// the first time.
+func lookup[K comparable, V any](mu *sync.Mutex, p *atomic.Pointer[map[K]*V], k K, build func() *V) *V {
+	if m := p.Load(); m != nil {
+		if e := (*m)[k]; e != nil {
+			return e
+		}
 	}
-	c.m[k] = e
-	return e
+	mu.Lock()
+	defer mu.Unlock()
+	old := p.Load()
+	if old != nil {
+		if e := (*old)[k]; e != nil {
+			return e
+		}
+	}
+	m := build()
+	next := map[K]*V{k: m}
+	if old != nil {
+		for k, v := range *old {
+			next[k] = v
+		}
+	}
+	p.Store(&next)
+	return m
+}
+
+// get returns the entry of k.
+func (c *attrCache) get(k attrKey) *attrEntry {
+	return lookup(&c.mu, &c.m, k, func() *attrEntry {
+		e := newAttrEntry(k)
+		return &e
+	})
+}
+
+// graph returns the entry of the graph named name.
+func (c *attrCache) graph(name string) *graphEntry {
+	return lookup(&c.mu, &c.graphs, name, func() *graphEntry {
+		return &graphEntry{attrEntry: newAttrEntry(attrKey{graph: name}), name: name, spanName: SpanRun + " " + name}
+	})
+}
+
+// node returns the entry of node id (of type typ) of graph.
+func (c *attrCache) node(graph, id, typ string) *nodeEntry {
+	return lookup(&c.mu, &c.nodes, [3]string{graph, id, typ}, func() *nodeEntry {
+		base := attrKey{graph: graph, node: id, nodeType: typ}
+		e := &nodeEntry{attrEntry: newAttrEntry(base), spanName: SpanTask + " " + id}
+		for i, name := range outcomeNames {
+			k := base
+			k.outcome = name
+			e.outcomes[i] = newAttrEntry(k)
+		}
+		e.executed = newAttrEntry(attrKey{graph: graph, node: id, step: 1})
+		e.replayed = newAttrEntry(attrKey{graph: graph, node: id, step: 2})
+		return e
+	})
 }

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/ilmek-go/ilmek/runtime"
 )
@@ -34,7 +35,7 @@ const (
 // (runtime.GraphObserver) or a run (runtime.WithObserver). It is safe for
 // concurrent use by any number of runs.
 type Observer struct {
-	tracer trace.Tracer
+	tracer trace.Tracer // nil: the tracer provider is a no-op; no spans
 	inst   instruments
 	attrs  attrCache
 }
@@ -53,7 +54,9 @@ type config struct {
 }
 
 // WithTracerProvider sets where the spans go (default: the global
-// provider, otel.GetTracerProvider, as it is when New is called).
+// provider, otel.GetTracerProvider, as it is when New is called). With a
+// no-op provider (trace/noop) the Observer starts no spans at all and
+// keeps only its metrics.
 func WithTracerProvider(tp trace.TracerProvider) Option {
 	return func(c *config) { c.tp = tp }
 }
@@ -78,7 +81,10 @@ func New(opts ...Option) (*Observer, error) {
 	if c.mp == nil {
 		c.mp = gotel.GetMeterProvider()
 	}
-	o := &Observer{tracer: c.tp.Tracer(ScopeName)}
+	o := &Observer{}
+	if _, off := c.tp.(noop.TracerProvider); !off {
+		o.tracer = c.tp.Tracer(ScopeName)
+	}
 	if err := o.inst.init(c.mp.Meter(ScopeName)); err != nil {
 		return nil, fmt.Errorf("otel.New: creating the metric instruments: %w", err)
 	}
@@ -87,57 +93,119 @@ func New(opts ...Option) (*Observer, error) {
 
 // The Observer keeps its own state for each level in the context its Start
 // calls return, under keys of its own, so that another observer's spans in
-// the same context do not confuse it.
+// the same context do not confuse it. Each level's context is one
+// allocation: the state embeds its parent context.
 type (
 	runKey  struct{}
 	stepKey struct{}
 	taskKey struct{}
 )
 
-// runState is what the Observer keeps for a run.
-type runState struct {
-	span  trace.Span
-	graph string
-	gset  *attrEntry // metric attributes: the graph
+// runCtx is a run's context and what the Observer keeps for the run.
+type runCtx struct {
+	context.Context
+	span  trace.Span // nil without tracing
+	graph *graphEntry
 }
 
-// taskState is what the Observer keeps for a task.
-type taskState struct {
-	span trace.Span
-	node attrKey // metric attributes: graph, node, node type
-}
-
-func runOf(ctx context.Context) *runState {
-	rs, _ := ctx.Value(runKey{}).(*runState)
-	return rs
-}
-
-func spanOf(ctx context.Context, key any) trace.Span {
-	s, _ := ctx.Value(key).(trace.Span)
-	if s == nil {
-		return noSpan
+func (c *runCtx) Value(k any) any {
+	if k == (runKey{}) {
+		return c
 	}
-	return s
+	return c.Context.Value(k)
 }
 
-// noSpan stands in for a span the Observer did not start (a call whose
-// context lacks it): calls on it do nothing.
-var noSpan = trace.SpanFromContext(context.Background())
+// stepCtx is a superstep's context, with its span.
+type stepCtx struct {
+	context.Context
+	span trace.Span
+}
+
+func (c *stepCtx) Value(k any) any {
+	if k == (stepKey{}) {
+		return c
+	}
+	return c.Context.Value(k)
+}
+
+// taskCtx is a task's context, with its span and metric attributes.
+type taskCtx struct {
+	context.Context
+	span trace.Span
+	node *nodeEntry
+}
+
+func (c *taskCtx) Value(k any) any {
+	if k == (taskKey{}) {
+		return c
+	}
+	return c.Context.Value(k)
+}
+
+func runOf(ctx context.Context) *runCtx {
+	rc, _ := ctx.Value(runKey{}).(*runCtx)
+	return rc
+}
+
+// recording returns the span if it records, else nil.
+func recording(span trace.Span) trace.Span {
+	if span != nil && span.IsRecording() {
+		return span
+	}
+	return nil
+}
+
+// runSpan is the run's span if it records, else nil.
+func runSpan(ctx context.Context) trace.Span {
+	if rc := runOf(ctx); rc != nil {
+		return recording(rc.span)
+	}
+	return nil
+}
+
+// graphOf is the graph entry of ctx's run, or of graph when ctx has none.
+func (o *Observer) graphOf(ctx context.Context, graph string) *graphEntry {
+	if rc := runOf(ctx); rc != nil {
+		return rc.graph
+	}
+	return o.attrs.graph(graph)
+}
+
+// nodeOf is the node entry of ctx's task, or looked up for t.
+func (o *Observer) nodeOf(ctx context.Context, t *runtime.TaskRecord) *nodeEntry {
+	if tc, _ := ctx.Value(taskKey{}).(*taskCtx); tc != nil {
+		return tc.node
+	}
+	return o.attrs.node(o.graphOf(ctx, "").name, t.Node, t.NodeType)
+}
+
+// taskSpan is the task's span if it records, else nil.
+func taskSpan(ctx context.Context) trace.Span {
+	if tc, _ := ctx.Value(taskKey{}).(*taskCtx); tc != nil {
+		return recording(tc.span)
+	}
+	return nil
+}
 
 // RunStart starts the run's span, a child of the span in ctx (the
-// caller's), named "run <graph>".
+// caller's), named "run <graph>". Samplers see the span's name; its
+// attributes are set once it is known to record.
 func (o *Observer) RunStart(ctx context.Context, r runtime.RunRecord) context.Context {
-	rs := &runState{graph: r.Graph, gset: o.attrs.get(attrKey{graph: r.Graph})}
-	attrs := make([]attribute.KeyValue, 0, 4)
-	attrs = append(attrs, KeyGraph.String(r.Graph), KeyRunID.String(r.RunID))
-	if r.ThreadID != "" {
-		attrs = append(attrs, KeyThreadID.String(r.ThreadID))
+	rc := &runCtx{graph: o.attrs.graph(r.Graph)}
+	if o.tracer != nil {
+		ctx, rc.span = o.tracer.Start(ctx, rc.graph.spanName)
+		if rc.span.IsRecording() {
+			rc.span.SetAttributes(KeyGraph.String(r.Graph), KeyRunID.String(r.RunID))
+			if r.ThreadID != "" {
+				rc.span.SetAttributes(KeyThreadID.String(r.ThreadID))
+			}
+			if r.Resume {
+				rc.span.SetAttributes(KeyResume.Bool(true))
+			}
+		}
 	}
-	if r.Resume {
-		attrs = append(attrs, KeyResume.Bool(true))
-	}
-	ctx, rs.span = o.tracer.Start(ctx, SpanRun+" "+r.Graph, trace.WithTimestamp(r.Start), trace.WithAttributes(attrs...))
-	return context.WithValue(ctx, runKey{}, rs)
+	rc.Context = ctx
+	return rc
 }
 
 // RunEnd ends the run's span with its status, and counts the run.
@@ -146,122 +214,137 @@ func (o *Observer) RunEnd(ctx context.Context, r runtime.RunRecord, e runtime.Ru
 	if status == "" {
 		status = "refused"
 	}
-	statusSet := o.attrs.get(attrKey{graph: r.Graph, outcome: status})
-	o.inst.runs.Add(ctx, 1, statusSet.opt)
-	o.inst.runDuration.Record(ctx, e.Duration.Seconds(), statusSet.opt)
-	rs := runOf(ctx)
-	if rs == nil {
+	set := o.attrs.get(attrKey{graph: r.Graph, outcome: status})
+	o.inst.runs.Add(ctx, 1, set.add...)
+	o.inst.runDuration.Record(ctx, e.Duration.Seconds(), set.rec...)
+	span := runSpan(ctx)
+	if span == nil {
 		return
 	}
-	rs.span.SetAttributes(KeyRunStatus.String(status), KeySupersteps.Int(e.Supersteps))
+	span.SetAttributes(KeyRunStatus.String(status), KeySupersteps.Int(e.Supersteps))
 	switch {
 	case e.Err != nil && e.Status != runtime.StatusInterrupted:
 		// A task's error is recorded on its span; the run only fails by it.
 		var ne *runtime.NodeError
-		failed(rs.span, e.Err, !errors.As(e.Err, &ne))
+		failed(span, e.Err, !errors.As(e.Err, &ne))
 	case e.Status == runtime.StatusDone || e.Status == runtime.StatusInterrupted:
-		rs.span.SetStatus(codes.Ok, "")
+		span.SetStatus(codes.Ok, "")
 	}
-	rs.span.End(trace.WithTimestamp(r.Start.Add(e.Duration)))
+	span.End()
 }
 
 // SuperstepStart starts the superstep's span, a child of the run's.
 func (o *Observer) SuperstepStart(ctx context.Context, _ runtime.RunRecord, s runtime.SuperstepRecord) context.Context {
-	ctx, span := o.tracer.Start(ctx, SpanSuperstep, trace.WithTimestamp(s.Start),
-		trace.WithAttributes(KeySuperstep.Int(s.Step), KeySuperstepTasks.Int(s.Tasks)))
-	return context.WithValue(ctx, stepKey{}, span)
+	if o.tracer == nil {
+		return ctx
+	}
+	sc := &stepCtx{}
+	sc.Context, sc.span = o.tracer.Start(ctx, SpanSuperstep)
+	if sc.span.IsRecording() {
+		sc.span.SetAttributes(KeySuperstep.Int(s.Step), KeySuperstepTasks.Int(s.Tasks))
+	}
+	return sc
 }
 
 // SuperstepEnd ends the superstep's span and counts the superstep.
-func (o *Observer) SuperstepEnd(ctx context.Context, r runtime.RunRecord, s runtime.SuperstepRecord, e runtime.SuperstepEnd) {
-	if rs := runOf(ctx); rs != nil {
-		o.inst.supersteps.Add(ctx, 1, rs.gset.opt)
+func (o *Observer) SuperstepEnd(ctx context.Context, r runtime.RunRecord, _ runtime.SuperstepRecord, e runtime.SuperstepEnd) {
+	o.inst.supersteps.Add(ctx, 1, o.graphOf(ctx, r.Graph).add...)
+	sc, _ := ctx.Value(stepKey{}).(*stepCtx)
+	if sc == nil || !sc.span.IsRecording() {
+		return
 	}
-	span := spanOf(ctx, stepKey{})
 	if e.Err != nil && e.Status != runtime.StatusInterrupted {
-		failed(span, e.Err, false)
+		failed(sc.span, e.Err, false)
 	}
-	span.End(trace.WithTimestamp(s.Start.Add(e.Duration)))
+	sc.span.End()
 }
 
 // TaskStart starts the task's span, a child of its superstep's, named
 // "task <node id>". The context it returns is the node's (Ctx), so spans
 // the node starts nest under it.
+//
+// TaskStart, TaskRetry, TaskEnd and Step run on the task's goroutine: the
+// work they do only when a span records is in functions of their own, so
+// that their frames stay small and a goroutine that only counts metrics
+// does not grow its stack.
 func (o *Observer) TaskStart(ctx context.Context, t runtime.TaskRecord) context.Context {
-	ts := &taskState{node: attrKey{node: t.Node, nodeType: t.NodeType}}
-	if rs := runOf(ctx); rs != nil {
-		ts.node.graph = rs.graph
+	if o.tracer == nil {
+		return ctx
 	}
-	attrs := make([]attribute.KeyValue, 0, 5)
-	attrs = append(attrs, KeyNode.String(t.Node))
-	if t.NodeType != "" {
-		attrs = append(attrs, KeyNodeType.String(t.NodeType))
-	}
-	attrs = append(attrs, KeyTaskKey.String(t.TaskKey), KeyTaskID.String(t.TaskID), KeySuperstep.Int(t.Step))
-	ctx, ts.span = o.tracer.Start(ctx, SpanTask+" "+t.Node, trace.WithTimestamp(t.Start), trace.WithAttributes(attrs...))
-	return context.WithValue(ctx, taskKey{}, ts)
+	return o.startTask(ctx, &t)
 }
 
-func taskOf(ctx context.Context) *taskState {
-	ts, _ := ctx.Value(taskKey{}).(*taskState)
-	return ts
+//go:noinline
+func (o *Observer) startTask(ctx context.Context, t *runtime.TaskRecord) context.Context {
+	tc := &taskCtx{node: o.attrs.node(o.graphOf(ctx, "").name, t.Node, t.NodeType)}
+	tc.Context, tc.span = o.tracer.Start(ctx, tc.node.spanName)
+	if tc.span.IsRecording() {
+		if t.NodeType != "" {
+			tc.span.SetAttributes(KeyNode.String(t.Node), KeyNodeType.String(t.NodeType), KeyTaskKey.String(t.TaskKey), KeyTaskID.String(t.TaskID), KeySuperstep.Int(t.Step))
+		} else {
+			tc.span.SetAttributes(KeyNode.String(t.Node), KeyTaskKey.String(t.TaskKey), KeyTaskID.String(t.TaskID), KeySuperstep.Int(t.Step))
+		}
+	}
+	return tc
 }
 
 // TaskRetry adds a retry event to the task's span and counts the retry.
-func (o *Observer) TaskRetry(ctx context.Context, _ runtime.TaskRecord, r runtime.TaskRetry) {
-	ts := taskOf(ctx)
-	if ts == nil {
-		return
+func (o *Observer) TaskRetry(ctx context.Context, t runtime.TaskRecord, r runtime.TaskRetry) {
+	o.inst.retries.Add(ctx, 1, o.nodeOf(ctx, &t).add...)
+	if span := taskSpan(ctx); span != nil {
+		retryEvent(span, &r)
 	}
-	o.inst.retries.Add(ctx, 1, o.attrs.get(ts.node).opt)
-	if ts.span.IsRecording() {
-		ts.span.AddEvent(EventRetry, trace.WithAttributes(KeyAttempt.Int(r.Attempt), KeyBackoff.Float64(r.Backoff.Seconds()),
-			KeyErrorType.String(errorType(r.Err)), attribute.String("exception.message", r.Err.Error())))
-	}
+}
+
+//go:noinline
+func retryEvent(span trace.Span, r *runtime.TaskRetry) {
+	span.AddEvent(EventRetry, trace.WithAttributes(KeyAttempt.Int(r.Attempt), KeyBackoff.Float64(r.Backoff.Seconds()),
+		KeyErrorType.String(errorType(r.Err)), attribute.String("exception.message", r.Err.Error())))
 }
 
 // TaskEnd ends the task's span with its attempts and outcome, and counts
 // the task and its duration.
 func (o *Observer) TaskEnd(ctx context.Context, t runtime.TaskRecord, e runtime.TaskEnd) {
-	ts := taskOf(ctx)
-	if ts == nil {
-		return
-	}
-	outcome := "done"
+	outcome := outcomeDone
 	switch {
 	case e.Err != nil:
-		outcome = "error"
+		outcome = outcomeError
 	case e.Halted:
-		outcome = "interrupted"
+		outcome = outcomeInterrupted
 	}
-	k := ts.node
-	k.outcome = outcome
-	set := o.attrs.get(k)
-	o.inst.tasks.Add(ctx, 1, set.opt)
-	o.inst.taskDuration.Record(ctx, e.Duration.Seconds(), set.opt)
-	ts.span.SetAttributes(KeyAttempt.Int(e.Attempts), KeyTaskOutcome.String(outcome))
+	set := &o.nodeOf(ctx, &t).outcomes[outcome]
+	o.inst.tasks.Add(ctx, 1, set.add...)
+	o.inst.taskDuration.Record(ctx, e.Duration.Seconds(), set.rec...)
+	if span := taskSpan(ctx); span != nil {
+		endTask(span, &e, outcome)
+	}
+}
+
+//go:noinline
+func endTask(span trace.Span, e *runtime.TaskEnd, outcome int) {
+	span.SetAttributes(KeyAttempt.Int(e.Attempts), KeyTaskOutcome.String(outcomeNames[outcome]))
 	if e.Err != nil {
-		failed(ts.span, e.Err, true)
+		failed(span, e.Err, true)
 	}
-	ts.span.End(trace.WithTimestamp(t.Start.Add(e.Duration)))
+	span.End()
 }
 
 // Step adds a step event to the task's span (EventStepExecuted or
 // EventStepReplayed) and counts the step.
-func (o *Observer) Step(ctx context.Context, _ runtime.TaskRecord, s runtime.StepRecord) {
-	ts := taskOf(ctx)
-	if ts == nil {
-		return
-	}
-	k := ts.node
-	k.nodeType, k.step = "", 1
+func (o *Observer) Step(ctx context.Context, t runtime.TaskRecord, s runtime.StepRecord) {
+	n := o.nodeOf(ctx, &t)
 	if s.Replayed {
-		k.step = 2
+		o.inst.steps.Add(ctx, 1, n.replayed.add...)
+	} else {
+		o.inst.steps.Add(ctx, 1, n.executed.add...)
 	}
-	o.inst.steps.Add(ctx, 1, o.attrs.get(k).opt)
-	if !ts.span.IsRecording() {
-		return
+	if span := taskSpan(ctx); span != nil {
+		stepEvent(span, &s)
 	}
+}
+
+//go:noinline
+func stepEvent(span trace.Span, s *runtime.StepRecord) {
 	name := EventStepExecuted
 	attrs := make([]attribute.KeyValue, 0, 4)
 	attrs = append(attrs, KeyStepKey.String(s.Key))
@@ -273,25 +356,24 @@ func (o *Observer) Step(ctx context.Context, _ runtime.TaskRecord, s runtime.Ste
 	if s.Err != nil {
 		attrs = append(attrs, KeyErrorType.String(errorType(s.Err)), attribute.String("exception.message", s.Err.Error()))
 	}
-	ts.span.AddEvent(name, trace.WithAttributes(attrs...))
+	span.AddEvent(name, trace.WithAttributes(attrs...))
 }
 
 // InterruptOpened adds an event to the pausing superstep's span and counts
 // the interrupt.
 func (o *Observer) InterruptOpened(ctx context.Context, r runtime.RunRecord, p runtime.PendingInterrupt) {
-	o.inst.interruptsOpened.Add(ctx, 1, o.attrs.get(attrKey{graph: r.Graph, node: p.Node}).opt)
-	span := spanOf(ctx, stepKey{})
-	if span.IsRecording() {
-		span.AddEvent(EventInterruptOpened, trace.WithAttributes(KeyInterruptID.String(p.ID), KeyNode.String(p.Node)))
+	o.inst.interruptsOpened.Add(ctx, 1, o.attrs.get(attrKey{graph: r.Graph, node: p.Node}).add...)
+	if sc, _ := ctx.Value(stepKey{}).(*stepCtx); sc != nil && sc.span.IsRecording() {
+		sc.span.AddEvent(EventInterruptOpened, trace.WithAttributes(KeyInterruptID.String(p.ID), KeyNode.String(p.Node)))
 	}
 }
 
 // InterruptAnswered adds an event to the resuming run's span and counts
 // the answer.
 func (o *Observer) InterruptAnswered(ctx context.Context, r runtime.RunRecord, p runtime.PendingInterrupt) {
-	o.inst.interruptsAnswered.Add(ctx, 1, o.attrs.get(attrKey{graph: r.Graph, node: p.Node}).opt)
-	if rs := runOf(ctx); rs != nil && rs.span.IsRecording() {
-		rs.span.AddEvent(EventInterruptAnswered, trace.WithAttributes(KeyInterruptID.String(p.ID), KeyNode.String(p.Node)))
+	o.inst.interruptsAnswered.Add(ctx, 1, o.attrs.get(attrKey{graph: r.Graph, node: p.Node}).add...)
+	if span := runSpan(ctx); span != nil {
+		span.AddEvent(EventInterruptAnswered, trace.WithAttributes(KeyInterruptID.String(p.ID), KeyNode.String(p.Node)))
 	}
 }
 
@@ -299,17 +381,17 @@ func (o *Observer) InterruptAnswered(ctx context.Context, r runtime.RunRecord, p
 // accepted, a link to the span of the run that paused (kept by
 // AnnotatePause).
 func (o *Observer) Resume(ctx context.Context, _ runtime.RunRecord, r runtime.ResumeRecord) {
-	rs := runOf(ctx)
-	if rs == nil {
+	span := runSpan(ctx)
+	if span == nil {
 		return
 	}
 	attrs := []attribute.KeyValue{KeyResumeAccepted.Bool(r.Accepted)}
 	if !r.Accepted {
 		attrs = append(attrs, KeyResumeReason.String(r.Reason))
 	}
-	rs.span.AddEvent(EventResume, trace.WithAttributes(attrs...))
+	span.AddEvent(EventResume, trace.WithAttributes(attrs...))
 	if sc := pausedSpan(r.Paused); sc.IsValid() {
-		rs.span.AddLink(trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{KeyLinkKind.String("paused run")}})
+		span.AddLink(trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{KeyLinkKind.String("paused run")}})
 	}
 }
 
@@ -331,12 +413,12 @@ func pausedSpan(paused []runtime.PendingInterrupt) trace.SpanContext {
 // AnnotatePause keeps the pausing run's span context (W3C trace context,
 // under MetaTraceparent and MetaTracestate) with the pause.
 func (o *Observer) AnnotatePause(ctx context.Context, _ runtime.RunRecord) map[string]string {
-	rs := runOf(ctx)
-	if rs == nil || !rs.span.SpanContext().IsValid() {
+	rc := runOf(ctx)
+	if rc == nil || rc.span == nil || !rc.span.SpanContext().IsValid() {
 		return nil
 	}
 	m := map[string]string{}
-	propagation.TraceContext{}.Inject(trace.ContextWithSpan(context.Background(), rs.span), metaCarrier(m))
+	propagation.TraceContext{}.Inject(trace.ContextWithSpan(context.Background(), rc.span), metaCarrier(m))
 	return m
 }
 
@@ -372,11 +454,11 @@ func (c metaCarrier) Keys() []string { return []string{"traceparent", "tracestat
 // and its duration and size.
 func (o *Observer) CheckpointCommit(ctx context.Context, r runtime.RunRecord, c runtime.CheckpointRecord) {
 	set := o.attrs.get(attrKey{graph: r.Graph, checkpoint: true, pause: c.Pause, errType: errorType(c.Err)})
-	o.inst.checkpointDuration.Record(ctx, c.Duration.Seconds(), set.opt)
+	o.inst.checkpointDuration.Record(ctx, c.Duration.Seconds(), set.rec...)
 	if c.Err == nil {
-		o.inst.checkpointSize.Record(ctx, int64(c.Bytes), set.opt)
+		o.inst.checkpointSize.Record(ctx, int64(c.Bytes), set.rec...)
 	}
-	if !trace.SpanFromContext(ctx).IsRecording() {
+	if o.tracer == nil || !trace.SpanFromContext(ctx).IsRecording() {
 		return
 	}
 	end := time.Now()
@@ -391,7 +473,6 @@ func (o *Observer) CheckpointCommit(ctx context.Context, r runtime.RunRecord, c 
 // Lease adds the lease event to the run's span; a lost lease is also
 // counted.
 func (o *Observer) Lease(ctx context.Context, r runtime.RunRecord, l runtime.LeaseRecord) {
-	rs := runOf(ctx)
 	var name string
 	switch l.Event {
 	case runtime.LeaseTaken:
@@ -400,19 +481,19 @@ func (o *Observer) Lease(ctx context.Context, r runtime.RunRecord, l runtime.Lea
 		name = EventLeaseRenewed
 	case runtime.LeaseLost:
 		name = EventLeaseLost
-		gset := o.attrs.get(attrKey{graph: r.Graph})
-		o.inst.leaseLosses.Add(ctx, 1, gset.opt)
+		o.inst.leaseLosses.Add(ctx, 1, o.graphOf(ctx, r.Graph).add...)
 	default:
 		name = "ilmek.lease." + string(l.Event)
 	}
-	if rs == nil || !rs.span.IsRecording() {
+	span := runSpan(ctx)
+	if span == nil {
 		return
 	}
 	if l.Err != nil {
-		rs.span.AddEvent(name, trace.WithAttributes(KeyErrorType.String(errorType(l.Err)), attribute.String("exception.message", l.Err.Error())))
+		span.AddEvent(name, trace.WithAttributes(KeyErrorType.String(errorType(l.Err)), attribute.String("exception.message", l.Err.Error())))
 		return
 	}
-	rs.span.AddEvent(name)
+	span.AddEvent(name)
 }
 
 // failed marks span as failed by err: error.type and an Error status, and
