@@ -167,18 +167,39 @@ func (s *Server) startNext(q *threadRuns) {
 	go func() {
 		defer s.wg.Done()
 		defer cancel()
-		s.execute(ctx, r)
+		end := s.execute(ctx, r)
+		// Free the thread before the run reads as ended, so that a
+		// client that waited for the end can send the next request at
+		// once without finding the thread busy.
 		s.mu.Lock()
 		if s.queues[r.thread] == q {
 			q.active = nil
 			if len(q.queue) == 0 {
 				delete(s.queues, r.thread)
-			} else {
-				s.startNext(q)
 			}
 		}
 		s.mu.Unlock()
+		s.finish(r, end.status, end.text, end.err)
+		if testHookEnded != nil {
+			testHookEnded()
+		}
+		s.mu.Lock()
+		if s.queues[r.thread] == q && q.active == nil {
+			s.startNext(q)
+		}
+		s.mu.Unlock()
 	}()
+}
+
+// testHookEnded, when set by a test, runs after a run reads as ended and
+// before the thread's next queued run starts.
+var testHookEnded func()
+
+// runEnd is how execute saw a run end.
+type runEnd struct {
+	status runtime.Status
+	text   string
+	err    error
 }
 
 // threadBusy reports whether the thread has a run queued or running here.
@@ -204,19 +225,20 @@ func (s *Server) lastRun(thread string) *run {
 	return nil
 }
 
-func (s *Server) execute(ctx context.Context, r *run) {
+func (s *Server) execute(ctx context.Context, r *run) runEnd {
 	g, ok := s.graphs[r.graph]
 	if !ok {
-		s.finish(r, runtime.StatusError, "", notFound("no graph "+r.graph))
-		return
+		return runEnd{runtime.StatusError, "", notFound("no graph " + r.graph)}
 	}
 	v, err := g.forThread(ctx, s.cfg.Checkpointer, r.thread)
 	if err != nil {
-		s.finish(r, runtime.StatusError, "", err)
-		return
+		return runEnd{runtime.StatusError, "", err}
 	}
 	opts := []runtime.RunOption{runtime.WithCheckpointer(s.cfg.Checkpointer), runtime.Thread(r.thread),
-		runtime.StopAtBoundary(r.stop), runtime.WithLogger(s.log)}
+		runtime.StopAtBoundary(r.stop)}
+	if s.cfg.Logger != nil {
+		opts = append(opts, runtime.WithLogger(s.cfg.Logger))
+	}
 	if r.from != "" {
 		opts = append(opts, runtime.FromCheckpoint(r.from))
 	}
@@ -227,8 +249,7 @@ func (s *Server) execute(ctx context.Context, r *run) {
 	} else {
 		events, err = v.stream(ctx, r.input, opts...)
 		if err != nil {
-			s.finish(r, runtime.StatusError, "", err)
-			return
+			return runEnd{runtime.StatusError, "", err}
 		}
 	}
 	var last runtime.Event
@@ -236,8 +257,7 @@ func (s *Server) execute(ctx context.Context, r *run) {
 	for ev, err := range events {
 		if err != nil {
 			if !seen {
-				s.finish(r, runtime.StatusError, "", err)
-				return
+				return runEnd{runtime.StatusError, "", err}
 			}
 			continue
 		}
@@ -248,10 +268,9 @@ func (s *Server) execute(ctx context.Context, r *run) {
 		}
 	}
 	if !seen || last.Type != runtime.EventRunEnd {
-		s.finish(r, runtime.StatusAborted, "the run ended without its run_end event", nil)
-		return
+		return runEnd{runtime.StatusAborted, "the run ended without its run_end event", nil}
 	}
-	s.finish(r, last.Status, last.Error, nil)
+	return runEnd{last.Status, last.Error, nil}
 }
 
 // record stores one event of r and updates r's view.

@@ -76,8 +76,10 @@ type Config struct {
 	// DoubleTexting is the policy of a request that names none (default
 	// reject).
 	DoubleTexting runtime.DoubleTexting
-	// Logger receives the server's records: internal errors with the id
-	// their response carries. Default: slog.Default().
+	// Logger receives the server's records (internal errors with the id
+	// their response carries) and, when set, the runs' own (it is each
+	// run's runtime.WithLogger). Default: slog.Default() for the server's
+	// records; the runs' are then left to the graph's GraphLogger.
 	Logger *slog.Logger
 	// RunOptions are added to every run (an observer, a recursion limit).
 	RunOptions []runtime.RunOption

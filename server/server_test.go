@@ -501,3 +501,20 @@ func TestClose(t *testing.T) {
 		t.Fatalf("Close of a blocked run: %v", err)
 	}
 }
+
+// TestNextRequestRightAfterWait: once wait reports a run ended, the thread
+// takes the next request at once. It used to answer 409 thread-busy while
+// the ended run still held the thread's queue (seen under load; the hook
+// widens that moment so the test sees it every time).
+func TestNextRequestRightAfterWait(t *testing.T) {
+	testHookEnded = func() { time.Sleep(30 * time.Millisecond) }
+	t.Cleanup(func() { testHookEnded = nil })
+	ts := newTestServer(t, nil)
+	th := ts.newThread("alice", nil)
+	var run RunView
+	ts.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": map[string]any{"topic": "t"}}, 202).json(t, &run)
+	run = ts.wait("alice", run)
+	ts.must("alice", "POST", "/threads/"+th.ThreadID+"/resume", map[string]any{"answers": map[string]any{run.Pending[0].ID: map[string]any{"approved": true}}}, 202).json(t, &run)
+	ts.wait("alice", run)
+	ts.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": map[string]any{"topic": "again"}}, 202)
+}
