@@ -56,6 +56,7 @@ type hostileGen struct {
 var hostileGenCases = map[string]hostileGen{
 	// Generated: the names convert to distinct Go identifiers.
 	"keyword-node-id.json":             {generated: true, run: true},
+	"goto-odd-targets.json":            {generated: true, run: true},
 	"predeclared-names.json":           {generated: true, run: true},
 	"huge-number-1e400.json":           {generated: true, run: true},
 	"deep-config-at-limit.json":        {generated: true, run: true},

@@ -22,6 +22,9 @@ func (g *Graph) Clone() *Graph {
 		c.Nodes = make([]Node, len(g.Nodes))
 		for i, n := range g.Nodes {
 			n.Config = cloneBytes(n.Config)
+			if n.Goto != nil {
+				n.Goto = append([]string{}, n.Goto...)
+			}
 			n.Extra = n.Extra.clone()
 			c.Nodes[i] = n
 		}

@@ -48,6 +48,18 @@ func (d *decoder) node(npath string) Node {
 				d.wrongKind(path, "node config", "an object or null", k,
 					`wrap the settings in an object, e.g. "config": {"items": [1, 2]}, or leave config out`)
 			}
+		case "goto":
+			if k := p.peek(); k != kindArray {
+				d.wrongKind(path, "node goto", "an array of node ids", k,
+					`list where the node's command may route, e.g. "goto": ["measure"]`)
+				return
+			}
+			n.Goto = []string{}
+			p.array(func(i int) {
+				epath := PathIndex(path, i)
+				d.visit(epath)
+				n.Goto = append(n.Goto, d.str(epath, "goto target", `write a node id or "__end__", e.g. "goto": ["measure"]`))
+			})
 		default:
 			d.extra(&n.Extra, path, key, keyOff)
 		}

@@ -3,6 +3,7 @@ package spec
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -24,6 +25,7 @@ const (
 	EdgeAdded         ChangeKind = "edge-added"
 	EdgeRemoved       ChangeKind = "edge-removed"
 	PredicateChanged  ChangeKind = "predicate-changed"
+	NodeGotoChanged   ChangeKind = "node-goto-changed"
 )
 
 // Change is one structural difference between an old and a new document,
@@ -77,7 +79,13 @@ func (c Change) Unsafe() bool { return c.UnsafePaused || c.UnsafeNew }
 //   - ReducerChanged: the stored value was folded by the old reducer and
 //     later writes would fold into it with another;
 //   - NameChanged: a Versions set of the runtime keeps one name, so the two
-//     documents are no longer versions of one graph.
+//     documents are no longer versions of one graph;
+//   - NodeGotoChanged that takes a destination away (a target removed, or a
+//     list declared where there was none): a paused task of the node can
+//     route there when it resumes, and a run refuses that goto. It is
+//     unsafe for new threads too, since node code written for the old
+//     document may route there. Adding targets, or dropping the list, is
+//     safe.
 //
 // Every other change is safe for paused threads: an added node or channel
 // starts empty, and edges, guards and the node order only decide what is
@@ -227,6 +235,24 @@ func (d *differ) nodes() {
 			}
 			d.add(c)
 		}
+		if !gotoEqual(on.Goto, nn.Goto) {
+			c := Change{
+				Kind: NodeGotoChanged, Subject: on.ID,
+				OldPath: PathKey(path, "goto"), NewPath: PathKey(npath, "goto"),
+				Detail: fmt.Sprintf("node %q declares goto %s instead of %s", on.ID, gotoText(nn.Goto), gotoText(on.Goto)),
+			}
+			if on.Goto == nil {
+				c.OldPath = path
+			}
+			if nn.Goto == nil {
+				c.NewPath = npath
+			}
+			if gotoNarrowed(on.Goto, nn.Goto) {
+				c.UnsafePaused, c.UnsafeNew = true, true
+				c.Reason = "a run refuses a goto or send to a destination the node no longer declares, which a paused task of it or node code written for the old document may name"
+			}
+			d.add(c)
+		}
 	}
 	for j, nn := range d.new.Nodes {
 		if d.old.NodeIndex(nn.ID) < 0 {
@@ -245,6 +271,51 @@ func (d *differ) nodes() {
 			Detail: fmt.Sprintf("the node order (the reduce order) became %s", strings.Join(newOrder, ", ")),
 		})
 	}
+}
+
+// gotoEqual compares two goto lists whatever their order (as Fingerprint
+// does); an absent list equals only an absent one.
+func gotoEqual(a, b []string) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return slices.Equal(sorted(a), sorted(b))
+}
+
+// gotoNarrowed reports whether new allows a destination less than old: a
+// list where old had none, or a target of old missing from new.
+func gotoNarrowed(old, new []string) bool {
+	if new == nil {
+		return false
+	}
+	if old == nil {
+		return true
+	}
+	for _, t := range old {
+		if !slices.Contains(new, t) {
+			return true
+		}
+	}
+	return false
+}
+
+func sorted(a []string) []string {
+	s := slices.Clone(a)
+	slices.Sort(s)
+	return s
+}
+
+// gotoText writes a goto list for a Detail: ["a", "b"], or "nothing" for
+// an absent one.
+func gotoText(a []string) string {
+	if a == nil {
+		return "nothing"
+	}
+	q := make([]string, len(a))
+	for i, t := range a {
+		q[i] = quote(t)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
 }
 
 // configEqual compares two configs by JSON value, absent and null alike.

@@ -42,6 +42,8 @@ func TestCompare(t *testing.T) {
 			[]string{"name-changed approval-v2 old=doc.json:2:11 new=doc.json:2:11 paused=unsafe new=safe"}},
 		{"added edge", `{"from": "write", "to": "review"}`, `{"from": "write", "to": "review"}, {"from": "write", "to": "__end__", "when": {"channel": "ok", "truthy": true}}`,
 			[]string{"edge-added write -> __end__ new=doc.json:10:40 paused=safe new=safe"}},
+		{"declared goto", `{"id": "review", "type": "human"}`, `{"id": "review", "type": "human", "goto": ["write"]}`,
+			[]string{"node-goto-changed review old=doc.json:6:5 new=doc.json:6:47 paused=unsafe new=unsafe"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -91,4 +93,35 @@ func safety(unsafe bool) string {
 		return "unsafe"
 	}
 	return "safe"
+}
+
+// TestCompareGoto: a goto list is a set (its order is no change, for
+// Compare and Fingerprint alike); adding a target or dropping the list is
+// safe, taking a target away is not.
+func TestCompareGoto(t *testing.T) {
+	base := replaceOnce(t, fpBase, `{"id": "review", "type": "human"}`, `{"id": "review", "type": "human", "goto": ["write", "__end__"]}`)
+	for _, tc := range []struct {
+		name, to string
+		want     string
+	}{
+		{"reordered", `"goto": ["__end__", "write"]`, ""},
+		{"added target", `"goto": ["write", "__end__", "review"]`, "node-goto-changed review old=doc.json:6:47 new=doc.json:6:47 paused=safe new=safe"},
+		{"removed target", `"goto": ["write"]`, "node-goto-changed review old=doc.json:6:47 new=doc.json:6:47 paused=unsafe new=unsafe"},
+		{"dropped list", `"x-goto": ["write"]`, "node-goto-changed review old=doc.json:6:47 new=doc.json:6:5 paused=safe new=safe"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			old := mustDecode(t, base)
+			nw := mustDecode(t, replaceOnce(t, base, `"goto": ["write", "__end__"]`, tc.to))
+			var got []string
+			for _, c := range Compare(old, nw) {
+				got = append(got, changeLine(c))
+			}
+			if strings.Join(got, "\n") != tc.want {
+				t.Errorf("Compare:\n%s\nwant:\n%s", strings.Join(got, "\n"), tc.want)
+			}
+			if (len(got) == 0) != (old.Fingerprint() == nw.Fingerprint()) {
+				t.Errorf("%d changes but fingerprints equal=%v", len(got), old.Fingerprint() == nw.Fingerprint())
+			}
+		})
+	}
 }

@@ -32,6 +32,21 @@
 // that predates a new member of the format must refuse it loudly rather
 // than ignore it.
 //
+// Dynamic destinations. A node whose command routes by goto or send (ilmek/1
+// §14, §15) reaches nodes that no edge leads to. Its optional "goto" member
+// declares them: "goto": ["measure", "__end__"] lists the node ids (or
+// __end__) its goto and sends may name. Validation requires each to be a
+// declared node or __end__, listed once, never __start__, and the list not
+// empty; reachability follows the list, so the targets are not reported
+// unreachable; diagrams draw it dashed, like a router's declared targets;
+// Fingerprint and Compare treat it as a set (taking a destination away is
+// unsafe for paused and new threads, adding one is safe); and a run refuses
+// a goto or send outside the list (runtime.UndeclaredGotoError). It adds no
+// edge: without a command's goto the node follows its static edges. The
+// member is this port's extension of the ilmek/1 document (whose readers
+// ignore members they do not know); leaving it out declares nothing and
+// restricts nothing.
+//
 // Diagnostics name places by JSON path: nodes[3].type, channels.intent.reducer,
 // edges[2].when.eq, and channels["odd name"] for keys that are not plain
 // words (see PathKey). Graph.Pos turns such a path into a file position, so

@@ -88,6 +88,15 @@ func (w *writer) node(n Node, level int) {
 		o.key("config")
 		w.raw(n.Config, level+1)
 	}
+	if n.Goto != nil {
+		o.key("goto")
+		a := w.array(level + 1)
+		for _, t := range n.Goto {
+			a.elem()
+			w.str(t)
+		}
+		a.close()
+	}
 	w.extra(o, n.Extra, nodeFields)
 	o.close()
 }

@@ -3,6 +3,7 @@ package spec
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"strings"
 )
 
@@ -28,10 +29,12 @@ const FingerprintPrefix = "sha256:"
 //   - a channel without a reducer is written with "last_write", the reducer
 //     it folds with;
 //   - a null or empty name is written as an absent one, and absent "channels",
-//     "nodes" and "edges" as empty ones.
+//     "nodes" and "edges" as empty ones;
+//   - a node's "goto" list is written sorted: it is a set of destinations.
 //
 // Everything else counts: the name, each channel and its reducer, each node's
-// id, type, position in the node list (the reduce order) and config, and each
+// id, type, position in the node list (the reduce order), config and goto
+// targets (they decide which gotos a run refuses), and each
 // edge with its predicate, in order. Two documents with the same fingerprint
 // run the same way with the same registry.
 func (g *Graph) Fingerprint() string {
@@ -66,6 +69,7 @@ func (g *Graph) FingerprintForm() []byte {
 	}
 	for i := range c.Nodes {
 		c.Nodes[i].Extra = dropExtensions(c.Nodes[i].Extra, false)
+		slices.Sort(c.Nodes[i].Goto) // a set: its order means nothing
 	}
 	for i := range c.Edges {
 		c.Edges[i].Extra = dropExtensions(c.Edges[i].Extra, false)

@@ -30,6 +30,7 @@ import (
 const (
 	whyChannel  = "a predicate's channel must be declared: a JSON Schema cannot refer to the keys of \"channels\""
 	whyEndpoint = "edge endpoints must name declared nodes: a JSON Schema cannot refer to the ids of \"nodes\""
+	whyGoto     = "goto targets must name declared nodes: a JSON Schema cannot refer to the ids of \"nodes\""
 	whyUnique   = "node ids must be unique: uniqueItems compares whole nodes, not their ids"
 	whyDupKey   = "a repeated key: the validator's JSON reader (encoding/json) keeps the last one"
 	whyEncoding = "not UTF-8 or a lone surrogate: the validator's JSON reader (encoding/json) replaces it with U+FFFD"
@@ -46,6 +47,7 @@ var schemaExceptions = map[string]string{
 	"testdata/errors/invalid-spec.txtar":                                   whyChannel,
 	"spec/testdata/invalid/edge-from-unknown.json":                         whyEndpoint,
 	"spec/testdata/invalid/edge-to-unknown.json":                           whyEndpoint,
+	"spec/testdata/invalid/goto-unknown.json":                              whyGoto,
 	"conformance/testdata/cases/invalid-edge-to-unknown-node.json":         whyEndpoint,
 	"spec/testdata/invalid/duplicate-node-id.json":                         whyUnique,
 	"conformance/testdata/cases/invalid-duplicate-node-id.json":            whyUnique,

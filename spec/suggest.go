@@ -10,7 +10,7 @@ import (
 var (
 	topFields       = []string{"name", "channels", "nodes", "edges"}
 	channelFields   = []string{"reducer"}
-	nodeFields      = []string{"id", "type", "config"}
+	nodeFields      = []string{"id", "type", "config", "goto"}
 	edgeFields      = []string{"from", "to", "when"}
 	predicateFields = []string{"channel", "eq", "neq", "in", "gt", "lt", "truthy"}
 )

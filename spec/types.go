@@ -91,7 +91,15 @@ type Node struct {
 	// number text); Encode re-indents them canonically. Paths into it, such
 	// as nodes[0].config.tools[1], work with Graph.Pos.
 	Config json.RawMessage
-	Extra  Extra
+	// Goto declares where the node's command may route at run time: the
+	// node ids (or End) its goto and sends may name. nil when the document
+	// leaves the member out, which declares nothing and restricts nothing.
+	// A declared list counts for reachability, is drawn as dashed edges,
+	// and a run refuses a goto or send to a node outside it. Goto does not
+	// add edges: a node without a command's goto still follows its static
+	// edges only.
+	Goto  []string
+	Extra Extra
 }
 
 // Edge connects From (a node id or Start) to To (a node id or End). When,

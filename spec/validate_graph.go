@@ -48,6 +48,51 @@ func (c *checker) edges(ids map[string]int, channels map[string]bool) {
 	}
 }
 
+// gotos checks every node's declared goto list: each target is a declared
+// node or __end__, never __start__ or empty, and listed once; the list
+// itself is not empty (leave the member out to declare nothing).
+func (c *checker) gotos(ids map[string]int) {
+	var nodeIDs []string
+	for i, n := range c.g.Nodes {
+		if n.Goto == nil {
+			continue
+		}
+		gpath := PathKey(PathIndex("nodes", i), "goto")
+		if len(n.Goto) == 0 {
+			c.errorf(gpath, `list the nodes the command may route to, e.g. "goto": ["measure"], or leave the member out`,
+				"node %s: an empty goto list declares nothing", quote(n.ID))
+			continue
+		}
+		seen := make(map[string]int, len(n.Goto))
+		for k, t := range n.Goto {
+			tpath := PathIndex(gpath, k)
+			c.text(tpath, t)
+			switch {
+			case t == "":
+				c.errorf(tpath, `write a node id or "__end__"`, "node %s: goto target is empty", quote(n.ID))
+			case t == Start:
+				c.errorf(tpath, "__start__ is the graph's entry: a goto never reaches it; name the first node instead",
+					"node %s: goto cannot name __start__", quote(n.ID))
+			case t != End && !c.opts.noNodes && !hasKey(ids, t):
+				if nodeIDs == nil {
+					nodeIDs = make([]string, 0, len(ids))
+					for id := range ids {
+						nodeIDs = append(nodeIDs, id)
+					}
+					sort.Strings(nodeIDs)
+				}
+				c.errorf(tpath, didYouMean(t, nodeIDs)+"declare a node with that id, or name an existing node or __end__",
+					"node %s: goto names unknown node %s", quote(n.ID), quote(t))
+			}
+			if first, dup := seen[t]; dup && t != "" {
+				c.errorf(tpath, "list each target once", "node %s: goto lists %s twice (first at %s)", quote(n.ID), quote(t), c.where(PathIndex(gpath, first)))
+			} else {
+				seen[t] = k
+			}
+		}
+	}
+}
+
 func hasKey[V any](m map[string]V, k string) bool {
 	_, ok := m[k]
 	return ok
@@ -146,6 +191,9 @@ func (c *checker) graph(ids map[string]int) {
 		next[e.From] = append(next[e.From], e.To)
 		entry = entry || e.From == Start
 	}
+	for _, n := range g.Nodes {
+		next[n.ID] = append(next[n.ID], n.Goto...) // declared dynamic destinations
+	}
 	if !entry {
 		c.errorf("edges", `add an edge {"from": "__start__", "to": "<first node>"}`, "graph has no entry edge")
 	}
@@ -167,8 +215,8 @@ func (c *checker) graph(ids map[string]int) {
 	}
 	for i, n := range g.Nodes {
 		if first, ok := ids[n.ID]; ok && first == i && !seen[n.ID] {
-			c.warnf(PathIndex("nodes", i), "add an edge that leads to it, or remove it; ignore this if a command's goto or a send reaches it",
-				"node %s is unreachable from __start__ through static edges", quote(n.ID))
+			c.warnf(PathIndex("nodes", i), `add an edge that leads to it, or remove it; if a command's goto or a send reaches it, declare it in that node's "goto" list`,
+				"node %s is unreachable from __start__ through edges and declared gotos", quote(n.ID))
 		}
 	}
 	c.coverage(ids)
