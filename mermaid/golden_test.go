@@ -140,6 +140,7 @@ var (
 	nodeLine  = regexp.MustCompile(`^  (` + idRE + `)\["([^"]*)"\]$`)
 	edgeLine  = regexp.MustCompile(`^  (` + idRE + `) --> (` + idRE + `)$`)
 	guardLine = regexp.MustCompile(`^  (` + idRE + `) -->\|"([^"]*)"\| (` + idRE + `)$`)
+	gotoLine  = regexp.MustCompile(`^  (` + idRE + `) -\.-> (` + idRE + `)$`)
 	unescape  = strings.NewReplacer("#35;", "#", "#quot;", `"`, "#lt;", "<", "#gt;", ">", "#96;", "`")
 	breaks    = strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ")
 )
@@ -168,8 +169,9 @@ func labelSays(label, want string) error {
 
 // checkDiagram reads out line by line with the strict grammar of the
 // format and checks that it draws g exactly: START, every node in order
-// with a unique id and its exact name, END when an edge reaches it, every
-// edge in order between the right ids with its exact predicate.
+// with a unique id and its exact name, END when an edge or a goto list
+// reaches it, every edge in order between the right ids with its exact
+// predicate, then every node's declared goto targets, dashed.
 func checkDiagram(g *spec.Graph, out string) error {
 	if !strings.HasSuffix(out, "\n") {
 		return fmt.Errorf("the diagram does not end with a line break")
@@ -205,6 +207,14 @@ func checkDiagram(g *spec.Graph, out string) error {
 			}
 		}
 	}
+	for _, n := range g.Nodes {
+		for _, name := range n.Goto {
+			if name != spec.Start && name != spec.End && !seen[name] {
+				seen[name] = true
+				order = append(order, name)
+			}
+		}
+	}
 	ids := map[string]string{spec.Start: spec.Start, spec.End: spec.End}
 	taken := map[string]bool{spec.Start: true, spec.End: true}
 	for _, name := range order {
@@ -225,7 +235,8 @@ func checkDiagram(g *spec.Graph, out string) error {
 			return fmt.Errorf("node %q: %w", name, err)
 		}
 	}
-	if slices.ContainsFunc(g.Edges, func(e spec.Edge) bool { return e.To == spec.End }) {
+	if slices.ContainsFunc(g.Edges, func(e spec.Edge) bool { return e.To == spec.End }) ||
+		slices.ContainsFunc(g.Nodes, func(n spec.Node) bool { return slices.Contains(n.Goto, spec.End) }) {
 		if l, err := next(); err != nil || l != "  __end__([END])" {
 			return fmt.Errorf("line %q, want END", l)
 		}
@@ -251,6 +262,19 @@ func checkDiagram(g *spec.Graph, out string) error {
 		}
 		if !strings.Contains(unescape.Replace(m[2]), breaks.Replace(e.When.Channel)) {
 			return fmt.Errorf("edges[%d]: label %q does not name its channel", i, m[2])
+		}
+	}
+	// A node's declared goto targets, dashed, after the edges.
+	for i, n := range g.Nodes {
+		for k, t := range n.Goto {
+			l, err := next()
+			if err != nil {
+				return err
+			}
+			m := gotoLine.FindStringSubmatch(l)
+			if m == nil || m[1] != ids[n.ID] || m[2] != ids[t] {
+				return fmt.Errorf("nodes[%d].goto[%d]: line %q, want %s -.-> %s", i, k, l, ids[n.ID], ids[t])
+			}
 		}
 	}
 	if len(lines) > 0 {

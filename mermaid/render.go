@@ -30,7 +30,9 @@
 //     JSON as JavaScript writes it.
 //   - Dashed edges are decided by code: a hand-written Go guard (labelled
 //     "guard"), a router to each of its declared targets, or a router that
-//     declared none, to a "?" decision node r<k>.
+//     declared none, to a "?" decision node r<k>. A document's node that
+//     declares a "goto" list (where its command's goto and sends may lead)
+//     is drawn as a router with those targets, after the document's edges.
 //   - Labels escape # " < > and ` as Mermaid entity codes (#35;, #quot;,
 //     #lt;, #gt;, #96;) and turn line breaks into spaces, so no text of a
 //     document can change the diagram's structure.
@@ -286,8 +288,11 @@ func Render(g Graph, o Options) (string, error) {
 	return b.String(), nil
 }
 
-// FromSpec returns the Graph of a document: its nodes, and its edges as
-// Static or Predicate edges.
+// FromSpec returns the Graph of a document: its nodes, its edges as Static
+// or Predicate edges, then, for every node that declares a "goto" list, in
+// node order, a Router edge to those targets: where a command's goto or
+// sends may lead is decided by code, as a router's targets are, so the
+// diagram draws them the same way, dashed (and HideRouters hides them).
 func FromSpec(doc *spec.Graph) Graph {
 	g := Graph{Nodes: make([]Node, len(doc.Nodes)), Edges: make([]Edge, len(doc.Edges))}
 	for i, n := range doc.Nodes {
@@ -298,6 +303,11 @@ func FromSpec(doc *spec.Graph) Graph {
 			g.Edges[i] = Edge{Kind: Predicate, From: e.From, To: e.To, When: e.When}
 		} else {
 			g.Edges[i] = Edge{Kind: Static, From: e.From, To: e.To}
+		}
+	}
+	for _, n := range doc.Nodes {
+		if len(n.Goto) > 0 {
+			g.Edges = append(g.Edges, Edge{Kind: Router, From: n.ID, Targets: n.Goto})
 		}
 	}
 	return g
