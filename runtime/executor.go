@@ -289,6 +289,10 @@ func (r *runner[S, U]) superstep() (status Status, err error) {
 		s := &r.slots[i]
 		if s.info.gotoSet {
 			targets, _ := s.info.gotoTargets.([]Target[S])
+			if err := r.checkGoto(tasks[i].node, targets); err != nil {
+				r.nxt = r.planner.tasks[:0]
+				return StatusError, &NodeError{Node: r.g.ids[tasks[i].node], TaskKey: tasks[i].key, Err: err}
+			}
 			for _, t := range targets {
 				r.planner.Target(t)
 			}

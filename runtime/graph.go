@@ -129,7 +129,7 @@ func New[S, U any](p Program[S, U], opts ...Option) (*Graph[S, U], error) {
 	}
 	shape := p.Describe()
 	g := &Graph[S, U]{p: p, shape: shape, ids: make([]string, len(shape.Nodes)), retry: make([]*RetryPolicy, len(shape.Nodes)), index: make(map[string]int, len(shape.Nodes)),
-		warnings: cfg.warnings, logger: cfg.logger, gobs: cfg.observers, routes: newRoutes(p, len(shape.Nodes))}
+		warnings: cfg.warnings, logger: cfg.logger, gobs: cfg.observers}
 	g.obs = g.runObserver(nil, nil)
 	for i, n := range shape.Nodes {
 		g.ids[i] = n.ID
@@ -141,6 +141,7 @@ func New[S, U any](p Program[S, U], opts ...Option) (*Graph[S, U], error) {
 			g.retry[i] = rp
 		}
 	}
+	g.routes = newRoutes(p, g.ids)
 	if err := sendKeyClash(g.ids, g.index); err != nil {
 		return nil, err
 	}

@@ -3,7 +3,10 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"strconv"
+	"strings"
 
 	"github.com/ilmek-go/ilmek/spec"
 )
@@ -21,14 +24,93 @@ type routes struct {
 	// when the program does not report a held edge to __end__ to the Planner
 	// (generated programs plan nothing for them); nil otherwise.
 	endWhen [][]*spec.Predicate
+	// gotos are, by node index, the destinations the node's document
+	// declares in its "goto" list (node indexes, EndNode as len(nodes)),
+	// nil for a node that declares none; nil when no node does.
+	gotos [][]bool
+	// declared are the same lists as written, for the error.
+	declared [][]string
+}
+
+// UndeclaredGotoError is a command's goto or send naming a destination
+// that the node's "goto" list in its document does not declare. It is an
+// error of the node (wrapped in a NodeError): the document says where the
+// node may route, and the run holds the node to it.
+type UndeclaredGotoError struct {
+	Node     string   // the node whose command routed
+	Target   string   // the destination it named
+	Declared []string // the node's declared goto list
+}
+
+func (e *UndeclaredGotoError) Error() string {
+	q := make([]string, len(e.Declared))
+	for i, t := range e.Declared {
+		q[i] = strconv.Quote(t)
+	}
+	return fmt.Sprintf("node %q routes to %q by goto or send, which its document's goto list [%s] does not declare; add %q to the node's \"goto\" list, or route to a declared destination",
+		e.Node, e.Target, strings.Join(q, ", "), e.Target)
+}
+
+// checkGoto refuses a goto target of node i outside its declared list.
+func (r *runner[S, U]) checkGoto(i int, targets []Target[S]) error {
+	rt := &r.g.routes
+	if rt.gotos == nil || rt.gotos[i] == nil {
+		return nil
+	}
+	allowed := rt.gotos[i]
+	for _, t := range targets {
+		k := t.Node
+		if k == EndNode {
+			k = len(r.g.ids)
+		}
+		if k < 0 || k >= len(allowed) || !allowed[k] {
+			name := spec.End
+			if t.Node >= 0 && t.Node < len(r.g.ids) {
+				name = r.g.ids[t.Node]
+			}
+			return &UndeclaredGotoError{Node: r.g.ids[i], Target: name, Declared: rt.declared[i]}
+		}
+	}
+	return nil
+}
+
+// readGotos fills rt.gotos from doc's declared goto lists.
+func (rt *routes) readGotos(doc *spec.Graph, ids []string) {
+	if doc == nil {
+		return
+	}
+	index := make(map[string]int, len(ids))
+	for i, id := range ids {
+		index[id] = i
+	}
+	index[spec.End] = len(ids)
+	for _, n := range doc.Nodes {
+		i, ok := index[n.ID]
+		if !ok || n.Goto == nil || i == len(ids) {
+			continue
+		}
+		if rt.gotos == nil {
+			rt.gotos = make([][]bool, len(ids))
+			rt.declared = make([][]string, len(ids))
+		}
+		allowed := make([]bool, len(ids)+1)
+		for _, t := range n.Goto {
+			if k, ok := index[t]; ok {
+				allowed[k] = true
+			}
+		}
+		rt.gotos[i], rt.declared[i] = allowed, n.Goto
+	}
 }
 
 // newRoutes reads the routes of p: from the edge definitions of a spec- or
 // code-built graph, from the document of any other program. A program
 // without a document (Spec fails) gets no routes, and nothing is reported.
-func newRoutes[S, U any](p Program[S, U], nodes int) routes {
+func newRoutes[S, U any](p Program[S, U], ids []string) routes {
 	var rt routes
+	nodes := len(ids)
 	if u, ok := any(p).(*untyped); ok {
+		rt.readGotos(u.doc, ids)
 		for i := range nodes {
 			edges := u.edges[i+1]
 			all := len(edges) > 0
@@ -51,6 +133,7 @@ func newRoutes[S, U any](p Program[S, U], nodes int) routes {
 	if err != nil || doc == nil {
 		return rt
 	}
+	rt.readGotos(doc, ids)
 	index := make(map[string]int, len(doc.Nodes))
 	for i, n := range doc.Nodes {
 		index[n.ID] = i

@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"slices"
 	"strings"
@@ -158,5 +159,74 @@ func TestNoEdgeHeldSeesGuardedEndEdges(t *testing.T) {
 		if !slices.Equal(states[0].NoEdgeHeld, tc.want) {
 			t.Errorf("code-built, amount %v: NoEdgeHeld = %q, want %q", tc.amount, states[0].NoEdgeHeld, tc.want)
 		}
+	}
+}
+
+// gotoDoc declares where split's command may route: measure (by sends) and
+// __end__; sum is reached only through measure.
+const gotoDoc = `{
+  "channels": {"words": {}, "lengths": {"reducer": "append"}},
+  "nodes": [
+    {"id": "split", "type": "split", "goto": ["measure", "__end__"]},
+    {"id": "measure", "type": "t"},
+    {"id": "sum", "type": "t"}
+  ],
+  "edges": [
+    {"from": "__start__", "to": "split"},
+    {"from": "measure", "to": "sum"},
+    {"from": "sum", "to": "__end__"}
+  ]
+}`
+
+// TestDeclaredGotoIsEnforced: a document's goto list draws no unreachable
+// warning, survives ToSpec, and a run refuses a goto or send outside it
+// with an UndeclaredGotoError of the node.
+func TestDeclaredGotoIsEnforced(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		targets []runtime.Goto
+		bad     string // the refused target, "" when the run succeeds
+	}{
+		{"declared sends", []runtime.Goto{runtime.SendTo("measure", runtime.Values{}), runtime.SendTo("measure", runtime.Values{})}, ""},
+		{"declared end", []runtime.Goto{runtime.To(spec.End)}, ""},
+		{"undeclared node", []runtime.Goto{runtime.SendTo("measure", nil), runtime.To("sum")}, "sum"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reg := runtime.Registry{
+				"t": func(spec.Node) (runtime.NodeFunc, error) { return write(nil), nil },
+				"split": func(spec.Node) (runtime.NodeFunc, error) {
+					return func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+						ctx.Command(tc.targets...)
+						return nil, nil
+					}, nil
+				},
+			}
+			g, err := runtime.Load("goto.json", []byte(gotoDoc), reg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ws := g.Warnings(); len(ws) != 0 {
+				t.Fatalf("warnings: %v", ws)
+			}
+			doc, err := runtime.ToSpec(g)
+			if err != nil || !slices.Equal(doc.Nodes[0].Goto, []string{"measure", spec.End}) {
+				t.Fatalf("ToSpec: %v, goto %q", err, doc.Nodes[0].Goto)
+			}
+			res, err := g.Invoke(context.Background(), nil)
+			if tc.bad == "" {
+				if err != nil || res.Status != runtime.StatusDone {
+					t.Fatalf("Invoke: %v, %v", res.Status, err)
+				}
+				return
+			}
+			var ne *runtime.NodeError
+			var ue *runtime.UndeclaredGotoError
+			if !errors.As(err, &ne) || ne.Node != "split" || !errors.As(err, &ue) || ue.Target != tc.bad || ue.Node != "split" {
+				t.Fatalf("Invoke: err = %v, want a NodeError of split wrapping an UndeclaredGotoError for %q", err, tc.bad)
+			}
+			if msg := err.Error(); !strings.Contains(msg, `add "sum" to the node's "goto" list`) {
+				t.Errorf("the error does not say the fix: %s", msg)
+			}
+		})
 	}
 }
