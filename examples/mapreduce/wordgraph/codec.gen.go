@@ -414,7 +414,7 @@ func decodeList[E any](name string, v any, typ string) (out []E, _ *runtime.Chan
 }
 
 // specJSON is the spec this package was generated from, in canonical form.
-const specJSON = "{\n  \"name\": \"word-lengths\",\n  \"channels\": {\n    \"lengths\": {\n      \"reducer\": \"append\"\n    },\n    \"total\": {},\n    \"word\": {},\n    \"words\": {}\n  },\n  \"nodes\": [\n    {\n      \"id\": \"split\",\n      \"type\": \"splitter\",\n      \"config\": {\n        \"separator\": \" \"\n      }\n    },\n    {\n      \"id\": \"measure\",\n      \"type\": \"measurer\"\n    },\n    {\n      \"id\": \"sum\",\n      \"type\": \"summer\"\n    }\n  ],\n  \"edges\": [\n    {\n      \"from\": \"__start__\",\n      \"to\": \"split\"\n    },\n    {\n      \"from\": \"measure\",\n      \"to\": \"sum\"\n    },\n    {\n      \"from\": \"sum\",\n      \"to\": \"__end__\"\n    }\n  ]\n}\n"
+const specJSON = "{\n  \"name\": \"word-lengths\",\n  \"channels\": {\n    \"lengths\": {\n      \"reducer\": \"append\"\n    },\n    \"total\": {},\n    \"word\": {},\n    \"words\": {}\n  },\n  \"nodes\": [\n    {\n      \"id\": \"split\",\n      \"type\": \"splitter\",\n      \"config\": {\n        \"separator\": \" \"\n      },\n      \"goto\": [\n        \"measure\"\n      ]\n    },\n    {\n      \"id\": \"measure\",\n      \"type\": \"measurer\"\n    },\n    {\n      \"id\": \"sum\",\n      \"type\": \"summer\"\n    }\n  ],\n  \"edges\": [\n    {\n      \"from\": \"__start__\",\n      \"to\": \"split\"\n    },\n    {\n      \"from\": \"measure\",\n      \"to\": \"sum\"\n    },\n    {\n      \"from\": \"sum\",\n      \"to\": \"__end__\"\n    }\n  ]\n}\n"
 
 // specDoc decodes specJSON once.
 var specDoc = sync.OnceValues(func() (*spec.Graph, error) {
