@@ -587,10 +587,29 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, p Principal) 
 
 // streamRun writes a run's events as Server-Sent Events with ids
 // "<run id>:<seq>", from the event log after Last-Event-ID (header, or the
-// last_event_id parameter), then live until the run ends.
+// last_event_id parameter), then live until the run ends. A run this
+// process does not know (it ran in another one, or before a restart) is
+// read from the checkpointer's durable event log, polled until its end.
 func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, p Principal) error {
 	ru, err := s.findRun(r, p, ActionRead)
-	if err != nil {
+	var runID string
+	switch {
+	case err == nil:
+		runID = ru.id
+	case s.durable != nil && isNotFound(err):
+		t, terr := s.thread(r.Context(), p, r.PathValue("thread_id"), ActionRead)
+		if terr != nil {
+			return terr
+		}
+		runID = r.PathValue("run_id")
+		first, rerr := s.durable.ReadEvents(r.Context(), runID, 0, 1)
+		if rerr != nil {
+			return rerr
+		}
+		if len(first) == 0 || first[0].ThreadID != t.ID {
+			return err
+		}
+	default:
 		return err
 	}
 	var after int64
@@ -601,8 +620,8 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, p Principal) 
 	if last != "" {
 		rid, seq, ok := strings.Cut(last, ":")
 		n, err := strconv.ParseInt(seq, 10, 64)
-		if !ok || rid != ru.id || err != nil || n < 0 {
-			return badRequest("Last-Event-ID " + last + " is not an id of this run's events (" + ru.id + ":<seq>)")
+		if !ok || rid != runID || err != nil || n < 0 {
+			return badRequest("Last-Event-ID " + last + " is not an id of this run's events (" + runID + ":<seq>)")
 		}
 		after = n
 	}
@@ -619,16 +638,27 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, p Principal) 
 	fl.Flush()
 	heartbeat := time.NewTicker(15 * time.Second)
 	defer heartbeat.Stop()
+	var poll <-chan time.Time
+	log := s.events
+	if ru == nil {
+		log = s.durable
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		poll = t.C
+	}
 	for {
-		changed := ru.changed()
-		done := ru.isDone()
-		evs, err := s.events.ReadEvents(r.Context(), ru.id, after, 256)
+		var changed <-chan struct{}
+		done := false
+		if ru != nil {
+			changed, done = ru.changed(), ru.isDone()
+		}
+		evs, err := log.ReadEvents(r.Context(), runID, after, 256)
 		if err != nil {
-			s.log.Error("server: reading a run's events failed", "run", ru.id, "err", err)
+			s.log.Error("server: reading a run's events failed", "run", runID, "err", err)
 			return nil
 		}
 		for _, ev := range evs {
-			fmt.Fprintf(w, "id: %s:%d\nevent: %s\ndata: %s\n\n", ru.id, ev.Seq, ev.Kind, ev.Data)
+			fmt.Fprintf(w, "id: %s:%d\nevent: %s\ndata: %s\n\n", runID, ev.Seq, ev.Kind, ev.Data)
 			after = ev.Seq
 			if ev.Kind == string(runtime.EventRunEnd) {
 				fl.Flush()
@@ -640,11 +670,12 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, p Principal) 
 			continue
 		}
 		if done && len(evs) == 0 {
-			// The log lost the end (bounded); say so and stop.
+			// The bounded log lost the end; stop.
 			return nil
 		}
 		select {
 		case <-changed:
+		case <-poll:
 		case <-heartbeat.C:
 			fmt.Fprint(w, ": keep-alive\n\n")
 			fl.Flush()
@@ -652,4 +683,9 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, p Principal) 
 			return nil
 		}
 	}
+}
+
+func isNotFound(err error) bool {
+	var he *httpError
+	return errors.As(err, &he) && he.status == http.StatusNotFound
 }

@@ -41,6 +41,7 @@ type run struct {
 	lastSeq      int64
 	ended        time.Time
 	notify       chan struct{} // closed and replaced on every new event
+	unflushed    []storedEvent // events not yet in the durable log
 }
 
 func newRun(id, thread, graph, kind string) *run {
@@ -281,7 +282,21 @@ func (s *Server) record(ctx context.Context, r *run, ev runtime.Event) error {
 	if err != nil {
 		return err
 	}
-	err = s.events.AppendEvents(context.WithoutCancel(ctx), []storedEvent{{RunID: r.id, Seq: ev.Seq, ThreadID: r.thread, Time: ev.Time, Kind: string(ev.Type), Data: data}})
+	se := storedEvent{RunID: r.id, Seq: ev.Seq, ThreadID: r.thread, Time: ev.Time, Kind: string(ev.Type), Data: data}
+	err = s.events.AppendEvents(context.WithoutCancel(ctx), []storedEvent{se})
+	if s.durable != nil {
+		// The durable log is written once per superstep (at its
+		// checkpoint or pause) and at the run's end, not per event.
+		r.unflushed = append(r.unflushed, se)
+		switch ev.Type {
+		case runtime.EventCheckpoint, runtime.EventInterrupt, runtime.EventRunEnd:
+			s.flush(context.WithoutCancel(ctx), r)
+		default:
+			if len(r.unflushed) >= 256 {
+				s.flush(context.WithoutCancel(ctx), r)
+			}
+		}
+	}
 	r.mu.Lock()
 	if r.runtimeRunID == "" {
 		r.runtimeRunID = rid
@@ -298,6 +313,19 @@ func (s *Server) record(ctx context.Context, r *run, ev runtime.Event) error {
 	r.notify = make(chan struct{})
 	r.mu.Unlock()
 	return err
+}
+
+// flush writes r's events not yet in the durable log there, in one
+// append. A failed write is logged; the events stay in the live log, and a
+// reader of the durable one sees the gap in Seq.
+func (s *Server) flush(ctx context.Context, r *run) {
+	if len(r.unflushed) == 0 {
+		return
+	}
+	if err := s.durable.AppendEvents(ctx, r.unflushed); err != nil {
+		s.log.Error("server: writing a run's events to the durable log failed", "run", r.id, "thread", r.thread, "events", len(r.unflushed), "err", err)
+	}
+	r.unflushed = nil
 }
 
 // finish ends r with status. A refusal (err set, the run never started)
@@ -330,11 +358,18 @@ func (s *Server) finish(r *run, status runtime.Status, text string, err error) {
 	if synth {
 		ev := runtime.Event{Type: runtime.EventRunEnd, RunID: r.id, ThreadID: r.thread, Seq: seq, Time: time.Now().UTC(), Status: status, Error: text}
 		if data, err := json.Marshal(ev); err == nil {
-			_ = s.events.AppendEvents(context.Background(), []storedEvent{{RunID: r.id, Seq: seq, ThreadID: r.thread, Time: ev.Time, Kind: string(ev.Type), Data: data}})
+			se := storedEvent{RunID: r.id, Seq: seq, ThreadID: r.thread, Time: ev.Time, Kind: string(ev.Type), Data: data}
+			_ = s.events.AppendEvents(context.Background(), []storedEvent{se})
+			if s.durable != nil {
+				r.unflushed = append(r.unflushed, se)
+			}
 		}
 		r.mu.Lock()
 		r.lastSeq = seq
 		r.mu.Unlock()
+	}
+	if s.durable != nil {
+		s.flush(context.Background(), r)
 	}
 	r.mu.Lock()
 	close(r.done)

@@ -108,7 +108,8 @@ type Server struct {
 	graphs  map[string]Graph
 	names   []string
 	mux     *http.ServeMux
-	events  eventStore
+	events  eventStore // the live log of this process's runs (bounded, in memory)
+	durable eventStore // the checkpointer's durable log, when it has one
 	index   threadIndex
 	base    context.Context
 	stopAll context.CancelFunc

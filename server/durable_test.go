@@ -1,0 +1,65 @@
+package server
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ilmek-go/ilmek/runtime"
+)
+
+// countingLog is a durable event log that counts its appends.
+type countingLog struct {
+	*memEvents
+	appends atomic.Int64
+}
+
+func (c *countingLog) AppendEvents(ctx context.Context, evs []storedEvent) error {
+	c.appends.Add(1)
+	return c.memEvents.AppendEvents(ctx, evs)
+}
+
+// TestStreamFromDurableLog: a run's events reach the durable log once per
+// superstep, and another server process (sharing the checkpointer) streams
+// them to a client that reconnects there with Last-Event-ID.
+func TestStreamFromDurableLog(t *testing.T) {
+	store := runtime.NewMemory()
+	durable := &countingLog{memEvents: newMemEvents(1000, 1000)}
+	a := newTestServer(t, func(c *Config) { c.Checkpointer = store })
+	a.durable = durable
+	th := a.newThread("alice", nil)
+	var run RunView
+	a.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": map[string]any{"topic": "x"}}, 202).json(t, &run)
+	run = a.wait("alice", run)
+	a.must("alice", "POST", "/threads/"+th.ThreadID+"/resume", map[string]any{"answers": map[string]any{run.Pending[0].ID: map[string]any{"approved": true}}}, 202).json(t, &run)
+	run = a.wait("alice", run)
+	if run.Status != "done" {
+		t.Fatalf("run: %+v", run)
+	}
+	stored, _ := durable.ReadEvents(context.Background(), run.RunID, 0, 0)
+	if int64(len(stored)) != run.LastSeq || durable.appends.Load() >= int64(len(stored))*2 {
+		t.Fatalf("durable log: %d events of %d in %d appends (both runs)", len(stored), run.LastSeq, durable.appends.Load())
+	}
+
+	// Another process: it knows the thread (the thread index is shared
+	// the same way once the checkpointer keeps it) but not the run.
+	b := newTestServer(t, func(c *Config) { c.Checkpointer = store })
+	b.durable = durable
+	if _, err := b.index.createThread(context.Background(), threadRecord{ID: th.ThreadID, Graph: th.Graph, Meta: th.Metadata, Created: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	path := "/threads/" + th.ThreadID + "/runs/" + run.RunID + "/stream"
+	res := b.stream(t, "alice", path, run.RunID+":3")
+	rest := readSSE(t, res.Body, -1)
+	res.Body.Close()
+	if int64(len(rest)) != run.LastSeq-3 || rest[0].ID != run.RunID+":4" || rest[len(rest)-1].Event != "run_end" {
+		t.Fatalf("reconnected elsewhere: %d events %+v", len(rest), rest)
+	}
+	if !strings.Contains(rest[len(rest)-1].Data, `"status":"done"`) {
+		t.Fatalf("end: %+v", rest[len(rest)-1])
+	}
+	b.must("alice", "GET", "/threads/"+th.ThreadID+"/runs/nope/stream", nil, 404)
+	b.must("bob", "GET", path, nil, 403)
+}
