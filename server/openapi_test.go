@@ -40,6 +40,28 @@ func TestOpenAPIRoutes(t *testing.T) {
 	for name := range apiDoc["components"].(map[string]any)["schemas"].(map[string]any) {
 		schemaAt(t, "/components/schemas/"+name)
 	}
+	// Every example in the document fits its schema.
+	examples := 0
+	var walk func(ptr string, v any)
+	walk = func(ptr string, v any) {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return
+		}
+		if ex, ok := m["example"]; ok && m["schema"] != nil {
+			examples++
+			if err := schemaAt(t, ptr+"/schema").Validate(ex); err != nil {
+				t.Errorf("the example at %s does not fit its schema: %v", ptr, err)
+			}
+		}
+		for k, c := range m {
+			walk(ptr+"/"+escPtr(k), c)
+		}
+	}
+	walk("", apiDoc)
+	if examples < 4 {
+		t.Errorf("found %d examples, want the 4 the document holds", examples)
+	}
 	// The handler's mux serves each documented route (not the catch-all).
 	ts := newTestServer(t, nil)
 	for _, rt := range routes {
