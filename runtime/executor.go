@@ -26,7 +26,8 @@ type runner[S, U any] struct {
 	seq     int64
 	stopped bool // the consumer stopped iterating
 
-	obsState // observer and timing (observe.go)
+	obsState  // observer and timing (observe.go)
+	threadRun // thread metadata, outcome and event log (threads_run.go)
 
 	state  S
 	next   S           // the state being planned on, before it is committed
@@ -70,6 +71,7 @@ func newRunner[S, U any](g *Graph[S, U], ctx context.Context, cfg runConfig, yie
 	r.info = runInfo{shape: g.shape, runID: newID(), threadID: cfg.thread, meta: cfg.meta, logger: cfg.logger, limit: cfg.limit, strict: cfg.strict, cp: cfg.cp}
 	r.obs = g.observer(&cfg)
 	r.info.obs = r.obs
+	r.setupThread()
 	return r
 }
 
@@ -86,7 +88,9 @@ func (r *runner[S, U]) release() {
 	g.runners.Put(r)
 }
 
-func (r *runner[S, U]) live() bool { return r.yield != nil && !r.stopped }
+// live reports whether the run's events are wanted: by a consumer that
+// still iterates, or by the event store (WithEventStore).
+func (r *runner[S, U]) live() bool { return (r.yield != nil && !r.stopped) || r.evs != nil }
 
 // stopRequested reports whether StopAtBoundary's channel is closed.
 func (r *runner[S, U]) stopRequested() bool {
@@ -117,7 +121,10 @@ func (r *runner[S, U]) emit(ev Event) {
 	if ev.Err != nil && ev.Error == "" {
 		ev.Error = ev.Err.Error()
 	}
-	if !r.yield(ev, nil) {
+	if r.evs != nil {
+		r.evbuf = append(r.evbuf, encodeEvent(ev))
+	}
+	if r.yield != nil && !r.stopped && !r.yield(ev, nil) {
 		r.stopped = true
 		r.cancel(nil)
 	}
@@ -176,6 +183,9 @@ func (r *runner[S, U]) runBody(in *U, a *Answers) (res Result[S]) {
 		r.info.stepIndex = r.step + 1
 		res.Supersteps++
 		status, err := r.timedSuperstep()
+		if r.evs != nil {
+			r.flushEvents()
+		}
 		if status != "" {
 			if status == StatusInterrupted {
 				res.Pending = r.pending()
@@ -213,6 +223,12 @@ func (r *runner[S, U]) end(res Result[S], status Status, err error) Result[S] {
 			ev.Reason = err.Error()
 		}
 		r.emit(ev)
+	}
+	if r.trec != nil {
+		r.recordEnd(status, err, res.Pending)
+	}
+	if r.evs != nil {
+		r.flushEvents()
 	}
 	return res
 }
@@ -425,6 +441,9 @@ func (r *runner[S, U]) commitPause() error {
 		}
 		cp := cloneCheckpoint(r.latest)
 		cp.ID, cp.ParentID, cp.Pending, cp.Created = newID(), r.latest.ID, pend, time.Now().UTC()
+		if r.trec != nil {
+			r.outcomeWith(StatusInterrupted, r.refusedAnswer(), pend)
+		}
 		// Every task of the superstep finished (or paused): commit it even
 		// when the caller is cancelling the run (put writes durably).
 		if err := r.put(cp, nil, true); err != nil {
@@ -478,6 +497,9 @@ func (r *runner[S, U]) commit(done []plan[S]) (string, error) {
 	cp, err := r.checkpoint(r.step, nil)
 	if err != nil {
 		return "", err
+	}
+	if r.trec != nil && len(r.cur) == 0 {
+		r.outcomeWith(StatusDone, nil, nil) // the run ends with this commit
 	}
 	// Every task of the superstep completed: commit it even when the
 	// caller is cancelling the run (the run then ends aborted, or done when

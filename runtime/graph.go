@@ -191,6 +191,9 @@ type runConfig struct {
 
 	observers []Observer      // WithObserver
 	stop      <-chan struct{} // StopAtBoundary
+
+	threadMeta map[string]string // WithThreadMeta
+	events     bool              // WithEventStore
 }
 
 // DefaultRecursionLimit is the number of supersteps a run may take unless
@@ -249,7 +252,7 @@ func newRunConfig(opts []RunOption) (runConfig, error) {
 	case c.limit < 0:
 		return c, &OptionError{Msg: fmt.Sprintf("runtime: RecursionLimit(%d) must not be negative", c.limit)}
 	}
-	return c, nil
+	return c, checkThreadOptions(&c)
 }
 
 // Result is how a run ended.

@@ -21,6 +21,8 @@ type Memory struct {
 	epochs   map[string]int64     // the last lease epoch of each thread
 	docs     map[string][]byte    // graph documents by fingerprint (DocumentStore)
 	compact  Compaction
+	recs     map[string]*memRec // thread records (ThreadRecorder), by thread id
+	runs     map[string]*memRun // event logs (EventStore), by run id
 }
 
 type memThread struct {
@@ -111,6 +113,7 @@ func (m *Memory) Put(ctx context.Context, cp *Checkpoint, done []string) error {
 		return err
 	}
 	m.add(&memCP{cp: c}, done)
+	m.touch(ctx, c)
 	return nil
 }
 
@@ -147,6 +150,7 @@ func (m *Memory) PutDelta(ctx context.Context, cp *Checkpoint, d Delta, done []s
 		c.Channels = chans
 	}
 	m.add(e, done)
+	m.touch(ctx, c)
 	return nil
 }
 
@@ -245,6 +249,15 @@ func (m *Memory) Prune(_ context.Context, threadID string, opts PruneOptions) (i
 	}
 	removed := len(t.cps) - len(kept.cps)
 	m.threads[threadID] = kept
+	if len(kept.cps) > 0 {
+		oldest := kept.cps[0].cp.Created
+		for _, e := range kept.cps {
+			if e.cp.Created.Before(oldest) {
+				oldest = e.cp.Created
+			}
+		}
+		m.dropEvents(threadID, oldest)
+	}
 	return removed, nil
 }
 
@@ -322,6 +335,8 @@ func (m *Memory) DeleteThread(_ context.Context, threadID string) error {
 	delete(m.threads, threadID)
 	delete(m.journals, threadID)
 	delete(m.epochs, threadID)
+	delete(m.recs, threadID)
+	m.dropEvents(threadID, time.Time{})
 	l := m.leases[threadID]
 	delete(m.leases, threadID)
 	var lost func(error)

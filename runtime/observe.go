@@ -57,7 +57,7 @@ func (g *Graph[S, U]) observer(cfg *runConfig) Observer {
 // run executes the run (runBody) and, when it is observed, reports its
 // start and end.
 func (r *runner[S, U]) run(in *U, a *Answers) Result[S] {
-	if r.obs == nil && r.yield == nil {
+	if r.obs == nil && r.yield == nil && r.evs == nil {
 		return r.runBody(in, a)
 	}
 	r.timed, r.t0 = true, time.Now()
@@ -142,9 +142,14 @@ func (r *runner[S, U]) taskEnded(s *slot[S, U]) {
 
 // put writes a checkpoint; a timed run measures the write, and an observed
 // one reports it.
-func (r *runner[S, U]) put(cp *Checkpoint, done []string, pause bool) error {
+func (r *runner[S, U]) put(cp *Checkpoint, done []string, pause bool) (err error) {
 	ctx, cancel := durableWrite(r.ctx)
 	defer cancel()
+	if r.tw != nil {
+		// The thread's metadata or the run's outcome ride with the write.
+		ctx = ContextWithThreadWrite(ctx, r.tw)
+		defer func() { r.threadWritten(err) }()
+	}
 	if !r.timed {
 		_, err := r.write(ctx, cp, done)
 		return err

@@ -50,6 +50,8 @@ func Run(t *testing.T, newCP NewFunc) {
 	all = append(all, deltaContracts...)
 	all = append(all, pruneContracts...)
 	all = append(all, versionContracts...)
+	all = append(all, threadContracts...)
+	all = append(all, eventContracts...)
 	for _, c := range all {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

@@ -1,0 +1,246 @@
+package checkpointtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/spec"
+)
+
+var eventContracts = []contract{
+	{"EventsOrderAfterSeqAndLimit", testEventsRead},
+	{"EventsCappedPerRun", testEventsCap},
+	{"EventsDeletedWithThreadAndPruned", testEventsDelete},
+	{"EventsOfAnInvokedRun", testEventsRun},
+}
+
+// events returns cp's EventStore, or skips the test.
+func events(t *testing.T, cp runtime.Checkpointer) runtime.EventStore {
+	t.Helper()
+	es, ok := cp.(runtime.EventStore)
+	if !ok {
+		t.Skipf("%T is not a runtime.EventStore", cp)
+	}
+	return es
+}
+
+// mkEvents returns events from..to (inclusive) of run in thread, one a
+// second from unix second sec.
+func mkEvents(run, thread string, from, to int64, sec int64) []runtime.StoredEvent {
+	var out []runtime.StoredEvent
+	for s := from; s <= to; s++ {
+		out = append(out, runtime.StoredEvent{RunID: run, Seq: s, ThreadID: thread, Time: time.Unix(sec+s, 0).UTC(), Kind: "custom",
+			Data: json.RawMessage(fmt.Sprintf(`{"type":"custom","seq":%d}`, s))})
+	}
+	return out
+}
+
+func seqs(es []runtime.StoredEvent) []int64 {
+	out := make([]int64, len(es))
+	for i, e := range es {
+		out[i] = e.Seq
+	}
+	return out
+}
+
+func readSeqs(t *testing.T, es runtime.EventStore, run string, after int64, limit int) []int64 {
+	t.Helper()
+	got, err := es.ReadEvents(t.Context(), run, after, limit)
+	if err != nil {
+		t.Fatalf("ReadEvents(%s, %d, %d): %v", run, after, limit, err)
+	}
+	return seqs(got)
+}
+
+// testEventsRead: events come back in Seq order with every field, after a
+// given Seq, at most limit; runs do not mix; an unknown run has none.
+func testEventsRead(t *testing.T, cp runtime.Checkpointer) {
+	es := events(t, cp)
+	ctx := t.Context()
+	for _, b := range [][]runtime.StoredEvent{mkEvents("r1", "t", 1, 3, 1_800_000_000), mkEvents("r2", "t", 1, 2, 1_800_000_000), mkEvents("r1", "t", 4, 6, 1_800_000_000)} {
+		if err := es.AppendEvents(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := es.AppendEvents(ctx, nil); err != nil {
+		t.Errorf("AppendEvents of nothing: %v", err)
+	}
+	all, err := es.ReadEvents(ctx, "r1", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := mkEvents("r1", "t", 1, 6, 1_800_000_000)
+	if len(all) != len(want) {
+		t.Fatalf("run r1 has %v, want seqs 1..6", seqs(all))
+	}
+	for i := range want {
+		w, g := want[i], all[i]
+		if g.RunID != w.RunID || g.Seq != w.Seq || g.ThreadID != w.ThreadID || !g.Time.Equal(w.Time) || g.Kind != w.Kind {
+			t.Errorf("event %d = %+v, want %+v", i, g, w)
+		}
+		sameJSON(t, fmt.Sprintf("event %d data", i), w.Data, g.Data)
+	}
+	for _, c := range []struct {
+		run   string
+		after int64
+		limit int
+		want  []int64
+	}{
+		{"r1", 3, 0, []int64{4, 5, 6}},
+		{"r1", 2, 2, []int64{3, 4}},
+		{"r1", 6, 0, nil},
+		{"r2", 0, 0, []int64{1, 2}},
+		{"nope", 0, 0, nil},
+	} {
+		got := readSeqs(t, es, c.run, c.after, c.limit)
+		if len(got) == 0 {
+			got = nil
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("ReadEvents(%s, after %d, limit %d) = %v, want %v", c.run, c.after, c.limit, got, c.want)
+		}
+	}
+}
+
+// testEventsCap: a run keeps its last runtime.MaxStoredEvents events.
+func testEventsCap(t *testing.T, cp runtime.Checkpointer) {
+	es := events(t, cp)
+	const extra = 5
+	if err := es.AppendEvents(t.Context(), mkEvents("big", "t", 1, runtime.MaxStoredEvents, 1_800_000_000)); err != nil {
+		t.Fatal(err)
+	}
+	if err := es.AppendEvents(t.Context(), mkEvents("big", "t", runtime.MaxStoredEvents+1, runtime.MaxStoredEvents+extra, 1_800_000_000)); err != nil {
+		t.Fatal(err)
+	}
+	got := readSeqs(t, es, "big", 0, 0)
+	if len(got) != runtime.MaxStoredEvents || got[0] != extra+1 || got[len(got)-1] != runtime.MaxStoredEvents+extra {
+		t.Fatalf("run holds %d events from %d to %d; want the last %d, %d to %d", len(got), got[0], got[len(got)-1], runtime.MaxStoredEvents, extra+1, runtime.MaxStoredEvents+extra)
+	}
+}
+
+// testEventsDelete: DeleteThread deletes the thread's events (and only
+// its); Prune drops those older than the oldest checkpoint it keeps; a
+// write under the lease of a deleted thread is refused.
+func testEventsDelete(t *testing.T, cp runtime.Checkpointer) {
+	es := events(t, cp)
+	ctx := t.Context()
+	if err := es.AppendEvents(ctx, mkEvents("keep", "other", 1, 2, 1_800_000_000)); err != nil {
+		t.Fatal(err)
+	}
+	lease, err := cp.Lease(ctx, "gone", runtime.LeaseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lease.Release()
+	run := runtime.ContextWithLease(ctx, lease)
+	if err := es.AppendEvents(run, mkEvents("g", "gone", 1, 3, 1_800_000_000)); err != nil {
+		t.Fatalf("AppendEvents under the lease: %v", err)
+	}
+	if err := cp.DeleteThread(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	if err := es.AppendEvents(run, mkEvents("g", "gone", 4, 5, 1_800_000_000)); err == nil {
+		t.Error("AppendEvents under the lease of a deleted thread was not refused")
+	}
+	if got := readSeqs(t, es, "g", 0, 0); len(got) != 0 {
+		t.Errorf("the deleted thread's run still has events %v", got)
+	}
+	if got := readSeqs(t, es, "keep", 0, 0); len(got) != 2 {
+		t.Errorf("another thread's run lost events: %v", got)
+	}
+	pr, ok := cp.(runtime.Pruner)
+	if !ok {
+		return
+	}
+	// Checkpoints at 1_800_000_010, _020 and _030; events of run "old" at
+	// _001.._005 and of run "new" at _021.._025 (unix seconds).
+	parent := ""
+	for i := int64(1); i <= 3; i++ {
+		c := mk("p", parent, int(i))
+		c.Created = time.Unix(1_800_000_000+10*i, 0).UTC()
+		if err := cp.Put(ctx, c, nil); err != nil {
+			t.Fatal(err)
+		}
+		parent = c.ID
+	}
+	if err := es.AppendEvents(ctx, mkEvents("old", "p", 1, 5, 1_800_000_000)); err != nil {
+		t.Fatal(err)
+	}
+	if err := es.AppendEvents(ctx, mkEvents("new", "p", 1, 5, 1_800_000_020)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pr.Prune(ctx, "p", runtime.PruneOptions{KeepLast: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if got := readSeqs(t, es, "old", 0, 0); len(got) != 0 {
+		t.Errorf("Prune kept events %v of run old, older than the oldest kept checkpoint", got)
+	}
+	if got := readSeqs(t, es, "new", 0, 0); len(got) != 5 {
+		t.Errorf("Prune dropped events of run new: %v left", got)
+	}
+}
+
+// testEventsRun: a run with WithEventStore (Invoke, nobody streaming)
+// stores every event of its stream, gap-free from Seq 1 to its run_end; a
+// reader resumes after any Seq; a run without the option stores nothing.
+func testEventsRun(t *testing.T, cp runtime.Checkpointer) {
+	es := events(t, cp)
+	ctx := t.Context()
+	g := compile(t, runtime.NewBuilder("ev").Channel("n", "").
+		Node("a", func(c *runtime.Ctx, v runtime.Values) (runtime.Values, error) {
+			c.Emit(map[string]any{"progress": 1})
+			return runtime.Values{"n": 1}, nil
+		}).
+		Node("b", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return runtime.Values{"n": 2}, nil }).
+		Edge(spec.Start, "a").Edge("a", "b").Edge("b", spec.End))
+	res, err := g.Invoke(ctx, nil, append(on(cp, "ev"), runtime.WithEventStore())...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var streamed []runtime.EventType
+	for ev, err := range g.Stream(ctx, nil, runtime.Thread("ev-mem"), runtime.WithCheckpointer(runtime.NewMemory())) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		streamed = append(streamed, ev.Type)
+	}
+	stored, err := es.ReadEvents(ctx, res.RunID, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []runtime.EventType
+	for i, se := range stored {
+		if se.Seq != int64(i+1) || se.RunID != res.RunID || se.ThreadID != "ev" {
+			t.Errorf("stored event %d: run %s seq %d thread %s", i, se.RunID, se.Seq, se.ThreadID)
+		}
+		ev, err := se.Event()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(ev.Type) != se.Kind || ev.Seq != se.Seq {
+			t.Errorf("stored event %d decodes to type %s seq %d, kind %s", i, ev.Type, ev.Seq, se.Kind)
+		}
+		kinds = append(kinds, ev.Type)
+	}
+	if !slices.Equal(kinds, streamed) {
+		t.Fatalf("stored event types %v, want those a stream of the same run yields %v", kinds, streamed)
+	}
+	last, _ := stored[len(stored)-1].Event()
+	if last.Type != runtime.EventRunEnd || last.Status != runtime.StatusDone {
+		t.Errorf("last stored event %+v, want run_end done", last)
+	}
+	if got := readSeqs(t, es, res.RunID, 3, 0); len(got) != len(stored)-3 || got[0] != 4 {
+		t.Errorf("events after seq 3: %v", got)
+	}
+	plain, err := g.Invoke(ctx, nil, on(cp, "ev2")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readSeqs(t, es, plain.RunID, 0, 0); len(got) != 0 {
+		t.Errorf("a run without WithEventStore stored events %v", got)
+	}
+}

@@ -1,0 +1,131 @@
+package runtime
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// threadRun is the runner's part of recording its thread: metadata and
+// outcome (ThreadRecorder) and the event log (EventStore). All of it is
+// nil for a run whose checkpointer has neither, or that asked for neither.
+type threadRun struct {
+	trec     ThreadRecorder
+	tw       *ThreadWrite // what the next checkpoint write records with it
+	recorded Status       // the outcome a checkpoint write recorded
+	evs      EventStore   // WithEventStore
+	evbuf    []StoredEvent
+}
+
+// checkThreadOptions refuses WithThreadMeta and WithEventStore without a
+// checkpointer that can hold what they ask for.
+func checkThreadOptions(c *runConfig) error {
+	if c.threadMeta != nil {
+		if err := checkThreadMeta(c.threadMeta); err != nil {
+			return err
+		}
+		if _, ok := c.cp.(ThreadRecorder); !ok {
+			return &OptionError{Msg: fmt.Sprintf("runtime: WithThreadMeta needs Thread and a checkpointer that keeps thread metadata (a runtime.ThreadRecorder such as runtime.NewMemory or the SQLite and PostgreSQL stores); %T is not one", c.cp)}
+		}
+	}
+	if c.events {
+		if _, ok := c.cp.(EventStore); !ok {
+			return &OptionError{Msg: fmt.Sprintf("runtime: WithEventStore needs Thread and a checkpointer that keeps an event log (a runtime.EventStore such as runtime.NewMemory or the SQLite and PostgreSQL stores); %T is not one", c.cp)}
+		}
+	}
+	return nil
+}
+
+// setupThread readies the run's thread records from its options.
+func (r *runner[S, U]) setupThread() {
+	if r.cfg.cp == nil {
+		return
+	}
+	if tr, ok := r.cfg.cp.(ThreadRecorder); ok {
+		r.trec = tr
+		if r.cfg.threadMeta != nil {
+			r.tw = &ThreadWrite{Meta: r.cfg.threadMeta}
+		}
+	}
+	if r.cfg.events {
+		r.evs, _ = r.cfg.cp.(EventStore)
+	}
+}
+
+// outcomeWith makes the next checkpoint write, the run's last, record the
+// run's outcome.
+func (r *runner[S, U]) outcomeWith(status Status, err error, pending []PendingInterrupt) {
+	if r.tw == nil {
+		r.tw = &ThreadWrite{}
+	}
+	r.tw.Outcome = &ThreadOutcome{Status: status, RunID: r.info.runID, Ended: time.Now().UTC(), Error: shortError(err)}
+	r.tw.Pending = pending
+}
+
+// threadWritten is called after a checkpoint write that carried r.tw.
+func (r *runner[S, U]) threadWritten(err error) {
+	if err != nil {
+		r.tw.Outcome, r.tw.Pending = nil, nil // recorded at the end instead
+		return
+	}
+	if r.tw.Outcome != nil {
+		r.recorded = r.tw.Outcome.Status
+	}
+	r.tw = nil
+}
+
+// refusedAnswer is the error of an answer a paused superstep took back.
+func (r *runner[S, U]) refusedAnswer() error {
+	for i := range r.cur {
+		if rf := r.slots[i].info.refused; rf != nil {
+			return rf
+		}
+	}
+	return nil
+}
+
+// recordEnd records the run's outcome, and metadata no checkpoint write
+// carried, unless its last checkpoint write recorded them already.
+func (r *runner[S, U]) recordEnd(status Status, err error, pending []PendingInterrupt) {
+	if r.tw == nil && r.recorded == status {
+		return
+	}
+	w := ThreadWrite{Outcome: &ThreadOutcome{Status: status, RunID: r.info.runID, Ended: time.Now().UTC(), Error: shortError(err)}, Pending: pending}
+	if r.tw != nil {
+		w.Meta = r.tw.Meta
+	}
+	ctx, cancel := durableWrite(r.ctx)
+	defer cancel()
+	if werr := r.trec.RecordThread(ctx, r.cfg.thread, w); werr != nil {
+		r.logError("recording the thread's outcome failed", werr)
+		return
+	}
+	r.tw, r.recorded = nil, status
+}
+
+// flushEvents writes the events the run emitted since the last flush.
+func (r *runner[S, U]) flushEvents() {
+	if len(r.evbuf) == 0 {
+		return
+	}
+	ctx, cancel := durableWrite(r.ctx)
+	defer cancel()
+	if err := r.evs.AppendEvents(ctx, r.evbuf); err != nil {
+		r.logError("storing the run's events failed", err, slog.Int64("from_seq", r.evbuf[0].Seq), slog.Int64("to_seq", r.evbuf[len(r.evbuf)-1].Seq))
+	}
+	clear(r.evbuf)
+	r.evbuf = r.evbuf[:0]
+}
+
+// logError writes an Error record about the run to its logger, if any.
+func (r *runner[S, U]) logError(msg string, err error, attrs ...slog.Attr) {
+	l := r.cfg.logger
+	if l == nil {
+		l = r.g.logger
+	}
+	if l == nil {
+		return
+	}
+	attrs = append(attrs, slog.String(attrRun, r.info.runID), slog.String(attrThread, r.cfg.thread), slog.String(attrError, err.Error()))
+	l.LogAttrs(r.ctx, slog.LevelError, msg, attrs...)
+}
