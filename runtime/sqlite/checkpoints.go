@@ -31,7 +31,8 @@ func (s *Store) Put(ctx context.Context, cp *runtime.Checkpoint, done []string) 
 		created = cp.Created.UnixNano()
 	}
 	args := []any{cp.ID, cp.ThreadID, cp.ParentID, cp.PlanID, cp.Step, created, []byte(cp.Channels), next, pending, cp.Fingerprint, cp.Format, cp.MigratedFrom, "", "", 0, 0}
-	if len(done) == 0 && !s.fenced(ctx, cp.ThreadID) {
+	tw := runtime.ThreadWriteFromContext(ctx)
+	if len(done) == 0 && tw == nil && !s.fenced(ctx, cp.ThreadID) {
 		// One statement commits atomically on its own.
 		_, err = s.ws[qInsertCheckpoint].ExecContext(ctx, args...)
 	} else {
@@ -45,10 +46,16 @@ func (s *Store) Put(ctx context.Context, cp *runtime.Checkpoint, done []string) 
 	return nil
 }
 
-// putTx inserts a checkpoint and drops the journals of done in tx.
+// putTx inserts a checkpoint, drops the journals of done and records the
+// ThreadWrite the context carries, in tx.
 func (s *Store) putTx(ctx context.Context, tx *sql.Tx, args []any, threadID string, done []string) error {
 	if _, err := s.ws.in(ctx, tx, qInsertCheckpoint).ExecContext(ctx, args...); err != nil {
 		return err
+	}
+	if tw := runtime.ThreadWriteFromContext(ctx); tw != nil {
+		if err := s.recordTx(ctx, tx, threadID, tw); err != nil {
+			return fmt.Errorf("record the thread: %w", err)
+		}
 	}
 	if len(done) == 0 {
 		return nil
@@ -231,7 +238,7 @@ func (s *Store) DeleteThread(ctx context.Context, threadID string) error {
 		}
 	}
 	err := s.tx(ctx, "", func(tx *sql.Tx) error {
-		for _, table := range []string{"ilmek_checkpoints", "ilmek_journals", "ilmek_leases"} {
+		for _, table := range []string{"ilmek_checkpoints", "ilmek_journals", "ilmek_leases", "ilmek_threads", "ilmek_events"} {
 			if _, err := tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE thread_id = ?", threadID); err != nil {
 				return err
 			}

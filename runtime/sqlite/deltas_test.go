@@ -81,6 +81,27 @@ func TestMigrateVersion2File(t *testing.T) {
 	if got := messages(t, old[0]); len(got) != 9 || len(old[0].Pending) != 1 {
 		t.Fatalf("the paused checkpoint: %d messages, pending %+v", len(got), old[0].Pending)
 	}
+	// The migration gave every thread its record: listable, the paused one
+	// with its interrupt, the finished one done, ordered by last update.
+	page, err := s.ListThreads(t.Context(), runtime.ThreadQuery{})
+	if err != nil || len(page.Threads) != 2 {
+		t.Fatalf("threads of the migrated file: %+v %v, want chat and other", page.Threads, err)
+	}
+	byID := map[string]runtime.ThreadInfo{}
+	for _, th := range page.Threads {
+		byID[th.ID] = th
+	}
+	chat, other := byID["chat"], byID["other"]
+	if chat.Outcome.Status != runtime.StatusInterrupted || len(chat.Pending) != 1 || chat.Pending[0].ID != old[0].Pending[0].ID || !chat.Updated.Equal(old[0].Created) {
+		t.Errorf("the migrated paused thread: %+v; want interrupted on %s, updated %v", chat, old[0].Pending[0].ID, old[0].Created)
+	}
+	if other.Outcome.Status != runtime.StatusDone || len(other.Pending) != 0 {
+		t.Errorf("the migrated finished thread: %+v; want done", other)
+	}
+	inbox, err := s.ListThreads(t.Context(), runtime.ThreadQuery{Status: runtime.StatusInterrupted})
+	if err != nil || len(inbox.Threads) != 1 || inbox.Threads[0].ID != "chat" {
+		t.Fatalf("the migrated file's interrupted threads: %+v %v, want chat", inbox.Threads, err)
+	}
 	g := chatGraph(t)
 	res, err := g.Resume(t.Context(), runtime.Answer("yes"), runtime.Thread("chat"), runtime.WithCheckpointer(s))
 	if err != nil || res.Status != runtime.StatusDone {
@@ -104,6 +125,10 @@ func TestMigrateVersion2File(t *testing.T) {
 	}
 	if c, err := s.Get(t.Context(), "other", ""); err != nil || len(messages(t, c)) != 3 {
 		t.Fatalf("the other thread: %v", err)
+	}
+	done, err := s.ListThreads(t.Context(), runtime.ThreadQuery{Status: runtime.StatusDone})
+	if err != nil || len(done.Threads) != 2 || done.Threads[0].ID != "chat" || done.Threads[0].Outcome.RunID == "" {
+		t.Fatalf("done threads after the runs: %+v %v; want chat (run last, with its run id) then other", done.Threads, err)
 	}
 }
 

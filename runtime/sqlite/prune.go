@@ -106,7 +106,9 @@ func (s *Store) Prune(ctx context.Context, threadID string, opts runtime.PruneOp
 				}
 			}
 		}
-		return nil
+		// The events before the oldest checkpoint kept go with the history.
+		_, err = tx.ExecContext(ctx, "DELETE FROM ilmek_events WHERE thread_id = ?1 AND time_ns < (SELECT min(created_ns) FROM ilmek_checkpoints WHERE thread_id = ?1)", threadID)
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: prune thread %q in %q: %w", threadID, s.path, err)

@@ -53,7 +53,66 @@ CREATE TABLE IF NOT EXISTS ilmek_leases (
 	holder     TEXT    NOT NULL,
 	expires_ns INTEGER NOT NULL
 ) WITHOUT ROWID;
+` + threadsSchema
+
+// threadsSchema is the part of version 3 that finds threads and keeps
+// runs' events: ilmek_threads, one row per thread with its metadata (a
+// JSON object of strings, as text), the outcome of its last run and the
+// interrupts it paused on (JSON), and when it was last written, kept by a
+// trigger on every checkpoint insert; and ilmek_events, the bounded event
+// log of each run (runtime.EventStore).
+const threadsSchema = `
+CREATE TABLE IF NOT EXISTS ilmek_threads (
+	thread_id  TEXT    NOT NULL PRIMARY KEY,
+	meta       TEXT,
+	status     TEXT    NOT NULL DEFAULT '',
+	run_id     TEXT    NOT NULL DEFAULT '',
+	ended_ns   INTEGER NOT NULL DEFAULT 0,
+	error      TEXT    NOT NULL DEFAULT '',
+	pending    BLOB,
+	updated_ns INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS ilmek_threads_updated ON ilmek_threads (updated_ns, thread_id);
+CREATE TRIGGER IF NOT EXISTS ilmek_threads_touch AFTER INSERT ON ilmek_checkpoints BEGIN
+	INSERT INTO ilmek_threads (thread_id, updated_ns) VALUES (NEW.thread_id, NEW.created_ns)
+	ON CONFLICT (thread_id) DO UPDATE SET updated_ns = max(updated_ns, excluded.updated_ns);
+END;
+CREATE TABLE IF NOT EXISTS ilmek_events (
+	run_id    TEXT    NOT NULL,
+	seq       INTEGER NOT NULL,
+	thread_id TEXT    NOT NULL,
+	time_ns   INTEGER NOT NULL,
+	kind      TEXT    NOT NULL,
+	data      BLOB    NOT NULL,
+	PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS ilmek_events_thread ON ilmek_events (thread_id, time_ns);
 `
+
+// addThreads adds what threadsSchema holds to a file of an earlier
+// schema, and gives every thread already stored its row: its latest
+// checkpoint's time as its update time, and, read from that checkpoint,
+// the outcome "interrupted" with its interrupts when it has pending ones,
+// "done" when nothing is planned, none otherwise (a run that failed or
+// is still going left planned tasks). Metadata starts empty.
+func addThreads(ctx context.Context, tx *sql.Tx) error {
+	if _, err := tx.ExecContext(ctx, threadsSchema); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `
+INSERT INTO ilmek_threads (thread_id, status, pending, updated_ns)
+SELECT c.thread_id,
+	CASE WHEN coalesce(CAST(c.pending AS TEXT), 'null') NOT IN ('null', '[]') THEN 'interrupted'
+	     WHEN coalesce(CAST(c.next AS TEXT), 'null') IN ('null', '[]') THEN 'done'
+	     ELSE '' END,
+	CASE WHEN coalesce(CAST(c.pending AS TEXT), 'null') NOT IN ('null', '[]') THEN c.pending END,
+	m.updated
+FROM ilmek_checkpoints c
+JOIN (SELECT thread_id, max(seq) AS seq, max(created_ns) AS updated FROM ilmek_checkpoints GROUP BY thread_id) m ON c.seq = m.seq
+WHERE true
+ON CONFLICT (thread_id) DO NOTHING`)
+	return err
+}
 
 // ErrSchema is matched (errors.Is) by the error of Open when the file's
 // ilmek tables cannot be used by this build: ilmek tables without a valid
@@ -115,6 +174,13 @@ func (s *Store) migrate() error {
 		case v > schemaVersion:
 			return &schemaError{fmt.Sprintf("the file has ilmek schema version %d but this build knows version %d; open it with the ilmek version that wrote it, or a newer one", v, schemaVersion)}
 		}
+		if v == schemaVersion && !slices.Contains(tables, "ilmek_threads") {
+			// A version 3 file written before version 3 held the thread
+			// records and the event log (a pre-release build).
+			if err := addThreads(ctx, tx); err != nil {
+				return fmt.Errorf("add the thread records to schema version %d: %w", v, err)
+			}
+		}
 		for ; v < schemaVersion; v++ {
 			step := migrations[v]
 			if step.apply == nil {
@@ -159,7 +225,8 @@ var migrations = map[int]migration{
 	2: {"incremental checkpoints", migrateIncremental},
 }
 
-// migrateIncremental (version 2 to 3) lets a checkpoint be stored as the
+// migrateIncremental (version 2 to 3) adds the thread records and event
+// log (addThreads) and lets a checkpoint be stored as the
 // delta of another (runtime.DeltaCheckpointer): base_id names the
 // checkpoint the row's channels column changes (its channels then hold the
 // JSON array of runtime.ChannelWrite), snap_id the full snapshot its chain
@@ -178,7 +245,7 @@ func migrateIncremental(ctx context.Context, tx *sql.Tx) error {
 			return err
 		}
 	}
-	return nil
+	return addThreads(ctx, tx)
 }
 
 // migrateDocumentVersions (version 1 to 2) gives every checkpoint the

@@ -1,0 +1,118 @@
+package sqlite
+
+import (
+	"database/sql"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/spec"
+)
+
+// TestEventsReconnectFromAnotherStore: a run stores its events as it goes
+// (one write per superstep); a reader with its own Store on the same file
+// reads what is there mid-run, then reconnects after the last Seq it saw
+// and gets the rest, gap-free, up to run_end.
+func TestEventsReconnectFromAnotherStore(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.db")
+	writer, reader := openT(t, path), openT(t, path)
+	gate := make(chan struct{})
+	g, err := runtime.NewBuilder("slow").Channel("n", "").
+		Node("a", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return runtime.Values{"n": 1}, nil }).
+		Node("b", func(c *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+			<-gate
+			return runtime.Values{"n": 2}, nil
+		}).
+		Edge(spec.Start, "a").Edge("a", "b").Edge("b", spec.End).Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	runID := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		first := true
+		for ev, err := range g.Stream(t.Context(), nil, runtime.Thread("t"), runtime.WithCheckpointer(writer), runtime.WithEventStore()) {
+			if err != nil {
+				done <- err
+				return
+			}
+			if first {
+				runID <- ev.RunID
+				first = false
+			}
+		}
+		done <- nil
+	}()
+	id := <-runID
+	// Wait until the first superstep's events are stored: node b's start
+	// is in the batch of the superstep it runs in, which has not ended.
+	var seen []runtime.StoredEvent
+	deadline := time.Now().Add(10 * time.Second)
+	for !slices.ContainsFunc(seen, func(e runtime.StoredEvent) bool { return e.Kind == string(runtime.EventCheckpoint) }) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the first superstep's events never reached the file; read %d", len(seen))
+		}
+		time.Sleep(5 * time.Millisecond)
+		if seen, err = reader.ReadEvents(t.Context(), id, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if slices.ContainsFunc(seen, func(e runtime.StoredEvent) bool { return e.Kind == string(runtime.EventRunEnd) }) {
+		t.Fatal("run_end stored while node b still waits")
+	}
+	n := seen[len(seen)-1].Seq
+	close(gate)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	rest, err := reader.ReadEvents(t.Context(), id, n, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range rest {
+		if e.Seq != n+int64(i)+1 {
+			t.Fatalf("event %d after seq %d has seq %d: a gap", i, n, e.Seq)
+		}
+	}
+	if len(rest) == 0 || rest[len(rest)-1].Kind != string(runtime.EventRunEnd) {
+		t.Fatalf("after seq %d the reader got %d events, the last not run_end", n, len(rest))
+	}
+}
+
+// TestPreReleaseVersion3File: a file of schema version 3 written before
+// version 3 held thread records and the event log gets them on Open, its
+// threads listable.
+func TestPreReleaseVersion3File(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v3pre.db")
+	s := openT(t, path)
+	g, err := runtime.NewBuilder("one").Channel("n", "").
+		Node("a", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return runtime.Values{"n": 1}, nil }).
+		Edge(spec.Start, "a").Edge("a", spec.End).Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Invoke(t.Context(), nil, runtime.Thread("old"), runtime.WithCheckpointer(s)); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"DROP TRIGGER ilmek_threads_touch", "DROP TABLE ilmek_threads", "DROP TABLE ilmek_events"} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	s = openT(t, path)
+	page, err := s.ListThreads(t.Context(), runtime.ThreadQuery{})
+	if err != nil || len(page.Threads) != 1 || page.Threads[0].ID != "old" || page.Threads[0].Outcome.Status != runtime.StatusDone {
+		t.Fatalf("threads after reopening: %+v %v, want old, done", page.Threads, err)
+	}
+	if _, err := s.ReadEvents(t.Context(), "x", 0, 0); err != nil {
+		t.Fatal(err)
+	}
+}
