@@ -173,8 +173,10 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request, p Principa
 	for k, v := range b.Metadata {
 		meta[k] = v
 	}
-	if _, set := meta["owner"]; set {
-		return badRequest(`metadata key "owner" is reserved: the server records the creating principal there`)
+	for k := range meta {
+		if reservedMeta(k) {
+			return badRequest("metadata key " + k + ` is reserved: the server keeps the thread's graph, creation time, id and owner ("owner": the creating principal)`)
+		}
 	}
 	meta["owner"] = p.ID
 	t := threadRecord{ID: b.ThreadID, Graph: b.Graph, Meta: meta, Created: time.Now().UTC()}

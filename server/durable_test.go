@@ -63,3 +63,45 @@ func TestStreamFromDurableLog(t *testing.T) {
 	b.must("alice", "GET", "/threads/"+th.ThreadID+"/runs/nope/stream", nil, 404)
 	b.must("bob", "GET", path, nil, 403)
 }
+
+// TestSecondServerOnOneStore: a server started on the store another
+// server wrote (another process, or the same after a restart) finds its
+// threads through the store's thread records, lists them, and streams a
+// run's events from the store's event log.
+func TestSecondServerOnOneStore(t *testing.T) {
+	store := runtime.NewMemory()
+	a := newTestServer(t, func(c *Config) { c.Checkpointer = store })
+	th := a.newThread("alice", map[string]any{"metadata": map[string]string{"team": "blog"}})
+	var run RunView
+	a.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": map[string]any{"topic": "x"}}, 202).json(t, &run)
+	run = a.wait("alice", run)
+
+	b := newTestServer(t, func(c *Config) { c.Checkpointer = store })
+	var got ThreadView
+	b.must("alice", "GET", "/threads/"+th.ThreadID, nil, 200).json(t, &got)
+	if got.Graph != "approval" || got.Metadata["team"] != "blog" || got.Metadata["owner"] != "alice" || len(got.Pending) != 1 || !got.Created.Equal(th.Created) {
+		t.Fatalf("thread on the second server: %+v", got)
+	}
+	if _, ok := got.Metadata[metaGraph]; ok {
+		t.Fatalf("server keys leak into metadata: %+v", got.Metadata)
+	}
+	b.must("bob", "GET", "/threads/"+th.ThreadID, nil, 403)
+	var list ThreadList
+	b.must("alice", "GET", "/threads?pending=true&metadata.team=blog", nil, 200).json(t, &list)
+	if len(list.Threads) != 1 || list.Threads[0].ThreadID != th.ThreadID {
+		t.Fatalf("list on the second server: %+v", list)
+	}
+	res := b.stream(t, "alice", "/threads/"+th.ThreadID+"/runs/"+run.RunID+"/stream", "")
+	evs := readSSE(t, res.Body, -1)
+	res.Body.Close()
+	if int64(len(evs)) != run.LastSeq || evs[len(evs)-1].Event != "run_end" {
+		t.Fatalf("events on the second server: %d of %d", len(evs), run.LastSeq)
+	}
+	// The second server answers the pause; the thread is one thread.
+	b.must("alice", "POST", "/threads/"+th.ThreadID+"/resume", map[string]any{"answers": map[string]any{run.Pending[0].ID: map[string]any{"approved": true}}}, 202).json(t, &run)
+	if run = b.wait("alice", run); run.Status != "done" {
+		t.Fatalf("resume on the second server: %+v", run)
+	}
+	a.must("alice", "POST", "/threads", map[string]any{"metadata": map[string]string{metaGraph: "x"}}, 400)
+	a.must("alice", "POST", "/threads", map[string]any{"thread_id": th.ThreadID}, 409)
+}

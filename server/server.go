@@ -167,6 +167,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.events = newMemEvents(cfg.MaxEventsPerRun, cfg.MaxRuns)
 	s.index = newMemThreads()
+	s.bindStore(cfg.Checkpointer)
 	s.base, s.stopAll = context.WithCancel(context.Background())
 	s.routes()
 	return s, nil

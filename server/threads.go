@@ -61,11 +61,16 @@ func (m *memThreads) threads(context.Context) ([]threadRecord, error) {
 		out = append(out, t)
 	}
 	m.mu.Unlock()
+	sortThreads(out)
+	return out, nil
+}
+
+// sortThreads orders threads newest first, ties by id.
+func sortThreads(out []threadRecord) {
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].Created.Equal(out[j].Created) {
 			return out[i].Created.After(out[j].Created)
 		}
 		return out[i].ID < out[j].ID
 	})
-	return out, nil
 }
