@@ -28,6 +28,14 @@
 //     object or a scalar, else a JSON text area), the thread's diagram as
 //     SVG with the Mermaid text beside it, and its events, live.
 //
+// Threads and the runs' events live in the checkpointer when it keeps them
+// (runtime.ThreadLister and ThreadRecorder for threads, with the graph,
+// creation time and id in reserved "ilmek.*" metadata keys; runtime.EventStore
+// for events, written once per superstep): a restarted server, or another
+// one on the same store, finds the threads and streams the runs' events.
+// Otherwise the server keeps both in memory, bounded (Config.MaxRuns,
+// MaxEventsPerRun).
+//
 // A request for a thread that has a run queued or running follows the
 // double-texting policy it names (double_texting: reject, enqueue or
 // cancel-and-replace; Config.DoubleTexting by default, reject).

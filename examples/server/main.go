@@ -6,9 +6,9 @@
 // then open http://127.0.0.1:8080/ (the inbox) and answer the payments
 // waiting there, or use the API its OpenAPI document describes
 // (http://127.0.0.1:8080/openapi.json). Threads live in a SQLite file
-// (-db), made afresh at each start: the server keeps its index of threads
-// (their graph, metadata and owner) in memory, so a restarted server would
-// not find the old ones. At start it pauses -demo payments on their approval, so the inbox
+// (-db) with their metadata and their runs' event logs, so a restarted
+// server finds them where they stood. At start, when the file holds no
+// payments yet, it pauses -demo payments on their approval, so the inbox
 // has something to show.
 //
 // Every request is let in as the principal "anonymous" (server.Anonymous),
@@ -79,7 +79,7 @@ var registry = runtime.Registry{
 func main() {
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:8080", "loopback `address` to listen on")
-	db := fs.String("db", filepath.Join(os.TempDir(), "ilmek-server.db"), "SQLite `file` that keeps the threads (removed first)")
+	db := fs.String("db", filepath.Join(os.TempDir(), "ilmek-server.db"), "SQLite `file` that keeps the threads")
 	demo := fs.Int("demo", 2, "payments to pause on their approval at start")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
@@ -102,11 +102,6 @@ func run(ctx context.Context, addr, db string, demo int, out io.Writer, ready fu
 	}
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		return fmt.Errorf("-addr %s is not a loopback address: this example lets every request in unauthenticated; serve it on 127.0.0.1", addr)
-	}
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		if err := os.Remove(db + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
 	}
 	store, err := sqlite.Open(db)
 	if err != nil {
@@ -159,7 +154,18 @@ func run(ctx context.Context, addr, db string, demo int, out io.Writer, ready fu
 
 // seed pauses n payments on their approval through the API, as a client
 // would: create a thread, start a run with the amount, wait until it asks.
+// It does nothing when the store holds payments already.
 func seed(ctx context.Context, base string, n int) error {
+	res, err := http.Get(base + "/threads?metadata.kind=payment&limit=1")
+	if err != nil {
+		return err
+	}
+	var page struct{ Threads []any }
+	err = json.NewDecoder(res.Body).Decode(&page)
+	res.Body.Close()
+	if err != nil || len(page.Threads) > 0 {
+		return err
+	}
 	post := func(path, body string) (map[string]any, error) {
 		req, err := http.NewRequestWithContext(ctx, "POST", base+path, strings.NewReader(body))
 		if err != nil {

@@ -13,13 +13,14 @@ import (
 
 // TestServe starts the example on a free loopback port and fetches what
 // a new user opens first: / (the inbox) and the OpenAPI document, then
-// finds the demo payments waiting.
+// finds the demo payments waiting, then again after a restart.
 func TestServe(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "t.db")
 	ctx, cancel := context.WithCancel(context.Background())
 	addrc := make(chan string, 1)
 	errc := make(chan error, 1)
 	go func() {
-		errc <- run(ctx, "127.0.0.1:0", filepath.Join(t.TempDir(), "t.db"), 2, io.Discard, func(a string) { addrc <- a })
+		errc <- run(ctx, "127.0.0.1:0", db, 2, io.Discard, func(a string) { addrc <- a })
 	}()
 	var base string
 	select {
@@ -60,6 +61,26 @@ func TestServe(t *testing.T) {
 	cancel()
 	if err := <-errc; err != context.Canceled {
 		t.Fatalf("run: %v", err)
+	}
+
+	// A restart on the same file finds the payments where they stood and
+	// seeds no more.
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		errc <- run(ctx, "127.0.0.1:0", db, 2, io.Discard, func(a string) { addrc <- a })
+	}()
+	select {
+	case a := <-addrc:
+		base = "http://" + a
+	case err := <-errc:
+		t.Fatal(err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server did not restart")
+	}
+	list, _ = get("/threads?pending=true&metadata.kind=payment")
+	if err := json.Unmarshal([]byte(list), &l); err != nil || len(l.Threads) != 2 {
+		t.Fatalf("payments after a restart: %v %s", err, list)
 	}
 }
 
