@@ -127,7 +127,11 @@
 // Spec decodes the embedded canonical document once and returns a clone, so
 // runtime.ToSpec of a generated graph is value-equal to the source spec.
 // Constants built with runtime.EnforceVersion fail the build when the
-// runtime's GenVersion does not match Version: re-run go generate.
+// runtime's GenVersion does not match Version: re-run go generate. The
+// fixed machinery (the JSON object writer, the adapter's conversions, the
+// builder of New, the registry lookup) lives once in runtime/genimpl, which
+// the same constants guard; a generated package holds only what depends on
+// its document.
 //
 // # The registry adapter
 //

@@ -17,22 +17,7 @@ func (m *model) emitCodec(f *jen.File) {
 	m.emitUnmarshal(f)
 	m.emitAdapter(f)
 	m.emitConversions(f)
-	m.emitGuardHelpers(f)
 	m.emitSpec(f)
-}
-
-// emitGuardHelpers writes the helpers compiled guards call (see numCode).
-func (m *model) emitGuardHelpers(f *jen.File) {
-	if !m.float32Guards {
-		return
-	}
-	f.Line()
-	f.Comment("jsonFloat32 is the float64 that the JSON encoding of x decodes to: the")
-	f.Comment("shortest decimal that reads back as x, as guards compare it.")
-	f.Func().Id("jsonFloat32").Types(jen.Id("F").Op("~").Float32()).Params(jen.Id("x").Id("F")).Float64().Block(
-		jen.List(jen.Id("v"), jen.Id("_")).Op(":=").Qual("strconv", "ParseFloat").Call(jen.Qual("strconv", "FormatFloat").Call(jen.Float64().Call(jen.Id("x")), jen.LitRune('g'), jen.Lit(-1), jen.Lit(32)), jen.Lit(64)),
-		jen.Return(jen.Id("v")),
-	)
 }
 
 // jsonKey is the channel name as a JSON member name with its colon.
@@ -45,26 +30,26 @@ func (m *model) emitMarshal(f *jen.File) {
 	f.Add(doc("MarshalJSON writes s as the JSON object of its channels: every append and",
 		"merge channel ([] and {} when empty) and every last_write channel that was",
 		"written (null included), as checkpoints store it."))
-	body := []jen.Code{jen.Var().Id("w").Id("jsonWriter")}
+	body := []jen.Code{jen.Var().Id("w").Qual(genimplPath, "ObjectWriter")}
 	for _, c := range m.chans {
 		key := jen.Lit(jsonKey(c.name))
 		fld := jen.Id("s").Dot(c.field)
 		switch c.red {
 		case spec.LastWrite:
-			body = append(body, jen.If(jen.Id("s").Dot(c.has).Call()).Block(jen.Id("w").Dot("member").Call(key, fld)))
+			body = append(body, jen.If(jen.Id("s").Dot(c.has).Call()).Block(jen.Id("w").Dot("Member").Call(key, fld)))
 		default:
 			empty := "[]"
 			if c.red == spec.Merge {
 				empty = "{}"
 			}
-			body = append(body, jen.If(fld.Clone().Op("==").Nil()).Block(jen.Id("w").Dot("raw").Call(key, jen.Lit(empty))).Else().Block(jen.Id("w").Dot("member").Call(key, fld.Clone())))
+			body = append(body, jen.If(fld.Clone().Op("==").Nil()).Block(jen.Id("w").Dot("Raw").Call(key, jen.Lit(empty))).Else().Block(jen.Id("w").Dot("Member").Call(key, fld.Clone())))
 		}
 	}
-	body = append(body, jen.Return(jen.Id("w").Dot("done").Call()))
+	body = append(body, jen.Return(jen.Id("w").Dot("Done").Call()))
 	f.Func().Params(jen.Id("s").Id("State")).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(body...)
 	f.Line()
 	f.Add(doc("MarshalJSON writes the channels u writes as a JSON object (not its Goto)."))
-	body = []jen.Code{jen.Var().Id("w").Id("jsonWriter")}
+	body = []jen.Code{jen.Var().Id("w").Qual(genimplPath, "ObjectWriter")}
 	for _, c := range m.chans {
 		key := jen.Lit(jsonKey(c.name))
 		fld := jen.Id("u").Dot(c.field)
@@ -72,35 +57,10 @@ func (m *model) emitMarshal(f *jen.File) {
 		if c.red == spec.LastWrite {
 			val = jen.Op("*").Add(fld.Clone())
 		}
-		body = append(body, jen.If(fld.Clone().Op("!=").Nil()).Block(jen.Id("w").Dot("member").Call(key, val)))
+		body = append(body, jen.If(fld.Clone().Op("!=").Nil()).Block(jen.Id("w").Dot("Member").Call(key, val)))
 	}
-	body = append(body, jen.Return(jen.Id("w").Dot("done").Call()))
+	body = append(body, jen.Return(jen.Id("w").Dot("Done").Call()))
 	f.Func().Params(jen.Id("u").Id("Update")).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(body...)
-	f.Line()
-	f.Comment("jsonWriter writes one JSON object member by member.")
-	f.Type().Id("jsonWriter").Struct(jen.Id("b").Index().Byte(), jen.Id("err").Error())
-	f.Line()
-	f.Func().Params(jen.Id("w").Op("*").Id("jsonWriter")).Id("raw").Params(jen.Id("key"), jen.Id("value").String()).Block(
-		jen.If(jen.Len(jen.Id("w").Dot("b")).Op("==").Lit(0)).Block(jen.Id("w").Dot("b").Op("=").Append(jen.Id("w").Dot("b"), jen.LitRune('{'))).Else().Block(jen.Id("w").Dot("b").Op("=").Append(jen.Id("w").Dot("b"), jen.LitRune(','))),
-		jen.Id("w").Dot("b").Op("=").Append(jen.Id("w").Dot("b"), jen.Id("key").Op("...")),
-		jen.Id("w").Dot("b").Op("=").Append(jen.Id("w").Dot("b"), jen.Id("value").Op("...")),
-	)
-	f.Line()
-	f.Func().Params(jen.Id("w").Op("*").Id("jsonWriter")).Id("member").Params(jen.Id("key").String(), jen.Id("v").Any()).Block(
-		jen.If(jen.Id("w").Dot("err").Op("!=").Nil()).Block(jen.Return()),
-		jen.List(jen.Id("data"), jen.Id("err")).Op(":=").Qual("encoding/json", "Marshal").Call(jen.Id("v")),
-		jen.If(jen.Id("err").Op("!=").Nil()).Block(
-			jen.Id("w").Dot("err").Op("=").Qual("fmt", "Errorf").Call(jen.Lit("channel %s %w"), jen.Id("key"), jen.Id("err")),
-			jen.Return(),
-		),
-		jen.Id("w").Dot("raw").Call(jen.Id("key"), jen.String().Call(jen.Id("data"))),
-	)
-	f.Line()
-	f.Func().Params(jen.Id("w").Op("*").Id("jsonWriter")).Id("done").Params().Params(jen.Index().Byte(), jen.Error()).Block(
-		jen.If(jen.Id("w").Dot("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("w").Dot("err"))),
-		jen.If(jen.Len(jen.Id("w").Dot("b")).Op("==").Lit(0)).Block(jen.Return(jen.Index().Byte().Call(jen.Lit("{}")), jen.Nil())),
-		jen.Return(jen.Append(jen.Id("w").Dot("b"), jen.LitRune('}')), jen.Nil()),
-	)
 }
 
 func (m *model) emitUnmarshal(f *jen.File) {
@@ -109,35 +69,29 @@ func (m *model) emitUnmarshal(f *jen.File) {
 		"no channel of the graph is an error."))
 	var cases []jen.Code
 	for _, c := range m.chans {
-		stmts := []jen.Code{jen.Id("err").Op("=").Qual("encoding/json", "Unmarshal").Call(jen.Id("raw"), jen.Op("&").Id("t").Dot(c.field))}
+		stmts := []jen.Code{jen.Id("err").Op("=").Qual("encoding/json", "Unmarshal").Call(jen.Id("mb").Dot("Value"), jen.Op("&").Id("t").Dot(c.field))}
 		if c.lastWrite() {
 			stmts = append(stmts, jen.Id("t").Dot("set").Index(jen.Lit(c.bit/64)).Op("|=").Lit(1).Op("<<").Lit(c.bit%64))
 		}
 		cases = append(cases, jen.Case(jen.Lit(c.name)).Block(stmts...))
 	}
-	cases = append(cases, jen.Default().Block(jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit("state: channel %q is not declared by graph "+formatText(m.graphName())), jen.Id("k")))))
+	cases = append(cases, jen.Default().Block(jen.Return(jen.Qual(genimplPath, "UndeclaredInState").Call(jen.Id("mb").Dot("Key"), jen.Lit(m.graphName())))))
+	loop := []jen.Code{jen.Switch(jen.Id("mb").Dot("Key")).Block(cases...)}
+	if len(m.chans) > 0 {
+		loop = []jen.Code{
+			jen.Var().Id("err").Error(),
+			loop[0],
+			jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Qual(genimplPath, "StateChannelError").Call(jen.Id("mb").Dot("Key"), jen.Id("err")))),
+		}
+	}
 	f.Func().Params(jen.Id("s").Op("*").Id("State")).Id("UnmarshalJSON").Params(jen.Id("data").Index().Byte()).Error().Block(
-		jen.Var().Id("members").Map(jen.String()).Qual("encoding/json", "RawMessage"),
-		jen.If(jen.Id("err").Op(":=").Qual("encoding/json", "Unmarshal").Call(jen.Id("data"), jen.Op("&").Id("members")), jen.Id("err").Op("!=").Nil()).Block(
-			jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit("state: %w"), jen.Id("err")))),
+		jen.List(jen.Id("members"), jen.Id("err")).Op(":=").Qual(genimplPath, "StateMembers").Call(jen.Id("data")),
+		jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Id("err"))),
 		jen.Var().Id("t").Id("State"),
-		jen.For(jen.Id("_").Op(",").Id("k").Op(":=").Range().Qual("slices", "Sorted").Call(jen.Qual("maps", "Keys").Call(jen.Id("members")))).Block(m.unmarshalBody(cases)...),
+		jen.For(jen.Id("_").Op(",").Id("mb").Op(":=").Range().Id("members")).Block(loop...),
 		jen.Op("*").Id("s").Op("=").Id("t"),
 		jen.Return(jen.Nil()),
 	)
-}
-
-// unmarshalBody is the loop body of UnmarshalJSON over one member k.
-func (m *model) unmarshalBody(cases []jen.Code) []jen.Code {
-	if len(m.chans) == 0 {
-		return []jen.Code{jen.Switch(jen.Id("k")).Block(cases...)}
-	}
-	return []jen.Code{
-		jen.Id("raw").Op(":=").Id("members").Index(jen.Id("k")),
-		jen.Var().Id("err").Error(),
-		jen.Switch(jen.Id("k")).Block(cases...),
-		jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit("state: channel %q: %w"), jen.Id("k"), jen.Id("err")))),
-	}
 }
 
 func (m *model) emitAdapter(f *jen.File) {
@@ -157,14 +111,8 @@ func (m *model) emitAdapter(f *jen.File) {
 			jen.List(jen.Id("out"), jen.Id("err")).Op(":=").Id("fn").Call(jen.Id("ctx"), jen.Id("in")),
 			jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Id("Update").Values(), jen.Id("err"))),
 			jen.Id("u").Op(":=").Id("UpdateOf").Call(jen.Id("out")),
-			jen.If(jen.List(jen.Id("gotos"), jen.Id("ok")).Op(":=").Id("ctx").Dot("PendingCommand").Call(), jen.Id("ok")).Block(
-				jen.Id("u").Dot("Goto").Op("=").Make(jen.Index().Id("Target"), jen.Lit(0), jen.Len(jen.Id("gotos"))),
-				jen.For(jen.List(jen.Id("_"), jen.Id("g")).Op(":=").Range().Id("gotos")).Block(
-					jen.List(jen.Id("t"), jen.Id("err")).Op(":=").Id("targetOf").Call(jen.Id("g")),
-					jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Id("Update").Values(), jen.Id("err"))),
-					jen.Id("u").Dot("Goto").Op("=").Append(jen.Id("u").Dot("Goto"), jen.Id("t")),
-				),
-			),
+			jen.If(jen.List(jen.Id("u").Dot("Goto"), jen.Id("err")).Op("=").Qual(genimplPath, "Command").Call(jen.Id("ctx"), jen.Id("targetOf")), jen.Id("err").Op("!=").Nil()).Block(
+				jen.Return(jen.Id("Update").Values(), jen.Id("err"))),
 			jen.Return(jen.Id("u"), jen.Nil()),
 		)),
 	)
@@ -187,18 +135,8 @@ func (m *model) emitAdapter(f *jen.File) {
 	f.Line()
 	f.Comment("build builds node id with its type's factory.")
 	f.Func().Params(jen.Id("r").Id("registryNodes")).Id("build").Params(jen.Id("id").Id("NodeID")).Params(jen.Id("Node"), jen.Error()).Block(
-		jen.List(jen.Id("g"), jen.Id("err")).Op(":=").Id("specDoc").Call(),
+		jen.List(jen.Id("fn"), jen.Id("err")).Op(":=").Qual(genimplPath, "RegistryNode").Call(jen.Id("r").Dot("reg"), jen.Id("specDoc"), jen.Int().Call(jen.Id("id"))),
 		jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))),
-		jen.Id("n").Op(":=").Id("g").Dot("Nodes").Index(jen.Id("id")),
-		jen.Id("n").Dot("Config").Op("=").Qual("bytes", "Clone").Call(jen.Id("n").Dot("Config")),
-		jen.List(jen.Id("factory"), jen.Id("ok")).Op(":=").Id("r").Dot("reg").Index(jen.Id("n").Dot("Type")),
-		jen.If(jen.Op("!").Id("ok")).Block(
-			jen.Id("names").Op(":=").Qual("slices", "Sorted").Call(jen.Qual("maps", "Keys").Call(jen.Id("r").Dot("reg"))),
-			jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit("type %q is not in the registry (registered: %q)"), jen.Id("n").Dot("Type"), jen.Id("names"))),
-		),
-		jen.List(jen.Id("fn"), jen.Id("err")).Op(":=").Id("factory").Call(jen.Id("n")),
-		jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))),
-		jen.If(jen.Id("fn").Op("==").Nil()).Block(jen.Return(jen.Nil(), jen.Qual("errors", "New").Call(jen.Lit("the registry's factory returned a nil function")))),
 		jen.Return(jen.Id("Adapt").Call(jen.Id("fn")), jen.Nil()),
 	)
 	f.Line()
@@ -231,9 +169,5 @@ func (m *model) emitSpec(f *jen.File) {
 	f.Const().Id("specJSON").Op("=").Lit(string(m.g.Encode()))
 	f.Line()
 	f.Comment("specDoc decodes specJSON once.")
-	f.Var().Id("specDoc").Op("=").Qual("sync", "OnceValues").Call(jen.Func().Params().Params(jen.Op("*").Qual(specPath, "Graph"), jen.Error()).Block(
-		jen.List(jen.Id("g"), jen.Id("diags")).Op(":=").Qual(specPath, "Decode").Call(jen.Lit(m.opts.Source), jen.Index().Byte().Call(jen.Id("specJSON"))),
-		jen.If(jen.Id("err").Op(":=").Id("diags").Dot("Err").Call(), jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))),
-		jen.Return(jen.Id("g"), jen.Nil()),
-	))
+	f.Var().Id("specDoc").Op("=").Qual(genimplPath, "SpecDoc").Call(jen.Lit(m.opts.Source), jen.Id("specJSON"))
 }

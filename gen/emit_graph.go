@@ -203,7 +203,7 @@ func (m *model) emitApply(f *jen.File) {
 		case spec.Merge:
 			body = append(body, jen.If(in.Clone().Op("!=").Nil()).Block(
 				jen.If(jen.Op("!").Id("own").Index(jen.Lit(mi))).Block(
-					fld.Clone().Op("=").Id("cloneMap").Call(fld.Clone(), jen.Len(in.Clone())),
+					fld.Clone().Op("=").Qual(genimplPath, "CloneMap").Call(fld.Clone(), jen.Len(in.Clone())),
 					jen.Id("own").Index(jen.Lit(mi)).Op("=").True(),
 				),
 				jen.Qual("maps", "Copy").Call(fld.Clone(), in.Clone()),
@@ -212,15 +212,6 @@ func (m *model) emitApply(f *jen.File) {
 		}
 	}
 	f.Func().Params(jen.Id("s").Op("*").Id("State")).Id("apply").Params(params...).Block(body...)
-	if mi > 0 {
-		f.Line()
-		f.Comment("cloneMap copies m into a new map with room for extra more keys.")
-		f.Func().Id("cloneMap").Types(jen.Id("M").Op("~").Map(jen.String()).Id("V"), jen.Id("V").Any()).Params(jen.Id("m").Id("M"), jen.Id("extra").Int()).Id("M").Block(
-			jen.Id("out").Op(":=").Make(jen.Id("M"), jen.Len(jen.Id("m")).Op("+").Id("extra")),
-			jen.Qual("maps", "Copy").Call(jen.Id("out"), jen.Id("m")),
-			jen.Return(jen.Id("out")),
-		)
-	}
 }
 
 func (m *model) emitUpdate(f *jen.File) {
@@ -343,15 +334,16 @@ func (m *model) emitNodes(f *jen.File) {
 		"document order, reachable or not, and reports every failure at once."))
 	body := []jen.Code{
 		jen.If(jen.Id("n").Op("==").Nil()).Block(jen.Return(jen.Nil(), jen.Op("&").Qual(runtimePath, "SpecError").Values(jen.Id("Msg").Op(":").Lit(m.opts.Package+".New: Nodes is nil")))),
-		jen.Id("b").Op(":=").Op("&").Id("builder").Values(jen.Id("p").Op(":").Op("&").Id("program").Values()),
+		jen.Id("p").Op(":=").Op("&").Id("program").Values(),
+		jen.Id("b").Op(":=").Qual(genimplPath, "NewBuilder").Call(jen.Lit(m.opts.Package), jen.Id("shape"), jen.Id("p").Dot("nodes").Index(jen.Op(":"))),
 	}
 	for _, n := range m.nodes {
-		body = append(body, jen.Id("b").Dot("add").Call(jen.Id(n.konst), jen.Lit(n.typ.method)).Call(
+		body = append(body, jen.Id("b").Dot("Add").Call(jen.Int().Call(jen.Id(n.konst)), jen.Lit(n.typ.method)).Call(
 			jen.Id("n").Dot(n.typ.method).Call(jen.Id(n.konst), m.configLit(n))))
 	}
 	body = append(body,
-		jen.If(jen.Len(jen.Id("b").Dot("errs")).Op(">").Lit(0)).Block(jen.Return(jen.Nil(), jen.Id("b").Dot("err").Call())),
-		jen.Return(jen.Qual(runtimePath, "New").Types(jen.Id("State"), jen.Id("Update")).Call(jen.Id("b").Dot("p"), jen.Id("opts").Op("..."))),
+		jen.If(jen.Id("err").Op(":=").Id("b").Dot("Err").Call(), jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))),
+		jen.Return(jen.Qual(runtimePath, "New").Types(jen.Id("State"), jen.Id("Update")).Call(jen.Id("p"), jen.Id("opts").Op("..."))),
 	)
 	f.Func().Id("New").Params(jen.Id("n").Id("Nodes"), jen.Id("opts").Op("...").Qual(runtimePath, "Option")).Params(jen.Op("*").Id("Graph"), jen.Error()).Block(body...)
 }

@@ -25,7 +25,6 @@ func (m *model) emitProgram(f *jen.File) {
 	f.Line()
 	f.Var().Id("_").Qual(runtimePath, "Program").Types(jen.Id("State"), jen.Id("Update")).Op("=").Parens(jen.Op("*").Id("program")).Parens(jen.Nil())
 	f.Line()
-	m.emitBuilder(f)
 	m.emitShape(f)
 	f.Line()
 	f.Comment("Describe returns the graph's static shape.")
@@ -69,36 +68,6 @@ func (m *model) emitProgram(f *jen.File) {
 		jen.Return(jen.Id("g").Dot("Clone").Call(), jen.Nil()),
 	)
 	m.emitGuardVars(f)
-}
-
-func (m *model) emitBuilder(f *jen.File) {
-	f.Comment("builder collects the nodes New builds and every failure.")
-	f.Type().Id("builder").Struct(jen.Id("p").Op("*").Id("program"), jen.Id("errs").Index().Error())
-	f.Line()
-	f.Comment("add returns the function that records the result of building node id.")
-	f.Func().Params(jen.Id("b").Op("*").Id("builder")).Id("add").Params(jen.Id("id").Id("NodeID"), jen.Id("method").String()).Func().Params(jen.Id("Node"), jen.Error()).Block(
-		jen.Return(jen.Func().Params(jen.Id("fn").Id("Node"), jen.Id("err").Error()).Block(
-			jen.Id("n").Op(":=").Id("shape").Dot("Nodes").Index(jen.Id("id")),
-			jen.Switch().Block(
-				jen.Case(jen.Id("err").Op("!=").Nil()).Block(
-					jen.Id("b").Dot("errs").Op("=").Append(jen.Id("b").Dot("errs"), jen.Qual("fmt", "Errorf").Call(jen.Lit("node %q (type %q): %w"), jen.Id("n").Dot("ID"), jen.Id("n").Dot("Type"), jen.Id("err")))),
-				jen.Case(jen.Id("fn").Op("==").Nil()).Block(
-					jen.Id("b").Dot("errs").Op("=").Append(jen.Id("b").Dot("errs"), jen.Qual("fmt", "Errorf").Call(jen.Lit("node %q (type %q): Nodes.%s returned a nil Node"), jen.Id("n").Dot("ID"), jen.Id("n").Dot("Type"), jen.Id("method")))),
-				jen.Default().Block(jen.Id("b").Dot("p").Dot("nodes").Index(jen.Id("id")).Op("=").Id("fn")),
-			),
-		)),
-	)
-	f.Line()
-	f.Comment("err reports every failure of New as one spec error.")
-	f.Func().Params(jen.Id("b").Op("*").Id("builder")).Id("err").Params().Error().Block(
-		jen.Id("msgs").Op(":=").Make(jen.Index().String(), jen.Len(jen.Id("b").Dot("errs"))),
-		jen.For(jen.List(jen.Id("i"), jen.Id("e")).Op(":=").Range().Id("b").Dot("errs")).Block(jen.Id("msgs").Index(jen.Id("i")).Op("=").Id("e").Dot("Error").Call()),
-		jen.Return(jen.Op("&").Qual(runtimePath, "SpecError").Values(
-			jen.Id("Msg").Op(":").Lit(m.opts.Package+": cannot build graph:\n\t").Op("+").Qual("strings", "Join").Call(jen.Id("msgs"), jen.Lit("\n\t")),
-			jen.Id("Err").Op(":").Qual("errors", "Join").Call(jen.Id("b").Dot("errs").Op("...")),
-		)),
-	)
-	f.Line()
 }
 
 func (m *model) emitShape(f *jen.File) {

@@ -51,8 +51,8 @@ import (
 // is bound; bindings add their own packages (time, for the predicate
 // probe's time.Duration channel).
 var generatorImports = []string{
-	"bytes", "encoding/json", "errors", "fmt", "maps", "math", "reflect", "slices",
-	"strconv", "strings", "sync", runtimePath, specPath,
+	"encoding/json", "fmt", "maps", "math", "slices", "strconv",
+	runtimePath, specPath, genimplPath,
 }
 
 // checkerImports are the packages the checker loads: generatorImports and
@@ -307,18 +307,12 @@ func declsOf(gp *genPackage) map[declKey]bool {
 var internalDecls = map[declKey]bool{
 	"const _": true, "const specJSON": true,
 	"var _": true, "var nodeIDs": true, "var shape": true, "var specDoc": true,
-	"type program": true, "type builder": true, "type jsonWriter": true, "type registryNodes": true,
-	"func cloneMap": true, "func nodeByID": true, "func targetOf": true, "func stateOf": true,
-	"func undeclared": true, "func jsonValue": true, "func appendItems": true, "func describe": true,
-	"func mergeItems": true, "func assertValue": true, "func decodeValue": true, "func decodeList": true,
-	"func decodeObject": true, "func jsonFloat32": true,
-	"method State.apply": true, "method State.values": true, "method builder.add": true,
-	"method builder.err": true, "method jsonWriter.raw": true, "method jsonWriter.member": true,
-	"method jsonWriter.done": true, "method registryNodes.build": true,
+	"type program": true, "type registryNodes": true,
+	"func nodeByID": true, "func targetOf": true, "func stateOf": true,
+	"method State.apply": true, "method State.values": true, "method registryNodes.build": true,
 	"field State.set": true, "field Update.bad": true, "field Target.node": true,
 	"field Target.send": true, "field Target.input": true, "field program.nodes": true,
-	"field builder.p": true, "field builder.errs": true, "field jsonWriter.b": true,
-	"field jsonWriter.err": true, "field registryNodes.reg": true,
+	"field registryNodes.reg": true,
 }
 
 // requiredInternal are the internal declarations the checks below rely on.
@@ -1091,7 +1085,7 @@ func TestChecksCatchInjection(t *testing.T) {
 		{"raw text in a comment", "graph.gen.go", "// NodeAbc is", "// NodeAbc\u202e is", "unprintable rune U+202E"},
 		{"comment broken into a block", "graph.gen.go", "// NodeAbc is", "/* NodeAbc */ // is", "block comment"},
 		{"declaration added", "graph.gen.go", "\ntype NodeID int\n", "\ntype NodeID int\n\nfunc init() {}\n", `"func init"`},
-		{"verb in a format", "codec.gen.go", `is not declared by graph`, `is not declared by graph %d`, "verbs for 1 arguments"},
+		{"verb in a format", "codec.gen.go", `"send to %q: %w"`, `"send to %q %d: %w"`, "verbs for 2 arguments"},
 		{"embedded spec changed", "codec.gen.go", `\"name\": \"g\"`, `\"name\": \"h\"`, "embedded document differs"},
 		{"import added", "program.gen.go", "import (\n", "import (\n\t_ \"os\"\n", `imports "os"`},
 		{"unformatted", "program.gen.go", "\nfunc (p *program) Describe()", "\nfunc (p *program)   Describe()", "not gofmt-stable"},

@@ -252,12 +252,11 @@ func isConstTrue(c jen.Code) bool { return c == constTrue }
 // numCode converts x to the float64 of its JSON value unless it already is
 // one. A float32 encodes as the shortest decimal that reads back as
 // itself, which is not always float64(x) (float32(0.1) encodes as 0.1), so
-// it goes through jsonFloat32, which codec.gen.go declares when a guard
-// needs it (see usesJSONFloat32); every other numeric kind converts
-// exactly.
+// it goes through genimpl.JSONFloat32 (see usesJSONFloat32); every other
+// numeric kind converts exactly.
 func numCode(x *jen.Statement, b *types.Basic) *jen.Statement {
 	if b.Kind() == types.Float32 {
-		return jen.Id("jsonFloat32").Call(x.Clone())
+		return jen.Qual(genimplPath, "JSONFloat32").Call(x.Clone())
 	}
 	return floatOf(x, b)
 }

@@ -1,10 +1,10 @@
 package runtime
 
 import (
-	"encoding/json"
 	"math"
 	"reflect"
 
+	"github.com/ilmek-go/ilmek/internal/jsonconv"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -21,38 +21,7 @@ type Values map[string]any
 type NodeFunc func(ctx *Ctx, state Values) (Values, error)
 
 // asFloat returns v as a double when v is a number of any Go numeric kind.
-func asFloat(v any) (float64, bool) {
-	switch n := v.(type) {
-	case float64:
-		return n, true
-	case int:
-		return float64(n), true
-	case int64:
-		return float64(n), true
-	case float32:
-		return float64(n), true
-	case int32:
-		return float64(n), true
-	case json.Number:
-		f, err := n.Float64()
-		return f, err == nil
-	case uint:
-		return float64(n), true
-	case uint64:
-		return float64(n), true
-	case uint32:
-		return float64(n), true
-	case int8:
-		return float64(n), true
-	case int16:
-		return float64(n), true
-	case uint8:
-		return float64(n), true
-	case uint16:
-		return float64(n), true
-	}
-	return 0, false
-}
+func asFloat(v any) (float64, bool) { return jsonconv.AsFloat(v) }
 
 // Holds evaluates a declarative predicate on a channel value with JSON
 // semantics: v is the channel's value and set whether it was ever written
@@ -149,20 +118,7 @@ type ReducerFunc func(current, incoming any) (any, error)
 // else is one element.
 func foldAppend(current, incoming any) []any {
 	cur, _ := current.([]any)
-	switch in := incoming.(type) {
-	case []any:
-		return append(cur, in...)
-	case nil:
-		return append(cur, nil)
-	}
-	rv := reflect.ValueOf(incoming)
-	if rv.Kind() == reflect.Slice && rv.Type().Elem().Kind() != reflect.Uint8 {
-		for i := range rv.Len() {
-			cur = append(cur, rv.Index(i).Interface())
-		}
-		return cur
-	}
-	return append(cur, incoming)
+	return jsonconv.AppendTo(cur, incoming)
 }
 
 // foldMerge merges the members of incoming into a copy of current.
@@ -174,7 +130,7 @@ func foldMerge(name string, current, incoming any) (map[string]any, error) {
 	case Values:
 		in = x
 	default:
-		return nil, &ChannelError{Channel: name, Msg: "a merge channel takes a JSON object, got " + describe(incoming)}
+		return nil, &ChannelError{Channel: name, Msg: jsonconv.NotAnObject(incoming)}
 	}
 	cur, _ := current.(map[string]any)
 	out := make(map[string]any, len(cur)+len(in))
@@ -185,21 +141,4 @@ func foldMerge(name string, current, incoming any) (map[string]any, error) {
 		out[k] = v
 	}
 	return out, nil
-}
-
-func describe(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "a string"
-	case bool:
-		return "a boolean"
-	case []any:
-		return "a list"
-	}
-	if _, ok := asFloat(v); ok {
-		return "a number"
-	}
-	return reflect.TypeOf(v).String()
 }

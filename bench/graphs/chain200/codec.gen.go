@@ -4,15 +4,11 @@
 package chain200
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"sync"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -20,90 +16,51 @@ import (
 // merge channel ([] and {} when empty) and every last_write channel that was
 // written (null included), as checkpoints store it.
 func (s State) MarshalJSON() ([]byte, error) {
-	var w jsonWriter
+	var w genimpl.ObjectWriter
 	if s.HasCounter() {
-		w.member("\"counter\":", s.Counter)
+		w.Member("\"counter\":", s.Counter)
 	}
 	if s.Items == nil {
-		w.raw("\"items\":", "[]")
+		w.Raw("\"items\":", "[]")
 	} else {
-		w.member("\"items\":", s.Items)
+		w.Member("\"items\":", s.Items)
 	}
-	return w.done()
+	return w.Done()
 }
 
 // MarshalJSON writes the channels u writes as a JSON object (not its Goto).
 func (u Update) MarshalJSON() ([]byte, error) {
-	var w jsonWriter
+	var w genimpl.ObjectWriter
 	if u.Counter != nil {
-		w.member("\"counter\":", *u.Counter)
+		w.Member("\"counter\":", *u.Counter)
 	}
 	if u.Items != nil {
-		w.member("\"items\":", u.Items)
+		w.Member("\"items\":", u.Items)
 	}
-	return w.done()
-}
-
-// jsonWriter writes one JSON object member by member.
-type jsonWriter struct {
-	b   []byte
-	err error
-}
-
-func (w *jsonWriter) raw(key, value string) {
-	if len(w.b) == 0 {
-		w.b = append(w.b, '{')
-	} else {
-		w.b = append(w.b, ',')
-	}
-	w.b = append(w.b, key...)
-	w.b = append(w.b, value...)
-}
-
-func (w *jsonWriter) member(key string, v any) {
-	if w.err != nil {
-		return
-	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		w.err = fmt.Errorf("channel %s %w", key, err)
-		return
-	}
-	w.raw(key, string(data))
-}
-
-func (w *jsonWriter) done() ([]byte, error) {
-	if w.err != nil {
-		return nil, w.err
-	}
-	if len(w.b) == 0 {
-		return []byte("{}"), nil
-	}
-	return append(w.b, '}'), nil
+	return w.Done()
 }
 
 // UnmarshalJSON reads a state written by MarshalJSON. A member that names
 // no channel of the graph is an error.
 func (s *State) UnmarshalJSON(data []byte) error {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(data, &members); err != nil {
-		return fmt.Errorf("state: %w", err)
+	members, err := genimpl.StateMembers(data)
+	if err != nil {
+		return err
 	}
 	var t State
-	for _, k := range slices.Sorted(maps.Keys(members)) {
-		raw := members[k]
+	for _, mb := range members {
 		var err error
-		switch k {
+		switch mb.Key {
 		case "counter":
-			err = json.Unmarshal(raw, &t.Counter)
+			err = json.Unmarshal(mb.Value, &t.Counter)
 			t.set[0] |= 1 << 0
 		case "items":
-			err = json.Unmarshal(raw, &t.Items)
+			err = json.Unmarshal(mb.Value, &t.Items)
 		default:
-			return fmt.Errorf("state: channel %q is not declared by graph \"chain-200\"", k)
+			return genimpl.UndeclaredInState(mb.Key, "\"chain-200\"")
 		}
 		if err != nil {
-			return fmt.Errorf("state: channel %q: %w", k, err)
+			return genimpl.StateChannelError(mb.Key, err)
 		}
 	}
 	*s = t
@@ -129,15 +86,8 @@ func Adapt(fn runtime.NodeFunc) Node {
 			return Update{}, err
 		}
 		u := UpdateOf(out)
-		if gotos, ok := ctx.PendingCommand(); ok {
-			u.Goto = make([]Target, 0, len(gotos))
-			for _, g := range gotos {
-				t, err := targetOf(g)
-				if err != nil {
-					return Update{}, err
-				}
-				u.Goto = append(u.Goto, t)
-			}
+		if u.Goto, err = genimpl.Command(ctx, targetOf); err != nil {
+			return Update{}, err
 		}
 		return u, nil
 	}
@@ -164,23 +114,9 @@ func (r registryNodes) Push(id NodeID, _ PushConfig) (Node, error) {
 
 // build builds node id with its type's factory.
 func (r registryNodes) build(id NodeID) (Node, error) {
-	g, err := specDoc()
+	fn, err := genimpl.RegistryNode(r.reg, specDoc, int(id))
 	if err != nil {
 		return nil, err
-	}
-	n := g.Nodes[id]
-	n.Config = bytes.Clone(n.Config)
-	factory, ok := r.reg[n.Type]
-	if !ok {
-		names := slices.Sorted(maps.Keys(r.reg))
-		return nil, fmt.Errorf("type %q is not in the registry (registered: %q)", n.Type, names)
-	}
-	fn, err := factory(n)
-	if err != nil {
-		return nil, err
-	}
-	if fn == nil {
-		return nil, errors.New("the registry's factory returned a nil function")
 	}
 	return Adapt(fn), nil
 }
@@ -614,18 +550,18 @@ func targetOf(g runtime.Goto) (Target, error) {
 func (s State) values() (runtime.Values, error) {
 	v := make(runtime.Values, 2)
 	if s.HasCounter() {
-		x, err := jsonValue(s.Counter)
+		x, err := genimpl.ToAny("counter", s.Counter)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "counter", err)
+			return nil, err
 		}
 		v["counter"] = x
 	}
 	if s.Items == nil {
 		v["items"] = []any{}
 	} else {
-		x, err := jsonValue(s.Items)
+		x, err := genimpl.ToAny("items", s.Items)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "items", err)
+			return nil, err
 		}
 		v["items"] = x
 	}
@@ -639,25 +575,25 @@ func (s State) values() (runtime.Values, error) {
 // reduce error, exactly where the spec-built program fails.
 func UpdateOf(vals runtime.Values) Update {
 	var u Update
-	for _, k := range slices.Sorted(maps.Keys(vals)) {
+	for _, k := range genimpl.Keys(vals) {
 		v := vals[k]
 		switch k {
 		case "counter":
-			x, bad := decodeValue[int]("counter", v, "int")
+			x, bad := genimpl.DecodeValue[int]("counter", v, "int")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Counter = &x
 		case "items":
-			x, bad := decodeList[int]("items", v, "[]int")
+			x, bad := genimpl.DecodeList[int]("items", v, "[]int")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Items = x
 		default:
-			u.bad = undeclared(k)
+			u.bad = genimpl.Undeclared(k, shape)
 			return u
 		}
 	}
@@ -666,85 +602,15 @@ func UpdateOf(vals runtime.Values) Update {
 
 // stateOf converts an untyped send input into the task's state.
 func stateOf(vals runtime.Values) (State, error) {
-	var t State
-	for _, k := range slices.Sorted(maps.Keys(vals)) {
-		v := vals[k]
-		switch k {
-		case "counter":
-			x, bad := decodeValue[int]("counter", v, "int")
-			if bad != nil {
-				return t, bad
-			}
-			t.Counter = x
-			t.set[0] |= 1 << 0
-		case "items":
-			x, bad := decodeList[int]("items", v, "[]int")
-			if bad != nil {
-				return t, bad
-			}
-			t.Items = x
-		default:
-			return t, undeclared(k)
-		}
+	u := UpdateOf(vals)
+	if u.bad != nil {
+		return State{}, u.bad
 	}
-	return t, nil
-}
-
-// undeclared is the error of a write to a channel the graph does not declare.
-func undeclared(name string) *runtime.ChannelError {
-	return &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("write to undeclared channel %q; declared channels are [counter, items]", name)}
-}
-
-// jsonValue converts v to the untyped value encoding/json decodes its JSON to.
-func jsonValue(v any) (any, error) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var out any
-	err = json.Unmarshal(data, &out)
-	return out, err
-}
-
-// decodeValue converts a write to a channel of a bound type through JSON.
-func decodeValue[T any](name string, v any, typ string) (out T, _ *runtime.ChannelError) {
-	data, err := json.Marshal(v)
-	if err == nil {
-		err = json.Unmarshal(data, &out)
-	}
-	if err != nil {
-		return out, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as %s: %v", typ, err)}
-	}
-	return out, nil
-}
-
-// decodeList converts an append write: a list's elements, or one element.
-func decodeList[E any](name string, v any, typ string) (out []E, _ *runtime.ChannelError) {
-	data, err := json.Marshal(v)
-	if err == nil {
-		if len(data) == 0 || data[0] != '[' {
-			var e E
-			if err = json.Unmarshal(data, &e); err == nil {
-				return []E{e}, nil
-			}
-			return nil, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as an element of %s: %v", typ, err)}
-		}
-		err = json.Unmarshal(data, &out)
-	}
-	if err != nil {
-		return out, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as %s: %v", typ, err)}
-	}
-	return out, nil
+	return State{}.With(u), nil
 }
 
 // specJSON is the spec this package was generated from, in canonical form.
 const specJSON = "{\n  \"name\": \"chain-200\",\n  \"channels\": {\n    \"counter\": {\n      \"reducer\": \"last_write\"\n    },\n    \"items\": {\n      \"reducer\": \"append\"\n    }\n  },\n  \"nodes\": [\n    {\n      \"id\": \"n0\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n1\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n2\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n3\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n4\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n5\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n6\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n7\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n8\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n9\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n10\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n11\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n12\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n13\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n14\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n15\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n16\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n17\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n18\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n19\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n20\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n21\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n22\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n23\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n24\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n25\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n26\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n27\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n28\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n29\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n30\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n31\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n32\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n33\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n34\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n35\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n36\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n37\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n38\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n39\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n40\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n41\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n42\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n43\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n44\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n45\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n46\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n47\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n48\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n49\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n50\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n51\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n52\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n53\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n54\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n55\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n56\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n57\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n58\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n59\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n60\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n61\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n62\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n63\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n64\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n65\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n66\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n67\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n68\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n69\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n70\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n71\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n72\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n73\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n74\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n75\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n76\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n77\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n78\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n79\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n80\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n81\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n82\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n83\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n84\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n85\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n86\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n87\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n88\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n89\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n90\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n91\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n92\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n93\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n94\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n95\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n96\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n97\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n98\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n99\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n100\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n101\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n102\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n103\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n104\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n105\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n106\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n107\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n108\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n109\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n110\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n111\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n112\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n113\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n114\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n115\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n116\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n117\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n118\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n119\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n120\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n121\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n122\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n123\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n124\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n125\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n126\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n127\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n128\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n129\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n130\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n131\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n132\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n133\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n134\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n135\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n136\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n137\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n138\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n139\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n140\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n141\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n142\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n143\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n144\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n145\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n146\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n147\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n148\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n149\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n150\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n151\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n152\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n153\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n154\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n155\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n156\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n157\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n158\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n159\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n160\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n161\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n162\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n163\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n164\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n165\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n166\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n167\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n168\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n169\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n170\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n171\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n172\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n173\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n174\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n175\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n176\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n177\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n178\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n179\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n180\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n181\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n182\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n183\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n184\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n185\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n186\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n187\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n188\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n189\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n190\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n191\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n192\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n193\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n194\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n195\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n196\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n197\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n198\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"n199\",\n      \"type\": \"push\"\n    }\n  ],\n  \"edges\": [\n    {\n      \"from\": \"__start__\",\n      \"to\": \"n0\"\n    },\n    {\n      \"from\": \"n0\",\n      \"to\": \"n1\"\n    },\n    {\n      \"from\": \"n1\",\n      \"to\": \"n2\"\n    },\n    {\n      \"from\": \"n2\",\n      \"to\": \"n3\"\n    },\n    {\n      \"from\": \"n3\",\n      \"to\": \"n4\"\n    },\n    {\n      \"from\": \"n4\",\n      \"to\": \"n5\"\n    },\n    {\n      \"from\": \"n5\",\n      \"to\": \"n6\"\n    },\n    {\n      \"from\": \"n6\",\n      \"to\": \"n7\"\n    },\n    {\n      \"from\": \"n7\",\n      \"to\": \"n8\"\n    },\n    {\n      \"from\": \"n8\",\n      \"to\": \"n9\"\n    },\n    {\n      \"from\": \"n9\",\n      \"to\": \"n10\"\n    },\n    {\n      \"from\": \"n10\",\n      \"to\": \"n11\"\n    },\n    {\n      \"from\": \"n11\",\n      \"to\": \"n12\"\n    },\n    {\n      \"from\": \"n12\",\n      \"to\": \"n13\"\n    },\n    {\n      \"from\": \"n13\",\n      \"to\": \"n14\"\n    },\n    {\n      \"from\": \"n14\",\n      \"to\": \"n15\"\n    },\n    {\n      \"from\": \"n15\",\n      \"to\": \"n16\"\n    },\n    {\n      \"from\": \"n16\",\n      \"to\": \"n17\"\n    },\n    {\n      \"from\": \"n17\",\n      \"to\": \"n18\"\n    },\n    {\n      \"from\": \"n18\",\n      \"to\": \"n19\"\n    },\n    {\n      \"from\": \"n19\",\n      \"to\": \"n20\"\n    },\n    {\n      \"from\": \"n20\",\n      \"to\": \"n21\"\n    },\n    {\n      \"from\": \"n21\",\n      \"to\": \"n22\"\n    },\n    {\n      \"from\": \"n22\",\n      \"to\": \"n23\"\n    },\n    {\n      \"from\": \"n23\",\n      \"to\": \"n24\"\n    },\n    {\n      \"from\": \"n24\",\n      \"to\": \"n25\"\n    },\n    {\n      \"from\": \"n25\",\n      \"to\": \"n26\"\n    },\n    {\n      \"from\": \"n26\",\n      \"to\": \"n27\"\n    },\n    {\n      \"from\": \"n27\",\n      \"to\": \"n28\"\n    },\n    {\n      \"from\": \"n28\",\n      \"to\": \"n29\"\n    },\n    {\n      \"from\": \"n29\",\n      \"to\": \"n30\"\n    },\n    {\n      \"from\": \"n30\",\n      \"to\": \"n31\"\n    },\n    {\n      \"from\": \"n31\",\n      \"to\": \"n32\"\n    },\n    {\n      \"from\": \"n32\",\n      \"to\": \"n33\"\n    },\n    {\n      \"from\": \"n33\",\n      \"to\": \"n34\"\n    },\n    {\n      \"from\": \"n34\",\n      \"to\": \"n35\"\n    },\n    {\n      \"from\": \"n35\",\n      \"to\": \"n36\"\n    },\n    {\n      \"from\": \"n36\",\n      \"to\": \"n37\"\n    },\n    {\n      \"from\": \"n37\",\n      \"to\": \"n38\"\n    },\n    {\n      \"from\": \"n38\",\n      \"to\": \"n39\"\n    },\n    {\n      \"from\": \"n39\",\n      \"to\": \"n40\"\n    },\n    {\n      \"from\": \"n40\",\n      \"to\": \"n41\"\n    },\n    {\n      \"from\": \"n41\",\n      \"to\": \"n42\"\n    },\n    {\n      \"from\": \"n42\",\n      \"to\": \"n43\"\n    },\n    {\n      \"from\": \"n43\",\n      \"to\": \"n44\"\n    },\n    {\n      \"from\": \"n44\",\n      \"to\": \"n45\"\n    },\n    {\n      \"from\": \"n45\",\n      \"to\": \"n46\"\n    },\n    {\n      \"from\": \"n46\",\n      \"to\": \"n47\"\n    },\n    {\n      \"from\": \"n47\",\n      \"to\": \"n48\"\n    },\n    {\n      \"from\": \"n48\",\n      \"to\": \"n49\"\n    },\n    {\n      \"from\": \"n49\",\n      \"to\": \"n50\"\n    },\n    {\n      \"from\": \"n50\",\n      \"to\": \"n51\"\n    },\n    {\n      \"from\": \"n51\",\n      \"to\": \"n52\"\n    },\n    {\n      \"from\": \"n52\",\n      \"to\": \"n53\"\n    },\n    {\n      \"from\": \"n53\",\n      \"to\": \"n54\"\n    },\n    {\n      \"from\": \"n54\",\n      \"to\": \"n55\"\n    },\n    {\n      \"from\": \"n55\",\n      \"to\": \"n56\"\n    },\n    {\n      \"from\": \"n56\",\n      \"to\": \"n57\"\n    },\n    {\n      \"from\": \"n57\",\n      \"to\": \"n58\"\n    },\n    {\n      \"from\": \"n58\",\n      \"to\": \"n59\"\n    },\n    {\n      \"from\": \"n59\",\n      \"to\": \"n60\"\n    },\n    {\n      \"from\": \"n60\",\n      \"to\": \"n61\"\n    },\n    {\n      \"from\": \"n61\",\n      \"to\": \"n62\"\n    },\n    {\n      \"from\": \"n62\",\n      \"to\": \"n63\"\n    },\n    {\n      \"from\": \"n63\",\n      \"to\": \"n64\"\n    },\n    {\n      \"from\": \"n64\",\n      \"to\": \"n65\"\n    },\n    {\n      \"from\": \"n65\",\n      \"to\": \"n66\"\n    },\n    {\n      \"from\": \"n66\",\n      \"to\": \"n67\"\n    },\n    {\n      \"from\": \"n67\",\n      \"to\": \"n68\"\n    },\n    {\n      \"from\": \"n68\",\n      \"to\": \"n69\"\n    },\n    {\n      \"from\": \"n69\",\n      \"to\": \"n70\"\n    },\n    {\n      \"from\": \"n70\",\n      \"to\": \"n71\"\n    },\n    {\n      \"from\": \"n71\",\n      \"to\": \"n72\"\n    },\n    {\n      \"from\": \"n72\",\n      \"to\": \"n73\"\n    },\n    {\n      \"from\": \"n73\",\n      \"to\": \"n74\"\n    },\n    {\n      \"from\": \"n74\",\n      \"to\": \"n75\"\n    },\n    {\n      \"from\": \"n75\",\n      \"to\": \"n76\"\n    },\n    {\n      \"from\": \"n76\",\n      \"to\": \"n77\"\n    },\n    {\n      \"from\": \"n77\",\n      \"to\": \"n78\"\n    },\n    {\n      \"from\": \"n78\",\n      \"to\": \"n79\"\n    },\n    {\n      \"from\": \"n79\",\n      \"to\": \"n80\"\n    },\n    {\n      \"from\": \"n80\",\n      \"to\": \"n81\"\n    },\n    {\n      \"from\": \"n81\",\n      \"to\": \"n82\"\n    },\n    {\n      \"from\": \"n82\",\n      \"to\": \"n83\"\n    },\n    {\n      \"from\": \"n83\",\n      \"to\": \"n84\"\n    },\n    {\n      \"from\": \"n84\",\n      \"to\": \"n85\"\n    },\n    {\n      \"from\": \"n85\",\n      \"to\": \"n86\"\n    },\n    {\n      \"from\": \"n86\",\n      \"to\": \"n87\"\n    },\n    {\n      \"from\": \"n87\",\n      \"to\": \"n88\"\n    },\n    {\n      \"from\": \"n88\",\n      \"to\": \"n89\"\n    },\n    {\n      \"from\": \"n89\",\n      \"to\": \"n90\"\n    },\n    {\n      \"from\": \"n90\",\n      \"to\": \"n91\"\n    },\n    {\n      \"from\": \"n91\",\n      \"to\": \"n92\"\n    },\n    {\n      \"from\": \"n92\",\n      \"to\": \"n93\"\n    },\n    {\n      \"from\": \"n93\",\n      \"to\": \"n94\"\n    },\n    {\n      \"from\": \"n94\",\n      \"to\": \"n95\"\n    },\n    {\n      \"from\": \"n95\",\n      \"to\": \"n96\"\n    },\n    {\n      \"from\": \"n96\",\n      \"to\": \"n97\"\n    },\n    {\n      \"from\": \"n97\",\n      \"to\": \"n98\"\n    },\n    {\n      \"from\": \"n98\",\n      \"to\": \"n99\"\n    },\n    {\n      \"from\": \"n99\",\n      \"to\": \"n100\"\n    },\n    {\n      \"from\": \"n100\",\n      \"to\": \"n101\"\n    },\n    {\n      \"from\": \"n101\",\n      \"to\": \"n102\"\n    },\n    {\n      \"from\": \"n102\",\n      \"to\": \"n103\"\n    },\n    {\n      \"from\": \"n103\",\n      \"to\": \"n104\"\n    },\n    {\n      \"from\": \"n104\",\n      \"to\": \"n105\"\n    },\n    {\n      \"from\": \"n105\",\n      \"to\": \"n106\"\n    },\n    {\n      \"from\": \"n106\",\n      \"to\": \"n107\"\n    },\n    {\n      \"from\": \"n107\",\n      \"to\": \"n108\"\n    },\n    {\n      \"from\": \"n108\",\n      \"to\": \"n109\"\n    },\n    {\n      \"from\": \"n109\",\n      \"to\": \"n110\"\n    },\n    {\n      \"from\": \"n110\",\n      \"to\": \"n111\"\n    },\n    {\n      \"from\": \"n111\",\n      \"to\": \"n112\"\n    },\n    {\n      \"from\": \"n112\",\n      \"to\": \"n113\"\n    },\n    {\n      \"from\": \"n113\",\n      \"to\": \"n114\"\n    },\n    {\n      \"from\": \"n114\",\n      \"to\": \"n115\"\n    },\n    {\n      \"from\": \"n115\",\n      \"to\": \"n116\"\n    },\n    {\n      \"from\": \"n116\",\n      \"to\": \"n117\"\n    },\n    {\n      \"from\": \"n117\",\n      \"to\": \"n118\"\n    },\n    {\n      \"from\": \"n118\",\n      \"to\": \"n119\"\n    },\n    {\n      \"from\": \"n119\",\n      \"to\": \"n120\"\n    },\n    {\n      \"from\": \"n120\",\n      \"to\": \"n121\"\n    },\n    {\n      \"from\": \"n121\",\n      \"to\": \"n122\"\n    },\n    {\n      \"from\": \"n122\",\n      \"to\": \"n123\"\n    },\n    {\n      \"from\": \"n123\",\n      \"to\": \"n124\"\n    },\n    {\n      \"from\": \"n124\",\n      \"to\": \"n125\"\n    },\n    {\n      \"from\": \"n125\",\n      \"to\": \"n126\"\n    },\n    {\n      \"from\": \"n126\",\n      \"to\": \"n127\"\n    },\n    {\n      \"from\": \"n127\",\n      \"to\": \"n128\"\n    },\n    {\n      \"from\": \"n128\",\n      \"to\": \"n129\"\n    },\n    {\n      \"from\": \"n129\",\n      \"to\": \"n130\"\n    },\n    {\n      \"from\": \"n130\",\n      \"to\": \"n131\"\n    },\n    {\n      \"from\": \"n131\",\n      \"to\": \"n132\"\n    },\n    {\n      \"from\": \"n132\",\n      \"to\": \"n133\"\n    },\n    {\n      \"from\": \"n133\",\n      \"to\": \"n134\"\n    },\n    {\n      \"from\": \"n134\",\n      \"to\": \"n135\"\n    },\n    {\n      \"from\": \"n135\",\n      \"to\": \"n136\"\n    },\n    {\n      \"from\": \"n136\",\n      \"to\": \"n137\"\n    },\n    {\n      \"from\": \"n137\",\n      \"to\": \"n138\"\n    },\n    {\n      \"from\": \"n138\",\n      \"to\": \"n139\"\n    },\n    {\n      \"from\": \"n139\",\n      \"to\": \"n140\"\n    },\n    {\n      \"from\": \"n140\",\n      \"to\": \"n141\"\n    },\n    {\n      \"from\": \"n141\",\n      \"to\": \"n142\"\n    },\n    {\n      \"from\": \"n142\",\n      \"to\": \"n143\"\n    },\n    {\n      \"from\": \"n143\",\n      \"to\": \"n144\"\n    },\n    {\n      \"from\": \"n144\",\n      \"to\": \"n145\"\n    },\n    {\n      \"from\": \"n145\",\n      \"to\": \"n146\"\n    },\n    {\n      \"from\": \"n146\",\n      \"to\": \"n147\"\n    },\n    {\n      \"from\": \"n147\",\n      \"to\": \"n148\"\n    },\n    {\n      \"from\": \"n148\",\n      \"to\": \"n149\"\n    },\n    {\n      \"from\": \"n149\",\n      \"to\": \"n150\"\n    },\n    {\n      \"from\": \"n150\",\n      \"to\": \"n151\"\n    },\n    {\n      \"from\": \"n151\",\n      \"to\": \"n152\"\n    },\n    {\n      \"from\": \"n152\",\n      \"to\": \"n153\"\n    },\n    {\n      \"from\": \"n153\",\n      \"to\": \"n154\"\n    },\n    {\n      \"from\": \"n154\",\n      \"to\": \"n155\"\n    },\n    {\n      \"from\": \"n155\",\n      \"to\": \"n156\"\n    },\n    {\n      \"from\": \"n156\",\n      \"to\": \"n157\"\n    },\n    {\n      \"from\": \"n157\",\n      \"to\": \"n158\"\n    },\n    {\n      \"from\": \"n158\",\n      \"to\": \"n159\"\n    },\n    {\n      \"from\": \"n159\",\n      \"to\": \"n160\"\n    },\n    {\n      \"from\": \"n160\",\n      \"to\": \"n161\"\n    },\n    {\n      \"from\": \"n161\",\n      \"to\": \"n162\"\n    },\n    {\n      \"from\": \"n162\",\n      \"to\": \"n163\"\n    },\n    {\n      \"from\": \"n163\",\n      \"to\": \"n164\"\n    },\n    {\n      \"from\": \"n164\",\n      \"to\": \"n165\"\n    },\n    {\n      \"from\": \"n165\",\n      \"to\": \"n166\"\n    },\n    {\n      \"from\": \"n166\",\n      \"to\": \"n167\"\n    },\n    {\n      \"from\": \"n167\",\n      \"to\": \"n168\"\n    },\n    {\n      \"from\": \"n168\",\n      \"to\": \"n169\"\n    },\n    {\n      \"from\": \"n169\",\n      \"to\": \"n170\"\n    },\n    {\n      \"from\": \"n170\",\n      \"to\": \"n171\"\n    },\n    {\n      \"from\": \"n171\",\n      \"to\": \"n172\"\n    },\n    {\n      \"from\": \"n172\",\n      \"to\": \"n173\"\n    },\n    {\n      \"from\": \"n173\",\n      \"to\": \"n174\"\n    },\n    {\n      \"from\": \"n174\",\n      \"to\": \"n175\"\n    },\n    {\n      \"from\": \"n175\",\n      \"to\": \"n176\"\n    },\n    {\n      \"from\": \"n176\",\n      \"to\": \"n177\"\n    },\n    {\n      \"from\": \"n177\",\n      \"to\": \"n178\"\n    },\n    {\n      \"from\": \"n178\",\n      \"to\": \"n179\"\n    },\n    {\n      \"from\": \"n179\",\n      \"to\": \"n180\"\n    },\n    {\n      \"from\": \"n180\",\n      \"to\": \"n181\"\n    },\n    {\n      \"from\": \"n181\",\n      \"to\": \"n182\"\n    },\n    {\n      \"from\": \"n182\",\n      \"to\": \"n183\"\n    },\n    {\n      \"from\": \"n183\",\n      \"to\": \"n184\"\n    },\n    {\n      \"from\": \"n184\",\n      \"to\": \"n185\"\n    },\n    {\n      \"from\": \"n185\",\n      \"to\": \"n186\"\n    },\n    {\n      \"from\": \"n186\",\n      \"to\": \"n187\"\n    },\n    {\n      \"from\": \"n187\",\n      \"to\": \"n188\"\n    },\n    {\n      \"from\": \"n188\",\n      \"to\": \"n189\"\n    },\n    {\n      \"from\": \"n189\",\n      \"to\": \"n190\"\n    },\n    {\n      \"from\": \"n190\",\n      \"to\": \"n191\"\n    },\n    {\n      \"from\": \"n191\",\n      \"to\": \"n192\"\n    },\n    {\n      \"from\": \"n192\",\n      \"to\": \"n193\"\n    },\n    {\n      \"from\": \"n193\",\n      \"to\": \"n194\"\n    },\n    {\n      \"from\": \"n194\",\n      \"to\": \"n195\"\n    },\n    {\n      \"from\": \"n195\",\n      \"to\": \"n196\"\n    },\n    {\n      \"from\": \"n196\",\n      \"to\": \"n197\"\n    },\n    {\n      \"from\": \"n197\",\n      \"to\": \"n198\"\n    },\n    {\n      \"from\": \"n198\",\n      \"to\": \"n199\"\n    },\n    {\n      \"from\": \"n199\",\n      \"to\": \"__end__\"\n    }\n  ]\n}\n"
 
 // specDoc decodes specJSON once.
-var specDoc = sync.OnceValues(func() (*spec.Graph, error) {
-	g, diags := spec.Decode("../specs/chain-200.json", []byte(specJSON))
-	if err := diags.Err(); err != nil {
-		return nil, err
-	}
-	return g, nil
-})
+var specDoc = genimpl.SpecDoc("../specs/chain-200.json", specJSON)

@@ -4,15 +4,11 @@
 package fanout100
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"sync"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -20,90 +16,51 @@ import (
 // merge channel ([] and {} when empty) and every last_write channel that was
 // written (null included), as checkpoints store it.
 func (s State) MarshalJSON() ([]byte, error) {
-	var w jsonWriter
+	var w genimpl.ObjectWriter
 	if s.HasCounter() {
-		w.member("\"counter\":", s.Counter)
+		w.Member("\"counter\":", s.Counter)
 	}
 	if s.Items == nil {
-		w.raw("\"items\":", "[]")
+		w.Raw("\"items\":", "[]")
 	} else {
-		w.member("\"items\":", s.Items)
+		w.Member("\"items\":", s.Items)
 	}
-	return w.done()
+	return w.Done()
 }
 
 // MarshalJSON writes the channels u writes as a JSON object (not its Goto).
 func (u Update) MarshalJSON() ([]byte, error) {
-	var w jsonWriter
+	var w genimpl.ObjectWriter
 	if u.Counter != nil {
-		w.member("\"counter\":", *u.Counter)
+		w.Member("\"counter\":", *u.Counter)
 	}
 	if u.Items != nil {
-		w.member("\"items\":", u.Items)
+		w.Member("\"items\":", u.Items)
 	}
-	return w.done()
-}
-
-// jsonWriter writes one JSON object member by member.
-type jsonWriter struct {
-	b   []byte
-	err error
-}
-
-func (w *jsonWriter) raw(key, value string) {
-	if len(w.b) == 0 {
-		w.b = append(w.b, '{')
-	} else {
-		w.b = append(w.b, ',')
-	}
-	w.b = append(w.b, key...)
-	w.b = append(w.b, value...)
-}
-
-func (w *jsonWriter) member(key string, v any) {
-	if w.err != nil {
-		return
-	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		w.err = fmt.Errorf("channel %s %w", key, err)
-		return
-	}
-	w.raw(key, string(data))
-}
-
-func (w *jsonWriter) done() ([]byte, error) {
-	if w.err != nil {
-		return nil, w.err
-	}
-	if len(w.b) == 0 {
-		return []byte("{}"), nil
-	}
-	return append(w.b, '}'), nil
+	return w.Done()
 }
 
 // UnmarshalJSON reads a state written by MarshalJSON. A member that names
 // no channel of the graph is an error.
 func (s *State) UnmarshalJSON(data []byte) error {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(data, &members); err != nil {
-		return fmt.Errorf("state: %w", err)
+	members, err := genimpl.StateMembers(data)
+	if err != nil {
+		return err
 	}
 	var t State
-	for _, k := range slices.Sorted(maps.Keys(members)) {
-		raw := members[k]
+	for _, mb := range members {
 		var err error
-		switch k {
+		switch mb.Key {
 		case "counter":
-			err = json.Unmarshal(raw, &t.Counter)
+			err = json.Unmarshal(mb.Value, &t.Counter)
 			t.set[0] |= 1 << 0
 		case "items":
-			err = json.Unmarshal(raw, &t.Items)
+			err = json.Unmarshal(mb.Value, &t.Items)
 		default:
-			return fmt.Errorf("state: channel %q is not declared by graph \"fanout-100\"", k)
+			return genimpl.UndeclaredInState(mb.Key, "\"fanout-100\"")
 		}
 		if err != nil {
-			return fmt.Errorf("state: channel %q: %w", k, err)
+			return genimpl.StateChannelError(mb.Key, err)
 		}
 	}
 	*s = t
@@ -129,15 +86,8 @@ func Adapt(fn runtime.NodeFunc) Node {
 			return Update{}, err
 		}
 		u := UpdateOf(out)
-		if gotos, ok := ctx.PendingCommand(); ok {
-			u.Goto = make([]Target, 0, len(gotos))
-			for _, g := range gotos {
-				t, err := targetOf(g)
-				if err != nil {
-					return Update{}, err
-				}
-				u.Goto = append(u.Goto, t)
-			}
+		if u.Goto, err = genimpl.Command(ctx, targetOf); err != nil {
+			return Update{}, err
 		}
 		return u, nil
 	}
@@ -169,23 +119,9 @@ func (r registryNodes) Push(id NodeID, _ PushConfig) (Node, error) {
 
 // build builds node id with its type's factory.
 func (r registryNodes) build(id NodeID) (Node, error) {
-	g, err := specDoc()
+	fn, err := genimpl.RegistryNode(r.reg, specDoc, int(id))
 	if err != nil {
 		return nil, err
-	}
-	n := g.Nodes[id]
-	n.Config = bytes.Clone(n.Config)
-	factory, ok := r.reg[n.Type]
-	if !ok {
-		names := slices.Sorted(maps.Keys(r.reg))
-		return nil, fmt.Errorf("type %q is not in the registry (registered: %q)", n.Type, names)
-	}
-	fn, err := factory(n)
-	if err != nil {
-		return nil, err
-	}
-	if fn == nil {
-		return nil, errors.New("the registry's factory returned a nil function")
 	}
 	return Adapt(fn), nil
 }
@@ -423,18 +359,18 @@ func targetOf(g runtime.Goto) (Target, error) {
 func (s State) values() (runtime.Values, error) {
 	v := make(runtime.Values, 2)
 	if s.HasCounter() {
-		x, err := jsonValue(s.Counter)
+		x, err := genimpl.ToAny("counter", s.Counter)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "counter", err)
+			return nil, err
 		}
 		v["counter"] = x
 	}
 	if s.Items == nil {
 		v["items"] = []any{}
 	} else {
-		x, err := jsonValue(s.Items)
+		x, err := genimpl.ToAny("items", s.Items)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "items", err)
+			return nil, err
 		}
 		v["items"] = x
 	}
@@ -448,25 +384,25 @@ func (s State) values() (runtime.Values, error) {
 // reduce error, exactly where the spec-built program fails.
 func UpdateOf(vals runtime.Values) Update {
 	var u Update
-	for _, k := range slices.Sorted(maps.Keys(vals)) {
+	for _, k := range genimpl.Keys(vals) {
 		v := vals[k]
 		switch k {
 		case "counter":
-			x, bad := decodeValue[int]("counter", v, "int")
+			x, bad := genimpl.DecodeValue[int]("counter", v, "int")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Counter = &x
 		case "items":
-			x, bad := decodeList[int]("items", v, "[]int")
+			x, bad := genimpl.DecodeList[int]("items", v, "[]int")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Items = x
 		default:
-			u.bad = undeclared(k)
+			u.bad = genimpl.Undeclared(k, shape)
 			return u
 		}
 	}
@@ -475,85 +411,15 @@ func UpdateOf(vals runtime.Values) Update {
 
 // stateOf converts an untyped send input into the task's state.
 func stateOf(vals runtime.Values) (State, error) {
-	var t State
-	for _, k := range slices.Sorted(maps.Keys(vals)) {
-		v := vals[k]
-		switch k {
-		case "counter":
-			x, bad := decodeValue[int]("counter", v, "int")
-			if bad != nil {
-				return t, bad
-			}
-			t.Counter = x
-			t.set[0] |= 1 << 0
-		case "items":
-			x, bad := decodeList[int]("items", v, "[]int")
-			if bad != nil {
-				return t, bad
-			}
-			t.Items = x
-		default:
-			return t, undeclared(k)
-		}
+	u := UpdateOf(vals)
+	if u.bad != nil {
+		return State{}, u.bad
 	}
-	return t, nil
-}
-
-// undeclared is the error of a write to a channel the graph does not declare.
-func undeclared(name string) *runtime.ChannelError {
-	return &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("write to undeclared channel %q; declared channels are [counter, items]", name)}
-}
-
-// jsonValue converts v to the untyped value encoding/json decodes its JSON to.
-func jsonValue(v any) (any, error) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var out any
-	err = json.Unmarshal(data, &out)
-	return out, err
-}
-
-// decodeValue converts a write to a channel of a bound type through JSON.
-func decodeValue[T any](name string, v any, typ string) (out T, _ *runtime.ChannelError) {
-	data, err := json.Marshal(v)
-	if err == nil {
-		err = json.Unmarshal(data, &out)
-	}
-	if err != nil {
-		return out, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as %s: %v", typ, err)}
-	}
-	return out, nil
-}
-
-// decodeList converts an append write: a list's elements, or one element.
-func decodeList[E any](name string, v any, typ string) (out []E, _ *runtime.ChannelError) {
-	data, err := json.Marshal(v)
-	if err == nil {
-		if len(data) == 0 || data[0] != '[' {
-			var e E
-			if err = json.Unmarshal(data, &e); err == nil {
-				return []E{e}, nil
-			}
-			return nil, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as an element of %s: %v", typ, err)}
-		}
-		err = json.Unmarshal(data, &out)
-	}
-	if err != nil {
-		return out, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as %s: %v", typ, err)}
-	}
-	return out, nil
+	return State{}.With(u), nil
 }
 
 // specJSON is the spec this package was generated from, in canonical form.
 const specJSON = "{\n  \"name\": \"fanout-100\",\n  \"channels\": {\n    \"counter\": {\n      \"reducer\": \"last_write\"\n    },\n    \"items\": {\n      \"reducer\": \"append\"\n    }\n  },\n  \"nodes\": [\n    {\n      \"id\": \"fan\",\n      \"type\": \"noop\"\n    },\n    {\n      \"id\": \"w0\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w1\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w2\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w3\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w4\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w5\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w6\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w7\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w8\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w9\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w10\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w11\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w12\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w13\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w14\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w15\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w16\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w17\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w18\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w19\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w20\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w21\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w22\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w23\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w24\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w25\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w26\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w27\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w28\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w29\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w30\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w31\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w32\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w33\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w34\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w35\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w36\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w37\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w38\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w39\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w40\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w41\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w42\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w43\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w44\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w45\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w46\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w47\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w48\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w49\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w50\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w51\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w52\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w53\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w54\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w55\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w56\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w57\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w58\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w59\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w60\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w61\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w62\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w63\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w64\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w65\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w66\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w67\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w68\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w69\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w70\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w71\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w72\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w73\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w74\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w75\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w76\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w77\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w78\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w79\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w80\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w81\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w82\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w83\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w84\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w85\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w86\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w87\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w88\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w89\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w90\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w91\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w92\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w93\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w94\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w95\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w96\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w97\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w98\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"w99\",\n      \"type\": \"push\"\n    },\n    {\n      \"id\": \"join\",\n      \"type\": \"noop\"\n    }\n  ],\n  \"edges\": [\n    {\n      \"from\": \"__start__\",\n      \"to\": \"fan\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w0\"\n    },\n    {\n      \"from\": \"w0\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w1\"\n    },\n    {\n      \"from\": \"w1\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w2\"\n    },\n    {\n      \"from\": \"w2\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w3\"\n    },\n    {\n      \"from\": \"w3\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w4\"\n    },\n    {\n      \"from\": \"w4\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w5\"\n    },\n    {\n      \"from\": \"w5\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w6\"\n    },\n    {\n      \"from\": \"w6\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w7\"\n    },\n    {\n      \"from\": \"w7\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w8\"\n    },\n    {\n      \"from\": \"w8\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w9\"\n    },\n    {\n      \"from\": \"w9\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w10\"\n    },\n    {\n      \"from\": \"w10\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w11\"\n    },\n    {\n      \"from\": \"w11\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w12\"\n    },\n    {\n      \"from\": \"w12\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w13\"\n    },\n    {\n      \"from\": \"w13\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w14\"\n    },\n    {\n      \"from\": \"w14\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w15\"\n    },\n    {\n      \"from\": \"w15\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w16\"\n    },\n    {\n      \"from\": \"w16\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w17\"\n    },\n    {\n      \"from\": \"w17\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w18\"\n    },\n    {\n      \"from\": \"w18\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w19\"\n    },\n    {\n      \"from\": \"w19\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w20\"\n    },\n    {\n      \"from\": \"w20\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w21\"\n    },\n    {\n      \"from\": \"w21\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w22\"\n    },\n    {\n      \"from\": \"w22\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w23\"\n    },\n    {\n      \"from\": \"w23\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w24\"\n    },\n    {\n      \"from\": \"w24\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w25\"\n    },\n    {\n      \"from\": \"w25\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w26\"\n    },\n    {\n      \"from\": \"w26\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w27\"\n    },\n    {\n      \"from\": \"w27\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w28\"\n    },\n    {\n      \"from\": \"w28\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w29\"\n    },\n    {\n      \"from\": \"w29\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w30\"\n    },\n    {\n      \"from\": \"w30\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w31\"\n    },\n    {\n      \"from\": \"w31\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w32\"\n    },\n    {\n      \"from\": \"w32\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w33\"\n    },\n    {\n      \"from\": \"w33\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w34\"\n    },\n    {\n      \"from\": \"w34\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w35\"\n    },\n    {\n      \"from\": \"w35\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w36\"\n    },\n    {\n      \"from\": \"w36\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w37\"\n    },\n    {\n      \"from\": \"w37\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w38\"\n    },\n    {\n      \"from\": \"w38\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w39\"\n    },\n    {\n      \"from\": \"w39\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w40\"\n    },\n    {\n      \"from\": \"w40\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w41\"\n    },\n    {\n      \"from\": \"w41\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w42\"\n    },\n    {\n      \"from\": \"w42\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w43\"\n    },\n    {\n      \"from\": \"w43\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w44\"\n    },\n    {\n      \"from\": \"w44\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w45\"\n    },\n    {\n      \"from\": \"w45\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w46\"\n    },\n    {\n      \"from\": \"w46\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w47\"\n    },\n    {\n      \"from\": \"w47\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w48\"\n    },\n    {\n      \"from\": \"w48\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w49\"\n    },\n    {\n      \"from\": \"w49\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w50\"\n    },\n    {\n      \"from\": \"w50\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w51\"\n    },\n    {\n      \"from\": \"w51\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w52\"\n    },\n    {\n      \"from\": \"w52\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w53\"\n    },\n    {\n      \"from\": \"w53\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w54\"\n    },\n    {\n      \"from\": \"w54\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w55\"\n    },\n    {\n      \"from\": \"w55\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w56\"\n    },\n    {\n      \"from\": \"w56\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w57\"\n    },\n    {\n      \"from\": \"w57\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w58\"\n    },\n    {\n      \"from\": \"w58\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w59\"\n    },\n    {\n      \"from\": \"w59\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w60\"\n    },\n    {\n      \"from\": \"w60\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w61\"\n    },\n    {\n      \"from\": \"w61\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w62\"\n    },\n    {\n      \"from\": \"w62\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w63\"\n    },\n    {\n      \"from\": \"w63\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w64\"\n    },\n    {\n      \"from\": \"w64\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w65\"\n    },\n    {\n      \"from\": \"w65\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w66\"\n    },\n    {\n      \"from\": \"w66\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w67\"\n    },\n    {\n      \"from\": \"w67\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w68\"\n    },\n    {\n      \"from\": \"w68\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w69\"\n    },\n    {\n      \"from\": \"w69\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w70\"\n    },\n    {\n      \"from\": \"w70\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w71\"\n    },\n    {\n      \"from\": \"w71\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w72\"\n    },\n    {\n      \"from\": \"w72\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w73\"\n    },\n    {\n      \"from\": \"w73\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w74\"\n    },\n    {\n      \"from\": \"w74\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w75\"\n    },\n    {\n      \"from\": \"w75\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w76\"\n    },\n    {\n      \"from\": \"w76\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w77\"\n    },\n    {\n      \"from\": \"w77\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w78\"\n    },\n    {\n      \"from\": \"w78\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w79\"\n    },\n    {\n      \"from\": \"w79\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w80\"\n    },\n    {\n      \"from\": \"w80\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w81\"\n    },\n    {\n      \"from\": \"w81\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w82\"\n    },\n    {\n      \"from\": \"w82\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w83\"\n    },\n    {\n      \"from\": \"w83\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w84\"\n    },\n    {\n      \"from\": \"w84\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w85\"\n    },\n    {\n      \"from\": \"w85\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w86\"\n    },\n    {\n      \"from\": \"w86\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w87\"\n    },\n    {\n      \"from\": \"w87\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w88\"\n    },\n    {\n      \"from\": \"w88\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w89\"\n    },\n    {\n      \"from\": \"w89\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w90\"\n    },\n    {\n      \"from\": \"w90\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w91\"\n    },\n    {\n      \"from\": \"w91\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w92\"\n    },\n    {\n      \"from\": \"w92\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w93\"\n    },\n    {\n      \"from\": \"w93\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w94\"\n    },\n    {\n      \"from\": \"w94\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w95\"\n    },\n    {\n      \"from\": \"w95\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w96\"\n    },\n    {\n      \"from\": \"w96\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w97\"\n    },\n    {\n      \"from\": \"w97\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w98\"\n    },\n    {\n      \"from\": \"w98\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"fan\",\n      \"to\": \"w99\"\n    },\n    {\n      \"from\": \"w99\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"join\",\n      \"to\": \"__end__\"\n    }\n  ]\n}\n"
 
 // specDoc decodes specJSON once.
-var specDoc = sync.OnceValues(func() (*spec.Graph, error) {
-	g, diags := spec.Decode("../specs/fanout-100.json", []byte(specJSON))
-	if err := diags.Err(); err != nil {
-		return nil, err
-	}
-	return g, nil
-})
+var specDoc = genimpl.SpecDoc("../specs/fanout-100.json", specJSON)

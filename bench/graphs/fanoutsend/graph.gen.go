@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -183,12 +184,13 @@ func New(n Nodes, opts ...runtime.Option) (*Graph, error) {
 	if n == nil {
 		return nil, &runtime.SpecError{Msg: "fanoutsend.New: Nodes is nil"}
 	}
-	b := &builder{p: &program{}}
-	b.add(NodeFan, "Fan")(n.Fan(NodeFan, FanConfig{}))
-	b.add(NodeWorker, "Worker")(n.Worker(NodeWorker, WorkerConfig{}))
-	b.add(NodeJoin, "Noop")(n.Noop(NodeJoin, NoopConfig{}))
-	if len(b.errs) > 0 {
-		return nil, b.err()
+	p := &program{}
+	b := genimpl.NewBuilder("fanoutsend", shape, p.nodes[:])
+	b.Add(int(NodeFan), "Fan")(n.Fan(NodeFan, FanConfig{}))
+	b.Add(int(NodeWorker), "Worker")(n.Worker(NodeWorker, WorkerConfig{}))
+	b.Add(int(NodeJoin), "Noop")(n.Noop(NodeJoin, NoopConfig{}))
+	if err := b.Err(); err != nil {
+		return nil, err
 	}
-	return runtime.New[State, Update](b.p, opts...)
+	return runtime.New[State, Update](p, opts...)
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -167,10 +168,11 @@ func New(n Nodes, opts ...runtime.Option) (*Graph, error) {
 	if n == nil {
 		return nil, &runtime.SpecError{Msg: "loop100.New: Nodes is nil"}
 	}
-	b := &builder{p: &program{}}
-	b.add(NodeInc, "Inc")(n.Inc(NodeInc, IncConfig{}))
-	if len(b.errs) > 0 {
-		return nil, b.err()
+	p := &program{}
+	b := genimpl.NewBuilder("loop100", shape, p.nodes[:])
+	b.Add(int(NodeInc), "Inc")(n.Inc(NodeInc, IncConfig{}))
+	if err := b.Err(); err != nil {
+		return nil, err
 	}
-	return runtime.New[State, Update](b.p, opts...)
+	return runtime.New[State, Update](p, opts...)
 }

@@ -4,15 +4,11 @@
 package loop2000
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"sync"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -20,90 +16,51 @@ import (
 // merge channel ([] and {} when empty) and every last_write channel that was
 // written (null included), as checkpoints store it.
 func (s State) MarshalJSON() ([]byte, error) {
-	var w jsonWriter
+	var w genimpl.ObjectWriter
 	if s.HasCounter() {
-		w.member("\"counter\":", s.Counter)
+		w.Member("\"counter\":", s.Counter)
 	}
 	if s.Items == nil {
-		w.raw("\"items\":", "[]")
+		w.Raw("\"items\":", "[]")
 	} else {
-		w.member("\"items\":", s.Items)
+		w.Member("\"items\":", s.Items)
 	}
-	return w.done()
+	return w.Done()
 }
 
 // MarshalJSON writes the channels u writes as a JSON object (not its Goto).
 func (u Update) MarshalJSON() ([]byte, error) {
-	var w jsonWriter
+	var w genimpl.ObjectWriter
 	if u.Counter != nil {
-		w.member("\"counter\":", *u.Counter)
+		w.Member("\"counter\":", *u.Counter)
 	}
 	if u.Items != nil {
-		w.member("\"items\":", u.Items)
+		w.Member("\"items\":", u.Items)
 	}
-	return w.done()
-}
-
-// jsonWriter writes one JSON object member by member.
-type jsonWriter struct {
-	b   []byte
-	err error
-}
-
-func (w *jsonWriter) raw(key, value string) {
-	if len(w.b) == 0 {
-		w.b = append(w.b, '{')
-	} else {
-		w.b = append(w.b, ',')
-	}
-	w.b = append(w.b, key...)
-	w.b = append(w.b, value...)
-}
-
-func (w *jsonWriter) member(key string, v any) {
-	if w.err != nil {
-		return
-	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		w.err = fmt.Errorf("channel %s %w", key, err)
-		return
-	}
-	w.raw(key, string(data))
-}
-
-func (w *jsonWriter) done() ([]byte, error) {
-	if w.err != nil {
-		return nil, w.err
-	}
-	if len(w.b) == 0 {
-		return []byte("{}"), nil
-	}
-	return append(w.b, '}'), nil
+	return w.Done()
 }
 
 // UnmarshalJSON reads a state written by MarshalJSON. A member that names
 // no channel of the graph is an error.
 func (s *State) UnmarshalJSON(data []byte) error {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(data, &members); err != nil {
-		return fmt.Errorf("state: %w", err)
+	members, err := genimpl.StateMembers(data)
+	if err != nil {
+		return err
 	}
 	var t State
-	for _, k := range slices.Sorted(maps.Keys(members)) {
-		raw := members[k]
+	for _, mb := range members {
 		var err error
-		switch k {
+		switch mb.Key {
 		case "counter":
-			err = json.Unmarshal(raw, &t.Counter)
+			err = json.Unmarshal(mb.Value, &t.Counter)
 			t.set[0] |= 1 << 0
 		case "items":
-			err = json.Unmarshal(raw, &t.Items)
+			err = json.Unmarshal(mb.Value, &t.Items)
 		default:
-			return fmt.Errorf("state: channel %q is not declared by graph \"loop-2000\"", k)
+			return genimpl.UndeclaredInState(mb.Key, "\"loop-2000\"")
 		}
 		if err != nil {
-			return fmt.Errorf("state: channel %q: %w", k, err)
+			return genimpl.StateChannelError(mb.Key, err)
 		}
 	}
 	*s = t
@@ -129,15 +86,8 @@ func Adapt(fn runtime.NodeFunc) Node {
 			return Update{}, err
 		}
 		u := UpdateOf(out)
-		if gotos, ok := ctx.PendingCommand(); ok {
-			u.Goto = make([]Target, 0, len(gotos))
-			for _, g := range gotos {
-				t, err := targetOf(g)
-				if err != nil {
-					return Update{}, err
-				}
-				u.Goto = append(u.Goto, t)
-			}
+		if u.Goto, err = genimpl.Command(ctx, targetOf); err != nil {
+			return Update{}, err
 		}
 		return u, nil
 	}
@@ -164,23 +114,9 @@ func (r registryNodes) Inc(id NodeID, _ IncConfig) (Node, error) {
 
 // build builds node id with its type's factory.
 func (r registryNodes) build(id NodeID) (Node, error) {
-	g, err := specDoc()
+	fn, err := genimpl.RegistryNode(r.reg, specDoc, int(id))
 	if err != nil {
 		return nil, err
-	}
-	n := g.Nodes[id]
-	n.Config = bytes.Clone(n.Config)
-	factory, ok := r.reg[n.Type]
-	if !ok {
-		names := slices.Sorted(maps.Keys(r.reg))
-		return nil, fmt.Errorf("type %q is not in the registry (registered: %q)", n.Type, names)
-	}
-	fn, err := factory(n)
-	if err != nil {
-		return nil, err
-	}
-	if fn == nil {
-		return nil, errors.New("the registry's factory returned a nil function")
 	}
 	return Adapt(fn), nil
 }
@@ -216,18 +152,18 @@ func targetOf(g runtime.Goto) (Target, error) {
 func (s State) values() (runtime.Values, error) {
 	v := make(runtime.Values, 2)
 	if s.HasCounter() {
-		x, err := jsonValue(s.Counter)
+		x, err := genimpl.ToAny("counter", s.Counter)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "counter", err)
+			return nil, err
 		}
 		v["counter"] = x
 	}
 	if s.Items == nil {
 		v["items"] = []any{}
 	} else {
-		x, err := jsonValue(s.Items)
+		x, err := genimpl.ToAny("items", s.Items)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "items", err)
+			return nil, err
 		}
 		v["items"] = x
 	}
@@ -241,25 +177,25 @@ func (s State) values() (runtime.Values, error) {
 // reduce error, exactly where the spec-built program fails.
 func UpdateOf(vals runtime.Values) Update {
 	var u Update
-	for _, k := range slices.Sorted(maps.Keys(vals)) {
+	for _, k := range genimpl.Keys(vals) {
 		v := vals[k]
 		switch k {
 		case "counter":
-			x, bad := decodeValue[int]("counter", v, "int")
+			x, bad := genimpl.DecodeValue[int]("counter", v, "int")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Counter = &x
 		case "items":
-			x, bad := decodeList[int]("items", v, "[]int")
+			x, bad := genimpl.DecodeList[int]("items", v, "[]int")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Items = x
 		default:
-			u.bad = undeclared(k)
+			u.bad = genimpl.Undeclared(k, shape)
 			return u
 		}
 	}
@@ -268,85 +204,15 @@ func UpdateOf(vals runtime.Values) Update {
 
 // stateOf converts an untyped send input into the task's state.
 func stateOf(vals runtime.Values) (State, error) {
-	var t State
-	for _, k := range slices.Sorted(maps.Keys(vals)) {
-		v := vals[k]
-		switch k {
-		case "counter":
-			x, bad := decodeValue[int]("counter", v, "int")
-			if bad != nil {
-				return t, bad
-			}
-			t.Counter = x
-			t.set[0] |= 1 << 0
-		case "items":
-			x, bad := decodeList[int]("items", v, "[]int")
-			if bad != nil {
-				return t, bad
-			}
-			t.Items = x
-		default:
-			return t, undeclared(k)
-		}
+	u := UpdateOf(vals)
+	if u.bad != nil {
+		return State{}, u.bad
 	}
-	return t, nil
-}
-
-// undeclared is the error of a write to a channel the graph does not declare.
-func undeclared(name string) *runtime.ChannelError {
-	return &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("write to undeclared channel %q; declared channels are [counter, items]", name)}
-}
-
-// jsonValue converts v to the untyped value encoding/json decodes its JSON to.
-func jsonValue(v any) (any, error) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var out any
-	err = json.Unmarshal(data, &out)
-	return out, err
-}
-
-// decodeValue converts a write to a channel of a bound type through JSON.
-func decodeValue[T any](name string, v any, typ string) (out T, _ *runtime.ChannelError) {
-	data, err := json.Marshal(v)
-	if err == nil {
-		err = json.Unmarshal(data, &out)
-	}
-	if err != nil {
-		return out, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as %s: %v", typ, err)}
-	}
-	return out, nil
-}
-
-// decodeList converts an append write: a list's elements, or one element.
-func decodeList[E any](name string, v any, typ string) (out []E, _ *runtime.ChannelError) {
-	data, err := json.Marshal(v)
-	if err == nil {
-		if len(data) == 0 || data[0] != '[' {
-			var e E
-			if err = json.Unmarshal(data, &e); err == nil {
-				return []E{e}, nil
-			}
-			return nil, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as an element of %s: %v", typ, err)}
-		}
-		err = json.Unmarshal(data, &out)
-	}
-	if err != nil {
-		return out, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as %s: %v", typ, err)}
-	}
-	return out, nil
+	return State{}.With(u), nil
 }
 
 // specJSON is the spec this package was generated from, in canonical form.
 const specJSON = "{\n  \"name\": \"loop-2000\",\n  \"channels\": {\n    \"counter\": {\n      \"reducer\": \"last_write\"\n    },\n    \"items\": {\n      \"reducer\": \"append\"\n    }\n  },\n  \"nodes\": [\n    {\n      \"id\": \"inc\",\n      \"type\": \"inc\"\n    }\n  ],\n  \"edges\": [\n    {\n      \"from\": \"__start__\",\n      \"to\": \"inc\"\n    },\n    {\n      \"from\": \"inc\",\n      \"to\": \"inc\",\n      \"when\": {\n        \"channel\": \"counter\",\n        \"lt\": 2000\n      }\n    }\n  ]\n}\n"
 
 // specDoc decodes specJSON once.
-var specDoc = sync.OnceValues(func() (*spec.Graph, error) {
-	g, diags := spec.Decode("../specs/loop-2000.json", []byte(specJSON))
-	if err := diags.Err(); err != nil {
-		return nil, err
-	}
-	return g, nil
-})
+var specDoc = genimpl.SpecDoc("../specs/loop-2000.json", specJSON)

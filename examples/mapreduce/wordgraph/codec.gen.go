@@ -4,15 +4,11 @@
 package wordgraph
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"sync"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -20,108 +16,69 @@ import (
 // merge channel ([] and {} when empty) and every last_write channel that was
 // written (null included), as checkpoints store it.
 func (s State) MarshalJSON() ([]byte, error) {
-	var w jsonWriter
+	var w genimpl.ObjectWriter
 	if s.Lengths == nil {
-		w.raw("\"lengths\":", "[]")
+		w.Raw("\"lengths\":", "[]")
 	} else {
-		w.member("\"lengths\":", s.Lengths)
+		w.Member("\"lengths\":", s.Lengths)
 	}
 	if s.HasTotal() {
-		w.member("\"total\":", s.Total)
+		w.Member("\"total\":", s.Total)
 	}
 	if s.HasWord() {
-		w.member("\"word\":", s.Word)
+		w.Member("\"word\":", s.Word)
 	}
 	if s.HasWords() {
-		w.member("\"words\":", s.Words)
+		w.Member("\"words\":", s.Words)
 	}
-	return w.done()
+	return w.Done()
 }
 
 // MarshalJSON writes the channels u writes as a JSON object (not its Goto).
 func (u Update) MarshalJSON() ([]byte, error) {
-	var w jsonWriter
+	var w genimpl.ObjectWriter
 	if u.Lengths != nil {
-		w.member("\"lengths\":", u.Lengths)
+		w.Member("\"lengths\":", u.Lengths)
 	}
 	if u.Total != nil {
-		w.member("\"total\":", *u.Total)
+		w.Member("\"total\":", *u.Total)
 	}
 	if u.Word != nil {
-		w.member("\"word\":", *u.Word)
+		w.Member("\"word\":", *u.Word)
 	}
 	if u.Words != nil {
-		w.member("\"words\":", *u.Words)
+		w.Member("\"words\":", *u.Words)
 	}
-	return w.done()
-}
-
-// jsonWriter writes one JSON object member by member.
-type jsonWriter struct {
-	b   []byte
-	err error
-}
-
-func (w *jsonWriter) raw(key, value string) {
-	if len(w.b) == 0 {
-		w.b = append(w.b, '{')
-	} else {
-		w.b = append(w.b, ',')
-	}
-	w.b = append(w.b, key...)
-	w.b = append(w.b, value...)
-}
-
-func (w *jsonWriter) member(key string, v any) {
-	if w.err != nil {
-		return
-	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		w.err = fmt.Errorf("channel %s %w", key, err)
-		return
-	}
-	w.raw(key, string(data))
-}
-
-func (w *jsonWriter) done() ([]byte, error) {
-	if w.err != nil {
-		return nil, w.err
-	}
-	if len(w.b) == 0 {
-		return []byte("{}"), nil
-	}
-	return append(w.b, '}'), nil
+	return w.Done()
 }
 
 // UnmarshalJSON reads a state written by MarshalJSON. A member that names
 // no channel of the graph is an error.
 func (s *State) UnmarshalJSON(data []byte) error {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(data, &members); err != nil {
-		return fmt.Errorf("state: %w", err)
+	members, err := genimpl.StateMembers(data)
+	if err != nil {
+		return err
 	}
 	var t State
-	for _, k := range slices.Sorted(maps.Keys(members)) {
-		raw := members[k]
+	for _, mb := range members {
 		var err error
-		switch k {
+		switch mb.Key {
 		case "lengths":
-			err = json.Unmarshal(raw, &t.Lengths)
+			err = json.Unmarshal(mb.Value, &t.Lengths)
 		case "total":
-			err = json.Unmarshal(raw, &t.Total)
+			err = json.Unmarshal(mb.Value, &t.Total)
 			t.set[0] |= 1 << 0
 		case "word":
-			err = json.Unmarshal(raw, &t.Word)
+			err = json.Unmarshal(mb.Value, &t.Word)
 			t.set[0] |= 1 << 1
 		case "words":
-			err = json.Unmarshal(raw, &t.Words)
+			err = json.Unmarshal(mb.Value, &t.Words)
 			t.set[0] |= 1 << 2
 		default:
-			return fmt.Errorf("state: channel %q is not declared by graph \"word-lengths\"", k)
+			return genimpl.UndeclaredInState(mb.Key, "\"word-lengths\"")
 		}
 		if err != nil {
-			return fmt.Errorf("state: channel %q: %w", k, err)
+			return genimpl.StateChannelError(mb.Key, err)
 		}
 	}
 	*s = t
@@ -147,15 +104,8 @@ func Adapt(fn runtime.NodeFunc) Node {
 			return Update{}, err
 		}
 		u := UpdateOf(out)
-		if gotos, ok := ctx.PendingCommand(); ok {
-			u.Goto = make([]Target, 0, len(gotos))
-			for _, g := range gotos {
-				t, err := targetOf(g)
-				if err != nil {
-					return Update{}, err
-				}
-				u.Goto = append(u.Goto, t)
-			}
+		if u.Goto, err = genimpl.Command(ctx, targetOf); err != nil {
+			return Update{}, err
 		}
 		return u, nil
 	}
@@ -192,23 +142,9 @@ func (r registryNodes) Summer(id NodeID, _ SummerConfig) (Node, error) {
 
 // build builds node id with its type's factory.
 func (r registryNodes) build(id NodeID) (Node, error) {
-	g, err := specDoc()
+	fn, err := genimpl.RegistryNode(r.reg, specDoc, int(id))
 	if err != nil {
 		return nil, err
-	}
-	n := g.Nodes[id]
-	n.Config = bytes.Clone(n.Config)
-	factory, ok := r.reg[n.Type]
-	if !ok {
-		names := slices.Sorted(maps.Keys(r.reg))
-		return nil, fmt.Errorf("type %q is not in the registry (registered: %q)", n.Type, names)
-	}
-	fn, err := factory(n)
-	if err != nil {
-		return nil, err
-	}
-	if fn == nil {
-		return nil, errors.New("the registry's factory returned a nil function")
 	}
 	return Adapt(fn), nil
 }
@@ -250,30 +186,30 @@ func (s State) values() (runtime.Values, error) {
 	if s.Lengths == nil {
 		v["lengths"] = []any{}
 	} else {
-		x, err := jsonValue(s.Lengths)
+		x, err := genimpl.ToAny("lengths", s.Lengths)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "lengths", err)
+			return nil, err
 		}
 		v["lengths"] = x
 	}
 	if s.HasTotal() {
-		x, err := jsonValue(s.Total)
+		x, err := genimpl.ToAny("total", s.Total)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "total", err)
+			return nil, err
 		}
 		v["total"] = x
 	}
 	if s.HasWord() {
-		x, err := jsonValue(s.Word)
+		x, err := genimpl.ToAny("word", s.Word)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "word", err)
+			return nil, err
 		}
 		v["word"] = x
 	}
 	if s.HasWords() {
-		x, err := jsonValue(s.Words)
+		x, err := genimpl.ToAny("words", s.Words)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "words", err)
+			return nil, err
 		}
 		v["words"] = x
 	}
@@ -287,39 +223,39 @@ func (s State) values() (runtime.Values, error) {
 // reduce error, exactly where the spec-built program fails.
 func UpdateOf(vals runtime.Values) Update {
 	var u Update
-	for _, k := range slices.Sorted(maps.Keys(vals)) {
+	for _, k := range genimpl.Keys(vals) {
 		v := vals[k]
 		switch k {
 		case "lengths":
-			x, bad := decodeList[int]("lengths", v, "[]int")
+			x, bad := genimpl.DecodeList[int]("lengths", v, "[]int")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Lengths = x
 		case "total":
-			x, bad := decodeValue[int]("total", v, "int")
+			x, bad := genimpl.DecodeValue[int]("total", v, "int")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Total = &x
 		case "word":
-			x, bad := decodeValue[string]("word", v, "string")
+			x, bad := genimpl.DecodeValue[string]("word", v, "string")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Word = &x
 		case "words":
-			x, bad := decodeValue[[]string]("words", v, "[]string")
+			x, bad := genimpl.DecodeValue[[]string]("words", v, "[]string")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Words = &x
 		default:
-			u.bad = undeclared(k)
+			u.bad = genimpl.Undeclared(k, shape)
 			return u
 		}
 	}
@@ -328,99 +264,15 @@ func UpdateOf(vals runtime.Values) Update {
 
 // stateOf converts an untyped send input into the task's state.
 func stateOf(vals runtime.Values) (State, error) {
-	var t State
-	for _, k := range slices.Sorted(maps.Keys(vals)) {
-		v := vals[k]
-		switch k {
-		case "lengths":
-			x, bad := decodeList[int]("lengths", v, "[]int")
-			if bad != nil {
-				return t, bad
-			}
-			t.Lengths = x
-		case "total":
-			x, bad := decodeValue[int]("total", v, "int")
-			if bad != nil {
-				return t, bad
-			}
-			t.Total = x
-			t.set[0] |= 1 << 0
-		case "word":
-			x, bad := decodeValue[string]("word", v, "string")
-			if bad != nil {
-				return t, bad
-			}
-			t.Word = x
-			t.set[0] |= 1 << 1
-		case "words":
-			x, bad := decodeValue[[]string]("words", v, "[]string")
-			if bad != nil {
-				return t, bad
-			}
-			t.Words = x
-			t.set[0] |= 1 << 2
-		default:
-			return t, undeclared(k)
-		}
+	u := UpdateOf(vals)
+	if u.bad != nil {
+		return State{}, u.bad
 	}
-	return t, nil
-}
-
-// undeclared is the error of a write to a channel the graph does not declare.
-func undeclared(name string) *runtime.ChannelError {
-	return &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("write to undeclared channel %q; declared channels are [lengths, total, word, words]", name)}
-}
-
-// jsonValue converts v to the untyped value encoding/json decodes its JSON to.
-func jsonValue(v any) (any, error) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var out any
-	err = json.Unmarshal(data, &out)
-	return out, err
-}
-
-// decodeValue converts a write to a channel of a bound type through JSON.
-func decodeValue[T any](name string, v any, typ string) (out T, _ *runtime.ChannelError) {
-	data, err := json.Marshal(v)
-	if err == nil {
-		err = json.Unmarshal(data, &out)
-	}
-	if err != nil {
-		return out, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as %s: %v", typ, err)}
-	}
-	return out, nil
-}
-
-// decodeList converts an append write: a list's elements, or one element.
-func decodeList[E any](name string, v any, typ string) (out []E, _ *runtime.ChannelError) {
-	data, err := json.Marshal(v)
-	if err == nil {
-		if len(data) == 0 || data[0] != '[' {
-			var e E
-			if err = json.Unmarshal(data, &e); err == nil {
-				return []E{e}, nil
-			}
-			return nil, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as an element of %s: %v", typ, err)}
-		}
-		err = json.Unmarshal(data, &out)
-	}
-	if err != nil {
-		return out, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as %s: %v", typ, err)}
-	}
-	return out, nil
+	return State{}.With(u), nil
 }
 
 // specJSON is the spec this package was generated from, in canonical form.
 const specJSON = "{\n  \"name\": \"word-lengths\",\n  \"channels\": {\n    \"lengths\": {\n      \"reducer\": \"append\"\n    },\n    \"total\": {},\n    \"word\": {},\n    \"words\": {}\n  },\n  \"nodes\": [\n    {\n      \"id\": \"split\",\n      \"type\": \"splitter\",\n      \"config\": {\n        \"separator\": \" \"\n      },\n      \"goto\": [\n        \"measure\"\n      ]\n    },\n    {\n      \"id\": \"measure\",\n      \"type\": \"measurer\"\n    },\n    {\n      \"id\": \"sum\",\n      \"type\": \"summer\"\n    }\n  ],\n  \"edges\": [\n    {\n      \"from\": \"__start__\",\n      \"to\": \"split\"\n    },\n    {\n      \"from\": \"measure\",\n      \"to\": \"sum\"\n    },\n    {\n      \"from\": \"sum\",\n      \"to\": \"__end__\"\n    }\n  ]\n}\n"
 
 // specDoc decodes specJSON once.
-var specDoc = sync.OnceValues(func() (*spec.Graph, error) {
-	g, diags := spec.Decode("../mapreduce.json", []byte(specJSON))
-	if err := diags.Err(); err != nil {
-		return nil, err
-	}
-	return g, nil
-})
+var specDoc = genimpl.SpecDoc("../mapreduce.json", specJSON)

@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -216,12 +217,13 @@ func New(n Nodes, opts ...runtime.Option) (*Graph, error) {
 	if n == nil {
 		return nil, &runtime.SpecError{Msg: "wordgraph.New: Nodes is nil"}
 	}
-	b := &builder{p: &program{}}
-	b.add(NodeSplit, "Splitter")(n.Splitter(NodeSplit, SplitterConfig{Separator: " "}))
-	b.add(NodeMeasure, "Measurer")(n.Measurer(NodeMeasure, MeasurerConfig{}))
-	b.add(NodeSum, "Summer")(n.Summer(NodeSum, SummerConfig{}))
-	if len(b.errs) > 0 {
-		return nil, b.err()
+	p := &program{}
+	b := genimpl.NewBuilder("wordgraph", shape, p.nodes[:])
+	b.Add(int(NodeSplit), "Splitter")(n.Splitter(NodeSplit, SplitterConfig{Separator: " "}))
+	b.Add(int(NodeMeasure), "Measurer")(n.Measurer(NodeMeasure, MeasurerConfig{}))
+	b.Add(int(NodeSum), "Summer")(n.Summer(NodeSum, SummerConfig{}))
+	if err := b.Err(); err != nil {
+		return nil, err
 	}
-	return runtime.New[State, Update](b.p, opts...)
+	return runtime.New[State, Update](p, opts...)
 }

@@ -4,15 +4,11 @@
 package supportgraph
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"sync"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -20,99 +16,60 @@ import (
 // merge channel ([] and {} when empty) and every last_write channel that was
 // written (null included), as checkpoints store it.
 func (s State) MarshalJSON() ([]byte, error) {
-	var w jsonWriter
+	var w genimpl.ObjectWriter
 	if s.HasCart() {
-		w.member("\"cart\":", s.Cart)
+		w.Member("\"cart\":", s.Cart)
 	}
 	if s.HasIntent() {
-		w.member("\"intent\":", s.Intent)
+		w.Member("\"intent\":", s.Intent)
 	}
 	if s.Messages == nil {
-		w.raw("\"messages\":", "[]")
+		w.Raw("\"messages\":", "[]")
 	} else {
-		w.member("\"messages\":", s.Messages)
+		w.Member("\"messages\":", s.Messages)
 	}
-	return w.done()
+	return w.Done()
 }
 
 // MarshalJSON writes the channels u writes as a JSON object (not its Goto).
 func (u Update) MarshalJSON() ([]byte, error) {
-	var w jsonWriter
+	var w genimpl.ObjectWriter
 	if u.Cart != nil {
-		w.member("\"cart\":", *u.Cart)
+		w.Member("\"cart\":", *u.Cart)
 	}
 	if u.Intent != nil {
-		w.member("\"intent\":", *u.Intent)
+		w.Member("\"intent\":", *u.Intent)
 	}
 	if u.Messages != nil {
-		w.member("\"messages\":", u.Messages)
+		w.Member("\"messages\":", u.Messages)
 	}
-	return w.done()
-}
-
-// jsonWriter writes one JSON object member by member.
-type jsonWriter struct {
-	b   []byte
-	err error
-}
-
-func (w *jsonWriter) raw(key, value string) {
-	if len(w.b) == 0 {
-		w.b = append(w.b, '{')
-	} else {
-		w.b = append(w.b, ',')
-	}
-	w.b = append(w.b, key...)
-	w.b = append(w.b, value...)
-}
-
-func (w *jsonWriter) member(key string, v any) {
-	if w.err != nil {
-		return
-	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		w.err = fmt.Errorf("channel %s %w", key, err)
-		return
-	}
-	w.raw(key, string(data))
-}
-
-func (w *jsonWriter) done() ([]byte, error) {
-	if w.err != nil {
-		return nil, w.err
-	}
-	if len(w.b) == 0 {
-		return []byte("{}"), nil
-	}
-	return append(w.b, '}'), nil
+	return w.Done()
 }
 
 // UnmarshalJSON reads a state written by MarshalJSON. A member that names
 // no channel of the graph is an error.
 func (s *State) UnmarshalJSON(data []byte) error {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(data, &members); err != nil {
-		return fmt.Errorf("state: %w", err)
+	members, err := genimpl.StateMembers(data)
+	if err != nil {
+		return err
 	}
 	var t State
-	for _, k := range slices.Sorted(maps.Keys(members)) {
-		raw := members[k]
+	for _, mb := range members {
 		var err error
-		switch k {
+		switch mb.Key {
 		case "cart":
-			err = json.Unmarshal(raw, &t.Cart)
+			err = json.Unmarshal(mb.Value, &t.Cart)
 			t.set[0] |= 1 << 0
 		case "intent":
-			err = json.Unmarshal(raw, &t.Intent)
+			err = json.Unmarshal(mb.Value, &t.Intent)
 			t.set[0] |= 1 << 1
 		case "messages":
-			err = json.Unmarshal(raw, &t.Messages)
+			err = json.Unmarshal(mb.Value, &t.Messages)
 		default:
-			return fmt.Errorf("state: channel %q is not declared by graph \"support-agent\"", k)
+			return genimpl.UndeclaredInState(mb.Key, "\"support-agent\"")
 		}
 		if err != nil {
-			return fmt.Errorf("state: channel %q: %w", k, err)
+			return genimpl.StateChannelError(mb.Key, err)
 		}
 	}
 	*s = t
@@ -138,15 +95,8 @@ func Adapt(fn runtime.NodeFunc) Node {
 			return Update{}, err
 		}
 		u := UpdateOf(out)
-		if gotos, ok := ctx.PendingCommand(); ok {
-			u.Goto = make([]Target, 0, len(gotos))
-			for _, g := range gotos {
-				t, err := targetOf(g)
-				if err != nil {
-					return Update{}, err
-				}
-				u.Goto = append(u.Goto, t)
-			}
+		if u.Goto, err = genimpl.Command(ctx, targetOf); err != nil {
+			return Update{}, err
 		}
 		return u, nil
 	}
@@ -178,23 +128,9 @@ func (r registryNodes) LLM(id NodeID, _ LLMConfig) (Node, error) {
 
 // build builds node id with its type's factory.
 func (r registryNodes) build(id NodeID) (Node, error) {
-	g, err := specDoc()
+	fn, err := genimpl.RegistryNode(r.reg, specDoc, int(id))
 	if err != nil {
 		return nil, err
-	}
-	n := g.Nodes[id]
-	n.Config = bytes.Clone(n.Config)
-	factory, ok := r.reg[n.Type]
-	if !ok {
-		names := slices.Sorted(maps.Keys(r.reg))
-		return nil, fmt.Errorf("type %q is not in the registry (registered: %q)", n.Type, names)
-	}
-	fn, err := factory(n)
-	if err != nil {
-		return nil, err
-	}
-	if fn == nil {
-		return nil, errors.New("the registry's factory returned a nil function")
 	}
 	return Adapt(fn), nil
 }
@@ -235,18 +171,18 @@ func (s State) values() (runtime.Values, error) {
 		v["cart"] = s.Cart
 	}
 	if s.HasIntent() {
-		x, err := jsonValue(s.Intent)
+		x, err := genimpl.ToAny("intent", s.Intent)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "intent", err)
+			return nil, err
 		}
 		v["intent"] = x
 	}
 	if s.Messages == nil {
 		v["messages"] = []any{}
 	} else {
-		x, err := jsonValue(s.Messages)
+		x, err := genimpl.ToAny("messages", s.Messages)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "messages", err)
+			return nil, err
 		}
 		v["messages"] = x
 	}
@@ -260,27 +196,27 @@ func (s State) values() (runtime.Values, error) {
 // reduce error, exactly where the spec-built program fails.
 func UpdateOf(vals runtime.Values) Update {
 	var u Update
-	for _, k := range slices.Sorted(maps.Keys(vals)) {
+	for _, k := range genimpl.Keys(vals) {
 		v := vals[k]
 		switch k {
 		case "cart":
 			u.Cart = new(v)
 		case "intent":
-			x, bad := decodeValue[string]("intent", v, "string")
+			x, bad := genimpl.DecodeValue[string]("intent", v, "string")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Intent = &x
 		case "messages":
-			x, bad := decodeList[string]("messages", v, "[]string")
+			x, bad := genimpl.DecodeList[string]("messages", v, "[]string")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Messages = x
 		default:
-			u.bad = undeclared(k)
+			u.bad = genimpl.Undeclared(k, shape)
 			return u
 		}
 	}
@@ -289,88 +225,15 @@ func UpdateOf(vals runtime.Values) Update {
 
 // stateOf converts an untyped send input into the task's state.
 func stateOf(vals runtime.Values) (State, error) {
-	var t State
-	for _, k := range slices.Sorted(maps.Keys(vals)) {
-		v := vals[k]
-		switch k {
-		case "cart":
-			t.Cart = v
-			t.set[0] |= 1 << 0
-		case "intent":
-			x, bad := decodeValue[string]("intent", v, "string")
-			if bad != nil {
-				return t, bad
-			}
-			t.Intent = x
-			t.set[0] |= 1 << 1
-		case "messages":
-			x, bad := decodeList[string]("messages", v, "[]string")
-			if bad != nil {
-				return t, bad
-			}
-			t.Messages = x
-		default:
-			return t, undeclared(k)
-		}
+	u := UpdateOf(vals)
+	if u.bad != nil {
+		return State{}, u.bad
 	}
-	return t, nil
-}
-
-// undeclared is the error of a write to a channel the graph does not declare.
-func undeclared(name string) *runtime.ChannelError {
-	return &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("write to undeclared channel %q; declared channels are [cart, intent, messages]", name)}
-}
-
-// jsonValue converts v to the untyped value encoding/json decodes its JSON to.
-func jsonValue(v any) (any, error) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var out any
-	err = json.Unmarshal(data, &out)
-	return out, err
-}
-
-// decodeValue converts a write to a channel of a bound type through JSON.
-func decodeValue[T any](name string, v any, typ string) (out T, _ *runtime.ChannelError) {
-	data, err := json.Marshal(v)
-	if err == nil {
-		err = json.Unmarshal(data, &out)
-	}
-	if err != nil {
-		return out, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as %s: %v", typ, err)}
-	}
-	return out, nil
-}
-
-// decodeList converts an append write: a list's elements, or one element.
-func decodeList[E any](name string, v any, typ string) (out []E, _ *runtime.ChannelError) {
-	data, err := json.Marshal(v)
-	if err == nil {
-		if len(data) == 0 || data[0] != '[' {
-			var e E
-			if err = json.Unmarshal(data, &e); err == nil {
-				return []E{e}, nil
-			}
-			return nil, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as an element of %s: %v", typ, err)}
-		}
-		err = json.Unmarshal(data, &out)
-	}
-	if err != nil {
-		return out, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as %s: %v", typ, err)}
-	}
-	return out, nil
+	return State{}.With(u), nil
 }
 
 // specJSON is the spec this package was generated from, in canonical form.
 const specJSON = "{\n  \"name\": \"support-agent\",\n  \"channels\": {\n    \"cart\": {\n      \"reducer\": \"last_write\"\n    },\n    \"intent\": {},\n    \"messages\": {\n      \"reducer\": \"append\"\n    }\n  },\n  \"nodes\": [\n    {\n      \"id\": \"agent\",\n      \"type\": \"llm\",\n      \"config\": {\n        \"model\": \"chat-large\",\n        \"tools\": [\n          \"search\"\n        ]\n      }\n    },\n    {\n      \"id\": \"checkout\",\n      \"type\": \"http\",\n      \"config\": {\n        \"url\": \"https://shop.example/checkout\"\n      }\n    }\n  ],\n  \"edges\": [\n    {\n      \"from\": \"__start__\",\n      \"to\": \"agent\"\n    },\n    {\n      \"from\": \"agent\",\n      \"to\": \"checkout\",\n      \"when\": {\n        \"channel\": \"intent\",\n        \"eq\": \"buy\"\n      }\n    },\n    {\n      \"from\": \"checkout\",\n      \"to\": \"__end__\"\n    },\n    {\n      \"from\": \"agent\",\n      \"to\": \"__end__\",\n      \"when\": {\n        \"channel\": \"intent\",\n        \"neq\": \"buy\"\n      }\n    }\n  ]\n}\n"
 
 // specDoc decodes specJSON once.
-var specDoc = sync.OnceValues(func() (*spec.Graph, error) {
-	g, diags := spec.Decode("../support.json", []byte(specJSON))
-	if err := diags.Err(); err != nil {
-		return nil, err
-	}
-	return g, nil
-})
+var specDoc = genimpl.SpecDoc("../support.json", specJSON)

@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -193,11 +194,12 @@ func New(n Nodes, opts ...runtime.Option) (*Graph, error) {
 	if n == nil {
 		return nil, &runtime.SpecError{Msg: "approvalv1.New: Nodes is nil"}
 	}
-	b := &builder{p: &program{}}
-	b.add(NodeDraft, "Drafter")(n.Drafter(NodeDraft, DrafterConfig{}))
-	b.add(NodeReview, "Approver")(n.Approver(NodeReview, ApproverConfig{Question: "Approve the payment?"}))
-	if len(b.errs) > 0 {
-		return nil, b.err()
+	p := &program{}
+	b := genimpl.NewBuilder("approvalv1", shape, p.nodes[:])
+	b.Add(int(NodeDraft), "Drafter")(n.Drafter(NodeDraft, DrafterConfig{}))
+	b.Add(int(NodeReview), "Approver")(n.Approver(NodeReview, ApproverConfig{Question: "Approve the payment?"}))
+	if err := b.Err(); err != nil {
+		return nil, err
 	}
-	return runtime.New[State, Update](b.p, opts...)
+	return runtime.New[State, Update](p, opts...)
 }

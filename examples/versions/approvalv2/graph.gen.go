@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -201,12 +202,13 @@ func New(n Nodes, opts ...runtime.Option) (*Graph, error) {
 	if n == nil {
 		return nil, &runtime.SpecError{Msg: "approvalv2.New: Nodes is nil"}
 	}
-	b := &builder{p: &program{}}
-	b.add(NodeDraft, "Drafter")(n.Drafter(NodeDraft, DrafterConfig{}))
-	b.add(NodeReview, "Approver")(n.Approver(NodeReview, ApproverConfig{Question: "Approve the payment of this amount?"}))
-	b.add(NodeNotify, "Notifier")(n.Notifier(NodeNotify, NotifierConfig{}))
-	if len(b.errs) > 0 {
-		return nil, b.err()
+	p := &program{}
+	b := genimpl.NewBuilder("approvalv2", shape, p.nodes[:])
+	b.Add(int(NodeDraft), "Drafter")(n.Drafter(NodeDraft, DrafterConfig{}))
+	b.Add(int(NodeReview), "Approver")(n.Approver(NodeReview, ApproverConfig{Question: "Approve the payment of this amount?"}))
+	b.Add(int(NodeNotify), "Notifier")(n.Notifier(NodeNotify, NotifierConfig{}))
+	if err := b.Err(); err != nil {
+		return nil, err
 	}
-	return runtime.New[State, Update](b.p, opts...)
+	return runtime.New[State, Update](p, opts...)
 }

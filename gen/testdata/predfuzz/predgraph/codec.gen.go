@@ -4,18 +4,12 @@
 package predgraph
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"maps"
-	"reflect"
-	"slices"
-	"strconv"
-	"sync"
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -23,229 +17,190 @@ import (
 // merge channel ([] and {} when empty) and every last_write channel that was
 // written (null included), as checkpoints store it.
 func (s State) MarshalJSON() ([]byte, error) {
-	var w jsonWriter
+	var w genimpl.ObjectWriter
 	if s.Aa == nil {
-		w.raw("\"aa\":", "[]")
+		w.Raw("\"aa\":", "[]")
 	} else {
-		w.member("\"aa\":", s.Aa)
+		w.Member("\"aa\":", s.Aa)
 	}
 	if s.As == nil {
-		w.raw("\"as\":", "[]")
+		w.Raw("\"as\":", "[]")
 	} else {
-		w.member("\"as\":", s.As)
+		w.Member("\"as\":", s.As)
 	}
 	if s.HasB() {
-		w.member("\"b\":", s.B)
+		w.Member("\"b\":", s.B)
 	}
 	if s.HasD() {
-		w.member("\"d\":", s.D)
+		w.Member("\"d\":", s.D)
 	}
 	if s.HasF() {
-		w.member("\"f\":", s.F)
+		w.Member("\"f\":", s.F)
 	}
 	if s.HasF32() {
-		w.member("\"f32\":", s.F32)
+		w.Member("\"f32\":", s.F32)
 	}
 	if s.Hits == nil {
-		w.raw("\"hits\":", "[]")
+		w.Raw("\"hits\":", "[]")
 	} else {
-		w.member("\"hits\":", s.Hits)
+		w.Member("\"hits\":", s.Hits)
 	}
 	if s.HasI() {
-		w.member("\"i\":", s.I)
+		w.Member("\"i\":", s.I)
 	}
 	if s.HasLm() {
-		w.member("\"lm\":", s.Lm)
+		w.Member("\"lm\":", s.Lm)
 	}
 	if s.HasLs() {
-		w.member("\"ls\":", s.Ls)
+		w.Member("\"ls\":", s.Ls)
 	}
 	if s.Ma == nil {
-		w.raw("\"ma\":", "{}")
+		w.Raw("\"ma\":", "{}")
 	} else {
-		w.member("\"ma\":", s.Ma)
+		w.Member("\"ma\":", s.Ma)
 	}
 	if s.Ms == nil {
-		w.raw("\"ms\":", "{}")
+		w.Raw("\"ms\":", "{}")
 	} else {
-		w.member("\"ms\":", s.Ms)
+		w.Member("\"ms\":", s.Ms)
 	}
 	if s.HasPf() {
-		w.member("\"pf\":", s.Pf)
+		w.Member("\"pf\":", s.Pf)
 	}
 	if s.HasPs() {
-		w.member("\"ps\":", s.Ps)
+		w.Member("\"ps\":", s.Ps)
 	}
 	if s.HasS() {
-		w.member("\"s\":", s.S)
+		w.Member("\"s\":", s.S)
 	}
 	if s.HasU() {
-		w.member("\"u\":", s.U)
+		w.Member("\"u\":", s.U)
 	}
 	if s.HasV() {
-		w.member("\"v\":", s.V)
+		w.Member("\"v\":", s.V)
 	}
-	return w.done()
+	return w.Done()
 }
 
 // MarshalJSON writes the channels u writes as a JSON object (not its Goto).
 func (u Update) MarshalJSON() ([]byte, error) {
-	var w jsonWriter
+	var w genimpl.ObjectWriter
 	if u.Aa != nil {
-		w.member("\"aa\":", u.Aa)
+		w.Member("\"aa\":", u.Aa)
 	}
 	if u.As != nil {
-		w.member("\"as\":", u.As)
+		w.Member("\"as\":", u.As)
 	}
 	if u.B != nil {
-		w.member("\"b\":", *u.B)
+		w.Member("\"b\":", *u.B)
 	}
 	if u.D != nil {
-		w.member("\"d\":", *u.D)
+		w.Member("\"d\":", *u.D)
 	}
 	if u.F != nil {
-		w.member("\"f\":", *u.F)
+		w.Member("\"f\":", *u.F)
 	}
 	if u.F32 != nil {
-		w.member("\"f32\":", *u.F32)
+		w.Member("\"f32\":", *u.F32)
 	}
 	if u.Hits != nil {
-		w.member("\"hits\":", u.Hits)
+		w.Member("\"hits\":", u.Hits)
 	}
 	if u.I != nil {
-		w.member("\"i\":", *u.I)
+		w.Member("\"i\":", *u.I)
 	}
 	if u.Lm != nil {
-		w.member("\"lm\":", *u.Lm)
+		w.Member("\"lm\":", *u.Lm)
 	}
 	if u.Ls != nil {
-		w.member("\"ls\":", *u.Ls)
+		w.Member("\"ls\":", *u.Ls)
 	}
 	if u.Ma != nil {
-		w.member("\"ma\":", u.Ma)
+		w.Member("\"ma\":", u.Ma)
 	}
 	if u.Ms != nil {
-		w.member("\"ms\":", u.Ms)
+		w.Member("\"ms\":", u.Ms)
 	}
 	if u.Pf != nil {
-		w.member("\"pf\":", *u.Pf)
+		w.Member("\"pf\":", *u.Pf)
 	}
 	if u.Ps != nil {
-		w.member("\"ps\":", *u.Ps)
+		w.Member("\"ps\":", *u.Ps)
 	}
 	if u.S != nil {
-		w.member("\"s\":", *u.S)
+		w.Member("\"s\":", *u.S)
 	}
 	if u.U != nil {
-		w.member("\"u\":", *u.U)
+		w.Member("\"u\":", *u.U)
 	}
 	if u.V != nil {
-		w.member("\"v\":", *u.V)
+		w.Member("\"v\":", *u.V)
 	}
-	return w.done()
-}
-
-// jsonWriter writes one JSON object member by member.
-type jsonWriter struct {
-	b   []byte
-	err error
-}
-
-func (w *jsonWriter) raw(key, value string) {
-	if len(w.b) == 0 {
-		w.b = append(w.b, '{')
-	} else {
-		w.b = append(w.b, ',')
-	}
-	w.b = append(w.b, key...)
-	w.b = append(w.b, value...)
-}
-
-func (w *jsonWriter) member(key string, v any) {
-	if w.err != nil {
-		return
-	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		w.err = fmt.Errorf("channel %s %w", key, err)
-		return
-	}
-	w.raw(key, string(data))
-}
-
-func (w *jsonWriter) done() ([]byte, error) {
-	if w.err != nil {
-		return nil, w.err
-	}
-	if len(w.b) == 0 {
-		return []byte("{}"), nil
-	}
-	return append(w.b, '}'), nil
+	return w.Done()
 }
 
 // UnmarshalJSON reads a state written by MarshalJSON. A member that names
 // no channel of the graph is an error.
 func (s *State) UnmarshalJSON(data []byte) error {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(data, &members); err != nil {
-		return fmt.Errorf("state: %w", err)
+	members, err := genimpl.StateMembers(data)
+	if err != nil {
+		return err
 	}
 	var t State
-	for _, k := range slices.Sorted(maps.Keys(members)) {
-		raw := members[k]
+	for _, mb := range members {
 		var err error
-		switch k {
+		switch mb.Key {
 		case "aa":
-			err = json.Unmarshal(raw, &t.Aa)
+			err = json.Unmarshal(mb.Value, &t.Aa)
 		case "as":
-			err = json.Unmarshal(raw, &t.As)
+			err = json.Unmarshal(mb.Value, &t.As)
 		case "b":
-			err = json.Unmarshal(raw, &t.B)
+			err = json.Unmarshal(mb.Value, &t.B)
 			t.set[0] |= 1 << 0
 		case "d":
-			err = json.Unmarshal(raw, &t.D)
+			err = json.Unmarshal(mb.Value, &t.D)
 			t.set[0] |= 1 << 1
 		case "f":
-			err = json.Unmarshal(raw, &t.F)
+			err = json.Unmarshal(mb.Value, &t.F)
 			t.set[0] |= 1 << 2
 		case "f32":
-			err = json.Unmarshal(raw, &t.F32)
+			err = json.Unmarshal(mb.Value, &t.F32)
 			t.set[0] |= 1 << 3
 		case "hits":
-			err = json.Unmarshal(raw, &t.Hits)
+			err = json.Unmarshal(mb.Value, &t.Hits)
 		case "i":
-			err = json.Unmarshal(raw, &t.I)
+			err = json.Unmarshal(mb.Value, &t.I)
 			t.set[0] |= 1 << 4
 		case "lm":
-			err = json.Unmarshal(raw, &t.Lm)
+			err = json.Unmarshal(mb.Value, &t.Lm)
 			t.set[0] |= 1 << 5
 		case "ls":
-			err = json.Unmarshal(raw, &t.Ls)
+			err = json.Unmarshal(mb.Value, &t.Ls)
 			t.set[0] |= 1 << 6
 		case "ma":
-			err = json.Unmarshal(raw, &t.Ma)
+			err = json.Unmarshal(mb.Value, &t.Ma)
 		case "ms":
-			err = json.Unmarshal(raw, &t.Ms)
+			err = json.Unmarshal(mb.Value, &t.Ms)
 		case "pf":
-			err = json.Unmarshal(raw, &t.Pf)
+			err = json.Unmarshal(mb.Value, &t.Pf)
 			t.set[0] |= 1 << 7
 		case "ps":
-			err = json.Unmarshal(raw, &t.Ps)
+			err = json.Unmarshal(mb.Value, &t.Ps)
 			t.set[0] |= 1 << 8
 		case "s":
-			err = json.Unmarshal(raw, &t.S)
+			err = json.Unmarshal(mb.Value, &t.S)
 			t.set[0] |= 1 << 9
 		case "u":
-			err = json.Unmarshal(raw, &t.U)
+			err = json.Unmarshal(mb.Value, &t.U)
 			t.set[0] |= 1 << 10
 		case "v":
-			err = json.Unmarshal(raw, &t.V)
+			err = json.Unmarshal(mb.Value, &t.V)
 			t.set[0] |= 1 << 11
 		default:
-			return fmt.Errorf("state: channel %q is not declared by graph \"predicate probe\"", k)
+			return genimpl.UndeclaredInState(mb.Key, "\"predicate probe\"")
 		}
 		if err != nil {
-			return fmt.Errorf("state: channel %q: %w", k, err)
+			return genimpl.StateChannelError(mb.Key, err)
 		}
 	}
 	*s = t
@@ -271,15 +226,8 @@ func Adapt(fn runtime.NodeFunc) Node {
 			return Update{}, err
 		}
 		u := UpdateOf(out)
-		if gotos, ok := ctx.PendingCommand(); ok {
-			u.Goto = make([]Target, 0, len(gotos))
-			for _, g := range gotos {
-				t, err := targetOf(g)
-				if err != nil {
-					return Update{}, err
-				}
-				u.Goto = append(u.Goto, t)
-			}
+		if u.Goto, err = genimpl.Command(ctx, targetOf); err != nil {
+			return Update{}, err
 		}
 		return u, nil
 	}
@@ -311,23 +259,9 @@ func (r registryNodes) Probe(id NodeID, _ ProbeConfig) (Node, error) {
 
 // build builds node id with its type's factory.
 func (r registryNodes) build(id NodeID) (Node, error) {
-	g, err := specDoc()
+	fn, err := genimpl.RegistryNode(r.reg, specDoc, int(id))
 	if err != nil {
 		return nil, err
-	}
-	n := g.Nodes[id]
-	n.Config = bytes.Clone(n.Config)
-	factory, ok := r.reg[n.Type]
-	if !ok {
-		names := slices.Sorted(maps.Keys(r.reg))
-		return nil, fmt.Errorf("type %q is not in the registry (registered: %q)", n.Type, names)
-	}
-	fn, err := factory(n)
-	if err != nil {
-		return nil, err
-	}
-	if fn == nil {
-		return nil, errors.New("the registry's factory returned a nil function")
 	}
 	return Adapt(fn), nil
 }
@@ -1472,67 +1406,67 @@ func (s State) values() (runtime.Values, error) {
 	if s.As == nil {
 		v["as"] = []any{}
 	} else {
-		x, err := jsonValue(s.As)
+		x, err := genimpl.ToAny("as", s.As)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "as", err)
+			return nil, err
 		}
 		v["as"] = x
 	}
 	if s.HasB() {
-		x, err := jsonValue(s.B)
+		x, err := genimpl.ToAny("b", s.B)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "b", err)
+			return nil, err
 		}
 		v["b"] = x
 	}
 	if s.HasD() {
-		x, err := jsonValue(s.D)
+		x, err := genimpl.ToAny("d", s.D)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "d", err)
+			return nil, err
 		}
 		v["d"] = x
 	}
 	if s.HasF() {
-		x, err := jsonValue(s.F)
+		x, err := genimpl.ToAny("f", s.F)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "f", err)
+			return nil, err
 		}
 		v["f"] = x
 	}
 	if s.HasF32() {
-		x, err := jsonValue(s.F32)
+		x, err := genimpl.ToAny("f32", s.F32)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "f32", err)
+			return nil, err
 		}
 		v["f32"] = x
 	}
 	if s.Hits == nil {
 		v["hits"] = []any{}
 	} else {
-		x, err := jsonValue(s.Hits)
+		x, err := genimpl.ToAny("hits", s.Hits)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "hits", err)
+			return nil, err
 		}
 		v["hits"] = x
 	}
 	if s.HasI() {
-		x, err := jsonValue(s.I)
+		x, err := genimpl.ToAny("i", s.I)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "i", err)
+			return nil, err
 		}
 		v["i"] = x
 	}
 	if s.HasLm() {
-		x, err := jsonValue(s.Lm)
+		x, err := genimpl.ToAny("lm", s.Lm)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "lm", err)
+			return nil, err
 		}
 		v["lm"] = x
 	}
 	if s.HasLs() {
-		x, err := jsonValue(s.Ls)
+		x, err := genimpl.ToAny("ls", s.Ls)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "ls", err)
+			return nil, err
 		}
 		v["ls"] = x
 	}
@@ -1544,37 +1478,37 @@ func (s State) values() (runtime.Values, error) {
 	if s.Ms == nil {
 		v["ms"] = map[string]any{}
 	} else {
-		x, err := jsonValue(s.Ms)
+		x, err := genimpl.ToAny("ms", s.Ms)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "ms", err)
+			return nil, err
 		}
 		v["ms"] = x
 	}
 	if s.HasPf() {
-		x, err := jsonValue(s.Pf)
+		x, err := genimpl.ToAny("pf", s.Pf)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "pf", err)
+			return nil, err
 		}
 		v["pf"] = x
 	}
 	if s.HasPs() {
-		x, err := jsonValue(s.Ps)
+		x, err := genimpl.ToAny("ps", s.Ps)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "ps", err)
+			return nil, err
 		}
 		v["ps"] = x
 	}
 	if s.HasS() {
-		x, err := jsonValue(s.S)
+		x, err := genimpl.ToAny("s", s.S)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "s", err)
+			return nil, err
 		}
 		v["s"] = x
 	}
 	if s.HasU() {
-		x, err := jsonValue(s.U)
+		x, err := genimpl.ToAny("u", s.U)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "u", err)
+			return nil, err
 		}
 		v["u"] = x
 	}
@@ -1591,111 +1525,111 @@ func (s State) values() (runtime.Values, error) {
 // reduce error, exactly where the spec-built program fails.
 func UpdateOf(vals runtime.Values) Update {
 	var u Update
-	for _, k := range slices.Sorted(maps.Keys(vals)) {
+	for _, k := range genimpl.Keys(vals) {
 		v := vals[k]
 		switch k {
 		case "aa":
-			u.Aa = appendItems(v)
+			u.Aa = genimpl.AppendItems(v)
 		case "as":
-			x, bad := decodeList[string]("as", v, "[]string")
+			x, bad := genimpl.DecodeList[string]("as", v, "[]string")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.As = x
 		case "b":
-			x, bad := decodeValue[bool]("b", v, "bool")
+			x, bad := genimpl.DecodeValue[bool]("b", v, "bool")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.B = &x
 		case "d":
-			x, bad := decodeValue[time.Duration]("d", v, "time.Duration")
+			x, bad := genimpl.DecodeValue[time.Duration]("d", v, "time.Duration")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.D = &x
 		case "f":
-			x, bad := decodeValue[float64]("f", v, "float64")
+			x, bad := genimpl.DecodeValue[float64]("f", v, "float64")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.F = &x
 		case "f32":
-			x, bad := decodeValue[float32]("f32", v, "float32")
+			x, bad := genimpl.DecodeValue[float32]("f32", v, "float32")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.F32 = &x
 		case "hits":
-			x, bad := decodeList[string]("hits", v, "[]string")
+			x, bad := genimpl.DecodeList[string]("hits", v, "[]string")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Hits = x
 		case "i":
-			x, bad := decodeValue[int]("i", v, "int")
+			x, bad := genimpl.DecodeValue[int]("i", v, "int")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.I = &x
 		case "lm":
-			x, bad := decodeValue[map[string]int]("lm", v, "map[string]int")
+			x, bad := genimpl.DecodeValue[map[string]int]("lm", v, "map[string]int")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Lm = &x
 		case "ls":
-			x, bad := decodeValue[[]string]("ls", v, "[]string")
+			x, bad := genimpl.DecodeValue[[]string]("ls", v, "[]string")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Ls = &x
 		case "ma":
-			x, bad := mergeItems("ma", v)
+			x, bad := genimpl.MergeItems("ma", v)
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Ma = x
 		case "ms":
-			x, bad := decodeObject[int]("ms", v, "map[string]int")
+			x, bad := genimpl.DecodeObject[int]("ms", v, "map[string]int")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Ms = x
 		case "pf":
-			x, bad := decodeValue[*float64]("pf", v, "*float64")
+			x, bad := genimpl.DecodeValue[*float64]("pf", v, "*float64")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Pf = &x
 		case "ps":
-			x, bad := decodeValue[*string]("ps", v, "*string")
+			x, bad := genimpl.DecodeValue[*string]("ps", v, "*string")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Ps = &x
 		case "s":
-			x, bad := decodeValue[string]("s", v, "string")
+			x, bad := genimpl.DecodeValue[string]("s", v, "string")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.S = &x
 		case "u":
-			x, bad := decodeValue[uint64]("u", v, "uint64")
+			x, bad := genimpl.DecodeValue[uint64]("u", v, "uint64")
 			if bad != nil {
 				u.bad = bad
 				return u
@@ -1704,7 +1638,7 @@ func UpdateOf(vals runtime.Values) Update {
 		case "v":
 			u.V = new(v)
 		default:
-			u.bad = undeclared(k)
+			u.bad = genimpl.Undeclared(k, shape)
 			return u
 		}
 	}
@@ -1713,251 +1647,15 @@ func UpdateOf(vals runtime.Values) Update {
 
 // stateOf converts an untyped send input into the task's state.
 func stateOf(vals runtime.Values) (State, error) {
-	var t State
-	for _, k := range slices.Sorted(maps.Keys(vals)) {
-		v := vals[k]
-		switch k {
-		case "aa":
-			t.Aa = appendItems(v)
-		case "as":
-			x, bad := decodeList[string]("as", v, "[]string")
-			if bad != nil {
-				return t, bad
-			}
-			t.As = x
-		case "b":
-			x, bad := decodeValue[bool]("b", v, "bool")
-			if bad != nil {
-				return t, bad
-			}
-			t.B = x
-			t.set[0] |= 1 << 0
-		case "d":
-			x, bad := decodeValue[time.Duration]("d", v, "time.Duration")
-			if bad != nil {
-				return t, bad
-			}
-			t.D = x
-			t.set[0] |= 1 << 1
-		case "f":
-			x, bad := decodeValue[float64]("f", v, "float64")
-			if bad != nil {
-				return t, bad
-			}
-			t.F = x
-			t.set[0] |= 1 << 2
-		case "f32":
-			x, bad := decodeValue[float32]("f32", v, "float32")
-			if bad != nil {
-				return t, bad
-			}
-			t.F32 = x
-			t.set[0] |= 1 << 3
-		case "hits":
-			x, bad := decodeList[string]("hits", v, "[]string")
-			if bad != nil {
-				return t, bad
-			}
-			t.Hits = x
-		case "i":
-			x, bad := decodeValue[int]("i", v, "int")
-			if bad != nil {
-				return t, bad
-			}
-			t.I = x
-			t.set[0] |= 1 << 4
-		case "lm":
-			x, bad := decodeValue[map[string]int]("lm", v, "map[string]int")
-			if bad != nil {
-				return t, bad
-			}
-			t.Lm = x
-			t.set[0] |= 1 << 5
-		case "ls":
-			x, bad := decodeValue[[]string]("ls", v, "[]string")
-			if bad != nil {
-				return t, bad
-			}
-			t.Ls = x
-			t.set[0] |= 1 << 6
-		case "ma":
-			x, bad := mergeItems("ma", v)
-			if bad != nil {
-				return t, bad
-			}
-			t.Ma = x
-		case "ms":
-			x, bad := decodeObject[int]("ms", v, "map[string]int")
-			if bad != nil {
-				return t, bad
-			}
-			t.Ms = x
-		case "pf":
-			x, bad := decodeValue[*float64]("pf", v, "*float64")
-			if bad != nil {
-				return t, bad
-			}
-			t.Pf = x
-			t.set[0] |= 1 << 7
-		case "ps":
-			x, bad := decodeValue[*string]("ps", v, "*string")
-			if bad != nil {
-				return t, bad
-			}
-			t.Ps = x
-			t.set[0] |= 1 << 8
-		case "s":
-			x, bad := decodeValue[string]("s", v, "string")
-			if bad != nil {
-				return t, bad
-			}
-			t.S = x
-			t.set[0] |= 1 << 9
-		case "u":
-			x, bad := decodeValue[uint64]("u", v, "uint64")
-			if bad != nil {
-				return t, bad
-			}
-			t.U = x
-			t.set[0] |= 1 << 10
-		case "v":
-			t.V = v
-			t.set[0] |= 1 << 11
-		default:
-			return t, undeclared(k)
-		}
+	u := UpdateOf(vals)
+	if u.bad != nil {
+		return State{}, u.bad
 	}
-	return t, nil
-}
-
-// undeclared is the error of a write to a channel the graph does not declare.
-func undeclared(name string) *runtime.ChannelError {
-	return &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("write to undeclared channel %q; declared channels are [aa, as, b, d, f, f32, hits, i, lm, ls, ma, ms, pf, ps, s, u, v]", name)}
-}
-
-// jsonValue converts v to the untyped value encoding/json decodes its JSON to.
-func jsonValue(v any) (any, error) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var out any
-	err = json.Unmarshal(data, &out)
-	return out, err
-}
-
-// appendItems is what an append write of v adds: a list's elements, or v.
-func appendItems(v any) []any {
-	switch x := v.(type) {
-	case []any:
-		if x == nil {
-			return []any{}
-		}
-		return x
-	case nil:
-		return []any{nil}
-	}
-	rv := reflect.ValueOf(v)
-	if rv.Kind() == reflect.Slice && rv.Type().Elem().Kind() != reflect.Uint8 {
-		out := make([]any, rv.Len())
-		for i := range out {
-			out[i] = rv.Index(i).Interface()
-		}
-		return out
-	}
-	return []any{v}
-}
-
-// describe names the JSON kind of v for an error.
-func describe(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "a string"
-	case bool:
-		return "a boolean"
-	case []any:
-		return "a list"
-	}
-	if _, ok := runtime.AsFloat(v); ok {
-		return "a number"
-	}
-	return fmt.Sprintf("%T", v)
-}
-
-// mergeItems is what a merge write of v merges: an object's members.
-func mergeItems(name string, v any) (map[string]any, *runtime.ChannelError) {
-	switch x := v.(type) {
-	case map[string]any:
-		return x, nil
-	case runtime.Values:
-		return map[string]any(x), nil
-	}
-	return nil, &runtime.ChannelError{Channel: name, Msg: "a merge channel takes a JSON object, got " + describe(v)}
-}
-
-// decodeValue converts a write to a channel of a bound type through JSON.
-func decodeValue[T any](name string, v any, typ string) (out T, _ *runtime.ChannelError) {
-	data, err := json.Marshal(v)
-	if err == nil {
-		err = json.Unmarshal(data, &out)
-	}
-	if err != nil {
-		return out, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as %s: %v", typ, err)}
-	}
-	return out, nil
-}
-
-// decodeList converts an append write: a list's elements, or one element.
-func decodeList[E any](name string, v any, typ string) (out []E, _ *runtime.ChannelError) {
-	data, err := json.Marshal(v)
-	if err == nil {
-		if len(data) == 0 || data[0] != '[' {
-			var e E
-			if err = json.Unmarshal(data, &e); err == nil {
-				return []E{e}, nil
-			}
-			return nil, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as an element of %s: %v", typ, err)}
-		}
-		err = json.Unmarshal(data, &out)
-	}
-	if err != nil {
-		return out, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as %s: %v", typ, err)}
-	}
-	return out, nil
-}
-
-// decodeObject converts a merge write, which must be an object.
-func decodeObject[V any](name string, v any, typ string) (out map[string]V, _ *runtime.ChannelError) {
-	data, err := json.Marshal(v)
-	if err == nil {
-		if len(data) == 0 || data[0] != '{' {
-			return nil, &runtime.ChannelError{Channel: name, Msg: "a merge channel takes a JSON object, got " + describe(v)}
-		}
-		err = json.Unmarshal(data, &out)
-	}
-	if err != nil {
-		return out, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as %s: %v", typ, err)}
-	}
-	return out, nil
-}
-
-// jsonFloat32 is the float64 that the JSON encoding of x decodes to: the
-// shortest decimal that reads back as x, as guards compare it.
-func jsonFloat32[F ~float32](x F) float64 {
-	v, _ := strconv.ParseFloat(strconv.FormatFloat(float64(x), 'g', -1, 32), 64)
-	return v
+	return State{}.With(u), nil
 }
 
 // specJSON is the spec this package was generated from, in canonical form.
 const specJSON = "{\n  \"name\": \"predicate probe\",\n  \"channels\": {\n    \"aa\": {\n      \"reducer\": \"append\"\n    },\n    \"as\": {\n      \"reducer\": \"append\"\n    },\n    \"b\": {},\n    \"d\": {},\n    \"f\": {},\n    \"f32\": {},\n    \"hits\": {\n      \"reducer\": \"append\"\n    },\n    \"i\": {},\n    \"lm\": {},\n    \"ls\": {},\n    \"ma\": {\n      \"reducer\": \"merge\"\n    },\n    \"ms\": {\n      \"reducer\": \"merge\"\n    },\n    \"pf\": {},\n    \"ps\": {},\n    \"s\": {},\n    \"u\": {},\n    \"v\": {}\n  },\n  \"nodes\": [\n    {\n      \"id\": \"probe\",\n      \"type\": \"probe\"\n    },\n    {\n      \"id\": \"e001\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e002\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e003\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e004\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e005\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e006\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e007\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e008\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e009\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e010\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e011\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e012\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e013\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e014\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e015\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e016\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e017\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e018\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e019\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e020\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e021\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e022\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e023\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e024\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e025\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e026\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e027\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e028\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e029\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e030\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e031\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e032\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e033\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e034\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e035\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e036\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e037\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e038\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e039\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e040\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e041\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e042\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e043\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e044\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e045\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e046\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e047\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e048\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e049\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e050\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e051\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e052\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e053\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e054\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e055\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e056\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e057\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e058\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e059\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e060\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e061\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e062\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e063\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e064\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e065\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e066\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e067\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e068\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e069\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e070\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e071\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e072\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e073\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e074\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e075\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e076\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e077\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e078\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e079\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e080\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e081\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e082\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e083\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e084\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e085\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e086\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e087\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e088\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e089\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e090\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e091\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e092\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e093\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e094\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e095\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e096\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e097\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e098\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e099\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e100\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e101\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e102\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e103\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e104\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e105\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e106\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e107\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e108\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e109\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e110\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e111\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e112\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e113\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e114\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e115\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e116\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e117\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e118\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e119\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e120\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e121\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e122\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e123\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e124\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e125\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e126\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e127\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e128\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e129\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e130\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e131\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e132\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e133\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e134\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e135\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e136\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e137\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e138\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e139\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e140\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e141\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e142\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e143\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e144\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e145\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e146\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e147\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e148\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e149\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e150\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e151\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e152\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e153\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e154\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e155\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e156\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e157\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e158\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e159\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e160\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e161\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e162\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e163\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e164\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e165\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e166\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e167\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e168\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e169\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e170\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e171\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e172\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e173\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e174\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e175\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e176\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e177\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e178\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e179\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e180\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e181\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e182\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e183\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e184\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e185\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e186\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e187\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e188\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e189\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e190\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e191\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e192\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e193\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e194\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e195\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e196\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e197\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e198\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e199\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e200\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e201\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e202\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e203\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e204\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e205\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e206\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e207\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e208\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e209\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e210\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e211\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e212\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e213\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e214\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e215\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e216\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e217\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e218\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e219\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e220\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e221\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e222\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e223\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e224\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e225\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e226\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e227\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e228\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e229\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e230\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e231\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e232\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e233\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e234\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e235\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e236\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e237\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e238\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e239\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e240\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e241\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e242\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e243\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e244\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e245\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e246\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e247\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e248\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e249\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e250\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e251\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e252\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e253\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e254\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e255\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e256\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e257\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e258\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e259\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e260\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e261\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e262\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e263\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e264\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e265\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e266\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e267\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e268\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e269\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e270\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e271\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e272\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e273\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e274\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e275\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e276\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e277\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e278\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e279\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e280\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e281\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e282\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e283\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e284\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e285\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e286\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e287\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e288\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e289\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e290\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e291\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e292\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e293\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e294\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e295\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e296\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e297\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e298\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e299\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e300\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e301\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e302\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e303\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e304\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e305\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e306\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e307\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e308\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e309\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e310\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e311\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e312\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e313\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e314\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e315\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e316\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e317\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e318\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e319\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e320\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e321\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e322\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e323\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e324\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e325\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e326\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e327\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e328\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e329\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e330\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e331\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e332\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e333\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e334\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e335\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e336\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e337\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e338\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e339\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e340\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e341\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e342\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e343\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e344\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e345\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e346\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e347\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e348\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e349\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e350\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e351\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e352\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e353\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e354\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e355\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e356\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e357\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e358\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e359\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e360\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e361\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e362\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e363\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e364\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e365\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e366\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e367\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e368\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e369\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e370\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e371\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e372\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e373\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e374\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e375\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e376\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e377\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e378\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e379\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e380\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e381\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e382\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e383\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e384\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e385\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e386\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e387\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e388\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e389\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e390\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e391\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e392\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e393\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e394\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e395\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e396\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e397\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e398\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e399\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e400\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e401\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e402\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e403\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e404\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e405\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e406\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e407\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e408\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e409\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e410\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e411\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e412\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e413\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e414\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e415\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e416\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e417\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e418\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e419\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e420\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e421\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e422\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e423\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e424\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e425\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e426\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e427\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e428\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e429\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e430\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e431\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e432\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e433\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e434\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e435\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e436\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e437\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e438\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e439\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e440\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e441\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e442\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e443\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e444\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e445\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e446\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e447\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e448\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e449\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e450\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e451\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e452\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e453\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e454\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e455\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e456\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e457\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e458\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e459\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e460\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e461\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e462\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e463\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e464\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e465\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e466\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e467\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e468\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e469\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e470\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e471\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e472\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e473\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e474\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e475\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e476\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e477\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e478\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e479\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e480\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e481\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e482\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e483\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e484\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e485\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e486\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e487\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e488\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e489\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e490\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e491\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e492\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e493\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e494\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e495\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e496\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e497\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e498\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e499\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e500\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e501\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e502\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e503\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e504\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e505\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e506\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e507\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e508\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e509\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e510\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e511\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e512\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e513\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e514\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e515\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e516\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e517\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e518\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e519\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e520\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e521\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e522\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e523\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e524\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e525\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e526\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e527\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e528\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e529\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e530\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e531\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e532\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e533\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e534\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e535\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e536\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e537\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e538\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e539\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e540\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e541\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e542\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e543\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e544\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e545\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e546\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e547\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e548\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e549\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e550\",\n      \"type\": \"hit\"\n    },\n    {\n      \"id\": \"e551\",\n      \"type\": \"hit\"\n    }\n  ],\n  \"edges\": [\n    {\n      \"from\": \"__start__\",\n      \"to\": \"probe\"\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e001\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"eq\": \"\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e002\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"eq\": \"abc\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e003\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"eq\": \"5\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e004\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"eq\": \"�\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e005\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"eq\": \"a\\u0000b\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e006\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"eq\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e007\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"eq\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e008\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"eq\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e009\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"eq\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e010\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"eq\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e011\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"eq\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e012\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"eq\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e013\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"eq\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e014\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"eq\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e015\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"eq\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e016\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"eq\": true\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e017\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"eq\": false\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e018\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"eq\": null\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e019\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"neq\": \"\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e020\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"neq\": \"abc\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e021\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"neq\": \"5\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e022\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"neq\": \"�\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e023\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"neq\": \"a\\u0000b\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e024\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"neq\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e025\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"neq\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e026\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"neq\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e027\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"neq\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e028\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"neq\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e029\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"neq\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e030\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"neq\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e031\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"neq\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e032\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"neq\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e033\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"neq\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e034\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"neq\": true\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e035\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"neq\": false\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e036\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"neq\": null\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e037\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"in\": []\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e038\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"in\": [\n          \"abc\",\n          \"x\"\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e039\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"in\": [\n          \"\"\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e040\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"in\": [\n          \"abc\",\n          null\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e041\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"in\": [\n          1,\n          2,\n          3\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e042\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"in\": [\n          2.5,\n          -1\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e043\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"in\": [\n          0\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e044\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"in\": [\n          5,\n          null\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e045\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"in\": [\n          true\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e046\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"in\": [\n          false\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e047\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"in\": [\n          null\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e048\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"in\": [\n          -3,\n          \"abc\",\n          null,\n          false\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e049\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"gt\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e050\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"gt\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e051\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"gt\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e052\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"gt\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e053\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"gt\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e054\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"gt\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e055\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"gt\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e056\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"gt\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e057\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"gt\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e058\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"gt\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e059\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"lt\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e060\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"lt\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e061\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"lt\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e062\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"lt\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e063\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"lt\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e064\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"lt\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e065\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"lt\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e066\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"lt\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e067\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"lt\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e068\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"lt\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e069\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"truthy\": true\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e070\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"truthy\": false\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e071\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"eq\": \"\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e072\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"eq\": \"abc\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e073\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"eq\": \"5\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e074\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"eq\": \"�\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e075\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"eq\": \"a\\u0000b\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e076\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"eq\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e077\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"eq\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e078\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"eq\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e079\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"eq\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e080\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"eq\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e081\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"eq\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e082\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"eq\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e083\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"eq\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e084\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"eq\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e085\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"eq\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e086\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"eq\": true\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e087\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"eq\": false\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e088\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"eq\": null\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e089\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"neq\": \"\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e090\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"neq\": \"abc\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e091\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"neq\": \"5\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e092\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"neq\": \"�\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e093\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"neq\": \"a\\u0000b\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e094\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"neq\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e095\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"neq\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e096\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"neq\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e097\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"neq\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e098\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"neq\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e099\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"neq\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e100\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"neq\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e101\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"neq\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e102\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"neq\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e103\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"neq\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e104\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"neq\": true\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e105\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"neq\": false\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e106\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"neq\": null\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e107\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"in\": []\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e108\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"in\": [\n          \"abc\",\n          \"x\"\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e109\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"in\": [\n          \"\"\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e110\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"in\": [\n          \"abc\",\n          null\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e111\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"in\": [\n          1,\n          2,\n          3\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e112\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"in\": [\n          2.5,\n          -1\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e113\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"in\": [\n          0\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e114\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"in\": [\n          5,\n          null\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e115\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"in\": [\n          true\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e116\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"in\": [\n          false\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e117\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"in\": [\n          null\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e118\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"in\": [\n          -3,\n          \"abc\",\n          null,\n          false\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e119\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"gt\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e120\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"gt\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e121\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"gt\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e122\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"gt\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e123\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"gt\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e124\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"gt\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e125\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"gt\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e126\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"gt\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e127\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"gt\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e128\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"gt\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e129\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"lt\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e130\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"lt\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e131\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"lt\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e132\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"lt\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e133\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"lt\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e134\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"lt\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e135\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"lt\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e136\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"lt\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e137\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"lt\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e138\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"lt\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e139\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"truthy\": true\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e140\",\n      \"when\": {\n        \"channel\": \"aa\",\n        \"truthy\": false\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e141\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"eq\": \"\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e142\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"eq\": \"abc\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e143\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"eq\": \"5\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e144\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"eq\": \"�\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e145\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"eq\": \"a\\u0000b\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e146\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"eq\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e147\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"eq\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e148\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"eq\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e149\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"eq\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e150\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"eq\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e151\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"eq\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e152\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"eq\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e153\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"eq\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e154\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"eq\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e155\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"eq\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e156\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"eq\": true\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e157\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"eq\": false\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e158\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"eq\": null\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e159\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"neq\": \"\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e160\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"neq\": \"abc\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e161\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"neq\": \"5\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e162\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"neq\": \"�\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e163\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"neq\": \"a\\u0000b\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e164\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"neq\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e165\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"neq\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e166\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"neq\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e167\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"neq\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e168\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"neq\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e169\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"neq\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e170\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"neq\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e171\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"neq\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e172\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"neq\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e173\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"neq\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e174\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"neq\": true\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e175\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"neq\": false\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e176\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"neq\": null\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e177\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"in\": []\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e178\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"in\": [\n          \"abc\",\n          \"x\"\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e179\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"in\": [\n          \"\"\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e180\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"in\": [\n          \"abc\",\n          null\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e181\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"in\": [\n          1,\n          2,\n          3\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e182\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"in\": [\n          2.5,\n          -1\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e183\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"in\": [\n          0\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e184\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"in\": [\n          5,\n          null\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e185\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"in\": [\n          true\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e186\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"in\": [\n          false\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e187\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"in\": [\n          null\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e188\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"in\": [\n          -3,\n          \"abc\",\n          null,\n          false\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e189\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"gt\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e190\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"gt\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e191\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"gt\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e192\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"gt\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e193\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"gt\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e194\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"gt\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e195\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"gt\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e196\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"gt\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e197\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"gt\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e198\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"gt\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e199\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"lt\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e200\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"lt\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e201\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"lt\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e202\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"lt\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e203\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"lt\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e204\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"lt\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e205\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"lt\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e206\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"lt\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e207\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"lt\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e208\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"lt\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e209\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"truthy\": true\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e210\",\n      \"when\": {\n        \"channel\": \"ma\",\n        \"truthy\": false\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e211\",\n      \"when\": {\n        \"channel\": \"s\",\n        \"eq\": \"\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e212\",\n      \"when\": {\n        \"channel\": \"s\",\n        \"eq\": \"abc\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e213\",\n      \"when\": {\n        \"channel\": \"s\",\n        \"eq\": \"5\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e214\",\n      \"when\": {\n        \"channel\": \"s\",\n        \"eq\": \"�\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e215\",\n      \"when\": {\n        \"channel\": \"s\",\n        \"eq\": \"a\\u0000b\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e216\",\n      \"when\": {\n        \"channel\": \"s\",\n        \"neq\": \"\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e217\",\n      \"when\": {\n        \"channel\": \"s\",\n        \"neq\": \"abc\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e218\",\n      \"when\": {\n        \"channel\": \"s\",\n        \"neq\": \"5\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e219\",\n      \"when\": {\n        \"channel\": \"s\",\n        \"neq\": \"�\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e220\",\n      \"when\": {\n        \"channel\": \"s\",\n        \"neq\": \"a\\u0000b\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e221\",\n      \"when\": {\n        \"channel\": \"s\",\n        \"in\": []\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e222\",\n      \"when\": {\n        \"channel\": \"s\",\n        \"in\": [\n          \"abc\",\n          \"x\"\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e223\",\n      \"when\": {\n        \"channel\": \"s\",\n        \"in\": [\n          \"\"\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e224\",\n      \"when\": {\n        \"channel\": \"s\",\n        \"truthy\": true\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e225\",\n      \"when\": {\n        \"channel\": \"s\",\n        \"truthy\": false\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e226\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"eq\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e227\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"eq\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e228\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"eq\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e229\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"eq\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e230\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"eq\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e231\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"eq\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e232\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"eq\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e233\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"eq\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e234\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"eq\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e235\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"eq\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e236\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"neq\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e237\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"neq\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e238\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"neq\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e239\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"neq\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e240\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"neq\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e241\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"neq\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e242\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"neq\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e243\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"neq\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e244\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"neq\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e245\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"neq\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e246\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"in\": []\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e247\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"in\": [\n          1,\n          2,\n          3\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e248\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"in\": [\n          2.5,\n          -1\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e249\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"in\": [\n          0\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e250\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"gt\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e251\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"gt\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e252\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"gt\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e253\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"gt\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e254\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"gt\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e255\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"gt\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e256\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"gt\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e257\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"gt\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e258\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"gt\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e259\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"gt\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e260\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"lt\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e261\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"lt\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e262\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"lt\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e263\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"lt\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e264\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"lt\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e265\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"lt\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e266\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"lt\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e267\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"lt\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e268\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"lt\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e269\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"lt\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e270\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"truthy\": true\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e271\",\n      \"when\": {\n        \"channel\": \"f\",\n        \"truthy\": false\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e272\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"eq\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e273\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"eq\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e274\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"eq\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e275\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"eq\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e276\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"eq\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e277\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"eq\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e278\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"eq\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e279\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"eq\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e280\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"eq\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e281\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"eq\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e282\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"neq\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e283\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"neq\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e284\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"neq\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e285\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"neq\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e286\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"neq\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e287\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"neq\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e288\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"neq\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e289\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"neq\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e290\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"neq\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e291\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"neq\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e292\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"in\": []\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e293\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"in\": [\n          1,\n          2,\n          3\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e294\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"in\": [\n          2.5,\n          -1\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e295\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"in\": [\n          0\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e296\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"gt\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e297\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"gt\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e298\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"gt\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e299\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"gt\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e300\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"gt\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e301\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"gt\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e302\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"gt\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e303\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"gt\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e304\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"gt\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e305\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"gt\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e306\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"lt\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e307\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"lt\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e308\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"lt\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e309\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"lt\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e310\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"lt\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e311\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"lt\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e312\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"lt\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e313\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"lt\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e314\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"lt\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e315\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"lt\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e316\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"truthy\": true\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e317\",\n      \"when\": {\n        \"channel\": \"f32\",\n        \"truthy\": false\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e318\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"eq\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e319\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"eq\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e320\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"eq\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e321\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"eq\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e322\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"eq\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e323\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"eq\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e324\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"eq\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e325\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"eq\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e326\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"eq\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e327\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"eq\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e328\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"neq\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e329\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"neq\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e330\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"neq\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e331\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"neq\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e332\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"neq\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e333\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"neq\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e334\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"neq\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e335\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"neq\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e336\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"neq\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e337\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"neq\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e338\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"in\": []\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e339\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"in\": [\n          1,\n          2,\n          3\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e340\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"in\": [\n          2.5,\n          -1\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e341\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"in\": [\n          0\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e342\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"gt\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e343\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"gt\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e344\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"gt\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e345\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"gt\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e346\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"gt\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e347\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"gt\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e348\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"gt\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e349\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"gt\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e350\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"gt\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e351\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"gt\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e352\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"lt\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e353\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"lt\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e354\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"lt\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e355\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"lt\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e356\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"lt\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e357\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"lt\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e358\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"lt\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e359\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"lt\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e360\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"lt\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e361\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"lt\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e362\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"truthy\": true\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e363\",\n      \"when\": {\n        \"channel\": \"i\",\n        \"truthy\": false\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e364\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"eq\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e365\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"eq\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e366\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"eq\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e367\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"eq\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e368\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"eq\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e369\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"eq\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e370\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"eq\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e371\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"eq\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e372\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"eq\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e373\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"eq\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e374\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"neq\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e375\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"neq\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e376\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"neq\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e377\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"neq\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e378\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"neq\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e379\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"neq\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e380\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"neq\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e381\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"neq\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e382\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"neq\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e383\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"neq\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e384\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"in\": []\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e385\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"in\": [\n          1,\n          2,\n          3\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e386\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"in\": [\n          2.5,\n          -1\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e387\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"in\": [\n          0\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e388\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"gt\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e389\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"gt\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e390\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"gt\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e391\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"gt\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e392\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"gt\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e393\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"gt\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e394\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"gt\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e395\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"gt\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e396\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"gt\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e397\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"gt\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e398\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"lt\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e399\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"lt\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e400\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"lt\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e401\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"lt\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e402\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"lt\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e403\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"lt\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e404\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"lt\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e405\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"lt\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e406\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"lt\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e407\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"lt\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e408\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"truthy\": true\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e409\",\n      \"when\": {\n        \"channel\": \"u\",\n        \"truthy\": false\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e410\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"eq\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e411\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"eq\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e412\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"eq\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e413\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"eq\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e414\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"eq\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e415\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"eq\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e416\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"eq\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e417\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"eq\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e418\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"eq\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e419\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"eq\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e420\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"neq\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e421\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"neq\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e422\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"neq\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e423\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"neq\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e424\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"neq\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e425\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"neq\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e426\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"neq\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e427\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"neq\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e428\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"neq\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e429\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"neq\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e430\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"in\": []\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e431\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"in\": [\n          1,\n          2,\n          3\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e432\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"in\": [\n          2.5,\n          -1\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e433\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"in\": [\n          0\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e434\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"gt\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e435\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"gt\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e436\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"gt\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e437\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"gt\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e438\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"gt\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e439\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"gt\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e440\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"gt\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e441\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"gt\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e442\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"gt\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e443\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"gt\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e444\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"lt\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e445\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"lt\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e446\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"lt\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e447\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"lt\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e448\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"lt\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e449\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"lt\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e450\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"lt\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e451\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"lt\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e452\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"lt\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e453\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"lt\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e454\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"truthy\": true\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e455\",\n      \"when\": {\n        \"channel\": \"d\",\n        \"truthy\": false\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e456\",\n      \"when\": {\n        \"channel\": \"b\",\n        \"eq\": true\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e457\",\n      \"when\": {\n        \"channel\": \"b\",\n        \"eq\": false\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e458\",\n      \"when\": {\n        \"channel\": \"b\",\n        \"neq\": true\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e459\",\n      \"when\": {\n        \"channel\": \"b\",\n        \"neq\": false\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e460\",\n      \"when\": {\n        \"channel\": \"b\",\n        \"in\": []\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e461\",\n      \"when\": {\n        \"channel\": \"b\",\n        \"in\": [\n          true\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e462\",\n      \"when\": {\n        \"channel\": \"b\",\n        \"in\": [\n          false\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e463\",\n      \"when\": {\n        \"channel\": \"b\",\n        \"truthy\": true\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e464\",\n      \"when\": {\n        \"channel\": \"b\",\n        \"truthy\": false\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e465\",\n      \"when\": {\n        \"channel\": \"ps\",\n        \"eq\": \"\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e466\",\n      \"when\": {\n        \"channel\": \"ps\",\n        \"eq\": \"abc\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e467\",\n      \"when\": {\n        \"channel\": \"ps\",\n        \"eq\": \"5\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e468\",\n      \"when\": {\n        \"channel\": \"ps\",\n        \"eq\": \"�\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e469\",\n      \"when\": {\n        \"channel\": \"ps\",\n        \"eq\": \"a\\u0000b\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e470\",\n      \"when\": {\n        \"channel\": \"ps\",\n        \"eq\": null\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e471\",\n      \"when\": {\n        \"channel\": \"ps\",\n        \"neq\": \"\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e472\",\n      \"when\": {\n        \"channel\": \"ps\",\n        \"neq\": \"abc\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e473\",\n      \"when\": {\n        \"channel\": \"ps\",\n        \"neq\": \"5\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e474\",\n      \"when\": {\n        \"channel\": \"ps\",\n        \"neq\": \"�\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e475\",\n      \"when\": {\n        \"channel\": \"ps\",\n        \"neq\": \"a\\u0000b\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e476\",\n      \"when\": {\n        \"channel\": \"ps\",\n        \"neq\": null\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e477\",\n      \"when\": {\n        \"channel\": \"ps\",\n        \"in\": []\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e478\",\n      \"when\": {\n        \"channel\": \"ps\",\n        \"in\": [\n          \"abc\",\n          \"x\"\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e479\",\n      \"when\": {\n        \"channel\": \"ps\",\n        \"in\": [\n          \"\"\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e480\",\n      \"when\": {\n        \"channel\": \"ps\",\n        \"in\": [\n          \"abc\",\n          null\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e481\",\n      \"when\": {\n        \"channel\": \"ps\",\n        \"in\": [\n          null\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e482\",\n      \"when\": {\n        \"channel\": \"ps\",\n        \"truthy\": true\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e483\",\n      \"when\": {\n        \"channel\": \"ps\",\n        \"truthy\": false\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e484\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"eq\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e485\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"eq\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e486\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"eq\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e487\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"eq\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e488\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"eq\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e489\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"eq\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e490\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"eq\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e491\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"eq\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e492\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"eq\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e493\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"eq\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e494\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"eq\": null\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e495\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"neq\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e496\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"neq\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e497\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"neq\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e498\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"neq\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e499\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"neq\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e500\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"neq\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e501\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"neq\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e502\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"neq\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e503\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"neq\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e504\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"neq\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e505\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"neq\": null\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e506\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"in\": []\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e507\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"in\": [\n          1,\n          2,\n          3\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e508\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"in\": [\n          2.5,\n          -1\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e509\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"in\": [\n          0\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e510\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"in\": [\n          5,\n          null\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e511\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"in\": [\n          null\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e512\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"gt\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e513\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"gt\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e514\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"gt\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e515\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"gt\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e516\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"gt\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e517\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"gt\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e518\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"gt\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e519\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"gt\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e520\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"gt\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e521\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"gt\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e522\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"lt\": 0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e523\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"lt\": -0\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e524\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"lt\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e525\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"lt\": 2.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e526\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"lt\": -3\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e527\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"lt\": 0.1\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e528\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"lt\": 1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e529\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"lt\": -1e400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e530\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"lt\": 9007199254740993\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e531\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"lt\": 1e-400\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e532\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"truthy\": true\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e533\",\n      \"when\": {\n        \"channel\": \"pf\",\n        \"truthy\": false\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e534\",\n      \"when\": {\n        \"channel\": \"ls\",\n        \"eq\": null\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e535\",\n      \"when\": {\n        \"channel\": \"ls\",\n        \"neq\": null\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e536\",\n      \"when\": {\n        \"channel\": \"ls\",\n        \"in\": []\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e537\",\n      \"when\": {\n        \"channel\": \"ls\",\n        \"in\": [\n          null\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e538\",\n      \"when\": {\n        \"channel\": \"ls\",\n        \"truthy\": true\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e539\",\n      \"when\": {\n        \"channel\": \"ls\",\n        \"truthy\": false\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e540\",\n      \"when\": {\n        \"channel\": \"lm\",\n        \"eq\": null\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e541\",\n      \"when\": {\n        \"channel\": \"lm\",\n        \"neq\": null\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e542\",\n      \"when\": {\n        \"channel\": \"lm\",\n        \"in\": []\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e543\",\n      \"when\": {\n        \"channel\": \"lm\",\n        \"in\": [\n          null\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e544\",\n      \"when\": {\n        \"channel\": \"lm\",\n        \"truthy\": true\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e545\",\n      \"when\": {\n        \"channel\": \"lm\",\n        \"truthy\": false\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e546\",\n      \"when\": {\n        \"channel\": \"as\",\n        \"in\": []\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e547\",\n      \"when\": {\n        \"channel\": \"as\",\n        \"truthy\": true\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e548\",\n      \"when\": {\n        \"channel\": \"as\",\n        \"truthy\": false\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e549\",\n      \"when\": {\n        \"channel\": \"ms\",\n        \"in\": []\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e550\",\n      \"when\": {\n        \"channel\": \"ms\",\n        \"truthy\": true\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"e551\",\n      \"when\": {\n        \"channel\": \"ms\",\n        \"truthy\": false\n      }\n    }\n  ]\n}\n"
 
 // specDoc decodes specJSON once.
-var specDoc = sync.OnceValues(func() (*spec.Graph, error) {
-	g, diags := spec.Decode("../spec.json", []byte(specJSON))
-	if err := diags.Err(); err != nil {
-		return nil, err
-	}
-	return g, nil
-})
+var specDoc = genimpl.SpecDoc("../spec.json", specJSON)

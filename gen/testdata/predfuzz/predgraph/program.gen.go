@@ -4,12 +4,10 @@
 package predgraph
 
 import (
-	"errors"
-	"fmt"
 	"math"
-	"strings"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -17,8 +15,8 @@ import (
 // is built with differ in version: re-run `go generate` with the ilmekgen
 // of the same module version as the runtime.
 const (
-	_ = runtime.EnforceVersion(runtime.GenVersion - 1)
-	_ = runtime.EnforceVersion(1 - runtime.MinGenVersion)
+	_ = runtime.EnforceVersion(runtime.GenVersion - 2)
+	_ = runtime.EnforceVersion(2 - runtime.MinGenVersion)
 )
 
 // program is the graph-specific half of a run; the runtime's executor is
@@ -28,36 +26,6 @@ type program struct {
 }
 
 var _ runtime.Program[State, Update] = (*program)(nil)
-
-// builder collects the nodes New builds and every failure.
-type builder struct {
-	p    *program
-	errs []error
-}
-
-// add returns the function that records the result of building node id.
-func (b *builder) add(id NodeID, method string) func(Node, error) {
-	return func(fn Node, err error) {
-		n := shape.Nodes[id]
-		switch {
-		case err != nil:
-			b.errs = append(b.errs, fmt.Errorf("node %q (type %q): %w", n.ID, n.Type, err))
-		case fn == nil:
-			b.errs = append(b.errs, fmt.Errorf("node %q (type %q): Nodes.%s returned a nil Node", n.ID, n.Type, method))
-		default:
-			b.p.nodes[id] = fn
-		}
-	}
-}
-
-// err reports every failure of New as one spec error.
-func (b *builder) err() error {
-	msgs := make([]string, len(b.errs))
-	for i, e := range b.errs {
-		msgs[i] = e.Error()
-	}
-	return &runtime.SpecError{Msg: "predgraph: cannot build graph:\n\t" + strings.Join(msgs, "\n\t"), Err: errors.Join(b.errs...)}
-}
 
 // shape is the static description nodes see through Ctx.Graph.
 var shape = &runtime.Shape{
@@ -1516,177 +1484,177 @@ func (p *program) Plan(s *State, from int, pl *runtime.Planner[State]) error {
 			pl.Node(int(NodeE271))
 		}
 		// edges[272]: "probe" -> "e272" when f32 = 0
-		if s.HasF32() && jsonFloat32(s.F32) == 0.0 {
+		if s.HasF32() && genimpl.JSONFloat32(s.F32) == 0.0 {
 			pl.Node(int(NodeE272))
 		}
 		// edges[273]: "probe" -> "e273" when f32 = -0
-		if s.HasF32() && jsonFloat32(s.F32) == -0.0 {
+		if s.HasF32() && genimpl.JSONFloat32(s.F32) == -0.0 {
 			pl.Node(int(NodeE273))
 		}
 		// edges[274]: "probe" -> "e274" when f32 = 5
-		if s.HasF32() && jsonFloat32(s.F32) == 5.0 {
+		if s.HasF32() && genimpl.JSONFloat32(s.F32) == 5.0 {
 			pl.Node(int(NodeE274))
 		}
 		// edges[275]: "probe" -> "e275" when f32 = 2.5
-		if s.HasF32() && jsonFloat32(s.F32) == 2.5 {
+		if s.HasF32() && genimpl.JSONFloat32(s.F32) == 2.5 {
 			pl.Node(int(NodeE275))
 		}
 		// edges[276]: "probe" -> "e276" when f32 = -3
-		if s.HasF32() && jsonFloat32(s.F32) == -3.0 {
+		if s.HasF32() && genimpl.JSONFloat32(s.F32) == -3.0 {
 			pl.Node(int(NodeE276))
 		}
 		// edges[277]: "probe" -> "e277" when f32 = 0.1
-		if s.HasF32() && jsonFloat32(s.F32) == 0.1 {
+		if s.HasF32() && genimpl.JSONFloat32(s.F32) == 0.1 {
 			pl.Node(int(NodeE277))
 		}
 		// edges[278]: "probe" -> "e278" when f32 = 1e400
-		if s.HasF32() && jsonFloat32(s.F32) == math.Inf(1) {
+		if s.HasF32() && genimpl.JSONFloat32(s.F32) == math.Inf(1) {
 			pl.Node(int(NodeE278))
 		}
 		// edges[279]: "probe" -> "e279" when f32 = -1e400
-		if s.HasF32() && jsonFloat32(s.F32) == math.Inf(-1) {
+		if s.HasF32() && genimpl.JSONFloat32(s.F32) == math.Inf(-1) {
 			pl.Node(int(NodeE279))
 		}
 		// edges[280]: "probe" -> "e280" when f32 = 9007199254740993
-		if s.HasF32() && jsonFloat32(s.F32) == 9.007199254740992e+15 {
+		if s.HasF32() && genimpl.JSONFloat32(s.F32) == 9.007199254740992e+15 {
 			pl.Node(int(NodeE280))
 		}
 		// edges[281]: "probe" -> "e281" when f32 = 1e-400
-		if s.HasF32() && jsonFloat32(s.F32) == 0.0 {
+		if s.HasF32() && genimpl.JSONFloat32(s.F32) == 0.0 {
 			pl.Node(int(NodeE281))
 		}
 		// edges[282]: "probe" -> "e282" when f32 != 0
-		if !(s.HasF32() && jsonFloat32(s.F32) == 0.0) {
+		if !(s.HasF32() && genimpl.JSONFloat32(s.F32) == 0.0) {
 			pl.Node(int(NodeE282))
 		}
 		// edges[283]: "probe" -> "e283" when f32 != -0
-		if !(s.HasF32() && jsonFloat32(s.F32) == -0.0) {
+		if !(s.HasF32() && genimpl.JSONFloat32(s.F32) == -0.0) {
 			pl.Node(int(NodeE283))
 		}
 		// edges[284]: "probe" -> "e284" when f32 != 5
-		if !(s.HasF32() && jsonFloat32(s.F32) == 5.0) {
+		if !(s.HasF32() && genimpl.JSONFloat32(s.F32) == 5.0) {
 			pl.Node(int(NodeE284))
 		}
 		// edges[285]: "probe" -> "e285" when f32 != 2.5
-		if !(s.HasF32() && jsonFloat32(s.F32) == 2.5) {
+		if !(s.HasF32() && genimpl.JSONFloat32(s.F32) == 2.5) {
 			pl.Node(int(NodeE285))
 		}
 		// edges[286]: "probe" -> "e286" when f32 != -3
-		if !(s.HasF32() && jsonFloat32(s.F32) == -3.0) {
+		if !(s.HasF32() && genimpl.JSONFloat32(s.F32) == -3.0) {
 			pl.Node(int(NodeE286))
 		}
 		// edges[287]: "probe" -> "e287" when f32 != 0.1
-		if !(s.HasF32() && jsonFloat32(s.F32) == 0.1) {
+		if !(s.HasF32() && genimpl.JSONFloat32(s.F32) == 0.1) {
 			pl.Node(int(NodeE287))
 		}
 		// edges[288]: "probe" -> "e288" when f32 != 1e400
-		if !(s.HasF32() && jsonFloat32(s.F32) == math.Inf(1)) {
+		if !(s.HasF32() && genimpl.JSONFloat32(s.F32) == math.Inf(1)) {
 			pl.Node(int(NodeE288))
 		}
 		// edges[289]: "probe" -> "e289" when f32 != -1e400
-		if !(s.HasF32() && jsonFloat32(s.F32) == math.Inf(-1)) {
+		if !(s.HasF32() && genimpl.JSONFloat32(s.F32) == math.Inf(-1)) {
 			pl.Node(int(NodeE289))
 		}
 		// edges[290]: "probe" -> "e290" when f32 != 9007199254740993
-		if !(s.HasF32() && jsonFloat32(s.F32) == 9.007199254740992e+15) {
+		if !(s.HasF32() && genimpl.JSONFloat32(s.F32) == 9.007199254740992e+15) {
 			pl.Node(int(NodeE290))
 		}
 		// edges[291]: "probe" -> "e291" when f32 != 1e-400
-		if !(s.HasF32() && jsonFloat32(s.F32) == 0.0) {
+		if !(s.HasF32() && genimpl.JSONFloat32(s.F32) == 0.0) {
 			pl.Node(int(NodeE291))
 		}
 		// edges[292]: "probe" -> "e292" when f32 in []
 		// never: in [] never holds
 		// edges[293]: "probe" -> "e293" when f32 in [1, 2, 3]
-		if s.HasF32() && (jsonFloat32(s.F32) == 1.0 || jsonFloat32(s.F32) == 2.0 || jsonFloat32(s.F32) == 3.0) {
+		if s.HasF32() && (genimpl.JSONFloat32(s.F32) == 1.0 || genimpl.JSONFloat32(s.F32) == 2.0 || genimpl.JSONFloat32(s.F32) == 3.0) {
 			pl.Node(int(NodeE293))
 		}
 		// edges[294]: "probe" -> "e294" when f32 in [2.5, -1]
-		if s.HasF32() && (jsonFloat32(s.F32) == 2.5 || jsonFloat32(s.F32) == -1.0) {
+		if s.HasF32() && (genimpl.JSONFloat32(s.F32) == 2.5 || genimpl.JSONFloat32(s.F32) == -1.0) {
 			pl.Node(int(NodeE294))
 		}
 		// edges[295]: "probe" -> "e295" when f32 in [0]
-		if s.HasF32() && jsonFloat32(s.F32) == 0.0 {
+		if s.HasF32() && genimpl.JSONFloat32(s.F32) == 0.0 {
 			pl.Node(int(NodeE295))
 		}
 		// edges[296]: "probe" -> "e296" when f32 > 0
-		if s.HasF32() && jsonFloat32(s.F32) > 0.0 {
+		if s.HasF32() && genimpl.JSONFloat32(s.F32) > 0.0 {
 			pl.Node(int(NodeE296))
 		}
 		// edges[297]: "probe" -> "e297" when f32 > -0
-		if s.HasF32() && jsonFloat32(s.F32) > -0.0 {
+		if s.HasF32() && genimpl.JSONFloat32(s.F32) > -0.0 {
 			pl.Node(int(NodeE297))
 		}
 		// edges[298]: "probe" -> "e298" when f32 > 5
-		if s.HasF32() && jsonFloat32(s.F32) > 5.0 {
+		if s.HasF32() && genimpl.JSONFloat32(s.F32) > 5.0 {
 			pl.Node(int(NodeE298))
 		}
 		// edges[299]: "probe" -> "e299" when f32 > 2.5
-		if s.HasF32() && jsonFloat32(s.F32) > 2.5 {
+		if s.HasF32() && genimpl.JSONFloat32(s.F32) > 2.5 {
 			pl.Node(int(NodeE299))
 		}
 		// edges[300]: "probe" -> "e300" when f32 > -3
-		if s.HasF32() && jsonFloat32(s.F32) > -3.0 {
+		if s.HasF32() && genimpl.JSONFloat32(s.F32) > -3.0 {
 			pl.Node(int(NodeE300))
 		}
 		// edges[301]: "probe" -> "e301" when f32 > 0.1
-		if s.HasF32() && jsonFloat32(s.F32) > 0.1 {
+		if s.HasF32() && genimpl.JSONFloat32(s.F32) > 0.1 {
 			pl.Node(int(NodeE301))
 		}
 		// edges[302]: "probe" -> "e302" when f32 > 1e400
-		if s.HasF32() && jsonFloat32(s.F32) > math.Inf(1) {
+		if s.HasF32() && genimpl.JSONFloat32(s.F32) > math.Inf(1) {
 			pl.Node(int(NodeE302))
 		}
 		// edges[303]: "probe" -> "e303" when f32 > -1e400
-		if s.HasF32() && jsonFloat32(s.F32) > math.Inf(-1) {
+		if s.HasF32() && genimpl.JSONFloat32(s.F32) > math.Inf(-1) {
 			pl.Node(int(NodeE303))
 		}
 		// edges[304]: "probe" -> "e304" when f32 > 9007199254740993
-		if s.HasF32() && jsonFloat32(s.F32) > 9.007199254740992e+15 {
+		if s.HasF32() && genimpl.JSONFloat32(s.F32) > 9.007199254740992e+15 {
 			pl.Node(int(NodeE304))
 		}
 		// edges[305]: "probe" -> "e305" when f32 > 1e-400
-		if s.HasF32() && jsonFloat32(s.F32) > 0.0 {
+		if s.HasF32() && genimpl.JSONFloat32(s.F32) > 0.0 {
 			pl.Node(int(NodeE305))
 		}
 		// edges[306]: "probe" -> "e306" when f32 < 0
-		if s.HasF32() && jsonFloat32(s.F32) < 0.0 {
+		if s.HasF32() && genimpl.JSONFloat32(s.F32) < 0.0 {
 			pl.Node(int(NodeE306))
 		}
 		// edges[307]: "probe" -> "e307" when f32 < -0
-		if s.HasF32() && jsonFloat32(s.F32) < -0.0 {
+		if s.HasF32() && genimpl.JSONFloat32(s.F32) < -0.0 {
 			pl.Node(int(NodeE307))
 		}
 		// edges[308]: "probe" -> "e308" when f32 < 5
-		if s.HasF32() && jsonFloat32(s.F32) < 5.0 {
+		if s.HasF32() && genimpl.JSONFloat32(s.F32) < 5.0 {
 			pl.Node(int(NodeE308))
 		}
 		// edges[309]: "probe" -> "e309" when f32 < 2.5
-		if s.HasF32() && jsonFloat32(s.F32) < 2.5 {
+		if s.HasF32() && genimpl.JSONFloat32(s.F32) < 2.5 {
 			pl.Node(int(NodeE309))
 		}
 		// edges[310]: "probe" -> "e310" when f32 < -3
-		if s.HasF32() && jsonFloat32(s.F32) < -3.0 {
+		if s.HasF32() && genimpl.JSONFloat32(s.F32) < -3.0 {
 			pl.Node(int(NodeE310))
 		}
 		// edges[311]: "probe" -> "e311" when f32 < 0.1
-		if s.HasF32() && jsonFloat32(s.F32) < 0.1 {
+		if s.HasF32() && genimpl.JSONFloat32(s.F32) < 0.1 {
 			pl.Node(int(NodeE311))
 		}
 		// edges[312]: "probe" -> "e312" when f32 < 1e400
-		if s.HasF32() && jsonFloat32(s.F32) < math.Inf(1) {
+		if s.HasF32() && genimpl.JSONFloat32(s.F32) < math.Inf(1) {
 			pl.Node(int(NodeE312))
 		}
 		// edges[313]: "probe" -> "e313" when f32 < -1e400
-		if s.HasF32() && jsonFloat32(s.F32) < math.Inf(-1) {
+		if s.HasF32() && genimpl.JSONFloat32(s.F32) < math.Inf(-1) {
 			pl.Node(int(NodeE313))
 		}
 		// edges[314]: "probe" -> "e314" when f32 < 9007199254740993
-		if s.HasF32() && jsonFloat32(s.F32) < 9.007199254740992e+15 {
+		if s.HasF32() && genimpl.JSONFloat32(s.F32) < 9.007199254740992e+15 {
 			pl.Node(int(NodeE314))
 		}
 		// edges[315]: "probe" -> "e315" when f32 < 1e-400
-		if s.HasF32() && jsonFloat32(s.F32) < 0.0 {
+		if s.HasF32() && genimpl.JSONFloat32(s.F32) < 0.0 {
 			pl.Node(int(NodeE315))
 		}
 		// edges[316]: "probe" -> "e316" when f32 is truthy

@@ -4,15 +4,11 @@
 package crashgraph
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"sync"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -20,89 +16,50 @@ import (
 // merge channel ([] and {} when empty) and every last_write channel that was
 // written (null included), as checkpoints store it.
 func (s State) MarshalJSON() ([]byte, error) {
-	var w jsonWriter
+	var w genimpl.ObjectWriter
 	if s.HasReceipt() {
-		w.member("\"receipt\":", s.Receipt)
+		w.Member("\"receipt\":", s.Receipt)
 	}
 	if s.HasShipped() {
-		w.member("\"shipped\":", s.Shipped)
+		w.Member("\"shipped\":", s.Shipped)
 	}
-	return w.done()
+	return w.Done()
 }
 
 // MarshalJSON writes the channels u writes as a JSON object (not its Goto).
 func (u Update) MarshalJSON() ([]byte, error) {
-	var w jsonWriter
+	var w genimpl.ObjectWriter
 	if u.Receipt != nil {
-		w.member("\"receipt\":", *u.Receipt)
+		w.Member("\"receipt\":", *u.Receipt)
 	}
 	if u.Shipped != nil {
-		w.member("\"shipped\":", *u.Shipped)
+		w.Member("\"shipped\":", *u.Shipped)
 	}
-	return w.done()
-}
-
-// jsonWriter writes one JSON object member by member.
-type jsonWriter struct {
-	b   []byte
-	err error
-}
-
-func (w *jsonWriter) raw(key, value string) {
-	if len(w.b) == 0 {
-		w.b = append(w.b, '{')
-	} else {
-		w.b = append(w.b, ',')
-	}
-	w.b = append(w.b, key...)
-	w.b = append(w.b, value...)
-}
-
-func (w *jsonWriter) member(key string, v any) {
-	if w.err != nil {
-		return
-	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		w.err = fmt.Errorf("channel %s %w", key, err)
-		return
-	}
-	w.raw(key, string(data))
-}
-
-func (w *jsonWriter) done() ([]byte, error) {
-	if w.err != nil {
-		return nil, w.err
-	}
-	if len(w.b) == 0 {
-		return []byte("{}"), nil
-	}
-	return append(w.b, '}'), nil
+	return w.Done()
 }
 
 // UnmarshalJSON reads a state written by MarshalJSON. A member that names
 // no channel of the graph is an error.
 func (s *State) UnmarshalJSON(data []byte) error {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(data, &members); err != nil {
-		return fmt.Errorf("state: %w", err)
+	members, err := genimpl.StateMembers(data)
+	if err != nil {
+		return err
 	}
 	var t State
-	for _, k := range slices.Sorted(maps.Keys(members)) {
-		raw := members[k]
+	for _, mb := range members {
 		var err error
-		switch k {
+		switch mb.Key {
 		case "receipt":
-			err = json.Unmarshal(raw, &t.Receipt)
+			err = json.Unmarshal(mb.Value, &t.Receipt)
 			t.set[0] |= 1 << 0
 		case "shipped":
-			err = json.Unmarshal(raw, &t.Shipped)
+			err = json.Unmarshal(mb.Value, &t.Shipped)
 			t.set[0] |= 1 << 1
 		default:
-			return fmt.Errorf("state: channel %q is not declared by graph \"crash\"", k)
+			return genimpl.UndeclaredInState(mb.Key, "\"crash\"")
 		}
 		if err != nil {
-			return fmt.Errorf("state: channel %q: %w", k, err)
+			return genimpl.StateChannelError(mb.Key, err)
 		}
 	}
 	*s = t
@@ -128,15 +85,8 @@ func Adapt(fn runtime.NodeFunc) Node {
 			return Update{}, err
 		}
 		u := UpdateOf(out)
-		if gotos, ok := ctx.PendingCommand(); ok {
-			u.Goto = make([]Target, 0, len(gotos))
-			for _, g := range gotos {
-				t, err := targetOf(g)
-				if err != nil {
-					return Update{}, err
-				}
-				u.Goto = append(u.Goto, t)
-			}
+		if u.Goto, err = genimpl.Command(ctx, targetOf); err != nil {
+			return Update{}, err
 		}
 		return u, nil
 	}
@@ -168,23 +118,9 @@ func (r registryNodes) Ship(id NodeID, _ ShipConfig) (Node, error) {
 
 // build builds node id with its type's factory.
 func (r registryNodes) build(id NodeID) (Node, error) {
-	g, err := specDoc()
+	fn, err := genimpl.RegistryNode(r.reg, specDoc, int(id))
 	if err != nil {
 		return nil, err
-	}
-	n := g.Nodes[id]
-	n.Config = bytes.Clone(n.Config)
-	factory, ok := r.reg[n.Type]
-	if !ok {
-		names := slices.Sorted(maps.Keys(r.reg))
-		return nil, fmt.Errorf("type %q is not in the registry (registered: %q)", n.Type, names)
-	}
-	fn, err := factory(n)
-	if err != nil {
-		return nil, err
-	}
-	if fn == nil {
-		return nil, errors.New("the registry's factory returned a nil function")
 	}
 	return Adapt(fn), nil
 }
@@ -222,16 +158,16 @@ func targetOf(g runtime.Goto) (Target, error) {
 func (s State) values() (runtime.Values, error) {
 	v := make(runtime.Values, 2)
 	if s.HasReceipt() {
-		x, err := jsonValue(s.Receipt)
+		x, err := genimpl.ToAny("receipt", s.Receipt)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "receipt", err)
+			return nil, err
 		}
 		v["receipt"] = x
 	}
 	if s.HasShipped() {
-		x, err := jsonValue(s.Shipped)
+		x, err := genimpl.ToAny("shipped", s.Shipped)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "shipped", err)
+			return nil, err
 		}
 		v["shipped"] = x
 	}
@@ -245,25 +181,25 @@ func (s State) values() (runtime.Values, error) {
 // reduce error, exactly where the spec-built program fails.
 func UpdateOf(vals runtime.Values) Update {
 	var u Update
-	for _, k := range slices.Sorted(maps.Keys(vals)) {
+	for _, k := range genimpl.Keys(vals) {
 		v := vals[k]
 		switch k {
 		case "receipt":
-			x, bad := decodeValue[string]("receipt", v, "string")
+			x, bad := genimpl.DecodeValue[string]("receipt", v, "string")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Receipt = &x
 		case "shipped":
-			x, bad := decodeValue[bool]("shipped", v, "bool")
+			x, bad := genimpl.DecodeValue[bool]("shipped", v, "bool")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Shipped = &x
 		default:
-			u.bad = undeclared(k)
+			u.bad = genimpl.Undeclared(k, shape)
 			return u
 		}
 	}
@@ -272,67 +208,15 @@ func UpdateOf(vals runtime.Values) Update {
 
 // stateOf converts an untyped send input into the task's state.
 func stateOf(vals runtime.Values) (State, error) {
-	var t State
-	for _, k := range slices.Sorted(maps.Keys(vals)) {
-		v := vals[k]
-		switch k {
-		case "receipt":
-			x, bad := decodeValue[string]("receipt", v, "string")
-			if bad != nil {
-				return t, bad
-			}
-			t.Receipt = x
-			t.set[0] |= 1 << 0
-		case "shipped":
-			x, bad := decodeValue[bool]("shipped", v, "bool")
-			if bad != nil {
-				return t, bad
-			}
-			t.Shipped = x
-			t.set[0] |= 1 << 1
-		default:
-			return t, undeclared(k)
-		}
+	u := UpdateOf(vals)
+	if u.bad != nil {
+		return State{}, u.bad
 	}
-	return t, nil
-}
-
-// undeclared is the error of a write to a channel the graph does not declare.
-func undeclared(name string) *runtime.ChannelError {
-	return &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("write to undeclared channel %q; declared channels are [receipt, shipped]", name)}
-}
-
-// jsonValue converts v to the untyped value encoding/json decodes its JSON to.
-func jsonValue(v any) (any, error) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var out any
-	err = json.Unmarshal(data, &out)
-	return out, err
-}
-
-// decodeValue converts a write to a channel of a bound type through JSON.
-func decodeValue[T any](name string, v any, typ string) (out T, _ *runtime.ChannelError) {
-	data, err := json.Marshal(v)
-	if err == nil {
-		err = json.Unmarshal(data, &out)
-	}
-	if err != nil {
-		return out, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as %s: %v", typ, err)}
-	}
-	return out, nil
+	return State{}.With(u), nil
 }
 
 // specJSON is the spec this package was generated from, in canonical form.
 const specJSON = "{\n  \"name\": \"crash\",\n  \"channels\": {\n    \"receipt\": {},\n    \"shipped\": {}\n  },\n  \"nodes\": [\n    {\n      \"id\": \"a\",\n      \"type\": \"charge\"\n    },\n    {\n      \"id\": \"b\",\n      \"type\": \"ship\"\n    }\n  ],\n  \"edges\": [\n    {\n      \"from\": \"__start__\",\n      \"to\": \"a\"\n    },\n    {\n      \"from\": \"__start__\",\n      \"to\": \"b\"\n    },\n    {\n      \"from\": \"a\",\n      \"to\": \"__end__\"\n    },\n    {\n      \"from\": \"b\",\n      \"to\": \"__end__\"\n    }\n  ]\n}\n"
 
 // specDoc decodes specJSON once.
-var specDoc = sync.OnceValues(func() (*spec.Graph, error) {
-	g, diags := spec.Decode("../crash.json", []byte(specJSON))
-	if err := diags.Err(); err != nil {
-		return nil, err
-	}
-	return g, nil
-})
+var specDoc = genimpl.SpecDoc("../crash.json", specJSON)

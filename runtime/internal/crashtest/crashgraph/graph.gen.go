@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -177,11 +178,12 @@ func New(n Nodes, opts ...runtime.Option) (*Graph, error) {
 	if n == nil {
 		return nil, &runtime.SpecError{Msg: "crashgraph.New: Nodes is nil"}
 	}
-	b := &builder{p: &program{}}
-	b.add(NodeA, "Charge")(n.Charge(NodeA, ChargeConfig{}))
-	b.add(NodeB, "Ship")(n.Ship(NodeB, ShipConfig{}))
-	if len(b.errs) > 0 {
-		return nil, b.err()
+	p := &program{}
+	b := genimpl.NewBuilder("crashgraph", shape, p.nodes[:])
+	b.Add(int(NodeA), "Charge")(n.Charge(NodeA, ChargeConfig{}))
+	b.Add(int(NodeB), "Ship")(n.Ship(NodeB, ShipConfig{}))
+	if err := b.Err(); err != nil {
+		return nil, err
 	}
-	return runtime.New[State, Update](b.p, opts...)
+	return runtime.New[State, Update](p, opts...)
 }

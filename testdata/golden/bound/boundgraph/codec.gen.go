@@ -4,15 +4,11 @@
 package boundgraph
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"sync"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 	"github.com/ilmek-go/ilmek/testdata/golden/bound/shop"
 )
@@ -21,145 +17,106 @@ import (
 // merge channel ([] and {} when empty) and every last_write channel that was
 // written (null included), as checkpoints store it.
 func (s State) MarshalJSON() ([]byte, error) {
-	var w jsonWriter
+	var w genimpl.ObjectWriter
 	if s.HasAttempts() {
-		w.member("\"attempts\":", s.Attempts)
+		w.Member("\"attempts\":", s.Attempts)
 	}
 	if s.HasCart() {
-		w.member("\"cart\":", s.Cart)
+		w.Member("\"cart\":", s.Cart)
 	}
 	if s.HasIntent() {
-		w.member("\"intent\":", s.Intent)
+		w.Member("\"intent\":", s.Intent)
 	}
 	if s.Messages == nil {
-		w.raw("\"messages\":", "[]")
+		w.Raw("\"messages\":", "[]")
 	} else {
-		w.member("\"messages\":", s.Messages)
+		w.Member("\"messages\":", s.Messages)
 	}
 	if s.HasNote() {
-		w.member("\"note\":", s.Note)
+		w.Member("\"note\":", s.Note)
 	}
 	if s.HasOk() {
-		w.member("\"ok\":", s.Ok)
+		w.Member("\"ok\":", s.Ok)
 	}
 	if s.HasScore() {
-		w.member("\"score\":", s.Score)
+		w.Member("\"score\":", s.Score)
 	}
 	if s.Tags == nil {
-		w.raw("\"tags\":", "{}")
+		w.Raw("\"tags\":", "{}")
 	} else {
-		w.member("\"tags\":", s.Tags)
+		w.Member("\"tags\":", s.Tags)
 	}
-	return w.done()
+	return w.Done()
 }
 
 // MarshalJSON writes the channels u writes as a JSON object (not its Goto).
 func (u Update) MarshalJSON() ([]byte, error) {
-	var w jsonWriter
+	var w genimpl.ObjectWriter
 	if u.Attempts != nil {
-		w.member("\"attempts\":", *u.Attempts)
+		w.Member("\"attempts\":", *u.Attempts)
 	}
 	if u.Cart != nil {
-		w.member("\"cart\":", *u.Cart)
+		w.Member("\"cart\":", *u.Cart)
 	}
 	if u.Intent != nil {
-		w.member("\"intent\":", *u.Intent)
+		w.Member("\"intent\":", *u.Intent)
 	}
 	if u.Messages != nil {
-		w.member("\"messages\":", u.Messages)
+		w.Member("\"messages\":", u.Messages)
 	}
 	if u.Note != nil {
-		w.member("\"note\":", *u.Note)
+		w.Member("\"note\":", *u.Note)
 	}
 	if u.Ok != nil {
-		w.member("\"ok\":", *u.Ok)
+		w.Member("\"ok\":", *u.Ok)
 	}
 	if u.Score != nil {
-		w.member("\"score\":", *u.Score)
+		w.Member("\"score\":", *u.Score)
 	}
 	if u.Tags != nil {
-		w.member("\"tags\":", u.Tags)
+		w.Member("\"tags\":", u.Tags)
 	}
-	return w.done()
-}
-
-// jsonWriter writes one JSON object member by member.
-type jsonWriter struct {
-	b   []byte
-	err error
-}
-
-func (w *jsonWriter) raw(key, value string) {
-	if len(w.b) == 0 {
-		w.b = append(w.b, '{')
-	} else {
-		w.b = append(w.b, ',')
-	}
-	w.b = append(w.b, key...)
-	w.b = append(w.b, value...)
-}
-
-func (w *jsonWriter) member(key string, v any) {
-	if w.err != nil {
-		return
-	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		w.err = fmt.Errorf("channel %s %w", key, err)
-		return
-	}
-	w.raw(key, string(data))
-}
-
-func (w *jsonWriter) done() ([]byte, error) {
-	if w.err != nil {
-		return nil, w.err
-	}
-	if len(w.b) == 0 {
-		return []byte("{}"), nil
-	}
-	return append(w.b, '}'), nil
+	return w.Done()
 }
 
 // UnmarshalJSON reads a state written by MarshalJSON. A member that names
 // no channel of the graph is an error.
 func (s *State) UnmarshalJSON(data []byte) error {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(data, &members); err != nil {
-		return fmt.Errorf("state: %w", err)
+	members, err := genimpl.StateMembers(data)
+	if err != nil {
+		return err
 	}
 	var t State
-	for _, k := range slices.Sorted(maps.Keys(members)) {
-		raw := members[k]
+	for _, mb := range members {
 		var err error
-		switch k {
+		switch mb.Key {
 		case "attempts":
-			err = json.Unmarshal(raw, &t.Attempts)
+			err = json.Unmarshal(mb.Value, &t.Attempts)
 			t.set[0] |= 1 << 0
 		case "cart":
-			err = json.Unmarshal(raw, &t.Cart)
+			err = json.Unmarshal(mb.Value, &t.Cart)
 			t.set[0] |= 1 << 1
 		case "intent":
-			err = json.Unmarshal(raw, &t.Intent)
+			err = json.Unmarshal(mb.Value, &t.Intent)
 			t.set[0] |= 1 << 2
 		case "messages":
-			err = json.Unmarshal(raw, &t.Messages)
+			err = json.Unmarshal(mb.Value, &t.Messages)
 		case "note":
-			err = json.Unmarshal(raw, &t.Note)
+			err = json.Unmarshal(mb.Value, &t.Note)
 			t.set[0] |= 1 << 3
 		case "ok":
-			err = json.Unmarshal(raw, &t.Ok)
+			err = json.Unmarshal(mb.Value, &t.Ok)
 			t.set[0] |= 1 << 4
 		case "score":
-			err = json.Unmarshal(raw, &t.Score)
+			err = json.Unmarshal(mb.Value, &t.Score)
 			t.set[0] |= 1 << 5
 		case "tags":
-			err = json.Unmarshal(raw, &t.Tags)
+			err = json.Unmarshal(mb.Value, &t.Tags)
 		default:
-			return fmt.Errorf("state: channel %q is not declared by graph \"bound\"", k)
+			return genimpl.UndeclaredInState(mb.Key, "\"bound\"")
 		}
 		if err != nil {
-			return fmt.Errorf("state: channel %q: %w", k, err)
+			return genimpl.StateChannelError(mb.Key, err)
 		}
 	}
 	*s = t
@@ -185,15 +142,8 @@ func Adapt(fn runtime.NodeFunc) Node {
 			return Update{}, err
 		}
 		u := UpdateOf(out)
-		if gotos, ok := ctx.PendingCommand(); ok {
-			u.Goto = make([]Target, 0, len(gotos))
-			for _, g := range gotos {
-				t, err := targetOf(g)
-				if err != nil {
-					return Update{}, err
-				}
-				u.Goto = append(u.Goto, t)
-			}
+		if u.Goto, err = genimpl.Command(ctx, targetOf); err != nil {
+			return Update{}, err
 		}
 		return u, nil
 	}
@@ -225,23 +175,9 @@ func (r registryNodes) Mark(id NodeID, _ MarkConfig) (Node, error) {
 
 // build builds node id with its type's factory.
 func (r registryNodes) build(id NodeID) (Node, error) {
-	g, err := specDoc()
+	fn, err := genimpl.RegistryNode(r.reg, specDoc, int(id))
 	if err != nil {
 		return nil, err
-	}
-	n := g.Nodes[id]
-	n.Config = bytes.Clone(n.Config)
-	factory, ok := r.reg[n.Type]
-	if !ok {
-		names := slices.Sorted(maps.Keys(r.reg))
-		return nil, fmt.Errorf("type %q is not in the registry (registered: %q)", n.Type, names)
-	}
-	fn, err := factory(n)
-	if err != nil {
-		return nil, err
-	}
-	if fn == nil {
-		return nil, errors.New("the registry's factory returned a nil function")
 	}
 	return Adapt(fn), nil
 }
@@ -299,32 +235,32 @@ func targetOf(g runtime.Goto) (Target, error) {
 func (s State) values() (runtime.Values, error) {
 	v := make(runtime.Values, 8)
 	if s.HasAttempts() {
-		x, err := jsonValue(s.Attempts)
+		x, err := genimpl.ToAny("attempts", s.Attempts)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "attempts", err)
+			return nil, err
 		}
 		v["attempts"] = x
 	}
 	if s.HasCart() {
-		x, err := jsonValue(s.Cart)
+		x, err := genimpl.ToAny("cart", s.Cart)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "cart", err)
+			return nil, err
 		}
 		v["cart"] = x
 	}
 	if s.HasIntent() {
-		x, err := jsonValue(s.Intent)
+		x, err := genimpl.ToAny("intent", s.Intent)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "intent", err)
+			return nil, err
 		}
 		v["intent"] = x
 	}
 	if s.Messages == nil {
 		v["messages"] = []any{}
 	} else {
-		x, err := jsonValue(s.Messages)
+		x, err := genimpl.ToAny("messages", s.Messages)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "messages", err)
+			return nil, err
 		}
 		v["messages"] = x
 	}
@@ -332,25 +268,25 @@ func (s State) values() (runtime.Values, error) {
 		v["note"] = s.Note
 	}
 	if s.HasOk() {
-		x, err := jsonValue(s.Ok)
+		x, err := genimpl.ToAny("ok", s.Ok)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "ok", err)
+			return nil, err
 		}
 		v["ok"] = x
 	}
 	if s.HasScore() {
-		x, err := jsonValue(s.Score)
+		x, err := genimpl.ToAny("score", s.Score)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "score", err)
+			return nil, err
 		}
 		v["score"] = x
 	}
 	if s.Tags == nil {
 		v["tags"] = map[string]any{}
 	} else {
-		x, err := jsonValue(s.Tags)
+		x, err := genimpl.ToAny("tags", s.Tags)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "tags", err)
+			return nil, err
 		}
 		v["tags"] = x
 	}
@@ -364,32 +300,32 @@ func (s State) values() (runtime.Values, error) {
 // reduce error, exactly where the spec-built program fails.
 func UpdateOf(vals runtime.Values) Update {
 	var u Update
-	for _, k := range slices.Sorted(maps.Keys(vals)) {
+	for _, k := range genimpl.Keys(vals) {
 		v := vals[k]
 		switch k {
 		case "attempts":
-			x, bad := decodeValue[int]("attempts", v, "int")
+			x, bad := genimpl.DecodeValue[int]("attempts", v, "int")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Attempts = &x
 		case "cart":
-			x, bad := decodeValue[*shop.Cart]("cart", v, "*github.com/ilmek-go/ilmek/testdata/golden/bound/shop.Cart")
+			x, bad := genimpl.DecodeValue[*shop.Cart]("cart", v, "*github.com/ilmek-go/ilmek/testdata/golden/bound/shop.Cart")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Cart = &x
 		case "intent":
-			x, bad := decodeValue[shop.Intent]("intent", v, "github.com/ilmek-go/ilmek/testdata/golden/bound/shop.Intent")
+			x, bad := genimpl.DecodeValue[shop.Intent]("intent", v, "github.com/ilmek-go/ilmek/testdata/golden/bound/shop.Intent")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Intent = &x
 		case "messages":
-			x, bad := decodeList[shop.Message]("messages", v, "[]github.com/ilmek-go/ilmek/testdata/golden/bound/shop.Message")
+			x, bad := genimpl.DecodeList[shop.Message]("messages", v, "[]github.com/ilmek-go/ilmek/testdata/golden/bound/shop.Message")
 			if bad != nil {
 				u.bad = bad
 				return u
@@ -398,28 +334,28 @@ func UpdateOf(vals runtime.Values) Update {
 		case "note":
 			u.Note = new(v)
 		case "ok":
-			x, bad := decodeValue[bool]("ok", v, "bool")
+			x, bad := genimpl.DecodeValue[bool]("ok", v, "bool")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Ok = &x
 		case "score":
-			x, bad := decodeValue[float64]("score", v, "float64")
+			x, bad := genimpl.DecodeValue[float64]("score", v, "float64")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Score = &x
 		case "tags":
-			x, bad := decodeObject[string]("tags", v, "map[string]string")
+			x, bad := genimpl.DecodeObject[string]("tags", v, "map[string]string")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Tags = x
 		default:
-			u.bad = undeclared(k)
+			u.bad = genimpl.Undeclared(k, shape)
 			return u
 		}
 	}
@@ -428,155 +364,15 @@ func UpdateOf(vals runtime.Values) Update {
 
 // stateOf converts an untyped send input into the task's state.
 func stateOf(vals runtime.Values) (State, error) {
-	var t State
-	for _, k := range slices.Sorted(maps.Keys(vals)) {
-		v := vals[k]
-		switch k {
-		case "attempts":
-			x, bad := decodeValue[int]("attempts", v, "int")
-			if bad != nil {
-				return t, bad
-			}
-			t.Attempts = x
-			t.set[0] |= 1 << 0
-		case "cart":
-			x, bad := decodeValue[*shop.Cart]("cart", v, "*github.com/ilmek-go/ilmek/testdata/golden/bound/shop.Cart")
-			if bad != nil {
-				return t, bad
-			}
-			t.Cart = x
-			t.set[0] |= 1 << 1
-		case "intent":
-			x, bad := decodeValue[shop.Intent]("intent", v, "github.com/ilmek-go/ilmek/testdata/golden/bound/shop.Intent")
-			if bad != nil {
-				return t, bad
-			}
-			t.Intent = x
-			t.set[0] |= 1 << 2
-		case "messages":
-			x, bad := decodeList[shop.Message]("messages", v, "[]github.com/ilmek-go/ilmek/testdata/golden/bound/shop.Message")
-			if bad != nil {
-				return t, bad
-			}
-			t.Messages = x
-		case "note":
-			t.Note = v
-			t.set[0] |= 1 << 3
-		case "ok":
-			x, bad := decodeValue[bool]("ok", v, "bool")
-			if bad != nil {
-				return t, bad
-			}
-			t.Ok = x
-			t.set[0] |= 1 << 4
-		case "score":
-			x, bad := decodeValue[float64]("score", v, "float64")
-			if bad != nil {
-				return t, bad
-			}
-			t.Score = x
-			t.set[0] |= 1 << 5
-		case "tags":
-			x, bad := decodeObject[string]("tags", v, "map[string]string")
-			if bad != nil {
-				return t, bad
-			}
-			t.Tags = x
-		default:
-			return t, undeclared(k)
-		}
+	u := UpdateOf(vals)
+	if u.bad != nil {
+		return State{}, u.bad
 	}
-	return t, nil
-}
-
-// undeclared is the error of a write to a channel the graph does not declare.
-func undeclared(name string) *runtime.ChannelError {
-	return &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("write to undeclared channel %q; declared channels are [attempts, cart, intent, messages, note, ok, score, tags]", name)}
-}
-
-// jsonValue converts v to the untyped value encoding/json decodes its JSON to.
-func jsonValue(v any) (any, error) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var out any
-	err = json.Unmarshal(data, &out)
-	return out, err
-}
-
-// describe names the JSON kind of v for an error.
-func describe(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "a string"
-	case bool:
-		return "a boolean"
-	case []any:
-		return "a list"
-	}
-	if _, ok := runtime.AsFloat(v); ok {
-		return "a number"
-	}
-	return fmt.Sprintf("%T", v)
-}
-
-// decodeValue converts a write to a channel of a bound type through JSON.
-func decodeValue[T any](name string, v any, typ string) (out T, _ *runtime.ChannelError) {
-	data, err := json.Marshal(v)
-	if err == nil {
-		err = json.Unmarshal(data, &out)
-	}
-	if err != nil {
-		return out, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as %s: %v", typ, err)}
-	}
-	return out, nil
-}
-
-// decodeList converts an append write: a list's elements, or one element.
-func decodeList[E any](name string, v any, typ string) (out []E, _ *runtime.ChannelError) {
-	data, err := json.Marshal(v)
-	if err == nil {
-		if len(data) == 0 || data[0] != '[' {
-			var e E
-			if err = json.Unmarshal(data, &e); err == nil {
-				return []E{e}, nil
-			}
-			return nil, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as an element of %s: %v", typ, err)}
-		}
-		err = json.Unmarshal(data, &out)
-	}
-	if err != nil {
-		return out, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as %s: %v", typ, err)}
-	}
-	return out, nil
-}
-
-// decodeObject converts a merge write, which must be an object.
-func decodeObject[V any](name string, v any, typ string) (out map[string]V, _ *runtime.ChannelError) {
-	data, err := json.Marshal(v)
-	if err == nil {
-		if len(data) == 0 || data[0] != '{' {
-			return nil, &runtime.ChannelError{Channel: name, Msg: "a merge channel takes a JSON object, got " + describe(v)}
-		}
-		err = json.Unmarshal(data, &out)
-	}
-	if err != nil {
-		return out, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as %s: %v", typ, err)}
-	}
-	return out, nil
+	return State{}.With(u), nil
 }
 
 // specJSON is the spec this package was generated from, in canonical form.
 const specJSON = "{\n  \"name\": \"bound\",\n  \"channels\": {\n    \"attempts\": {},\n    \"cart\": {},\n    \"intent\": {},\n    \"messages\": {\n      \"reducer\": \"append\"\n    },\n    \"note\": {},\n    \"ok\": {},\n    \"score\": {},\n    \"tags\": {\n      \"reducer\": \"merge\"\n    }\n  },\n  \"nodes\": [\n    {\n      \"id\": \"agent\",\n      \"type\": \"llm\",\n      \"config\": {\n        \"extra\": {\n          \"k\": [\n            1,\n            \"two\",\n            null\n          ]\n        },\n        \"max_tokens\": 100,\n        \"model\": \"m1\",\n        \"retries\": 2,\n        \"seed\": 18446744073709551615,\n        \"since\": \"2024-05-01T10:00:00.5+02:00\",\n        \"stop\": \"END\",\n        \"temperature\": 0.25,\n        \"tools\": [\n          {\n            \"name\": \"search\"\n          }\n        ],\n        \"until\": \"2025-01-01T00:00:00Z\"\n      }\n    },\n    {\n      \"id\": \"buy\",\n      \"type\": \"mark\",\n      \"config\": {\n        \"label\": \"buy\"\n      }\n    },\n    {\n      \"id\": \"retry\",\n      \"type\": \"mark\",\n      \"config\": {\n        \"label\": \"retry\"\n      }\n    },\n    {\n      \"id\": \"good\",\n      \"type\": \"mark\",\n      \"config\": {\n        \"label\": \"good\"\n      }\n    },\n    {\n      \"id\": \"ok\",\n      \"type\": \"mark\",\n      \"config\": {\n        \"label\": \"ok\"\n      }\n    },\n    {\n      \"id\": \"no_cart\",\n      \"type\": \"mark\",\n      \"config\": {\n        \"label\": \"no_cart\"\n      }\n    },\n    {\n      \"id\": \"has_cart\",\n      \"type\": \"mark\",\n      \"config\": {\n        \"label\": \"has_cart\"\n      }\n    },\n    {\n      \"id\": \"paying\",\n      \"type\": \"mark\",\n      \"config\": {\n        \"label\": \"paying\"\n      }\n    },\n    {\n      \"id\": \"tagged\",\n      \"type\": \"mark\",\n      \"config\": {\n        \"label\": \"tagged\"\n      }\n    },\n    {\n      \"id\": \"talked\",\n      \"type\": \"mark\",\n      \"config\": {\n        \"label\": \"talked\"\n      }\n    },\n    {\n      \"id\": \"noted\",\n      \"type\": \"mark\",\n      \"config\": {\n        \"label\": \"noted\"\n      }\n    },\n    {\n      \"id\": \"small\",\n      \"type\": \"mark\",\n      \"config\": {\n        \"label\": \"small\"\n      }\n    }\n  ],\n  \"edges\": [\n    {\n      \"from\": \"__start__\",\n      \"to\": \"agent\"\n    },\n    {\n      \"from\": \"agent\",\n      \"to\": \"buy\",\n      \"when\": {\n        \"channel\": \"intent\",\n        \"eq\": \"buy\"\n      }\n    },\n    {\n      \"from\": \"agent\",\n      \"to\": \"retry\",\n      \"when\": {\n        \"channel\": \"attempts\",\n        \"lt\": 3\n      }\n    },\n    {\n      \"from\": \"agent\",\n      \"to\": \"good\",\n      \"when\": {\n        \"channel\": \"score\",\n        \"gt\": 0.5\n      }\n    },\n    {\n      \"from\": \"agent\",\n      \"to\": \"ok\",\n      \"when\": {\n        \"channel\": \"ok\",\n        \"truthy\": true\n      }\n    },\n    {\n      \"from\": \"agent\",\n      \"to\": \"no_cart\",\n      \"when\": {\n        \"channel\": \"cart\",\n        \"eq\": null\n      }\n    },\n    {\n      \"from\": \"agent\",\n      \"to\": \"has_cart\",\n      \"when\": {\n        \"channel\": \"cart\",\n        \"truthy\": true\n      }\n    },\n    {\n      \"from\": \"agent\",\n      \"to\": \"paying\",\n      \"when\": {\n        \"channel\": \"intent\",\n        \"in\": [\n          \"buy\",\n          \"pay\"\n        ]\n      }\n    },\n    {\n      \"from\": \"agent\",\n      \"to\": \"tagged\",\n      \"when\": {\n        \"channel\": \"tags\",\n        \"truthy\": true\n      }\n    },\n    {\n      \"from\": \"agent\",\n      \"to\": \"talked\",\n      \"when\": {\n        \"channel\": \"messages\",\n        \"truthy\": true\n      }\n    },\n    {\n      \"from\": \"agent\",\n      \"to\": \"noted\",\n      \"when\": {\n        \"channel\": \"note\",\n        \"neq\": \"x\"\n      }\n    },\n    {\n      \"from\": \"agent\",\n      \"to\": \"small\",\n      \"when\": {\n        \"channel\": \"score\",\n        \"neq\": 0\n      }\n    }\n  ]\n}\n"
 
 // specDoc decodes specJSON once.
-var specDoc = sync.OnceValues(func() (*spec.Graph, error) {
-	g, diags := spec.Decode("../spec.json", []byte(specJSON))
-	if err := diags.Err(); err != nil {
-		return nil, err
-	}
-	return g, nil
-})
+var specDoc = genimpl.SpecDoc("../spec.json", specJSON)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 	"github.com/ilmek-go/ilmek/testdata/golden/bound/shop"
 )
@@ -190,18 +191,11 @@ func (s *State) apply(u *Update, own *[1]bool, linear bool) {
 	}
 	if u.Tags != nil {
 		if !own[0] {
-			s.Tags = cloneMap(s.Tags, len(u.Tags))
+			s.Tags = genimpl.CloneMap(s.Tags, len(u.Tags))
 			own[0] = true
 		}
 		maps.Copy(s.Tags, u.Tags)
 	}
-}
-
-// cloneMap copies m into a new map with room for extra more keys.
-func cloneMap[M ~map[string]V, V any](m M, extra int) M {
-	out := make(M, len(m)+extra)
-	maps.Copy(out, m)
-	return out
 }
 
 // Update is what a node returns: the channels it writes, and optionally a
@@ -293,21 +287,22 @@ func New(n Nodes, opts ...runtime.Option) (*Graph, error) {
 	if n == nil {
 		return nil, &runtime.SpecError{Msg: "boundgraph.New: Nodes is nil"}
 	}
-	b := &builder{p: &program{}}
-	b.add(NodeAgent, "LLM")(n.LLM(NodeAgent, shop.LLMOptions{Base: shop.Base{Retries: 2}, Model: "m1", Temperature: 0.25, MaxTokens: 100, Tools: []shop.Tool{shop.Tool{Name: "search"}}, Stop: new(string("END")), Extra: map[string]any{"k": []any{1.0, "two", nil}}, Seed: 18446744073709551615, Since: time.Date(2024, time.May, 1, 10, 0, 0, 500000000, time.FixedZone("", 7200)), Until: new(time.Date(2025, time.January, 1, 0, 0, 0, 0, time.UTC))}))
-	b.add(NodeBuy, "Mark")(n.Mark(NodeBuy, MarkConfig{Label: "buy"}))
-	b.add(NodeRetry, "Mark")(n.Mark(NodeRetry, MarkConfig{Label: "retry"}))
-	b.add(NodeGood, "Mark")(n.Mark(NodeGood, MarkConfig{Label: "good"}))
-	b.add(NodeOk, "Mark")(n.Mark(NodeOk, MarkConfig{Label: "ok"}))
-	b.add(NodeNoCart, "Mark")(n.Mark(NodeNoCart, MarkConfig{Label: "no_cart"}))
-	b.add(NodeHasCart, "Mark")(n.Mark(NodeHasCart, MarkConfig{Label: "has_cart"}))
-	b.add(NodePaying, "Mark")(n.Mark(NodePaying, MarkConfig{Label: "paying"}))
-	b.add(NodeTagged, "Mark")(n.Mark(NodeTagged, MarkConfig{Label: "tagged"}))
-	b.add(NodeTalked, "Mark")(n.Mark(NodeTalked, MarkConfig{Label: "talked"}))
-	b.add(NodeNoted, "Mark")(n.Mark(NodeNoted, MarkConfig{Label: "noted"}))
-	b.add(NodeSmall, "Mark")(n.Mark(NodeSmall, MarkConfig{Label: "small"}))
-	if len(b.errs) > 0 {
-		return nil, b.err()
+	p := &program{}
+	b := genimpl.NewBuilder("boundgraph", shape, p.nodes[:])
+	b.Add(int(NodeAgent), "LLM")(n.LLM(NodeAgent, shop.LLMOptions{Base: shop.Base{Retries: 2}, Model: "m1", Temperature: 0.25, MaxTokens: 100, Tools: []shop.Tool{shop.Tool{Name: "search"}}, Stop: new(string("END")), Extra: map[string]any{"k": []any{1.0, "two", nil}}, Seed: 18446744073709551615, Since: time.Date(2024, time.May, 1, 10, 0, 0, 500000000, time.FixedZone("", 7200)), Until: new(time.Date(2025, time.January, 1, 0, 0, 0, 0, time.UTC))}))
+	b.Add(int(NodeBuy), "Mark")(n.Mark(NodeBuy, MarkConfig{Label: "buy"}))
+	b.Add(int(NodeRetry), "Mark")(n.Mark(NodeRetry, MarkConfig{Label: "retry"}))
+	b.Add(int(NodeGood), "Mark")(n.Mark(NodeGood, MarkConfig{Label: "good"}))
+	b.Add(int(NodeOk), "Mark")(n.Mark(NodeOk, MarkConfig{Label: "ok"}))
+	b.Add(int(NodeNoCart), "Mark")(n.Mark(NodeNoCart, MarkConfig{Label: "no_cart"}))
+	b.Add(int(NodeHasCart), "Mark")(n.Mark(NodeHasCart, MarkConfig{Label: "has_cart"}))
+	b.Add(int(NodePaying), "Mark")(n.Mark(NodePaying, MarkConfig{Label: "paying"}))
+	b.Add(int(NodeTagged), "Mark")(n.Mark(NodeTagged, MarkConfig{Label: "tagged"}))
+	b.Add(int(NodeTalked), "Mark")(n.Mark(NodeTalked, MarkConfig{Label: "talked"}))
+	b.Add(int(NodeNoted), "Mark")(n.Mark(NodeNoted, MarkConfig{Label: "noted"}))
+	b.Add(int(NodeSmall), "Mark")(n.Mark(NodeSmall, MarkConfig{Label: "small"}))
+	if err := b.Err(); err != nil {
+		return nil, err
 	}
-	return runtime.New[State, Update](b.p, opts...)
+	return runtime.New[State, Update](p, opts...)
 }

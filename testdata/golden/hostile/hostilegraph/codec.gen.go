@@ -4,16 +4,11 @@
 package hostilegraph
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"maps"
-	"reflect"
-	"slices"
-	"sync"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -21,127 +16,88 @@ import (
 // merge channel ([] and {} when empty) and every last_write channel that was
 // written (null included), as checkpoints store it.
 func (s State) MarshalJSON() ([]byte, error) {
-	var w jsonWriter
+	var w genimpl.ObjectWriter
 	if s.Func == nil {
-		w.raw("\"func\":", "[]")
+		w.Raw("\"func\":", "[]")
 	} else {
-		w.member("\"func\":", s.Func)
+		w.Member("\"func\":", s.Func)
 	}
 	if s.Go == nil {
-		w.raw("\"go\":", "{}")
+		w.Raw("\"go\":", "{}")
 	} else {
-		w.member("\"go\":", s.Go)
+		w.Member("\"go\":", s.Go)
 	}
 	if s.HasNew() {
-		w.member("\"new\":", s.New)
+		w.Member("\"new\":", s.New)
 	}
 	if s.HasStateX() {
-		w.member("\"state */ x\":", s.StateX)
+		w.Member("\"state */ x\":", s.StateX)
 	}
 	if s.HasString() {
-		w.member("\"string\":", s.String)
+		w.Member("\"string\":", s.String)
 	}
 	if s.HasType() {
-		w.member("\"type\":", s.Type)
+		w.Member("\"type\":", s.Type)
 	}
-	return w.done()
+	return w.Done()
 }
 
 // MarshalJSON writes the channels u writes as a JSON object (not its Goto).
 func (u Update) MarshalJSON() ([]byte, error) {
-	var w jsonWriter
+	var w genimpl.ObjectWriter
 	if u.Func != nil {
-		w.member("\"func\":", u.Func)
+		w.Member("\"func\":", u.Func)
 	}
 	if u.Go != nil {
-		w.member("\"go\":", u.Go)
+		w.Member("\"go\":", u.Go)
 	}
 	if u.New != nil {
-		w.member("\"new\":", *u.New)
+		w.Member("\"new\":", *u.New)
 	}
 	if u.StateX != nil {
-		w.member("\"state */ x\":", *u.StateX)
+		w.Member("\"state */ x\":", *u.StateX)
 	}
 	if u.String != nil {
-		w.member("\"string\":", *u.String)
+		w.Member("\"string\":", *u.String)
 	}
 	if u.Type != nil {
-		w.member("\"type\":", *u.Type)
+		w.Member("\"type\":", *u.Type)
 	}
-	return w.done()
-}
-
-// jsonWriter writes one JSON object member by member.
-type jsonWriter struct {
-	b   []byte
-	err error
-}
-
-func (w *jsonWriter) raw(key, value string) {
-	if len(w.b) == 0 {
-		w.b = append(w.b, '{')
-	} else {
-		w.b = append(w.b, ',')
-	}
-	w.b = append(w.b, key...)
-	w.b = append(w.b, value...)
-}
-
-func (w *jsonWriter) member(key string, v any) {
-	if w.err != nil {
-		return
-	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		w.err = fmt.Errorf("channel %s %w", key, err)
-		return
-	}
-	w.raw(key, string(data))
-}
-
-func (w *jsonWriter) done() ([]byte, error) {
-	if w.err != nil {
-		return nil, w.err
-	}
-	if len(w.b) == 0 {
-		return []byte("{}"), nil
-	}
-	return append(w.b, '}'), nil
+	return w.Done()
 }
 
 // UnmarshalJSON reads a state written by MarshalJSON. A member that names
 // no channel of the graph is an error.
 func (s *State) UnmarshalJSON(data []byte) error {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(data, &members); err != nil {
-		return fmt.Errorf("state: %w", err)
+	members, err := genimpl.StateMembers(data)
+	if err != nil {
+		return err
 	}
 	var t State
-	for _, k := range slices.Sorted(maps.Keys(members)) {
-		raw := members[k]
+	for _, mb := range members {
 		var err error
-		switch k {
+		switch mb.Key {
 		case "func":
-			err = json.Unmarshal(raw, &t.Func)
+			err = json.Unmarshal(mb.Value, &t.Func)
 		case "go":
-			err = json.Unmarshal(raw, &t.Go)
+			err = json.Unmarshal(mb.Value, &t.Go)
 		case "new":
-			err = json.Unmarshal(raw, &t.New)
+			err = json.Unmarshal(mb.Value, &t.New)
 			t.set[0] |= 1 << 0
 		case "state */ x":
-			err = json.Unmarshal(raw, &t.StateX)
+			err = json.Unmarshal(mb.Value, &t.StateX)
 			t.set[0] |= 1 << 1
 		case "string":
-			err = json.Unmarshal(raw, &t.String)
+			err = json.Unmarshal(mb.Value, &t.String)
 			t.set[0] |= 1 << 2
 		case "type":
-			err = json.Unmarshal(raw, &t.Type)
+			err = json.Unmarshal(mb.Value, &t.Type)
 			t.set[0] |= 1 << 3
 		default:
-			return fmt.Errorf("state: channel %q is not declared by graph \"hostile */ `name` \\\"quoted\\\"\\nline2 \\u2028 // not a comment\"", k)
+			return genimpl.UndeclaredInState(mb.Key, "\"hostile */ `name` \\\"quoted\\\"\\nline2 \\u2028 // not a comment\"")
 		}
 		if err != nil {
-			return fmt.Errorf("state: channel %q: %w", k, err)
+			return genimpl.StateChannelError(mb.Key, err)
 		}
 	}
 	*s = t
@@ -167,15 +123,8 @@ func Adapt(fn runtime.NodeFunc) Node {
 			return Update{}, err
 		}
 		u := UpdateOf(out)
-		if gotos, ok := ctx.PendingCommand(); ok {
-			u.Goto = make([]Target, 0, len(gotos))
-			for _, g := range gotos {
-				t, err := targetOf(g)
-				if err != nil {
-					return Update{}, err
-				}
-				u.Goto = append(u.Goto, t)
-			}
+		if u.Goto, err = genimpl.Command(ctx, targetOf); err != nil {
+			return Update{}, err
 		}
 		return u, nil
 	}
@@ -212,23 +161,9 @@ func (r registryNodes) Interface(id NodeID, _ InterfaceConfig) (Node, error) {
 
 // build builds node id with its type's factory.
 func (r registryNodes) build(id NodeID) (Node, error) {
-	g, err := specDoc()
+	fn, err := genimpl.RegistryNode(r.reg, specDoc, int(id))
 	if err != nil {
 		return nil, err
-	}
-	n := g.Nodes[id]
-	n.Config = bytes.Clone(n.Config)
-	factory, ok := r.reg[n.Type]
-	if !ok {
-		names := slices.Sorted(maps.Keys(r.reg))
-		return nil, fmt.Errorf("type %q is not in the registry (registered: %q)", n.Type, names)
-	}
-	fn, err := factory(n)
-	if err != nil {
-		return nil, err
-	}
-	if fn == nil {
-		return nil, errors.New("the registry's factory returned a nil function")
 	}
 	return Adapt(fn), nil
 }
@@ -301,13 +236,13 @@ func (s State) values() (runtime.Values, error) {
 // reduce error, exactly where the spec-built program fails.
 func UpdateOf(vals runtime.Values) Update {
 	var u Update
-	for _, k := range slices.Sorted(maps.Keys(vals)) {
+	for _, k := range genimpl.Keys(vals) {
 		v := vals[k]
 		switch k {
 		case "func":
-			u.Func = appendItems(v)
+			u.Func = genimpl.AppendItems(v)
 		case "go":
-			x, bad := mergeItems("go", v)
+			x, bad := genimpl.MergeItems("go", v)
 			if bad != nil {
 				u.bad = bad
 				return u
@@ -322,7 +257,7 @@ func UpdateOf(vals runtime.Values) Update {
 		case "type":
 			u.Type = new(v)
 		default:
-			u.bad = undeclared(k)
+			u.bad = genimpl.Undeclared(k, shape)
 			return u
 		}
 	}
@@ -331,101 +266,15 @@ func UpdateOf(vals runtime.Values) Update {
 
 // stateOf converts an untyped send input into the task's state.
 func stateOf(vals runtime.Values) (State, error) {
-	var t State
-	for _, k := range slices.Sorted(maps.Keys(vals)) {
-		v := vals[k]
-		switch k {
-		case "func":
-			t.Func = appendItems(v)
-		case "go":
-			x, bad := mergeItems("go", v)
-			if bad != nil {
-				return t, bad
-			}
-			t.Go = x
-		case "new":
-			t.New = v
-			t.set[0] |= 1 << 0
-		case "state */ x":
-			t.StateX = v
-			t.set[0] |= 1 << 1
-		case "string":
-			t.String = v
-			t.set[0] |= 1 << 2
-		case "type":
-			t.Type = v
-			t.set[0] |= 1 << 3
-		default:
-			return t, undeclared(k)
-		}
+	u := UpdateOf(vals)
+	if u.bad != nil {
+		return State{}, u.bad
 	}
-	return t, nil
-}
-
-// undeclared is the error of a write to a channel the graph does not declare.
-func undeclared(name string) *runtime.ChannelError {
-	return &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("write to undeclared channel %q; declared channels are [func, go, new, state */ x, string, type]", name)}
-}
-
-// appendItems is what an append write of v adds: a list's elements, or v.
-func appendItems(v any) []any {
-	switch x := v.(type) {
-	case []any:
-		if x == nil {
-			return []any{}
-		}
-		return x
-	case nil:
-		return []any{nil}
-	}
-	rv := reflect.ValueOf(v)
-	if rv.Kind() == reflect.Slice && rv.Type().Elem().Kind() != reflect.Uint8 {
-		out := make([]any, rv.Len())
-		for i := range out {
-			out[i] = rv.Index(i).Interface()
-		}
-		return out
-	}
-	return []any{v}
-}
-
-// describe names the JSON kind of v for an error.
-func describe(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "a string"
-	case bool:
-		return "a boolean"
-	case []any:
-		return "a list"
-	}
-	if _, ok := runtime.AsFloat(v); ok {
-		return "a number"
-	}
-	return fmt.Sprintf("%T", v)
-}
-
-// mergeItems is what a merge write of v merges: an object's members.
-func mergeItems(name string, v any) (map[string]any, *runtime.ChannelError) {
-	switch x := v.(type) {
-	case map[string]any:
-		return x, nil
-	case runtime.Values:
-		return map[string]any(x), nil
-	}
-	return nil, &runtime.ChannelError{Channel: name, Msg: "a merge channel takes a JSON object, got " + describe(v)}
+	return State{}.With(u), nil
 }
 
 // specJSON is the spec this package was generated from, in canonical form.
 const specJSON = "{\n  \"name\": \"hostile */ `name` \\\"quoted\\\"\\nline2 \\u2028 // not a comment\",\n  \"channels\": {\n    \"func\": {\n      \"reducer\": \"append\"\n    },\n    \"go\": {\n      \"reducer\": \"merge\"\n    },\n    \"new\": {},\n    \"state */ x\": {},\n    \"string\": {},\n    \"type\": {}\n  },\n  \"nodes\": [\n    {\n      \"id\": \"state\",\n      \"type\": \"interface\",\n      \"config\": {\n        \"f\": 1e400,\n        \"n\": 12345678901234567890,\n        \"nested\": {\n          \"a\\\"b\": [\n            \"*/\",\n            \"`\"\n          ]\n        },\n        \"raw\": \"`backtick` and \\\"quotes\\\"\\nnewline \\\\ backslash\",\n        \"text\": \"*/ package main; func init() { panic(1) } /*\"\n      }\n    },\n    {\n      \"id\": \"map\",\n      \"type\": \"default\",\n      \"config\": {\n        \"text\": \"plain\"\n      }\n    },\n    {\n      \"id\": \"node\\n*/ id\",\n      \"type\": \"interface\",\n      \"config\": {\n        \"f\": 2,\n        \"n\": -3,\n        \"text\": \"second\"\n      }\n    },\n    {\n      \"id\": \"return\",\n      \"type\": \"chan\"\n    }\n  ],\n  \"edges\": [\n    {\n      \"from\": \"__start__\",\n      \"to\": \"state\"\n    },\n    {\n      \"from\": \"state\",\n      \"to\": \"map\",\n      \"when\": {\n        \"channel\": \"type\",\n        \"eq\": \"*/ \\\"x\\\" `y`\"\n      }\n    },\n    {\n      \"from\": \"state\",\n      \"to\": \"node\\n*/ id\",\n      \"when\": {\n        \"channel\": \"state */ x\",\n        \"in\": [\n          \"\\n\",\n          \"*/\"\n        ]\n      }\n    },\n    {\n      \"from\": \"map\",\n      \"to\": \"return\"\n    },\n    {\n      \"from\": \"node\\n*/ id\",\n      \"to\": \"__end__\"\n    },\n    {\n      \"from\": \"return\",\n      \"to\": \"__end__\",\n      \"when\": {\n        \"channel\": \"string\",\n        \"truthy\": false\n      }\n    }\n  ]\n}\n"
 
 // specDoc decodes specJSON once.
-var specDoc = sync.OnceValues(func() (*spec.Graph, error) {
-	g, diags := spec.Decode("../spec.json", []byte(specJSON))
-	if err := diags.Err(); err != nil {
-		return nil, err
-	}
-	return g, nil
-})
+var specDoc = genimpl.SpecDoc("../spec.json", specJSON)

@@ -14,6 +14,7 @@ import (
 	"strconv"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -131,7 +132,7 @@ func (s *State) apply(u *Update, own *[1]bool, linear bool) {
 	}
 	if u.Go != nil {
 		if !own[0] {
-			s.Go = cloneMap(s.Go, len(u.Go))
+			s.Go = genimpl.CloneMap(s.Go, len(u.Go))
 			own[0] = true
 		}
 		maps.Copy(s.Go, u.Go)
@@ -152,13 +153,6 @@ func (s *State) apply(u *Update, own *[1]bool, linear bool) {
 		s.Type = *u.Type
 		s.set[0] |= 1 << 3
 	}
-}
-
-// cloneMap copies m into a new map with room for extra more keys.
-func cloneMap[M ~map[string]V, V any](m M, extra int) M {
-	out := make(M, len(m)+extra)
-	maps.Copy(out, m)
-	return out
 }
 
 // Update is what a node returns: the channels it writes, and optionally a
@@ -267,13 +261,14 @@ func New(n Nodes, opts ...runtime.Option) (*Graph, error) {
 	if n == nil {
 		return nil, &runtime.SpecError{Msg: "hostilegraph.New: Nodes is nil"}
 	}
-	b := &builder{p: &program{}}
-	b.add(NodeState, "Interface")(n.Interface(NodeState, InterfaceConfig{F: math.Inf(1), N: 1.2345678901234567e+19, Nested: map[string]any{"a\"b": []any{"*/", "`"}}, Raw: "`backtick` and \"quotes\"\nnewline \\ backslash", Text: "*/ package main; func init() { panic(1) } /*"}))
-	b.add(NodeMap, "Default")(n.Default(NodeMap, DefaultConfig{Text: "plain"}))
-	b.add(NodeNodeID, "Interface")(n.Interface(NodeNodeID, InterfaceConfig{F: 2.0, N: -3.0, Text: "second"}))
-	b.add(NodeReturn, "Chan")(n.Chan(NodeReturn, ChanConfig{}))
-	if len(b.errs) > 0 {
-		return nil, b.err()
+	p := &program{}
+	b := genimpl.NewBuilder("hostilegraph", shape, p.nodes[:])
+	b.Add(int(NodeState), "Interface")(n.Interface(NodeState, InterfaceConfig{F: math.Inf(1), N: 1.2345678901234567e+19, Nested: map[string]any{"a\"b": []any{"*/", "`"}}, Raw: "`backtick` and \"quotes\"\nnewline \\ backslash", Text: "*/ package main; func init() { panic(1) } /*"}))
+	b.Add(int(NodeMap), "Default")(n.Default(NodeMap, DefaultConfig{Text: "plain"}))
+	b.Add(int(NodeNodeID), "Interface")(n.Interface(NodeNodeID, InterfaceConfig{F: 2.0, N: -3.0, Text: "second"}))
+	b.Add(int(NodeReturn), "Chan")(n.Chan(NodeReturn, ChanConfig{}))
+	if err := b.Err(); err != nil {
+		return nil, err
 	}
-	return runtime.New[State, Update](b.p, opts...)
+	return runtime.New[State, Update](p, opts...)
 }

@@ -4,16 +4,11 @@
 package opgraph
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"maps"
-	"reflect"
-	"slices"
-	"sync"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -21,109 +16,70 @@ import (
 // merge channel ([] and {} when empty) and every last_write channel that was
 // written (null included), as checkpoints store it.
 func (s State) MarshalJSON() ([]byte, error) {
-	var w jsonWriter
+	var w genimpl.ObjectWriter
 	if s.Hits == nil {
-		w.raw("\"hits\":", "[]")
+		w.Raw("\"hits\":", "[]")
 	} else {
-		w.member("\"hits\":", s.Hits)
+		w.Member("\"hits\":", s.Hits)
 	}
 	if s.Meta == nil {
-		w.raw("\"meta\":", "{}")
+		w.Raw("\"meta\":", "{}")
 	} else {
-		w.member("\"meta\":", s.Meta)
+		w.Member("\"meta\":", s.Meta)
 	}
 	if s.HasN() {
-		w.member("\"n\":", s.N)
+		w.Member("\"n\":", s.N)
 	}
 	if s.HasV() {
-		w.member("\"v\":", s.V)
+		w.Member("\"v\":", s.V)
 	}
-	return w.done()
+	return w.Done()
 }
 
 // MarshalJSON writes the channels u writes as a JSON object (not its Goto).
 func (u Update) MarshalJSON() ([]byte, error) {
-	var w jsonWriter
+	var w genimpl.ObjectWriter
 	if u.Hits != nil {
-		w.member("\"hits\":", u.Hits)
+		w.Member("\"hits\":", u.Hits)
 	}
 	if u.Meta != nil {
-		w.member("\"meta\":", u.Meta)
+		w.Member("\"meta\":", u.Meta)
 	}
 	if u.N != nil {
-		w.member("\"n\":", *u.N)
+		w.Member("\"n\":", *u.N)
 	}
 	if u.V != nil {
-		w.member("\"v\":", *u.V)
+		w.Member("\"v\":", *u.V)
 	}
-	return w.done()
-}
-
-// jsonWriter writes one JSON object member by member.
-type jsonWriter struct {
-	b   []byte
-	err error
-}
-
-func (w *jsonWriter) raw(key, value string) {
-	if len(w.b) == 0 {
-		w.b = append(w.b, '{')
-	} else {
-		w.b = append(w.b, ',')
-	}
-	w.b = append(w.b, key...)
-	w.b = append(w.b, value...)
-}
-
-func (w *jsonWriter) member(key string, v any) {
-	if w.err != nil {
-		return
-	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		w.err = fmt.Errorf("channel %s %w", key, err)
-		return
-	}
-	w.raw(key, string(data))
-}
-
-func (w *jsonWriter) done() ([]byte, error) {
-	if w.err != nil {
-		return nil, w.err
-	}
-	if len(w.b) == 0 {
-		return []byte("{}"), nil
-	}
-	return append(w.b, '}'), nil
+	return w.Done()
 }
 
 // UnmarshalJSON reads a state written by MarshalJSON. A member that names
 // no channel of the graph is an error.
 func (s *State) UnmarshalJSON(data []byte) error {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(data, &members); err != nil {
-		return fmt.Errorf("state: %w", err)
+	members, err := genimpl.StateMembers(data)
+	if err != nil {
+		return err
 	}
 	var t State
-	for _, k := range slices.Sorted(maps.Keys(members)) {
-		raw := members[k]
+	for _, mb := range members {
 		var err error
-		switch k {
+		switch mb.Key {
 		case "hits":
-			err = json.Unmarshal(raw, &t.Hits)
+			err = json.Unmarshal(mb.Value, &t.Hits)
 		case "meta":
-			err = json.Unmarshal(raw, &t.Meta)
+			err = json.Unmarshal(mb.Value, &t.Meta)
 		case "n":
-			err = json.Unmarshal(raw, &t.N)
+			err = json.Unmarshal(mb.Value, &t.N)
 			t.set[0] |= 1 << 0
 		case "v":
-			err = json.Unmarshal(raw, &t.V)
+			err = json.Unmarshal(mb.Value, &t.V)
 			t.set[0] |= 1 << 1
 		default:
-			return fmt.Errorf("state: channel %q is not declared by graph \"operators\"", k)
+			return genimpl.UndeclaredInState(mb.Key, "\"operators\"")
 		}
 		if err != nil {
-			return fmt.Errorf("state: channel %q: %w", k, err)
+			return genimpl.StateChannelError(mb.Key, err)
 		}
 	}
 	*s = t
@@ -149,15 +105,8 @@ func Adapt(fn runtime.NodeFunc) Node {
 			return Update{}, err
 		}
 		u := UpdateOf(out)
-		if gotos, ok := ctx.PendingCommand(); ok {
-			u.Goto = make([]Target, 0, len(gotos))
-			for _, g := range gotos {
-				t, err := targetOf(g)
-				if err != nil {
-					return Update{}, err
-				}
-				u.Goto = append(u.Goto, t)
-			}
+		if u.Goto, err = genimpl.Command(ctx, targetOf); err != nil {
+			return Update{}, err
 		}
 		return u, nil
 	}
@@ -194,23 +143,9 @@ func (r registryNodes) Write(id NodeID, _ WriteConfig) (Node, error) {
 
 // build builds node id with its type's factory.
 func (r registryNodes) build(id NodeID) (Node, error) {
-	g, err := specDoc()
+	fn, err := genimpl.RegistryNode(r.reg, specDoc, int(id))
 	if err != nil {
 		return nil, err
-	}
-	n := g.Nodes[id]
-	n.Config = bytes.Clone(n.Config)
-	factory, ok := r.reg[n.Type]
-	if !ok {
-		names := slices.Sorted(maps.Keys(r.reg))
-		return nil, fmt.Errorf("type %q is not in the registry (registered: %q)", n.Type, names)
-	}
-	fn, err := factory(n)
-	if err != nil {
-		return nil, err
-	}
-	if fn == nil {
-		return nil, errors.New("the registry's factory returned a nil function")
 	}
 	return Adapt(fn), nil
 }
@@ -297,13 +232,13 @@ func (s State) values() (runtime.Values, error) {
 // reduce error, exactly where the spec-built program fails.
 func UpdateOf(vals runtime.Values) Update {
 	var u Update
-	for _, k := range slices.Sorted(maps.Keys(vals)) {
+	for _, k := range genimpl.Keys(vals) {
 		v := vals[k]
 		switch k {
 		case "hits":
-			u.Hits = appendItems(v)
+			u.Hits = genimpl.AppendItems(v)
 		case "meta":
-			x, bad := mergeItems("meta", v)
+			x, bad := genimpl.MergeItems("meta", v)
 			if bad != nil {
 				u.bad = bad
 				return u
@@ -314,7 +249,7 @@ func UpdateOf(vals runtime.Values) Update {
 		case "v":
 			u.V = new(v)
 		default:
-			u.bad = undeclared(k)
+			u.bad = genimpl.Undeclared(k, shape)
 			return u
 		}
 	}
@@ -323,95 +258,15 @@ func UpdateOf(vals runtime.Values) Update {
 
 // stateOf converts an untyped send input into the task's state.
 func stateOf(vals runtime.Values) (State, error) {
-	var t State
-	for _, k := range slices.Sorted(maps.Keys(vals)) {
-		v := vals[k]
-		switch k {
-		case "hits":
-			t.Hits = appendItems(v)
-		case "meta":
-			x, bad := mergeItems("meta", v)
-			if bad != nil {
-				return t, bad
-			}
-			t.Meta = x
-		case "n":
-			t.N = v
-			t.set[0] |= 1 << 0
-		case "v":
-			t.V = v
-			t.set[0] |= 1 << 1
-		default:
-			return t, undeclared(k)
-		}
+	u := UpdateOf(vals)
+	if u.bad != nil {
+		return State{}, u.bad
 	}
-	return t, nil
-}
-
-// undeclared is the error of a write to a channel the graph does not declare.
-func undeclared(name string) *runtime.ChannelError {
-	return &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("write to undeclared channel %q; declared channels are [hits, meta, n, v]", name)}
-}
-
-// appendItems is what an append write of v adds: a list's elements, or v.
-func appendItems(v any) []any {
-	switch x := v.(type) {
-	case []any:
-		if x == nil {
-			return []any{}
-		}
-		return x
-	case nil:
-		return []any{nil}
-	}
-	rv := reflect.ValueOf(v)
-	if rv.Kind() == reflect.Slice && rv.Type().Elem().Kind() != reflect.Uint8 {
-		out := make([]any, rv.Len())
-		for i := range out {
-			out[i] = rv.Index(i).Interface()
-		}
-		return out
-	}
-	return []any{v}
-}
-
-// describe names the JSON kind of v for an error.
-func describe(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "a string"
-	case bool:
-		return "a boolean"
-	case []any:
-		return "a list"
-	}
-	if _, ok := runtime.AsFloat(v); ok {
-		return "a number"
-	}
-	return fmt.Sprintf("%T", v)
-}
-
-// mergeItems is what a merge write of v merges: an object's members.
-func mergeItems(name string, v any) (map[string]any, *runtime.ChannelError) {
-	switch x := v.(type) {
-	case map[string]any:
-		return x, nil
-	case runtime.Values:
-		return map[string]any(x), nil
-	}
-	return nil, &runtime.ChannelError{Channel: name, Msg: "a merge channel takes a JSON object, got " + describe(v)}
+	return State{}.With(u), nil
 }
 
 // specJSON is the spec this package was generated from, in canonical form.
 const specJSON = "{\n  \"name\": \"operators\",\n  \"channels\": {\n    \"hits\": {\n      \"reducer\": \"append\"\n    },\n    \"meta\": {\n      \"reducer\": \"merge\"\n    },\n    \"n\": {\n      \"reducer\": \"last_write\"\n    },\n    \"v\": {}\n  },\n  \"nodes\": [\n    {\n      \"id\": \"probe\",\n      \"type\": \"noop\"\n    },\n    {\n      \"id\": \"eq_str\",\n      \"type\": \"write\",\n      \"config\": {\n        \"update\": {\n          \"hits\": \"eq_str\"\n        }\n      }\n    },\n    {\n      \"id\": \"eq_num\",\n      \"type\": \"write\",\n      \"config\": {\n        \"update\": {\n          \"hits\": \"eq_num\"\n        }\n      }\n    },\n    {\n      \"id\": \"eq_null\",\n      \"type\": \"write\",\n      \"config\": {\n        \"update\": {\n          \"hits\": \"eq_null\"\n        }\n      }\n    },\n    {\n      \"id\": \"neq_bool\",\n      \"type\": \"write\",\n      \"config\": {\n        \"update\": {\n          \"hits\": \"neq_bool\"\n        }\n      }\n    },\n    {\n      \"id\": \"in_mixed\",\n      \"type\": \"write\",\n      \"config\": {\n        \"update\": {\n          \"hits\": \"in_mixed\"\n        }\n      }\n    },\n    {\n      \"id\": \"gt_num\",\n      \"type\": \"write\",\n      \"config\": {\n        \"update\": {\n          \"hits\": \"gt_num\"\n        }\n      }\n    },\n    {\n      \"id\": \"lt_num\",\n      \"type\": \"write\",\n      \"config\": {\n        \"update\": {\n          \"hits\": \"lt_num\"\n        }\n      }\n    },\n    {\n      \"id\": \"truthy_yes\",\n      \"type\": \"write\",\n      \"config\": {\n        \"update\": {\n          \"hits\": \"truthy_yes\"\n        }\n      }\n    },\n    {\n      \"id\": \"truthy_no\",\n      \"type\": \"write\",\n      \"config\": {\n        \"update\": {\n          \"hits\": \"truthy_no\"\n        }\n      }\n    },\n    {\n      \"id\": \"hits_truthy\",\n      \"type\": \"write\",\n      \"config\": {\n        \"update\": {\n          \"meta\": {\n            \"hits\": true\n          }\n        }\n      }\n    },\n    {\n      \"id\": \"meta_eq\",\n      \"type\": \"write\",\n      \"config\": {\n        \"update\": {\n          \"meta\": {\n            \"never\": true\n          }\n        }\n      }\n    },\n    {\n      \"id\": \"meta_neq\",\n      \"type\": \"write\",\n      \"config\": {\n        \"update\": {\n          \"meta\": {\n            \"always\": 1.5\n          }\n        }\n      }\n    },\n    {\n      \"id\": \"counter\",\n      \"type\": \"incr\",\n      \"config\": {\n        \"by\": 1,\n        \"channel\": \"n\"\n      }\n    }\n  ],\n  \"edges\": [\n    {\n      \"from\": \"__start__\",\n      \"to\": \"probe\"\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"eq_str\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"eq\": \"abc\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"eq_num\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"eq\": 5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"eq_null\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"eq\": null\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"neq_bool\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"neq\": true\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"in_mixed\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"in\": [\n          \"abc\",\n          2.5,\n          false,\n          null\n        ]\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"gt_num\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"gt\": 1e2\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"lt_num\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"lt\": -0.5\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"truthy_yes\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"truthy\": true\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"truthy_no\",\n      \"when\": {\n        \"channel\": \"v\",\n        \"truthy\": false\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"hits_truthy\",\n      \"when\": {\n        \"channel\": \"hits\",\n        \"truthy\": true\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"meta_eq\",\n      \"when\": {\n        \"channel\": \"meta\",\n        \"eq\": \"x\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"meta_neq\",\n      \"when\": {\n        \"channel\": \"meta\",\n        \"neq\": \"x\"\n      }\n    },\n    {\n      \"from\": \"probe\",\n      \"to\": \"counter\"\n    },\n    {\n      \"from\": \"counter\",\n      \"to\": \"counter\",\n      \"when\": {\n        \"channel\": \"n\",\n        \"lt\": 3\n      }\n    },\n    {\n      \"from\": \"counter\",\n      \"to\": \"__end__\"\n    }\n  ]\n}\n"
 
 // specDoc decodes specJSON once.
-var specDoc = sync.OnceValues(func() (*spec.Graph, error) {
-	g, diags := spec.Decode("../spec.json", []byte(specJSON))
-	if err := diags.Err(); err != nil {
-		return nil, err
-	}
-	return g, nil
-})
+var specDoc = genimpl.SpecDoc("../spec.json", specJSON)

@@ -13,6 +13,7 @@ import (
 	"strconv"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -132,7 +133,7 @@ func (s *State) apply(u *Update, own *[1]bool, linear bool) {
 	}
 	if u.Meta != nil {
 		if !own[0] {
-			s.Meta = cloneMap(s.Meta, len(u.Meta))
+			s.Meta = genimpl.CloneMap(s.Meta, len(u.Meta))
 			own[0] = true
 		}
 		maps.Copy(s.Meta, u.Meta)
@@ -145,13 +146,6 @@ func (s *State) apply(u *Update, own *[1]bool, linear bool) {
 		s.V = *u.V
 		s.set[0] |= 1 << 1
 	}
-}
-
-// cloneMap copies m into a new map with room for extra more keys.
-func cloneMap[M ~map[string]V, V any](m M, extra int) M {
-	out := make(M, len(m)+extra)
-	maps.Copy(out, m)
-	return out
 }
 
 // Update is what a node returns: the channels it writes, and optionally a
@@ -250,23 +244,24 @@ func New(n Nodes, opts ...runtime.Option) (*Graph, error) {
 	if n == nil {
 		return nil, &runtime.SpecError{Msg: "opgraph.New: Nodes is nil"}
 	}
-	b := &builder{p: &program{}}
-	b.add(NodeProbe, "Noop")(n.Noop(NodeProbe, NoopConfig{}))
-	b.add(NodeEqStr, "Write")(n.Write(NodeEqStr, WriteConfig{Update: map[string]any{"hits": "eq_str"}}))
-	b.add(NodeEqNum, "Write")(n.Write(NodeEqNum, WriteConfig{Update: map[string]any{"hits": "eq_num"}}))
-	b.add(NodeEqNull, "Write")(n.Write(NodeEqNull, WriteConfig{Update: map[string]any{"hits": "eq_null"}}))
-	b.add(NodeNeqBool, "Write")(n.Write(NodeNeqBool, WriteConfig{Update: map[string]any{"hits": "neq_bool"}}))
-	b.add(NodeInMixed, "Write")(n.Write(NodeInMixed, WriteConfig{Update: map[string]any{"hits": "in_mixed"}}))
-	b.add(NodeGtNum, "Write")(n.Write(NodeGtNum, WriteConfig{Update: map[string]any{"hits": "gt_num"}}))
-	b.add(NodeLtNum, "Write")(n.Write(NodeLtNum, WriteConfig{Update: map[string]any{"hits": "lt_num"}}))
-	b.add(NodeTruthyYes, "Write")(n.Write(NodeTruthyYes, WriteConfig{Update: map[string]any{"hits": "truthy_yes"}}))
-	b.add(NodeTruthyNo, "Write")(n.Write(NodeTruthyNo, WriteConfig{Update: map[string]any{"hits": "truthy_no"}}))
-	b.add(NodeHitsTruthy, "Write")(n.Write(NodeHitsTruthy, WriteConfig{Update: map[string]any{"meta": map[string]any{"hits": true}}}))
-	b.add(NodeMetaEq, "Write")(n.Write(NodeMetaEq, WriteConfig{Update: map[string]any{"meta": map[string]any{"never": true}}}))
-	b.add(NodeMetaNeq, "Write")(n.Write(NodeMetaNeq, WriteConfig{Update: map[string]any{"meta": map[string]any{"always": 1.5}}}))
-	b.add(NodeCounter, "Incr")(n.Incr(NodeCounter, IncrConfig{By: 1, Channel: "n"}))
-	if len(b.errs) > 0 {
-		return nil, b.err()
+	p := &program{}
+	b := genimpl.NewBuilder("opgraph", shape, p.nodes[:])
+	b.Add(int(NodeProbe), "Noop")(n.Noop(NodeProbe, NoopConfig{}))
+	b.Add(int(NodeEqStr), "Write")(n.Write(NodeEqStr, WriteConfig{Update: map[string]any{"hits": "eq_str"}}))
+	b.Add(int(NodeEqNum), "Write")(n.Write(NodeEqNum, WriteConfig{Update: map[string]any{"hits": "eq_num"}}))
+	b.Add(int(NodeEqNull), "Write")(n.Write(NodeEqNull, WriteConfig{Update: map[string]any{"hits": "eq_null"}}))
+	b.Add(int(NodeNeqBool), "Write")(n.Write(NodeNeqBool, WriteConfig{Update: map[string]any{"hits": "neq_bool"}}))
+	b.Add(int(NodeInMixed), "Write")(n.Write(NodeInMixed, WriteConfig{Update: map[string]any{"hits": "in_mixed"}}))
+	b.Add(int(NodeGtNum), "Write")(n.Write(NodeGtNum, WriteConfig{Update: map[string]any{"hits": "gt_num"}}))
+	b.Add(int(NodeLtNum), "Write")(n.Write(NodeLtNum, WriteConfig{Update: map[string]any{"hits": "lt_num"}}))
+	b.Add(int(NodeTruthyYes), "Write")(n.Write(NodeTruthyYes, WriteConfig{Update: map[string]any{"hits": "truthy_yes"}}))
+	b.Add(int(NodeTruthyNo), "Write")(n.Write(NodeTruthyNo, WriteConfig{Update: map[string]any{"hits": "truthy_no"}}))
+	b.Add(int(NodeHitsTruthy), "Write")(n.Write(NodeHitsTruthy, WriteConfig{Update: map[string]any{"meta": map[string]any{"hits": true}}}))
+	b.Add(int(NodeMetaEq), "Write")(n.Write(NodeMetaEq, WriteConfig{Update: map[string]any{"meta": map[string]any{"never": true}}}))
+	b.Add(int(NodeMetaNeq), "Write")(n.Write(NodeMetaNeq, WriteConfig{Update: map[string]any{"meta": map[string]any{"always": 1.5}}}))
+	b.Add(int(NodeCounter), "Incr")(n.Incr(NodeCounter, IncrConfig{By: 1, Channel: "n"}))
+	if err := b.Err(); err != nil {
+		return nil, err
 	}
-	return runtime.New[State, Update](b.p, opts...)
+	return runtime.New[State, Update](p, opts...)
 }

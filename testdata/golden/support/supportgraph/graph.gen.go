@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -198,11 +199,12 @@ func New(n Nodes, opts ...runtime.Option) (*Graph, error) {
 	if n == nil {
 		return nil, &runtime.SpecError{Msg: "supportgraph.New: Nodes is nil"}
 	}
-	b := &builder{p: &program{}}
-	b.add(NodeAgent, "LLM")(n.LLM(NodeAgent, LLMConfig{Model: "chat-large", Tools: []string{"search"}}))
-	b.add(NodeCheckout, "HTTP")(n.HTTP(NodeCheckout, HTTPConfig{URL: "https://shop.example/checkout"}))
-	if len(b.errs) > 0 {
-		return nil, b.err()
+	p := &program{}
+	b := genimpl.NewBuilder("supportgraph", shape, p.nodes[:])
+	b.Add(int(NodeAgent), "LLM")(n.LLM(NodeAgent, LLMConfig{Model: "chat-large", Tools: []string{"search"}}))
+	b.Add(int(NodeCheckout), "HTTP")(n.HTTP(NodeCheckout, HTTPConfig{URL: "https://shop.example/checkout"}))
+	if err := b.Err(); err != nil {
+		return nil, err
 	}
-	return runtime.New[State, Update](b.p, opts...)
+	return runtime.New[State, Update](p, opts...)
 }

@@ -4,15 +4,11 @@
 package commandgraph
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"sync"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -20,108 +16,69 @@ import (
 // merge channel ([] and {} when empty) and every last_write channel that was
 // written (null included), as checkpoints store it.
 func (s State) MarshalJSON() ([]byte, error) {
-	var w jsonWriter
+	var w genimpl.ObjectWriter
 	if s.HasMode() {
-		w.member("\"mode\":", s.Mode)
+		w.Member("\"mode\":", s.Mode)
 	}
 	if s.Path == nil {
-		w.raw("\"path\":", "[]")
+		w.Raw("\"path\":", "[]")
 	} else {
-		w.member("\"path\":", s.Path)
+		w.Member("\"path\":", s.Path)
 	}
 	if s.HasSeen() {
-		w.member("\"seen\":", s.Seen)
+		w.Member("\"seen\":", s.Seen)
 	}
 	if s.HasStage() {
-		w.member("\"stage\":", s.Stage)
+		w.Member("\"stage\":", s.Stage)
 	}
-	return w.done()
+	return w.Done()
 }
 
 // MarshalJSON writes the channels u writes as a JSON object (not its Goto).
 func (u Update) MarshalJSON() ([]byte, error) {
-	var w jsonWriter
+	var w genimpl.ObjectWriter
 	if u.Mode != nil {
-		w.member("\"mode\":", *u.Mode)
+		w.Member("\"mode\":", *u.Mode)
 	}
 	if u.Path != nil {
-		w.member("\"path\":", u.Path)
+		w.Member("\"path\":", u.Path)
 	}
 	if u.Seen != nil {
-		w.member("\"seen\":", *u.Seen)
+		w.Member("\"seen\":", *u.Seen)
 	}
 	if u.Stage != nil {
-		w.member("\"stage\":", *u.Stage)
+		w.Member("\"stage\":", *u.Stage)
 	}
-	return w.done()
-}
-
-// jsonWriter writes one JSON object member by member.
-type jsonWriter struct {
-	b   []byte
-	err error
-}
-
-func (w *jsonWriter) raw(key, value string) {
-	if len(w.b) == 0 {
-		w.b = append(w.b, '{')
-	} else {
-		w.b = append(w.b, ',')
-	}
-	w.b = append(w.b, key...)
-	w.b = append(w.b, value...)
-}
-
-func (w *jsonWriter) member(key string, v any) {
-	if w.err != nil {
-		return
-	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		w.err = fmt.Errorf("channel %s %w", key, err)
-		return
-	}
-	w.raw(key, string(data))
-}
-
-func (w *jsonWriter) done() ([]byte, error) {
-	if w.err != nil {
-		return nil, w.err
-	}
-	if len(w.b) == 0 {
-		return []byte("{}"), nil
-	}
-	return append(w.b, '}'), nil
+	return w.Done()
 }
 
 // UnmarshalJSON reads a state written by MarshalJSON. A member that names
 // no channel of the graph is an error.
 func (s *State) UnmarshalJSON(data []byte) error {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(data, &members); err != nil {
-		return fmt.Errorf("state: %w", err)
+	members, err := genimpl.StateMembers(data)
+	if err != nil {
+		return err
 	}
 	var t State
-	for _, k := range slices.Sorted(maps.Keys(members)) {
-		raw := members[k]
+	for _, mb := range members {
 		var err error
-		switch k {
+		switch mb.Key {
 		case "mode":
-			err = json.Unmarshal(raw, &t.Mode)
+			err = json.Unmarshal(mb.Value, &t.Mode)
 			t.set[0] |= 1 << 0
 		case "path":
-			err = json.Unmarshal(raw, &t.Path)
+			err = json.Unmarshal(mb.Value, &t.Path)
 		case "seen":
-			err = json.Unmarshal(raw, &t.Seen)
+			err = json.Unmarshal(mb.Value, &t.Seen)
 			t.set[0] |= 1 << 1
 		case "stage":
-			err = json.Unmarshal(raw, &t.Stage)
+			err = json.Unmarshal(mb.Value, &t.Stage)
 			t.set[0] |= 1 << 2
 		default:
-			return fmt.Errorf("state: channel %q is not declared by graph \"command\"", k)
+			return genimpl.UndeclaredInState(mb.Key, "\"command\"")
 		}
 		if err != nil {
-			return fmt.Errorf("state: channel %q: %w", k, err)
+			return genimpl.StateChannelError(mb.Key, err)
 		}
 	}
 	*s = t
@@ -147,15 +104,8 @@ func Adapt(fn runtime.NodeFunc) Node {
 			return Update{}, err
 		}
 		u := UpdateOf(out)
-		if gotos, ok := ctx.PendingCommand(); ok {
-			u.Goto = make([]Target, 0, len(gotos))
-			for _, g := range gotos {
-				t, err := targetOf(g)
-				if err != nil {
-					return Update{}, err
-				}
-				u.Goto = append(u.Goto, t)
-			}
+		if u.Goto, err = genimpl.Command(ctx, targetOf); err != nil {
+			return Update{}, err
 		}
 		return u, nil
 	}
@@ -187,23 +137,9 @@ func (r registryNodes) Route(id NodeID, _ RouteConfig) (Node, error) {
 
 // build builds node id with its type's factory.
 func (r registryNodes) build(id NodeID) (Node, error) {
-	g, err := specDoc()
+	fn, err := genimpl.RegistryNode(r.reg, specDoc, int(id))
 	if err != nil {
 		return nil, err
-	}
-	n := g.Nodes[id]
-	n.Config = bytes.Clone(n.Config)
-	factory, ok := r.reg[n.Type]
-	if !ok {
-		names := slices.Sorted(maps.Keys(r.reg))
-		return nil, fmt.Errorf("type %q is not in the registry (registered: %q)", n.Type, names)
-	}
-	fn, err := factory(n)
-	if err != nil {
-		return nil, err
-	}
-	if fn == nil {
-		return nil, errors.New("the registry's factory returned a nil function")
 	}
 	return Adapt(fn), nil
 }
@@ -243,32 +179,32 @@ func targetOf(g runtime.Goto) (Target, error) {
 func (s State) values() (runtime.Values, error) {
 	v := make(runtime.Values, 4)
 	if s.HasMode() {
-		x, err := jsonValue(s.Mode)
+		x, err := genimpl.ToAny("mode", s.Mode)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "mode", err)
+			return nil, err
 		}
 		v["mode"] = x
 	}
 	if s.Path == nil {
 		v["path"] = []any{}
 	} else {
-		x, err := jsonValue(s.Path)
+		x, err := genimpl.ToAny("path", s.Path)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "path", err)
+			return nil, err
 		}
 		v["path"] = x
 	}
 	if s.HasSeen() {
-		x, err := jsonValue(s.Seen)
+		x, err := genimpl.ToAny("seen", s.Seen)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "seen", err)
+			return nil, err
 		}
 		v["seen"] = x
 	}
 	if s.HasStage() {
-		x, err := jsonValue(s.Stage)
+		x, err := genimpl.ToAny("stage", s.Stage)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "stage", err)
+			return nil, err
 		}
 		v["stage"] = x
 	}
@@ -282,39 +218,39 @@ func (s State) values() (runtime.Values, error) {
 // reduce error, exactly where the spec-built program fails.
 func UpdateOf(vals runtime.Values) Update {
 	var u Update
-	for _, k := range slices.Sorted(maps.Keys(vals)) {
+	for _, k := range genimpl.Keys(vals) {
 		v := vals[k]
 		switch k {
 		case "mode":
-			x, bad := decodeValue[string]("mode", v, "string")
+			x, bad := genimpl.DecodeValue[string]("mode", v, "string")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Mode = &x
 		case "path":
-			x, bad := decodeList[string]("path", v, "[]string")
+			x, bad := genimpl.DecodeList[string]("path", v, "[]string")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Path = x
 		case "seen":
-			x, bad := decodeValue[string]("seen", v, "string")
+			x, bad := genimpl.DecodeValue[string]("seen", v, "string")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Seen = &x
 		case "stage":
-			x, bad := decodeValue[string]("stage", v, "string")
+			x, bad := genimpl.DecodeValue[string]("stage", v, "string")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Stage = &x
 		default:
-			u.bad = undeclared(k)
+			u.bad = genimpl.Undeclared(k, shape)
 			return u
 		}
 	}
@@ -323,99 +259,15 @@ func UpdateOf(vals runtime.Values) Update {
 
 // stateOf converts an untyped send input into the task's state.
 func stateOf(vals runtime.Values) (State, error) {
-	var t State
-	for _, k := range slices.Sorted(maps.Keys(vals)) {
-		v := vals[k]
-		switch k {
-		case "mode":
-			x, bad := decodeValue[string]("mode", v, "string")
-			if bad != nil {
-				return t, bad
-			}
-			t.Mode = x
-			t.set[0] |= 1 << 0
-		case "path":
-			x, bad := decodeList[string]("path", v, "[]string")
-			if bad != nil {
-				return t, bad
-			}
-			t.Path = x
-		case "seen":
-			x, bad := decodeValue[string]("seen", v, "string")
-			if bad != nil {
-				return t, bad
-			}
-			t.Seen = x
-			t.set[0] |= 1 << 1
-		case "stage":
-			x, bad := decodeValue[string]("stage", v, "string")
-			if bad != nil {
-				return t, bad
-			}
-			t.Stage = x
-			t.set[0] |= 1 << 2
-		default:
-			return t, undeclared(k)
-		}
+	u := UpdateOf(vals)
+	if u.bad != nil {
+		return State{}, u.bad
 	}
-	return t, nil
-}
-
-// undeclared is the error of a write to a channel the graph does not declare.
-func undeclared(name string) *runtime.ChannelError {
-	return &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("write to undeclared channel %q; declared channels are [mode, path, seen, stage]", name)}
-}
-
-// jsonValue converts v to the untyped value encoding/json decodes its JSON to.
-func jsonValue(v any) (any, error) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var out any
-	err = json.Unmarshal(data, &out)
-	return out, err
-}
-
-// decodeValue converts a write to a channel of a bound type through JSON.
-func decodeValue[T any](name string, v any, typ string) (out T, _ *runtime.ChannelError) {
-	data, err := json.Marshal(v)
-	if err == nil {
-		err = json.Unmarshal(data, &out)
-	}
-	if err != nil {
-		return out, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as %s: %v", typ, err)}
-	}
-	return out, nil
-}
-
-// decodeList converts an append write: a list's elements, or one element.
-func decodeList[E any](name string, v any, typ string) (out []E, _ *runtime.ChannelError) {
-	data, err := json.Marshal(v)
-	if err == nil {
-		if len(data) == 0 || data[0] != '[' {
-			var e E
-			if err = json.Unmarshal(data, &e); err == nil {
-				return []E{e}, nil
-			}
-			return nil, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as an element of %s: %v", typ, err)}
-		}
-		err = json.Unmarshal(data, &out)
-	}
-	if err != nil {
-		return out, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as %s: %v", typ, err)}
-	}
-	return out, nil
+	return State{}.With(u), nil
 }
 
 // specJSON is the spec this package was generated from, in canonical form.
 const specJSON = "{\n  \"name\": \"command\",\n  \"channels\": {\n    \"mode\": {},\n    \"path\": {\n      \"reducer\": \"append\"\n    },\n    \"seen\": {},\n    \"stage\": {}\n  },\n  \"nodes\": [\n    {\n      \"id\": \"route\",\n      \"type\": \"route\"\n    },\n    {\n      \"id\": \"a\",\n      \"type\": \"mark\",\n      \"config\": {\n        \"name\": \"a\"\n      }\n    },\n    {\n      \"id\": \"b\",\n      \"type\": \"mark\",\n      \"config\": {\n        \"name\": \"b\"\n      }\n    }\n  ],\n  \"edges\": [\n    {\n      \"from\": \"__start__\",\n      \"to\": \"route\"\n    },\n    {\n      \"from\": \"route\",\n      \"to\": \"a\"\n    },\n    {\n      \"from\": \"a\",\n      \"to\": \"__end__\"\n    },\n    {\n      \"from\": \"b\",\n      \"to\": \"__end__\"\n    }\n  ]\n}\n"
 
 // specDoc decodes specJSON once.
-var specDoc = sync.OnceValues(func() (*spec.Graph, error) {
-	g, diags := spec.Decode("../spec.json", []byte(specJSON))
-	if err := diags.Err(); err != nil {
-		return nil, err
-	}
-	return g, nil
-})
+var specDoc = genimpl.SpecDoc("../spec.json", specJSON)

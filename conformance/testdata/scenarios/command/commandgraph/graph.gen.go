@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -210,12 +211,13 @@ func New(n Nodes, opts ...runtime.Option) (*Graph, error) {
 	if n == nil {
 		return nil, &runtime.SpecError{Msg: "commandgraph.New: Nodes is nil"}
 	}
-	b := &builder{p: &program{}}
-	b.add(NodeRoute, "Route")(n.Route(NodeRoute, RouteConfig{}))
-	b.add(NodeA, "Mark")(n.Mark(NodeA, MarkConfig{Name: "a"}))
-	b.add(NodeB, "Mark")(n.Mark(NodeB, MarkConfig{Name: "b"}))
-	if len(b.errs) > 0 {
-		return nil, b.err()
+	p := &program{}
+	b := genimpl.NewBuilder("commandgraph", shape, p.nodes[:])
+	b.Add(int(NodeRoute), "Route")(n.Route(NodeRoute, RouteConfig{}))
+	b.Add(int(NodeA), "Mark")(n.Mark(NodeA, MarkConfig{Name: "a"}))
+	b.Add(int(NodeB), "Mark")(n.Mark(NodeB, MarkConfig{Name: "b"}))
+	if err := b.Err(); err != nil {
+		return nil, err
 	}
-	return runtime.New[State, Update](b.p, opts...)
+	return runtime.New[State, Update](p, opts...)
 }

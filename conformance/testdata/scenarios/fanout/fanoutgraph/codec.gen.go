@@ -4,15 +4,11 @@
 package fanoutgraph
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"sync"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -20,108 +16,69 @@ import (
 // merge channel ([] and {} when empty) and every last_write channel that was
 // written (null included), as checkpoints store it.
 func (s State) MarshalJSON() ([]byte, error) {
-	var w jsonWriter
+	var w genimpl.ObjectWriter
 	if s.HasItem() {
-		w.member("\"item\":", s.Item)
+		w.Member("\"item\":", s.Item)
 	}
 	if s.HasItems() {
-		w.member("\"items\":", s.Items)
+		w.Member("\"items\":", s.Items)
 	}
 	if s.Results == nil {
-		w.raw("\"results\":", "[]")
+		w.Raw("\"results\":", "[]")
 	} else {
-		w.member("\"results\":", s.Results)
+		w.Member("\"results\":", s.Results)
 	}
 	if s.HasTotal() {
-		w.member("\"total\":", s.Total)
+		w.Member("\"total\":", s.Total)
 	}
-	return w.done()
+	return w.Done()
 }
 
 // MarshalJSON writes the channels u writes as a JSON object (not its Goto).
 func (u Update) MarshalJSON() ([]byte, error) {
-	var w jsonWriter
+	var w genimpl.ObjectWriter
 	if u.Item != nil {
-		w.member("\"item\":", *u.Item)
+		w.Member("\"item\":", *u.Item)
 	}
 	if u.Items != nil {
-		w.member("\"items\":", *u.Items)
+		w.Member("\"items\":", *u.Items)
 	}
 	if u.Results != nil {
-		w.member("\"results\":", u.Results)
+		w.Member("\"results\":", u.Results)
 	}
 	if u.Total != nil {
-		w.member("\"total\":", *u.Total)
+		w.Member("\"total\":", *u.Total)
 	}
-	return w.done()
-}
-
-// jsonWriter writes one JSON object member by member.
-type jsonWriter struct {
-	b   []byte
-	err error
-}
-
-func (w *jsonWriter) raw(key, value string) {
-	if len(w.b) == 0 {
-		w.b = append(w.b, '{')
-	} else {
-		w.b = append(w.b, ',')
-	}
-	w.b = append(w.b, key...)
-	w.b = append(w.b, value...)
-}
-
-func (w *jsonWriter) member(key string, v any) {
-	if w.err != nil {
-		return
-	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		w.err = fmt.Errorf("channel %s %w", key, err)
-		return
-	}
-	w.raw(key, string(data))
-}
-
-func (w *jsonWriter) done() ([]byte, error) {
-	if w.err != nil {
-		return nil, w.err
-	}
-	if len(w.b) == 0 {
-		return []byte("{}"), nil
-	}
-	return append(w.b, '}'), nil
+	return w.Done()
 }
 
 // UnmarshalJSON reads a state written by MarshalJSON. A member that names
 // no channel of the graph is an error.
 func (s *State) UnmarshalJSON(data []byte) error {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(data, &members); err != nil {
-		return fmt.Errorf("state: %w", err)
+	members, err := genimpl.StateMembers(data)
+	if err != nil {
+		return err
 	}
 	var t State
-	for _, k := range slices.Sorted(maps.Keys(members)) {
-		raw := members[k]
+	for _, mb := range members {
 		var err error
-		switch k {
+		switch mb.Key {
 		case "item":
-			err = json.Unmarshal(raw, &t.Item)
+			err = json.Unmarshal(mb.Value, &t.Item)
 			t.set[0] |= 1 << 0
 		case "items":
-			err = json.Unmarshal(raw, &t.Items)
+			err = json.Unmarshal(mb.Value, &t.Items)
 			t.set[0] |= 1 << 1
 		case "results":
-			err = json.Unmarshal(raw, &t.Results)
+			err = json.Unmarshal(mb.Value, &t.Results)
 		case "total":
-			err = json.Unmarshal(raw, &t.Total)
+			err = json.Unmarshal(mb.Value, &t.Total)
 			t.set[0] |= 1 << 2
 		default:
-			return fmt.Errorf("state: channel %q is not declared by graph \"fanout\"", k)
+			return genimpl.UndeclaredInState(mb.Key, "\"fanout\"")
 		}
 		if err != nil {
-			return fmt.Errorf("state: channel %q: %w", k, err)
+			return genimpl.StateChannelError(mb.Key, err)
 		}
 	}
 	*s = t
@@ -147,15 +104,8 @@ func Adapt(fn runtime.NodeFunc) Node {
 			return Update{}, err
 		}
 		u := UpdateOf(out)
-		if gotos, ok := ctx.PendingCommand(); ok {
-			u.Goto = make([]Target, 0, len(gotos))
-			for _, g := range gotos {
-				t, err := targetOf(g)
-				if err != nil {
-					return Update{}, err
-				}
-				u.Goto = append(u.Goto, t)
-			}
+		if u.Goto, err = genimpl.Command(ctx, targetOf); err != nil {
+			return Update{}, err
 		}
 		return u, nil
 	}
@@ -192,23 +142,9 @@ func (r registryNodes) Worker(id NodeID, _ WorkerConfig) (Node, error) {
 
 // build builds node id with its type's factory.
 func (r registryNodes) build(id NodeID) (Node, error) {
-	g, err := specDoc()
+	fn, err := genimpl.RegistryNode(r.reg, specDoc, int(id))
 	if err != nil {
 		return nil, err
-	}
-	n := g.Nodes[id]
-	n.Config = bytes.Clone(n.Config)
-	factory, ok := r.reg[n.Type]
-	if !ok {
-		names := slices.Sorted(maps.Keys(r.reg))
-		return nil, fmt.Errorf("type %q is not in the registry (registered: %q)", n.Type, names)
-	}
-	fn, err := factory(n)
-	if err != nil {
-		return nil, err
-	}
-	if fn == nil {
-		return nil, errors.New("the registry's factory returned a nil function")
 	}
 	return Adapt(fn), nil
 }
@@ -248,32 +184,32 @@ func targetOf(g runtime.Goto) (Target, error) {
 func (s State) values() (runtime.Values, error) {
 	v := make(runtime.Values, 4)
 	if s.HasItem() {
-		x, err := jsonValue(s.Item)
+		x, err := genimpl.ToAny("item", s.Item)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "item", err)
+			return nil, err
 		}
 		v["item"] = x
 	}
 	if s.HasItems() {
-		x, err := jsonValue(s.Items)
+		x, err := genimpl.ToAny("items", s.Items)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "items", err)
+			return nil, err
 		}
 		v["items"] = x
 	}
 	if s.Results == nil {
 		v["results"] = []any{}
 	} else {
-		x, err := jsonValue(s.Results)
+		x, err := genimpl.ToAny("results", s.Results)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "results", err)
+			return nil, err
 		}
 		v["results"] = x
 	}
 	if s.HasTotal() {
-		x, err := jsonValue(s.Total)
+		x, err := genimpl.ToAny("total", s.Total)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "total", err)
+			return nil, err
 		}
 		v["total"] = x
 	}
@@ -287,39 +223,39 @@ func (s State) values() (runtime.Values, error) {
 // reduce error, exactly where the spec-built program fails.
 func UpdateOf(vals runtime.Values) Update {
 	var u Update
-	for _, k := range slices.Sorted(maps.Keys(vals)) {
+	for _, k := range genimpl.Keys(vals) {
 		v := vals[k]
 		switch k {
 		case "item":
-			x, bad := decodeValue[string]("item", v, "string")
+			x, bad := genimpl.DecodeValue[string]("item", v, "string")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Item = &x
 		case "items":
-			x, bad := decodeValue[[]string]("items", v, "[]string")
+			x, bad := genimpl.DecodeValue[[]string]("items", v, "[]string")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Items = &x
 		case "results":
-			x, bad := decodeList[string]("results", v, "[]string")
+			x, bad := genimpl.DecodeList[string]("results", v, "[]string")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Results = x
 		case "total":
-			x, bad := decodeValue[int]("total", v, "int")
+			x, bad := genimpl.DecodeValue[int]("total", v, "int")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Total = &x
 		default:
-			u.bad = undeclared(k)
+			u.bad = genimpl.Undeclared(k, shape)
 			return u
 		}
 	}
@@ -328,99 +264,15 @@ func UpdateOf(vals runtime.Values) Update {
 
 // stateOf converts an untyped send input into the task's state.
 func stateOf(vals runtime.Values) (State, error) {
-	var t State
-	for _, k := range slices.Sorted(maps.Keys(vals)) {
-		v := vals[k]
-		switch k {
-		case "item":
-			x, bad := decodeValue[string]("item", v, "string")
-			if bad != nil {
-				return t, bad
-			}
-			t.Item = x
-			t.set[0] |= 1 << 0
-		case "items":
-			x, bad := decodeValue[[]string]("items", v, "[]string")
-			if bad != nil {
-				return t, bad
-			}
-			t.Items = x
-			t.set[0] |= 1 << 1
-		case "results":
-			x, bad := decodeList[string]("results", v, "[]string")
-			if bad != nil {
-				return t, bad
-			}
-			t.Results = x
-		case "total":
-			x, bad := decodeValue[int]("total", v, "int")
-			if bad != nil {
-				return t, bad
-			}
-			t.Total = x
-			t.set[0] |= 1 << 2
-		default:
-			return t, undeclared(k)
-		}
+	u := UpdateOf(vals)
+	if u.bad != nil {
+		return State{}, u.bad
 	}
-	return t, nil
-}
-
-// undeclared is the error of a write to a channel the graph does not declare.
-func undeclared(name string) *runtime.ChannelError {
-	return &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("write to undeclared channel %q; declared channels are [item, items, results, total]", name)}
-}
-
-// jsonValue converts v to the untyped value encoding/json decodes its JSON to.
-func jsonValue(v any) (any, error) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var out any
-	err = json.Unmarshal(data, &out)
-	return out, err
-}
-
-// decodeValue converts a write to a channel of a bound type through JSON.
-func decodeValue[T any](name string, v any, typ string) (out T, _ *runtime.ChannelError) {
-	data, err := json.Marshal(v)
-	if err == nil {
-		err = json.Unmarshal(data, &out)
-	}
-	if err != nil {
-		return out, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as %s: %v", typ, err)}
-	}
-	return out, nil
-}
-
-// decodeList converts an append write: a list's elements, or one element.
-func decodeList[E any](name string, v any, typ string) (out []E, _ *runtime.ChannelError) {
-	data, err := json.Marshal(v)
-	if err == nil {
-		if len(data) == 0 || data[0] != '[' {
-			var e E
-			if err = json.Unmarshal(data, &e); err == nil {
-				return []E{e}, nil
-			}
-			return nil, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as an element of %s: %v", typ, err)}
-		}
-		err = json.Unmarshal(data, &out)
-	}
-	if err != nil {
-		return out, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as %s: %v", typ, err)}
-	}
-	return out, nil
+	return State{}.With(u), nil
 }
 
 // specJSON is the spec this package was generated from, in canonical form.
 const specJSON = "{\n  \"name\": \"fanout\",\n  \"channels\": {\n    \"item\": {},\n    \"items\": {},\n    \"results\": {\n      \"reducer\": \"append\"\n    },\n    \"total\": {}\n  },\n  \"nodes\": [\n    {\n      \"id\": \"split\",\n      \"type\": \"split\"\n    },\n    {\n      \"id\": \"worker\",\n      \"type\": \"worker\"\n    },\n    {\n      \"id\": \"join\",\n      \"type\": \"join\"\n    }\n  ],\n  \"edges\": [\n    {\n      \"from\": \"__start__\",\n      \"to\": \"split\"\n    },\n    {\n      \"from\": \"worker\",\n      \"to\": \"join\"\n    },\n    {\n      \"from\": \"join\",\n      \"to\": \"__end__\"\n    }\n  ]\n}\n"
 
 // specDoc decodes specJSON once.
-var specDoc = sync.OnceValues(func() (*spec.Graph, error) {
-	g, diags := spec.Decode("../spec.json", []byte(specJSON))
-	if err := diags.Err(); err != nil {
-		return nil, err
-	}
-	return g, nil
-})
+var specDoc = genimpl.SpecDoc("../spec.json", specJSON)

@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -213,12 +214,13 @@ func New(n Nodes, opts ...runtime.Option) (*Graph, error) {
 	if n == nil {
 		return nil, &runtime.SpecError{Msg: "fanoutgraph.New: Nodes is nil"}
 	}
-	b := &builder{p: &program{}}
-	b.add(NodeSplit, "Split")(n.Split(NodeSplit, SplitConfig{}))
-	b.add(NodeWorker, "Worker")(n.Worker(NodeWorker, WorkerConfig{}))
-	b.add(NodeJoin, "Join")(n.Join(NodeJoin, JoinConfig{}))
-	if len(b.errs) > 0 {
-		return nil, b.err()
+	p := &program{}
+	b := genimpl.NewBuilder("fanoutgraph", shape, p.nodes[:])
+	b.Add(int(NodeSplit), "Split")(n.Split(NodeSplit, SplitConfig{}))
+	b.Add(int(NodeWorker), "Worker")(n.Worker(NodeWorker, WorkerConfig{}))
+	b.Add(int(NodeJoin), "Join")(n.Join(NodeJoin, JoinConfig{}))
+	if err := b.Err(); err != nil {
+		return nil, err
 	}
-	return runtime.New[State, Update](b.p, opts...)
+	return runtime.New[State, Update](p, opts...)
 }

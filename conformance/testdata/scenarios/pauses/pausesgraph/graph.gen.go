@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -180,12 +181,13 @@ func New(n Nodes, opts ...runtime.Option) (*Graph, error) {
 	if n == nil {
 		return nil, &runtime.SpecError{Msg: "pausesgraph.New: Nodes is nil"}
 	}
-	b := &builder{p: &program{}}
-	b.add(NodeLegal, "Sign")(n.Sign(NodeLegal, SignConfig{Dept: "legal"}))
-	b.add(NodeFinance, "Sign")(n.Sign(NodeFinance, SignConfig{Dept: "finance"}))
-	b.add(NodeFile, "File")(n.File(NodeFile, FileConfig{}))
-	if len(b.errs) > 0 {
-		return nil, b.err()
+	p := &program{}
+	b := genimpl.NewBuilder("pausesgraph", shape, p.nodes[:])
+	b.Add(int(NodeLegal), "Sign")(n.Sign(NodeLegal, SignConfig{Dept: "legal"}))
+	b.Add(int(NodeFinance), "Sign")(n.Sign(NodeFinance, SignConfig{Dept: "finance"}))
+	b.Add(int(NodeFile), "File")(n.File(NodeFile, FileConfig{}))
+	if err := b.Err(); err != nil {
+		return nil, err
 	}
-	return runtime.New[State, Update](b.p, opts...)
+	return runtime.New[State, Update](p, opts...)
 }

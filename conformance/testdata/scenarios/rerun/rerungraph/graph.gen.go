@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -162,12 +163,13 @@ func New(n Nodes, opts ...runtime.Option) (*Graph, error) {
 	if n == nil {
 		return nil, &runtime.SpecError{Msg: "rerungraph.New: Nodes is nil"}
 	}
-	b := &builder{p: &program{}}
-	b.add(NodeIntake, "Step")(n.Step(NodeIntake, StepConfig{Key: "intake"}))
-	b.add(NodeCharge, "Step")(n.Step(NodeCharge, StepConfig{Key: "charge"}))
-	b.add(NodeAudit, "Audit")(n.Audit(NodeAudit, AuditConfig{}))
-	if len(b.errs) > 0 {
-		return nil, b.err()
+	p := &program{}
+	b := genimpl.NewBuilder("rerungraph", shape, p.nodes[:])
+	b.Add(int(NodeIntake), "Step")(n.Step(NodeIntake, StepConfig{Key: "intake"}))
+	b.Add(int(NodeCharge), "Step")(n.Step(NodeCharge, StepConfig{Key: "charge"}))
+	b.Add(int(NodeAudit), "Audit")(n.Audit(NodeAudit, AuditConfig{}))
+	if err := b.Err(); err != nil {
+		return nil, err
 	}
-	return runtime.New[State, Update](b.p, opts...)
+	return runtime.New[State, Update](p, opts...)
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -154,10 +155,11 @@ func New(n Nodes, opts ...runtime.Option) (*Graph, error) {
 	if n == nil {
 		return nil, &runtime.SpecError{Msg: "retrygraph.New: Nodes is nil"}
 	}
-	b := &builder{p: &program{}}
-	b.add(NodeCharge, "Charge")(n.Charge(NodeCharge, ChargeConfig{}))
-	if len(b.errs) > 0 {
-		return nil, b.err()
+	p := &program{}
+	b := genimpl.NewBuilder("retrygraph", shape, p.nodes[:])
+	b.Add(int(NodeCharge), "Charge")(n.Charge(NodeCharge, ChargeConfig{}))
+	if err := b.Err(); err != nil {
+		return nil, err
 	}
-	return runtime.New[State, Update](b.p, opts...)
+	return runtime.New[State, Update](p, opts...)
 }

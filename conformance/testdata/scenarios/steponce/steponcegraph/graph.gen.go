@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -190,11 +191,12 @@ func New(n Nodes, opts ...runtime.Option) (*Graph, error) {
 	if n == nil {
 		return nil, &runtime.SpecError{Msg: "steponcegraph.New: Nodes is nil"}
 	}
-	b := &builder{p: &program{}}
-	b.add(NodeCheckout, "Checkout")(n.Checkout(NodeCheckout, CheckoutConfig{}))
-	b.add(NodeConfirm, "Confirm")(n.Confirm(NodeConfirm, ConfirmConfig{}))
-	if len(b.errs) > 0 {
-		return nil, b.err()
+	p := &program{}
+	b := genimpl.NewBuilder("steponcegraph", shape, p.nodes[:])
+	b.Add(int(NodeCheckout), "Checkout")(n.Checkout(NodeCheckout, CheckoutConfig{}))
+	b.Add(int(NodeConfirm), "Confirm")(n.Confirm(NodeConfirm, ConfirmConfig{}))
+	if err := b.Err(); err != nil {
+		return nil, err
 	}
-	return runtime.New[State, Update](b.p, opts...)
+	return runtime.New[State, Update](p, opts...)
 }

@@ -4,15 +4,11 @@
 package taskordergraph
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"sync"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -20,100 +16,61 @@ import (
 // merge channel ([] and {} when empty) and every last_write channel that was
 // written (null included), as checkpoints store it.
 func (s State) MarshalJSON() ([]byte, error) {
-	var w jsonWriter
+	var w genimpl.ObjectWriter
 	if s.Seen == nil {
-		w.raw("\"seen\":", "{}")
+		w.Raw("\"seen\":", "{}")
 	} else {
-		w.member("\"seen\":", s.Seen)
+		w.Member("\"seen\":", s.Seen)
 	}
 	if s.Trail == nil {
-		w.raw("\"trail\":", "[]")
+		w.Raw("\"trail\":", "[]")
 	} else {
-		w.member("\"trail\":", s.Trail)
+		w.Member("\"trail\":", s.Trail)
 	}
 	if s.HasWinner() {
-		w.member("\"winner\":", s.Winner)
+		w.Member("\"winner\":", s.Winner)
 	}
-	return w.done()
+	return w.Done()
 }
 
 // MarshalJSON writes the channels u writes as a JSON object (not its Goto).
 func (u Update) MarshalJSON() ([]byte, error) {
-	var w jsonWriter
+	var w genimpl.ObjectWriter
 	if u.Seen != nil {
-		w.member("\"seen\":", u.Seen)
+		w.Member("\"seen\":", u.Seen)
 	}
 	if u.Trail != nil {
-		w.member("\"trail\":", u.Trail)
+		w.Member("\"trail\":", u.Trail)
 	}
 	if u.Winner != nil {
-		w.member("\"winner\":", *u.Winner)
+		w.Member("\"winner\":", *u.Winner)
 	}
-	return w.done()
-}
-
-// jsonWriter writes one JSON object member by member.
-type jsonWriter struct {
-	b   []byte
-	err error
-}
-
-func (w *jsonWriter) raw(key, value string) {
-	if len(w.b) == 0 {
-		w.b = append(w.b, '{')
-	} else {
-		w.b = append(w.b, ',')
-	}
-	w.b = append(w.b, key...)
-	w.b = append(w.b, value...)
-}
-
-func (w *jsonWriter) member(key string, v any) {
-	if w.err != nil {
-		return
-	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		w.err = fmt.Errorf("channel %s %w", key, err)
-		return
-	}
-	w.raw(key, string(data))
-}
-
-func (w *jsonWriter) done() ([]byte, error) {
-	if w.err != nil {
-		return nil, w.err
-	}
-	if len(w.b) == 0 {
-		return []byte("{}"), nil
-	}
-	return append(w.b, '}'), nil
+	return w.Done()
 }
 
 // UnmarshalJSON reads a state written by MarshalJSON. A member that names
 // no channel of the graph is an error.
 func (s *State) UnmarshalJSON(data []byte) error {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(data, &members); err != nil {
-		return fmt.Errorf("state: %w", err)
+	members, err := genimpl.StateMembers(data)
+	if err != nil {
+		return err
 	}
 	var t State
-	for _, k := range slices.Sorted(maps.Keys(members)) {
-		raw := members[k]
+	for _, mb := range members {
 		var err error
-		switch k {
+		switch mb.Key {
 		case "seen":
-			err = json.Unmarshal(raw, &t.Seen)
+			err = json.Unmarshal(mb.Value, &t.Seen)
 		case "trail":
-			err = json.Unmarshal(raw, &t.Trail)
+			err = json.Unmarshal(mb.Value, &t.Trail)
 		case "winner":
-			err = json.Unmarshal(raw, &t.Winner)
+			err = json.Unmarshal(mb.Value, &t.Winner)
 			t.set[0] |= 1 << 0
 		default:
-			return fmt.Errorf("state: channel %q is not declared by graph \"race\"", k)
+			return genimpl.UndeclaredInState(mb.Key, "\"race\"")
 		}
 		if err != nil {
-			return fmt.Errorf("state: channel %q: %w", k, err)
+			return genimpl.StateChannelError(mb.Key, err)
 		}
 	}
 	*s = t
@@ -139,15 +96,8 @@ func Adapt(fn runtime.NodeFunc) Node {
 			return Update{}, err
 		}
 		u := UpdateOf(out)
-		if gotos, ok := ctx.PendingCommand(); ok {
-			u.Goto = make([]Target, 0, len(gotos))
-			for _, g := range gotos {
-				t, err := targetOf(g)
-				if err != nil {
-					return Update{}, err
-				}
-				u.Goto = append(u.Goto, t)
-			}
+		if u.Goto, err = genimpl.Command(ctx, targetOf); err != nil {
+			return Update{}, err
 		}
 		return u, nil
 	}
@@ -174,23 +124,9 @@ func (r registryNodes) Writer(id NodeID, _ WriterConfig) (Node, error) {
 
 // build builds node id with its type's factory.
 func (r registryNodes) build(id NodeID) (Node, error) {
-	g, err := specDoc()
+	fn, err := genimpl.RegistryNode(r.reg, specDoc, int(id))
 	if err != nil {
 		return nil, err
-	}
-	n := g.Nodes[id]
-	n.Config = bytes.Clone(n.Config)
-	factory, ok := r.reg[n.Type]
-	if !ok {
-		names := slices.Sorted(maps.Keys(r.reg))
-		return nil, fmt.Errorf("type %q is not in the registry (registered: %q)", n.Type, names)
-	}
-	fn, err := factory(n)
-	if err != nil {
-		return nil, err
-	}
-	if fn == nil {
-		return nil, errors.New("the registry's factory returned a nil function")
 	}
 	return Adapt(fn), nil
 }
@@ -237,16 +173,16 @@ func (s State) values() (runtime.Values, error) {
 	if s.Trail == nil {
 		v["trail"] = []any{}
 	} else {
-		x, err := jsonValue(s.Trail)
+		x, err := genimpl.ToAny("trail", s.Trail)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "trail", err)
+			return nil, err
 		}
 		v["trail"] = x
 	}
 	if s.HasWinner() {
-		x, err := jsonValue(s.Winner)
+		x, err := genimpl.ToAny("winner", s.Winner)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "winner", err)
+			return nil, err
 		}
 		v["winner"] = x
 	}
@@ -260,32 +196,32 @@ func (s State) values() (runtime.Values, error) {
 // reduce error, exactly where the spec-built program fails.
 func UpdateOf(vals runtime.Values) Update {
 	var u Update
-	for _, k := range slices.Sorted(maps.Keys(vals)) {
+	for _, k := range genimpl.Keys(vals) {
 		v := vals[k]
 		switch k {
 		case "seen":
-			x, bad := mergeItems("seen", v)
+			x, bad := genimpl.MergeItems("seen", v)
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Seen = x
 		case "trail":
-			x, bad := decodeList[string]("trail", v, "[]string")
+			x, bad := genimpl.DecodeList[string]("trail", v, "[]string")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Trail = x
 		case "winner":
-			x, bad := decodeValue[string]("winner", v, "string")
+			x, bad := genimpl.DecodeValue[string]("winner", v, "string")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Winner = &x
 		default:
-			u.bad = undeclared(k)
+			u.bad = genimpl.Undeclared(k, shape)
 			return u
 		}
 	}
@@ -294,120 +230,15 @@ func UpdateOf(vals runtime.Values) Update {
 
 // stateOf converts an untyped send input into the task's state.
 func stateOf(vals runtime.Values) (State, error) {
-	var t State
-	for _, k := range slices.Sorted(maps.Keys(vals)) {
-		v := vals[k]
-		switch k {
-		case "seen":
-			x, bad := mergeItems("seen", v)
-			if bad != nil {
-				return t, bad
-			}
-			t.Seen = x
-		case "trail":
-			x, bad := decodeList[string]("trail", v, "[]string")
-			if bad != nil {
-				return t, bad
-			}
-			t.Trail = x
-		case "winner":
-			x, bad := decodeValue[string]("winner", v, "string")
-			if bad != nil {
-				return t, bad
-			}
-			t.Winner = x
-			t.set[0] |= 1 << 0
-		default:
-			return t, undeclared(k)
-		}
+	u := UpdateOf(vals)
+	if u.bad != nil {
+		return State{}, u.bad
 	}
-	return t, nil
-}
-
-// undeclared is the error of a write to a channel the graph does not declare.
-func undeclared(name string) *runtime.ChannelError {
-	return &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("write to undeclared channel %q; declared channels are [seen, trail, winner]", name)}
-}
-
-// jsonValue converts v to the untyped value encoding/json decodes its JSON to.
-func jsonValue(v any) (any, error) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var out any
-	err = json.Unmarshal(data, &out)
-	return out, err
-}
-
-// describe names the JSON kind of v for an error.
-func describe(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "a string"
-	case bool:
-		return "a boolean"
-	case []any:
-		return "a list"
-	}
-	if _, ok := runtime.AsFloat(v); ok {
-		return "a number"
-	}
-	return fmt.Sprintf("%T", v)
-}
-
-// mergeItems is what a merge write of v merges: an object's members.
-func mergeItems(name string, v any) (map[string]any, *runtime.ChannelError) {
-	switch x := v.(type) {
-	case map[string]any:
-		return x, nil
-	case runtime.Values:
-		return map[string]any(x), nil
-	}
-	return nil, &runtime.ChannelError{Channel: name, Msg: "a merge channel takes a JSON object, got " + describe(v)}
-}
-
-// decodeValue converts a write to a channel of a bound type through JSON.
-func decodeValue[T any](name string, v any, typ string) (out T, _ *runtime.ChannelError) {
-	data, err := json.Marshal(v)
-	if err == nil {
-		err = json.Unmarshal(data, &out)
-	}
-	if err != nil {
-		return out, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as %s: %v", typ, err)}
-	}
-	return out, nil
-}
-
-// decodeList converts an append write: a list's elements, or one element.
-func decodeList[E any](name string, v any, typ string) (out []E, _ *runtime.ChannelError) {
-	data, err := json.Marshal(v)
-	if err == nil {
-		if len(data) == 0 || data[0] != '[' {
-			var e E
-			if err = json.Unmarshal(data, &e); err == nil {
-				return []E{e}, nil
-			}
-			return nil, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as an element of %s: %v", typ, err)}
-		}
-		err = json.Unmarshal(data, &out)
-	}
-	if err != nil {
-		return out, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as %s: %v", typ, err)}
-	}
-	return out, nil
+	return State{}.With(u), nil
 }
 
 // specJSON is the spec this package was generated from, in canonical form.
 const specJSON = "{\n  \"name\": \"race\",\n  \"channels\": {\n    \"seen\": {\n      \"reducer\": \"merge\"\n    },\n    \"trail\": {\n      \"reducer\": \"append\"\n    },\n    \"winner\": {}\n  },\n  \"nodes\": [\n    {\n      \"id\": \"slow\",\n      \"type\": \"writer\",\n      \"config\": {\n        \"delay_ms\": 40,\n        \"value\": \"slow\"\n      }\n    },\n    {\n      \"id\": \"mid\",\n      \"type\": \"writer\",\n      \"config\": {\n        \"delay_ms\": 20,\n        \"value\": \"mid\"\n      }\n    },\n    {\n      \"id\": \"fast\",\n      \"type\": \"writer\",\n      \"config\": {\n        \"delay_ms\": 0,\n        \"value\": \"fast\"\n      }\n    }\n  ],\n  \"edges\": [\n    {\n      \"from\": \"__start__\",\n      \"to\": \"slow\"\n    },\n    {\n      \"from\": \"__start__\",\n      \"to\": \"mid\"\n    },\n    {\n      \"from\": \"__start__\",\n      \"to\": \"fast\"\n    }\n  ]\n}\n"
 
 // specDoc decodes specJSON once.
-var specDoc = sync.OnceValues(func() (*spec.Graph, error) {
-	g, diags := spec.Decode("../spec.json", []byte(specJSON))
-	if err := diags.Err(); err != nil {
-		return nil, err
-	}
-	return g, nil
-})
+var specDoc = genimpl.SpecDoc("../spec.json", specJSON)

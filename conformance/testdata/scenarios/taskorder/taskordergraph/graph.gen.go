@@ -13,6 +13,7 @@ import (
 	"strconv"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -95,7 +96,7 @@ func (s State) With(u Update) State {
 func (s *State) apply(u *Update, own *[1]bool, linear bool) {
 	if u.Seen != nil {
 		if !own[0] {
-			s.Seen = cloneMap(s.Seen, len(u.Seen))
+			s.Seen = genimpl.CloneMap(s.Seen, len(u.Seen))
 			own[0] = true
 		}
 		maps.Copy(s.Seen, u.Seen)
@@ -110,13 +111,6 @@ func (s *State) apply(u *Update, own *[1]bool, linear bool) {
 		s.Winner = *u.Winner
 		s.set[0] |= 1 << 0
 	}
-}
-
-// cloneMap copies m into a new map with room for extra more keys.
-func cloneMap[M ~map[string]V, V any](m M, extra int) M {
-	out := make(M, len(m)+extra)
-	maps.Copy(out, m)
-	return out
 }
 
 // Update is what a node returns: the channels it writes, and optionally a
@@ -198,12 +192,13 @@ func New(n Nodes, opts ...runtime.Option) (*Graph, error) {
 	if n == nil {
 		return nil, &runtime.SpecError{Msg: "taskordergraph.New: Nodes is nil"}
 	}
-	b := &builder{p: &program{}}
-	b.add(NodeSlow, "Writer")(n.Writer(NodeSlow, WriterConfig{DelayMs: 40, Value: "slow"}))
-	b.add(NodeMid, "Writer")(n.Writer(NodeMid, WriterConfig{DelayMs: 20, Value: "mid"}))
-	b.add(NodeFast, "Writer")(n.Writer(NodeFast, WriterConfig{DelayMs: 0, Value: "fast"}))
-	if len(b.errs) > 0 {
-		return nil, b.err()
+	p := &program{}
+	b := genimpl.NewBuilder("taskordergraph", shape, p.nodes[:])
+	b.Add(int(NodeSlow), "Writer")(n.Writer(NodeSlow, WriterConfig{DelayMs: 40, Value: "slow"}))
+	b.Add(int(NodeMid), "Writer")(n.Writer(NodeMid, WriterConfig{DelayMs: 20, Value: "mid"}))
+	b.Add(int(NodeFast), "Writer")(n.Writer(NodeFast, WriterConfig{DelayMs: 0, Value: "fast"}))
+	if err := b.Err(); err != nil {
+		return nil, err
 	}
-	return runtime.New[State, Update](b.p, opts...)
+	return runtime.New[State, Update](p, opts...)
 }

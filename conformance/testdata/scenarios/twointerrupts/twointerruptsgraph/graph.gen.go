@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -152,10 +153,11 @@ func New(n Nodes, opts ...runtime.Option) (*Graph, error) {
 	if n == nil {
 		return nil, &runtime.SpecError{Msg: "twointerruptsgraph.New: Nodes is nil"}
 	}
-	b := &builder{p: &program{}}
-	b.add(NodeApprove, "Approve")(n.Approve(NodeApprove, ApproveConfig{Ask: []string{"manager", "finance"}}))
-	if len(b.errs) > 0 {
-		return nil, b.err()
+	p := &program{}
+	b := genimpl.NewBuilder("twointerruptsgraph", shape, p.nodes[:])
+	b.Add(int(NodeApprove), "Approve")(n.Approve(NodeApprove, ApproveConfig{Ask: []string{"manager", "finance"}}))
+	if err := b.Err(); err != nil {
+		return nil, err
 	}
-	return runtime.New[State, Update](b.p, opts...)
+	return runtime.New[State, Update](p, opts...)
 }
