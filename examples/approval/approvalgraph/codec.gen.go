@@ -4,16 +4,12 @@
 package approvalgraph
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"sync"
 
 	"github.com/ilmek-go/ilmek/examples/approval/expense"
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -21,108 +17,69 @@ import (
 // merge channel ([] and {} when empty) and every last_write channel that was
 // written (null included), as checkpoints store it.
 func (s State) MarshalJSON() ([]byte, error) {
-	var w jsonWriter
+	var w genimpl.ObjectWriter
 	if s.HasApproved() {
-		w.member("\"approved\":", s.Approved)
+		w.Member("\"approved\":", s.Approved)
 	}
 	if s.HasClaim() {
-		w.member("\"claim\":", s.Claim)
+		w.Member("\"claim\":", s.Claim)
 	}
 	if s.HasDecision() {
-		w.member("\"decision\":", s.Decision)
+		w.Member("\"decision\":", s.Decision)
 	}
 	if s.Log == nil {
-		w.raw("\"log\":", "[]")
+		w.Raw("\"log\":", "[]")
 	} else {
-		w.member("\"log\":", s.Log)
+		w.Member("\"log\":", s.Log)
 	}
-	return w.done()
+	return w.Done()
 }
 
 // MarshalJSON writes the channels u writes as a JSON object (not its Goto).
 func (u Update) MarshalJSON() ([]byte, error) {
-	var w jsonWriter
+	var w genimpl.ObjectWriter
 	if u.Approved != nil {
-		w.member("\"approved\":", *u.Approved)
+		w.Member("\"approved\":", *u.Approved)
 	}
 	if u.Claim != nil {
-		w.member("\"claim\":", *u.Claim)
+		w.Member("\"claim\":", *u.Claim)
 	}
 	if u.Decision != nil {
-		w.member("\"decision\":", *u.Decision)
+		w.Member("\"decision\":", *u.Decision)
 	}
 	if u.Log != nil {
-		w.member("\"log\":", u.Log)
+		w.Member("\"log\":", u.Log)
 	}
-	return w.done()
-}
-
-// jsonWriter writes one JSON object member by member.
-type jsonWriter struct {
-	b   []byte
-	err error
-}
-
-func (w *jsonWriter) raw(key, value string) {
-	if len(w.b) == 0 {
-		w.b = append(w.b, '{')
-	} else {
-		w.b = append(w.b, ',')
-	}
-	w.b = append(w.b, key...)
-	w.b = append(w.b, value...)
-}
-
-func (w *jsonWriter) member(key string, v any) {
-	if w.err != nil {
-		return
-	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		w.err = fmt.Errorf("channel %s %w", key, err)
-		return
-	}
-	w.raw(key, string(data))
-}
-
-func (w *jsonWriter) done() ([]byte, error) {
-	if w.err != nil {
-		return nil, w.err
-	}
-	if len(w.b) == 0 {
-		return []byte("{}"), nil
-	}
-	return append(w.b, '}'), nil
+	return w.Done()
 }
 
 // UnmarshalJSON reads a state written by MarshalJSON. A member that names
 // no channel of the graph is an error.
 func (s *State) UnmarshalJSON(data []byte) error {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(data, &members); err != nil {
-		return fmt.Errorf("state: %w", err)
+	members, err := genimpl.StateMembers(data)
+	if err != nil {
+		return err
 	}
 	var t State
-	for _, k := range slices.Sorted(maps.Keys(members)) {
-		raw := members[k]
+	for _, mb := range members {
 		var err error
-		switch k {
+		switch mb.Key {
 		case "approved":
-			err = json.Unmarshal(raw, &t.Approved)
+			err = json.Unmarshal(mb.Value, &t.Approved)
 			t.set[0] |= 1 << 0
 		case "claim":
-			err = json.Unmarshal(raw, &t.Claim)
+			err = json.Unmarshal(mb.Value, &t.Claim)
 			t.set[0] |= 1 << 1
 		case "decision":
-			err = json.Unmarshal(raw, &t.Decision)
+			err = json.Unmarshal(mb.Value, &t.Decision)
 			t.set[0] |= 1 << 2
 		case "log":
-			err = json.Unmarshal(raw, &t.Log)
+			err = json.Unmarshal(mb.Value, &t.Log)
 		default:
-			return fmt.Errorf("state: channel %q is not declared by graph \"expense-approval\"", k)
+			return genimpl.UndeclaredInState(mb.Key, "\"expense-approval\"")
 		}
 		if err != nil {
-			return fmt.Errorf("state: channel %q: %w", k, err)
+			return genimpl.StateChannelError(mb.Key, err)
 		}
 	}
 	*s = t
@@ -148,15 +105,8 @@ func Adapt(fn runtime.NodeFunc) Node {
 			return Update{}, err
 		}
 		u := UpdateOf(out)
-		if gotos, ok := ctx.PendingCommand(); ok {
-			u.Goto = make([]Target, 0, len(gotos))
-			for _, g := range gotos {
-				t, err := targetOf(g)
-				if err != nil {
-					return Update{}, err
-				}
-				u.Goto = append(u.Goto, t)
-			}
+		if u.Goto, err = genimpl.Command(ctx, targetOf); err != nil {
+			return Update{}, err
 		}
 		return u, nil
 	}
@@ -193,23 +143,9 @@ func (r registryNodes) Review(id NodeID, _ expense.ReviewConfig) (Node, error) {
 
 // build builds node id with its type's factory.
 func (r registryNodes) build(id NodeID) (Node, error) {
-	g, err := specDoc()
+	fn, err := genimpl.RegistryNode(r.reg, specDoc, int(id))
 	if err != nil {
 		return nil, err
-	}
-	n := g.Nodes[id]
-	n.Config = bytes.Clone(n.Config)
-	factory, ok := r.reg[n.Type]
-	if !ok {
-		names := slices.Sorted(maps.Keys(r.reg))
-		return nil, fmt.Errorf("type %q is not in the registry (registered: %q)", n.Type, names)
-	}
-	fn, err := factory(n)
-	if err != nil {
-		return nil, err
-	}
-	if fn == nil {
-		return nil, errors.New("the registry's factory returned a nil function")
 	}
 	return Adapt(fn), nil
 }
@@ -249,32 +185,32 @@ func targetOf(g runtime.Goto) (Target, error) {
 func (s State) values() (runtime.Values, error) {
 	v := make(runtime.Values, 4)
 	if s.HasApproved() {
-		x, err := jsonValue(s.Approved)
+		x, err := genimpl.ToAny("approved", s.Approved)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "approved", err)
+			return nil, err
 		}
 		v["approved"] = x
 	}
 	if s.HasClaim() {
-		x, err := jsonValue(s.Claim)
+		x, err := genimpl.ToAny("claim", s.Claim)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "claim", err)
+			return nil, err
 		}
 		v["claim"] = x
 	}
 	if s.HasDecision() {
-		x, err := jsonValue(s.Decision)
+		x, err := genimpl.ToAny("decision", s.Decision)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "decision", err)
+			return nil, err
 		}
 		v["decision"] = x
 	}
 	if s.Log == nil {
 		v["log"] = []any{}
 	} else {
-		x, err := jsonValue(s.Log)
+		x, err := genimpl.ToAny("log", s.Log)
 		if err != nil {
-			return nil, fmt.Errorf("channel %q: %w", "log", err)
+			return nil, err
 		}
 		v["log"] = x
 	}
@@ -288,39 +224,39 @@ func (s State) values() (runtime.Values, error) {
 // reduce error, exactly where the spec-built program fails.
 func UpdateOf(vals runtime.Values) Update {
 	var u Update
-	for _, k := range slices.Sorted(maps.Keys(vals)) {
+	for _, k := range genimpl.Keys(vals) {
 		v := vals[k]
 		switch k {
 		case "approved":
-			x, bad := decodeValue[bool]("approved", v, "bool")
+			x, bad := genimpl.DecodeValue[bool]("approved", v, "bool")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Approved = &x
 		case "claim":
-			x, bad := decodeValue[expense.Claim]("claim", v, "github.com/ilmek-go/ilmek/examples/approval/expense.Claim")
+			x, bad := genimpl.DecodeValue[expense.Claim]("claim", v, "github.com/ilmek-go/ilmek/examples/approval/expense.Claim")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Claim = &x
 		case "decision":
-			x, bad := decodeValue[expense.Decision]("decision", v, "github.com/ilmek-go/ilmek/examples/approval/expense.Decision")
+			x, bad := genimpl.DecodeValue[expense.Decision]("decision", v, "github.com/ilmek-go/ilmek/examples/approval/expense.Decision")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Decision = &x
 		case "log":
-			x, bad := decodeList[string]("log", v, "[]string")
+			x, bad := genimpl.DecodeList[string]("log", v, "[]string")
 			if bad != nil {
 				u.bad = bad
 				return u
 			}
 			u.Log = x
 		default:
-			u.bad = undeclared(k)
+			u.bad = genimpl.Undeclared(k, shape)
 			return u
 		}
 	}
@@ -329,99 +265,15 @@ func UpdateOf(vals runtime.Values) Update {
 
 // stateOf converts an untyped send input into the task's state.
 func stateOf(vals runtime.Values) (State, error) {
-	var t State
-	for _, k := range slices.Sorted(maps.Keys(vals)) {
-		v := vals[k]
-		switch k {
-		case "approved":
-			x, bad := decodeValue[bool]("approved", v, "bool")
-			if bad != nil {
-				return t, bad
-			}
-			t.Approved = x
-			t.set[0] |= 1 << 0
-		case "claim":
-			x, bad := decodeValue[expense.Claim]("claim", v, "github.com/ilmek-go/ilmek/examples/approval/expense.Claim")
-			if bad != nil {
-				return t, bad
-			}
-			t.Claim = x
-			t.set[0] |= 1 << 1
-		case "decision":
-			x, bad := decodeValue[expense.Decision]("decision", v, "github.com/ilmek-go/ilmek/examples/approval/expense.Decision")
-			if bad != nil {
-				return t, bad
-			}
-			t.Decision = x
-			t.set[0] |= 1 << 2
-		case "log":
-			x, bad := decodeList[string]("log", v, "[]string")
-			if bad != nil {
-				return t, bad
-			}
-			t.Log = x
-		default:
-			return t, undeclared(k)
-		}
+	u := UpdateOf(vals)
+	if u.bad != nil {
+		return State{}, u.bad
 	}
-	return t, nil
-}
-
-// undeclared is the error of a write to a channel the graph does not declare.
-func undeclared(name string) *runtime.ChannelError {
-	return &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("write to undeclared channel %q; declared channels are [approved, claim, decision, log]", name)}
-}
-
-// jsonValue converts v to the untyped value encoding/json decodes its JSON to.
-func jsonValue(v any) (any, error) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var out any
-	err = json.Unmarshal(data, &out)
-	return out, err
-}
-
-// decodeValue converts a write to a channel of a bound type through JSON.
-func decodeValue[T any](name string, v any, typ string) (out T, _ *runtime.ChannelError) {
-	data, err := json.Marshal(v)
-	if err == nil {
-		err = json.Unmarshal(data, &out)
-	}
-	if err != nil {
-		return out, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as %s: %v", typ, err)}
-	}
-	return out, nil
-}
-
-// decodeList converts an append write: a list's elements, or one element.
-func decodeList[E any](name string, v any, typ string) (out []E, _ *runtime.ChannelError) {
-	data, err := json.Marshal(v)
-	if err == nil {
-		if len(data) == 0 || data[0] != '[' {
-			var e E
-			if err = json.Unmarshal(data, &e); err == nil {
-				return []E{e}, nil
-			}
-			return nil, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as an element of %s: %v", typ, err)}
-		}
-		err = json.Unmarshal(data, &out)
-	}
-	if err != nil {
-		return out, &runtime.ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written value as %s: %v", typ, err)}
-	}
-	return out, nil
+	return State{}.With(u), nil
 }
 
 // specJSON is the spec this package was generated from, in canonical form.
 const specJSON = "{\n  \"name\": \"expense-approval\",\n  \"channels\": {\n    \"approved\": {},\n    \"claim\": {},\n    \"decision\": {},\n    \"log\": {\n      \"reducer\": \"append\"\n    }\n  },\n  \"nodes\": [\n    {\n      \"id\": \"submit\",\n      \"type\": \"intake\"\n    },\n    {\n      \"id\": \"review\",\n      \"type\": \"review\",\n      \"config\": {\n        \"auto_approve_below\": 100,\n        \"question\": \"Approve this expense claim?\"\n      }\n    },\n    {\n      \"id\": \"pay\",\n      \"type\": \"payout\"\n    }\n  ],\n  \"edges\": [\n    {\n      \"from\": \"__start__\",\n      \"to\": \"submit\"\n    },\n    {\n      \"from\": \"submit\",\n      \"to\": \"review\"\n    },\n    {\n      \"from\": \"review\",\n      \"to\": \"pay\",\n      \"when\": {\n        \"channel\": \"approved\",\n        \"truthy\": true\n      }\n    },\n    {\n      \"from\": \"review\",\n      \"to\": \"__end__\",\n      \"when\": {\n        \"channel\": \"approved\",\n        \"truthy\": false\n      }\n    },\n    {\n      \"from\": \"pay\",\n      \"to\": \"__end__\"\n    }\n  ]\n}\n"
 
 // specDoc decodes specJSON once.
-var specDoc = sync.OnceValues(func() (*spec.Graph, error) {
-	g, diags := spec.Decode("../expense-approval.json", []byte(specJSON))
-	if err := diags.Err(); err != nil {
-		return nil, err
-	}
-	return g, nil
-})
+var specDoc = genimpl.SpecDoc("../expense-approval.json", specJSON)

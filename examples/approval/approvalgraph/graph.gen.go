@@ -13,6 +13,7 @@ import (
 
 	"github.com/ilmek-go/ilmek/examples/approval/expense"
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -210,12 +211,13 @@ func New(n Nodes, opts ...runtime.Option) (*Graph, error) {
 	if n == nil {
 		return nil, &runtime.SpecError{Msg: "approvalgraph.New: Nodes is nil"}
 	}
-	b := &builder{p: &program{}}
-	b.add(NodeSubmit, "Intake")(n.Intake(NodeSubmit, IntakeConfig{}))
-	b.add(NodeReview, "Review")(n.Review(NodeReview, expense.ReviewConfig{Question: "Approve this expense claim?", AutoApproveBelow: 100.0}))
-	b.add(NodePay, "Payout")(n.Payout(NodePay, PayoutConfig{}))
-	if len(b.errs) > 0 {
-		return nil, b.err()
+	p := &program{}
+	b := genimpl.NewBuilder("approvalgraph", shape, p.nodes[:])
+	b.Add(int(NodeSubmit), "Intake")(n.Intake(NodeSubmit, IntakeConfig{}))
+	b.Add(int(NodeReview), "Review")(n.Review(NodeReview, expense.ReviewConfig{Question: "Approve this expense claim?", AutoApproveBelow: 100.0}))
+	b.Add(int(NodePay), "Payout")(n.Payout(NodePay, PayoutConfig{}))
+	if err := b.Err(); err != nil {
+		return nil, err
 	}
-	return runtime.New[State, Update](b.p, opts...)
+	return runtime.New[State, Update](p, opts...)
 }

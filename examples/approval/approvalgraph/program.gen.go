@@ -4,10 +4,6 @@
 package approvalgraph
 
 import (
-	"errors"
-	"fmt"
-	"strings"
-
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/spec"
 )
@@ -16,8 +12,8 @@ import (
 // is built with differ in version: re-run `go generate` with the ilmekgen
 // of the same module version as the runtime.
 const (
-	_ = runtime.EnforceVersion(runtime.GenVersion - 1)
-	_ = runtime.EnforceVersion(1 - runtime.MinGenVersion)
+	_ = runtime.EnforceVersion(runtime.GenVersion - 2)
+	_ = runtime.EnforceVersion(2 - runtime.MinGenVersion)
 )
 
 // program is the graph-specific half of a run; the runtime's executor is
@@ -27,36 +23,6 @@ type program struct {
 }
 
 var _ runtime.Program[State, Update] = (*program)(nil)
-
-// builder collects the nodes New builds and every failure.
-type builder struct {
-	p    *program
-	errs []error
-}
-
-// add returns the function that records the result of building node id.
-func (b *builder) add(id NodeID, method string) func(Node, error) {
-	return func(fn Node, err error) {
-		n := shape.Nodes[id]
-		switch {
-		case err != nil:
-			b.errs = append(b.errs, fmt.Errorf("node %q (type %q): %w", n.ID, n.Type, err))
-		case fn == nil:
-			b.errs = append(b.errs, fmt.Errorf("node %q (type %q): Nodes.%s returned a nil Node", n.ID, n.Type, method))
-		default:
-			b.p.nodes[id] = fn
-		}
-	}
-}
-
-// err reports every failure of New as one spec error.
-func (b *builder) err() error {
-	msgs := make([]string, len(b.errs))
-	for i, e := range b.errs {
-		msgs[i] = e.Error()
-	}
-	return &runtime.SpecError{Msg: "approvalgraph: cannot build graph:\n\t" + strings.Join(msgs, "\n\t"), Err: errors.Join(b.errs...)}
-}
 
 // shape is the static description nodes see through Ctx.Graph.
 var shape = &runtime.Shape{
