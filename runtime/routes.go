@@ -143,6 +143,7 @@ func newRoutes[S, U any](p Program[S, U], ids []string) routes {
 	}
 	static := make([]bool, nodes)
 	leaves := make([]bool, nodes)
+	preds := make([][]*spec.Predicate, nodes)
 	var ends [][]*spec.Predicate
 	for k := range doc.Edges {
 		e := &doc.Edges[k]
@@ -155,6 +156,7 @@ func newRoutes[S, U any](p Program[S, U], ids []string) routes {
 			static[i] = true
 			continue
 		}
+		preds[i] = append(preds[i], e.When)
 		if e.To == spec.End {
 			if ends == nil {
 				ends = make([][]*spec.Predicate, nodes)
@@ -163,7 +165,10 @@ func newRoutes[S, U any](p Program[S, U], ids []string) routes {
 		}
 	}
 	for i := range nodes {
-		if leaves[i] && !static[i] {
+		// Guards that cover every value (truthy true and false, eq v and
+		// neq v on one channel) always let one edge through: such a node
+		// needs no check, and the state is never encoded for it.
+		if leaves[i] && !static[i] && !covers(preds[i]) {
 			if rt.guarded == nil {
 				rt.guarded = make([]bool, nodes)
 			}
@@ -174,6 +179,42 @@ func newRoutes[S, U any](p Program[S, U], ids []string) routes {
 		rt.endWhen = ends
 	}
 	return rt
+}
+
+// covers reports whether guards together hold for every value by the rule
+// of ilmekgen check's coverage warning: truthy true with truthy false, or
+// eq v with neq v, on one channel.
+func covers(guards []*spec.Predicate) bool {
+	for i, a := range guards {
+		for _, b := range guards[i+1:] {
+			if a.Channel != b.Channel {
+				continue
+			}
+			switch {
+			case a.Op == spec.OpTruthy && b.Op == spec.OpTruthy && a.Value.Bool != b.Value.Bool:
+				return true
+			case (a.Op == spec.OpEq && b.Op == spec.OpNeq || a.Op == spec.OpNeq && b.Op == spec.OpEq) && sameLiteral(a.Value, b.Value):
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// sameLiteral reports whether two literals are equal, numbers by value.
+func sameLiteral(a, b spec.Literal) bool {
+	if a.Kind != b.Kind {
+		return false
+	}
+	switch a.Kind {
+	case spec.LitString:
+		return a.Str == b.Str
+	case spec.LitBool:
+		return a.Bool == b.Bool
+	case spec.LitNumber:
+		return a.Float() == b.Float()
+	}
+	return true // null
 }
 
 // noEdgeHeld reports whether the guarded node i planned nothing at all

@@ -271,3 +271,59 @@ func TestNoEdgeHeldCostsNothingWhenEdgesHold(t *testing.T) {
 	}
 	t.Logf("allocations per 20-superstep run: static %.0f, guarded %.0f", static, guarded)
 }
+
+// TestCoveringEndGuardCostsNothing: a program that plans nothing for a
+// held edge to __end__ (as generated ones do) pays nothing when the node's
+// guards cover every value (eq v with neq v): it allocates as much per run
+// as with a static edge to __end__, and never reports.
+func TestCoveringEndGuardCostsNothing(t *testing.T) {
+	inner, err := runtime.Load("inner.json", []byte(`{
+  "channels": {"intent": {}},
+  "nodes": [{"id": "check", "type": "t"}, {"id": "buy", "type": "t"}],
+  "edges": [
+    {"from": "__start__", "to": "check"},
+    {"from": "check", "to": "buy", "when": {"channel": "intent", "eq": "buy"}},
+    {"from": "buy", "to": "__end__"}
+  ]
+}`), guardedRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrap := func(endEdge string) *runtime.Graph[runtime.Values, runtime.Values] {
+		doc, ds := spec.Decode("outer.json", []byte(`{
+  "channels": {"intent": {}},
+  "nodes": [{"id": "check", "type": "t"}, {"id": "buy", "type": "t"}],
+  "edges": [
+    {"from": "__start__", "to": "check"},
+    {"from": "check", "to": "buy", "when": {"channel": "intent", "eq": "buy"}},
+    `+endEdge+`,
+    {"from": "buy", "to": "__end__"}
+  ]
+}`))
+		if err := ds.Err(); err != nil {
+			t.Fatal(err)
+		}
+		g, err := runtime.New[runtime.Values, runtime.Values](hiddenEnd{inner.Program(), doc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	ctx := context.Background()
+	allocs := func(g *runtime.Graph[runtime.Values, runtime.Values]) float64 {
+		return testing.AllocsPerRun(50, func() {
+			res, err := g.Invoke(ctx, runtime.Values{"intent": "chat"})
+			if err != nil || res.Status != runtime.StatusDone || res.Supersteps != 1 {
+				t.Fatalf("%v, %s after %d supersteps", err, res.Status, res.Supersteps)
+			}
+		})
+	}
+	static := allocs(wrap(`{"from": "check", "to": "__end__"}`))
+	covering := wrap(`{"from": "check", "to": "__end__", "when": {"channel": "intent", "neq": "buy"}}`)
+	if got := allocs(covering); got > static {
+		t.Errorf("covering guards: %.0f allocations per run, a static edge %.0f", got, static)
+	}
+	if states, _ := stateEvents(t, covering, runtime.Values{"intent": "chat"}); states[0].NoEdgeHeld != nil {
+		t.Errorf("covering guards reported %q", states[0].NoEdgeHeld)
+	}
+}
