@@ -41,22 +41,26 @@ func (s *Store) Put(ctx context.Context, cp *runtime.Checkpoint, done []string) 
 		done = []string{}
 	}
 	l := s.fence(ctx, cp.ThreadID)
-	switch {
-	case l != nil:
-		if err = l.refused(); err != nil {
-			break
+	err = s.withThreadWrite(ctx, cp.ThreadID, func(db txer) error {
+		switch {
+		case l != nil:
+			if err := l.refused(); err != nil {
+				return err
+			}
+			var n int
+			err := db.QueryRow(ctx, s.q.insertFenced, append(args, l.epoch, done)...).Scan(&n)
+			if err == nil && n == 0 {
+				err = s.lost(cp.ThreadID, l.epoch)
+			}
+			return err
+		case len(done) == 0:
+			_, err := db.Exec(ctx, s.q.insert, args...)
+			return err
+		default:
+			var n int
+			return db.QueryRow(ctx, s.q.insertDone, append(args, done)...).Scan(&n)
 		}
-		var n int
-		err = s.pool.QueryRow(ctx, s.q.insertFenced, append(args, l.epoch, done)...).Scan(&n)
-		if err == nil && n == 0 {
-			err = s.lost(cp.ThreadID, l.epoch)
-		}
-	case len(done) == 0:
-		_, err = s.pool.Exec(ctx, s.q.insert, args...)
-	default:
-		var n int
-		err = s.pool.QueryRow(ctx, s.q.insertDone, append(args, done)...).Scan(&n)
-	}
+	})
 	if err != nil {
 		return fmt.Errorf("postgres: put checkpoint %s of thread %q in %s: %w", cp.ID, cp.ThreadID, s.where(), err)
 	}

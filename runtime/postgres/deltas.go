@@ -134,20 +134,33 @@ func (s *Store) PutDelta(ctx context.Context, cp *runtime.Checkpoint, d runtime.
 	if l != nil {
 		q, args = s.q.deltaFastFenced, append(args, l.epoch)
 	}
-	var fenced, found, inserted int
-	if err := s.pool.QueryRow(ctx, q, args...).Scan(&fenced, &found, &inserted); err != nil {
+	err = s.withThreadWrite(ctx, cp.ThreadID, func(db txer) error {
+		return s.putDelta(ctx, db, cp, d, l, q, args, writes, next, pending, created, done)
+	})
+	if err != nil {
 		return fail(err)
+	}
+	return nil
+}
+
+// putDelta is PutDelta's write on db (the pool, or the transaction that
+// also records the thread).
+func (s *Store) putDelta(ctx context.Context, db txer, cp *runtime.Checkpoint, d runtime.Delta, l *heldLease, q string, args []any,
+	writes, next, pending []byte, created int64, done []string) error {
+	var fenced, found, inserted int
+	if err := db.QueryRow(ctx, q, args...).Scan(&fenced, &found, &inserted); err != nil {
+		return err
 	}
 	switch {
 	case fenced == 0:
-		return fail(s.lost(cp.ThreadID, l.epoch))
+		return s.lost(cp.ThreadID, l.epoch)
 	case found == 0:
-		return fail(fmt.Errorf("its base checkpoint %s: %w", d.Base, runtime.ErrNotFound))
+		return fmt.Errorf("its base checkpoint %s: %w", d.Base, runtime.ErrNotFound)
 	case inserted == 1:
 		return nil
 	}
 	// The chain reached the limits: store a full snapshot instead.
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 		if l != nil {
 			// Holding the lease row FOR SHARE until commit makes a
 			// takeover wait for this write, and this write fail after one.
@@ -200,8 +213,4 @@ func (s *Store) PutDelta(ctx context.Context, cp *runtime.Checkpoint, d runtime.
 		}
 		return nil
 	})
-	if err != nil {
-		return fail(err)
-	}
-	return nil
 }

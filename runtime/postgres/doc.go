@@ -32,9 +32,26 @@
 // document by fingerprint (runtime.DocumentStore), so a changed document
 // is checked against a paused thread's by the runtime's version rule, as
 // on the other backends (migration 3). Prune (runtime.Pruner) drops a
-// thread's old checkpoints by the rules documented there; every
-// checkpoint here is a full snapshot (incremental checkpoints,
-// runtime.DeltaCheckpointer, are on Memory and SQLite only).
+// thread's old checkpoints by the rules documented there. A superstep's
+// checkpoint is usually stored as what changed since its parent
+// (runtime.DeltaCheckpointer), with a full snapshot every so often
+// (Compact), as on Memory and SQLite.
+//
+// # Threads and events
+//
+// The Store is a runtime.ThreadLister, runtime.ThreadRecorder and
+// runtime.EventStore (migration 4). ilmek_threads holds a row per thread:
+// its metadata as jsonb (runtime.WithThreadMeta; a metadata condition of
+// ListThreads is one containment test, @>, on a GIN index), the outcome of
+// its last run with the interrupts it paused on, and its update time,
+// which a trigger on ilmek_checkpoints keeps and ListThreads orders by
+// (ties by thread id, bytewise). The outcome of a run that ends done or
+// interrupted is written in the transaction of its last checkpoint, an
+// error or abort under the run's lease at its end. ilmek_events is each
+// run's event log (runtime.WithEventStore), appended once per superstep
+// in one fenced statement, trimmed to the run's last
+// runtime.MaxStoredEvents, deleted with the thread and pruned with its
+// history.
 //
 // # Leases and fencing
 //

@@ -98,11 +98,15 @@ func (s *Store) Prune(ctx context.Context, threadID string, opts runtime.PruneOp
 				}
 			}
 		}
-		if len(drop) == 0 {
-			return nil
+		if len(drop) > 0 {
+			tag, err := tx.Exec(ctx, s.q.pruneDrop, threadID, drop)
+			if err != nil {
+				return err
+			}
+			removed = int(tag.RowsAffected())
 		}
-		tag, err := tx.Exec(ctx, s.q.pruneDrop, threadID, drop)
-		removed = int(tag.RowsAffected())
+		// The events before the oldest checkpoint kept go with the history.
+		_, err = tx.Exec(ctx, s.q.pruneEvents, threadID)
 		return err
 	})
 	if err != nil {

@@ -20,6 +20,10 @@ type statements struct {
 	latestChain, byIDChain           string
 	snapBytes, chain                 string
 	fenceShare, dropJournals         string
+	putOutcome, putThreadMeta        string
+	listThreads                      string
+	appendEvents, trimEvents         string
+	readEvents, pruneEvents          string
 }
 
 const cpColumns = "id, thread_id, parent_id, plan_id, step, created_ns, channels, next, pending, fingerprint, format, migrated_from"
@@ -73,7 +77,9 @@ func newStatements(s string) statements {
 		getJournal: f("SELECT entries FROM S.ilmek_journals WHERE thread_id = $1 AND task_id = $2"),
 
 		deleteThread: f("WITH a AS (DELETE FROM S.ilmek_checkpoints WHERE thread_id = $1), " +
-			"b AS (DELETE FROM S.ilmek_journals WHERE thread_id = $1) " +
+			"b AS (DELETE FROM S.ilmek_journals WHERE thread_id = $1), " +
+			"c AS (DELETE FROM S.ilmek_threads WHERE thread_id = $1), " +
+			"d AS (DELETE FROM S.ilmek_events WHERE thread_id = $1) " +
 			"DELETE FROM S.ilmek_leases WHERE thread_id = $1"),
 
 		takeLease: f("INSERT INTO S.ilmek_leases (thread_id, epoch, owner, expires) " +
@@ -92,6 +98,22 @@ func newStatements(s string) statements {
 		pruneRebase:   f("UPDATE S.ilmek_checkpoints SET channels = $3, base_id = '', snap_id = '', depth = 0, chain_bytes = 0 WHERE thread_id = $1 AND id = $2"),
 		pruneRenumber: f("UPDATE S.ilmek_checkpoints SET snap_id = $3, depth = $4, chain_bytes = $5 WHERE thread_id = $1 AND id = $2"),
 		pruneDrop:     f("DELETE FROM S.ilmek_checkpoints WHERE thread_id = $1 AND id = ANY($2::text[])"),
+		pruneEvents: f("DELETE FROM S.ilmek_events WHERE thread_id = $1 AND time_ns < " +
+			"(SELECT min(created_ns) FROM S.ilmek_checkpoints WHERE thread_id = $1)"),
+
+		putOutcome: f("INSERT INTO S.ilmek_threads (thread_id, status, run_id, ended_ns, error, pending, updated_ns) VALUES ($1, $2, $3, $4, $5, $6, $7) " +
+			"ON CONFLICT (thread_id) DO UPDATE SET status = excluded.status, run_id = excluded.run_id, ended_ns = excluded.ended_ns, " +
+			"error = excluded.error, pending = excluded.pending, updated_ns = greatest(S.ilmek_threads.updated_ns, excluded.updated_ns)"),
+		// Metadata merges: $2 holds the pairs to set, $3 the keys to remove.
+		putThreadMeta: f("INSERT INTO S.ilmek_threads (thread_id, meta, updated_ns) VALUES ($1, $2::jsonb - $3::text[], $4) " +
+			"ON CONFLICT (thread_id) DO UPDATE SET meta = (S.ilmek_threads.meta || $2::jsonb) - $3::text[], " +
+			"updated_ns = greatest(S.ilmek_threads.updated_ns, excluded.updated_ns)"),
+		listThreads: f("SELECT thread_id, meta, status, run_id, ended_ns, error, pending, updated_ns FROM S.ilmek_threads WHERE true"),
+		appendEvents: f("INSERT INTO S.ilmek_events (run_id, seq, thread_id, time_ns, kind, data) " +
+			"SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::text[], $6::bytea[]) " +
+			"ON CONFLICT (run_id, seq) DO UPDATE SET thread_id = excluded.thread_id, time_ns = excluded.time_ns, kind = excluded.kind, data = excluded.data"),
+		trimEvents: f("DELETE FROM S.ilmek_events WHERE run_id = $1 AND seq <= $2"),
+		readEvents: f("SELECT run_id, seq, thread_id, time_ns, kind, data FROM S.ilmek_events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3"),
 	}
 }
 

@@ -35,6 +35,23 @@
 // new ones are deltas of them. A file of a newer version is refused
 // untouched (ErrSchema).
 //
+// Version 3 also finds threads and keeps runs' events: the Store is a
+// runtime.ThreadLister, runtime.ThreadRecorder and runtime.EventStore.
+// ilmek_threads holds a row per thread: its metadata (a JSON object of
+// strings, runtime.WithThreadMeta), the outcome of its last run (status,
+// run id, end time, error text) with the interrupts it paused on, and its
+// update time, which a trigger on ilmek_checkpoints keeps; ListThreads
+// reads it newest first, ties by thread id. The outcome of a run that ends
+// done or interrupted is written in the transaction of its last
+// checkpoint; an error or abort, which writes no checkpoint, in one of its
+// own under the run's lease. ilmek_events is each run's event log
+// (runtime.WithEventStore): a transaction per superstep appends its
+// events, the run keeps its last runtime.MaxStoredEvents, DeleteThread
+// deletes them and Prune drops those older than the oldest checkpoint it
+// keeps. Migrating a file of version 1 or 2 gives each stored thread its
+// row from its latest checkpoint: interrupted (with its interrupts) when
+// it has pending ones, done when nothing is planned, no outcome otherwise.
+//
 // # Concurrency model
 //
 // A Store is safe for concurrent use by many goroutines, and several

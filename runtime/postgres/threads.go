@@ -1,0 +1,268 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ilmek-go/ilmek/runtime"
+)
+
+var (
+	_ runtime.ThreadLister   = (*Store)(nil)
+	_ runtime.ThreadRecorder = (*Store)(nil)
+	_ runtime.EventStore     = (*Store)(nil)
+)
+
+// txer is a pool or a transaction: what a write that may run inside a
+// caller's transaction needs.
+type txer interface {
+	querier
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// withThreadWrite runs body, a checkpoint write, on the pool; when ctx
+// carries a ThreadWrite, in a transaction that records it after body.
+func (s *Store) withThreadWrite(ctx context.Context, threadID string, body func(db txer) error) error {
+	tw := runtime.ThreadWriteFromContext(ctx)
+	if tw == nil {
+		return body(s.pool)
+	}
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := body(tx); err != nil {
+			return err
+		}
+		if err := s.recordTx(ctx, tx, threadID, tw); err != nil {
+			return fmt.Errorf("record the thread: %w", err)
+		}
+		return nil
+	})
+}
+
+// fenceTx checks, in tx, that a write made under l (nil: unfenced) still
+// holds the thread's lease, and holds the lease row FOR SHARE until the
+// commit, so a takeover waits for the write and later ones fail.
+func (s *Store) fenceTx(ctx context.Context, tx pgx.Tx, threadID string, l *heldLease) error {
+	if l == nil {
+		return nil
+	}
+	if err := l.refused(); err != nil {
+		return err
+	}
+	var one int
+	err := tx.QueryRow(ctx, s.q.fenceShare, threadID, l.epoch).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return s.lost(threadID, l.epoch)
+	}
+	return err
+}
+
+// RecordThread merges w's metadata into the thread's and records its
+// outcome, in one transaction fenced by the run's lease like Put.
+func (s *Store) RecordThread(ctx context.Context, threadID string, w runtime.ThreadWrite) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := s.fenceTx(ctx, tx, threadID, s.fence(ctx, threadID)); err != nil {
+			return err
+		}
+		return s.recordTx(ctx, tx, threadID, &w)
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: record thread %q in %s: %w", threadID, s.where(), err)
+	}
+	return nil
+}
+
+// recordTx writes w of the thread with q.
+func (s *Store) recordTx(ctx context.Context, q querier, threadID string, w *runtime.ThreadWrite) error {
+	now := time.Now().UnixNano()
+	if w.Outcome != nil {
+		var ended int64
+		if !w.Outcome.Ended.IsZero() {
+			ended = w.Outcome.Ended.UnixNano()
+			now = ended
+		}
+		var pending []byte
+		if len(w.Pending) > 0 {
+			var err error
+			if pending, err = json.Marshal(w.Pending); err != nil {
+				return fmt.Errorf("encode pending interrupts: %w", err)
+			}
+		}
+		if _, err := q.Exec(ctx, s.q.putOutcome, threadID, string(w.Outcome.Status), w.Outcome.RunID, ended, w.Outcome.Error, pending, now); err != nil {
+			return fmt.Errorf("write outcome: %w", err)
+		}
+	}
+	if len(w.Meta) == 0 {
+		return nil
+	}
+	set := map[string]string{}
+	del := []string{}
+	for k, v := range w.Meta {
+		if v == "" {
+			del = append(del, k)
+		} else {
+			set[k] = v
+		}
+	}
+	raw, err := json.Marshal(set)
+	if err != nil {
+		return fmt.Errorf("encode metadata: %w", err)
+	}
+	if _, err := q.Exec(ctx, s.q.putThreadMeta, threadID, string(raw), del, now); err != nil {
+		return fmt.Errorf("write metadata: %w", err)
+	}
+	return nil
+}
+
+// ListThreads returns the page of threads q selects, in one statement.
+func (s *Store) ListThreads(ctx context.Context, q runtime.ThreadQuery) (runtime.ThreadPage, error) {
+	limit, cursor, err := runtime.CheckThreadQuery(q)
+	if err != nil {
+		return runtime.ThreadPage{}, err
+	}
+	var b strings.Builder
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	b.WriteString(s.q.listThreads)
+	if q.Status != "" {
+		b.WriteString(" AND status = " + arg(string(q.Status)))
+	}
+	if !q.UpdatedAfter.IsZero() {
+		b.WriteString(" AND updated_ns > " + arg(q.UpdatedAfter.UnixNano()))
+	}
+	if !q.UpdatedBefore.IsZero() {
+		b.WriteString(" AND updated_ns < " + arg(q.UpdatedBefore.UnixNano()))
+	}
+	if cursor != nil {
+		b.WriteString(" AND (updated_ns, thread_id) < (" + arg(cursor.Updated) + "::bigint, " + arg(cursor.ID) + "::text COLLATE \"C\")")
+	}
+	if len(q.Meta) > 0 {
+		raw, err := json.Marshal(q.Meta)
+		if err != nil {
+			return runtime.ThreadPage{}, fmt.Errorf("postgres: list threads: encode the metadata condition: %w", err)
+		}
+		b.WriteString(" AND meta @> " + arg(string(raw)) + "::jsonb")
+	}
+	b.WriteString(" ORDER BY updated_ns DESC, thread_id DESC LIMIT " + arg(limit+1))
+	rows, err := s.pool.Query(ctx, b.String(), args...)
+	if err != nil {
+		return runtime.ThreadPage{}, fmt.Errorf("postgres: list threads in %s: %w", s.where(), err)
+	}
+	defer rows.Close()
+	var page runtime.ThreadPage
+	for rows.Next() {
+		var (
+			info           runtime.ThreadInfo
+			meta           map[string]string
+			status         string
+			ended, updated int64
+			pending        []byte
+		)
+		if err := rows.Scan(&info.ID, &meta, &status, &info.Outcome.RunID, &ended, &info.Outcome.Error, &pending, &updated); err != nil {
+			return runtime.ThreadPage{}, fmt.Errorf("postgres: list threads in %s: %w", s.where(), err)
+		}
+		if len(meta) > 0 {
+			info.Meta = meta
+		}
+		info.Outcome.Status = runtime.Status(status)
+		if ended != 0 {
+			info.Outcome.Ended = time.Unix(0, ended).UTC()
+		}
+		info.Updated = time.Unix(0, updated).UTC()
+		if len(pending) > 0 && info.Outcome.Status == runtime.StatusInterrupted {
+			if err := json.Unmarshal(pending, &info.Pending); err != nil {
+				return runtime.ThreadPage{}, fmt.Errorf("postgres: list threads in %s: thread %q: decode pending interrupts: %w", s.where(), info.ID, err)
+			}
+		}
+		page.Threads = append(page.Threads, info)
+	}
+	if err := rows.Err(); err != nil {
+		return runtime.ThreadPage{}, fmt.Errorf("postgres: list threads in %s: %w", s.where(), err)
+	}
+	if len(page.Threads) > limit {
+		page.Threads = page.Threads[:limit]
+		last := page.Threads[limit-1]
+		page.Next = runtime.EncodeThreadCursor(runtime.ThreadCursor{Updated: last.Updated.UnixNano(), ID: last.ID})
+	}
+	return page, nil
+}
+
+// AppendEvents stores events of one run in one transaction, fenced by the
+// run's lease like Put, and drops the run's events older than its last
+// runtime.MaxStoredEvents sequence numbers.
+func (s *Store) AppendEvents(ctx context.Context, events []runtime.StoredEvent) error {
+	if len(events) == 0 {
+		return nil
+	}
+	first := events[0]
+	n := len(events)
+	runs, seqs, threads, times, kinds, datas := make([]string, n), make([]int64, n), make([]string, n), make([]int64, n), make([]string, n), make([][]byte, n)
+	last := map[string]int64{}
+	for i, e := range events {
+		runs[i], seqs[i], threads[i], times[i], kinds[i], datas[i] = e.RunID, e.Seq, e.ThreadID, e.Time.UnixNano(), e.Kind, []byte(e.Data)
+		if datas[i] == nil {
+			datas[i] = []byte("null")
+		}
+		last[e.RunID] = max(last[e.RunID], e.Seq)
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := s.fenceTx(ctx, tx, first.ThreadID, s.fence(ctx, first.ThreadID)); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, s.q.appendEvents, runs, seqs, threads, times, kinds, datas); err != nil {
+			return err
+		}
+		for run, seq := range last {
+			if seq <= runtime.MaxStoredEvents {
+				continue
+			}
+			if _, err := tx.Exec(ctx, s.q.trimEvents, run, seq-runtime.MaxStoredEvents); err != nil {
+				return fmt.Errorf("drop old events of run %q: %w", run, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: append %d events of run %q of thread %q in %s: %w", n, first.RunID, first.ThreadID, s.where(), err)
+	}
+	return nil
+}
+
+// ReadEvents returns the run's stored events after afterSeq, in Seq order,
+// at most limit of them (all when limit <= 0).
+func (s *Store) ReadEvents(ctx context.Context, runID string, afterSeq int64, limit int) ([]runtime.StoredEvent, error) {
+	var lim *int64
+	if limit > 0 {
+		l := int64(limit)
+		lim = &l
+	}
+	rows, err := s.pool.Query(ctx, s.q.readEvents, runID, afterSeq, lim)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: read events of run %q from %s: %w", runID, s.where(), err)
+	}
+	defer rows.Close()
+	var out []runtime.StoredEvent
+	for rows.Next() {
+		var e runtime.StoredEvent
+		var ns int64
+		var data []byte
+		if err := rows.Scan(&e.RunID, &e.Seq, &e.ThreadID, &ns, &e.Kind, &data); err != nil {
+			return nil, fmt.Errorf("postgres: read events of run %q from %s: %w", runID, s.where(), err)
+		}
+		e.Time, e.Data = time.Unix(0, ns).UTC(), data
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: read events of run %q from %s: %w", runID, s.where(), err)
+	}
+	return out, nil
+}
