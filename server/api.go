@@ -481,6 +481,13 @@ func (s *Server) launch(w http.ResponseWriter, r *http.Request, p Principal, kin
 				"thread "+t.ID+" waits on a person; cancel-and-replace does not discard a pause: answer it with POST /threads/"+t.ID+"/resume")
 		}
 	}
+	if s.cfg.Queue != nil {
+		if kind == "fork" {
+			return errf(http.StatusNotImplemented, "not-implemented", "Not implemented",
+				"forks are not queued: the run-request queue has no start checkpoint; fork on a server without Config.Queue")
+		}
+		return s.submitQueued(w, r, t, kind, input, answers, policy)
+	}
 	ru := newRun(newID(), t.ID, t.Graph, kind)
 	ru.input, ru.answers, ru.from = input, answers, from
 	now, err := s.submit(ru, policy)
@@ -501,6 +508,19 @@ func (s *Server) launch(w http.ResponseWriter, r *http.Request, p Principal, kin
 	return writeJSON(w, http.StatusAccepted, ru.view())
 }
 
+// waitTimeout is the timeout parameter of a wait (default 30s).
+func waitTimeout(r *http.Request) (time.Duration, error) {
+	t := r.URL.Query().Get("timeout")
+	if t == "" {
+		return 30 * time.Second, nil
+	}
+	d, err := time.ParseDuration(t)
+	if err != nil || d < 0 || d > 10*time.Minute {
+		return 0, badRequest("timeout must be a duration from 0s to 10m, e.g. 30s")
+	}
+	return d, nil
+}
+
 // findRun finds a run of the thread in the path.
 func (s *Server) findRun(r *http.Request, p Principal, a Action) (*run, error) {
 	t, err := s.thread(r.Context(), p, r.PathValue("thread_id"), a)
@@ -518,6 +538,9 @@ func (s *Server) findRun(r *http.Request, p Principal, a Action) (*run, error) {
 }
 
 func (s *Server) getRun(w http.ResponseWriter, r *http.Request, p Principal) error {
+	if done, err := s.queuedRoute(w, r, p, "get"); done {
+		return err
+	}
 	ru, err := s.findRun(r, p, ActionRead)
 	if err != nil {
 		return err
@@ -526,17 +549,16 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request, p Principal) err
 }
 
 func (s *Server) waitRun(w http.ResponseWriter, r *http.Request, p Principal) error {
+	if done, err := s.queuedRoute(w, r, p, "wait"); done {
+		return err
+	}
 	ru, err := s.findRun(r, p, ActionRead)
 	if err != nil {
 		return err
 	}
-	timeout := 30 * time.Second
-	if t := r.URL.Query().Get("timeout"); t != "" {
-		d, err := time.ParseDuration(t)
-		if err != nil || d < 0 || d > 10*time.Minute {
-			return badRequest("timeout must be a duration from 0s to 10m, e.g. 30s")
-		}
-		timeout = d
+	timeout, err := waitTimeout(r)
+	if err != nil {
+		return err
 	}
 	tm := time.NewTimer(timeout)
 	defer tm.Stop()
@@ -551,6 +573,9 @@ func (s *Server) waitRun(w http.ResponseWriter, r *http.Request, p Principal) er
 }
 
 func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, p Principal) error {
+	if done, err := s.queuedRoute(w, r, p, "cancel"); done {
+		return err
+	}
 	ru, err := s.findRun(r, p, ActionRun)
 	if err != nil {
 		return err
@@ -593,6 +618,9 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, p Principal) 
 // process does not know (it ran in another one, or before a restart) is
 // read from the checkpointer's durable event log, polled until its end.
 func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, p Principal) error {
+	if done, err := s.queuedRoute(w, r, p, "stream"); done {
+		return err
+	}
 	ru, err := s.findRun(r, p, ActionRead)
 	var runID string
 	switch {

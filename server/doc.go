@@ -36,6 +36,10 @@
 // Otherwise the server keeps both in memory, bounded (Config.MaxRuns,
 // MaxEventsPerRun).
 //
+// With Config.Queue, runs and resumes go to the PostgreSQL run-request
+// queue (runtime/postgres/workers) and the worker pool runs them; the
+// server submits, reads outcomes, waits and cancels.
+//
 // A request for a thread that has a run queued or running follows the
 // double-texting policy it names (double_texting: reject, enqueue or
 // cancel-and-replace; Config.DoubleTexting by default, reject).

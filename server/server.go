@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/postgres/workers"
 )
 
 // Principal is who a request acts for, as the Authenticate hook found it.
@@ -87,6 +88,15 @@ type Config struct {
 	// MaxEventsPerRun bounds each run's in-memory event log (default
 	// 10,000).
 	MaxRuns, MaxEventsPerRun int
+	// Queue, when set, sends runs and resumes to the PostgreSQL
+	// run-request queue, where the worker pool runs them (each worker
+	// registers every graph under its name with workers.Graph); the
+	// server then only submits, reads outcomes, waits and cancels, and
+	// Checkpointer must be the queue's store (nil means q.Store()).
+	// Queued runs have ids "q-<request id>"; their events are not
+	// streamed, forks are refused (501), and a cancel cancels every
+	// request of the thread.
+	Queue *workers.Queue
 	// Inbox serves the inbox page under /inbox/ (default on).
 	DisableInbox bool
 }
@@ -126,6 +136,9 @@ type Server struct {
 func New(cfg Config) (*Server, error) {
 	if cfg.Authenticate == nil {
 		return nil, ErrNoAuthenticate
+	}
+	if cfg.Checkpointer == nil && cfg.Queue != nil {
+		cfg.Checkpointer = cfg.Queue.Store()
 	}
 	if cfg.Checkpointer == nil {
 		return nil, errors.New("server: Config.Checkpointer is nil; pass the store threads live in (runtime.NewMemory, runtime/sqlite, runtime/postgres)")

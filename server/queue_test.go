@@ -1,0 +1,87 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ilmek-go/ilmek/runtime/postgres"
+	"github.com/ilmek-go/ilmek/runtime/postgres/workers"
+)
+
+var pgSchemas atomic.Int64
+
+// openQueue opens a PostgreSQL store in a fresh schema (dropped at
+// cleanup) and its run-request queue. Without ILMEK_POSTGRES_DSN the test
+// skips, unless CI=true.
+func openQueue(t *testing.T) *workers.Queue {
+	t.Helper()
+	dsn := os.Getenv("ILMEK_POSTGRES_DSN")
+	if dsn == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("ILMEK_POSTGRES_DSN is not set; CI must run the PostgreSQL tests (.ci/run sets it)")
+		}
+		t.Skip("ILMEK_POSTGRES_DSN not set: skipping the server's queue test")
+	}
+	schema := fmt.Sprintf("ilmek_pgtest_server_%d_%d", os.Getpid(), pgSchemas.Add(1))
+	s, err := postgres.Open(context.Background(), dsn, postgres.Schema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		s.Pool().Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
+		s.Close()
+	})
+	return workers.NewQueue(s)
+}
+
+// TestQueue: with Config.Queue, runs and resumes go to the PostgreSQL
+// run-request queue and a worker pool runs them; the API reads, waits for
+// and cancels them as it does runs of its own.
+func TestQueue(t *testing.T) {
+	q := openQueue(t)
+	g := approvalGraph(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- workers.NewWorker(q, map[string]workers.Runnable{"approval": workers.Graph(g)}).Run(ctx)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+
+	ts := newTestServer(t, func(c *Config) { c.Queue, c.Checkpointer = q, nil })
+	th := ts.newThread("alice", nil)
+	runs := "/threads/" + th.ThreadID + "/runs"
+	var run RunView
+	ts.must("alice", "POST", runs, map[string]any{"input": map[string]any{"topic": "otters"}}, 202).json(t, &run)
+	if run.Status != "queued" || run.RunID[:2] != "q-" {
+		t.Fatalf("queued run: %+v", run)
+	}
+	ts.must("alice", "GET", runs+"/"+run.RunID, nil, 200)
+	run = ts.wait("alice", run)
+	if run.Status != "interrupted" || len(run.Pending) != 1 {
+		t.Fatalf("run: %+v", run)
+	}
+	var got ThreadView
+	ts.must("alice", "GET", "/threads/"+th.ThreadID, nil, 200).json(t, &got)
+	if got.Status != ThreadInterrupted {
+		t.Fatalf("thread: %+v", got)
+	}
+	ts.must("alice", "POST", "/threads/"+th.ThreadID+"/resume", map[string]any{"answers": map[string]any{run.Pending[0].ID: map[string]any{"approved": true}}}, 202).json(t, &run)
+	if run = ts.wait("alice", run); run.Status != "done" {
+		t.Fatalf("resume: %+v", run)
+	}
+	ts.must("alice", "GET", "/threads/"+th.ThreadID, nil, 200).json(t, &got)
+	if got.Status != ThreadIdle || len(got.Pending) != 0 || got.Step != 3 {
+		t.Fatalf("finished thread: %+v", got)
+	}
+	ts.must("alice", "POST", runs+"/"+run.RunID+"/cancel", nil, 202)
+	ts.must("alice", "GET", runs+"/"+run.RunID+"/stream", nil, 404)
+	ts.must("alice", "GET", runs+"/q-999999/wait", nil, 404)
+	ts.must("bob", "GET", runs+"/"+run.RunID, nil, 403)
+	p := ts.must("alice", "POST", "/threads/"+th.ThreadID+"/history/"+got.CheckpointID+"/fork", nil, 501).problem(t)
+	if p.Type != ProblemTypePrefix+"not-implemented" {
+		t.Fatalf("fork: %+v", p)
+	}
+}
