@@ -64,6 +64,45 @@
 // newest when compatible, else refuses; Compatible applies the rule alone.
 // Migrate moves a thread across a change the rule refuses, with a dry run.
 //
+// # Finding threads
+//
+// A thread carries metadata and the outcome of its last run when its
+// Checkpointer is a ThreadRecorder (Memory, runtime/sqlite,
+// runtime/postgres). Metadata is string pairs given with WithThreadMeta
+// (unlike WithMeta, which only the run's nodes see): each run that passes
+// it merges its pairs into the thread's — a key is set to its value, a key
+// given "" is removed, other keys stay — recorded with the run's first
+// checkpoint write, so a refused run changes nothing. The outcome is the
+// Status the run ended with, its run id, end time and a short error text
+// (MaxOutcomeError), and for a paused run the interrupts it waits on. A
+// run that ends done or interrupted records it in the same commit as its
+// last checkpoint; a run that ends in error or aborted, whose failed
+// superstep writes no checkpoint, records it at its end, under its lease
+// (fenced: a run that lost the thread records nothing). A refused run
+// (busy thread, a resume whose answers do not fit) records nothing, and a
+// run whose process died leaves the outcome of the run before it.
+//
+// ThreadLister.ListThreads finds threads by outcome status, metadata
+// (every given pair) and update time, newest first, a page at a time
+// (DefaultThreadLimit, at most MaxThreadLimit) with an opaque cursor that
+// stays valid while threads are updated: a later page never repeats a
+// thread. Each ThreadInfo carries the pending interrupts of a paused
+// thread, so an inbox of approvals is one call (see the example), answered
+// with Resume and AnswersByID.
+//
+// # Event log
+//
+// With WithEventStore, a run stores its events — the ones Stream yields,
+// with the same Seq — in its Checkpointer's EventStore, whether or not
+// anything streams it: encoded as they happen (StoredEvent, the Event as
+// JSON), written once per superstep and at the run's end, fenced by the
+// run's lease. A client that lost its stream, in this process or another
+// one on the same store, reads the run's events after the last Seq it saw
+// (ReadEvents) and continues live. Each run keeps its last
+// MaxStoredEvents; DeleteThread deletes a thread's events and Prune drops
+// those older than the oldest checkpoint it keeps. Without the option no
+// event is encoded.
+//
 // Where this package deliberately differs from the reference implementation
 // (the recursion limit counts per run, resumes are checked whole before
 // anything is written, sends are numbered in task order), README.md and
