@@ -28,6 +28,16 @@
 // running, enqueue it behind them, or cancel them and run it
 // (cancel-and-replace, refused while the thread waits on a person).
 //
+// # Outcomes and events
+//
+// Outcome (from any process) says where a request stands: queued, running,
+// or how it ended, with the thread's state and pending interrupts; Wait
+// blocks until it ends. Each run a worker starts for a request stores its
+// events in the store's event log (runtime.WithEventStore) and its id in
+// the request (Outcome.Runs, as the run starts), so a process other than
+// the worker follows a request live with Store().ReadEvents(run, afterSeq,
+// limit) and reconnects after the last Seq it saw.
+//
 // # Notifications
 //
 // Submitting, ending and cancelling a request send a PostgreSQL

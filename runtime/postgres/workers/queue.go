@@ -54,6 +54,11 @@ type Outcome struct {
 	// Claims counts how many times workers claimed the request (more than
 	// one after a worker died while running it).
 	Claims int64 `json:"claims"`
+	// Runs are the ids of the runs workers started for the request, in
+	// order (more than one after a worker died while running it). Each
+	// run's events are in the store's event log: Store().ReadEvents(run,
+	// afterSeq, limit), from any process, while the run goes on too.
+	Runs []string `json:"runs,omitempty"`
 }
 
 // Ended reports whether the request has ended.
@@ -214,8 +219,8 @@ func cancelCount(ctx context.Context, tx pgx.Tx, q *Queue, thread string) (int, 
 func (q *Queue) Outcome(ctx context.Context, id int64) (Outcome, error) {
 	o := Outcome{ID: id}
 	var result []byte
-	err := q.store.Pool().QueryRow(ctx, "SELECT thread_id, state, result, error, claim FROM "+q.t("ilmek_requests")+" WHERE id = $1", id).
-		Scan(&o.Thread, &o.State, &result, &o.Error, &o.Claims)
+	err := q.store.Pool().QueryRow(ctx, "SELECT thread_id, state, result, error, claim, run_ids FROM "+q.t("ilmek_requests")+" WHERE id = $1", id).
+		Scan(&o.Thread, &o.State, &result, &o.Error, &o.Claims, &o.Runs)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return o, fmt.Errorf("workers: request %d in schema %q: %w", id, q.store.SchemaName(), ErrNoRequest)
 	}

@@ -239,7 +239,11 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 	stop := make(chan struct{})
 	hb := make(chan struct{})
 	go func() { defer close(hb); w.heartbeat(runCtx, c, cancel, requestStop, stop) }()
-	out, err := g.run(runCtx, cp, c.thread, c.input, mode, runtime.StopAtBoundary(stopRun))
+	extra := []runtime.RunOption{runtime.StopAtBoundary(stopRun), runtime.WithObserver(runStarted{w: w, c: c})}
+	if _, ok := runtime.Checkpointer(cp).(runtime.EventStore); ok {
+		extra = append(extra, runtime.WithEventStore())
+	}
+	out, err := g.run(runCtx, cp, c.thread, c.input, mode, extra...)
 	close(stop)
 	<-hb
 	stopped := errors.Is(err, runtime.ErrStopRequested)
@@ -342,4 +346,21 @@ func transient(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ce) || errors.As(err, &ne) || pgconn.Timeout(err) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+}
+
+// runStarted records, as a run of a claimed request starts, its run id in
+// the request's row (under the claim), so that any process can find the
+// request's events in the store's event log (Queue.Runs).
+type runStarted struct {
+	runtime.NopObserver
+	w *Worker
+	c *claimed
+}
+
+func (o runStarted) RunStart(ctx context.Context, run runtime.RunRecord) context.Context {
+	if _, err := o.w.q.store.Pool().Exec(ctx, "UPDATE "+o.w.q.t("ilmek_requests")+" SET run_ids = array_append(run_ids, $3) WHERE id = $1 AND claim = $2",
+		o.c.id, o.c.claim, run.RunID); err != nil {
+		o.w.opts.logger.Warn("record a request's run", "request", o.c.id, "run", run.RunID, "err", err)
+	}
+	return ctx
 }

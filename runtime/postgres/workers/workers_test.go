@@ -263,3 +263,39 @@ func TestWaitAndWorkersWakeOnNotifications(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestEventsAreStored: a request's run records its events in the
+// store's event log, and its outcome names the run, so another process
+// (here another Queue on another Store of the schema) reads them.
+func TestRequestEventsAreStored(t *testing.T) {
+	q := openQueue(t)
+	startWorkers(t, q, map[string]workers.Runnable{"steps": workers.Graph(steps(t, nil))}, 1)
+	id, err := q.Submit(context.Background(), workers.Request{Graph: "steps", Thread: "t", Input: json.RawMessage(`{"in":1}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := wait(t, q, id)
+	if o.State != "done" || len(o.Runs) != 1 {
+		t.Fatalf("outcome %s, runs %v; want done after one run", o.State, o.Runs)
+	}
+	other, err := postgres.Open(context.Background(), os.Getenv(envDSN), postgres.Schema(q.Store().SchemaName()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	evs, err := other.ReadEvents(context.Background(), o.Runs[0], 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, e := range evs {
+		kinds = append(kinds, e.Kind)
+	}
+	if len(evs) < 4 || evs[0].Seq != 1 || kinds[0] != string(runtime.EventRunStart) || kinds[len(kinds)-1] != string(runtime.EventRunEnd) {
+		t.Fatalf("the stored events of run %s: %v", o.Runs[0], kinds)
+	}
+	later, err := other.ReadEvents(context.Background(), o.Runs[0], evs[1].Seq, 0)
+	if err != nil || len(later) != len(evs)-2 {
+		t.Fatalf("events after seq %d: %d, %v; want %d", evs[1].Seq, len(later), err, len(evs)-2)
+	}
+}
