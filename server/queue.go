@@ -129,5 +129,5 @@ func (s *Server) queuedRoute(w http.ResponseWriter, r *http.Request, p Principal
 		}
 		return true, writeJSON(w, http.StatusAccepted, v)
 	}
-	return true, notFound("the events of a queued run are not kept here: the queue's store has no event log")
+	return true, notFound("the events of a queued run are not streamed: a worker runs it, under its own run id; read its outcome with GET or wait")
 }
