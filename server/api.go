@@ -643,11 +643,7 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, p Principal) 
 		return err
 	}
 	var after int64
-	last := r.Header.Get("Last-Event-ID")
-	if last == "" {
-		last = r.URL.Query().Get("last_event_id")
-	}
-	if last != "" {
+	if last := lastEventID(r); last != "" {
 		rid, seq, ok := strings.Cut(last, ":")
 		n, err := strconv.ParseInt(seq, 10, 64)
 		if !ok || rid != runID || err != nil || n < 0 {
@@ -659,12 +655,7 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, p Principal) 
 	if !ok {
 		return errors.New("server: the response writer cannot flush; SSE needs it")
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	fmt.Fprint(w, "retry: 1000\n\n")
+	sseHeaders(w)
 	fl.Flush()
 	heartbeat := time.NewTicker(15 * time.Second)
 	defer heartbeat.Stop()
@@ -713,6 +704,25 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, p Principal) 
 			return nil
 		}
 	}
+}
+
+// lastEventID is the Last-Event-ID header, or the last_event_id parameter
+// for clients that cannot set it.
+func lastEventID(r *http.Request) string {
+	if last := r.Header.Get("Last-Event-ID"); last != "" {
+		return last
+	}
+	return r.URL.Query().Get("last_event_id")
+}
+
+// sseHeaders starts an event stream.
+func sseHeaders(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, "retry: 1000\n\n")
 }
 
 func isNotFound(err error) bool {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -129,5 +131,71 @@ func (s *Server) queuedRoute(w http.ResponseWriter, r *http.Request, p Principal
 		}
 		return true, writeJSON(w, http.StatusAccepted, v)
 	}
-	return true, notFound("the events of a queued run are not streamed: a worker runs it, under its own run id; read its outcome with GET or wait")
+	return true, s.streamQueued(w, r, id)
+}
+
+// streamQueued streams the events of a queued run from the store's event
+// log: the events of each run a worker started for the request, in order
+// (more than one when a worker died and another took the request over),
+// with ids "<worker run id>:<seq>", until the request has ended and its
+// last run's events are all sent. Last-Event-ID names any of those runs.
+func (s *Server) streamQueued(w http.ResponseWriter, r *http.Request, id int64) error {
+	if s.durable == nil {
+		return notFound("the events of a queued run are kept in the queue's store, which has no event log")
+	}
+	o, err := s.cfg.Queue.Outcome(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	k, after := 0, int64(0)
+	if last := lastEventID(r); last != "" {
+		rid, seq, _ := strings.Cut(last, ":")
+		n, err := strconv.ParseInt(seq, 10, 64)
+		k = slices.Index(o.Runs, rid)
+		if k < 0 || err != nil || n < 0 {
+			return badRequest("Last-Event-ID " + last + " is not an id of this run's events (<worker run id>:<seq>)")
+		}
+		after = n
+	}
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		return errors.New("server: the response writer cannot flush; SSE needs it")
+	}
+	sseHeaders(w)
+	fl.Flush()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ended := o.Ended()
+		for k < len(o.Runs) {
+			evs, err := s.durable.ReadEvents(r.Context(), o.Runs[k], after, 256)
+			if err != nil {
+				s.log.Error("server: reading a queued run's events failed", "request", id, "err", err)
+				return nil
+			}
+			for _, ev := range evs {
+				fmt.Fprintf(w, "id: %s:%d\nevent: %s\ndata: %s\n\n", o.Runs[k], ev.Seq, ev.Kind, ev.Data)
+				after = ev.Seq
+			}
+			fl.Flush()
+			if len(evs) == 256 {
+				continue
+			}
+			if k == len(o.Runs)-1 {
+				break
+			}
+			k, after = k+1, 0
+		}
+		if ended {
+			return nil
+		}
+		select {
+		case <-tick.C:
+		case <-r.Context().Done():
+			return nil
+		}
+		if o, err = s.cfg.Queue.Outcome(r.Context(), id); err != nil {
+			return nil
+		}
+	}
 }

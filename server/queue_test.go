@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -77,7 +78,21 @@ func TestQueue(t *testing.T) {
 		t.Fatalf("finished thread: %+v", got)
 	}
 	ts.must("alice", "POST", runs+"/"+run.RunID+"/cancel", nil, 202)
-	ts.must("alice", "GET", runs+"/"+run.RunID+"/stream", nil, 404)
+	// The resume's events, from the store's event log, with the worker
+	// run's ids; a reconnect continues after Last-Event-ID.
+	res := ts.stream(t, "alice", runs+"/"+run.RunID+"/stream", "")
+	evs := readSSE(t, res.Body, -1)
+	res.Body.Close()
+	if len(evs) < 4 || evs[0].Event != "run_start" || evs[len(evs)-1].Event != "run_end" || !strings.Contains(evs[len(evs)-1].Data, `"status":"done"`) {
+		t.Fatalf("queued run's events: %+v", evs)
+	}
+	res = ts.stream(t, "alice", runs+"/"+run.RunID+"/stream", evs[1].ID)
+	rest := readSSE(t, res.Body, -1)
+	res.Body.Close()
+	if len(rest) != len(evs)-2 || rest[0].ID != evs[2].ID {
+		t.Fatalf("reconnect after %s: %+v", evs[1].ID, rest)
+	}
+	ts.must("alice", "GET", runs+"/"+run.RunID+"/stream?last_event_id=nope:1", nil, 400)
 	ts.must("alice", "GET", runs+"/q-999999/wait", nil, 404)
 	ts.must("bob", "GET", runs+"/"+run.RunID, nil, 403)
 	p := ts.must("alice", "POST", "/threads/"+th.ThreadID+"/history/"+got.CheckpointID+"/fork", nil, 501).problem(t)

@@ -91,11 +91,12 @@ type Config struct {
 	// Queue, when set, sends runs and resumes to the PostgreSQL
 	// run-request queue, where the worker pool runs them (each worker
 	// registers every graph under its name with workers.Graph); the
-	// server then only submits, reads outcomes, waits and cancels, and
-	// Checkpointer must be the queue's store (nil means q.Store()).
-	// Queued runs have ids "q-<request id>"; their events are not
-	// streamed, forks are refused (501), and a cancel cancels every
-	// request of the thread.
+	// server then submits, reads outcomes, waits, cancels and streams
+	// the events the workers' runs keep in the store's event log (SSE ids
+	// "<worker run id>:<seq>"), and Checkpointer must be the queue's
+	// store (nil means q.Store()). Queued runs have ids
+	// "q-<request id>"; forks are refused (501), and a cancel cancels
+	// every request of the thread.
 	Queue *workers.Queue
 	// Inbox serves the inbox page under /inbox/ (default on).
 	DisableInbox bool
