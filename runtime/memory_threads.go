@@ -45,7 +45,9 @@ func (m *Memory) rec(threadID string) *memRec {
 // ThreadWrite the write carried; m.mu is held.
 func (m *Memory) touch(ctx context.Context, cp *Checkpoint) {
 	r := m.rec(cp.ThreadID)
-	r.updated = max(r.updated, cp.Created.UnixNano())
+	if !cp.Created.IsZero() { // (the zero Time has no UnixNano)
+		r.updated = max(r.updated, cp.Created.UnixNano())
+	}
 	if w := ThreadWriteFromContext(ctx); w != nil {
 		r.apply(*w)
 	}
