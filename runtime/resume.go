@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sync"
-	"time"
 )
 
 // startResume checks every answer against the thread's open interrupts and,
@@ -16,27 +14,9 @@ func (r *runner[S, U]) startResume(latest *Checkpoint, a *Answers) error {
 	if latest == nil || len(latest.Pending) == 0 {
 		return &ResumeError{ThreadID: thread, Reason: ErrNotInterrupted, Msg: fmt.Sprintf("cannot resume thread %q — it is not interrupted; start a run with Invoke instead", thread)}
 	}
-	type pause struct {
-		p       PendingInterrupt
-		entries []JournalEntry
-		at      int // index of p's entry in entries, -1 when missing
-	}
-	pauses := make([]pause, len(latest.Pending))
-	var open []PendingInterrupt
-	for i, p := range latest.Pending {
-		j, err := r.cfg.cp.GetJournal(r.ctx, thread, p.TaskID)
-		if err != nil {
-			return &CheckpointError{Op: "get journal", Err: err}
-		}
-		pauses[i] = pause{p: p, entries: j, at: -1}
-		for k := range j {
-			if j[k].Key == p.Key {
-				pauses[i].at = k
-			}
-		}
-		if at := pauses[i].at; at < 0 || !j[at].Answered {
-			open = append(open, p)
-		}
+	pauses, open, err := readPauses(r.ctx, r.cfg.cp, thread, latest.Pending)
+	if err != nil {
+		return &CheckpointError{Op: "get journal", Err: err}
 	}
 	answers := map[string]json.RawMessage{} // pause id -> answer to journal
 	encode := func(id string, v any) (json.RawMessage, error) {
@@ -48,12 +28,12 @@ func (r *runner[S, U]) startResume(latest *Checkpoint, a *Answers) error {
 	}
 	// check decides what to do with an answer to pause p: journal it, or,
 	// when p already holds an answer, accept only the same one.
-	check := func(p pause, v any) error {
+	check := func(p pauseJournal, v any) error {
 		raw, err := encode(p.p.ID, v)
 		if err != nil {
 			return err
 		}
-		if p.at >= 0 && p.entries[p.at].Answered {
+		if p.answered() {
 			if !sameJSON(p.entries[p.at].Value, raw) {
 				return &ResumeError{ThreadID: thread, Reason: ErrAnswerConflict, Interrupt: p.p.ID, Msg: fmt.Sprintf("interrupt %q already holds an accepted answer %s and its superstep is being retried; resume with the same answer or start a plain run", p.p.ID, p.entries[p.at].Value)}
 			}
@@ -102,7 +82,7 @@ func (r *runner[S, U]) startResume(latest *Checkpoint, a *Answers) error {
 		for _, p := range pauses {
 			v, ok := a.keyed[p.p.ID]
 			if !ok {
-				if p.at >= 0 && p.entries[p.at].Answered {
+				if p.answered() {
 					continue
 				}
 				return &ResumeError{ThreadID: thread, Reason: ErrMissingAnswer, Interrupt: p.p.ID, Msg: fmt.Sprintf("no answer supplied for pending interrupt %q (node %q); a resume must answer every open interrupt: %s", p.p.ID, p.p.Node, idList(open))}
@@ -157,40 +137,4 @@ func sameJSON(a, b json.RawMessage) bool {
 	ca, _ := json.Marshal(va)
 	cb, _ := json.Marshal(vb)
 	return bytes.Equal(ca, cb)
-}
-
-// ids makes sortable unique ids: the time in nanoseconds, forced to grow
-// within the process, and a counter.
-type idSource struct {
-	mu   sync.Mutex
-	last int64
-	n    uint32
-}
-
-var idGen idSource
-
-func (s *idSource) next() string {
-	s.mu.Lock()
-	now := time.Now().UnixNano()
-	if now <= s.last {
-		now = s.last + 1
-	}
-	s.last = now
-	s.n++
-	n := s.n
-	s.mu.Unlock()
-	if now < 0 { // a clock before 1970
-		return fmt.Sprintf("%016x%08x", now, n)
-	}
-	// The same text as Sprintf("%016x%08x", now, n), without its cost:
-	// ids are made once per run and once per checkpoint.
-	const hex = "0123456789abcdef"
-	var b [24]byte
-	for i, v := 15, uint64(now); i >= 0; i, v = i-1, v>>4 {
-		b[i] = hex[v&0xf]
-	}
-	for i, v := 23, n; i >= 16; i, v = i-1, v>>4 {
-		b[i] = hex[v&0xf]
-	}
-	return string(b[:])
 }

@@ -59,21 +59,6 @@ func PendingInterrupts(ctx context.Context, cp Checkpointer, threadID string) ([
 	if err != nil {
 		return nil, err
 	}
-	var open []PendingInterrupt
-	for _, p := range latest.Pending {
-		j, err := cp.GetJournal(ctx, threadID, p.TaskID)
-		if err != nil {
-			return nil, err
-		}
-		answered := false
-		for _, e := range j {
-			if e.Key == p.Key && e.Answered {
-				answered = true
-			}
-		}
-		if !answered {
-			open = append(open, p)
-		}
-	}
-	return open, nil
+	_, open, err := readPauses(ctx, cp, threadID, latest.Pending)
+	return open, err
 }

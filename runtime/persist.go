@@ -1,0 +1,294 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/ilmek-go/ilmek/spec"
+)
+
+// The executor's persistence: where a run starts (a new thread, its latest
+// checkpoint, a fork, a resume), how a superstep and a pause are committed,
+// and how a lost lease stops the commits.
+
+// commitPause writes the checkpoint of a paused superstep: nothing reduced,
+// the same plan, the open interrupts, and the journals kept.
+func (r *runner[S, U]) commitPause() error {
+	pend := r.pending()
+	// An id is "<task key>:<interrupt key>", and both halves may hold a
+	// colon, so two tasks can spell the same id. Answers are addressed by
+	// id, so such a pause could not be answered unambiguously: refuse it
+	// before it is written.
+	for i := 1; i < len(pend); i++ {
+		if a, b := pend[i-1], pend[i]; a.ID == b.ID {
+			return &NodeError{Node: b.Node, TaskKey: b.ID[:len(b.ID)-len(b.Key)-1], Err: fmt.Errorf(
+				"interrupt id %q is also the id of an interrupt of node %q in the same superstep (an id is <task key>:<interrupt key>); give one of them a key without ':' with runtime.WithKey so each can be answered by id", b.ID, a.Node)}
+		}
+	}
+	if r.obs != nil {
+		r.annotatePause(pend)
+	}
+	if r.cfg.cp != nil {
+		if err := r.lostLease(); err != nil {
+			return err
+		}
+		cp := cloneCheckpoint(r.latest)
+		cp.ID, cp.ParentID, cp.Pending, cp.Created = newID(), r.latest.ID, pend, time.Now().UTC()
+		if r.trec != nil {
+			r.outcomeWith(StatusInterrupted, r.refusedAnswer(), pend)
+		}
+		// Every task of the superstep finished (or paused): commit it even
+		// when the caller is cancelling the run (put writes durably).
+		if err := r.put(cp, nil, true); err != nil {
+			return &CheckpointError{Op: "put", Err: err}
+		}
+		r.latest = cp
+		if r.live() {
+			r.emit(Event{Type: EventCheckpoint, CheckpointID: cp.ID, Duration: r.putDur, Bytes: r.putBytes})
+		}
+	}
+	if r.obs != nil {
+		r.interruptsOpened(pend)
+	}
+	if r.live() {
+		r.emit(Event{Type: EventInterrupt, Pending: pend, Duration: time.Since(r.stepT0)})
+	}
+	return nil
+}
+
+// lostLease returns the lease CheckpointError when the run's lease was
+// reported lost (or passed its deadline), so that a superstep whose tasks finished anyway is
+// not committed over the thread's new holder, whether or not the
+// Checkpointer fences its writes. A run cancelled by its caller still
+// commits a superstep that completed.
+func (r *runner[S, U]) lostLease() error {
+	if r.ctx.Err() == nil {
+		return nil
+	}
+	var lost *leaseLostError
+	if errors.As(context.Cause(r.ctx), &lost) {
+		return &CheckpointError{Op: "lease", Err: lost.err}
+	}
+	return nil
+}
+
+// commit writes the checkpoint of a reduced superstep and drops the journals
+// of its tasks.
+func (r *runner[S, U]) commit(done []plan[S]) (string, error) {
+	if r.cfg.cp == nil {
+		return "", nil
+	}
+	if err := r.lostLease(); err != nil {
+		return "", err
+	}
+	var drop []string
+	for i := range done {
+		if s := &r.slots[i]; s.info.jr != nil || len(s.info.preload) > 0 {
+			drop = append(drop, s.info.taskID())
+		}
+	}
+	cp, err := r.checkpoint(r.step, nil)
+	if err != nil {
+		return "", err
+	}
+	if r.trec != nil && len(r.cur) == 0 {
+		r.outcomeWith(StatusDone, nil, nil) // the run ends with this commit
+	}
+	// Every task of the superstep completed: commit it even when the
+	// caller is cancelling the run (the run then ends aborted, or done when
+	// nothing is planned), on every backend alike (put writes durably).
+	if err := r.put(cp, drop, false); err != nil {
+		return "", &CheckpointError{Op: "put", Err: err}
+	}
+	r.latest = cp
+	r.planID = cp.ID
+	return cp.ID, nil
+}
+
+// checkpoint builds a checkpoint of the current state and plan. planID ""
+// means the plan was made at this checkpoint.
+func (r *runner[S, U]) checkpoint(step int, keepPlan *string) (*Checkpoint, error) {
+	chans, err := r.p.EncodeState(r.state)
+	if err != nil {
+		return nil, &CheckpointError{Op: "encode state", Err: err}
+	}
+	next := make([]TaskRef, len(r.cur))
+	for i, t := range r.cur {
+		next[i] = TaskRef{Node: r.g.ids[t.node], Key: t.key}
+		if t.send {
+			in, err := r.p.EncodeState(t.input)
+			if err != nil {
+				return nil, &CheckpointError{Op: "encode send input of " + t.key, Err: err}
+			}
+			next[i].Input = in
+		}
+	}
+	cp := &Checkpoint{ID: newID(), ThreadID: r.cfg.thread, Step: step, Channels: chans, Next: next, Created: time.Now().UTC()}
+	cp.Fingerprint, cp.Format = r.g.Fingerprint(), CheckpointFormat
+	if r.latest != nil {
+		cp.ParentID = r.latest.ID
+	}
+	cp.PlanID = cp.ID
+	if keepPlan != nil {
+		cp.PlanID = *keepPlan
+	}
+	return cp, nil
+}
+
+// start loads or creates the thread's state and the first tasks of the run.
+func (r *runner[S, U]) start(in *U, a *Answers) error {
+	if r.cfg.cp == nil {
+		if a != nil {
+			return &ResumeError{Reason: ErrNotInterrupted, Msg: "cannot resume without a thread: pass runtime.Thread and runtime.WithCheckpointer"}
+		}
+		r.state = r.p.Zero()
+		if err := r.foldInput(in); err != nil {
+			return err
+		}
+		return r.planStart()
+	}
+	latest, err := r.cfg.cp.Get(r.ctx, r.cfg.thread, r.cfg.fromID)
+	switch {
+	case errors.Is(err, ErrNotFound) && r.cfg.fromID == "":
+		latest = nil
+	case err != nil:
+		return &CheckpointError{Op: "get", Err: err}
+	}
+	if err := r.checkVersion(latest); err != nil {
+		return err
+	}
+	if a != nil {
+		return r.startResume(latest, a)
+	}
+	if latest == nil {
+		r.state = r.p.Zero()
+		if err := r.foldInput(in); err != nil {
+			return err
+		}
+		if err := r.planStart(); err != nil {
+			return err
+		}
+		cp, err := r.checkpoint(0, nil)
+		if err != nil {
+			return err
+		}
+		return r.putStart(cp)
+	}
+	open, err := r.openInterrupts(latest)
+	if err != nil {
+		return err
+	}
+	if len(open) > 0 {
+		return &ResumeError{ThreadID: r.cfg.thread, Reason: ErrWaitingOnPerson, Msg: fmt.Sprintf("thread %q is waiting on interrupt(s) %s; answer with Resume instead of starting a run", r.cfg.thread, idList(open))}
+	}
+	r.latest = latest
+	if err := r.load(latest); err != nil {
+		return err
+	}
+	if err := r.foldInput(in); err != nil {
+		return err
+	}
+	var keep *string
+	if len(r.cur) > 0 {
+		keep = &latest.PlanID
+	} else if err := r.planStart(); err != nil {
+		return err
+	}
+	cp, err := r.checkpoint(latest.Step, keep)
+	if err != nil {
+		return err
+	}
+	return r.putStart(cp)
+}
+
+func (r *runner[S, U]) putStart(cp *Checkpoint) error {
+	if err := r.put(cp, nil, false); err != nil {
+		return &CheckpointError{Op: "put", Err: err}
+	}
+	r.latest, r.planID = cp, cp.PlanID
+	r.replay = cp.PlanID != cp.ID
+	return nil
+}
+
+// load takes the state, the superstep counter and the planned tasks of cp.
+func (r *runner[S, U]) load(cp *Checkpoint) error {
+	st, err := r.p.DecodeState(cp.Channels)
+	if err != nil {
+		return &CheckpointError{Op: "decode checkpoint " + cp.ID, Err: err}
+	}
+	r.state, r.step, r.planID = st, cp.Step, cp.PlanID
+	r.cur = r.cur[:0]
+	for _, t := range cp.Next {
+		i, ok := r.g.index[t.Node]
+		if !ok {
+			return &CheckpointError{Op: "load", Err: fmt.Errorf("checkpoint %s plans node %q, which this graph does not have; was the graph changed under a running thread?", cp.ID, t.Node)}
+		}
+		pl := plan[S]{node: i, key: t.Key}
+		if t.Input != nil {
+			in, err := r.p.DecodeState(t.Input)
+			if err != nil {
+				return &CheckpointError{Op: "decode send input of " + t.Key, Err: err}
+			}
+			pl.send, pl.input = true, in
+		}
+		r.cur = append(r.cur, pl)
+	}
+	r.replay = true
+	return nil
+}
+
+func (r *runner[S, U]) foldInput(in *U) (err error) {
+	if in == nil {
+		return nil
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			err = &ReduceError{Err: fmt.Errorf("panic while folding the input: %v\n%s", v, debug.Stack())}
+		}
+	}()
+	next, _, err := r.p.Reduce(r.state, []U{*in})
+	if err != nil {
+		return &ReduceError{Err: err}
+	}
+	r.state = next
+	return nil
+}
+
+func (r *runner[S, U]) planStart() (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &NodeError{Node: spec.Start, TaskKey: spec.Start, Err: fmt.Errorf("panic while planning the first superstep: %v", v), Stack: string(debug.Stack())}
+		}
+	}()
+	r.planner.reset(r.nxt)
+	if err := r.p.Plan(&r.state, StartNode, r.planner); err != nil {
+		r.nxt = r.planner.tasks[:0]
+		return &NodeError{Node: spec.Start, TaskKey: spec.Start, Err: err}
+	}
+	r.nxt = r.cur[:0]
+	r.cur = r.planner.done()
+	return nil
+}
+
+// openInterrupts returns the pending interrupts of cp that have no answer in
+// their task's journal yet.
+func (r *runner[S, U]) openInterrupts(cp *Checkpoint) ([]PendingInterrupt, error) {
+	_, open, err := readPauses(r.ctx, r.cfg.cp, r.cfg.thread, cp.Pending)
+	if err != nil {
+		return nil, &CheckpointError{Op: "get journal", Err: err}
+	}
+	return open, nil
+}
+
+func idList(ps []PendingInterrupt) string {
+	ids := make([]string, len(ps))
+	for i, p := range ps {
+		ids[i] = p.ID
+	}
+	b, _ := json.Marshal(ids)
+	return string(b)
+}
