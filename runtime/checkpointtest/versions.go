@@ -24,7 +24,7 @@ const versionDoc = `{
   "edges": [
     {"from": "__start__", "to": "write"},
     {"from": "write", "to": "review"},
-    {"from": "review", "to": "__end__"}
+    {"from": "review", "to": "__end__", "when": {"channel": "decision", "eq": "yes"}}
   ]
 }`
 
@@ -65,6 +65,9 @@ func testVersionRule(t *testing.T, cp runtime.Checkpointer) {
 		{"renamed channel", `"draft": {}`, `"text": {}`, runtime.ReasonChannelMissing},
 		{"reducer", `"draft": {}`, `"draft": {"reducer": "append"}`, runtime.ReasonReducer},
 		{"added node", `{"id": "write", "type": "writer"},`, `{"id": "write", "type": "writer"}, {"id": "extra", "type": "writer"},`, ""},
+		{"changed predicate", `"eq": "yes"`, `"neq": "no"`, ""},
+		{"removed paused node", `,
+    {"id": "review", "type": "approval", "config": {"q": 1}}`, ``, runtime.ReasonNodeMissing},
 	}
 	v1 := versionGraph(t, versionDoc)
 	for _, tc := range cases {
@@ -82,7 +85,14 @@ func testVersionRule(t *testing.T, cp runtime.Checkpointer) {
 				t.Fatalf("%s: the paused version's document: %v", tc.name, err)
 			}
 		}
-		v2 := versionGraph(t, strings.Replace(versionDoc, tc.from, tc.to, 1))
+		doc := strings.Replace(versionDoc, tc.from, tc.to, 1)
+		if tc.want == runtime.ReasonNodeMissing {
+			// The edges into and out of the removed node go with it.
+			doc = strings.Replace(doc, `,
+    {"from": "write", "to": "review"},
+    {"from": "review", "to": "__end__", "when": {"channel": "decision", "eq": "yes"}}`, ``, 1)
+		}
+		v2 := versionGraph(t, doc)
 		before := len(list(t, cp, thread, 0))
 		res, err = v2.Resume(t.Context(), runtime.Answer("yes"), on(cp, thread)...)
 		after := len(list(t, cp, thread, 0))
