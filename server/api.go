@@ -312,6 +312,69 @@ func (s *Server) listThreads(w http.ResponseWriter, r *http.Request, p Principal
 		}
 	}
 	cursor := q.Get("cursor")
+	keep := func(t threadRecord) (ThreadView, bool, error) {
+		if graph != "" && t.Graph != graph || !metaMatches(t.Meta, meta) {
+			return ThreadView{}, false, nil
+		}
+		if s.cfg.Access(r.Context(), p, ThreadRef{ID: t.ID, Graph: t.Graph, Meta: t.Meta}, ActionRead) != nil {
+			return ThreadView{}, false, nil
+		}
+		v, err := s.threadView(r.Context(), t)
+		if err != nil {
+			return v, false, err
+		}
+		if status != "" && v.Status != status || pending != nil && (len(v.Pending) > 0) != *pending {
+			return v, false, nil
+		}
+		return v, true, nil
+	}
+	if st, ok := s.index.(*storedThreads); ok {
+		// The store filters and pages: by metadata and graph, and by the
+		// last run's outcome for the threads waiting on a person or failed.
+		tq := runtime.ThreadQuery{Meta: map[string]string{}, Cursor: cursor}
+		for k, v := range meta {
+			tq.Meta[k] = v
+		}
+		if graph != "" {
+			tq.Meta[metaGraph] = graph
+		}
+		switch {
+		case status == ThreadInterrupted || pending != nil && *pending:
+			tq.Status = runtime.StatusInterrupted
+		case status == ThreadError:
+			tq.Status = runtime.StatusError
+		}
+		out := ThreadList{Threads: []ThreadView{}}
+		for {
+			tq.Limit = limit - len(out.Threads)
+			page, err := st.lister.ListThreads(r.Context(), tq)
+			if errors.Is(err, runtime.ErrThreadQuery) {
+				return badRequest("the listing was refused: " + err.Error() + "; start again without cursor")
+			}
+			if err != nil {
+				return err
+			}
+			for _, info := range page.Threads {
+				t, ok := record(info)
+				if !ok {
+					continue
+				}
+				v, ok, err := keep(t)
+				if err != nil {
+					return err
+				}
+				if ok {
+					out.Threads = append(out.Threads, v)
+				}
+			}
+			out.NextCursor = page.Next
+			if page.Next == "" || len(out.Threads) == limit {
+				break
+			}
+			tq.Cursor = page.Next
+		}
+		return writeJSON(w, http.StatusOK, out)
+	}
 	all, err := s.index.threads(r.Context())
 	if err != nil {
 		return err
@@ -325,17 +388,11 @@ func (s *Server) listThreads(w http.ResponseWriter, r *http.Request, p Principal
 			}
 			continue
 		}
-		if graph != "" && t.Graph != graph || !metaMatches(t.Meta, meta) {
-			continue
-		}
-		if s.cfg.Access(r.Context(), p, ThreadRef{ID: t.ID, Graph: t.Graph, Meta: t.Meta}, ActionRead) != nil {
-			continue
-		}
-		v, err := s.threadView(r.Context(), t)
+		v, ok, err := keep(t)
 		if err != nil {
 			return err
 		}
-		if status != "" && v.Status != status || pending != nil && (len(v.Pending) > 0) != *pending {
+		if !ok {
 			continue
 		}
 		if len(out.Threads) == limit {

@@ -396,7 +396,6 @@ func TestRequestLimits(t *testing.T) {
 	ts.must("alice", "GET", "/threads?limit=0", nil, 400)
 	ts.must("alice", "GET", "/threads?status=sleepy", nil, 400)
 	ts.must("alice", "GET", "/threads?pending=maybe", nil, 400)
-	ts.must("alice", "GET", "/threads?cursor=nope", nil, 400)
 	ts.must("alice", "GET", "/threads/"+th.ThreadID+"/history?limit=x", nil, 400)
 	ts.must("alice", "GET", "/no/such/route", nil, 404)
 
@@ -413,8 +412,22 @@ func TestRequestLimits(t *testing.T) {
 	}
 }
 
+// plainStore hides a checkpointer's thread records and event log: the
+// server then keeps its thread index and event logs in memory.
+type plainStore struct{ runtime.Checkpointer }
+
 func TestPaging(t *testing.T) {
-	ts := newTestServer(t, nil)
+	t.Run("store", func(t *testing.T) { testPaging(t, nil) })
+	t.Run("memory index", func(t *testing.T) {
+		testPaging(t, func(c *Config) { c.Checkpointer = plainStore{runtime.NewMemory()} })
+	})
+}
+
+func testPaging(t *testing.T, mod func(*Config)) {
+	ts := newTestServer(t, mod)
+	if _, ok := ts.index.(*memThreads); ok == (mod == nil) {
+		t.Fatalf("index %T", ts.index)
+	}
 	want := map[string]bool{}
 	for range 5 {
 		want[ts.newThread("alice", nil).ThreadID] = true
@@ -439,6 +452,28 @@ func TestPaging(t *testing.T) {
 	if len(got) != 5 {
 		t.Fatalf("paged %d threads, want 5", len(got))
 	}
+	// Filters: one thread paused, with metadata; the others idle.
+	th := ts.newThread("alice", map[string]any{"metadata": map[string]string{"team": "blog"}})
+	var run RunView
+	ts.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": map[string]any{"topic": "t"}}, 202).json(t, &run)
+	ts.wait("alice", run)
+	for q, want := range map[string]int{
+		"pending=true": 1, "status=interrupted": 1, "pending=false": 5, "status=idle": 5, "metadata.team=blog": 1,
+		"metadata.team=news": 0, "graph=approval&pending=true&limit=1": 1, "graph=other": 0, "status=error": 0,
+	} {
+		var l ThreadList
+		ts.must("alice", "GET", "/threads?"+q, nil, 200).json(t, &l)
+		if len(l.Threads) != want {
+			t.Errorf("?%s: %d threads, want %d", q, len(l.Threads), want)
+		}
+	}
+	ts.must("alice", "GET", "/threads?cursor=nope", nil, 400)
+	// The run's events stream from whichever log holds them.
+	res := ts.stream(t, "alice", "/threads/"+th.ThreadID+"/runs/"+run.RunID+"/stream", "")
+	if evs := readSSE(t, res.Body, -1); len(evs) == 0 || evs[len(evs)-1].Event != "run_end" {
+		t.Errorf("events: %+v", evs)
+	}
+	res.Body.Close()
 }
 
 func TestCORS(t *testing.T) {
