@@ -3,21 +3,26 @@ package gen
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/dave/jennifer/jen"
 
 	"github.com/ilmek-go/ilmek/spec"
 )
 
-// emitCodec writes codec.gen.go: the JSON form of State and Update (used at
-// the checkpoint boundary and by event consumers), the adapter for untyped
-// registry nodes, and the embedded spec.
+// emitCodec writes codec.gen.go: the JSON form of State and Update, used at
+// the checkpoint boundary and by event consumers.
 func (m *model) emitCodec(f *jen.File) {
 	m.emitMarshal(f)
 	m.emitUnmarshal(f)
+}
+
+// emitRegistry writes registry.gen.go: the adapter for untyped registry
+// nodes and its conversions between State, Update and runtime.Values.
+func (m *model) emitRegistry(f *jen.File) {
 	m.emitAdapter(f)
 	m.emitConversions(f)
-	m.emitSpec(f)
 }
 
 // jsonKey is the channel name as a JSON member name with its colon.
@@ -162,12 +167,27 @@ func (m *model) emitAdapter(f *jen.File) {
 	)
 }
 
-// emitSpec embeds the canonical document.
+// emitSpec writes spec.gen.go: the canonical document, embedded as a
+// multi-line raw string so that a change of the document is a change of
+// the lines it touches (see specLiteral).
 func (m *model) emitSpec(f *jen.File) {
-	f.Line()
 	f.Comment("specJSON is the spec this package was generated from, in canonical form.")
-	f.Const().Id("specJSON").Op("=").Lit(string(m.g.Encode()))
+	f.Const().Id("specJSON").Op("=").Add(specLiteral(string(m.g.Encode())))
 	f.Line()
 	f.Comment("specDoc decodes specJSON once.")
 	f.Var().Id("specDoc").Op("=").Qual(genimplPath, "SpecDoc").Call(jen.Lit(m.opts.Source), jen.Id("specJSON"))
+}
+
+// specLiteral writes text as a raw string literal, one line of the document
+// per line of code, or as an interpreted string on one line when text holds
+// what a raw string cannot: a backtick, a carriage return (dropped from raw
+// strings), NUL, a byte-order mark or invalid UTF-8 (refused in Go
+// source). The canonical form indents every line but the first and the
+// last, so no line of the literal starts with a //go: directive that go
+// generate would read.
+func specLiteral(text string) jen.Code {
+	if strings.ContainsAny(text, "`\r\x00\ufeff") || !utf8.ValidString(text) {
+		return jen.Lit(text)
+	}
+	return jen.Op("`" + text + "`")
 }

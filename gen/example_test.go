@@ -65,4 +65,6 @@ func ExampleGenerate() {
 	//     LLM(id NodeID, cfg LLMConfig) (Node, error)
 	//     func New(n Nodes, opts ...runtime.Option) (*Graph, error) {
 	// program.gen.go
+	// registry.gen.go
+	// spec.gen.go
 }

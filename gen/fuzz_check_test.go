@@ -1081,12 +1081,12 @@ func TestChecksCatchInjection(t *testing.T) {
 		old, new  string
 		wantCheck string // part of the expected failure
 	}{
-		{"literal split into an expression", "codec.gen.go", `case "abc":`, `case "a" + "bc":`, "document text shaped the code"},
+		{"literal split into an expression", "registry.gen.go", `case "abc":`, `case "a" + "bc":`, "document text shaped the code"},
 		{"raw text in a comment", "graph.gen.go", "// NodeAbc is", "// NodeAbc\u202e is", "unprintable rune U+202E"},
 		{"comment broken into a block", "graph.gen.go", "// NodeAbc is", "/* NodeAbc */ // is", "block comment"},
 		{"declaration added", "graph.gen.go", "\ntype NodeID int\n", "\ntype NodeID int\n\nfunc init() {}\n", `"func init"`},
-		{"verb in a format", "codec.gen.go", `"send to %q: %w"`, `"send to %q %d: %w"`, "verbs for 2 arguments"},
-		{"embedded spec changed", "codec.gen.go", `\"name\": \"g\"`, `\"name\": \"h\"`, "embedded document differs"},
+		{"verb in a format", "registry.gen.go", `"send to %q: %w"`, `"send to %q %d: %w"`, "verbs for 2 arguments"},
+		{"embedded spec changed", "spec.gen.go", `"name": "g"`, `"name": "h"`, "embedded document differs"},
 		{"import added", "program.gen.go", "import (\n", "import (\n\t_ \"os\"\n", `imports "os"`},
 		{"unformatted", "program.gen.go", "\nfunc (p *program) Describe()", "\nfunc (p *program)   Describe()", "not gofmt-stable"},
 		{"local outside localNames", "graph.gen.go", "func To(node NodeID) Target {", "func To(hook NodeID) Target {\n\tnode := hook", "declares the local \"hook\""},

@@ -29,7 +29,7 @@ const (
 
 // FileNames are the files Generate writes, always all of them, so that no
 // change of the document leaves a stale file behind.
-var FileNames = []string{"codec.gen.go", "graph.gen.go", "program.gen.go"}
+var FileNames = []string{"codec.gen.go", "graph.gen.go", "program.gen.go", "registry.gen.go", "spec.gen.go"}
 
 // Options configure Generate.
 type Options struct {
@@ -75,6 +75,10 @@ func Generate(g *spec.Graph, opts Options) ([]File, spec.Diagnostics) {
 				m.emitProgram(f)
 			case "codec.gen.go":
 				m.emitCodec(f)
+			case "registry.gen.go":
+				m.emitRegistry(f)
+			case "spec.gen.go":
+				m.emitSpec(f)
 			}
 			files[i].Name = name
 			files[i].Data, errs[i] = render(f)

@@ -70,7 +70,7 @@ func TestGenerateWritesGoldenAndIsIdempotent(t *testing.T) {
 	if _, stderr, code := ilmekgen(t, dir, args...); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	names := []string{"codec.gen.go", "graph.gen.go", "program.gen.go"}
+	names := []string{"codec.gen.go", "graph.gen.go", "program.gen.go", "registry.gen.go", "spec.gen.go"}
 	stamps := map[string]time.Time{}
 	for _, n := range names {
 		got, err := os.ReadFile(filepath.Join(dir, "supportgraph", n))

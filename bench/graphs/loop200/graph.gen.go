@@ -29,7 +29,9 @@ const (
 )
 
 // nodeIDs are the spec's node ids by NodeID.
-var nodeIDs = [...]string{"inc"}
+var nodeIDs = [...]string{
+	"inc",
+}
 
 // String returns the node's id as the spec writes it ("__end__" for End).
 func (id NodeID) String() string {

@@ -33,7 +33,11 @@ const (
 )
 
 // nodeIDs are the spec's node ids by NodeID.
-var nodeIDs = [...]string{"split", "measure", "sum"}
+var nodeIDs = [...]string{
+	"split",
+	"measure",
+	"sum",
+}
 
 // String returns the node's id as the spec writes it ("__end__" for End).
 func (id NodeID) String() string {

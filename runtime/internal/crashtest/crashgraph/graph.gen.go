@@ -30,7 +30,10 @@ const (
 )
 
 // nodeIDs are the spec's node ids by NodeID.
-var nodeIDs = [...]string{"a", "b"}
+var nodeIDs = [...]string{
+	"a",
+	"b",
+}
 
 // String returns the node's id as the spec writes it ("__end__" for End).
 func (id NodeID) String() string {

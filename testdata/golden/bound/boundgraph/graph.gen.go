@@ -54,7 +54,20 @@ const (
 )
 
 // nodeIDs are the spec's node ids by NodeID.
-var nodeIDs = [...]string{"agent", "buy", "retry", "good", "ok", "no_cart", "has_cart", "paying", "tagged", "talked", "noted", "small"}
+var nodeIDs = [...]string{
+	"agent",
+	"buy",
+	"retry",
+	"good",
+	"ok",
+	"no_cart",
+	"has_cart",
+	"paying",
+	"tagged",
+	"talked",
+	"noted",
+	"small",
+}
 
 // String returns the node's id as the spec writes it ("__end__" for End).
 func (id NodeID) String() string {

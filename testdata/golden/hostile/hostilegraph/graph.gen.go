@@ -37,7 +37,12 @@ const (
 )
 
 // nodeIDs are the spec's node ids by NodeID.
-var nodeIDs = [...]string{"state", "map", "node\n*/ id", "return"}
+var nodeIDs = [...]string{
+	"state",
+	"map",
+	"node\n*/ id",
+	"return",
+}
 
 // String returns the node's id as the spec writes it ("__end__" for End).
 func (id NodeID) String() string {

@@ -56,7 +56,22 @@ const (
 )
 
 // nodeIDs are the spec's node ids by NodeID.
-var nodeIDs = [...]string{"probe", "eq_str", "eq_num", "eq_null", "neq_bool", "in_mixed", "gt_num", "lt_num", "truthy_yes", "truthy_no", "hits_truthy", "meta_eq", "meta_neq", "counter"}
+var nodeIDs = [...]string{
+	"probe",
+	"eq_str",
+	"eq_num",
+	"eq_null",
+	"neq_bool",
+	"in_mixed",
+	"gt_num",
+	"lt_num",
+	"truthy_yes",
+	"truthy_no",
+	"hits_truthy",
+	"meta_eq",
+	"meta_neq",
+	"counter",
+}
 
 // String returns the node's id as the spec writes it ("__end__" for End).
 func (id NodeID) String() string {

@@ -33,7 +33,11 @@ const (
 )
 
 // nodeIDs are the spec's node ids by NodeID.
-var nodeIDs = [...]string{"intake", "charge", "audit"}
+var nodeIDs = [...]string{
+	"intake",
+	"charge",
+	"audit",
+}
 
 // String returns the node's id as the spec writes it ("__end__" for End).
 func (id NodeID) String() string {

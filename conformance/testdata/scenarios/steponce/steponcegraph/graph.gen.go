@@ -31,7 +31,10 @@ const (
 )
 
 // nodeIDs are the spec's node ids by NodeID.
-var nodeIDs = [...]string{"checkout", "confirm"}
+var nodeIDs = [...]string{
+	"checkout",
+	"confirm",
+}
 
 // String returns the node's id as the spec writes it ("__end__" for End).
 func (id NodeID) String() string {

@@ -34,7 +34,11 @@ const (
 )
 
 // nodeIDs are the spec's node ids by NodeID.
-var nodeIDs = [...]string{"slow", "mid", "fast"}
+var nodeIDs = [...]string{
+	"slow",
+	"mid",
+	"fast",
+}
 
 // String returns the node's id as the spec writes it ("__end__" for End).
 func (id NodeID) String() string {
