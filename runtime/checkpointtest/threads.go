@@ -23,6 +23,8 @@ var threadContracts = []contract{
 	{"ThreadsPagingStableUnderUpdates", testThreadsPaging},
 	{"ThreadsQueryRefused", testThreadsQueryRefused},
 	{"ThreadsRecordFencedAndDeleted", testThreadsFenced},
+	{"ThreadsDeletedDuringRunStayGone", testThreadsDeletedDuringRun},
+	{"ThreadsStoppedAtBoundaryAborted", testThreadsStopped},
 }
 
 // lister returns cp's ThreadLister and ThreadRecorder, or skips the test.
@@ -393,5 +395,61 @@ func testThreadsFenced(t *testing.T, cp runtime.Checkpointer) {
 	}
 	if ids := threadIDs(listAll(t, l, runtime.ThreadQuery{})); len(ids) != 0 {
 		t.Errorf("after DeleteThread the listing holds %v", ids)
+	}
+}
+
+// testThreadsDeletedDuringRun: a run whose thread is deleted under it
+// records neither its outcome nor its metadata nor its events: nothing of
+// the thread reappears.
+func testThreadsDeletedDuringRun(t *testing.T, cp runtime.Checkpointer) {
+	l, _ := lister(t, cp)
+	var run string
+	g := compile(t, runtime.NewBuilder("deleted").Channel("x", "").
+		Node("first", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return runtime.Values{"x": 1}, nil }).
+		Node("second", func(c *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+			run = c.RunID()
+			if err := cp.DeleteThread(context.Background(), "gone"); err != nil {
+				return nil, err
+			}
+			return runtime.Values{"x": 2}, nil
+		}).
+		Edge(spec.Start, "first").Edge("first", "second").Edge("second", spec.End))
+	opts := append(on(cp, "gone"), runtime.WithThreadMeta(map[string]string{"k": "v"}))
+	if es, ok := cp.(runtime.EventStore); ok {
+		opts = append(opts, runtime.WithEventStore())
+		defer func() {
+			if got, err := es.ReadEvents(t.Context(), run, 0, 0); err != nil || len(got) != 0 {
+				t.Errorf("the deleted thread's run left %d events (%v)", len(got), err)
+			}
+		}()
+	}
+	res, err := g.Invoke(t.Context(), nil, opts...)
+	if res.Status != runtime.StatusError || !errors.Is(err, runtime.ErrThreadDeleted) {
+		t.Fatalf("status %q, err %v; want error matching ErrThreadDeleted", res.Status, err)
+	}
+	if ids := threadIDs(listAll(t, l, runtime.ThreadQuery{})); len(ids) != 0 {
+		t.Errorf("after the run the listing holds %v", ids)
+	}
+}
+
+// testThreadsStopped: a run stopped between supersteps (StopAtBoundary)
+// records the outcome aborted with why.
+func testThreadsStopped(t *testing.T, cp runtime.Checkpointer) {
+	l, _ := lister(t, cp)
+	stop := make(chan struct{})
+	g := compile(t, runtime.NewBuilder("stopped").Channel("x", "").
+		Node("first", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) {
+			close(stop)
+			return runtime.Values{"x": 1}, nil
+		}).
+		Node("second", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return runtime.Values{"x": 2}, nil }).
+		Edge(spec.Start, "first").Edge("first", "second").Edge("second", spec.End))
+	res, _ := g.Invoke(t.Context(), nil, append(on(cp, "s"), runtime.StopAtBoundary(stop))...)
+	if res.Status != runtime.StatusAborted {
+		t.Fatalf("status %q, want aborted", res.Status)
+	}
+	page, err := l.ListThreads(t.Context(), runtime.ThreadQuery{Status: runtime.StatusAborted})
+	if err != nil || len(page.Threads) != 1 || page.Threads[0].Outcome.RunID != res.RunID || !strings.Contains(page.Threads[0].Outcome.Error, res.Err.Error()) {
+		t.Fatalf("aborted threads: %+v %v; want s, run %s, error %q", page.Threads, err, res.RunID, res.Err)
 	}
 }
