@@ -1,13 +1,13 @@
 package conformance
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
+
+	"golang.org/x/mod/modfile"
 )
 
 // ModulePath is the import path of this module, which the generated kind's
@@ -63,23 +63,14 @@ func moduleAbove(dir string) (string, bool) {
 }
 
 // modulePathOf returns the path of go.mod's module line.
-func modulePathOf(gomod []byte) string {
-	return directive(gomod, "module")
-}
+func modulePathOf(gomod []byte) string { return modfile.ModulePath(gomod) }
 
-// goVersionOf returns the version of go.mod's go line ("" when absent).
+// goVersionOf returns the version of go.mod's go line ("" when absent or
+// when go.mod does not parse).
 func goVersionOf(gomod []byte) string {
-	return directive(gomod, "go")
-}
-
-// directive returns the argument of the first line "name ARG" of a go.mod.
-func directive(gomod []byte, name string) string {
-	sc := bufio.NewScanner(bytes.NewReader(gomod))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) == 2 && f[0] == name {
-			return strings.Trim(f[1], `"`)
-		}
+	f, err := modfile.ParseLax("go.mod", gomod, nil)
+	if err != nil || f.Go == nil {
+		return ""
 	}
-	return ""
+	return f.Go.Version
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/ilmek-go/ilmek/gen"
+	"golang.org/x/mod/modfile"
 )
 
 // runGen is the gen command, and the check command when checkOnly.
@@ -195,7 +196,7 @@ func importPath(dir string) string {
 	for d := dir; ; {
 		data, err := os.ReadFile(filepath.Join(d, "go.mod"))
 		if err == nil {
-			mod := modulePath(data)
+			mod := modfile.ModulePath(data)
 			if mod == "" {
 				return ""
 			}
@@ -214,15 +215,4 @@ func importPath(dir string) string {
 		}
 		d = parent
 	}
-}
-
-// modulePath reads the module directive of a go.mod.
-func modulePath(gomod []byte) string {
-	for _, line := range strings.Split(string(gomod), "\n") {
-		line = strings.TrimSpace(line)
-		if rest, ok := strings.CutPrefix(line, "module"); ok && (strings.HasPrefix(rest, " ") || strings.HasPrefix(rest, "\t")) {
-			return strings.Trim(strings.TrimSpace(rest), `"`)
-		}
-	}
-	return ""
 }
