@@ -17,6 +17,44 @@
 // implement it over their typed State and Update with plain Go; graphs built
 // from a spec or in code share an implementation over Values.
 //
+// # Running a graph
+//
+// Graph.Invoke runs a graph with an input and returns a Result: how the run
+// ended (Status: done, interrupted, error, aborted), the state, and the
+// interrupts it paused on. Graph.Stream yields the same run's events as they
+// happen. A run on a thread (Thread and WithCheckpointer) continues from the
+// thread's latest checkpoint, or from an older one with FromCheckpoint,
+// which forks the thread. RecursionLimit bounds a run's supersteps.
+// Cancelling the run's context stops its tasks and voids the superstep in
+// flight; StopAtBoundary stops it between supersteps instead, after the
+// superstep in flight commits. Either way the last commit stands and a
+// later run continues from it.
+//
+// # Side effects and people
+//
+// A node may run again: after a crash, a resume, a retry. Step(ctx, key, fn)
+// runs fn once per task and journals its result, so the effect (a charge,
+// an email) never happens twice; a replay returns the journaled result.
+// Interrupt[T](ctx, payload) pauses the run for a person: the run ends
+// interrupted, and the pause records T's Go type and JSON Schema
+// (PendingInterrupt.Expects) so a form can be built from it. Resume with
+// Answer (one open interrupt) or AnswersByID checks every answer against
+// what its interrupt expects before it writes anything, then replays the
+// paused superstep, in which Interrupt returns the answer. ThreadState and
+// PendingInterrupts show where a thread stands.
+//
+// # Durability
+//
+// Nothing lost, nothing run twice: a completed superstep is committed
+// whole or not at all, a step that ran is journaled before its result is
+// used, and a run holds its thread's lease, so no two runs of a thread go
+// on at once. A Checkpointer that fences its writes with the lease
+// (runtime/sqlite, runtime/postgres) refuses a write from a run that lost
+// its thread; a LeaseWatcher reports the loss at once, and the run stops
+// before starting another effect. NewMemory keeps threads in the process;
+// runtime/sqlite in one file; runtime/postgres in a database any number of
+// processes share. runtime/checkpointtest is the contract they all pass.
+//
 // # Incremental checkpoints
 //
 // A superstep's checkpoint records what changed, not the whole state. When
@@ -26,8 +64,8 @@
 // array that kept its elements and gained more (an append channel's new
 // messages) only the new elements; for an object that kept its members and
 // gained or changed some (a merge channel's merged keys) only those. A
-// channel list that changed (a channel written
-// for the first time) and a backend without PutDelta get a full snapshot.
+// channel list that changed (a channel written for the first time) and a
+// backend without PutDelta get a full snapshot.
 // Reads (the next run, ThreadState, FromCheckpoint, List) get the full
 // channels back, byte for byte (ApplyDeltas). The backend stores a full
 // snapshot instead of a delta every Compaction.Every deltas or
@@ -102,6 +140,17 @@
 // MaxStoredEvents; DeleteThread deletes a thread's events and Prune drops
 // those older than the oldest checkpoint it keeps. Without the option no
 // event is encoded.
+//
+// # Observing runs
+//
+// Every event carries its time, and task and superstep ends their
+// duration. An Observer receives the lifecycle calls of runs (runs,
+// supersteps, tasks, retries, steps executed or replayed, interrupts,
+// resumes, checkpoint commits, leases), set per graph (GraphObserver) or
+// per run (WithObserver); the runtime's own log records go to a log/slog
+// logger (GraphLogger, WithLogger). Without either, a run pays nothing for
+// them. The module github.com/ilmek-go/ilmek/otel turns the calls into
+// OpenTelemetry traces and metrics.
 //
 // Where this package deliberately differs from the reference implementation
 // (the recursion limit counts per run, resumes are checked whole before
