@@ -11,6 +11,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/ilmek-go/ilmek/internal/jsonconv"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -75,6 +76,14 @@ func boundLitInto(t types.Type, v any, path string, probs *[]problem) jen.Code {
 		if !u.Empty() {
 			return fail("cannot decode %s into interface type %s", jsonKind(v), typeString(t))
 		}
+		var out []jsonconv.Problem
+		jsonconv.CheckUntyped(v, path, &out)
+		for _, p := range out {
+			*probs = append(*probs, problem{path: p.Path, msg: p.Msg})
+		}
+		if len(out) > 0 {
+			return nil
+		}
 		return anyLit(v)
 	case *types.Pointer:
 		inner := boundLitInto(u.Elem(), v, path, probs)
@@ -98,7 +107,7 @@ func boundLitInto(t types.Type, v any, path string, probs *[]problem) jen.Code {
 	case *types.Slice:
 		arr, ok := v.([]any)
 		if !ok {
-			return fail("want an array for %s, got %s", typeString(t), jsonKind(v))
+			return fail("%s", jsonconv.WantKind("an array", typeString(t), v))
 		}
 		codes := make([]jen.Code, 0, len(arr))
 		for i, it := range arr {
@@ -112,7 +121,7 @@ func boundLitInto(t types.Type, v any, path string, probs *[]problem) jen.Code {
 	case *types.Array:
 		arr, ok := v.([]any)
 		if !ok {
-			return fail("want an array for %s, got %s", typeString(t), jsonKind(v))
+			return fail("%s", jsonconv.WantKind("an array", typeString(t), v))
 		}
 		if int64(len(arr)) > u.Len() {
 			return fail("array of %d elements does not fit %s", len(arr), typeString(t))
@@ -129,7 +138,7 @@ func boundLitInto(t types.Type, v any, path string, probs *[]problem) jen.Code {
 	case *types.Map:
 		obj, ok := v.(map[string]any)
 		if !ok {
-			return fail("want an object for %s, got %s", typeString(t), jsonKind(v))
+			return fail("%s", jsonconv.WantKind("an object", typeString(t), v))
 		}
 		if !isStringKind(u.Key()) {
 			return fail("map type %s has non-string keys; ilmekgen writes only string-keyed maps", typeString(t))
@@ -146,7 +155,7 @@ func boundLitInto(t types.Type, v any, path string, probs *[]problem) jen.Code {
 	case *types.Struct:
 		obj, ok := v.(map[string]any)
 		if !ok {
-			return fail("want an object for %s, got %s", typeString(t), jsonKind(v))
+			return fail("%s", jsonconv.WantKind("an object", typeString(t), v))
 		}
 		fields := jsonFields(u)
 		var sets []fieldSet
@@ -155,9 +164,9 @@ func boundLitInto(t types.Type, v any, path string, probs *[]problem) jen.Code {
 			if f == nil {
 				names := make([]string, len(fields))
 				for i, f := range fields {
-					names[i] = quote(f.name)
+					names[i] = f.name
 				}
-				*probs = append(*probs, problem{path: spec.PathKey(path, k), msg: fmt.Sprintf("key %s is not a field of %s (its keys: %s)", quote(k), typeString(t), strings.Join(names, ", "))})
+				*probs = append(*probs, problem{path: spec.PathKey(path, k), msg: jsonconv.NotAField(k, typeString(t), names)})
 				continue
 			}
 			c := boundLitInto(f.typ, obj[k], spec.PathKey(path, k), probs)
@@ -187,48 +196,48 @@ func basicLit(t types.Type, u *types.Basic, v any, fail func(string, ...any) jen
 	case info&types.IsString != 0:
 		s, ok := v.(string)
 		if !ok {
-			return fail("want a string for %s, got %s", typeString(t), jsonKind(v))
+			return fail("%s", jsonconv.WantKind("a string", typeString(t), v))
 		}
 		return wrap(jen.Lit(s))
 	case info&types.IsBoolean != 0:
 		b, ok := v.(bool)
 		if !ok {
-			return fail("want a boolean for %s, got %s", typeString(t), jsonKind(v))
+			return fail("%s", jsonconv.WantKind("a boolean", typeString(t), v))
 		}
 		return wrap(jen.Lit(b))
 	case info&types.IsInteger != 0:
 		n, ok := v.(json.Number)
 		if !ok {
-			return fail("want a number for %s, got %s", typeString(t), jsonKind(v))
+			return fail("%s", jsonconv.WantKind("a number", typeString(t), v))
 		}
 		bits, unsigned := intBits(u.Kind())
 		if unsigned {
-			x, err := strconv.ParseUint(string(n), 10, bits)
-			if err != nil {
-				return fail("%s does not fit %s: encoding/json wants an integer in its range", n, typeString(t))
+			if msg := jsonconv.FitInt(n, bits, true, typeString(t)); msg != "" {
+				return fail("%s", msg)
 			}
+			x, _ := strconv.ParseUint(string(n), 10, bits)
 			// An untyped constant: an int literal cannot hold values above
 			// the int64 range, and the digits are all the text there is.
 			return wrap(jen.Op(strconv.FormatUint(x, 10)))
 		}
-		x, err := strconv.ParseInt(string(n), 10, bits)
-		if err != nil {
-			return fail("%s does not fit %s: encoding/json wants an integer in its range", n, typeString(t))
+		if msg := jsonconv.FitInt(n, bits, false, typeString(t)); msg != "" {
+			return fail("%s", msg)
 		}
+		x, _ := strconv.ParseInt(string(n), 10, bits)
 		return wrap(jen.Lit(int(x)))
 	case info&types.IsFloat != 0:
 		n, ok := v.(json.Number)
 		if !ok {
-			return fail("want a number for %s, got %s", typeString(t), jsonKind(v))
+			return fail("%s", jsonconv.WantKind("a number", typeString(t), v))
 		}
 		bits := 64
 		if u.Kind() == types.Float32 {
 			bits = 32
 		}
-		f, err := strconv.ParseFloat(string(n), bits)
-		if err != nil {
-			return fail("%s does not fit %s", n, typeString(t))
+		if msg := jsonconv.FitFloat(n, bits, typeString(t)); msg != "" {
+			return fail("%s", msg)
 		}
+		f, _ := strconv.ParseFloat(string(n), bits)
 		return wrap(jen.Lit(f))
 	}
 	return fail("type %s cannot hold a stored config value", typeString(t))
@@ -386,18 +395,4 @@ func selfDecoding(t types.Type) string {
 }
 
 // jsonKind names the JSON kind of a decoded value, for messages.
-func jsonKind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "a string"
-	case bool:
-		return "a boolean"
-	case json.Number:
-		return "a number"
-	case []any:
-		return "an array"
-	}
-	return "an object"
-}
+func jsonKind(v any) string { return jsonconv.Kind(v) }

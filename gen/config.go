@@ -10,6 +10,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/ilmek-go/ilmek/internal/jsonconv"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -43,11 +44,16 @@ func (m *model) inferConfig(tm *typeModel, d *diags) {
 	}
 	byKey := map[string][]occ{}
 	for _, n := range tm.nodes {
+		cpath := spec.PathKey(spec.PathIndex("nodes", n.index), "config")
+		var probs []jsonconv.Problem
+		jsonconv.CheckUntyped(n.config, cpath, &probs)
+		for _, p := range probs {
+			d.errorf(p.Path, "write the number in that range, or bind the config with --config "+flagName(tm.name)+"=importpath.Type", "%s", p.Msg)
+		}
 		obj, ok := n.config.(map[string]any)
 		if !ok {
 			continue
 		}
-		cpath := spec.PathKey(spec.PathIndex("nodes", n.index), "config")
 		for k, v := range obj {
 			byKey[k] = append(byKey[k], occ{v, spec.PathKey(cpath, k)})
 		}

@@ -3,6 +3,7 @@ package runtime
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -98,10 +99,19 @@ func registered(reg Registry) string {
 }
 
 // DecodeConfig decodes a node's stored config into v (a pointer to a
-// struct or map); an absent or null config leaves v as it is.
+// struct or map); an absent or null config leaves v as it is. It is as
+// strict as ilmekgen is with a bound config type: a key no field accepts,
+// a value of the wrong JSON kind and a number out of its type's range (an
+// integer beyond int64 or a number beyond float64 where the type is any)
+// are a *ConfigError with the generator's words.
 func DecodeConfig(n spec.Node, v any) error {
 	if len(n.Config) == 0 || string(n.Config) == "null" {
 		return nil
+	}
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && !rv.IsNil() {
+		if err := checkConfig(n, rv.Type().Elem()); err != nil {
+			return err
+		}
 	}
 	if err := json.Unmarshal(n.Config, v); err != nil {
 		return fmt.Errorf("config of node %q (type %q): %w; fix the stored config or the type it decodes into", n.ID, n.Type, err)

@@ -1,8 +1,12 @@
 package runtime
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"math"
 	"reflect"
+	"strings"
 
 	"github.com/ilmek-go/ilmek/internal/jsonconv"
 	"github.com/ilmek-go/ilmek/spec"
@@ -141,4 +145,53 @@ func foldMerge(name string, current, incoming any) (map[string]any, error) {
 		out[k] = v
 	}
 	return out, nil
+}
+
+// ConfigError refuses a node's stored config that does not fit the Go type
+// runtime.DecodeConfig decodes it into, with the problems ilmekgen reports
+// for the same config and type.
+type ConfigError struct {
+	Node, Type string
+	// GoType is the type decoded into, as ilmekgen names it.
+	GoType   string
+	Problems []ConfigProblem
+}
+
+// ConfigProblem is one refused value of a stored config: Path is its JSON
+// path from the config ("config.retries").
+type ConfigProblem struct {
+	Path, Msg string
+}
+
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "config of node %q (type %q): ", e.Node, e.Type)
+	for i, p := range e.Problems {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%s: %s", p.Path, p.Msg)
+	}
+	fmt.Fprintf(&b, "; fix the stored config or the Go type %s", e.GoType)
+	return b.String()
+}
+
+// checkConfig checks node n's stored config against t as ilmekgen does.
+func checkConfig(n spec.Node, t reflect.Type) error {
+	dec := json.NewDecoder(bytes.NewReader(n.Config))
+	dec.UseNumber()
+	var raw any
+	if err := dec.Decode(&raw); err != nil {
+		return nil // json.Unmarshal reports it
+	}
+	var probs []jsonconv.Problem
+	jsonconv.CheckValue(t, raw, "config", &probs)
+	if len(probs) == 0 {
+		return nil
+	}
+	e := &ConfigError{Node: n.ID, Type: n.Type, GoType: jsonconv.TypeName(t)}
+	for _, p := range probs {
+		e.Problems = append(e.Problems, ConfigProblem{Path: p.Path, Msg: p.Msg})
+	}
+	return e
 }

@@ -9,7 +9,6 @@ package hostilegraph
 
 import (
 	"maps"
-	"math"
 	"slices"
 	"strconv"
 
@@ -231,7 +230,7 @@ type InterfaceConfig struct {
 	// F is config key "f".
 	F float64 `json:"f,omitempty"`
 	// N is config key "n".
-	N float64 `json:"n,omitempty"`
+	N int64 `json:"n,omitempty"`
 	// Nested is config key "nested".
 	Nested map[string]any `json:"nested,omitempty"`
 	// Raw is config key "raw".
@@ -268,9 +267,9 @@ func New(n Nodes, opts ...runtime.Option) (*Graph, error) {
 	}
 	p := &program{}
 	b := genimpl.NewBuilder("hostilegraph", shape, p.nodes[:])
-	b.Add(int(NodeState), "Interface")(n.Interface(NodeState, InterfaceConfig{F: math.Inf(1), N: 1.2345678901234567e+19, Nested: map[string]any{"a\"b": []any{"*/", "`"}}, Raw: "`backtick` and \"quotes\"\nnewline \\ backslash", Text: "*/ package main; func init() { panic(1) } /*"}))
+	b.Add(int(NodeState), "Interface")(n.Interface(NodeState, InterfaceConfig{F: 1e+300, N: 1234567890123456789, Nested: map[string]any{"a\"b": []any{"*/", "`"}}, Raw: "`backtick` and \"quotes\"\nnewline \\ backslash", Text: "*/ package main; func init() { panic(1) } /*"}))
 	b.Add(int(NodeMap), "Default")(n.Default(NodeMap, DefaultConfig{Text: "plain"}))
-	b.Add(int(NodeNodeID), "Interface")(n.Interface(NodeNodeID, InterfaceConfig{F: 2.0, N: -3.0, Text: "second"}))
+	b.Add(int(NodeNodeID), "Interface")(n.Interface(NodeNodeID, InterfaceConfig{F: 2.0, N: -3, Text: "second"}))
 	b.Add(int(NodeReturn), "Chan")(n.Chan(NodeReturn, ChanConfig{}))
 	if err := b.Err(); err != nil {
 		return nil, err
