@@ -195,3 +195,50 @@ func checkConfig(n spec.Node, t reflect.Type) error {
 	}
 	return e
 }
+
+// Get returns the value of channel in values as a T, decoded strictly: a
+// value that already is a T is returned as it is; anything else (the JSON
+// form a checkpoint restores, or another Go type a node wrote) goes
+// through its JSON encoding and must fit T as ilmekgen's config rules
+// say: no key that no field of T takes, no value of the wrong JSON kind,
+// no number out of its type's range. An unset channel, or a value that
+// does not fit, is a *ChannelError naming the channel and each problem.
+//
+// Untyped programs see a channel's value as the node wrote it until a
+// checkpoint restores it in its JSON form (map[string]any, []any,
+// float64...); Get reads both the same way.
+func Get[T any](values Values, channel string) (T, error) {
+	var zero T
+	v, ok := values[channel]
+	if !ok {
+		return zero, &ChannelError{Channel: channel, Msg: "is unset; Get reads a channel that was written"}
+	}
+	if x, ok := v.(T); ok {
+		return x, nil
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return zero, &ChannelError{Channel: channel, Msg: fmt.Sprintf("cannot encode the %T it holds: %v", v, err)}
+	}
+	t := reflect.TypeFor[T]()
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var raw any
+	if err := dec.Decode(&raw); err != nil {
+		return zero, &ChannelError{Channel: channel, Msg: err.Error()}
+	}
+	var probs []jsonconv.Problem
+	jsonconv.CheckValue(t, raw, "value", &probs)
+	if len(probs) > 0 {
+		msgs := make([]string, len(probs))
+		for i, p := range probs {
+			msgs[i] = p.Path + ": " + p.Msg
+		}
+		return zero, &ChannelError{Channel: channel, Msg: fmt.Sprintf("does not hold a %s: %s", jsonconv.TypeName(t), strings.Join(msgs, "; "))}
+	}
+	var out T
+	if err := json.Unmarshal(data, &out); err != nil {
+		return zero, &ChannelError{Channel: channel, Msg: fmt.Sprintf("does not hold a %s: %v", jsonconv.TypeName(t), err)}
+	}
+	return out, nil
+}
