@@ -25,7 +25,7 @@ import (
 //   - A bound channel compiles to Go over its typed field, by the JSON kind
 //     its type encodes to: string kinds compare with string literals, bool
 //     with booleans, every numeric kind as float64 with numbers (a float32
-//     as the float64 its JSON encoding reads back as: jsonFloat32), pointers,
+//     as the float64 its JSON encoding reads back as: genimpl.JSONFloat32), pointers,
 //     slices and maps with null when nil. A predicate that can never hold
 //     (eq "buy" on an int, gt on a string) or never fail (neq "buy" on an
 //     int) is a generation error naming the edge and the Go type, and so is
@@ -252,8 +252,8 @@ func isConstTrue(c jen.Code) bool { return c == constTrue }
 // numCode converts x to the float64 of its JSON value unless it already is
 // one. A float32 encodes as the shortest decimal that reads back as
 // itself, which is not always float64(x) (float32(0.1) encodes as 0.1), so
-// it goes through genimpl.JSONFloat32 (see usesJSONFloat32); every other
-// numeric kind converts exactly.
+// it goes through genimpl.JSONFloat32; every other numeric kind converts
+// exactly.
 func numCode(x *jen.Statement, b *types.Basic) *jen.Statement {
 	if b.Kind() == types.Float32 {
 		return jen.Qual(genimplPath, "JSONFloat32").Call(x.Clone())
@@ -267,28 +267,6 @@ func floatOf(x *jen.Statement, b *types.Basic) *jen.Statement {
 		return x.Clone()
 	}
 	return jen.Float64().Call(x.Clone())
-}
-
-// usesJSONFloat32 reports whether em's compiled guard calls jsonFloat32:
-// it compares a number with a channel of a float32 kind (or a pointer to
-// one) by value.
-func usesJSONFloat32(em *edgeModel) bool {
-	if em.when == nil || em.ch == nil || em.ch.typ == nil || em.when.Op == spec.OpTruthy {
-		return false
-	}
-	if isEmptyInterface(em.ch.typ) || isInterface(em.ch.typ) || (!em.ch.lastWrite() && !em.ch.bound) {
-		return false
-	}
-	t := em.ch.typ
-	for {
-		p, ok := t.Underlying().(*types.Pointer)
-		if !ok {
-			break
-		}
-		t = p.Elem()
-	}
-	b, ok := t.Underlying().(*types.Basic)
-	return ok && b.Kind() == types.Float32
 }
 
 // floatCode writes f as a Go constant expression (math.Inf for overflowed

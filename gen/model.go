@@ -22,9 +22,6 @@ type model struct {
 	edges  [][]*edgeModel
 	nbits  int // last_write channels, one presence bit each
 	pkgPos *scope
-	// float32Guards says that a guard compares a float32 channel by value,
-	// so codec.gen.go declares jsonFloat32.
-	float32Guards bool
 }
 
 // chanModel is one channel.
@@ -236,7 +233,6 @@ func buildModel(g *spec.Graph, opts Options, d *diags) *model {
 			em.ch = chans[e.When.Channel]
 			if em.ch != nil && em.ch.typ != nil {
 				checkGuard(em, d)
-				m.float32Guards = m.float32Guards || usesJSONFloat32(em)
 			}
 		}
 		m.edges[em.from+1] = append(m.edges[em.from+1], em)
