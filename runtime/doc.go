@@ -15,7 +15,12 @@
 //
 // The graph-specific half of a run is a Program: generated packages
 // implement it over their typed State and Update with plain Go; graphs built
-// from a spec or in code share an implementation over Values.
+// from a spec or in code share an implementation over Values. A node of
+// such an untyped program sees a channel's value as the node that wrote it
+// left it until a checkpoint restores it in its JSON form (map[string]any,
+// []any, float64): read it with Get[T], which takes both the same way and
+// decodes strictly. DecodeConfig reads a node's stored config into a Go
+// type as strictly as ilmekgen does (a *ConfigError names each problem).
 //
 // # Running a graph
 //
