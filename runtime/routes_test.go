@@ -266,7 +266,10 @@ func TestNoEdgeHeldCostsNothingWhenEdgesHold(t *testing.T) {
 		})
 	}
 	static, guarded := allocs(chain(false)), allocs(chain(true))
-	if guarded > static {
+	// Within 2: under -race, sync.Pool drops items at random, so a run
+	// allocates one more now and then; a check on every superstep would
+	// cost at least 20 more.
+	if guarded > static+2 {
 		t.Errorf("guarded chain: %.0f allocations per run, static chain %.0f", guarded, static)
 	}
 	t.Logf("allocations per 20-superstep run: static %.0f, guarded %.0f", static, guarded)
@@ -320,7 +323,10 @@ func TestCoveringEndGuardCostsNothing(t *testing.T) {
 	}
 	static := allocs(wrap(`{"from": "check", "to": "__end__"}`))
 	covering := wrap(`{"from": "check", "to": "__end__", "when": {"channel": "intent", "neq": "buy"}}`)
-	if got := allocs(covering); got > static {
+	// Within 2: under -race, sync.Pool drops items at random, so a run
+	// allocates one more now and then; the cost this guards against was
+	// 14 more per run.
+	if got := allocs(covering); got > static+2 {
 		t.Errorf("covering guards: %.0f allocations per run, a static edge %.0f", got, static)
 	}
 	if states, _ := stateEvents(t, covering, runtime.Values{"intent": "chat"}); states[0].NoEdgeHeld != nil {
