@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // ChannelWrite is one channel's change between a checkpoint and the
@@ -546,4 +547,41 @@ func ApplyDeltas(base []byte, deltas ...[]ChannelWrite) (json.RawMessage, error)
 		out = append(append(append(out, m.val[:len(m.val)-1]...), tails[i]...), ']')
 	}
 	return append(out, '}'), nil
+}
+
+// ChainLink is one stored checkpoint of a chain of deltas, for backends:
+// Base is the checkpoint it is a delta of ("" for the full snapshot that
+// starts the chain) and Channels what is stored for it (the snapshot's
+// encoded channels, or a delta's writes encoded as a JSON list of
+// ChannelWrite).
+type ChainLink struct {
+	Base     string
+	Channels []byte
+}
+
+// RebuildChain returns the channels of a checkpoint stored as a delta:
+// writes are its own stored writes, base the checkpoint it is a delta of,
+// and chain the links of its chain by checkpoint id, back to the snapshot
+// the chain starts at (links of other checkpoints may be there too). A link
+// that is missing or a delta that does not fit is an error matching
+// ErrDelta. Backends that implement DeltaCheckpointer read with it.
+func RebuildChain(writes []byte, base string, chain map[string]ChainLink) (json.RawMessage, error) {
+	var deltas [][]ChannelWrite
+	cur := base
+	for {
+		var ws []ChannelWrite
+		if err := json.Unmarshal(writes, &ws); err != nil {
+			return nil, fmt.Errorf("%w: decode the delta on %s: %w", ErrDelta, cur, err)
+		}
+		deltas = append(deltas, ws)
+		l, ok := chain[cur]
+		if !ok || len(deltas) > len(chain)+1 {
+			return nil, fmt.Errorf("%w: the chain's checkpoint %s is missing", ErrDelta, cur)
+		}
+		if l.Base == "" {
+			slices.Reverse(deltas)
+			return ApplyDeltas(l.Channels, deltas...)
+		}
+		writes, cur = l.Channels, l.Base
+	}
 }

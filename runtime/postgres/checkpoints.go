@@ -102,7 +102,7 @@ func (s *Store) get(ctx context.Context, threadID, id string) (*runtime.Checkpoi
 	}
 	defer rows.Close()
 	var self storedRow
-	chain := map[string]chainRow{}
+	chain := map[string]runtime.ChainLink{}
 	for rows.Next() {
 		var isSelf bool
 		r, err := scanCheckpoint(rows, &isSelf)
@@ -113,7 +113,7 @@ func (s *Store) get(ctx context.Context, threadID, id string) (*runtime.Checkpoi
 			self = r
 			continue
 		}
-		chain[r.cp.ID] = chainRow{base: r.base, channels: r.cp.Channels}
+		chain[r.cp.ID] = runtime.ChainLink{Base: r.base, Channels: r.cp.Channels}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -122,7 +122,7 @@ func (s *Store) get(ctx context.Context, threadID, id string) (*runtime.Checkpoi
 		return nil, pgx.ErrNoRows
 	}
 	if self.base != "" {
-		if err := s.rebuild(ctx, nil, self.cp, self.base, self.snap, map[string]map[string]chainRow{self.snap: chain}); err != nil {
+		if err := s.rebuild(ctx, nil, self.cp, self.base, self.snap, map[string]map[string]runtime.ChainLink{self.snap: chain}); err != nil {
 			return nil, err
 		}
 	}
@@ -155,7 +155,7 @@ func (s *Store) List(ctx context.Context, threadID string, limit int) ([]*runtim
 		if err != nil {
 			return err
 		}
-		chains := map[string]map[string]chainRow{}
+		chains := map[string]map[string]runtime.ChainLink{}
 		out = make([]*runtime.Checkpoint, 0, len(stored))
 		for _, r := range stored {
 			if r.base != "" {

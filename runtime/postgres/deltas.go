@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -28,64 +27,40 @@ func (s *Store) readTx(ctx context.Context, fn func(pgx.Tx) error) error {
 	return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
 }
 
-// chainRow is one row of a delta chain: its base and its channels (the
-// full channels of the snapshot, the writes of a delta).
-type chainRow struct {
-	base     string
-	channels []byte
-}
-
 // rebuild sets cp.Channels, which holds cp's writes on entry, to the full
 // channels: the chain from snapshot snap through base, then cp's writes.
 // chains caches each snapshot's chain across the rows of one List.
-func (s *Store) rebuild(ctx context.Context, q querier, cp *runtime.Checkpoint, base, snap string, chains map[string]map[string]chainRow) error {
-	rows := chains[snap]
-	if rows == nil {
+func (s *Store) rebuild(ctx context.Context, q querier, cp *runtime.Checkpoint, base, snap string, chains map[string]map[string]runtime.ChainLink) error {
+	links := chains[snap]
+	if links == nil {
 		rs, err := q.Query(ctx, s.q.chain, cp.ThreadID, snap)
 		if err != nil {
 			return fmt.Errorf("checkpoint %s: read its chain: %w", cp.ID, err)
 		}
-		rows = map[string]chainRow{}
+		links = map[string]runtime.ChainLink{}
 		for rs.Next() {
 			var id string
-			var r chainRow
-			if err := rs.Scan(&id, &r.base, &r.channels); err != nil {
+			var l runtime.ChainLink
+			if err := rs.Scan(&id, &l.Base, &l.Channels); err != nil {
 				rs.Close()
 				return fmt.Errorf("checkpoint %s: read its chain: %w", cp.ID, err)
 			}
-			rows[id] = r
+			links[id] = l
 		}
 		rs.Close()
 		if err := rs.Err(); err != nil {
 			return fmt.Errorf("checkpoint %s: read its chain: %w", cp.ID, err)
 		}
 		if chains != nil {
-			chains[snap] = rows
+			chains[snap] = links
 		}
 	}
-	var deltas [][]runtime.ChannelWrite
-	writes, cur := []byte(cp.Channels), base
-	for {
-		var ws []runtime.ChannelWrite
-		if err := json.Unmarshal(writes, &ws); err != nil {
-			return fmt.Errorf("checkpoint %s: decode the delta on %s: %w", cp.ID, cur, err)
-		}
-		deltas = append(deltas, ws)
-		r, ok := rows[cur]
-		if !ok || len(deltas) > len(rows)+1 {
-			return fmt.Errorf("checkpoint %s: %w: the chain's checkpoint %s is missing", cp.ID, runtime.ErrDelta, cur)
-		}
-		if r.base == "" {
-			slices.Reverse(deltas)
-			full, err := runtime.ApplyDeltas(r.channels, deltas...)
-			if err != nil {
-				return fmt.Errorf("checkpoint %s: %w", cp.ID, err)
-			}
-			cp.Channels = full
-			return nil
-		}
-		writes, cur = r.channels, r.base
+	full, err := runtime.RebuildChain(cp.Channels, base, links)
+	if err != nil {
+		return fmt.Errorf("checkpoint %s: %w", cp.ID, err)
 	}
+	cp.Channels = full
+	return nil
 }
 
 // PutDelta stores cp as the delta d of checkpoint d.Base (a row whose

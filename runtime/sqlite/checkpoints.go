@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
@@ -111,64 +110,41 @@ func (s *Store) get(ctx context.Context, threadID, id string) (*runtime.Checkpoi
 	return cp, nil
 }
 
-// chainRow is one row of a chain of deltas.
-type chainRow struct {
-	base     string
-	channels []byte
-}
-
 // rebuild replaces cp.Channels, the encoded writes of a delta of
 // checkpoint base whose chain starts at snapshot snap, with the channels
 // they give. The chain's rows are read by snapshot with chain (qChain);
 // groups caches them by snapshot id across calls (nil: no cache).
-func (s *Store) rebuild(ctx context.Context, chain *sql.Stmt, cp *runtime.Checkpoint, base, snap string, groups map[string]map[string]chainRow) error {
-	rows := groups[snap]
-	if rows == nil {
+func (s *Store) rebuild(ctx context.Context, chain *sql.Stmt, cp *runtime.Checkpoint, base, snap string, groups map[string]map[string]runtime.ChainLink) error {
+	links := groups[snap]
+	if links == nil {
 		rs, err := chain.QueryContext(ctx, cp.ThreadID, snap)
 		if err != nil {
 			return fmt.Errorf("checkpoint %s: read its chain: %w", cp.ID, err)
 		}
-		rows = map[string]chainRow{}
+		links = map[string]runtime.ChainLink{}
 		for rs.Next() {
 			var id string
-			var r chainRow
-			if err := rs.Scan(&id, &r.base, &r.channels); err != nil {
+			var l runtime.ChainLink
+			if err := rs.Scan(&id, &l.Base, &l.Channels); err != nil {
 				rs.Close()
 				return fmt.Errorf("checkpoint %s: read its chain: %w", cp.ID, err)
 			}
-			rows[id] = r
+			links[id] = l
 		}
 		rs.Close()
 		if err := rs.Err(); err != nil {
 			return fmt.Errorf("checkpoint %s: read its chain: %w", cp.ID, err)
 		}
 		if groups != nil {
-			groups[snap] = rows
+			groups[snap] = links
 		}
 	}
-	var deltas [][]runtime.ChannelWrite
-	writes, cur := []byte(cp.Channels), base
-	for {
-		var ws []runtime.ChannelWrite
-		if err := json.Unmarshal(writes, &ws); err != nil {
-			return fmt.Errorf("checkpoint %s: decode the delta of %s: %w", cp.ID, cur, err)
-		}
-		deltas = append(deltas, ws)
-		r, ok := rows[cur]
-		if !ok || len(deltas) > len(rows)+1 {
-			return fmt.Errorf("checkpoint %s: %w: the chain's checkpoint %s is missing", cp.ID, runtime.ErrDelta, cur)
-		}
-		if r.base == "" {
-			slices.Reverse(deltas)
-			full, err := runtime.ApplyDeltas(r.channels, deltas...)
-			if err != nil {
-				return fmt.Errorf("checkpoint %s: %w", cp.ID, err)
-			}
-			cp.Channels = full
-			return nil
-		}
-		writes, cur = r.channels, r.base
+	full, err := runtime.RebuildChain(cp.Channels, base, links)
+	if err != nil {
+		return fmt.Errorf("checkpoint %s: %w", cp.ID, err)
 	}
+	cp.Channels = full
+	return nil
 }
 
 // List returns the thread's checkpoints, the most recently Put first, at
@@ -202,7 +178,7 @@ func (s *Store) List(ctx context.Context, threadID string, limit int) ([]*runtim
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: list checkpoints of thread %q in %q: %w", threadID, s.path, err)
 	}
-	groups := map[string]map[string]chainRow{}
+	groups := map[string]map[string]runtime.ChainLink{}
 	for i, cp := range out {
 		if bases[i] == "" {
 			continue
