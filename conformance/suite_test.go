@@ -2,12 +2,13 @@ package conformance
 
 import (
 	"context"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/ilmek-go/ilmek/internal/testhook"
 )
 
 // generated is the generated kind every test shares: its program is built
@@ -20,7 +21,7 @@ func TestMain(m *testing.M) {
 		// TestGeneratedKindSurvivesCrashes).
 		os.Exit(ServeGenerated(fakePrograms, os.Stdin, os.Stdout, os.Stderr))
 	}
-	flag.Parse()
+	testhook.VerifyUnlessBenchmarking()
 	var background sync.WaitGroup
 	if !testing.Short() {
 		// Build the generated kind's program while the other tests run.

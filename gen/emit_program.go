@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"go/types"
 
 	"github.com/dave/jennifer/jen"
 
@@ -53,6 +54,8 @@ func (m *model) emitProgram(f *jen.File) {
 	f.Line()
 	f.Comment("EncodeState writes s as the JSON object of its channels.")
 	f.Func().Params(jen.Id("p").Op("*").Id("program")).Id("EncodeState").Params(jen.Id("s").Id("State")).Params(jen.Index().Byte(), jen.Error()).Block(jen.Return(jen.Id("s").Dot("MarshalJSON").Call()))
+	f.Line()
+	m.emitEncodeWrites(f)
 	f.Line()
 	f.Comment("DecodeState reads a state written by EncodeState.")
 	f.Func().Params(jen.Id("p").Op("*").Id("program")).Id("DecodeState").Params(jen.Id("data").Index().Byte()).Params(jen.Id("State"), jen.Error()).Block(
@@ -250,4 +253,72 @@ func opConst(op spec.Op) string {
 		return "OpLt"
 	}
 	return "OpTruthy"
+}
+
+// emitEncodeWrites writes the program's EncodeWrites (runtime.WriteEncoder):
+// for each channel, in the encoding's order, what the updates changed, so
+// that a checkpoint stored as a delta encodes the updates and not the
+// state.
+func (m *model) emitEncodeWrites(f *jen.File) {
+	f.Add(doc("EncodeWrites encodes what updates changed from prev to next, channel by",
+		"channel: a last_write channel's new value, an append channel's new",
+		"elements, a merge channel's merged keys (runtime.WriteEncoder)."))
+	wr := func(c *chanModel) jen.Code {
+		return jen.Qual(genimplPath, "Wrote").Call(jen.Id("updates"), jen.Func().Params(jen.Id("u").Op("*").Id("Update")).Bool().Block(
+			jen.Return(jen.Id("u").Dot(c.field).Op("!=").Nil())))
+	}
+	body := []jen.Code{jen.Id("w").Op(":=").Qual(genimplPath, "NewWrites").Call(jen.Id("dst"))}
+	for _, c := range m.chans {
+		key := jen.Lit(writeKey(c.name))
+		prev, next := jen.Id("prev").Dot(c.field), jen.Id("next").Dot(c.field)
+		switch {
+		case c.red == spec.LastWrite:
+			body = append(body, jen.If(wr(c)).Block(
+				jen.If(jen.Op("!").Id("prev").Dot(c.has).Call()).Block(jen.Return(jen.Id("dst"), jen.False(), jen.Nil())),
+				jen.Id("w").Dot("Value").Call(key, next),
+			))
+		case c.red == spec.Append && appendsByElement(c.typ):
+			body = append(body, jen.Qual(genimplPath, "Append").Call(jen.Op("&").Id("w"), key, prev, next))
+		case c.red == spec.Append:
+			body = append(body, jen.If(jen.Len(next.Clone()).Op("!=").Len(prev.Clone())).Block(jen.Id("w").Dot("Value").Call(key, next.Clone())))
+		case c.red == spec.Merge && mergesByKey(c.typ):
+			body = append(body, jen.Qual(genimplPath, "Merge").Call(jen.Op("&").Id("w"), key, prev, next, jen.Id("updates"),
+				jen.Func().Params(jen.Id("u").Op("*").Id("Update")).Add(typeCode(c.typ)).Block(jen.Return(jen.Id("u").Dot(c.field)))))
+		default: // a merge channel of a named map type
+			body = append(body, jen.If(wr(c)).Block(
+				jen.If(next.Clone().Op("==").Nil()).Block(jen.Id("w").Dot("Raw").Call(key, jen.Lit("{}"))).Else().Block(jen.Id("w").Dot("Value").Call(key, next.Clone())),
+			))
+		}
+	}
+	body = append(body, jen.Return(jen.Id("w").Dot("Done").Call()))
+	f.Func().Params(jen.Id("p").Op("*").Id("program")).Id("EncodeWrites").Params(
+		jen.Id("dst").Index().Qual(runtimePath, "ChannelWrite"), jen.List(jen.Id("prev"), jen.Id("next")).Op("*").Id("State"), jen.Id("updates").Index().Id("Update"),
+	).Params(jen.Index().Qual(runtimePath, "ChannelWrite"), jen.Bool(), jen.Error()).Block(body...)
+}
+
+// writeKey is a channel's name as a runtime.ChannelWrite names it: its JSON
+// key without the quotes.
+func writeKey(name string) string {
+	k := jsonKey(name)
+	return k[1 : len(k)-2]
+}
+
+// appendsByElement reports whether an append channel of type t encodes as
+// the JSON array of its elements, each encoded alone, so that a write can
+// hold only the new ones: an unnamed slice whose elements are not bytes
+// (encoding/json writes a []byte as one base64 string).
+func appendsByElement(t types.Type) bool {
+	s, ok := t.(*types.Slice)
+	if !ok {
+		return false
+	}
+	b, ok := s.Elem().Underlying().(*types.Basic)
+	return !ok || b.Kind() != types.Uint8
+}
+
+// mergesByKey reports whether a merge channel of type t encodes as the
+// JSON object of its entries, each encoded alone: an unnamed map.
+func mergesByKey(t types.Type) bool {
+	_, ok := t.(*types.Map)
+	return ok
 }

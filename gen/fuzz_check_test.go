@@ -409,7 +409,7 @@ func expectedDecls(g *spec.Graph, dn docNames, bound map[string]bool) map[declKe
 		"method NodeID.String", "method State.With", "method State.MarshalJSON", "method State.UnmarshalJSON",
 		"method Update.MarshalJSON", "field Update.Goto",
 		"method program.Describe", "method program.Zero", "method program.Reduce", "method program.Plan",
-		"method program.Run", "method program.EncodeState", "method program.DecodeState", "method program.Spec")
+		"method program.Run", "method program.EncodeState", "method program.EncodeWrites", "method program.DecodeState", "method program.Spec")
 	for i, c := range g.Channels {
 		f := dn.chans[i]
 		add("const Channel"+f, "field State."+f, "field Update."+f)

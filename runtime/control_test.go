@@ -45,11 +45,11 @@ func TestSendFanOutThousandTasks(t *testing.T) {
 	}
 	out := res.State["out"].([]any)
 	for i, v := range out {
-		if v != i {
+		if v != float64(i) {
 			t.Fatalf("out[%d] = %v: send results must fold in send order", i, v)
 		}
 	}
-	if res.State["joined"] != n {
+	if res.State["joined"] != float64(n) {
 		t.Errorf("join saw %v items, want %d (fan-in runs once after all sends)", res.State["joined"], n)
 	}
 }

@@ -15,11 +15,13 @@
 //
 // The graph-specific half of a run is a Program: generated packages
 // implement it over their typed State and Update with plain Go; graphs built
-// from a spec or in code share an implementation over Values. A node of
-// such an untyped program sees a channel's value as the node that wrote it
-// left it until a checkpoint restores it in its JSON form (map[string]any,
-// []any, float64): read it with Get[T], which takes both the same way and
-// decodes strictly. DecodeConfig reads a node's stored config into a Go
+// from a spec or in code share an implementation over Values. Such an
+// untyped program keeps every value written in its JSON form (nil, bool,
+// float64, string, []any, map[string]any), converted when the write is
+// folded, so a node sees a channel the same way whether it was written in
+// this run or restored from a checkpoint; a value with no JSON form (NaN, a
+// Go channel) fails the superstep that wrote it. Read a channel as a Go
+// type with Get[T], which decodes strictly. DecodeConfig reads a node's stored config into a Go
 // type as strictly as ilmekgen does (a *ConfigError names each problem).
 //
 // # Running a graph
@@ -76,9 +78,11 @@
 // snapshot instead of a delta every Compaction.Every deltas or
 // Compaction.Bytes delta bytes, so reading a checkpoint costs one snapshot
 // and a bounded chain, however long the thread. Snapshots are new rows,
-// never rewrites, so a reader never sees a chain half compacted. The state
-// is still encoded whole each superstep (the delta is found by comparing
-// encodings); what is stored and handed to the backend is the change.
+// never rewrites, so a reader never sees a chain half compacted. A program
+// that is a WriteEncoder (generated packages and untyped programs are)
+// encodes only what the superstep's updates wrote, so a checkpoint costs
+// the update, not the state; for other programs the state is encoded whole
+// and the delta found by comparing encodings.
 //
 // # Document versions
 //

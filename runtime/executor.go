@@ -23,8 +23,9 @@ type runner[S, U any] struct {
 	seq     int64
 	stopped bool // the consumer stopped iterating
 
-	obsState  // observer and timing (observe.go)
-	threadRun // thread metadata, outcome and event log (threads_run.go)
+	obsState   // observer and timing (observe.go)
+	deltaState // checkpoints as deltas (writes.go)
+	threadRun  // thread metadata, outcome and event log (threads_run.go)
 
 	state  S
 	next   S           // the state being planned on, before it is committed
@@ -68,6 +69,7 @@ func newRunner[S, U any](g *Graph[S, U], ctx context.Context, cfg runConfig, yie
 	r.info = runInfo{shape: g.shape, runID: newID(), threadID: cfg.thread, meta: cfg.meta, logger: cfg.logger, limit: cfg.limit, strict: cfg.strict, cp: cfg.cp}
 	r.obs = g.observer(&cfg)
 	r.info.obs = r.obs
+	r.encoded, r.werr = false, nil
 	r.setupThread()
 	return r
 }
@@ -292,10 +294,12 @@ func (r *runner[S, U]) superstep() (status Status, err error) {
 	// address through an interface, which would move a local to the heap.
 	var failed int
 	r.next, failed, err = r.p.Reduce(r.state, r.updates)
-	clear(r.updates) // drop references to the updates
 	if err != nil {
+		clear(r.updates)
 		return StatusError, &ReduceError{Node: r.g.ids[tasks[failed].node], Err: err}
 	}
+	r.encodeWrites(&r.state, &r.next, r.updates)
+	clear(r.updates) // drop references to the updates
 	r.planner.reset(r.nxt)
 	r.noEdge = r.noEdge[:0]
 	for i := range tasks {

@@ -163,12 +163,12 @@ func TestCancellationAbortsAtBoundary(t *testing.T) {
 	if res.Status != runtime.StatusAborted || runtime.ErrorKind(err) != "aborted" {
 		t.Fatalf("status %s err %v, want aborted", res.Status, err)
 	}
-	if res.State["n"] != 1 {
+	if res.State["n"] != 1.0 {
 		t.Errorf("state n = %v, want 1 (the superstep that finished stands)", res.State["n"])
 	}
 	// The thread resumes cleanly later: the pending plan (b) runs.
 	res, err = g.Invoke(context.Background(), nil, runtime.Thread("t"), runtime.WithCheckpointer(cp))
-	if err != nil || res.State["n"] != 2 || res.Supersteps != 1 {
+	if err != nil || res.State["n"] != 2.0 || res.Supersteps != 1 {
 		t.Fatalf("after abort: %+v %v", res, err)
 	}
 }

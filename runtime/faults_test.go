@@ -326,7 +326,7 @@ func TestCheckpointPutFails(t *testing.T) {
 				}
 			}
 			res = tc.finish(t, e, opts)
-			if res.Status != runtime.StatusDone || res.State["n"] != 2 {
+			if res.Status != runtime.StatusDone || res.State["n"] != 2.0 {
 				t.Errorf("the later run ended %s with n=%v, want done with n=2", res.Status, res.State["n"])
 			}
 			if n := e.effects.Load(); n != 1 && tc.name != "checkpoint of new input on an existing thread" {

@@ -2,9 +2,20 @@ package runtime_test
 
 import (
 	"iter"
+	"os"
+	"testing"
+
+	"github.com/ilmek-go/ilmek/internal/testhook"
 
 	"github.com/ilmek-go/ilmek/runtime"
 )
+
+// TestMain runs the tests with the check that each superstep's encoded
+// writes give the state a full encoding would have stored.
+func TestMain(m *testing.M) {
+	testhook.VerifyUnlessBenchmarking()
+	os.Exit(m.Run())
+}
 
 func iterPull(s iter.Seq2[runtime.Event, error]) (func() (runtime.Event, bool), func()) {
 	next, stop := iter.Pull2(s)

@@ -19,8 +19,6 @@ type obsState struct {
 
 	putDur   time.Duration // of the last checkpoint write
 	putBytes int
-
-	split splitCache // finds the delta of each checkpoint write
 }
 
 // obsTask is a slot's part of observing a task.
@@ -161,33 +159,6 @@ func (r *runner[S, U]) put(cp *Checkpoint, done []string, pause bool) (err error
 		r.obs.CheckpointCommit(r.sctx, r.rec, CheckpointRecord{ID: cp.ID, Step: cp.Step, Pause: pause, Bytes: r.putBytes, Duration: r.putDur, Err: err})
 	}
 	return err
-}
-
-// write hands cp to the Checkpointer: as a delta of the run's latest
-// checkpoint (its parent) when the backend stores deltas and the change
-// fits one, in full otherwise. It returns the encoded bytes handed over.
-// cp keeps its full Channels, which the next delta is computed against.
-func (r *runner[S, U]) write(ctx context.Context, cp *Checkpoint, done []string) (int, error) {
-	if dc, ok := r.cfg.cp.(DeltaCheckpointer); ok && r.latest != nil && cp.ParentID == r.latest.ID && r.latest.Channels != nil && cp.Channels != nil {
-		var writes []ChannelWrite
-		fits := true
-		if !sameBytes(cp.Channels, r.latest.Channels) {
-			writes, fits = r.split.writes(r.latest.Channels, cp.Channels)
-		}
-		if fits {
-			d := Delta{Base: r.latest.ID, Writes: writes}
-			c := *cp
-			c.Channels = nil
-			return d.Size() + checkpointBytes(&c), dc.PutDelta(ctx, &c, d, done)
-		}
-	}
-	return checkpointBytes(cp), r.cfg.cp.Put(ctx, cp, done)
-}
-
-// sameBytes reports whether a and b are the same slice (a checkpoint that
-// carries its parent's channels unchanged).
-func sameBytes(a, b []byte) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // checkpointBytes is the size of what was encoded for cp.

@@ -111,10 +111,21 @@ func (r *runner[S, U]) commit(done []plan[S]) (string, error) {
 
 // checkpoint builds a checkpoint of the current state and plan. planID ""
 // means the plan was made at this checkpoint.
+//
+// When the program encoded the superstep's writes (r.encoded), the
+// checkpoint's Channels are left nil: write hands over the writes.
 func (r *runner[S, U]) checkpoint(step int, keepPlan *string) (*Checkpoint, error) {
-	chans, err := r.p.EncodeState(r.state)
-	if err != nil {
-		return nil, &CheckpointError{Op: "encode state", Err: err}
+	if r.werr != nil {
+		err := r.werr
+		r.werr, r.encoded = nil, false
+		return nil, err
+	}
+	var chans []byte
+	if !r.encoded {
+		var err error
+		if chans, err = r.p.EncodeState(r.state); err != nil {
+			return nil, &CheckpointError{Op: "encode state", Err: err}
+		}
 	}
 	next := make([]TaskRef, len(r.cur))
 	for i, t := range r.cur {
@@ -250,10 +261,12 @@ func (r *runner[S, U]) foldInput(in *U) (err error) {
 			err = &ReduceError{Err: fmt.Errorf("panic while folding the input: %v\n%s", v, debug.Stack())}
 		}
 	}()
-	next, _, err := r.p.Reduce(r.state, []U{*in})
+	ups := []U{*in}
+	next, _, err := r.p.Reduce(r.state, ups)
 	if err != nil {
 		return &ReduceError{Err: err}
 	}
+	r.encodeWrites(&r.state, &next, ups)
 	r.state = next
 	return nil
 }

@@ -48,6 +48,26 @@ type Program[S, U any] interface {
 	Spec() (*spec.Graph, error)
 }
 
+// WriteEncoder is implemented by a Program that can encode what a
+// superstep's updates wrote, so that a checkpoint stored as a delta
+// (DeltaCheckpointer) costs the size of the update, not of the state: the
+// executor then never encodes the channels nothing touched. Generated
+// programs and graphs built from a spec or in Go code implement it.
+type WriteEncoder[S, U any] interface {
+	// EncodeWrites appends to dst the writes that turn EncodeState(*prev)
+	// into EncodeState(*next), where next is what Reduce returned for prev
+	// and updates: one write per channel the updates touched, in the order
+	// of the channels in the encoding; an append channel's write holds the
+	// appended elements, a merge channel's the merged keys where the
+	// encoding allows it. ApplyDeltas of the writes must give the full
+	// encoding byte for byte. ok is false when a delta cannot say what
+	// changed (a last_write channel written for the first time enters the
+	// encoding); the executor then encodes next whole. An error is a value
+	// that cannot be encoded: it fails the superstep, as EncodeState's
+	// would.
+	EncodeWrites(dst []ChannelWrite, prev, next *S, updates []U) (writes []ChannelWrite, ok bool, err error)
+}
+
 // Shape is the static description of a graph that nodes may inspect through
 // Ctx.Graph. It is shared and must not be modified.
 type Shape struct {

@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
+
+	"github.com/ilmek-go/ilmek/internal/jsonconv"
 
 	"github.com/ilmek-go/ilmek/spec"
 )
@@ -53,6 +56,11 @@ func (u *untyped) Zero() Values {
 	return s
 }
 
+// Reduce folds the updates into a copy of prev. Every value written is
+// kept in its JSON form (jsonconv.Normalize: float64 numbers, []any lists,
+// map[string]any objects), the form a checkpoint restores, so that a node
+// reads a channel the same way whether or not a checkpoint came between
+// the write and the read.
 func (u *untyped) Reduce(prev Values, updates []Values) (Values, int, error) {
 	next := maps.Clone(prev)
 	if next == nil {
@@ -65,27 +73,27 @@ func (u *untyped) Reduce(prev Values, updates []Values) (Values, int, error) {
 				return nil, i, errUndeclared(name, u.shape.Channels)
 			}
 			cur, set := next[name]
+			var err error
 			switch {
 			case c.custom != nil:
 				var cv any
 				if set {
 					cv = cur
 				}
-				nv, err := c.custom(cv, v)
-				if err != nil {
-					return nil, i, &ChannelError{Channel: name, Msg: err.Error()}
+				nv, cerr := c.custom(cv, v)
+				if cerr != nil {
+					return nil, i, &ChannelError{Channel: name, Msg: cerr.Error()}
 				}
-				next[name] = nv
+				next[name], err = normalizeWrite(name, nv)
 			case c.reducer == spec.Append:
-				next[name] = foldAppend(cur, v)
+				next[name], err = foldAppend(name, cur, v)
 			case c.reducer == spec.Merge:
-				m, err := foldMerge(name, cur, v)
-				if err != nil {
-					return nil, i, err
-				}
-				next[name] = m
+				next[name], err = foldMerge(name, cur, v)
 			default:
-				next[name] = v
+				next[name], err = normalizeWrite(name, v)
+			}
+			if err != nil {
+				return nil, i, err
 			}
 		}
 	}
@@ -199,4 +207,86 @@ func (u *untyped) Spec() (*spec.Graph, error) {
 		return u.doc.Clone(), nil
 	}
 	return u.builder.toSpec()
+}
+
+// EncodeWrites encodes what updates changed from prev to next (see
+// WriteEncoder): the channels they name, in the encoding's order (by name),
+// an append channel by its appended elements and a merge channel by the
+// merged keys.
+func (u *untyped) EncodeWrites(dst []ChannelWrite, prev, next *Values, updates []Values) ([]ChannelWrite, bool, error) {
+	var buf [8]string
+	names := buf[:0]
+	for _, up := range updates {
+		for name := range up {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	for _, name := range names {
+		c := u.chans[name]
+		old, wasSet := (*prev)[name]
+		v := (*next)[name]
+		w := ChannelWrite{Channel: name}
+		var err error
+		switch {
+		case c != nil && c.custom == nil && c.reducer == spec.Append:
+			ol, _ := old.([]any)
+			nl, ok := v.([]any)
+			switch {
+			case !ok || !wasSet || len(ol) == 0:
+				w.Value, err = json.Marshal(v)
+			case len(nl) == len(ol):
+				continue // nothing appended
+			default:
+				w.Append = true
+				w.Value, err = json.Marshal(nl[len(ol):])
+			}
+		case c != nil && c.custom == nil && c.reducer == spec.Merge:
+			w.Value, w.Merge, err = mergedKeys(name, old, v, updates)
+		default:
+			if !wasSet {
+				return dst, false, nil // the channel enters the encoding
+			}
+			w.Value, err = json.Marshal(v)
+		}
+		if err != nil {
+			return dst, false, fmt.Errorf("channel %q: %w", name, err)
+		}
+		if w.Value == nil {
+			continue // merged nothing
+		}
+		dst = append(dst, w)
+	}
+	return dst, true, nil
+}
+
+// mergedKeys encodes merge channel name's write: the members of next whose
+// keys the updates merged (nil when they merged none), when the stored object can take them as a merge
+// write (ApplyDeltas inserts a new key by its encoded bytes, which is the
+// encoder's order only when no key needs escaping), else the whole object.
+func mergedKeys(name string, prev, next any, updates []Values) ([]byte, bool, error) {
+	om, _ := prev.(map[string]any)
+	nm, ok := next.(map[string]any)
+	if !ok || len(om) == 0 || !jsonconv.PlainKeys(nm) {
+		data, err := json.Marshal(next)
+		return data, false, err
+	}
+	part := map[string]any{}
+	for _, up := range updates {
+		in, ok := up[name].(map[string]any)
+		if !ok {
+			if vs, isVals := up[name].(Values); isVals {
+				in = vs
+			}
+		}
+		for k := range in {
+			part[k] = nm[k]
+		}
+	}
+	if len(part) == 0 {
+		return nil, false, nil
+	}
+	data, err := json.Marshal(part)
+	return data, true, err
 }

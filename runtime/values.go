@@ -13,10 +13,12 @@ import (
 )
 
 // Values is the untyped state and update of graphs built from a spec at run
-// time or in Go code: channel name to a JSON-like Go value (nil, bool, a
-// number of any Go numeric type, string, []any, map[string]any, or anything
-// that encoding/json round-trips). A channel that is absent is unset; in a
-// state, append and merge channels are always present.
+// time or in Go code: channel name to value. An update may hold any value
+// encoding/json can encode (a struct, an int, a typed slice...); the state
+// holds each in its JSON form, as encoding/json decodes it into an any:
+// nil, bool, float64, string, []any, map[string]any. A channel that is
+// absent is unset; in a state, append and merge channels are always
+// present.
 type Values map[string]any
 
 // NodeFunc is the body of an untyped node: it reads the task's state and
@@ -119,13 +121,23 @@ func Truthy(v any, set bool) bool {
 type ReducerFunc func(current, incoming any) (any, error)
 
 // foldAppend appends incoming to current: a list is concatenated, anything
-// else is one element.
-func foldAppend(current, incoming any) []any {
+// else is one element. The appended elements are kept in their JSON form.
+func foldAppend(name string, current, incoming any) ([]any, error) {
 	cur, _ := current.([]any)
-	return jsonconv.AppendTo(cur, incoming)
+	n := len(cur)
+	out := jsonconv.AppendTo(cur, incoming)
+	for i := n; i < len(out); i++ {
+		e, err := normalizeWrite(name, out[i])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = e
+	}
+	return out, nil
 }
 
-// foldMerge merges the members of incoming into a copy of current.
+// foldMerge merges the members of incoming, in their JSON form, into a
+// copy of current.
 func foldMerge(name string, current, incoming any) (map[string]any, error) {
 	var in map[string]any
 	switch x := incoming.(type) {
@@ -136,6 +148,11 @@ func foldMerge(name string, current, incoming any) (map[string]any, error) {
 	default:
 		return nil, &ChannelError{Channel: name, Msg: jsonconv.NotAnObject(incoming)}
 	}
+	norm, err := normalizeWrite(name, in)
+	if err != nil {
+		return nil, err
+	}
+	in = norm.(map[string]any)
 	cur, _ := current.(map[string]any)
 	out := make(map[string]any, len(cur)+len(in))
 	for k, v := range cur {
@@ -145,6 +162,16 @@ func foldMerge(name string, current, incoming any) (map[string]any, error) {
 		out[k] = v
 	}
 	return out, nil
+}
+
+// normalizeWrite returns a value written to channel name in its JSON form,
+// or the ChannelError of a value that has none.
+func normalizeWrite(name string, v any) (any, error) {
+	n, err := jsonconv.Normalize(v)
+	if err != nil {
+		return nil, &ChannelError{Channel: name, Msg: fmt.Sprintf("cannot hold the written %s: it has no JSON form (%v); channels hold JSON values", jsonconv.Describe(v), err)}
+	}
+	return n, nil
 }
 
 // ConfigError refuses a node's stored config that does not fit the Go type
@@ -204,9 +231,9 @@ func checkConfig(n spec.Node, t reflect.Type) error {
 // no number out of its type's range. An unset channel, or a value that
 // does not fit, is a *ChannelError naming the channel and each problem.
 //
-// Untyped programs see a channel's value as the node wrote it until a
-// checkpoint restores it in its JSON form (map[string]any, []any,
-// float64...); Get reads both the same way.
+// Untyped programs hold values in their JSON form (map[string]any, []any,
+// float64...), before and after a checkpoint alike; Get also takes a value
+// of another Go type, as a Values a node builds may hold.
 func Get[T any](values Values, channel string) (T, error) {
 	var zero T
 	v, ok := values[channel]

@@ -9,12 +9,16 @@ package runtime
 //
 // Version 2 moved the fixed machinery (the JSON object writer, the
 // adapter's conversions, the builder of New, the registry lookup) out of
-// every generated package into runtime/genimpl.
-const GenVersion = 2
+// every generated package into runtime/genimpl. Version 3 added
+// EncodeWrites (WriteEncoder): a generated program encodes what a
+// superstep's updates wrote, not its whole state, for checkpoints stored as
+// deltas, with genimpl.Writes.
+const GenVersion = 3
 
 // MinGenVersion is the oldest generated code this runtime still runs:
 // version 1 packages carry their own copy of what genimpl holds and use
-// only the runtime's API, which version 2 did not change.
+// only the runtime's API, which versions 2 and 3 did not change (a package
+// without EncodeWrites has its whole state encoded at each checkpoint).
 const MinGenVersion = 1
 
 // EnforceVersion is used by generated code in constant expressions that

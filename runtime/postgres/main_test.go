@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/ilmek-go/ilmek/internal/testhook"
 	"github.com/ilmek-go/ilmek/runtime/postgres"
 )
 
@@ -105,6 +106,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	testhook.VerifyUnlessBenchmarking()
 	code := m.Run()
 	if pool != nil {
 		pool.Close()

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ilmek-go/ilmek/internal/testhook"
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/internal/crashtest"
 	"github.com/ilmek-go/ilmek/runtime/sqlite"
@@ -29,5 +30,6 @@ func openForProcesses(path string) (runtime.Checkpointer, func() error, error) {
 func TestMain(m *testing.M) {
 	stallChild()
 	crashtest.Main(openForProcesses, crashKinds...)
+	testhook.VerifyUnlessBenchmarking()
 	os.Exit(m.Run())
 }

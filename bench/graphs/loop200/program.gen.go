@@ -5,6 +5,7 @@ package loop200
 
 import (
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -12,8 +13,8 @@ import (
 // is built with differ in version: re-run `go generate` with the ilmekgen
 // of the same module version as the runtime.
 const (
-	_ = runtime.EnforceVersion(runtime.GenVersion - 2)
-	_ = runtime.EnforceVersion(2 - runtime.MinGenVersion)
+	_ = runtime.EnforceVersion(runtime.GenVersion - 3)
+	_ = runtime.EnforceVersion(3 - runtime.MinGenVersion)
 )
 
 // program is the graph-specific half of a run; the runtime's executor is
@@ -99,6 +100,23 @@ func (p *program) Run(ctx *runtime.Ctx, node int, s State) (Update, error) {
 // EncodeState writes s as the JSON object of its channels.
 func (p *program) EncodeState(s State) ([]byte, error) {
 	return s.MarshalJSON()
+}
+
+// EncodeWrites encodes what updates changed from prev to next, channel by
+// channel: a last_write channel's new value, an append channel's new
+// elements, a merge channel's merged keys (runtime.WriteEncoder).
+func (p *program) EncodeWrites(dst []runtime.ChannelWrite, prev, next *State, updates []Update) ([]runtime.ChannelWrite, bool, error) {
+	w := genimpl.NewWrites(dst)
+	if genimpl.Wrote(updates, func(u *Update) bool {
+		return u.Counter != nil
+	}) {
+		if !prev.HasCounter() {
+			return dst, false, nil
+		}
+		w.Value("counter", next.Counter)
+	}
+	genimpl.Append(&w, "items", prev.Items, next.Items)
+	return w.Done()
 }
 
 // DecodeState reads a state written by EncodeState.

@@ -5,6 +5,7 @@ package wordgraph
 
 import (
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -12,8 +13,8 @@ import (
 // is built with differ in version: re-run `go generate` with the ilmekgen
 // of the same module version as the runtime.
 const (
-	_ = runtime.EnforceVersion(runtime.GenVersion - 2)
-	_ = runtime.EnforceVersion(2 - runtime.MinGenVersion)
+	_ = runtime.EnforceVersion(runtime.GenVersion - 3)
+	_ = runtime.EnforceVersion(3 - runtime.MinGenVersion)
 )
 
 // program is the graph-specific half of a run; the runtime's executor is
@@ -103,6 +104,39 @@ func (p *program) Run(ctx *runtime.Ctx, node int, s State) (Update, error) {
 // EncodeState writes s as the JSON object of its channels.
 func (p *program) EncodeState(s State) ([]byte, error) {
 	return s.MarshalJSON()
+}
+
+// EncodeWrites encodes what updates changed from prev to next, channel by
+// channel: a last_write channel's new value, an append channel's new
+// elements, a merge channel's merged keys (runtime.WriteEncoder).
+func (p *program) EncodeWrites(dst []runtime.ChannelWrite, prev, next *State, updates []Update) ([]runtime.ChannelWrite, bool, error) {
+	w := genimpl.NewWrites(dst)
+	genimpl.Append(&w, "lengths", prev.Lengths, next.Lengths)
+	if genimpl.Wrote(updates, func(u *Update) bool {
+		return u.Total != nil
+	}) {
+		if !prev.HasTotal() {
+			return dst, false, nil
+		}
+		w.Value("total", next.Total)
+	}
+	if genimpl.Wrote(updates, func(u *Update) bool {
+		return u.Word != nil
+	}) {
+		if !prev.HasWord() {
+			return dst, false, nil
+		}
+		w.Value("word", next.Word)
+	}
+	if genimpl.Wrote(updates, func(u *Update) bool {
+		return u.Words != nil
+	}) {
+		if !prev.HasWords() {
+			return dst, false, nil
+		}
+		w.Value("words", next.Words)
+	}
+	return w.Done()
 }
 
 // DecodeState reads a state written by EncodeState.

@@ -15,8 +15,8 @@ import (
 // is built with differ in version: re-run `go generate` with the ilmekgen
 // of the same module version as the runtime.
 const (
-	_ = runtime.EnforceVersion(runtime.GenVersion - 2)
-	_ = runtime.EnforceVersion(2 - runtime.MinGenVersion)
+	_ = runtime.EnforceVersion(runtime.GenVersion - 3)
+	_ = runtime.EnforceVersion(3 - runtime.MinGenVersion)
 )
 
 // program is the graph-specific half of a run; the runtime's executor is
@@ -2607,6 +2607,119 @@ func (p *program) Run(ctx *runtime.Ctx, node int, s State) (Update, error) {
 // EncodeState writes s as the JSON object of its channels.
 func (p *program) EncodeState(s State) ([]byte, error) {
 	return s.MarshalJSON()
+}
+
+// EncodeWrites encodes what updates changed from prev to next, channel by
+// channel: a last_write channel's new value, an append channel's new
+// elements, a merge channel's merged keys (runtime.WriteEncoder).
+func (p *program) EncodeWrites(dst []runtime.ChannelWrite, prev, next *State, updates []Update) ([]runtime.ChannelWrite, bool, error) {
+	w := genimpl.NewWrites(dst)
+	genimpl.Append(&w, "aa", prev.Aa, next.Aa)
+	genimpl.Append(&w, "as", prev.As, next.As)
+	if genimpl.Wrote(updates, func(u *Update) bool {
+		return u.B != nil
+	}) {
+		if !prev.HasB() {
+			return dst, false, nil
+		}
+		w.Value("b", next.B)
+	}
+	if genimpl.Wrote(updates, func(u *Update) bool {
+		return u.D != nil
+	}) {
+		if !prev.HasD() {
+			return dst, false, nil
+		}
+		w.Value("d", next.D)
+	}
+	if genimpl.Wrote(updates, func(u *Update) bool {
+		return u.F != nil
+	}) {
+		if !prev.HasF() {
+			return dst, false, nil
+		}
+		w.Value("f", next.F)
+	}
+	if genimpl.Wrote(updates, func(u *Update) bool {
+		return u.F32 != nil
+	}) {
+		if !prev.HasF32() {
+			return dst, false, nil
+		}
+		w.Value("f32", next.F32)
+	}
+	genimpl.Append(&w, "hits", prev.Hits, next.Hits)
+	if genimpl.Wrote(updates, func(u *Update) bool {
+		return u.I != nil
+	}) {
+		if !prev.HasI() {
+			return dst, false, nil
+		}
+		w.Value("i", next.I)
+	}
+	if genimpl.Wrote(updates, func(u *Update) bool {
+		return u.Lm != nil
+	}) {
+		if !prev.HasLm() {
+			return dst, false, nil
+		}
+		w.Value("lm", next.Lm)
+	}
+	if genimpl.Wrote(updates, func(u *Update) bool {
+		return u.Ls != nil
+	}) {
+		if !prev.HasLs() {
+			return dst, false, nil
+		}
+		w.Value("ls", next.Ls)
+	}
+	genimpl.Merge(&w, "ma", prev.Ma, next.Ma, updates, func(u *Update) map[string]any {
+		return u.Ma
+	})
+	genimpl.Merge(&w, "ms", prev.Ms, next.Ms, updates, func(u *Update) map[string]int {
+		return u.Ms
+	})
+	if genimpl.Wrote(updates, func(u *Update) bool {
+		return u.Pf != nil
+	}) {
+		if !prev.HasPf() {
+			return dst, false, nil
+		}
+		w.Value("pf", next.Pf)
+	}
+	if genimpl.Wrote(updates, func(u *Update) bool {
+		return u.Ps != nil
+	}) {
+		if !prev.HasPs() {
+			return dst, false, nil
+		}
+		w.Value("ps", next.Ps)
+	}
+	if genimpl.Wrote(updates, func(u *Update) bool {
+		return u.S != nil
+	}) {
+		if !prev.HasS() {
+			return dst, false, nil
+		}
+		w.Value("s", next.S)
+	}
+	if genimpl.Wrote(updates, func(u *Update) bool {
+		return u.U != nil
+	}) {
+		if !prev.HasU() {
+			return dst, false, nil
+		}
+		w.Value("u", next.U)
+	}
+	if genimpl.Wrote(updates, func(u *Update) bool {
+		return u.V != nil
+	}) {
+		if !prev.HasV() {
+			return dst, false, nil
+		}
+		w.Value("v", next.V)
+	}
+	return w.Done()
 }
 
 // DecodeState reads a state written by EncodeState.

@@ -1,0 +1,130 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	"github.com/ilmek-go/ilmek/internal/testhook"
+)
+
+// How a run hands its checkpoints to the Checkpointer: as deltas of the
+// checkpoint before when the backend stores deltas, encoding only what the
+// superstep's updates wrote when the program can (WriteEncoder), and the
+// whole state otherwise.
+
+// deltaState is the runner's part of writing checkpoints as deltas.
+type deltaState struct {
+	split   splitCache     // finds the delta between two full encodings
+	writes  []ChannelWrite // the pending checkpoint's change, when encoded
+	encoded bool           // writes hold the pending checkpoint's change from r.latest
+	werr    error          // the program's failure to encode them, reported at the checkpoint
+}
+
+// writeEncoder returns the program's WriteEncoder when the run's
+// Checkpointer stores deltas, else nil.
+func (r *runner[S, U]) writeEncoder() WriteEncoder[S, U] {
+	if _, ok := r.cfg.cp.(DeltaCheckpointer); !ok {
+		return nil
+	}
+	we, _ := r.p.(WriteEncoder[S, U])
+	return we
+}
+
+// encodeWrites records what updates changed from prev to next, when the
+// run's next checkpoint can be a delta of r.latest and the program encodes
+// updates. It is called right after Reduce, while the updates are at hand;
+// the checkpoint of next then needs no encoding of the whole state.
+func (r *runner[S, U]) encodeWrites(prev, next *S, updates []U) {
+	r.encoded, r.werr = false, nil
+	if r.latest == nil || r.cfg.cp == nil {
+		return
+	}
+	we := r.writeEncoder()
+	if we == nil {
+		return
+	}
+	ws, ok, err := we.EncodeWrites(r.writes[:0], prev, next, updates)
+	r.writes = ws
+	if err != nil {
+		r.werr = &CheckpointError{Op: "encode state", Err: err}
+		return
+	}
+	r.encoded = ok
+	if ok && testhook.VerifyWrites() {
+		r.verifyWrites(prev, next, ws)
+	}
+}
+
+// verifyWrites panics when writes do not turn prev's encoding into next's
+// byte for byte: a broken WriteEncoder, caught by the tests that turn the
+// check on (internal/testhook).
+func (r *runner[S, U]) verifyWrites(prev, next *S, ws []ChannelWrite) {
+	before, err := r.p.EncodeState(*prev)
+	if err != nil {
+		panic(fmt.Sprintf("verify writes: encode the state before: %v", err))
+	}
+	after, err := r.p.EncodeState(*next)
+	if err != nil {
+		panic(fmt.Sprintf("verify writes: encode the state after: %v", err))
+	}
+	got, err := ApplyDeltas(bytes.Clone(before), ws)
+	if err != nil {
+		panic(fmt.Sprintf("verify writes: %v\nbefore: %s\nwrites: %+v", err, before, ws))
+	}
+	if !bytes.Equal(got, after) {
+		panic(fmt.Sprintf("verify writes: the writes do not give the state after\nbefore: %s\nwrites: %s\ngot:    %s\nwant:   %s", before, writesText(ws), got, after))
+	}
+}
+
+func writesText(ws []ChannelWrite) string {
+	var b bytes.Buffer
+	for _, w := range ws {
+		fmt.Fprintf(&b, "[%s append=%v merge=%v %s]", w.Channel, w.Append, w.Merge, w.Value)
+	}
+	return b.String()
+}
+
+// write hands cp to the Checkpointer: as a delta of the run's latest
+// checkpoint (its parent) when the backend stores deltas and the change
+// fits one, in full otherwise. It returns the encoded bytes handed over.
+// cp.Channels is nil when the program encoded the change (r.encoded); a
+// write in full then encodes the state.
+func (r *runner[S, U]) write(ctx context.Context, cp *Checkpoint, done []string) (int, error) {
+	encoded := r.encoded
+	r.encoded = false
+	if dc, ok := r.cfg.cp.(DeltaCheckpointer); ok && r.latest != nil && cp.ParentID == r.latest.ID {
+		var writes []ChannelWrite
+		fits := true
+		switch {
+		case cp.Channels == nil && encoded:
+			writes = r.writes
+		case cp.Channels == nil || sameBytes(cp.Channels, r.latest.Channels):
+			// A pause, or a run that starts without input: nothing changed.
+		case r.latest.Channels == nil:
+			fits = false
+		default:
+			writes, fits = r.split.writes(r.latest.Channels, cp.Channels)
+		}
+		if fits {
+			d := Delta{Base: r.latest.ID, Writes: writes}
+			c := *cp
+			c.Channels = nil
+			return d.Size() + checkpointBytes(&c), dc.PutDelta(ctx, &c, d, done)
+		}
+	}
+	if cp.Channels == nil {
+		chans, err := r.p.EncodeState(r.state)
+		if err != nil {
+			return 0, fmt.Errorf("encode state: %w", err)
+		}
+		cp.Channels = chans
+	}
+	return checkpointBytes(cp), r.cfg.cp.Put(ctx, cp, done)
+}
+
+// sameBytes reports whether a and b are the same slice (a checkpoint that
+// carries its parent's channels unchanged).
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
