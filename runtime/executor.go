@@ -69,7 +69,7 @@ func newRunner[S, U any](g *Graph[S, U], ctx context.Context, cfg runConfig, yie
 	r.info = runInfo{shape: g.shape, runID: newID(), threadID: cfg.thread, meta: cfg.meta, logger: cfg.logger, limit: cfg.limit, strict: cfg.strict, cp: cfg.cp}
 	r.obs = g.observer(&cfg)
 	r.info.obs = r.obs
-	r.encoded, r.werr = false, nil
+	r.encoded, r.werr, r.wctx, r.wbase = false, nil, nil, nil
 	r.setupThread()
 	return r
 }
@@ -82,8 +82,11 @@ func (r *runner[S, U]) release() {
 	clear(r.updates[:cap(r.updates)])
 	clear(r.cur[:cap(r.cur)])
 	clear(r.nxt[:cap(r.nxt)])
+	clear(r.writes[:cap(r.writes)])
+	ws := r.writes[:0]
 	r.planner.tasks = nil
 	*r = runner[S, U]{planner: r.planner, cur: r.cur[:0], nxt: r.nxt[:0], slots: r.slots, updates: r.updates[:0], msgs: r.msgs, noEdge: r.noEdge[:0]}
+	r.writes = ws
 	g.runners.Put(r)
 }
 

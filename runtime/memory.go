@@ -34,6 +34,9 @@ type memThread struct {
 // set), or the delta of checkpoint base (cp.Channels nil).
 type memCP struct {
 	cp     *Checkpoint
+	own    Checkpoint // what cp points to when the entry was made by newMemCP
+	next1  [1]TaskRef // own.Next, when it has one task
+	write1 [1]ChannelWrite
 	base   string
 	writes []ChannelWrite
 	depth  int // deltas since the snapshot, this one included
@@ -120,8 +123,6 @@ func (m *Memory) Put(ctx context.Context, cp *Checkpoint, done []string) error {
 // PutDelta stores a copy of cp as d, or as a full snapshot when the chain
 // of deltas since the last one reaches the Compaction limits.
 func (m *Memory) PutDelta(ctx context.Context, cp *Checkpoint, d Delta, done []string) error {
-	c := cloneCheckpoint(cp)
-	c.Channels = nil
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.fence(ctx, cp.ThreadID); err != nil {
@@ -140,18 +141,39 @@ func (m *Memory) PutDelta(ctx context.Context, cp *Checkpoint, d Delta, done []s
 	if base.base == "" {
 		snap = len(base.cp.Channels)
 	}
-	e := &memCP{cp: c, base: d.Base, writes: cloneWrites(d.Writes), depth: base.depth + 1, bytes: base.bytes + size, snap: snap}
+	e := newMemCP(cp)
+	e.base, e.depth, e.bytes, e.snap = d.Base, base.depth+1, base.bytes+size, snap
+	e.writes = cloneWritesInto(e.write1[:0], d.Writes)
 	if m.compact.Snapshot(base.depth, base.bytes, size, snap) {
 		chans, err := m.channels(t, i, e.writes)
 		if err != nil {
 			return fmt.Errorf("memory: compact checkpoint %s of thread %q: %w", cp.ID, cp.ThreadID, err)
 		}
-		e = &memCP{cp: c}
-		c.Channels = chans
+		e.base, e.writes, e.depth, e.bytes, e.snap = "", nil, 0, 0, 0
+		e.cp.Channels = chans
 	}
 	m.add(e, done)
-	m.touch(ctx, c)
+	m.touch(ctx, e.cp)
 	return nil
+}
+
+// newMemCP returns an entry holding a copy of cp without its channels: one
+// allocation for the entry, the checkpoint and a one-task plan.
+func newMemCP(cp *Checkpoint) *memCP {
+	e := &memCP{own: *cp}
+	e.cp = &e.own
+	e.own.Channels = nil
+	switch len(cp.Next) {
+	case 0:
+		e.own.Next = nil
+	case 1:
+		e.next1[0] = cp.Next[0]
+		e.own.Next = e.next1[:]
+	default:
+		e.own.Next = slices.Clone(cp.Next)
+	}
+	e.own.Pending = slices.Clone(cp.Pending)
+	return e
 }
 
 // add appends e to its thread and drops the journals of done; m.mu is held.
@@ -261,12 +283,21 @@ func (m *Memory) Prune(_ context.Context, threadID string, opts PruneOptions) (i
 	return removed, nil
 }
 
-func cloneWrites(ws []ChannelWrite) []ChannelWrite {
-	out := slices.Clone(ws)
-	for i := range out {
-		out[i].Value = slices.Clone(out[i].Value)
+// cloneWritesInto appends copies of ws to dst, their values in one
+// allocation.
+func cloneWritesInto(dst []ChannelWrite, ws []ChannelWrite) []ChannelWrite {
+	n := 0
+	for _, w := range ws {
+		n += len(w.Value)
 	}
-	return out
+	buf := make([]byte, 0, n)
+	for _, w := range ws {
+		at := len(buf)
+		buf = append(buf, w.Value...)
+		w.Value = buf[at:len(buf):len(buf)]
+		dst = append(dst, w)
+	}
+	return dst
 }
 
 // Get returns a copy of the checkpoint id, or of the latest one when id is "".

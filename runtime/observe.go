@@ -141,8 +141,12 @@ func (r *runner[S, U]) taskEnded(s *slot[S, U]) {
 // put writes a checkpoint; a timed run measures the write, and an observed
 // one reports it.
 func (r *runner[S, U]) put(cp *Checkpoint, done []string, pause bool) (err error) {
-	ctx, cancel := durableWrite(r.ctx)
-	defer cancel()
+	ctx := r.writeContext()
+	if ctx == nil {
+		var cancel context.CancelFunc
+		ctx, cancel = durableWrite(r.ctx)
+		defer cancel()
+	}
 	if r.tw != nil {
 		// The thread's metadata or the run's outcome ride with the write.
 		ctx = ContextWithThreadWrite(ctx, r.tw)

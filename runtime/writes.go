@@ -19,6 +19,8 @@ type deltaState struct {
 	writes  []ChannelWrite // the pending checkpoint's change, when encoded
 	encoded bool           // writes hold the pending checkpoint's change from r.latest
 	werr    error          // the program's failure to encode them, reported at the checkpoint
+
+	wctx, wbase context.Context // writeContext's, and the run context it was made of
 }
 
 // writeEncoder returns the program's WriteEncoder when the run's
@@ -85,6 +87,26 @@ func writesText(ws []ChannelWrite) string {
 	return b.String()
 }
 
+// inProcess is implemented by Checkpointers whose writes never wait on I/O
+// (Memory): a run writes to them under its own context, without the
+// cancellation or the time limit of durableWrite.
+type inProcess interface{ inProcess() }
+
+func (m *Memory) inProcess() {}
+
+// writeContext returns the context of a checkpoint write to an in-process
+// Checkpointer, made once per run, or nil for another Checkpointer (each
+// write then gets durableWrite's).
+func (r *runner[S, U]) writeContext() context.Context {
+	if _, ok := r.cfg.cp.(inProcess); !ok {
+		return nil
+	}
+	if r.wctx == nil || r.wbase != r.ctx {
+		r.wctx, r.wbase = context.WithoutCancel(r.ctx), r.ctx
+	}
+	return r.wctx
+}
+
 // write hands cp to the Checkpointer: as a delta of the run's latest
 // checkpoint (its parent) when the backend stores deltas and the change
 // fits one, in full otherwise. It returns the encoded bytes handed over.
@@ -108,9 +130,13 @@ func (r *runner[S, U]) write(ctx context.Context, cp *Checkpoint, done []string)
 		}
 		if fits {
 			d := Delta{Base: r.latest.ID, Writes: writes}
-			c := *cp
-			c.Channels = nil
-			return d.Size() + checkpointBytes(&c), dc.PutDelta(ctx, &c, d, done)
+			// cp without its channels (they are the delta's to say); cp
+			// keeps them for the next delta.
+			chans := cp.Channels
+			cp.Channels = nil
+			err := dc.PutDelta(ctx, cp, d, done)
+			cp.Channels = chans
+			return d.Size() + checkpointBytes(cp), err
 		}
 	}
 	if cp.Channels == nil {
