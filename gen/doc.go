@@ -37,6 +37,8 @@
 //		Goto     []Target  // non-nil: a command
 //	}
 //	type Target struct{ ... }              // To(NodeID), Send(NodeID, Update), SendState(NodeID, State)
+//	type SplitGoto struct{ ... }           // per node with a "goto" list: .To(), .Send(Update), .SendState(State)
+//	var SplitGotos = struct{ NodeMeasure SplitGoto }{...} // its declared destinations only
 //	type LLMConfig struct{ Model string; Tools []string } // per node type
 //	type Node func(ctx *runtime.Ctx, s State) (Update, error)
 //	type Nodes interface {                 // one method per node type
@@ -126,6 +128,13 @@
 // the map once per Reduce); no reflection, map lookup or JSON runs there. A
 // command's Goto becomes runtime.SetGoto targets; a send's input is a State
 // (Send folds an Update into an empty state; SendState takes a State as is).
+// A node whose document declares a "goto" list (node "split": ["measure"])
+// also gets a destination type, SplitGoto, whose only values are the
+// fields of SplitGotos, one per declared destination named as its Node
+// constant (End for __end__): a command built from them,
+// SplitGotos.NodeMeasure.Send(u), cannot name an undeclared node and
+// compile. The generic To, Send and SendState still take any node; the run
+// refuses an undeclared one (runtime.UndeclaredGotoError).
 // Spec decodes the embedded canonical document once and returns a clone, so
 // runtime.ToSpec of a generated graph is value-equal to the source spec.
 // Constants built with runtime.EnforceVersion fail the build when the

@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/dave/jennifer/jen"
 
@@ -20,6 +21,7 @@ func (m *model) emitGraph(f *jen.File) {
 	m.emitState(f)
 	m.emitUpdate(f)
 	m.emitTargets(f)
+	m.emitGotos(f)
 	m.emitConfigs(f)
 	m.emitNodes(f)
 }
@@ -346,4 +348,68 @@ func (m *model) emitNodes(f *jen.File) {
 		jen.Return(jen.Qual(runtimePath, "New").Types(jen.Id("State"), jen.Id("Update")).Call(jen.Id("p"), jen.Id("opts").Op("..."))),
 	)
 	f.Func().Id("New").Params(jen.Id("n").Id("Nodes"), jen.Id("opts").Op("...").Qual(runtimePath, "Option")).Params(jen.Op("*").Id("Graph"), jen.Error()).Block(body...)
+}
+
+// emitGotos writes, for each node whose document declares a "goto" list,
+// a destination type whose only values are the declared destinations: a
+// command built from them cannot name another node and compile.
+func (m *model) emitGotos(f *jen.File) {
+	byID := make(map[string]*nodeModel, len(m.nodes))
+	for _, n := range m.nodes {
+		byID[n.id] = n
+	}
+	for i, n := range m.nodes {
+		decl := m.g.Nodes[i].Goto
+		if decl == nil {
+			continue
+		}
+		field := strings.TrimPrefix(n.konst, "Node")
+		typ, vals := field+"Goto", field+"Gotos"
+		f.Line()
+		f.Add(doc(fmt.Sprintf("%s is a destination node %s declares in its \"goto\" list: the fields of", typ, quote(n.id)),
+			fmt.Sprintf("%s are its only values, so a command built from them cannot name an", vals),
+			"undeclared node and compile. The zero value names no node and fails the run",
+			"(the generic To, Send and SendState are checked at run time instead)."))
+		f.Type().Id(typ).Struct(jen.Id("node").Id("NodeID"), jen.Id("set").Bool())
+		f.Line()
+		var fields, values []jen.Code
+		seen := map[string]bool{}
+		for _, to := range decl {
+			name, konst := "End", "End"
+			if to != spec.End {
+				d := byID[to]
+				if d == nil {
+					continue // refused by the checks before generation
+				}
+				name, konst = d.konst, d.konst
+			}
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			fields = append(fields, jen.Id(name).Id(typ))
+			values = append(values, jen.Id(name).Op(":").Id(typ).Values(jen.Id("node").Op(":").Id(konst), jen.Id("set").Op(":").True()))
+		}
+		f.Add(doc(fmt.Sprintf("%s are the destinations node %s declares, one field per", vals, quote(n.id)),
+			"destination, named as its Node constant (End for __end__)."))
+		f.Var().Id(vals).Op("=").Struct(fields...).Values(lines(values)...)
+		f.Line()
+		recv := jen.Id("d").Id(typ)
+		target := func(extra ...jen.Code) jen.Code {
+			return jen.Id("Target").Values(append([]jen.Code{jen.Id("node").Op(":").Id("d").Dot("node")}, extra...)...)
+		}
+		bad := jen.If(jen.Op("!").Id("d").Dot("set")).Block(jen.Return(jen.Id("Target").Values(jen.Id("node").Op(":").Id("End").Op("-").Lit(1))))
+		f.Add(doc("To plans the destination for the next superstep, as To does."))
+		f.Func().Params(recv).Id("To").Params().Id("Target").Block(bad, jen.Return(target()))
+		f.Line()
+		f.Add(doc("Send plans one task of the destination whose state is input folded into",
+			"an empty state, as Send does."))
+		f.Func().Params(recv.Clone()).Id("Send").Params(jen.Id("input").Id("Update")).Id("Target").Block(bad.Clone(),
+			jen.Return(target(jen.Id("send").Op(":").True(), jen.Id("input").Op(":").Id("State").Values().Dot("With").Call(jen.Id("input")))))
+		f.Line()
+		f.Add(doc("SendState plans one task of the destination whose state is s, as",
+			"SendState does."))
+		f.Func().Params(recv.Clone()).Id("SendState").Params(jen.Id("s").Id("State")).Id("Target").Block(bad.Clone(),
+			jen.Return(target(jen.Id("send").Op(":").True(), jen.Id("input").Op(":").Id("s"))))
+	}
 }

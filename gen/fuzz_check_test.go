@@ -417,8 +417,13 @@ func expectedDecls(g *spec.Graph, dn docNames, bound map[string]bool) map[declKe
 			add("method State.Has" + f)
 		}
 	}
-	for _, n := range dn.nodes {
+	for i, n := range dn.nodes {
 		add("const " + n)
+		if g.Nodes[i].Goto != nil {
+			f := strings.TrimPrefix(n, "Node")
+			add("type "+f+"Goto", "var "+f+"Gotos", "field "+f+"Goto.node", "field "+f+"Goto.set",
+				"method "+f+"Goto.To", "method "+f+"Goto.Send", "method "+f+"Goto.SendState")
+		}
 	}
 	for i, m := range dn.methods {
 		add("method Nodes."+m, "method registryNodes."+m)
@@ -782,6 +787,15 @@ func canaryGraph(g *spec.Graph) *spec.Graph {
 		}
 		c.Nodes[i] = cn
 	}
+	for i, n := range g.Nodes {
+		if n.Goto == nil {
+			continue
+		}
+		c.Nodes[i].Goto = make([]string, len(n.Goto))
+		for j, to := range n.Goto {
+			c.Nodes[i].Goto[j] = ids[to]
+		}
+	}
 	if g.Edges != nil {
 		c.Edges = make([]spec.Edge, len(g.Edges))
 	}
@@ -897,6 +911,21 @@ func roles(gp *genPackage, g *spec.Graph) map[types.Object]string {
 	}
 	for i, n := range dn.nodes {
 		set(scope.Lookup(n), fmt.Sprintf("node#%d.const", i))
+		if g.Nodes[i].Goto == nil {
+			continue
+		}
+		f := strings.TrimPrefix(n, "Node")
+		set(scope.Lookup(f+"Goto"), fmt.Sprintf("node#%d.goto", i))
+		gotos := scope.Lookup(f + "Gotos")
+		set(gotos, fmt.Sprintf("node#%d.gotos", i))
+		if gotos == nil {
+			continue
+		}
+		if st, ok := gotos.Type().(*types.Struct); ok {
+			for k := range st.NumFields() {
+				set(st.Field(k), fmt.Sprintf("node#%d.gotos.%d", i, k))
+			}
+		}
 	}
 	nodes, reg := named("Nodes"), named("registryNodes")
 	for i, m := range dn.methods {

@@ -160,7 +160,7 @@ func (m *model) newFile() *jen.File {
 var localNames = map[string]bool{}
 
 func init() {
-	for _, n := range strings.Fields(`b bad cfg ctx data diags dst e err extra factory fn from g gotos i id in input k key linear m mb members method msgs n name names next node ok opts out own p pl prev r raw reg rv s t targets typ u updates v vals value w x`) {
+	for _, n := range strings.Fields(`b bad cfg ctx d data diags dst e err extra factory fn from g gotos i id in input k key linear m mb members method msgs n name names next node ok opts out own p pl prev r raw reg rv s t targets typ u updates v vals value w x`) {
 		localNames[n] = true
 	}
 }

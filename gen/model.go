@@ -170,6 +170,12 @@ func buildModel(g *spec.Graph, opts Options, d *diags) *model {
 		} else {
 			nm.konst = konst
 			claim(pkg, nm.konst, origin{desc: "node " + quote(n.ID), path: nm.path})
+			if n.Goto != nil {
+				// Its declared destinations' type and values (emitGotos).
+				f, at := strings.TrimPrefix(konst, "Node"), spec.PathKey(spec.PathIndex("nodes", i), "goto")
+				claim(pkg, f+"Goto", origin{desc: "node " + quote(n.ID) + " (its goto type)", path: at})
+				claim(pkg, f+"Gotos", origin{desc: "node " + quote(n.ID) + " (its declared destinations)", path: at})
+			}
 		}
 		tm := byType[n.Type]
 		if tm == nil {

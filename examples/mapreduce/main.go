@@ -50,7 +50,9 @@ func (nodes) Splitter(_ wordgraph.NodeID, cfg wordgraph.SplitterConfig) (wordgra
 			if w == "" {
 				continue
 			}
-			targets = append(targets, wordgraph.Send(wordgraph.NodeMeasure, wordgraph.Update{Word: new(w)}))
+			// split declares "goto": ["measure"] in the document, so
+			// SplitGotos holds measure only: another node would not compile.
+			targets = append(targets, wordgraph.SplitGotos.NodeMeasure.Send(wordgraph.Update{Word: new(w)}))
 		}
 		return wordgraph.Update{Goto: targets}, nil
 	}, nil

@@ -3,9 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/ilmek-go/ilmek/examples/mapreduce/wordgraph"
+	"github.com/ilmek-go/ilmek/runtime"
 )
 
 func TestRun(t *testing.T) {
@@ -42,4 +46,28 @@ func TestLengthsFoldInSendOrder(t *testing.T) {
 			t.Fatalf("lengths out of send order:\n%.300s", out.String())
 		}
 	}
+}
+
+// TestZeroGotoFailsTheRun: a SplitGoto that is not one of SplitGotos (its
+// zero value) names no node: the run fails on the command, naming it.
+func TestZeroGotoFailsTheRun(t *testing.T) {
+	g, err := wordgraph.New(zeroGoto{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = g.Invoke(context.Background(), wordgraph.Update{Words: new([]string{"a"})})
+	var ut *runtime.UnknownTargetError
+	if !errors.As(err, &ut) {
+		t.Fatalf("err %v, want an UnknownTargetError", err)
+	}
+}
+
+// zeroGoto is nodes whose splitter sends to the zero SplitGoto.
+type zeroGoto struct{ nodes }
+
+func (zeroGoto) Splitter(wordgraph.NodeID, wordgraph.SplitterConfig) (wordgraph.Node, error) {
+	return func(*runtime.Ctx, wordgraph.State) (wordgraph.Update, error) {
+		var d wordgraph.SplitGoto
+		return wordgraph.Update{Goto: []wordgraph.Target{d.To()}}, nil
+	}, nil
 }

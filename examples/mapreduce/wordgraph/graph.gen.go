@@ -180,6 +180,49 @@ func SendState(node NodeID, s State) Target {
 	return Target{node: node, send: true, input: s}
 }
 
+// SplitGoto is a destination node "split" declares in its "goto" list: the fields of
+// SplitGotos are its only values, so a command built from them cannot name an
+// undeclared node and compile. The zero value names no node and fails the run
+// (the generic To, Send and SendState are checked at run time instead).
+type SplitGoto struct {
+	node NodeID
+	set  bool
+}
+
+// SplitGotos are the destinations node "split" declares, one field per
+// destination, named as its Node constant (End for __end__).
+var SplitGotos = struct {
+	NodeMeasure SplitGoto
+}{
+	NodeMeasure: SplitGoto{node: NodeMeasure, set: true},
+}
+
+// To plans the destination for the next superstep, as To does.
+func (d SplitGoto) To() Target {
+	if !d.set {
+		return Target{node: End - 1}
+	}
+	return Target{node: d.node}
+}
+
+// Send plans one task of the destination whose state is input folded into
+// an empty state, as Send does.
+func (d SplitGoto) Send(input Update) Target {
+	if !d.set {
+		return Target{node: End - 1}
+	}
+	return Target{node: d.node, send: true, input: State{}.With(input)}
+}
+
+// SendState plans one task of the destination whose state is s, as
+// SendState does.
+func (d SplitGoto) SendState(s State) Target {
+	if !d.set {
+		return Target{node: End - 1}
+	}
+	return Target{node: d.node, send: true, input: s}
+}
+
 // MeasurerConfig is the config of node type "measurer", generated from the configs
 // its nodes store in the spec.
 type MeasurerConfig struct{}
