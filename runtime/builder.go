@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -20,6 +21,7 @@ type Builder struct {
 	channels []builderChannel
 	nodes    []builderNode
 	edges    []builderEdge
+	gotos    map[string][]string // declared goto lists by node id
 	errs     []string
 }
 
@@ -74,6 +76,23 @@ func (b *Builder) Node(id string, fn NodeFunc) *Builder {
 // encodes to a JSON object, or nil), so the graph can be stored.
 func (b *Builder) TypedNode(id, typ string, config any, fn NodeFunc) *Builder {
 	b.nodes = append(b.nodes, builderNode{id: id, typ: typ, config: config, fn: fn})
+	return b
+}
+
+// Goto declares the destinations a command or send of node from may name
+// (node ids or spec.End), as a document's "goto" member does: a run
+// refuses any other (UndeclaredGotoError), ToSpec stores the list, and
+// the targets count as reachable. Without it, a node's command may route
+// anywhere.
+func (b *Builder) Goto(from string, targets ...string) *Builder {
+	if b.gotos == nil {
+		b.gotos = map[string][]string{}
+	}
+	if _, dup := b.gotos[from]; dup {
+		b.errs = append(b.errs, fmt.Sprintf("node %q declares its goto list twice; give every target in one Goto call", from))
+		return b
+	}
+	b.gotos[from] = slices.Clone(targets)
 	return b
 }
 
@@ -218,6 +237,7 @@ func (b *Builder) program() (*untyped, error) {
 	if !entry {
 		errs = append(errs, "graph has no entry edge: add an edge from spec.Start")
 	}
+	errs = append(errs, b.checkGotos(index)...)
 	if len(errs) > 0 {
 		return nil, &SpecError{Msg: "runtime: cannot compile graph " + fmt.Sprintf("%q", b.name) + ":\n\t" + strings.Join(errs, "\n\t")}
 	}
@@ -242,7 +262,7 @@ func (b *Builder) toSpec() (*spec.Graph, error) {
 			errs = append(errs, fmt.Errorf("node %q has no registry type; add it with TypedNode so a registry can rebuild it", n.id))
 			continue
 		}
-		sn := spec.Node{ID: n.id, Type: n.typ}
+		sn := spec.Node{ID: n.id, Type: n.typ, Goto: slices.Clone(b.gotos[n.id])}
 		if n.config != nil {
 			raw, err := json.Marshal(n.config)
 			if err != nil || len(raw) == 0 || raw[0] != '{' {
@@ -267,4 +287,50 @@ func (b *Builder) toSpec() (*spec.Graph, error) {
 		return nil, fmt.Errorf("runtime: graph %q cannot be stored as a document: %w", b.name, errors.Join(errs...))
 	}
 	return g, nil
+}
+
+// checkGotos returns what is wrong with the declared goto lists, as the
+// document's rules say: a known node, targets that are nodes or spec.End,
+// each listed once, never spec.Start, and not an empty list.
+func (b *Builder) checkGotos(index map[string]int) []string {
+	var errs []string
+	for _, from := range slices.Sorted(maps.Keys(b.gotos)) {
+		targets := b.gotos[from]
+		if _, ok := index[from]; !ok {
+			errs = append(errs, fmt.Sprintf("Goto of unknown node %q", from))
+			continue
+		}
+		if len(targets) == 0 {
+			errs = append(errs, fmt.Sprintf("node %q declares an empty goto list; name its destinations, or leave Goto out to restrict nothing", from))
+		}
+		seen := map[string]bool{}
+		for _, t := range targets {
+			_, ok := index[t]
+			switch {
+			case t == spec.Start:
+				errs = append(errs, fmt.Sprintf("node %q declares goto %q: a command cannot route to the entry", from, t))
+			case t != spec.End && !ok:
+				errs = append(errs, fmt.Sprintf("node %q declares goto to unknown node %q", from, t))
+			case seen[t]:
+				errs = append(errs, fmt.Sprintf("node %q declares goto %q twice", from, t))
+			}
+			seen[t] = true
+		}
+	}
+	return errs
+}
+
+// gotoDoc returns a document holding only the declared goto lists, for the
+// run-time check of a code-built graph (nil when none is declared).
+func (b *Builder) gotoDoc() *spec.Graph {
+	if len(b.gotos) == 0 {
+		return nil
+	}
+	g := &spec.Graph{}
+	for _, n := range b.nodes {
+		if ts, ok := b.gotos[n.id]; ok {
+			g.Nodes = append(g.Nodes, spec.Node{ID: n.id, Goto: ts})
+		}
+	}
+	return g
 }

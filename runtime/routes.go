@@ -110,7 +110,11 @@ func newRoutes[S, U any](p Program[S, U], ids []string) routes {
 	var rt routes
 	nodes := len(ids)
 	if u, ok := any(p).(*untyped); ok {
-		rt.readGotos(u.doc, ids)
+		if u.doc != nil {
+			rt.readGotos(u.doc, ids)
+		} else if u.builder != nil {
+			rt.readGotos(u.builder.gotoDoc(), ids)
+		}
 		for i := range nodes {
 			edges := u.edges[i+1]
 			all := len(edges) > 0
