@@ -69,7 +69,7 @@ func newRunner[S, U any](g *Graph[S, U], ctx context.Context, cfg runConfig, yie
 	r.info = runInfo{shape: g.shape, runID: newID(), threadID: cfg.thread, meta: cfg.meta, logger: cfg.logger, limit: cfg.limit, strict: cfg.strict, cp: cfg.cp}
 	r.obs = g.observer(&cfg)
 	r.info.obs = r.obs
-	r.encoded, r.werr, r.wctx, r.wbase = false, nil, nil, nil
+	r.encoded, r.werr = false, nil
 	r.setupThread()
 	return r
 }

@@ -127,7 +127,14 @@ func (r *runner[S, U]) checkpoint(step int, keepPlan *string) (*Checkpoint, erro
 			return nil, &CheckpointError{Op: "encode state", Err: err}
 		}
 	}
-	next := make([]TaskRef, len(r.cur))
+	// The checkpoint and its plan in one allocation when it plans one task.
+	a := &checkpointAlloc{}
+	next := a.next[:0:0]
+	if len(r.cur) <= len(a.next) {
+		next = a.next[:len(r.cur)]
+	} else {
+		next = make([]TaskRef, len(r.cur))
+	}
 	for i, t := range r.cur {
 		next[i] = TaskRef{Node: r.g.ids[t.node], Key: t.key}
 		if t.send {
@@ -138,7 +145,8 @@ func (r *runner[S, U]) checkpoint(step int, keepPlan *string) (*Checkpoint, erro
 			next[i].Input = in
 		}
 	}
-	cp := &Checkpoint{ID: newID(), ThreadID: r.cfg.thread, Step: step, Channels: chans, Next: next, Created: time.Now().UTC()}
+	cp := &a.cp
+	*cp = Checkpoint{ID: newID(), ThreadID: r.cfg.thread, Step: step, Channels: chans, Next: next, Created: time.Now().UTC()}
 	cp.Fingerprint, cp.Format = r.g.Fingerprint(), CheckpointFormat
 	if r.latest != nil {
 		cp.ParentID = r.latest.ID
@@ -148,6 +156,12 @@ func (r *runner[S, U]) checkpoint(step int, keepPlan *string) (*Checkpoint, erro
 		cp.PlanID = *keepPlan
 	}
 	return cp, nil
+}
+
+// checkpointAlloc is a checkpoint with room for a one-task plan.
+type checkpointAlloc struct {
+	cp   Checkpoint
+	next [1]TaskRef
 }
 
 // start loads or creates the thread's state and the first tasks of the run.

@@ -19,8 +19,6 @@ type deltaState struct {
 	writes  []ChannelWrite // the pending checkpoint's change, when encoded
 	encoded bool           // writes hold the pending checkpoint's change from r.latest
 	werr    error          // the program's failure to encode them, reported at the checkpoint
-
-	wctx, wbase context.Context // writeContext's, and the run context it was made of
 }
 
 // writeEncoder returns the program's WriteEncoder when the run's
@@ -88,23 +86,22 @@ func writesText(ws []ChannelWrite) string {
 }
 
 // inProcess is implemented by Checkpointers whose writes never wait on I/O
-// (Memory): a run writes to them under its own context, without the
-// cancellation or the time limit of durableWrite.
+// and never look at their context's cancellation (Memory): a run writes
+// to them under its own context, without durableWrite's detachment and
+// time limit.
 type inProcess interface{ inProcess() }
 
 func (m *Memory) inProcess() {}
 
 // writeContext returns the context of a checkpoint write to an in-process
-// Checkpointer, made once per run, or nil for another Checkpointer (each
-// write then gets durableWrite's).
+// Checkpointer (the run's own: it carries the lease and nothing else is
+// read from it), or nil for another Checkpointer (each write then gets
+// durableWrite's).
 func (r *runner[S, U]) writeContext() context.Context {
 	if _, ok := r.cfg.cp.(inProcess); !ok {
 		return nil
 	}
-	if r.wctx == nil || r.wbase != r.ctx {
-		r.wctx, r.wbase = context.WithoutCancel(r.ctx), r.ctx
-	}
-	return r.wctx
+	return r.ctx
 }
 
 // write hands cp to the Checkpointer: as a delta of the run's latest
