@@ -144,44 +144,6 @@ func (e *UnknownTargetError) Error() string {
 	return fmt.Sprintf("goto names unknown node %q", e.Target)
 }
 
-// ErrorKind classifies an error from a run: "spec", "options", "node", "reduce",
-// "recursion_limit", "resume", "busy", "checkpoint", "aborted" or "" when err
-// is nil. It is the kind the conformance cases compare.
-func ErrorKind(err error) string {
-	var (
-		ne *NodeError
-		re *ReduceError
-		rl *RecursionLimitError
-		rs *ResumeError
-		se *SpecError
-		ce *CheckpointError
-		oe *OptionError
-	)
-	switch {
-	case err == nil:
-		return ""
-	case errors.As(err, &se):
-		return "spec"
-	case errors.As(err, &oe):
-		return "options"
-	case errors.As(err, &rs):
-		return "resume"
-	case errors.Is(err, ErrThreadBusy):
-		return "busy"
-	case errors.As(err, &ne):
-		return "node"
-	case errors.As(err, &re):
-		return "reduce"
-	case errors.As(err, &rl):
-		return "recursion_limit"
-	case errors.As(err, &ce):
-		return "checkpoint"
-	case errors.Is(err, ErrAborted):
-		return "aborted"
-	}
-	return "node"
-}
-
 // SpecError is a graph that cannot be built: an invalid document, a node
 // type missing from the registry, a code-built graph with a bad edge.
 type SpecError struct {
