@@ -209,7 +209,7 @@ func (c *Ctx) Emit(payload any) {
 }
 
 // Token is the fixed shape of a streamed token: a custom event payload that
-// the messages projection selects.
+// the messages view of package runtime/stream selects.
 type Token struct {
 	Type string         `json:"type"` // always "token"
 	Text string         `json:"text"`

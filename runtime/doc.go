@@ -10,8 +10,9 @@
 // journals a side effect so that no replay repeats it, and Interrupt pauses
 // the run for a person; Resume answers and continues. Checkpoints and
 // journals live in a Checkpointer (NewMemory here, runtime/sqlite for a
-// durable file). Events stream live through Graph.Stream; Projected turns
-// them into the values, updates, custom, messages and debug views.
+// durable file). Events stream live through Graph.Stream; package
+// runtime/stream turns them into the values, updates, custom, messages and
+// debug views.
 //
 // The graph-specific half of a run is a Program: generated packages
 // implement it over their typed State and Update with plain Go; graphs built
