@@ -25,7 +25,7 @@ type Observation struct {
 
 // Invalid is the observation of a case whose graph could not be built.
 func Invalid(err error) []Observation {
-	return []Observation{{Status: "invalid", ErrorKind: runtime.ErrorKind(err), Error: err.Error(), Steps: [][]string{}}}
+	return []Observation{{Status: "invalid", ErrorKind: errorKind(err), Error: err.Error(), Steps: [][]string{}}}
 }
 
 // Thread is the thread id every case runs on.
@@ -67,7 +67,7 @@ func observe(ctx context.Context, events func(func(runtime.Event, error) bool), 
 	o := Observation{Steps: [][]string{}}
 	for ev, err := range events {
 		if err != nil {
-			o.Status, o.ErrorKind, o.Error = "refused", runtime.ErrorKind(err), err.Error()
+			o.Status, o.ErrorKind, o.Error = "refused", errorKind(err), err.Error()
 			if o.ErrorKind != "resume" {
 				o.Status = "error"
 			}
@@ -87,7 +87,7 @@ func observe(ctx context.Context, events func(func(runtime.Event, error) bool), 
 		case runtime.EventRunEnd:
 			o.Status = string(ev.Status)
 			if ev.Err != nil {
-				o.ErrorKind, o.Error = runtime.ErrorKind(ev.Err), ev.Err.Error()
+				o.ErrorKind, o.Error = errorKind(ev.Err), ev.Err.Error()
 			}
 		}
 	}

@@ -47,7 +47,7 @@ type AffectedThread struct {
 //
 // What "touches" means is read off spec.Compare when both versions are
 // documents; for a code-built version without one only the version rule
-// (Incompatible) is applied.
+// (Compatible) is applied.
 func AffectedThreads(ctx context.Context, cp Checkpointer, from, to Version) ([]AffectedThread, error) {
 	lister, ok := cp.(ThreadLister)
 	if !ok {

@@ -62,6 +62,8 @@ type IncompatibleError struct {
 	Reasons  []IncompatibleReason
 }
 
+// Error names the thread, the checkpoint and both versions, then each
+// reason with its fix, one a line.
 func (e *IncompatibleError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "thread %q: checkpoint %s was written by graph version %s and cannot continue on version %s:", e.ThreadID, e.CheckpointID, e.From, e.To)

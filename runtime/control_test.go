@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -85,8 +86,10 @@ func TestGotoUnknownNodeIsNodeError(t *testing.T) {
 			return nil, nil
 		}).Edge(spec.Start, "a"))
 	_, err := g.Invoke(context.Background(), nil)
-	if runtime.ErrorKind(err) != "node" {
-		t.Fatalf("err %v kind %s, want node", err, runtime.ErrorKind(err))
+	var ne *runtime.NodeError
+	var ut *runtime.UnknownTargetError
+	if !errors.As(err, &ne) || ne.Node != "a" || !errors.As(err, &ut) || ut.Target != "ghost" {
+		t.Fatalf("err %v, want a NodeError of node a wrapping an UnknownTargetError for ghost", err)
 	}
 }
 

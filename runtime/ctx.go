@@ -90,17 +90,36 @@ func (c *Ctx) ThreadID() string { return c.r.threadID }
 // RunID identifies this run; it changes across an interrupt and its resume.
 func (c *Ctx) RunID() string { return c.r.runID }
 
-// Graph is the static shape of the graph, for read-only introspection.
+// Graph is the static shape of the graph the task runs in: its name, its
+// nodes in declaration order with their registry types, and its channels
+// with their reducers. A node's position in Shape.Nodes (Shape.NodeIndex)
+// is the index a Program's Run and Plan receive. Every task of every run
+// of the graph gets the same *Shape; read it only.
 func (c *Ctx) Graph() *Shape { return c.r.shape }
 
-// Meta is the free-form map the caller passed with WithMeta.
+// Meta is the map the caller passed to this run with WithMeta, nil without
+// it. Every task of the run gets the same map; read it only. It is not
+// stored with the thread: a resumed run or a later turn sees the map its
+// own call passed.
 func (c *Ctx) Meta() map[string]any { return c.r.meta }
 
-// StepIndex is the thread's superstep counter for the running superstep.
+// StepIndex is the number of the running superstep in its thread: 1 for a
+// thread's first superstep (the input is folded at 0), counting on across
+// the thread's runs, so that a later turn goes on from where the last one
+// stopped. A superstep that runs again — replayed by the Resume that
+// answers its interrupt, or retried after it failed — keeps its number,
+// so every pass of a task sees the same StepIndex. A run without a thread
+// counts from 1.
 func (c *Ctx) StepIndex() int { return c.r.stepIndex }
 
-// RemainingSteps is how many more supersteps this run may start before the
-// recursion limit stops it, counting the running one as used.
+// RemainingSteps is how many more supersteps this run may start after the
+// running one before its recursion limit (RecursionLimit, by default
+// DefaultRecursionLimit) stops it: the limit minus one in the run's first
+// superstep, 0 in the last one the limit allows. The limit counts the
+// supersteps of this run only, so a Resume or a later turn starts again
+// at the limit minus one. A node that sees 0 and still plans more work
+// ends the run with a *RecursionLimitError once its superstep commits;
+// the planned work stays on the thread for a later run.
 func (c *Ctx) RemainingSteps() int {
 	n := c.r.limit - c.r.runSteps
 	if n < 0 {
@@ -118,7 +137,9 @@ func (c *Ctx) Node() string {
 }
 
 // TaskKey is the task's key within its superstep: the node id, or id#n for
-// the n-th send to that node.
+// the n-th send to that node in the superstep (from 0, in task order). It
+// is the name the task has in the events of the run (EventStepStart's
+// Tasks) and the last part of its TaskID; "" outside a task.
 func (c *Ctx) TaskKey() string {
 	if c.t == nil {
 		return ""
@@ -147,9 +168,13 @@ func (t *taskInfo) taskID() string {
 	return t.id
 }
 
-// State is a pointer (*S, e.g. *Values) to the task's state as of the last
-// checkpoint (for a send, the send's input): the value the node received as
-// its argument. Read it only.
+// State is a pointer to the state the task runs on, the value the node
+// received as its argument: the channels as of the last checkpoint, or for
+// a send the send's input folded into an empty state. Its type is *Values
+// for a graph built from a document or in Go, *State of the package for a
+// generated graph (*S of the Program). It is for code that is handed the
+// Ctx but not the state, such as helpers shared by several nodes. Read it
+// only; it is nil outside a task.
 func (c *Ctx) State() any {
 	if c.t == nil {
 		return nil
@@ -157,7 +182,10 @@ func (c *Ctx) State() any {
 	return c.t.state
 }
 
-// Logger is a logger scoped with the thread, run and node.
+// Logger is the logger for a node's own records: the run's WithLogger (or
+// slog.Default() without it; a graph's GraphLogger is for the runtime's
+// records, not the nodes'), with the attributes thread and run, and node
+// and task (the TaskKey) inside a task.
 func (c *Ctx) Logger() *slog.Logger {
 	l := c.r.logger
 	if l == nil {
@@ -181,7 +209,7 @@ func (c *Ctx) Emit(payload any) {
 }
 
 // Token is the fixed shape of a streamed token: a custom event payload that
-// the messages projection selects.
+// the messages view of package runtime/stream selects.
 type Token struct {
 	Type string         `json:"type"` // always "token"
 	Text string         `json:"text"`

@@ -54,8 +54,8 @@ func (d Delta) Size() int {
 // appended elements). The executor uses PutDelta, when the backend has
 // it, for every checkpoint whose parent it holds and whose channels keep
 // the parent's channel list; otherwise it calls Put with the full
-// channels. Memory and the SQLite store implement it; a backend without it
-// keeps working with full snapshots.
+// channels. Memory, the SQLite and the PostgreSQL stores implement it; a
+// backend without it keeps working with full snapshots.
 //
 // Get and List return checkpoints stored by PutDelta with Channels
 // reconstructed: byte-identical to ApplyDeltas of the base's channels and

@@ -23,13 +23,13 @@ const (
 	DoubleTextCancelReplace DoubleTexting = "cancel-and-replace"
 )
 
-// DoubleTextings lists the policies, in the order of their documentation.
-var DoubleTextings = []DoubleTexting{DoubleTextReject, DoubleTextEnqueue, DoubleTextCancelReplace}
+// doubleTextings lists the policies, in the order of their documentation.
+var doubleTextings = []DoubleTexting{DoubleTextReject, DoubleTextEnqueue, DoubleTextCancelReplace}
 
 // Validate returns an error naming the known policies when p is none of
 // them. The empty policy is not valid: callers choose their default.
 func (p DoubleTexting) Validate() error {
-	for _, k := range DoubleTextings {
+	for _, k := range doubleTextings {
 		if p == k {
 			return nil
 		}

@@ -96,8 +96,9 @@ func TestForkFromOlderCheckpoint(t *testing.T) {
 func TestResumeWithoutThreadIsRefused(t *testing.T) {
 	g := mustCompile(t, runtime.NewBuilder("x").Node("a", write(nil)).Edge(spec.Start, "a"))
 	_, err := g.Resume(context.Background(), runtime.Answer(1))
-	if runtime.ErrorKind(err) != "resume" {
-		t.Fatalf("%v", err)
+	var re *runtime.ResumeError
+	if !errors.As(err, &re) || !errors.Is(err, runtime.ErrNotInterrupted) {
+		t.Fatalf("resume without a thread: %v, want a ResumeError matching ErrNotInterrupted", err)
 	}
 	if _, err := g.Invoke(context.Background(), nil, runtime.Thread("t")); err == nil || !strings.Contains(err.Error(), "needs WithCheckpointer") {
 		t.Fatalf("thread without checkpointer: %v", err)

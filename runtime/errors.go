@@ -16,6 +16,8 @@ type NodeError struct {
 	Stack string
 }
 
+// Error names the node and the task, says whether it panicked, and gives
+// the cause.
 func (e *NodeError) Error() string {
 	if e.Stack != "" {
 		return fmt.Sprintf("node %q (task %q) panicked: %v", e.Node, e.TaskKey, e.Err)
@@ -23,6 +25,8 @@ func (e *NodeError) Error() string {
 	return fmt.Sprintf("node %q (task %q): %v", e.Node, e.TaskKey, e.Err)
 }
 
+// Unwrap returns the node's error (for a panic, one that carries the
+// panic's value).
 func (e *NodeError) Unwrap() error { return e.Err }
 
 // ReduceError is an update that could not be folded into the channels, e.g.
@@ -33,6 +37,7 @@ type ReduceError struct {
 	Err  error
 }
 
+// Error names the node whose update failed, or the input, and the cause.
 func (e *ReduceError) Error() string {
 	if e.Node == "" {
 		return "input: " + e.Err.Error()
@@ -40,6 +45,7 @@ func (e *ReduceError) Error() string {
 	return fmt.Sprintf("reduce update of node %q: %v", e.Node, e.Err)
 }
 
+// Unwrap returns the cause, usually a *ChannelError.
 func (e *ReduceError) Unwrap() error { return e.Err }
 
 // ChannelError is a write a channel refuses. Programs return it from Reduce.
@@ -48,6 +54,7 @@ type ChannelError struct {
 	Msg     string
 }
 
+// Error names the channel and says why it refused the write.
 func (e *ChannelError) Error() string { return fmt.Sprintf("channel %q: %s", e.Channel, e.Msg) }
 
 // errUndeclared is the ChannelError for a write to a channel the graph does
@@ -66,6 +73,7 @@ type RecursionLimitError struct {
 	Limit int
 }
 
+// Error gives the limit and how to raise it.
 func (e *RecursionLimitError) Error() string {
 	return fmt.Sprintf("recursion limit reached: the run exceeded %d supersteps; raise it with runtime.RecursionLimit or give the loop an exit", e.Limit)
 }
@@ -85,6 +93,7 @@ type ResumeError struct {
 	Msg       string
 }
 
+// Error says why the run or resume was refused and what to do instead.
 func (e *ResumeError) Error() string { return e.Msg }
 
 // Unwrap returns the Reason, so that errors.Is(err, ErrUnknownInterrupt)
@@ -119,6 +128,7 @@ var (
 // WithCheckpointer. Nothing ran.
 type OptionError struct{ Msg string }
 
+// Error names the option and what is wrong with it.
 func (e *OptionError) Error() string { return e.Msg }
 
 // NondeterminismError is strict mode's report that a replayed task did not
@@ -130,6 +140,7 @@ type NondeterminismError struct {
 	Reason string
 }
 
+// Error names the node, the journal key and what the replay did instead.
 func (e *NondeterminismError) Error() string {
 	return fmt.Sprintf("nondeterminism in node %q at journal key %q: %s", e.Node, e.Key, e.Reason)
 }
@@ -140,46 +151,9 @@ type UnknownTargetError struct {
 	Target string
 }
 
+// Error names the unknown target.
 func (e *UnknownTargetError) Error() string {
 	return fmt.Sprintf("goto names unknown node %q", e.Target)
-}
-
-// ErrorKind classifies an error from a run: "spec", "options", "node", "reduce",
-// "recursion_limit", "resume", "busy", "checkpoint", "aborted" or "" when err
-// is nil. It is the kind the conformance cases compare.
-func ErrorKind(err error) string {
-	var (
-		ne *NodeError
-		re *ReduceError
-		rl *RecursionLimitError
-		rs *ResumeError
-		se *SpecError
-		ce *CheckpointError
-		oe *OptionError
-	)
-	switch {
-	case err == nil:
-		return ""
-	case errors.As(err, &se):
-		return "spec"
-	case errors.As(err, &oe):
-		return "options"
-	case errors.As(err, &rs):
-		return "resume"
-	case errors.Is(err, ErrThreadBusy):
-		return "busy"
-	case errors.As(err, &ne):
-		return "node"
-	case errors.As(err, &re):
-		return "reduce"
-	case errors.As(err, &rl):
-		return "recursion_limit"
-	case errors.As(err, &ce):
-		return "checkpoint"
-	case errors.Is(err, ErrAborted):
-		return "aborted"
-	}
-	return "node"
 }
 
 // SpecError is a graph that cannot be built: an invalid document, a node
@@ -189,8 +163,11 @@ type SpecError struct {
 	Err error // the spec diagnostics, when the cause was the document
 }
 
+// Error says why the graph cannot be built.
 func (e *SpecError) Error() string { return e.Msg }
 
+// Unwrap returns the document's diagnostics when the document was at
+// fault, else nil.
 func (e *SpecError) Unwrap() error { return e.Err }
 
 // CheckpointError is a failure of the checkpointer during a run. The run
@@ -200,8 +177,10 @@ type CheckpointError struct {
 	Err error
 }
 
+// Error names the checkpointer operation and the backend's error.
 func (e *CheckpointError) Error() string { return "checkpointer " + e.Op + ": " + e.Err.Error() }
 
+// Unwrap returns the backend's error.
 func (e *CheckpointError) Unwrap() error { return e.Err }
 
 // ErrStopRequested is matched (errors.Is), besides ErrAborted, by the error

@@ -135,8 +135,8 @@ func TestRecursionLimit(t *testing.T) {
 		if res.Supersteps != tc.wantSteps {
 			t.Errorf("limit %d: ran %d supersteps, want %d", tc.limit, res.Supersteps, tc.wantSteps)
 		}
-		if tc.wantErr && runtime.ErrorKind(err) != "recursion_limit" {
-			t.Errorf("kind = %q", runtime.ErrorKind(err))
+		if tc.wantErr && rl.Limit != tc.limit {
+			t.Errorf("limit %d: RecursionLimitError.Limit = %d", tc.limit, rl.Limit)
 		}
 	}
 }
@@ -160,7 +160,7 @@ func TestCancellationAbortsAtBoundary(t *testing.T) {
 		Edge(spec.Start, "a").Edge("a", "b"))
 	cp := runtime.NewMemory()
 	res, err := g.Invoke(ctx, nil, runtime.Thread("t"), runtime.WithCheckpointer(cp))
-	if res.Status != runtime.StatusAborted || runtime.ErrorKind(err) != "aborted" {
+	if res.Status != runtime.StatusAborted || !errors.Is(err, runtime.ErrAborted) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("status %s err %v, want aborted", res.Status, err)
 	}
 	if res.State["n"] != 1.0 {
@@ -177,13 +177,15 @@ func TestNodeErrorsAndPanics(t *testing.T) {
 	tests := []struct {
 		name string
 		fn   runtime.NodeFunc
-		kind string
-		msg  string
+		// reduce: the error is a ReduceError of node bad wrapping a
+		// ChannelError, else a NodeError of node bad.
+		reduce bool
+		msg    string
 	}{
-		{"error", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return nil, errors.New("boom") }, "node", "boom"},
-		{"panic", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { panic("kaboom") }, "node", "panicked: panic: kaboom"},
-		{"undeclared", write(runtime.Values{"statsu": 1}), "reduce", `write to undeclared channel "statsu"`},
-		{"merge-non-object", write(runtime.Values{"m": "str"}), "reduce", "a merge channel takes a JSON object"},
+		{"error", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return nil, errors.New("boom") }, false, "boom"},
+		{"panic", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { panic("kaboom") }, false, "panicked: panic: kaboom"},
+		{"undeclared", write(runtime.Values{"statsu": 1}), true, `write to undeclared channel "statsu"`},
+		{"merge-non-object", write(runtime.Values{"m": "str"}), true, "a merge channel takes a JSON object"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -191,13 +193,22 @@ func TestNodeErrorsAndPanics(t *testing.T) {
 				Node("bad", tc.fn).Node("good", write(runtime.Values{"ok": true})).
 				Edge(spec.Start, "bad").Edge(spec.Start, "good"))
 			res, err := g.Invoke(context.Background(), nil)
-			if res.Status != runtime.StatusError || runtime.ErrorKind(err) != tc.kind || !strings.Contains(err.Error(), tc.msg) {
-				t.Fatalf("status %s, err %v (kind %s); want %s error containing %q", res.Status, err, runtime.ErrorKind(err), tc.kind, tc.msg)
+			if res.Status != runtime.StatusError || err == nil || !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("status %s, err %v; want an error containing %q", res.Status, err, tc.msg)
+			}
+			var ne *runtime.NodeError
+			var re *runtime.ReduceError
+			var ce *runtime.ChannelError
+			if tc.reduce {
+				if !errors.As(err, &re) || re.Node != "bad" || !errors.As(err, &ce) || errors.As(err, &ne) {
+					t.Fatalf("err %#v; want a ReduceError of node bad wrapping a ChannelError", err)
+				}
+			} else if !errors.As(err, &ne) || ne.Node != "bad" || errors.As(err, &re) {
+				t.Fatalf("err %#v; want a NodeError of node bad", err)
 			}
 			if _, ok := res.State["ok"]; ok {
 				t.Error("a sibling's update was applied in a failed superstep")
 			}
-			var ne *runtime.NodeError
 			if tc.name == "panic" && (!errors.As(err, &ne) || !strings.Contains(ne.Stack, "goroutine")) {
 				t.Errorf("panic error has no stack: %#v", err)
 			}
@@ -208,8 +219,10 @@ func TestNodeErrorsAndPanics(t *testing.T) {
 func TestUndeclaredInputFailsBeforeRun(t *testing.T) {
 	g := mustCompile(t, runtime.NewBuilder("i").Channel("a", "").Node("n", write(nil)).Edge(spec.Start, "n"))
 	res, err := g.Invoke(context.Background(), runtime.Values{"nope": 1})
-	if res.Supersteps != 0 || runtime.ErrorKind(err) != "reduce" {
-		t.Fatalf("got %+v %v", res, err)
+	var re *runtime.ReduceError
+	var ce *runtime.ChannelError
+	if res.Supersteps != 0 || !errors.As(err, &re) || re.Node != "" || !errors.As(err, &ce) || ce.Channel != "nope" {
+		t.Fatalf("got %+v %v; want a ReduceError of the input (Node \"\") on channel nope before any superstep", res, err)
 	}
 }
 

@@ -51,9 +51,8 @@ func TestNodeFaultAmongSiblings(t *testing.T) {
 	tests := []struct {
 		name       string
 		fault      func(ctx *runtime.Ctx, returned chan<- struct{}) (runtime.Values, error)
-		cancel     bool // cancel the run once the siblings are done
-		wantStatus runtime.Status
-		wantKind   string
+		cancel     bool           // cancel the run once the siblings are done
+		wantStatus runtime.Status // StatusError: a NodeError of node bad; StatusAborted: ErrAborted
 		check      func(t *testing.T, err error)
 	}{
 		{
@@ -64,7 +63,7 @@ func TestNodeFaultAmongSiblings(t *testing.T) {
 				m["x"] = 1
 				return nil, nil
 			},
-			wantStatus: runtime.StatusError, wantKind: "node",
+			wantStatus: runtime.StatusError,
 			check: func(t *testing.T, err error) {
 				var ne *runtime.NodeError
 				if !errors.As(err, &ne) || ne.Node != "bad" || ne.TaskKey != "bad" {
@@ -83,7 +82,7 @@ func TestNodeFaultAmongSiblings(t *testing.T) {
 			fault: func(*runtime.Ctx, chan<- struct{}) (runtime.Values, error) {
 				return nil, fmt.Errorf("charge card: %w", errBoom)
 			},
-			wantStatus: runtime.StatusError, wantKind: "node",
+			wantStatus: runtime.StatusError,
 			check: func(t *testing.T, err error) {
 				if !errors.Is(err, errBoom) || !strings.Contains(err.Error(), `node "bad" (task "bad"): charge card: boom`) {
 					t.Errorf("err %v does not wrap the node's error with the node's name", err)
@@ -102,7 +101,7 @@ func TestNodeFaultAmongSiblings(t *testing.T) {
 				}
 			},
 			cancel:     true,
-			wantStatus: runtime.StatusAborted, wantKind: "aborted",
+			wantStatus: runtime.StatusAborted,
 			check: func(t *testing.T, err error) {
 				if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "run aborted") {
 					t.Errorf("err %v, want run aborted: context canceled", err)
@@ -138,8 +137,10 @@ func TestNodeFaultAmongSiblings(t *testing.T) {
 				}()
 			}
 			res, err := g.Invoke(ctx, nil, opts...)
-			if res.Status != tc.wantStatus || runtime.ErrorKind(err) != tc.wantKind || res.Err != err {
-				t.Fatalf("run ended %s with %v (kind %q), want %s of kind %q", res.Status, err, runtime.ErrorKind(err), tc.wantStatus, tc.wantKind)
+			var ne *runtime.NodeError
+			isNode := errors.As(err, &ne) && ne.Node == "bad"
+			if res.Status != tc.wantStatus || res.Err != err || isNode != (tc.wantStatus == runtime.StatusError) || errors.Is(err, runtime.ErrAborted) != (tc.wantStatus == runtime.StatusAborted) {
+				t.Fatalf("run ended %s with %v, want %s (a NodeError of node bad when StatusError, ErrAborted when StatusAborted)", res.Status, err, tc.wantStatus)
 			}
 			tc.check(t, err)
 			if tc.cancel {
@@ -177,7 +178,7 @@ func TestNodeFaultAmongSiblings(t *testing.T) {
 }
 
 // TestCheckpointPutFails makes the checkpointer fail the Put of one
-// checkpoint. The run ends with an error of kind "checkpoint" that wraps the
+// checkpoint. The run ends with a *CheckpointError that wraps the
 // backend's error, the thread's previous checkpoint stands (Get returns
 // it), the result reports the state of that checkpoint, and once the
 // backend heals a plain run continues from it, replaying completed steps.
@@ -292,8 +293,9 @@ func TestCheckpointPutFails(t *testing.T) {
 				return nil
 			}
 			res, err := e.g.Invoke(context.Background(), runtime.Values{"in": "second"}, opts...)
-			if runtime.ErrorKind(err) != "checkpoint" || !errors.Is(err, errInjected) || !strings.Contains(fmt.Sprint(err), "checkpointer put: disk full") {
-				t.Errorf("run ended %q with %v (kind %q), want an error of kind checkpoint wrapping the backend's", res.Status, err, runtime.ErrorKind(err))
+			var ce *runtime.CheckpointError
+			if !errors.As(err, &ce) || ce.Op != "put" || !errors.Is(err, errInjected) || !strings.Contains(fmt.Sprint(err), "checkpointer put: disk full") {
+				t.Errorf("run ended %q with %v, want a CheckpointError of put wrapping the backend's", res.Status, err)
 			}
 			if res.Status == runtime.StatusInterrupted || res.Status == runtime.StatusDone {
 				t.Errorf("status %s: a run whose checkpoint was not stored must not report %s", res.Status, res.Status)
@@ -439,13 +441,14 @@ func TestJournalWriteFails(t *testing.T) {
 		}
 		store.failPutJournal = func(int, string, []runtime.JournalEntry) error { return errInjected }
 		_, err := g.Resume(context.Background(), runtime.Answer(true), opts...)
-		if runtime.ErrorKind(err) != "checkpoint" || !errors.Is(err, errInjected) {
-			t.Fatalf("resume with a failing journal: %v (kind %q), want kind checkpoint", err, runtime.ErrorKind(err))
+		var ce *runtime.CheckpointError
+		if !errors.As(err, &ce) || !errors.Is(err, errInjected) {
+			t.Fatalf("resume with a failing journal: %v, want a CheckpointError", err)
 		}
 		store.heal()
 		// The answer was not recorded: the thread still waits, and answers
 		// differently without conflict.
-		if _, err := g.Invoke(context.Background(), nil, opts...); runtime.ErrorKind(err) != "resume" {
+		if _, err := g.Invoke(context.Background(), nil, opts...); !errors.Is(err, runtime.ErrWaitingOnPerson) {
 			t.Errorf("plain run on the waiting thread: %v, want it refused as waiting", err)
 		}
 		res, err := g.Resume(context.Background(), runtime.Answer(false), opts...)
@@ -456,18 +459,18 @@ func TestJournalWriteFails(t *testing.T) {
 }
 
 // TestLeaseFails makes the checkpointer's Lease fail. The run is refused
-// before anything runs or is written: an error of kind "checkpoint" (op
-// "lease") for a broken backend, of kind "busy" for a held thread, one
+// before anything runs or is written: a *CheckpointError (op
+// "lease") for a broken backend, ErrThreadBusy for a held thread, one
 // error and no event from Stream.
 func TestLeaseFails(t *testing.T) {
 	tests := []struct {
-		name     string
-		err      error
-		wantKind string
-		wantMsg  string
+		name       string
+		err        error
+		checkpoint bool // a CheckpointError; else the backend's error as it is
+		wantMsg    string
 	}{
-		{"backend error", fmt.Errorf("connection reset: %w", errInjected), "checkpoint", "checkpointer lease: connection reset: injected fault"},
-		{"busy", fmt.Errorf("held by worker-7: %w", runtime.ErrThreadBusy), "busy", "held by worker-7"},
+		{"backend error", fmt.Errorf("connection reset: %w", errInjected), true, "checkpointer lease: connection reset: injected fault"},
+		{"busy", fmt.Errorf("held by worker-7: %w", runtime.ErrThreadBusy), false, "held by worker-7"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -501,8 +504,9 @@ func TestLeaseFails(t *testing.T) {
 				}},
 			} {
 				err := run.do()
-				if runtime.ErrorKind(err) != tc.wantKind || !strings.Contains(fmt.Sprint(err), tc.wantMsg) || !errors.Is(err, errors.Unwrap(tc.err)) {
-					t.Errorf("%s: %v (kind %q), want kind %q containing %q", run.name, err, runtime.ErrorKind(err), tc.wantKind, tc.wantMsg)
+				var ce *runtime.CheckpointError
+				if errors.As(err, &ce) != tc.checkpoint || !strings.Contains(fmt.Sprint(err), tc.wantMsg) || !errors.Is(err, errors.Unwrap(tc.err)) {
+					t.Errorf("%s: %v, want it containing %q (a CheckpointError: %v)", run.name, err, tc.wantMsg, tc.checkpoint)
 				}
 			}
 			if ran.Load() != 0 {
@@ -517,7 +521,7 @@ func TestLeaseFails(t *testing.T) {
 
 // TestCheckpointerReadFails makes the reads of a run fail (Get of the
 // latest checkpoint, GetJournal of a replayed task): the run is refused or
-// ends with an error of kind "checkpoint" and writes nothing.
+// ends with a *CheckpointError and writes nothing.
 func TestCheckpointerReadFails(t *testing.T) {
 	leaktest.Check(t)
 	var ran atomic.Int32
@@ -549,8 +553,9 @@ func TestCheckpointerReadFails(t *testing.T) {
 			} else {
 				_, err = g.Invoke(context.Background(), nil, opts(tc.cp)...)
 			}
-			if runtime.ErrorKind(err) != "checkpoint" || !errors.Is(err, errInjected) {
-				t.Errorf("%s (resume %v): %v (kind %q), want kind checkpoint", tc.name, resume, err, runtime.ErrorKind(err))
+			var ce *runtime.CheckpointError
+			if !errors.As(err, &ce) || !errors.Is(err, errInjected) {
+				t.Errorf("%s (resume %v): %v, want a CheckpointError", tc.name, resume, err)
 			}
 		}
 	}
@@ -666,9 +671,9 @@ func TestNodeIDLikeSendKeyIsKeptApart(t *testing.T) {
 func TestCallbackPanicIsAnError(t *testing.T) {
 	boom := func() { panic("callback exploded") }
 	tests := []struct {
-		name     string
-		b        func(armed *atomic.Bool) *runtime.Builder
-		wantKind string
+		name string
+		b    func(armed *atomic.Bool) *runtime.Builder
+		node bool // a NodeError; else a ReduceError
 	}{
 		{"router", func(armed *atomic.Bool) *runtime.Builder {
 			return runtime.NewBuilder("r").Channel("x", "").Node("a", write(runtime.Values{"x": 1})).Node("b", write(nil)).
@@ -679,7 +684,7 @@ func TestCallbackPanicIsAnError(t *testing.T) {
 					}
 					return []runtime.Goto{runtime.To("b")}, nil
 				})
-		}, "node"},
+		}, true},
 		{"guard", func(armed *atomic.Bool) *runtime.Builder {
 			return runtime.NewBuilder("g").Channel("x", "").Node("a", write(runtime.Values{"x": 1})).Node("b", write(nil)).
 				Edge(spec.Start, "a").
@@ -689,7 +694,7 @@ func TestCallbackPanicIsAnError(t *testing.T) {
 					}
 					return true
 				})
-		}, "node"},
+		}, true},
 		{"custom reducer", func(armed *atomic.Bool) *runtime.Builder {
 			return runtime.NewBuilder("c").ChannelFunc("x", func(_, in any) (any, error) {
 				if armed.Load() {
@@ -697,7 +702,7 @@ func TestCallbackPanicIsAnError(t *testing.T) {
 				}
 				return in, nil
 			}).Node("a", write(runtime.Values{"x": 1})).Edge(spec.Start, "a")
-		}, "reduce"},
+		}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -718,8 +723,10 @@ func TestCallbackPanicIsAnError(t *testing.T) {
 			if escaped != nil {
 				t.Fatalf("the %s's panic escaped Invoke into the caller: %v", tc.name, escaped)
 			}
-			if res.Status != runtime.StatusError || runtime.ErrorKind(err) != tc.wantKind || !strings.Contains(fmt.Sprint(err), "callback exploded") {
-				t.Errorf("run ended %s with %v (kind %q), want an error of kind %q carrying the panic", res.Status, err, runtime.ErrorKind(err), tc.wantKind)
+			var ne *runtime.NodeError
+			var re *runtime.ReduceError
+			if res.Status != runtime.StatusError || errors.As(err, &ne) != tc.node || errors.As(err, &re) == tc.node || !strings.Contains(fmt.Sprint(err), "callback exploded") {
+				t.Errorf("run ended %s with %v, want an error carrying the panic (a NodeError: %v, else a ReduceError)", res.Status, err, tc.node)
 			}
 			armed.Store(false)
 			if res, err := g.Invoke(context.Background(), nil, opts...); err != nil || res.Status != runtime.StatusDone {

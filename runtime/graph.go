@@ -229,7 +229,10 @@ func StopAtBoundary(stop <-chan struct{}) RunOption {
 	return func(c *runConfig) { c.stop = stop }
 }
 
-// WithMeta hands the nodes a free-form map through Ctx.Meta.
+// WithMeta hands every node of this run the map m through Ctx.Meta: data
+// of the request that the state does not hold, such as a tenant or a
+// caller's identity. It is not stored with the thread, so each run passes
+// its own; the runtime never reads it.
 func WithMeta(m map[string]any) RunOption { return func(c *runConfig) { c.meta = m } }
 
 // WithLogger sets the logger behind Ctx.Logger (default slog.Default()) and

@@ -340,7 +340,7 @@ func TestStreamStoppedAtEveryEvent(t *testing.T) {
 		store.checkReleased(t)
 		// Finish the thread: resume it if it waits, else run it again first.
 		res, err := g.Resume(context.Background(), runtime.Answer("ok"), opts...)
-		if runtime.ErrorKind(err) == "resume" {
+		if errors.Is(err, runtime.ErrNotInterrupted) {
 			if res, err = g.Invoke(context.Background(), nil, opts...); err != nil || res.Status != runtime.StatusInterrupted {
 				t.Fatalf("stopped after event %d: the rerun ended %s (%v), want interrupted", stopAfter, res.Status, err)
 			}

@@ -18,6 +18,7 @@ type MigrationError struct {
 	Err      error
 }
 
+// Error names the thread, what the migration could not do, and the cause.
 func (e *MigrationError) Error() string {
 	s := fmt.Sprintf("migrate thread %q: %s", e.ThreadID, e.Msg)
 	if e.Err != nil {
@@ -26,6 +27,8 @@ func (e *MigrationError) Error() string {
 	return s
 }
 
+// Unwrap returns the cause: the MigrateFunc's error, the checkpointer's,
+// or nil.
 func (e *MigrationError) Unwrap() error { return e.Err }
 
 // MigrateFunc moves a thread's state across an incompatible change: given

@@ -184,21 +184,46 @@ type LeaseRecord struct {
 // an Observer that implements only some.
 type NopObserver struct{}
 
+// RunStart returns ctx.
 func (NopObserver) RunStart(ctx context.Context, _ RunRecord) context.Context { return ctx }
-func (NopObserver) RunEnd(context.Context, RunRecord, RunEnd)                 {}
+
+// RunEnd does nothing.
+func (NopObserver) RunEnd(context.Context, RunRecord, RunEnd) {}
+
+// SuperstepStart returns ctx.
 func (NopObserver) SuperstepStart(ctx context.Context, _ RunRecord, _ SuperstepRecord) context.Context {
 	return ctx
 }
+
+// SuperstepEnd does nothing.
 func (NopObserver) SuperstepEnd(context.Context, RunRecord, SuperstepRecord, SuperstepEnd) {}
-func (NopObserver) TaskStart(ctx context.Context, _ TaskRecord) context.Context            { return ctx }
-func (NopObserver) TaskRetry(context.Context, TaskRecord, TaskRetry)                       {}
-func (NopObserver) TaskEnd(context.Context, TaskRecord, TaskEnd)                           {}
-func (NopObserver) Step(context.Context, TaskRecord, StepRecord)                           {}
-func (NopObserver) InterruptOpened(context.Context, RunRecord, PendingInterrupt)           {}
-func (NopObserver) InterruptAnswered(context.Context, RunRecord, PendingInterrupt)         {}
-func (NopObserver) Resume(context.Context, RunRecord, ResumeRecord)                        {}
-func (NopObserver) CheckpointCommit(context.Context, RunRecord, CheckpointRecord)          {}
-func (NopObserver) Lease(context.Context, RunRecord, LeaseRecord)                          {}
+
+// TaskStart returns ctx.
+func (NopObserver) TaskStart(ctx context.Context, _ TaskRecord) context.Context { return ctx }
+
+// TaskRetry does nothing.
+func (NopObserver) TaskRetry(context.Context, TaskRecord, TaskRetry) {}
+
+// TaskEnd does nothing.
+func (NopObserver) TaskEnd(context.Context, TaskRecord, TaskEnd) {}
+
+// Step does nothing.
+func (NopObserver) Step(context.Context, TaskRecord, StepRecord) {}
+
+// InterruptOpened does nothing.
+func (NopObserver) InterruptOpened(context.Context, RunRecord, PendingInterrupt) {}
+
+// InterruptAnswered does nothing.
+func (NopObserver) InterruptAnswered(context.Context, RunRecord, PendingInterrupt) {}
+
+// Resume does nothing.
+func (NopObserver) Resume(context.Context, RunRecord, ResumeRecord) {}
+
+// CheckpointCommit does nothing.
+func (NopObserver) CheckpointCommit(context.Context, RunRecord, CheckpointRecord) {}
+
+// Lease does nothing.
+func (NopObserver) Lease(context.Context, RunRecord, LeaseRecord) {}
 
 // GraphObserver adds an observer to every run of the graph (after the
 // graph's logger, before the run's own observers).

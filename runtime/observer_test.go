@@ -261,3 +261,75 @@ func TestNoObserverNoMeta(t *testing.T) {
 		t.Fatalf("res = %+v, %v; want one pending interrupt without meta", res, err)
 	}
 }
+
+// annotator is an Observer that only annotates pauses with its pairs.
+type annotator struct {
+	runtime.NopObserver
+	pairs map[string]string
+}
+
+func (a annotator) AnnotatePause(context.Context, runtime.RunRecord) map[string]string {
+	return a.pairs
+}
+
+// TestObservers pins what Observers combines: nothing is nil, one is
+// itself, and several (nested ones flattened, nil ones skipped) each get
+// every call of a run, the contexts threaded from one Start call to the
+// next and the pause annotations merged, a later observer's key winning.
+func TestObservers(t *testing.T) {
+	if o := runtime.Observers(); o != nil {
+		t.Errorf("Observers() = %v, want nil", o)
+	}
+	if o := runtime.Observers(nil, nil); o != nil {
+		t.Errorf("Observers(nil, nil) = %v, want nil", o)
+	}
+	one := &recorder{}
+	if o := runtime.Observers(nil, one); o != one {
+		t.Errorf("Observers(nil, o) = %v, want o itself", o)
+	}
+
+	// Every observer of the combination sees what one alone sees.
+	alone := &recorder{}
+	a, b, c := &recorder{}, &recorder{}, &recorder{}
+	ctx := context.Background()
+	run := func(o runtime.Observer) *runtime.Result[runtime.Values] {
+		t.Helper()
+		g := observedGraph(t)
+		res, err := g.Invoke(ctx, runtime.Values{}, runtime.Thread("t"), runtime.WithCheckpointer(runtime.NewMemory()), runtime.WithObserver(o))
+		if err != nil || res.Status != runtime.StatusInterrupted {
+			t.Fatalf("run: %s %v", res.Status, err)
+		}
+		return &res
+	}
+	run(alone)
+	res := run(runtime.Observers(runtime.Observers(a, nil), b, annotator{pairs: map[string]string{"k": "later", "x": "y"}}, c))
+	for name, o := range map[string]*recorder{"a": a, "b": b, "c": c} {
+		if d := cmp.Diff(alone.run, o.run); d != "" {
+			t.Errorf("%s: run-level calls (-alone +combined):\n%s", name, d)
+		}
+		if d := cmp.Diff(alone.tasks, o.tasks); d != "" {
+			t.Errorf("%s: task calls (-alone +combined):\n%s", name, d)
+		}
+	}
+	// a, b and c annotate {k: v}; the annotator between b and c sets k
+	// and x, and c, later, sets k back.
+	if got := res.Pending[0].Meta; !cmp.Equal(got, map[string]string{"k": "v", "x": "y"}) {
+		t.Errorf("pause meta = %v, want the annotations merged in order", got)
+	}
+
+	// Each Start call receives the context the one before it returned.
+	type key struct{}
+	var seen atomic.Value
+	g := mustCompile(t, runtime.NewBuilder("ctx").Channel("x", "").
+		Node("a", func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+			seen.Store(ctx.Value(key{}))
+			return nil, nil
+		}).Edge(spec.Start, "a"))
+	o := &ctxObserver{key: key{}}
+	if _, err := g.Invoke(ctx, runtime.Values{}, runtime.WithObserver(runtime.Observers(o, o))); err != nil {
+		t.Fatal(err)
+	}
+	if seen.Load() != "run/step/step/task/task" {
+		t.Errorf("node's context value = %v, want run/step/step/task/task", seen.Load())
+	}
+}

@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"testing"
 
@@ -51,6 +52,50 @@ func TestHoldsMatchesTruthTable(t *testing.T) {
 		got := runtime.Holds(doc.Edges[1].When, v, set)
 		if want := string(r.Expect) == "true"; got != want {
 			t.Errorf("row %d: when %s on %s: got %v, want %v", i, r.When, r.Value, got, want)
+		}
+	}
+}
+
+// TestTruthy pins JSON truthiness, the truthy guard's, on the values a
+// channel holds: JSON forms as a checkpoint restores them, and Go values a
+// node wrote (a typed number, slice, map or pointer).
+func TestTruthy(t *testing.T) {
+	var nilPtr *int
+	one := 1
+	tests := []struct {
+		name string
+		v    any
+		set  bool
+		want bool
+	}{
+		{"unset", "x", false, false},
+		{"null", nil, true, false},
+		{"false", false, true, false},
+		{"true", true, true, true},
+		{"zero", 0.0, true, false},
+		{"negative zero", math.Copysign(0, -1), true, false},
+		{"NaN", math.NaN(), true, false},
+		{"a number", -2.5, true, true},
+		{"a Go int zero", 0, true, false},
+		{"a Go uint", uint8(3), true, true},
+		{"a json.Number zero", json.Number("0"), true, false},
+		{"empty string", "", true, false},
+		{"the string 0", "0", true, true},
+		{"empty list", []any{}, true, false},
+		{"list of null", []any{nil}, true, true},
+		{"empty object", map[string]any{}, true, false},
+		{"empty Values", runtime.Values{}, true, false},
+		{"object", map[string]any{"k": false}, true, true},
+		{"empty typed slice", []string{}, true, false},
+		{"typed slice", []string{""}, true, true},
+		{"empty typed map", map[string]int{}, true, false},
+		{"nil pointer", nilPtr, true, false},
+		{"pointer", &one, true, true},
+		{"struct", struct{}{}, true, true},
+	}
+	for _, tc := range tests {
+		if got := runtime.Truthy(tc.v, tc.set); got != tc.want {
+			t.Errorf("%s: Truthy(%v, %v) = %v, want %v", tc.name, tc.v, tc.set, got, tc.want)
 		}
 	}
 }

@@ -42,6 +42,8 @@ type UndeclaredGotoError struct {
 	Declared []string // the node's declared goto list
 }
 
+// Error names the node, the destination and the declared list, and how to
+// fix the document.
 func (e *UndeclaredGotoError) Error() string {
 	q := make([]string, len(e.Declared))
 	for i, t := range e.Declared {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/stream"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -96,7 +97,7 @@ func TestNoEdgeHeldIsReported(t *testing.T) {
 		if len(warns) != 1 || warns[0].Message != "no outgoing edge held" || attrs(warns[0])["node"] != "check" || attrs(warns[0])["step"] != "1" {
 			t.Errorf("amount %v: Warn records = %v", tc.amount, warns)
 		}
-		parts := runtime.Project(states[0], runtime.ModeDebug)
+		parts := stream.Project(states[0], stream.ModeDebug)
 		data, err := json.Marshal(parts[0].Data)
 		if err != nil {
 			t.Fatal(err)

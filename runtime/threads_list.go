@@ -142,8 +142,10 @@ type ThreadRecorder interface {
 type threadWriteKey struct{}
 
 // ContextWithThreadWrite returns ctx carrying w: a ThreadRecorder's Put or
-// PutDelta made with it records w with the checkpoint. For the executor
-// and backends' tests.
+// PutDelta made with it records w with the checkpoint, in the same commit.
+// The executor passes every checkpoint write of a run such a context; a
+// backend's tests use it to check that their writes record w
+// (ThreadWriteFromContext is the backend's side).
 func ContextWithThreadWrite(ctx context.Context, w *ThreadWrite) context.Context {
 	return context.WithValue(ctx, threadWriteKey{}, w)
 }

@@ -1,12 +1,18 @@
 package runtime_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/spec"
 )
 
 // TestMemoryThreadWithoutCreationTime: a checkpoint stored without a
@@ -37,5 +43,127 @@ func TestThreadCursorRoundTrip(t *testing.T) {
 	}
 	if _, _, err := runtime.CheckThreadQuery(runtime.ThreadQuery{Cursor: "t1.bm90LWEtbnVtYmVy"}); !errors.Is(err, runtime.ErrThreadQuery) {
 		t.Errorf("a cursor without a number: %v", err)
+	}
+}
+
+// TestMatchThread pins the conditions of a ThreadQuery a backend that
+// filters in Go applies with MatchThread: every condition given must
+// hold, the update bounds are strict, and the cursor is not its business.
+func TestMatchThread(t *testing.T) {
+	at := time.Unix(100, 0)
+	meta := map[string]string{"tenant": "acme", "kind": "expense"}
+	tests := []struct {
+		name string
+		q    runtime.ThreadQuery
+		want bool
+	}{
+		{"no condition", runtime.ThreadQuery{}, true},
+		{"status holds", runtime.ThreadQuery{Status: runtime.StatusInterrupted}, true},
+		{"status differs", runtime.ThreadQuery{Status: runtime.StatusDone}, false},
+		{"every pair holds", runtime.ThreadQuery{Meta: map[string]string{"tenant": "acme", "kind": "expense"}}, true},
+		{"one pair differs", runtime.ThreadQuery{Meta: map[string]string{"tenant": "acme", "kind": "trip"}}, false},
+		{"a key the thread lacks", runtime.ThreadQuery{Meta: map[string]string{"owner": ""}}, false},
+		{"updated after an earlier time", runtime.ThreadQuery{UpdatedAfter: at.Add(-time.Nanosecond)}, true},
+		{"updated after the same time", runtime.ThreadQuery{UpdatedAfter: at}, false},
+		{"updated before a later time", runtime.ThreadQuery{UpdatedBefore: at.Add(time.Nanosecond)}, true},
+		{"updated before the same time", runtime.ThreadQuery{UpdatedBefore: at}, false},
+		{"the cursor is ignored", runtime.ThreadQuery{Cursor: "garbage"}, true},
+	}
+	for _, tc := range tests {
+		if got := runtime.MatchThread(tc.q, runtime.StatusInterrupted, meta, at.UnixNano()); got != tc.want {
+			t.Errorf("%s: MatchThread = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestThreadCursorAfter pins the order of ListThreads that a cursor is a
+// position in: newer updates first, then ids descending.
+func TestThreadCursorAfter(t *testing.T) {
+	c := runtime.ThreadCursor{Updated: 100, ID: "m"}
+	tests := []struct {
+		updated int64
+		id      string
+		want    bool
+	}{
+		{99, "z", true},   // older: later in the listing
+		{101, "a", false}, // newer: already listed
+		{100, "l", true},  // same time, smaller id
+		{100, "m", false}, // the cursor's own thread
+		{100, "n", false}, // same time, larger id
+	}
+	for _, tc := range tests {
+		if got := c.After(tc.updated, tc.id); got != tc.want {
+			t.Errorf("After(%d, %q) = %v, want %v", tc.updated, tc.id, got, tc.want)
+		}
+	}
+}
+
+// TestCheckThreadQueryLimits pins the page size CheckThreadQuery gives a
+// backend: DefaultThreadLimit for 0, at most MaxThreadLimit, and a
+// negative limit refused.
+func TestCheckThreadQueryLimits(t *testing.T) {
+	for _, tc := range []struct{ limit, want int }{{0, runtime.DefaultThreadLimit}, {7, 7}, {runtime.MaxThreadLimit + 1, runtime.MaxThreadLimit}} {
+		got, cursor, err := runtime.CheckThreadQuery(runtime.ThreadQuery{Limit: tc.limit})
+		if err != nil || got != tc.want || cursor != nil {
+			t.Errorf("limit %d: %d, %v, %v; want %d without cursor", tc.limit, got, cursor, err, tc.want)
+		}
+	}
+	if _, _, err := runtime.CheckThreadQuery(runtime.ThreadQuery{Limit: -1}); !errors.Is(err, runtime.ErrThreadQuery) {
+		t.Errorf("a negative limit: %v, want ErrThreadQuery", err)
+	}
+}
+
+// TestContextWithThreadWrite is how a backend's own test hands its Put a
+// ThreadWrite, as the executor does: Memory records the metadata and the
+// outcome with the checkpoint, and a Put without one leaves them.
+func TestContextWithThreadWrite(t *testing.T) {
+	m := runtime.NewMemory()
+	ended := time.Unix(200, 0).UTC()
+	w := &runtime.ThreadWrite{Meta: map[string]string{"tenant": "acme"}, Outcome: &runtime.ThreadOutcome{Status: runtime.StatusDone, RunID: "r-1", Ended: ended}}
+	ctx := runtime.ContextWithThreadWrite(t.Context(), w)
+	if got := runtime.ThreadWriteFromContext(ctx); got != w {
+		t.Fatalf("ThreadWriteFromContext = %v, want the write given", got)
+	}
+	if got := runtime.ThreadWriteFromContext(t.Context()); got != nil {
+		t.Fatalf("a context without a write carries %v", got)
+	}
+	put := func(ctx context.Context, id string) {
+		t.Helper()
+		if err := m.Put(ctx, &runtime.Checkpoint{ID: id, ThreadID: "t", PlanID: id, Channels: json.RawMessage(`{}`), Created: time.Unix(150, 0)}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(ctx, "c1")
+	put(t.Context(), "c2")
+	page, err := m.ListThreads(t.Context(), runtime.ThreadQuery{Meta: map[string]string{"tenant": "acme"}})
+	if err != nil || len(page.Threads) != 1 {
+		t.Fatalf("ListThreads: %+v %v", page, err)
+	}
+	if d := cmp.Diff(*w.Outcome, page.Threads[0].Outcome); d != "" {
+		t.Errorf("outcome (-want +got):\n%s", d)
+	}
+}
+
+// TestOutcomeErrorIsCut pins MaxOutcomeError: a failed run's long error
+// text is kept as its first bytes, cut at a character boundary and ended
+// with "…", within MaxOutcomeError bytes.
+func TestOutcomeErrorIsCut(t *testing.T) {
+	long := strings.Repeat("é", runtime.MaxOutcomeError) // two bytes each
+	g := mustCompile(t, runtime.NewBuilder("fail").Channel("x", "").
+		Node("a", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return nil, errors.New(long) }).
+		Edge(spec.Start, "a"))
+	m := runtime.NewMemory()
+	_, runErr := g.Invoke(t.Context(), nil, runtime.Thread("t"), runtime.WithCheckpointer(m))
+	if runErr == nil {
+		t.Fatal("the run did not fail")
+	}
+	page, err := m.ListThreads(t.Context(), runtime.ThreadQuery{})
+	if err != nil || len(page.Threads) != 1 {
+		t.Fatalf("ListThreads: %+v %v", page, err)
+	}
+	got := page.Threads[0].Outcome.Error
+	kept, ok := strings.CutSuffix(got, "…")
+	if !ok || len(got) > runtime.MaxOutcomeError || len(got) < runtime.MaxOutcomeError-4 || !utf8.ValidString(got) || !strings.HasPrefix(runErr.Error(), kept) {
+		t.Errorf("outcome error of %d bytes (%.40q…), want the run's error cut to at most %d bytes ending in …", len(got), got, runtime.MaxOutcomeError)
 	}
 }

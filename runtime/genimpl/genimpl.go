@@ -27,9 +27,6 @@ import (
 	"github.com/ilmek-go/ilmek/spec"
 )
 
-// Version is the generator contract this package serves: runtime.GenVersion.
-const Version = runtime.GenVersion
-
 // ObjectWriter writes one JSON object member by member: the MarshalJSON
 // methods of a generated State and Update.
 type ObjectWriter struct {

@@ -147,23 +147,25 @@ func TestUndeclaredWriteIsReduceError(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = g.Invoke(context.Background(), opgraph.Update{})
+	var re *runtime.ReduceError
 	var ce *runtime.ChannelError
-	if runtime.ErrorKind(err) != "reduce" || !errors.As(err, &ce) || ce.Channel != "nope" {
-		t.Fatalf("got %v (kind %q), want a reduce error on channel nope", err, runtime.ErrorKind(err))
+	if !errors.As(err, &re) || !errors.As(err, &ce) || ce.Channel != "nope" {
+		t.Fatalf("got %v, want a ReduceError on channel nope", err)
 	}
 	reg["incr"] = func(spec.Node) (runtime.NodeFunc, error) {
 		return func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return runtime.Values{"meta": "x"}, nil }, nil
 	}
 	g, _ = opgraph.New(opgraph.FromRegistry(reg))
-	if _, err = g.Invoke(context.Background(), opgraph.Update{}); runtime.ErrorKind(err) != "reduce" {
-		t.Fatalf("merge of a string: got %v, want a reduce error", err)
+	if _, err = g.Invoke(context.Background(), opgraph.Update{}); !errors.As(err, &re) || !errors.As(err, &ce) || ce.Channel != "meta" {
+		t.Fatalf("merge of a string: got %v, want a ReduceError on channel meta", err)
 	}
 }
 
 func TestMissingTypeFailsNew(t *testing.T) {
 	_, err := opgraph.New(opgraph.FromRegistry(runtime.Registry{"noop": registry["noop"]}))
-	if runtime.ErrorKind(err) != "spec" {
-		t.Fatalf("got %v, want a spec error", err)
+	var se *runtime.SpecError
+	if !errors.As(err, &se) {
+		t.Fatalf("got %v, want a SpecError", err)
 	}
 }
 
@@ -199,8 +201,10 @@ func TestGotoFromRegistry(t *testing.T) {
 		}, nil
 	}
 	g, _ = opgraph.New(opgraph.FromRegistry(reg))
-	if _, err := g.Invoke(context.Background(), opgraph.Update{}); runtime.ErrorKind(err) != "node" {
-		t.Errorf("goto unknown node: %v", err)
+	var ne *runtime.NodeError
+	var ut *runtime.UnknownTargetError
+	if _, err := g.Invoke(context.Background(), opgraph.Update{}); !errors.As(err, &ne) || !errors.As(err, &ut) || ut.Target != "nowhere" {
+		t.Errorf("goto unknown node: %v, want a NodeError wrapping an UnknownTargetError for nowhere", err)
 	}
 }
 
