@@ -129,7 +129,7 @@ func (r *runner[S, U]) checkpoint(step int, keepPlan *string) (*Checkpoint, erro
 	}
 	// The checkpoint and its plan in one allocation when it plans one task.
 	a := &checkpointAlloc{}
-	next := a.next[:0:0]
+	var next []TaskRef
 	if len(r.cur) <= len(a.next) {
 		next = a.next[:len(r.cur)]
 	} else {
