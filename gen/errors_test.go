@@ -1,4 +1,4 @@
-package gen
+package gen_test
 
 import (
 	"os"
@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/tools/txtar"
+
+	"github.com/ilmek-go/ilmek/gen"
 )
 
 // TestErrors runs the error cases of testdata/errors: each archive holds a
@@ -40,15 +42,16 @@ func TestErrors(t *testing.T) {
 					}
 				}
 			}
-			inv, err := parseInvocation(dir, append(strings.Fields(flags), "spec.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			inv.loadDir = root
-			if inv.pkg == "" {
-				inv.pkg = "errgraph"
-			}
-			files, diags := inv.generate(t)
+			// The temporary directory has no valid package name and no
+			// module: name the package, unless the flags do, and resolve
+			// the bindings' Go types in this module.
+			inv := parseGen(t, dir, append(append([]string{"-p", "errgraph"}, strings.Fields(flags)...), "spec.json"))
+			inv.LoadDir = root
+			files, diags := generate(t, inv)
+			// The command prints the decoder's, the bindings' and the
+			// generator's diagnostics each sorted; a case lists them as
+			// one sorted list.
+			gen.SortDiagnostics(diags)
 			var b strings.Builder
 			for _, d := range diags {
 				b.WriteString(d.String())
@@ -58,7 +61,7 @@ func TestErrors(t *testing.T) {
 			if !diags.HasErrors() {
 				t.Errorf("generated %d files without an error; diagnostics:\n%s", len(files), got)
 			}
-			if *update {
+			if updating() {
 				for i := range ar.Files {
 					if ar.Files[i].Name == "stderr" {
 						ar.Files[i].Data = []byte(got)

@@ -1,4 +1,4 @@
-package gen
+package gen_test
 
 import (
 	"bufio"
@@ -8,14 +8,17 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ilmek-go/ilmek/internal/cli"
 )
 
 const generateLine = "//go:generate go tool ilmekgen "
 
 // TestExamplesUpToDate regenerates, in memory, every package that a
 // //go:generate line anywhere in the module builds with ilmekgen (examples,
-// goldens, test programs; nested modules such as bench/ check their own)
-// and fails when the committed output is stale. make check runs it.
+// goldens, test programs; nested modules such as bench/ check their own),
+// reading the line with ilmekgen's own parser, and fails when the committed
+// output is stale. make check runs it.
 func TestExamplesUpToDate(t *testing.T) {
 	root := moduleRoot(t)
 	found := 0
@@ -49,18 +52,24 @@ func TestExamplesUpToDate(t *testing.T) {
 					continue
 				}
 				found++
-				inv, err := parseInvocation(filepath.Dir(p), strings.Fields(args))
+				inv, err := cli.ParseGen(filepath.Dir(p), strings.Fields(args), false)
 				if err != nil {
 					t.Errorf("%s: %v", p, err)
 					continue
 				}
-				files, diags := inv.generate(t)
-				if diags.HasErrors() {
-					t.Errorf("%s: %v", p, diags)
-					continue
+				for _, specPath := range inv.Specs {
+					files, diags, err := inv.Generate(specPath)
+					if err != nil {
+						t.Errorf("%s: %v", p, err)
+						continue
+					}
+					if diags.HasErrors() {
+						t.Errorf("%s: %v", p, diags)
+						continue
+					}
+					rel, _ := filepath.Rel(root, filepath.Dir(p))
+					compareFiles(t, inv.Out, files, "go generate ./"+filepath.ToSlash(rel))
 				}
-				rel, _ := filepath.Rel(root, filepath.Dir(p))
-				compareFiles(t, filepath.Join(inv.dir, inv.out), files, "go generate ./"+filepath.ToSlash(rel))
 			}
 			return sc.Err()
 		})

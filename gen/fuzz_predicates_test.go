@@ -264,7 +264,7 @@ func loadProbe(t testing.TB) *probe {
 		t.Fatalf("building the probe graph: %v", err)
 	}
 	if !spec.Equal(p.doc, predSpec(false)) {
-		t.Fatal("testdata/predfuzz/predgraph was not generated from predSpec; run go test ./gen -run TestPredfuzzSpec -update")
+		t.Fatal("testdata/predfuzz/predgraph was not generated from predSpec; run go test ./gen -run TestPredfuzzSpec -update, then go generate ./gen/testdata/predfuzz")
 	}
 	return p
 }

@@ -1,7 +1,6 @@
 package gen
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"os"
@@ -202,46 +201,38 @@ func predSpec(all bool) *spec.Graph {
 	return g
 }
 
-// predInvocation is the //go:generate line of testdata/predfuzz/doc.go.
-func predInvocation(t testing.TB) *invocation {
+// predOptions are the generator's options for the probe graph g, with the
+// bindings of predChans: those of the //go:generate line of
+// testdata/predfuzz/doc.go, which TestExamplesUpToDate (gen_test) replays
+// with ilmekgen's own parser. TestPredfuzzSpec checks that both generate
+// the committed package.
+func predOptions(t testing.TB, g *spec.Graph) Options {
 	t.Helper()
-	dir := filepath.Join(moduleRoot(t), "gen", filepath.FromSlash(predDir))
-	data, err := os.ReadFile(filepath.Join(dir, "doc.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		if args, ok := strings.CutPrefix(sc.Text(), generateLine); ok {
-			inv, err := parseInvocation(dir, strings.Fields(args))
-			if err != nil {
-				t.Fatalf("%s/doc.go: %v", predDir, err)
-			}
-			return inv
-		}
-	}
-	t.Fatalf("%s/doc.go has no %q line", predDir, generateLine)
-	return nil
-}
-
-// TestPredfuzzSpec checks that testdata/predfuzz/spec.json is predSpec,
-// that the //go:generate line binds each channel as predChans says, and
-// that the committed package predgraph is what the generator writes for
-// them today (TestExamplesUpToDate checks that too); -update rewrites both.
-func TestPredfuzzSpec(t *testing.T) {
-	inv := predInvocation(t)
-	want := map[string]string{"hits": "[]string"}
+	bs := BindingSpec{Channels: map[string]string{"hits": "[]string"}}
 	for _, c := range predChans {
 		if c.gotype != "" {
-			want[c.name] = c.gotype
+			bs.Channels[c.name] = c.gotype
 		}
 	}
-	if diff := cmp.Diff(want, inv.bindings.Channels); diff != "" {
-		t.Errorf("the //go:generate line of %s/doc.go binds other channels than predChans (-want +got):\n%s", predDir, diff)
+	opts := Options{Package: "predgraph", PkgPath: modulePath + "/gen/" + predDir + "/predgraph", Source: "../spec.json"}
+	b, diags := LoadBindings(g, bs, LoadConfig{Dir: filepath.Join(moduleRoot(t), "gen", filepath.FromSlash(predDir)), OutPkgPath: opts.PkgPath})
+	if diags.HasErrors() {
+		t.Fatalf("the bindings of predChans: %v", diags.Errors())
 	}
+	opts.Bindings = b
+	return opts
+}
+
+// TestPredfuzzSpec checks that testdata/predfuzz/spec.json is predSpec
+// (-update rewrites it), and that the committed package predgraph is what
+// the generator writes for it today with the bindings of predChans; since
+// TestExamplesUpToDate checks that it is what the //go:generate line of
+// doc.go writes, that line binds each channel as predChans says.
+func TestPredfuzzSpec(t *testing.T) {
+	dir := filepath.Join(moduleRoot(t), "gen", filepath.FromSlash(predDir))
 	g := predSpec(false)
 	data := g.Encode()
-	path := filepath.Join(inv.dir, inv.specPath)
+	path := filepath.Join(dir, "spec.json")
 	updateCmd := "go test ./gen -run TestPredfuzzSpec -update"
 	if *update {
 		if old, err := os.ReadFile(path); err != nil || !bytes.Equal(old, data) {
@@ -257,19 +248,27 @@ func TestPredfuzzSpec(t *testing.T) {
 	if ds := g.Validate(); ds.HasErrors() {
 		t.Fatalf("predSpec is not a valid document: %v", ds.Errors())
 	}
-	files, diags := inv.generate(t)
+	g, diags := spec.Decode("spec.json", data)
+	if diags.HasErrors() {
+		t.Fatalf("predSpec does not decode: %v", diags.Errors())
+	}
+	opts := predOptions(t, g)
+	files, diags := Generate(g, opts)
 	if diags.HasErrors() {
 		t.Fatalf("the probe graph does not generate:\n%v", diags)
 	}
-	compareFiles(t, filepath.Join(inv.dir, inv.out), files, updateCmd)
+	for _, f := range files {
+		p := filepath.Join(dir, "predgraph", f.Name)
+		if old, err := os.ReadFile(p); err != nil || !bytes.Equal(old, f.Data) {
+			t.Errorf("%s is not what predSpec and the bindings of predChans generate (%v): the //go:generate line of %s/doc.go must bind each channel as predChans says; then run go generate ./gen/%s", p, err, predDir, predDir)
+		}
+	}
 	if raceEnabled() {
 		return // type-checking 7,000 generated lines takes seconds under -race
 	}
 	// The checks of every generated package, with bound channels; the
 	// canary comparison does not apply, since guards on typed channels
 	// compile differently for different literals.
-	g, _ = spec.Decode(inv.specPath, data)
-	opts := Options{Package: "predgraph", PkgPath: modulePath + "/gen/" + predDir + "/predgraph", Source: "../spec.json"}
 	checkGenerated(t, g, opts, files, checkOptions{imports: []string{"time"}, noCanary: true})
 }
 
@@ -278,7 +277,6 @@ func TestPredfuzzSpec(t *testing.T) {
 // those guardAccepted rejects, each with an error at the edge's "when"
 // naming the channel's Go type.
 func TestPredicateGuardRules(t *testing.T) {
-	inv := predInvocation(t)
 	g, ds := spec.Decode("all.json", predSpec(true).Encode())
 	if ds.HasErrors() {
 		t.Fatal(ds.Errors())
@@ -287,7 +285,7 @@ func TestPredicateGuardRules(t *testing.T) {
 	for _, c := range predChans {
 		classOf[c.name] = c
 	}
-	files, diags := inv.generateGraph(t, g)
+	files, diags := Generate(g, predOptions(t, g))
 	if len(files) != 0 {
 		t.Fatal("Generate wrote files for a document with refused guards")
 	}

@@ -1,14 +1,10 @@
-package gen
+package gen_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"flag"
-	"fmt"
-	"maps"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,12 +12,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ilmek-go/ilmek/gen"
+	"github.com/ilmek-go/ilmek/internal/cli"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
-var update = flag.Bool("update", false, "rewrite the generated golden files and the expected diagnostics of the error cases")
-
-const modulePath = "github.com/ilmek-go/ilmek"
+// These tests replay ilmekgen command lines — a golden case's flags.txt, a
+// //go:generate line — through the command's own parser, cli.ParseGen, and
+// generate in memory what the command would write. They are in package
+// gen_test because internal/cli imports gen.
 
 // moduleRoot is the directory of go.mod, two levels above gen's tests.
 func moduleRoot(t testing.TB) string {
@@ -32,162 +31,53 @@ func moduleRoot(t testing.TB) string {
 	return root
 }
 
-// invocation is one ilmekgen gen command line, as a golden case's flags.txt
-// or a //go:generate line writes it.
-type invocation struct {
-	dir      string // where the command runs
-	specPath string
-	out      string
-	pkg      string
-	bindings BindingSpec
-	bindFile string
-	loadDir  string // where bindings are resolved; dir when empty
+// updating reports whether -update is set (the flag is declared by gen's
+// internal tests, which share this test binary).
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
 }
 
-// parseInvocation reads the flags of ilmekgen gen the golden cases and
-// examples use: -o/--out, -p/--package, --type, --config, --bindings and
-// one SPEC.
-func parseInvocation(dir string, args []string) (*invocation, error) {
-	inv := &invocation{dir: dir, out: ".", bindings: BindingSpec{Channels: map[string]string{}, Configs: map[string]string{}}}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if !strings.HasPrefix(a, "-") {
-			inv.specPath = a
-			continue
-		}
-		name, val, hasVal := strings.Cut(a, "=")
-		if !hasVal {
-			if i+1 >= len(args) {
-				return nil, fmt.Errorf("flag %s needs a value", a)
-			}
-			i++
-			val = args[i]
-		}
-		switch name {
-		case "-o", "--out":
-			inv.out = val
-		case "-p", "--package":
-			inv.pkg = val
-		case "--bindings":
-			inv.bindFile = val
-		case "--type", "--config":
-			k, v, ok := strings.Cut(val, "=")
-			if !ok {
-				return nil, fmt.Errorf("%s %s: want NAME=GOTYPE", name, val)
-			}
-			if name == "--type" {
-				inv.bindings.Channels[k] = v
-			} else {
-				inv.bindings.Configs[k] = v
-			}
-		default:
-			return nil, fmt.Errorf("unknown flag %s", name)
-		}
+// parseGen parses one ilmekgen gen command line run in dir.
+func parseGen(t testing.TB, dir string, args []string) *cli.Invocation {
+	t.Helper()
+	inv, err := cli.ParseGen(dir, args, false)
+	if err != nil {
+		t.Fatalf("ilmekgen %s in %s: %v", strings.Join(args, " "), dir, err)
 	}
-	if inv.specPath == "" {
-		return nil, fmt.Errorf("no SPEC in %q", args)
+	if len(inv.Specs) != 1 {
+		t.Fatalf("ilmekgen %s in %s: %d specs, want one", strings.Join(args, " "), dir, len(inv.Specs))
 	}
-	return inv, nil
+	return inv
 }
 
-// generate runs the invocation in memory: decode, bind, generate. The
-// diagnostics are those ilmekgen prints, sorted.
-func (inv *invocation) generate(t testing.TB) ([]File, spec.Diagnostics) {
-	data, err := os.ReadFile(filepath.Join(inv.dir, inv.specPath))
+// generate runs the invocation in memory, as ilmekgen would before it
+// writes; a file it cannot read fails the test.
+func generate(t testing.TB, inv *cli.Invocation) ([]gen.File, spec.Diagnostics) {
+	t.Helper()
+	files, diags, err := inv.Generate(inv.Specs[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, diags := spec.Decode(path.Clean(inv.specPath), data)
-	if diags.HasErrors() {
-		SortDiagnostics(diags)
-		return nil, diags
-	}
-	files, more := inv.generateGraph(t, g)
-	all := append(append(spec.Diagnostics(nil), diags...), more...)
-	SortDiagnostics(all)
-	return files, all
+	return files, diags
 }
 
-// generateGraph binds and generates a decoded spec as the invocation says.
-func (inv *invocation) generateGraph(t testing.TB, g *spec.Graph) ([]File, spec.Diagnostics) {
-	var diags spec.Diagnostics
-	outDir := filepath.Join(inv.dir, inv.out)
-	root := moduleRoot(t)
-	rel, err := filepath.Rel(root, outDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pkg := inv.pkg
-	if pkg == "" {
-		pkg = filepath.Base(outDir)
-	}
-	source, _ := filepath.Rel(outDir, filepath.Join(inv.dir, inv.specPath))
-	opts := Options{Package: pkg, PkgPath: path.Join(modulePath, filepath.ToSlash(rel)), Source: filepath.ToSlash(source)}
-	// Copy the maps: the bindings file is merged in, and an invocation may
-	// generate concurrently (TestDeterministic).
-	bs := BindingSpec{Channels: maps.Clone(inv.bindings.Channels), Configs: maps.Clone(inv.bindings.Configs)}
-	if bs.Channels == nil {
-		bs.Channels = map[string]string{}
-	}
-	if bs.Configs == nil {
-		bs.Configs = map[string]string{}
-	}
-	if inv.bindFile != "" {
-		raw, err := os.ReadFile(filepath.Join(inv.dir, inv.bindFile))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var fromFile BindingSpec
-		if err := json.Unmarshal(raw, &fromFile); err != nil {
-			t.Fatal(err)
-		}
-		for k, v := range fromFile.Channels {
-			bs.Channels[k] = v
-		}
-		for k, v := range fromFile.Configs {
-			bs.Configs[k] = v
-		}
-	}
-	var all spec.Diagnostics
-	all = append(all, diags...)
-	if !bs.Empty() {
-		loadDir := inv.loadDir
-		if loadDir == "" {
-			loadDir = inv.dir
-		}
-		b, bd := LoadBindings(g, bs, LoadConfig{Dir: loadDir, OutPkgPath: opts.PkgPath})
-		all = append(all, bd...)
-		if bd.HasErrors() {
-			SortDiagnostics(all)
-			return nil, all
-		}
-		opts.Bindings = b
-	}
-	files, gd := Generate(g, opts)
-	all = append(all, gd...)
-	SortDiagnostics(all)
-	return files, all
-}
-
-// goldenCases lists testdata/golden/<case> directories with their command.
-func goldenCases(t testing.TB) map[string]*invocation {
+// goldenCases lists testdata/golden/<case> directories with their command:
+// the flags in flags.txt and the spec spec.json.
+func goldenCases(t testing.TB) map[string]*cli.Invocation {
 	root := moduleRoot(t)
 	dirs, err := filepath.Glob(filepath.Join(root, "testdata", "golden", "*", "flags.txt"))
 	if err != nil || len(dirs) == 0 {
 		t.Fatalf("no golden cases (%v)", err)
 	}
-	cases := map[string]*invocation{}
+	cases := map[string]*cli.Invocation{}
 	for _, f := range dirs {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
 		dir := filepath.Dir(f)
-		inv, err := parseInvocation(dir, append(strings.Fields(string(data)), "spec.json"))
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		cases[filepath.Base(dir)] = inv
+		cases[filepath.Base(dir)] = parseGen(t, dir, append(strings.Fields(string(data)), "spec.json"))
 	}
 	return cases
 }
@@ -197,22 +87,22 @@ func goldenCases(t testing.TB) map[string]*invocation {
 func TestGolden(t *testing.T) {
 	for name, inv := range goldenCases(t) {
 		t.Run(name, func(t *testing.T) {
-			files, diags := inv.generate(t)
+			files, diags := generate(t, inv)
 			if diags.HasErrors() {
 				t.Fatalf("diagnostics:\n%v", diags)
 			}
-			compareFiles(t, filepath.Join(inv.dir, inv.out), files, "go test ./gen -run 'TestGolden/"+name+"$' -update")
+			compareFiles(t, inv.Out, files, "go test ./gen -run 'TestGolden/"+name+"$' -update")
 		})
 	}
 }
 
 // compareFiles compares generated files with those in dir, or rewrites
 // them under -update.
-func compareFiles(t *testing.T, dir string, files []File, updateCmd string) {
+func compareFiles(t *testing.T, dir string, files []gen.File, updateCmd string) {
 	t.Helper()
 	for _, f := range files {
 		p := filepath.Join(dir, f.Name)
-		if *update {
+		if updating() {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -255,12 +145,12 @@ func TestGoldenPackages(t *testing.T) {
 func TestDeterministic(t *testing.T) {
 	for name, inv := range goldenCases(t) {
 		var wg sync.WaitGroup
-		var out [2][]File
+		var out [2][]gen.File
 		for i := range out {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				out[i], _ = inv.generate(t)
+				out[i], _, _ = inv.Generate(inv.Specs[0])
 			}()
 		}
 		wg.Wait()

@@ -5,7 +5,8 @@
 //	go test ./gen -run TestPredfuzzSpec -update
 //
 // and the package predgraph, generated from it with the bindings of the
-// line below (go generate ./gen/testdata/predfuzz, or the same -update).
+// line below (go generate ./gen/testdata/predfuzz), which are those of
+// predChans.
 // The probe node's edges guard every operator, with every kind of literal,
 // on channels of every Go type the generator compiles guards for.
 package predfuzz

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -42,7 +42,7 @@ func TestDiffGolden(t *testing.T) {
 				}
 				want, err := os.ReadFile(path)
 				if err != nil {
-					t.Fatalf("%v (run go test ./cmd/ilmekgen -run TestDiffGolden -update)", err)
+					t.Fatalf("%v (run go test ./internal/cli -run TestDiffGolden -update)", err)
 				}
 				if got != string(want) {
 					t.Errorf("%v:\n%s\nwant:\n%s", form.args, got, want)

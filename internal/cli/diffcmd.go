@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -16,10 +16,6 @@ const exitUnsafe = 3
 // errUnsafe means diff printed at least one unsafe change.
 var errUnsafe = errors.New("unsafe changes")
 
-const diffUsage = `diff OLD NEW [--json]: the changes from OLD to NEW, each safe or unsafe
-for paused threads and for new threads; exit 0 no unsafe change, 3 an unsafe
-change, 1 an invalid document, 2 usage`
-
 // runDiff is "ilmekgen diff OLD NEW": it prints spec.Compare's changes, one
 // per line (or one JSON document with --json), and returns errUnsafe when a
 // change is unsafe for paused or new threads.
@@ -30,7 +26,7 @@ func runDiff(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if fs.NArg() != 2 {
-		return &usageError{"diff needs exactly two specs, OLD and NEW; " + diffUsage}
+		return &usageError{"diff needs exactly two specs, OLD and NEW"}
 	}
 	old, _, err := loadSpec(fs.Arg(0), stderr)
 	if err != nil {

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -11,12 +11,12 @@ import (
 )
 
 // TestMain lets the test binary act as ilmekgen (stringer's trick): with
-// ILMEKGEN_RUN_MAIN set it runs main instead of the tests, so the tests
-// exercise the real command line, files and exit codes.
+// ILMEKGEN_RUN_MAIN set it runs Run, as cmd/ilmekgen's main does, instead
+// of the tests, so the tests exercise the real command line, working
+// directory, files and exit codes.
 func TestMain(m *testing.M) {
 	if os.Getenv("ILMEKGEN_RUN_MAIN") != "" {
-		main()
-		os.Exit(0)
+		os.Exit(Run(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
 }
@@ -30,7 +30,7 @@ func ilmekgen(t *testing.T, dir string, args ...string) (stdout, stderr string, 
 	}
 	cmd := exec.Command(exe, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "ILMEKGEN_RUN_MAIN=1")
+	cmd.Env = append(os.Environ(), "ILMEKGEN_RUN_MAIN=1", noExitSleep())
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err = cmd.Run()
@@ -41,6 +41,14 @@ func ilmekgen(t *testing.T, dir string, args ...string) (stdout, stderr string, 
 		t.Fatal(err)
 	}
 	return out.String(), errb.String(), code
+}
+
+// noExitSleep is the GORACE setting that spares a race-enabled test
+// binary run as ilmekgen the race detector's pause of one second at exit
+// (atexit_sleep_ms, which lets other goroutines' reports in): the command
+// has none, and the tests run it dozens of times.
+func noExitSleep() string {
+	return "GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0")
 }
 
 func root(t *testing.T) string {

@@ -1,4 +1,8 @@
-package main
+// Package cli is the ilmekgen command: its flags, files, output and exit
+// statuses. cmd/ilmekgen's main is Run; the tests of gen and conformance
+// parse the //go:generate lines and golden cases they replay with ParseGen,
+// so the command's flags are read in one place.
+package cli
 
 import (
 	"bytes"
@@ -53,9 +57,12 @@ type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return e.msg }
 
-// run is the whole command: it parses args, does the work and returns the
-// exit status.
-func run(args []string, stdout, stderr io.Writer) int {
+// Run is the whole ilmekgen command: it parses args (the command line
+// without the program's name), does the work in the working directory,
+// prints to stdout and stderr, and returns the exit status: 0 success, 1
+// spec or binding errors (or stale files with --check), 2 usage errors, 3
+// a change diff finds unsafe.
+func Run(args []string, stdout, stderr io.Writer) int {
 	cmd := "gen"
 	if len(args) > 0 {
 		switch args[0] {
@@ -78,9 +85,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "ilmekgen %s (generated code contract version %d)\n", moduleVersion(), gen.Version)
 		return exitOK
 	case "gen":
-		err = runGen(args, stdout, stderr, false)
+		err = runGen(args, stderr, false)
 	case "check":
-		err = runGen(args, stdout, stderr, true)
+		err = runGen(args, stderr, true)
 	case "fmt":
 		err = runFmt(args, stdout, stderr)
 	case "mermaid":
@@ -154,31 +161,47 @@ func parse(fs *pflag.FlagSet, args []string) error {
 // loadSpec reads and decodes one spec, printing its diagnostics; the graph
 // is nil when it has errors.
 func loadSpec(path string, stderr io.Writer) (*spec.Graph, []byte, error) {
-	f, err := os.Open(path)
+	g, data, diags, err := decodeSpec(path, path)
+	printDiags(stderr, diags)
+	if err == nil && diags.HasErrors() {
+		return nil, data, errReported
+	}
+	return g, data, err
+}
+
+// decodeSpec reads the spec at file and decodes it, naming it path (as
+// given on the command line) in its diagnostics, sorted; the graph is nil
+// when they have errors.
+func decodeSpec(file, path string) (*spec.Graph, []byte, spec.Diagnostics, error) {
+	f, err := os.Open(file)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	data, err := spec.ReadLimited(f)
 	f.Close()
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", displayPath(path), err)
+		return nil, nil, nil, fmt.Errorf("%s: %w", displayPath(path), err)
 	}
 	g, diags := spec.Decode(displayPath(path), data)
-	printDiags(stderr, diags)
 	if diags.HasErrors() {
-		return nil, data, errReported
+		g = nil
 	}
-	return g, data, nil
+	return g, data, sortedDiags(diags), nil
 }
 
 // displayPath is how a file is named in diagnostics: as given, with
 // forward slashes.
 func displayPath(path string) string { return filepath.ToSlash(filepath.Clean(path)) }
 
-// printDiags prints every diagnostic, sorted.
-func printDiags(w io.Writer, ds spec.Diagnostics) {
+// sortedDiags is a sorted copy of ds.
+func sortedDiags(ds spec.Diagnostics) spec.Diagnostics {
 	ds = append(spec.Diagnostics(nil), ds...)
 	gen.SortDiagnostics(ds)
+	return ds
+}
+
+// printDiags prints every diagnostic, in order.
+func printDiags(w io.Writer, ds spec.Diagnostics) {
 	for _, d := range ds {
 		fmt.Fprintln(w, d.String())
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -24,7 +24,7 @@ func TestSubcommandHelp(t *testing.T) {
 	for _, c := range cases {
 		for _, h := range []string{"-h", "--help"} {
 			var out, errb bytes.Buffer
-			if code := run([]string{c.cmd, h}, &out, &errb); code != exitOK {
+			if code := Run([]string{c.cmd, h}, &out, &errb); code != exitOK {
 				t.Fatalf("%s %s: exit %d: %s", c.cmd, h, code, errb.String())
 			}
 			if !strings.Contains(out.String(), "Flags:\n") || strings.Contains(out.String(), "ilmekgen compiles a stored") {
@@ -39,7 +39,7 @@ func TestSubcommandHelp(t *testing.T) {
 	}
 	for _, args := range [][]string{{"help"}, {"--help"}} {
 		var out, errb bytes.Buffer
-		if code := run(args, &out, &errb); code != exitOK || !strings.Contains(out.String(), "ilmekgen compiles a stored") {
+		if code := Run(args, &out, &errb); code != exitOK || !strings.Contains(out.String(), "ilmekgen compiles a stored") {
 			t.Errorf("%q: exit %d:\n%s", args, code, out.String())
 		}
 	}
