@@ -20,6 +20,9 @@ func TestContract(t *testing.T) {
 // contract on a Store that writes a snapshot every few deltas, so that
 // compaction races the readers and the pruning of those tests.
 func TestContractCompactingOften(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the delta contract again, compacting often; go test without -short (as CI does) runs it")
+	}
 	dsn(t)
 	checkpointtest.RunDeltas(t, func(t *testing.T) runtime.Checkpointer {
 		return openStore(t, "compact", postgres.Compact(runtime.Compaction{Every: 7, Bytes: 300}))

@@ -40,6 +40,9 @@ func TestContract(t *testing.T) {
 // TestContractInMemoryDatabase runs the contract on ":memory:", where the
 // Store has one connection for reads and writes.
 func TestContractInMemoryDatabase(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the contract again, on an in-memory database; go test without -short (as CI does) runs it")
+	}
 	checkpointtest.Run(t, func(t *testing.T) runtime.Checkpointer {
 		s, err := sqlite.Open(":memory:")
 		if err != nil {
@@ -53,6 +56,9 @@ func TestContractInMemoryDatabase(t *testing.T) {
 // TestContractCompactingOften runs the delta and prune parts of the
 // contract on a Store that writes a snapshot every few deltas.
 func TestContractCompactingOften(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the delta contract again, compacting often; go test without -short (as CI does) runs it")
+	}
 	checkpointtest.RunDeltas(t, func(t *testing.T) runtime.Checkpointer {
 		s, _ := open(t, sqlite.Synchronous("NORMAL"), sqlite.Compact(runtime.Compaction{Every: 7, Bytes: 300}))
 		return s

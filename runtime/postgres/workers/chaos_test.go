@@ -106,6 +106,9 @@ func chaosWorker() error {
 // ran twice (the ledger), and no request was lost. Fixed seed, bounded
 // duration; the counts are printed.
 func TestChaos(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills workers and backends for seconds; go test without -short (as CI does) runs it")
+	}
 	q := openQueue(t, postgres.LeaseTTL(chaosTTL))
 	s := q.Store()
 	schema := s.SchemaName()
