@@ -190,6 +190,8 @@ type ConfigProblem struct {
 	Path, Msg string
 }
 
+// Error names the node and its type, each refused value by its path, and
+// the fix.
 func (e *ConfigError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "config of node %q (type %q): ", e.Node, e.Type)
