@@ -162,7 +162,7 @@ func (r *runner[S, U]) runBody(in *U, a *Answers) (res Result[S]) {
 	if err != nil {
 		var ce *CheckpointError
 		var re *ResumeError
-		if errors.As(err, &re) || errors.As(err, &ce) {
+		if errors.As(err, &re) || errors.As(err, &ce) || errors.Is(err, ErrThreadMoved) {
 			return Result[S]{RunID: r.info.runID, Err: err}
 		}
 		// A refused input (undeclared channel) ends the run before it starts.

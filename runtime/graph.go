@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"log/slog"
@@ -194,6 +195,7 @@ type runConfig struct {
 
 	threadMeta map[string]string // WithThreadMeta
 	events     bool              // WithEventStore
+	ifLatest   *string           // IfLatest
 }
 
 // DefaultRecursionLimit is the number of supersteps a run may take unless
@@ -209,6 +211,19 @@ func WithCheckpointer(cp Checkpointer) RunOption { return func(c *runConfig) { c
 // FromCheckpoint runs from the given checkpoint of the thread instead of its
 // latest one; the new checkpoints fork a branch of the thread's tree.
 func FromCheckpoint(id string) RunOption { return func(c *runConfig) { c.fromID = id } }
+
+// IfLatest makes a run (not a resume) start only when the thread's latest
+// checkpoint is id ("": the thread has none yet). The check is made under
+// the thread's lease, before anything is written, so a caller that looked
+// at the thread before starting the run knows that no other run moved it
+// in between (a job queue whose request may have run already under an
+// expired claim). Otherwise the run writes nothing and ends with an error
+// matching ErrThreadMoved.
+func IfLatest(id string) RunOption { return func(c *runConfig) { c.ifLatest = &id } }
+
+// ErrThreadMoved is matched (errors.Is) by the error of a run started with
+// IfLatest when the thread's latest checkpoint was another one.
+var ErrThreadMoved = errors.New("the thread's latest checkpoint is not the one the run was started against (IfLatest); look at the thread again before running")
 
 // RecursionLimit bounds the supersteps of this run (default 25). A limit of
 // n allows n supersteps; 0 fails before the first unless nothing is planned.

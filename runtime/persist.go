@@ -189,6 +189,15 @@ func (r *runner[S, U]) start(in *U, a *Answers) error {
 	if a != nil {
 		return r.startResume(latest, a)
 	}
+	if want := r.cfg.ifLatest; want != nil {
+		got := ""
+		if latest != nil {
+			got = latest.ID
+		}
+		if got != *want {
+			return fmt.Errorf("thread %q: latest checkpoint %q, expected %q: %w", r.cfg.thread, got, *want, ErrThreadMoved)
+		}
+	}
 	if latest == nil {
 		r.state = r.p.Zero()
 		if err := r.foldInput(in); err != nil {

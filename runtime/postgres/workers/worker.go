@@ -202,9 +202,13 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 	if c.baseCP == nil {
 		// First claim: note where the thread stood, so a later claim knows
 		// whether this request's input was folded in already.
-		if _, err := w.q.store.Pool().Exec(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET base_cp = $1 WHERE id = $2 AND claim = $3", latest, c.id, c.claim); err != nil {
+		tag, err := w.q.store.Pool().Exec(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET base_cp = $1 WHERE id = $2 AND claim = $3", latest, c.id, c.claim)
+		if err != nil {
 			w.release(c, err)
 			return
+		}
+		if tag.RowsAffected() == 0 {
+			return // the claim expired: another worker has the request now
 		}
 	} else if *c.baseCP != latest {
 		// An earlier claim ran this request past its first commit. If the
@@ -240,6 +244,11 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 	hb := make(chan struct{})
 	go func() { defer close(hb); w.heartbeat(runCtx, c, cancel, requestStop, stop) }()
 	extra := []runtime.RunOption{runtime.StopAtBoundary(stopRun), runtime.WithObserver(runStarted{w: w, c: c})}
+	if mode == modeStart {
+		// Fold the input only into the thread as this claim found it: if
+		// another claim's run moved it meanwhile, a later claim looks again.
+		extra = append(extra, runtime.IfLatest(latest))
+	}
 	if _, ok := runtime.Checkpointer(cp).(runtime.EventStore); ok {
 		extra = append(extra, runtime.WithEventStore())
 	}
@@ -251,6 +260,9 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 	switch {
 	case errors.Is(err, runtime.ErrThreadBusy):
 		w.release(c, err) // a dead worker's lease has not expired yet: later
+		return
+	case errors.Is(err, runtime.ErrThreadMoved):
+		w.release(c, err) // an earlier claim's run got there first: look again
 		return
 	case (errors.As(err, &ce) || transient(err)) && !stopped:
 		// The store failed (a connection cut, a server restart) or the
