@@ -56,8 +56,8 @@ func TestNodesBuildErrors(t *testing.T) {
 	cat, _ := skills.NewCatalog(skills.Skill{Name: "pdf", Description: "d"})
 	for _, c := range []struct {
 		name, typ, config, want string
-		unknown             bool
-		configErr           bool
+		unknown                 bool
+		configErr               bool
 	}{
 		{"unknown skill", "skill", `{"skill": "ghost"}`, `config.skill: names skill "ghost", which the skill source does not hold (known: "pdf")`, true, false},
 		{"missing skill", "skill", `{}`, "config.skill: is missing", false, false},
