@@ -131,8 +131,13 @@ func ParseCase(file string, data []byte) (*Case, error) {
 }
 
 // LoadDir reads every *.json case file of dir (not recursively), sorted by
-// file name. Files that are not case files (no "spec") are an error.
+// file name. Files that are not case files (no "spec") are an error. A
+// folder of the reference's tool, agent or skill data (UpstreamFamily)
+// holds no case files: LoadUpstreamDir reads it.
 func LoadDir(dir string) ([]*Case, error) {
+	if UpstreamFamily(dir) != "" {
+		return nil, nil
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err

@@ -11,8 +11,11 @@
 // or "FAIL" with the differences, naming the run of a multi-run case. The
 // generated kind needs the module's source: --module names it when the
 // command runs outside the repository; --keep leaves the temporary module
-// on disk. The last line is "N passed, N failed"; the exit status is 1 when
-// anything failed and 2 on usage errors.
+// on disk. A DIR laid out as the reference's MCP, A2A or skills data (an
+// expected.json beside a server.json, an agent.json or skill folders), or
+// holding such folders, is reduced once per folder and compared with its
+// expected.json as canonical JSON. The last line is "N passed, N failed";
+// the exit status is 1 when anything failed and 2 on usage errors.
 package main
 
 import (

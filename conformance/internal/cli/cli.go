@@ -49,7 +49,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&ko.module, "module", "", "source directory of github.com/ilmek-go/ilmek, for the generated kind (default: found from the command's source or the current directory)")
 	fs.BoolVar(&ko.keep, "keep", false, "keep the generated kind's temporary module (its directory is printed on stderr)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: ilmek-conformance [flags] DIR...\n\nRuns every case file (*.json, single-run or multi-run) of each DIR through\neach program kind against each checkpointer, and every diagram case (a\n*.json with a *.mmd beside it, MODEL.md §9.1) through each kind that draws\nit, and prints one line per case, kind and checkpointer, then\n\"N passed, N failed\".\n\n")
+		fmt.Fprintf(stderr, "usage: ilmek-conformance [flags] DIR...\n\nRuns every case file (*.json, single-run or multi-run) of each DIR through\neach program kind against each checkpointer, and every diagram case (a\n*.json with a *.mmd beside it, MODEL.md §9.1) through each kind that draws\nit, and every folder of the reference's MCP, A2A and skills data (an\nexpected.json beside a server.json, an agent.json or skill folders; DIR\nmay hold such folders) once, and prints one line per case, kind and\ncheckpointer, then \"N passed, N failed\".\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -96,6 +96,15 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		}
 		viz = append(viz, vs...)
 	}
+	var upstream []*conformance.UpstreamCase
+	for _, dir := range fs.Args() {
+		us, err := conformance.LoadUpstreamDir(dir)
+		if err != nil {
+			fmt.Fprintf(stderr, "ilmek-conformance: %v\n", err)
+			return 2
+		}
+		upstream = append(upstream, us...)
+	}
 	// An interrupt stops the build or the generated program, and the
 	// deferred closes remove the temporary files.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -111,6 +120,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	vr := conformance.RunViz(stdout, viz, *kinds)
 	rep.Passed += vr.Passed
 	rep.Failed += vr.Failed
+	ur := conformance.RunUpstream(ctx, stdout, upstream)
+	rep.Passed += ur.Passed
+	rep.Failed += ur.Failed
 	fmt.Fprintf(stdout, "%d passed, %d failed\n", rep.Passed, rep.Failed)
 	if rep.Failed > 0 {
 		return 1

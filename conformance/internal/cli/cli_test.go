@@ -110,3 +110,46 @@ func TestMainDefaultKindsAndBackends(t *testing.T) {
 		t.Errorf("summary:\n%s", out.String())
 	}
 }
+
+// The reference's MCP, A2A and skills folders run by their layout, one
+// line each; a changed expected.json fails with both canonical forms.
+func TestMainUpstreamFolders(t *testing.T) {
+	var out, errOut bytes.Buffer
+	up := filepath.Join(testdata, "upstream")
+	if code := Main([]string{"--kinds", "spec", "--backends", "memory", up}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+	for _, fam := range []string{"mcp", "a2a", "skills"} {
+		if !strings.Contains(out.String(), "ok   upstream/"+fam) {
+			t.Errorf("no ok line for %s:\n%s", fam, out.String())
+		}
+	}
+	if !strings.HasSuffix(out.String(), "3 passed, 0 failed\n") {
+		t.Errorf("summary:\n%s", out.String())
+	}
+
+	dir := filepath.Join(t.TempDir(), "a2a")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	agent, err := os.ReadFile(filepath.Join(up, "a2a", "agent.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join(up, "a2a", "expected.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"agent.json": agent, "expected.json": bytes.Replace(want, []byte(`"support-desk"`), []byte(`"help-desk"`), 1)} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out.Reset()
+	if code := Main([]string{"--kinds", "spec", "--backends", "memory", dir}, &out, &errOut); code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", code, out.String())
+	}
+	if !strings.Contains(out.String(), "FAIL upstream/a2a") || !strings.Contains(out.String(), `"name":"help-desk"`) {
+		t.Errorf("want a FAIL line with the expected form:\n%s", out.String())
+	}
+}
