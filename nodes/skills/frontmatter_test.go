@@ -75,3 +75,18 @@ func TestFrontmatterValues(t *testing.T) {
 		})
 	}
 }
+
+// Where a YAML parser and the reference's reader differ on unusual blocks
+// (conformance/README.md lists these).
+func TestFrontmatterDivergences(t *testing.T) {
+	if _, err := ParseFrontmatter("---\nx: \"a\\/b\"\n---\n"); !errors.Is(err, BadStructure) {
+		t.Errorf(`"\/" escape: err = %v, want %s (the reference reads "/")`, err, BadStructure)
+	}
+	fm, err := ParseFrontmatter("---\nx:\n  - a\n    - b\n---\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(map[string]any{"x": []string{"a - b"}}, fm.Data); d != "" {
+		t.Errorf("over-indented item (the reference refuses it with bad_indentation) (-want +got):\n%s", d)
+	}
+}
