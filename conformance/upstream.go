@@ -3,16 +3,13 @@ package conformance
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/ilmek-go/ilmek/internal/canonjson"
-	"github.com/ilmek-go/ilmek/nodes/a2a"
 	"github.com/ilmek-go/ilmek/nodes/a2a/a2atest"
-	"github.com/ilmek-go/ilmek/nodes/mcp"
 	"github.com/ilmek-go/ilmek/nodes/mcp/mcptest"
 	"github.com/ilmek-go/ilmek/nodes/skills"
 )
@@ -115,71 +112,23 @@ func (c *UpstreamCase) Reduce(ctx context.Context) ([]byte, error) {
 	return canonjson.Of(v)
 }
 
-// reduceMCP connects a session scripted by server.json as toolbox github
-// (default prefix), calls every exposed tool with no arguments, reads the
-// first resource the server lists and turns the prompts into skills.
+// reduceMCP reduces a session scripted by server.json (mcptest.Reduce).
 func reduceMCP(ctx context.Context, dir string) (any, error) {
 	script, err := mcptest.Load(filepath.Join(dir, "server.json"))
 	if err != nil {
 		return nil, err
 	}
-	tb, err := mcp.Connect(ctx, "github", mcptest.NewSession(script))
-	if err != nil {
-		return nil, err
-	}
-	calls := map[string]mcp.ToolResult{}
-	for _, t := range tb.Tools() {
-		if calls[t.Name], err = tb.Invoke(ctx, t.Name, nil); err != nil {
-			return nil, err
-		}
-	}
-	res, err := tb.Resources(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if len(res) == 0 {
-		return nil, errors.New("server.json lists no resource to read")
-	}
-	text, err := tb.FetchResource(ctx, res[0].URI)
-	if err != nil {
-		return nil, err
-	}
-	sk, err := mcp.Skills(ctx, tb, mcp.SkillsOptions{})
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"tools": tb.Tools(), "calls": calls, "resource": text, "skills": sk}, nil
+	return mcptest.Reduce(ctx, mcptest.NewSession(script))
 }
 
-// reduceA2A connects an agent over a transport scripted by agent.json,
-// sends every scripted text (the results without the task itself), and
-// asks for a task no send returns, for the scripted JSON-RPC error.
+// reduceA2A reduces a transport scripted by agent.json, sending every
+// scripted text in the file's order (a2atest.Reduce).
 func reduceA2A(ctx context.Context, dir string) (any, error) {
 	script, err := a2atest.Load(filepath.Join(dir, "agent.json"))
 	if err != nil {
 		return nil, err
 	}
-	agent, err := a2a.Connect(ctx, a2atest.NewTransport(script), a2a.WithMessageIDs(func() string { return "m-x" }))
-	if err != nil {
-		return nil, err
-	}
-	results := map[string]a2a.Result{}
-	for _, text := range script.Texts {
-		r, err := agent.Invoke(ctx, text, a2a.SendOptions{})
-		if err != nil {
-			return nil, err
-		}
-		r.Task = nil
-		results[text] = r
-	}
-	out := map[string]any{"name": agent.Name(), "results": results}
-	_, err = agent.GetTask(ctx, "task-nope")
-	var rpc *a2a.RPCError
-	if !errors.As(err, &rpc) {
-		return nil, fmt.Errorf("tasks/get of an unknown task: want a JSON-RPC error, got %v", err)
-	}
-	out["error"] = map[string]any{"code": rpc.Code, "message": rpc.Message}
-	return out, nil
+	return a2atest.Reduce(ctx, a2atest.NewTransport(script), script.Texts)
 }
 
 // reduceSkills discovers the skill folders of dir and renders the catalog
