@@ -1,0 +1,7 @@
+module github.com/ilmek-go/ilmek/a2ahttp
+
+go 1.26.0
+
+require github.com/ilmek-go/ilmek v0.0.0
+
+replace github.com/ilmek-go/ilmek => ../

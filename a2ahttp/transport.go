@@ -1,0 +1,170 @@
+// Package a2ahttp is the A2A transport over HTTP: the agent card from
+// /.well-known/agent-card.json and JSON-RPC posted to the agent's
+// endpoint, for the a2a_call node type of package
+// github.com/ilmek-go/ilmek/nodes/a2a.
+//
+//	t, err := a2ahttp.New("https://bot.example.com", a2ahttp.WithHeader("Authorization", "Bearer "+token))
+//	desk, err := a2a.Connect(ctx, t)
+//
+// It uses net/http alone: the client package of github.com/a2aproject/a2a-go
+// holds a gRPC transport beside its JSON-RPC one, so importing it would
+// bring gRPC into every build. It is a module of its own, as every
+// transport of the node families is, so the core module's packages stay
+// free of transports.
+package a2ahttp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/ilmek-go/ilmek/nodes/a2a"
+)
+
+// CardPath is where an agent publishes its card, from its origin.
+const CardPath = "/.well-known/agent-card.json"
+
+// MaxResponseBytes bounds what the transport reads of one response.
+const MaxResponseBytes = 8 << 20
+
+// Option configures New.
+type Option func(*Transport)
+
+// WithHeader adds a header to every request (an Authorization, say).
+func WithHeader(key, value string) Option {
+	return func(t *Transport) { t.header.Add(key, value) }
+}
+
+// WithClient sets the HTTP client (default http.DefaultClient).
+func WithClient(c *http.Client) Option { return func(t *Transport) { t.client = c } }
+
+// Transport is an a2a.Transport over HTTP.
+type Transport struct {
+	cardURL string
+	client  *http.Client
+	header  http.Header
+
+	mu       sync.Mutex
+	endpoint string
+}
+
+var _ a2a.Transport = (*Transport)(nil)
+
+// New returns the transport of the agent at agentURL: its origin
+// ("https://bot.example.com", whose card is at CardPath and whose endpoint
+// the card names), its card's URL (a path ending in .json), or its JSON-RPC
+// endpoint (any other path; the card is still read from the origin).
+func New(agentURL string, opts ...Option) (*Transport, error) {
+	u, err := url.Parse(agentURL)
+	if err != nil {
+		return nil, fmt.Errorf("a2ahttp: agent URL %q: %w", agentURL, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return nil, fmt.Errorf("a2ahttp: agent URL %q is not an http or https URL; pass the agent's origin, card URL or endpoint", agentURL)
+	}
+	t := &Transport{client: http.DefaultClient, header: http.Header{}}
+	origin := &url.URL{Scheme: u.Scheme, Host: u.Host}
+	switch {
+	case strings.HasSuffix(u.Path, ".json"):
+		t.cardURL = u.String()
+	default:
+		t.cardURL = origin.JoinPath(CardPath).String()
+		if u.Path != "" && u.Path != "/" {
+			t.endpoint = u.String()
+		}
+	}
+	for _, o := range opts {
+		o(t)
+	}
+	return t, nil
+}
+
+// AgentCard fetches the agent's card; the card's url becomes the endpoint
+// unless New was given one.
+func (t *Transport) AgentCard(ctx context.Context) (*a2a.AgentCard, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.cardURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	var card a2a.AgentCard
+	if err := t.do(req, &card, "agent card "+t.cardURL); err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	if t.endpoint == "" && card.URL != "" {
+		t.endpoint = card.URL
+	}
+	t.mu.Unlock()
+	return &card, nil
+}
+
+// Post sends one JSON-RPC request to the endpoint (fetching the card first
+// when the endpoint is not known yet). A JSON-RPC error is in the response,
+// not an error of Post; an HTTP status other than 2xx is.
+func (t *Transport) Post(ctx context.Context, r *a2a.Request) (*a2a.Response, error) {
+	t.mu.Lock()
+	endpoint := t.endpoint
+	t.mu.Unlock()
+	if endpoint == "" {
+		if _, err := t.AgentCard(ctx); err != nil {
+			return nil, err
+		}
+		t.mu.Lock()
+		endpoint = t.endpoint
+		t.mu.Unlock()
+		if endpoint == "" {
+			return nil, fmt.Errorf("a2ahttp: the agent card at %s names no url to post to; pass the endpoint to New", t.cardURL)
+		}
+	}
+	body, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("a2ahttp: encode %s: %w", r.Method, err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	var res a2a.Response
+	if err := t.do(req, &res, r.Method+" at "+endpoint); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// do sends req with the transport's headers and decodes a 2xx JSON body
+// into v.
+func (t *Transport) do(req *http.Request, v any, what string) error {
+	for k, vs := range t.header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	res, err := t.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("a2ahttp: %s: %w", what, err)
+	}
+	defer res.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(res.Body, MaxResponseBytes+1))
+	if err != nil {
+		return fmt.Errorf("a2ahttp: %s: read the response: %w", what, err)
+	}
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		return fmt.Errorf("a2ahttp: %s: HTTP %s", what, res.Status)
+	}
+	if len(data) > MaxResponseBytes {
+		return fmt.Errorf("a2ahttp: %s: the response is over %d bytes", what, MaxResponseBytes)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("a2ahttp: %s: the response is not JSON of the expected shape: %w", what, err)
+	}
+	return nil
+}
