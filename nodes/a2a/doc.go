@@ -17,10 +17,12 @@
 // card, post one JSON-RPC request), and imports no A2A SDK: the client
 // package of github.com/a2aproject/a2a-go holds its gRPC transport beside
 // the JSON-RPC one, so importing it brings gRPC into every build, and the
-// protocol's JSON-RPC binding needs nothing beyond net/http. [a2atest] scripts a transport from the reference's
-// agent.json. [Registry] resolves a document's agent names against the
-// connected agents when the graph is built, so an unknown one is a
-// build-time *nodes.ConfigError naming the node.
+// protocol's JSON-RPC binding needs nothing beyond net/http. The module
+// github.com/ilmek-go/ilmek/a2ahttp is that transport over HTTP;
+// [a2atest] scripts one from the reference's agent.json. [Registry]
+// resolves a document's agent names against the connected agents when the
+// graph is built, so an unknown one is a build-time *nodes.ConfigError
+// naming the node.
 //
 // The runtime suffixes repeated step keys with "#0", "#1"... per
 // occurrence in a task, so a stored journal key reads

@@ -13,10 +13,10 @@
 // turns the server's prompts into skills for a [skills.Catalog].
 //
 // The package talks to a server through [Session], the six requests of the
-// protocol on its JSON shapes, and imports no MCP SDK: a session over the
-// official Go SDK's client (stdio, streamable HTTP, in-memory transports)
-// belongs to a module of its own, and [mcptest] scripts one from the
-// reference's server.json for tests. A document names the node types;
+// protocol on its JSON shapes, and imports no MCP SDK: the module
+// github.com/ilmek-go/ilmek/mcpsdk adapts the official Go SDK's client
+// sessions (stdio, streamable HTTP, in-memory transports), and [mcptest]
+// scripts one from the reference's server.json for tests. A document names the node types;
 // [Registry] resolves their server and tool names against the connected
 // toolboxes when the graph is built, so an unknown one is a build-time
 // *nodes.ConfigError naming the node:
