@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -213,5 +214,48 @@ func TestNoResourcesNoPrompts(t *testing.T) {
 	}
 	if _, err := tb.FetchResource(ctx, "file:///x"); !errors.Is(err, mcp.ErrNotSupported) || !strings.Contains(err.Error(), `server "s"`) {
 		t.Errorf("FetchResource: %v", err)
+	}
+}
+
+// A server that goes away, or does not answer in time, fails the call with
+// an error naming the server and the tool; nothing is journaled, so the
+// task's next attempt calls again.
+func TestDisconnectAndTimeout(t *testing.T) {
+	ctx := context.Background()
+	release := make(chan struct{})
+	srv := sdk.NewServer(&sdk.Implementation{Name: "flaky", Version: "1.0.0"}, nil)
+	srv.AddTool(&sdk.Tool{Name: "slow", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, _ *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return &sdk.CallToolResult{}, nil
+		})
+	ct, st := sdk.NewInMemoryTransports()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "ilmek-test", Version: "1.0.0"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	tb, err := mcp.Connect(ctx, "flaky", mcpsdk.NewSession(cs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	_, err = tb.Invoke(tctx, "flaky__slow", nil)
+	if err == nil || !strings.Contains(err.Error(), `mcp: server "flaky": tools/call "slow"`) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("timeout: err = %v, want a deadline error naming the server and the tool", err)
+	}
+	close(release)
+	ss.Close()
+	_, err = tb.Invoke(ctx, "flaky__slow", nil)
+	if err == nil || !strings.Contains(err.Error(), `mcp: server "flaky": tools/call "slow"`) {
+		t.Errorf("disconnected: err = %v, want an error naming the server and the tool", err)
 	}
 }
