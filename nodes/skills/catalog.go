@@ -135,6 +135,8 @@ func (c *Catalog) ReadResource(name, rel string) (string, error) {
 	}
 	data, err := r.ReadFile(relReal)
 	if err != nil {
+		// os.Root's refusal of a path leaving it has no exported error
+		// value; its message says "escapes".
 		var pe *fs.PathError
 		if errors.As(err, &pe) && !errors.Is(err, fs.ErrNotExist) && strings.Contains(pe.Err.Error(), "escapes") {
 			return "", fail(OutsideSkill, "resource "+quote(rel)+" links outside skill "+quote(name))
