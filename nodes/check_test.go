@@ -1,10 +1,12 @@
 package nodes_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/ilmek-go/ilmek/nodes"
+	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -37,5 +39,58 @@ func TestCheck(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestDiagnose(t *testing.T) {
+	doc := `{
+  "name": "g",
+  "channels": {"hits": {}},
+  "nodes": [
+    {"id": "search", "type": "probe", "config": {"server": "gitlab", "to": "hits"}},
+    {"id": "typo", "type": "probe", "config": {"servr": "github"}},
+    {"id": "broken", "type": "probe", "config": {"server": "boom"}},
+    {"id": "fine", "type": "probe", "config": {"server": "github"}},
+    {"id": "other", "type": "mcp_resource", "config": {"server": "github", "uri": "file:///a"}}
+  ],
+  "edges": [{"from": "__start__", "to": "search"}, {"from": "search", "to": "__end__"}]
+}`
+	g, diags := spec.Decode("g.json", []byte(doc))
+	if err := diags.Err(); err != nil {
+		t.Fatal(err)
+	}
+	reg := runtime.Registry{"probe": func(n spec.Node) (runtime.NodeFunc, error) {
+		var cfg struct {
+			Server string `json:"server"`
+			To     string `json:"to,omitempty"`
+		}
+		if err := runtime.DecodeConfig(n, &cfg); err != nil {
+			return nil, err
+		}
+		switch cfg.Server {
+		case "github":
+			return func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return nil, nil }, nil
+		case "boom":
+			return nil, errors.New("the server is down")
+		}
+		return nil, &nodes.ConfigError{Node: n.ID, Type: n.Type, Path: "config.server", Msg: "names an unknown server", Fix: "connect it", Err: nodes.ErrUnknownName}
+	}}
+	var got []string
+	for _, d := range nodes.Diagnose(g, reg) {
+		got = append(got, d.String())
+	}
+	want := []string{
+		`g.json:5:60: nodes[0].config.server: node "search": config.server names an unknown server; connect it`,
+		`g.json:6:57: nodes[1].config.servr: node "typo": config.servr: key "servr" is not a field`,
+		`g.json:7:30: nodes[2].type: node "broken": the server is down`,
+		`g.json:9:55: nodes[4].config: node "other" (type "mcp_resource") writes channel`,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d diagnostics:\n%s", len(got), strings.Join(got, "\n"))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("diagnostic %d:\n got %s\nwant %s…", i, got[i], want[i])
+		}
 	}
 }

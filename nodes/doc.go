@@ -14,9 +14,10 @@
 // transport-free interfaces (an MCP session, an A2A transport, a skill
 // source) and import no protocol SDK; the SDK-backed transports live in
 // modules of their own. This package holds what the families share: the
-// build-time error of a node's config, and [Check], which reports the
+// build-time error of a node's config, [Check], which reports the
 // channels a document's built-in nodes name but the document does not
-// declare.
+// declare, and [Diagnose], which places every factory's refusal in the
+// document.
 //
 // [mcp]: https://pkg.go.dev/github.com/ilmek-go/ilmek/nodes/mcp
 // [a2a]: https://pkg.go.dev/github.com/ilmek-go/ilmek/nodes/a2a
