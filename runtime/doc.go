@@ -143,7 +143,9 @@
 // the open questions in [Result.Pending]. Each [PendingInterrupt] has an id
 // (the task key and the interrupt's key, [WithKey]) and records the Go type
 // of the expected answer with its JSON Schema ([PendingInterrupt.Expects]),
-// so a form can be built from it.
+// so a form can be built from it. Answers are checked strictly, as
+// documents are ([Expects] says how): null, a misspelt or missing member
+// never becomes a zero value.
 //
 // [Graph.Resume] (or [Graph.StreamResume]) answers: with [Answer] when one
 // interrupt is open, with [AnswersByID] otherwise. It checks every answer
