@@ -171,6 +171,14 @@
 // keeps them in one file; runtime/postgres in a database that any number of
 // processes share. runtime/checkpointtest is the contract they all pass.
 //
+// A thread id is at most [MaxThreadIDBytes] (200) bytes of valid UTF-8,
+// every character printable: no control character (NUL, ESC, DEL, CR, LF,
+// C1), no bidirectional override or isolate, none of / ? # %.
+// [CheckThreadID] says why an id is refused (an error matching
+// [ErrThreadID]); every entry point that takes a thread id checks it before
+// it touches the store, so an id is safe in a URL, a header, a log line or
+// a terminal.
+//
 // Nothing is lost and nothing runs twice: a superstep is committed whole or
 // not at all, a step is journaled before its result is used, and a run
 // holds its thread's [Lease], so no two runs of a thread go on at once
