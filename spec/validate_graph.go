@@ -216,7 +216,7 @@ func (c *checker) graph(ids map[string]int) {
 	for i, n := range g.Nodes {
 		if first, ok := ids[n.ID]; ok && first == i && !seen[n.ID] {
 			c.warnf(PathIndex("nodes", i), `add an edge to it, list it in the "goto" of the node whose command or send reaches it, or remove it`,
-				"node %s is unreachable from __start__ through edges and declared gotos", quote(n.ID))
+				"node %s is unreachable from __start__", quote(n.ID))
 		}
 	}
 	c.coverage(ids)
