@@ -32,7 +32,9 @@ func FindModuleRoot() (string, error) {
 		}
 		tried = append(tried, wd)
 	}
-	return "", fmt.Errorf("cannot find the source of module %s above %s: the generated kind builds a module that replaces it with its source; run from inside the repository or name its directory (ilmek-conformance --module DIR)", ModulePath, strings.Join(tried, " or "))
+	// The generated kind builds a module that replaces this one with its
+	// source, so it needs the source's directory.
+	return "", fmt.Errorf("cannot find the source of module %s above %s; run from inside the repository or pass ilmek-conformance --module DIR", ModulePath, strings.Join(tried, " or "))
 }
 
 // CheckModuleRoot reports whether dir holds the go.mod of this module.

@@ -22,7 +22,7 @@ var one = []variant{{runs: "runs.json"}}
 // retryPolicy gives node charge three attempts.
 var retryPolicy = runtime.RetryPolicy{MaxAttempts: 3, Backoff: time.Millisecond}
 
-// scenarios are the behavioural scenarios of DESIGN.md §8 but the round
+// scenarios are the behavioural scenarios (conformance/README.md) but the round
 // trip (6, which runs over all of these); README.md has the table.
 var scenarios = []scenario{
 	{

@@ -12,7 +12,7 @@ import (
 	"github.com/ilmek-go/ilmek/spec"
 )
 
-// The behavioural scenarios of DESIGN.md §8, each run through every program
+// The behavioural scenarios (conformance/README.md, "Scenarios"), each run through every program
 // kind that can express it:
 //
 //   - spec: runtime.FromSpec(spec.json, the scenario's registry);
@@ -36,7 +36,7 @@ var scenarioDir = filepath.Join("testdata", "scenarios")
 type scenario struct {
 	// dir is the directory under testdata/scenarios.
 	dir string
-	// number is the scenario's place in DESIGN.md §8.
+	// number is the scenario's number in the list of behavioural scenarios.
 	number int
 	// registry makes the untyped node types of spec.json, counting into
 	// fx: the spec kind, and the generated kind through its adapter.
@@ -212,7 +212,7 @@ func runScenario(t *testing.T, s scenario) {
 	}
 }
 
-// TestScenarios runs each scenario of DESIGN.md §8 but the round trip (6)
+// TestScenarios runs each behavioural scenario but the round trip (6)
 // through every program kind; see scenarios for the list.
 func TestScenarios(t *testing.T) {
 	for _, s := range scenarios {

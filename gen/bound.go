@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"go/types"
-	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -287,55 +286,37 @@ func structLit(t types.Type, sets []fieldSet, path string, probs *[]problem) jen
 
 // jsonField is one field of a struct as encoding/json sees it.
 type jsonField struct {
-	name   string
-	index  []int
-	typ    types.Type
-	tagged bool
+	name     string
+	index    []int
+	typ      types.Type
+	tagged   bool
+	required bool // its tag says neither omitempty nor omitzero
 }
 
-// jsonFields lists the fields encoding/json decodes into for s: exported
-// fields named by their json tag or their name, with the fields of embedded
-// structs promoted (shallower and tagged fields win, as in encoding/json).
+// jsonFields lists the fields encoding/json decodes into for s, by the
+// rule the runtime applies to reflect types (jsonconv.Fields): exported
+// fields named by their json tag or their name, with the fields of
+// embedded (non-pointer) structs promoted, the shallower name winning.
 func jsonFields(s *types.Struct) []jsonField {
-	var out []jsonField
-	seen := map[string]int{} // name → depth of the field that holds it
-	var walk func(s *types.Struct, prefix []int, depth int)
-	walk = func(s *types.Struct, prefix []int, depth int) {
-		var embedded []func()
-		for i := 0; i < s.NumFields(); i++ {
-			f := s.Field(i)
-			tag := reflect.StructTag(s.Tag(i)).Get("json")
-			if tag == "-" {
-				continue
-			}
-			name, _, _ := strings.Cut(tag, ",")
-			idx := append(append([]int(nil), prefix...), i)
-			if f.Embedded() && name == "" {
-				if st, ok := f.Type().Underlying().(*types.Struct); ok {
-					if _, isPtr := f.Type().(*types.Pointer); !isPtr {
-						embedded = append(embedded, func() { walk(st, idx, depth+1) })
-						continue
-					}
-				}
-			}
-			if !f.Exported() {
-				continue
-			}
-			tagged := name != ""
-			if name == "" {
-				name = f.Name()
-			}
-			if d, ok := seen[name]; ok && d <= depth {
-				continue
-			}
-			seen[name] = depth
-			out = append(out, jsonField{name: name, index: idx, typ: f.Type(), tagged: tagged})
+	fs := jsonconv.Fields(s, (*types.Struct).NumFields, func(s *types.Struct, i int) (jsonconv.StructField, *types.Struct, bool) {
+		f := s.Field(i)
+		sf := jsonconv.StructField{Name: f.Name(), Tag: s.Tag(i), Exported: f.Exported(), Embedded: f.Embedded()}
+		if _, isPtr := f.Type().(*types.Pointer); isPtr {
+			return sf, nil, false
 		}
-		for _, e := range embedded {
-			e()
+		st, ok := f.Type().Underlying().(*types.Struct)
+		return sf, st, ok
+	})
+	out := make([]jsonField, len(fs))
+	for i, f := range fs {
+		st := s
+		var typ types.Type
+		for _, k := range f.Index {
+			typ = st.Field(k).Type()
+			st, _ = typ.Underlying().(*types.Struct)
 		}
+		out[i] = jsonField{name: f.Name, index: f.Index, typ: typ, tagged: f.Tagged, required: f.Required}
 	}
-	walk(s, nil, 0)
 	return out
 }
 

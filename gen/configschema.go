@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"go/types"
-	"reflect"
 	"strconv"
 	"strings"
 
@@ -264,7 +263,7 @@ func (sb *schemaBuilder) structSchema(n *types.Named, s *types.Struct) *jsonObje
 			fs = never(why)
 		}
 		props.set(f.name, fs)
-		if !isNever(fs) && !fieldOmitted(s, f.index) {
+		if !isNever(fs) && f.required {
 			required = append(required, f.name)
 		}
 	}
@@ -289,22 +288,6 @@ func promotedThrough(s *types.Struct, idx []int) string {
 		s = f.Type().Underlying().(*types.Struct)
 	}
 	return ""
-}
-
-// fieldOmitted reports whether the json tag of the field at index path idx
-// of s says omitempty or omitzero.
-func fieldOmitted(s *types.Struct, idx []int) bool {
-	for _, i := range idx[:len(idx)-1] {
-		s = s.Field(i).Type().Underlying().(*types.Struct)
-	}
-	tag := reflect.StructTag(s.Tag(idx[len(idx)-1])).Get("json")
-	_, opts, _ := strings.Cut(tag, ",")
-	for opt := range strings.SplitSeq(opts, ",") {
-		if opt == "omitempty" || opt == "omitzero" {
-			return true
-		}
-	}
-	return false
 }
 
 // isTime reports whether t is time.Time.

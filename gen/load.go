@@ -129,7 +129,7 @@ func LoadBindings(g *spec.Graph, b BindingSpec, cfg LoadConfig) (*Bindings, spec
 			return nil, fmt.Errorf("package %s not found%s", path, pkgErrors(p))
 		}
 		if chain := cycles[path]; chain != nil {
-			return nil, fmt.Errorf("package %s depends on %s, the package being generated, so the generated package cannot import it (import cycle %s); move the type to a package that does not depend on the generated one",
+			return nil, fmt.Errorf("package %s imports the package being generated %s (import cycle %s); move the type to a package that does not import it",
 				path, cfg.OutPkgPath, strings.Join(chain, " -> "))
 		}
 		obj, ok := p.Types.Scope().Lookup(name).(*types.TypeName)

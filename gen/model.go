@@ -119,9 +119,11 @@ func buildModel(g *spec.Graph, opts Options, d *diags) *model {
 			reported[pair] = true
 		}
 		if prev.path == "" {
-			d.errorf(o.path, "rename it in the spec; generated names are never changed to make room", "%s converts to %s, which is %s", o.desc, id, prev.desc)
+			// Generated names are never changed to make room: a renamed
+			// identifier would move when the document changes.
+			d.errorf(o.path, "rename it in the spec", "%s converts to %s, which is %s", o.desc, id, prev.desc)
 		} else {
-			d.errorf(o.path, "rename one of them in the spec; ilmekgen never renames to make room", "%s converts to %s, as does %s (%s)", o.desc, id, prev.desc, d.at(prev.path))
+			d.errorf(o.path, "rename one of them in the spec", "%s converts to %s, as does %s (%s)", o.desc, id, prev.desc, d.at(prev.path))
 		}
 		return false
 	}
@@ -272,7 +274,7 @@ func (m *model) typeChannel(cm *chanModel, b *Bindings, d *diags) {
 		cm.bound = !types.Identical(t, anySlice)
 		s, ok := t.Underlying().(*types.Slice)
 		if !ok {
-			d.errorf(cm.path, "an append channel binds the slice type it accumulates, e.g. --type "+flagName(cm.name)+"=[]"+flagName(bind.Expr),
+			d.errorf(cm.path, "bind the slice it accumulates, e.g. --type "+flagName(cm.name)+"=[]"+flagName(bind.Expr),
 				"%s: channel %s folds with append, so its type must be a slice, not %s", what, quote(cm.name), typeString(t))
 			return
 		}
@@ -281,7 +283,7 @@ func (m *model) typeChannel(cm *chanModel, b *Bindings, d *diags) {
 		cm.bound = !types.Identical(t, anyMap)
 		mp, ok := t.Underlying().(*types.Map)
 		if !ok || !isStringKind(mp.Key()) {
-			d.errorf(cm.path, "a merge channel binds a map with string keys, e.g. --type "+flagName(cm.name)+"=map[string]T",
+			d.errorf(cm.path, "e.g. --type "+flagName(cm.name)+"=map[string]T",
 				"%s: channel %s folds with merge, so its type must be a map with string keys, not %s", what, quote(cm.name), typeString(t))
 			return
 		}

@@ -143,7 +143,9 @@
 // the open questions in [Result.Pending]. Each [PendingInterrupt] has an id
 // (the task key and the interrupt's key, [WithKey]) and records the Go type
 // of the expected answer with its JSON Schema ([PendingInterrupt.Expects]),
-// so a form can be built from it.
+// so a form can be built from it. Answers are checked strictly, as
+// documents are ([Expects] says how): null, a misspelt or missing member
+// never becomes a zero value.
 //
 // [Graph.Resume] (or [Graph.StreamResume]) answers: with [Answer] when one
 // interrupt is open, with [AnswersByID] otherwise. It checks every answer
@@ -168,6 +170,14 @@
 // [Checkpointer]: [NewMemory] keeps threads in the process; runtime/sqlite
 // keeps them in one file; runtime/postgres in a database that any number of
 // processes share. runtime/checkpointtest is the contract they all pass.
+//
+// A thread id is at most [MaxThreadIDBytes] (200) bytes of valid UTF-8,
+// every character printable: no control character (NUL, ESC, DEL, CR, LF,
+// C1), no bidirectional override or isolate, none of / ? # %.
+// [CheckThreadID] says why an id is refused (an error matching
+// [ErrThreadID]); every entry point that takes a thread id checks it before
+// it touches the store, so an id is safe in a URL, a header, a log line or
+// a terminal.
 //
 // Nothing is lost and nothing runs twice: a superstep is committed whole or
 // not at all, a step is journaled before its result is used, and a run

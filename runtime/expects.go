@@ -14,6 +14,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ilmek-go/ilmek/internal/jsonconv"
+	"github.com/ilmek-go/ilmek/internal/suggest"
 )
 
 // Expects is what an interrupt's answer must be: the Go type the asking
@@ -24,9 +27,13 @@ import (
 type Expects struct {
 	// Type is the Go type's name, e.g. "bool" or "example.com/shop.Decision".
 	Type string `json:"type"`
-	// Schema is the JSON Schema (draft 2020-12) of the JSON values that
-	// decode into Type. null decodes into every type (to its zero value)
-	// and is always accepted; a type that decodes itself (a
+	// Schema is the JSON Schema (draft 2020-12) of the answers the node
+	// accepts, and answers are checked by it exactly: null only where the
+	// Go type is a pointer, slice, map or interface; an object of a struct
+	// lists its members under "required" (every member whose json tag says
+	// neither omitempty nor omitzero) and refuses others
+	// ("additionalProperties": false), member names written exactly as
+	// the json tags spell them. A type that decodes itself (a
 	// json.Unmarshaler or encoding.TextUnmarshaler other than time.Time)
 	// accepts any value here and is checked when its node decodes it.
 	Schema json.RawMessage `json:"schema"`
@@ -40,7 +47,7 @@ func expectsOf[T any]() *Expects {
 	if e, ok := expectsCache.Load(t); ok {
 		return e.(*Expects)
 	}
-	raw, _ := json.Marshal(schemaOf(t, t, map[reflect.Type]bool{}))
+	raw, _ := json.Marshal(schemaFor(t))
 	name := t.String()
 	if t.PkgPath() != "" {
 		name = t.PkgPath() + "." + t.Name()
@@ -54,10 +61,35 @@ var (
 	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
 
-// schemaOf is the JSON Schema of the values encoding/json decodes into t.
-// seen holds the struct types being described; a reference back to root
-// (the type the schema is of) is "$ref": "#".
-func schemaOf(t, root reflect.Type, seen map[reflect.Type]bool) map[string]any {
+// schemaFor is the JSON Schema of the answers a node asking for t
+// accepts. A struct type that refers back to itself is "$ref": "#" when
+// it is t, else described once under "$defs".
+func schemaFor(t reflect.Type) map[string]any {
+	b := &schemaBuilder{root: t, seen: map[reflect.Type]bool{}, defs: map[reflect.Type]string{}, used: map[string]bool{}}
+	s := b.schema(t)
+	if len(b.order) > 0 {
+		defs := map[string]any{}
+		for i := 0; i < len(b.order); i++ { // building a def may add more
+			d := b.order[i]
+			b.seen = map[reflect.Type]bool{}
+			defs[b.defs[d]] = b.structSchema(d)
+		}
+		s["$defs"] = defs
+	}
+	return s
+}
+
+// schemaBuilder writes the schema of one answer type.
+type schemaBuilder struct {
+	root  reflect.Type
+	seen  map[reflect.Type]bool   // the struct types being described
+	defs  map[reflect.Type]string // recursive struct types → their $defs name
+	order []reflect.Type          // defs in first-use order
+	used  map[string]bool
+}
+
+// schema is the JSON Schema of the values t accepts.
+func (b *schemaBuilder) schema(t reflect.Type) map[string]any {
 	if t.PkgPath() == "time" && t.Name() == "Time" {
 		return map[string]any{"type": "string", "format": "date-time"}
 	}
@@ -77,16 +109,24 @@ func schemaOf(t, root reflect.Type, seen map[reflect.Type]bool) map[string]any {
 	case reflect.String:
 		return map[string]any{"type": "string"}
 	case reflect.Pointer:
-		return schemaOf(t.Elem(), root, seen)
+		return nullable(b.schema(t.Elem()))
 	case reflect.Slice, reflect.Array:
-		if t.Elem().Kind() == reflect.Uint8 && t.Kind() == reflect.Slice && !reflect.PointerTo(t.Elem()).Implements(jsonUnmarshaler) && !reflect.PointerTo(t.Elem()).Implements(textUnmarshaler) {
+		types := []string{"array"}
+		if t.Kind() == reflect.Slice {
+			types = append(types, "null")
+		}
+		m := map[string]any{"type": types, "items": b.schema(t.Elem())}
+		if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 && !reflect.PointerTo(t.Elem()).Implements(jsonUnmarshaler) && !reflect.PointerTo(t.Elem()).Implements(textUnmarshaler) {
 			// encoding/json decodes a base64 string, and also an array of
 			// bytes.
-			return map[string]any{"type": []string{"string", "array"}, "contentEncoding": "base64", "items": schemaOf(t.Elem(), root, seen)}
+			m["type"], m["contentEncoding"] = []string{"string", "array", "null"}, "base64"
 		}
-		return map[string]any{"type": "array", "items": schemaOf(t.Elem(), root, seen)}
+		if len(types) == 1 {
+			m["type"] = "array"
+		}
+		return m
 	case reflect.Map:
-		m := map[string]any{"type": "object", "additionalProperties": schemaOf(t.Elem(), root, seen)}
+		m := map[string]any{"type": []string{"object", "null"}, "additionalProperties": b.schema(t.Elem())}
 		k := t.Key()
 		if k.Kind() != reflect.String && !reflect.PointerTo(k).Implements(textUnmarshaler) {
 			switch k.Kind() {
@@ -98,56 +138,85 @@ func schemaOf(t, root reflect.Type, seen map[reflect.Type]bool) map[string]any {
 		}
 		return m
 	case reflect.Struct:
-		if seen[t] {
-			if t == root {
+		if b.seen[t] {
+			if t == b.root {
 				return map[string]any{"$ref": "#"}
 			}
-			return map[string]any{"type": "object"} // recursive: checked when decoded
+			return map[string]any{"$ref": "#/$defs/" + b.def(t)}
 		}
-		seen[t] = true
-		defer delete(seen, t)
-		props := map[string]any{}
-		structFields(t, func(name string, ft reflect.Type, quoted bool) {
-			if quoted && quotable(ft) {
-				props[name] = map[string]any{"type": "string"} // `json:",string"`
-				return
-			}
-			props[name] = schemaOf(ft, root, seen)
-		})
-		return map[string]any{"type": "object", "properties": props}
+		if name, ok := b.defs[t]; ok {
+			return map[string]any{"$ref": "#/$defs/" + name}
+		}
+		return b.structSchema(t)
 	}
-	return map[string]any{} // interfaces: any value
+	return map[string]any{} // interfaces: any value, null included
 }
 
-// structFields calls f for each JSON field of struct type t, as
-// encoding/json names them (tags, embedded structs promoted).
-func structFields(t reflect.Type, f func(name string, ft reflect.Type, quoted bool)) {
-	for i := range t.NumField() {
-		sf := t.Field(i)
-		tag := sf.Tag.Get("json")
-		if tag == "-" {
-			continue
+// structSchema describes struct type t as an object of its JSON members,
+// by the rule of the generator's config schemas (jsonconv.Fields).
+func (b *schemaBuilder) structSchema(t reflect.Type) map[string]any {
+	b.seen[t] = true
+	defer delete(b.seen, t)
+	props := map[string]any{}
+	required := []string{}
+	for _, f := range jsonconv.ReflectFields(t, true) {
+		ft := t.FieldByIndex(f.Index).Type
+		if f.Quoted && quotable(ft) {
+			props[f.Name] = map[string]any{"type": "string"} // `json:",string"`
+		} else {
+			props[f.Name] = b.schema(ft)
 		}
-		name, opts, _ := strings.Cut(tag, ",")
-		ft := sf.Type
-		if sf.Anonymous && name == "" {
-			et := ft
-			if et.Kind() == reflect.Pointer {
-				et = et.Elem()
-			}
-			if et.Kind() == reflect.Struct {
-				structFields(et, f)
-				continue
-			}
+		if f.Required {
+			required = append(required, f.Name)
 		}
-		if !sf.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = sf.Name
-		}
-		f(name, ft, strings.Contains(","+opts+",", ",string,"))
 	}
+	m := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if len(required) > 0 {
+		m["required"] = required
+	}
+	return m
+}
+
+// def names the $defs entry of recursive struct type t, adding it.
+func (b *schemaBuilder) def(t reflect.Type) string {
+	if name, ok := b.defs[t]; ok {
+		return name
+	}
+	base := strings.Map(func(r rune) rune {
+		if r == '_' || r == '.' || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9') {
+			return r
+		}
+		return '_'
+	}, t.String())
+	name := base
+	for i := 2; b.used[name]; i++ {
+		name = fmt.Sprintf("%s_%d", base, i)
+	}
+	b.used[name] = true
+	b.defs[t] = name
+	b.order = append(b.order, t)
+	return name
+}
+
+// nullable lets s also accept null.
+func nullable(s map[string]any) map[string]any {
+	switch typ := s["type"].(type) {
+	case string:
+		c := maps.Clone(s)
+		c["type"] = []string{typ, "null"}
+		return c
+	case []string:
+		if slices.Contains(typ, "null") {
+			return s
+		}
+		c := maps.Clone(s)
+		c["type"] = append(slices.Clone(typ), "null")
+		return c
+	}
+	if len(s) == 0 {
+		return s // any value, null included
+	}
+	return map[string]any{"anyOf": []any{s, map[string]any{"type": "null"}}}
 }
 
 // quotable reports whether the ",string" option applies to t: encoding/json
@@ -163,9 +232,10 @@ func quotable(t reflect.Type) bool {
 }
 
 // checkAnswer reports why the JSON value raw does not fit schema, naming
-// the place in the value, or nil. It checks what the schemas of schemaOf
-// say, with encoding/json's leniency: null fits everything, and object
-// members match properties case-insensitively.
+// the place in the value, or nil. It checks what the schemas of schemaFor
+// say, as a JSON Schema validator would: null only where the type lists
+// it, object members by their exact names, required members present and
+// no others.
 func checkAnswer(schema, raw json.RawMessage) error {
 	var s map[string]any
 	if err := json.Unmarshal(schema, &s); err != nil {
@@ -181,18 +251,34 @@ func checkAnswer(schema, raw json.RawMessage) error {
 }
 
 func fits(root, s map[string]any, v any, at string) error {
-	if v == nil {
-		return nil
-	}
-	if s["$ref"] == "#" {
+	switch ref, _ := s["$ref"].(string); {
+	case ref == "#":
 		s = root
+	case strings.HasPrefix(ref, "#/$defs/"):
+		defs, _ := root["$defs"].(map[string]any)
+		s, _ = defs[strings.TrimPrefix(ref, "#/$defs/")].(map[string]any)
+	}
+	if alts, ok := s["anyOf"].([]any); ok {
+		var first error
+		for _, a := range alts {
+			as, _ := a.(map[string]any)
+			err := fits(root, as, v, at)
+			if err == nil {
+				return nil
+			}
+			if first == nil && (v != nil || as["type"] != "null") {
+				first = err
+			}
+		}
+		return first
 	}
 	typ, _ := s["type"].(string)
 	if alts, ok := s["type"].([]any); ok {
 		// Several types: the one of v's kind, if listed.
 		typ = ""
 		for _, a := range alts {
-			if name, _ := a.(string); name == jsonKind(v) {
+			name, _ := a.(string)
+			if name == jsonKind(v) || name == "integer" && jsonKind(v) == "number" {
 				typ = name
 			}
 		}
@@ -204,6 +290,10 @@ func fits(root, s map[string]any, v any, at string) error {
 	switch typ {
 	case "":
 		return nil
+	case "null":
+		if v != nil {
+			return want()
+		}
 	case "boolean":
 		if _, ok := v.(bool); !ok {
 			return want()
@@ -261,51 +351,65 @@ func fits(root, s map[string]any, v any, at string) error {
 		if !ok {
 			return want()
 		}
-		keys := slices.Sorted(maps.Keys(o))
-		if pn, ok := s["propertyNames"].(map[string]any); ok {
-			if pat, ok := pn["pattern"].(string); ok {
-				re, err := regexp.Compile(pat)
-				for _, k := range keys {
-					if err == nil && !re.MatchString(k) {
-						return fmt.Errorf("%s has the member %q, want names matching %s", at, k, pat)
-					}
-				}
-			}
-		}
-		if ap, ok := s["additionalProperties"].(map[string]any); ok {
+		return fitsObject(root, s, o, at)
+	}
+	return nil
+}
+
+// fitsObject checks the members of object o against object schema s.
+func fitsObject(root, s map[string]any, o map[string]any, at string) error {
+	keys := slices.Sorted(maps.Keys(o))
+	if pn, ok := s["propertyNames"].(map[string]any); ok {
+		if pat, ok := pn["pattern"].(string); ok {
+			re, err := regexp.Compile(pat)
 			for _, k := range keys {
-				if err := fits(root, ap, o[k], at+"."+k); err != nil {
-					return err
+				if err == nil && !re.MatchString(k) {
+					return fmt.Errorf("%s has the member %q, want names matching %s", at, k, pat)
 				}
 			}
 		}
-		props, _ := s["properties"].(map[string]any)
-		for _, k := range keys {
-			ps := property(props, k)
-			if ps == nil {
-				continue // encoding/json ignores unknown members
-			}
+	}
+	props, _ := s["properties"].(map[string]any)
+	names := slices.Sorted(maps.Keys(props))
+	for _, k := range keys {
+		if ps, ok := props[k].(map[string]any); ok {
 			if err := fits(root, ps, o[k], at+"."+k); err != nil {
 				return err
+			}
+			continue
+		}
+		switch ap := s["additionalProperties"].(type) {
+		case map[string]any:
+			if err := fits(root, ap, o[k], at+"."+k); err != nil {
+				return err
+			}
+		case bool:
+			if !ap {
+				return fmt.Errorf("%s has no member %q; %smembers are named exactly as listed: %s", at, k, suggest.DidYouMean(k, names), quotedList(names))
+			}
+		}
+	}
+	req, _ := s["required"].([]any)
+	for _, r := range req {
+		if name, _ := r.(string); name != "" {
+			if _, ok := o[name]; !ok {
+				return fmt.Errorf("%s lacks the required member %q; give every member whose json tag says neither omitempty nor omitzero", at, name)
 			}
 		}
 	}
 	return nil
 }
 
-// property finds the schema of member k as encoding/json matches it: the
-// exact name, else a case-insensitive one.
-func property(props map[string]any, k string) map[string]any {
-	if p, ok := props[k].(map[string]any); ok {
-		return p
+// quotedList writes names as "a", "b", "c", or "none".
+func quotedList(names []string) string {
+	if len(names) == 0 {
+		return "none"
 	}
-	for name, p := range props {
-		if strings.EqualFold(name, k) {
-			m, _ := p.(map[string]any)
-			return m
-		}
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
 	}
-	return nil
+	return strings.Join(q, ", ")
 }
 
 func bound(v any) float64 {

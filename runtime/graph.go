@@ -202,7 +202,8 @@ type runConfig struct {
 // RecursionLimit says otherwise.
 const DefaultRecursionLimit = 25
 
-// Thread runs on the named thread (needs WithCheckpointer).
+// Thread runs on the named thread (needs WithCheckpointer). The id must
+// pass CheckThreadID, or the run is refused before the store is touched.
 func Thread(id string) RunOption { return func(c *runConfig) { c.thread = id } }
 
 // WithCheckpointer keeps the thread's checkpoints and journals in cp.
@@ -269,6 +270,11 @@ func newRunConfig(opts []RunOption) (runConfig, error) {
 		return c, &OptionError{Msg: fmt.Sprintf("runtime: FromCheckpoint(%q) needs Thread and WithCheckpointer", c.fromID)}
 	case c.limit < 0:
 		return c, &OptionError{Msg: fmt.Sprintf("runtime: RecursionLimit(%d) must not be negative", c.limit)}
+	}
+	if c.thread != "" {
+		if err := CheckThreadID(c.thread); err != nil {
+			return c, err
+		}
 	}
 	return c, checkThreadOptions(&c)
 }

@@ -196,7 +196,14 @@ func Interrupt[T any](ctx *Ctx, payload any, opts ...InterruptOption) (T, error)
 		}
 		if e.Answered {
 			var v T
-			if err := json.Unmarshal(e.Value, &v); err != nil {
+			// The answer is checked as Resume checks it (an answer
+			// journaled under an older, looser schema included), so null,
+			// a misspelt or missing member never becomes the zero value.
+			err := checkAnswer(expectsOf[T]().Schema, e.Value)
+			if err == nil {
+				err = json.Unmarshal(e.Value, &v)
+			}
+			if err != nil {
 				// An answer the node cannot use must not wedge the thread:
 				// take it back, and pause again on the same interrupt.
 				refused := &ResumeError{ThreadID: ctx.ThreadID(), Reason: ErrAnswerType, Interrupt: id,

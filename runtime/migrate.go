@@ -72,6 +72,9 @@ func Migrate[OS, OU, NS, NU any](ctx context.Context, cp Checkpointer, thread st
 	fail := func(msg string, err error) (*MigrationReport, error) {
 		return nil, &MigrationError{ThreadID: thread, Msg: msg, Err: err}
 	}
+	if err := CheckThreadID(thread); err != nil {
+		return nil, err
+	}
 	lease, err := cp.Lease(ctx, thread, LeaseOptions{})
 	if err != nil {
 		return nil, err

@@ -29,6 +29,9 @@ func (t ThreadState[S]) Waiting() bool { return len(t.Open) > 0 }
 // checkpoint yet returns ErrNotFound.
 func (g *Graph[S, U]) ThreadState(ctx context.Context, cp Checkpointer, threadID string) (ThreadState[S], error) {
 	var ts ThreadState[S]
+	if err := CheckThreadID(threadID); err != nil {
+		return ts, err
+	}
 	latest, err := cp.Get(ctx, threadID, "")
 	if err != nil {
 		return ts, err
@@ -52,6 +55,9 @@ func (g *Graph[S, U]) ThreadState(ctx context.Context, cp Checkpointer, threadID
 // id: those of its latest checkpoint whose answer is not journaled yet. A
 // UI renders these and answers them with AnswersByID.
 func PendingInterrupts(ctx context.Context, cp Checkpointer, threadID string) ([]PendingInterrupt, error) {
+	if err := CheckThreadID(threadID); err != nil {
+		return nil, err
+	}
 	latest, err := cp.Get(ctx, threadID, "")
 	if errors.Is(err, ErrNotFound) {
 		return nil, nil

@@ -66,6 +66,9 @@ func (vs *Versions) All() []Version { return append([]Version(nil), vs.list...) 
 //     DocumentStore);
 //   - otherwise an *IncompatibleError naming each reason.
 func (vs *Versions) For(ctx context.Context, cp Checkpointer, threadID string) (Version, error) {
+	if err := CheckThreadID(threadID); err != nil {
+		return nil, err
+	}
 	latest, err := cp.Get(ctx, threadID, "")
 	switch {
 	case errors.Is(err, ErrNotFound):

@@ -166,8 +166,8 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request, p Principa
 	}
 	if b.ThreadID == "" {
 		b.ThreadID = newID()
-	} else if len(b.ThreadID) > 200 || strings.ContainsAny(b.ThreadID, "/?#%") {
-		return badRequest("thread_id must be at most 200 characters without / ? # or %")
+	} else if err := runtime.CheckThreadID(b.ThreadID); err != nil {
+		return badRequest(err.Error())
 	}
 	meta := map[string]string{}
 	for k, v := range b.Metadata {

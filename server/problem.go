@@ -88,6 +88,8 @@ func problemOf(err error) (Problem, bool) {
 			q.Reasons = append(q.Reasons, Reason{Kind: string(r.Kind), Subject: r.Subject, Message: r.Msg, Fix: r.Fix})
 		}
 		return q, true
+	case errors.Is(err, runtime.ErrThreadID):
+		return p(http.StatusBadRequest, "bad-thread-id", "The thread id is not allowed"), true
 	case errors.Is(err, runtime.ErrThreadBusy):
 		return p(http.StatusConflict, "thread-busy", "The thread is busy"), true
 	case errors.As(err, &in):

@@ -81,6 +81,8 @@ func TestApprovalFlow(t *testing.T) {
 		typ    string
 	}{
 		{"wrong type", map[string]any{"answers": map[string]any{pi.ID: "yes"}}, 422, "answer-type"},
+		{"null answer", map[string]any{"answers": map[string]any{pi.ID: nil}}, 422, "answer-type"},
+		{"misspelt member", map[string]any{"answers": map[string]any{pi.ID: map[string]any{"aproved": true}}}, 422, "answer-type"},
 		{"unknown id", map[string]any{"answers": map[string]any{"nope:interrupt#0": true}}, 422, "unknown-interrupt"},
 		{"empty", map[string]any{"answers": map[string]any{}}, 400, "bad-request"},
 		{"bad policy", map[string]any{"answers": map[string]any{pi.ID: true}, "double_texting": "twice"}, 400, "bad-request"},

@@ -43,7 +43,9 @@ func (d *decoder) node(npath string) Node {
 		case "config":
 			switch k := p.peek(); k {
 			case kindObject, kindNull:
+				d.p.onNumber = d.configNumber
 				n.Config = d.raw()
+				d.p.onNumber = nil
 			default:
 				d.wrongKind(path, "node config", "an object or null", k,
 					`wrap the settings in an object, e.g. "config": {"items": [1, 2]}, or leave config out`)

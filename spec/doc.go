@@ -21,6 +21,10 @@
 // JSONEqual compare by JSON value. Decoding then encoding a valid document
 // gives a JSON-value-equal document: absent members stay absent, null stays
 // null, number literals keep their text, and extension members are kept.
+// Every number in a node's config must fit float64 (a number beyond it is an
+// error at its path, whatever reads the document: runtime.Load, ilmekgen
+// check, gen, fmt and mermaid alike); a predicate's literal may be any
+// number, compared exactly.
 //
 // Extension members are the place for a builder's own data (canvas
 // positions, notes): a member whose name starts with "x-", at any level (the

@@ -114,8 +114,8 @@ func TestHostileManyProblems(t *testing.T) {
 }
 
 func TestHostileNumbers(t *testing.T) {
-	digits := strings.Repeat("9", 100000)
-	doc := `{"channels": {"n": {}}, "nodes": [{"id": "a", "type": "t", "config": {"big": 1e400, "neg": -1e400, "long": ` + digits + `, "exp": 1e-99999999999999999999}}],
+	digits := "0." + strings.Repeat("9", 100000) // fits float64: it rounds to 1
+	doc := `{"channels": {"n": {}}, "nodes": [{"id": "a", "type": "t", "config": {"long": ` + digits + `, "exp": 1e-99999999999999999999}}],
 "edges": [{"from": "__start__", "to": "a", "when": {"channel": "n", "gt": 1e400}}, {"from": "a", "to": "__end__", "when": {"channel": "n", "lt": -1E+400}}]}`
 	g, ds := decodeWithin(t, time.Second, []byte(doc))
 	if g == nil {
@@ -131,6 +131,25 @@ func TestHostileNumbers(t *testing.T) {
 		t.Errorf("the long number lost its text")
 	}
 	checkRoundTrip(t, "numbers", []byte(doc), g, ds)
+}
+
+// TestConfigNumbersBeyondFloat64: a config number beyond float64 — an
+// exponent of nine digits, five million digits — is refused by the decoder
+// (and so by every entry point that decodes a document), at its path,
+// quickly, with the long number shortened in the message.
+func TestConfigNumbersBeyondFloat64(t *testing.T) {
+	huge := strings.Repeat("9", 5_000_000)
+	doc := `{"channels": {"n": {}}, "nodes": [{"id": "a", "type": "t", "config": {"exp": 1e999999999, "digits": [` + huge + `], "ok": 1.7976931348623157e308}}],
+"edges": [{"from": "__start__", "to": "a", "when": {"channel": "n", "gt": 1e999999999}}]}`
+	g, ds := decodeWithin(t, 5*time.Second, []byte(doc))
+	if g != nil {
+		t.Fatal("accepted config numbers beyond float64")
+	}
+	errs := ds.Errors()
+	if len(errs) != 2 || errs[0].Path != "nodes[0].config.exp" || errs[0].Message != "1e999999999 does not fit float64" ||
+		errs[1].Path != "nodes[0].config.digits[0]" || errs[1].Message != "99999999999999999999…9999999999 (5000000 characters) does not fit float64" {
+		t.Fatalf("got\n%s", dump(ds))
+	}
 }
 
 func TestHostileText(t *testing.T) {

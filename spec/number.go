@@ -1,7 +1,9 @@
 package spec
 
 import (
+	"fmt"
 	"math/big"
+	"strconv"
 	"strings"
 )
 
@@ -48,4 +50,28 @@ func normNumber(s string) string {
 	b.WriteByte('e')
 	b.WriteString(e.String())
 	return b.String()
+}
+
+// configNumber refuses a number of a node's config that does not fit
+// float64 (one that rounds to zero fits): the document's one rule for
+// config numbers, so every entry point that decodes a document
+// (runtime.Load, ilmekgen check, gen, fmt and mermaid) refuses the same
+// configs. A config reaches Go as float64 (an untyped value) or through a
+// narrower bound type; a predicate literal is compared exactly (normNumber)
+// and may be any number.
+func (d *decoder) configNumber(off int, text string) {
+	if _, err := strconv.ParseFloat(text, 64); err == nil {
+		return
+	}
+	d.errAt(off, d.p.path(), fmt.Sprintf("%s does not fit float64", shortNumber(text)),
+		"write a number between -1.7976931348623157e308 and 1.7976931348623157e308, the range of every config number")
+}
+
+// shortNumber writes the number s for a message, its middle elided when it
+// is long.
+func shortNumber(s string) string {
+	if len(s) <= 40 {
+		return s
+	}
+	return fmt.Sprintf("%s…%s (%d characters)", s[:20], s[len(s)-10:], len(s))
 }

@@ -85,6 +85,9 @@ type parser struct {
 	// onDup is told about every repeated key; the parser then skips the
 	// repeated member's value. Nil makes a repeated key a syntax error.
 	onDup func(dupKey)
+	// onNumber, when set, is told about every number the parser reads,
+	// with its offset and the path of the value.
+	onNumber func(off int, text string)
 }
 
 func newParser(data []byte, maxDepth int) *parser {
@@ -466,6 +469,9 @@ func (p *parser) num() string {
 			p.fail(start, "malformed JSON: a number has a leading zero", "write the number without leading zeros")
 			return ""
 		}
+	}
+	if p.onNumber != nil {
+		p.onNumber(start, string(p.data[start:p.pos]))
 	}
 	return string(p.data[start:p.pos])
 }

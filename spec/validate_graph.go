@@ -215,8 +215,8 @@ func (c *checker) graph(ids map[string]int) {
 	}
 	for i, n := range g.Nodes {
 		if first, ok := ids[n.ID]; ok && first == i && !seen[n.ID] {
-			c.warnf(PathIndex("nodes", i), `add an edge that leads to it, or remove it; if a command's goto or a send reaches it, declare it in that node's "goto" list`,
-				"node %s is unreachable from __start__ through edges and declared gotos", quote(n.ID))
+			c.warnf(PathIndex("nodes", i), `add an edge to it, list it in the "goto" of the node whose command or send reaches it, or remove it`,
+				"node %s is unreachable from __start__", quote(n.ID))
 		}
 	}
 	c.coverage(ids)
@@ -274,8 +274,8 @@ func (c *checker) coverage(ids map[string]int) {
 			}
 			guards = append(guards, predicateText(c.g.Edges[i].When))
 		}
-		c.warnf(path, fmt.Sprintf(`add an edge that always holds, e.g. {"from": %s, "to": "__end__"} after the guarded ones, or guard the remaining values (truthy true with truthy false, eq v with neq v)`, quote(from)),
-			"%s: every outgoing edge is guarded (%s) and none may hold; the run then ends after it without following any edge",
+		c.warnf(path, fmt.Sprintf(`add an unguarded edge after them, e.g. {"from": %s, "to": "__end__"}, or cover every value (eq v with neq v)`, quote(from)),
+			"%s: every outgoing edge is guarded (%s) and none may hold, so a run can end there",
 			what, strings.Join(guards, "; "))
 	}
 }

@@ -55,12 +55,21 @@ func ParseGen(dir string, args []string, checkOnly bool) (*Invocation, error) {
 		name = "check"
 	}
 	fs := newFlags(name)
-	out := fs.StringP("out", "o", ".", "directory of the generated package")
-	pkg := fs.StringP("package", "p", "", "name of the generated package (default: the directory's name)")
 	typeFlags := fs.StringArray("type", nil, "bind a channel's type: CHANNEL=GOTYPE (repeatable)")
 	configFlags := fs.StringArray("config", nil, "bind a node type's config: NODETYPE=GOTYPE (repeatable)")
 	bindingsFile := fs.String("bindings", "", `JSON file of bindings: {"channels": {...}, "configs": {...}}`)
-	stale := fs.Bool("check", false, "exit 1 naming stale generated files instead of writing them")
+	var out, pkg *string
+	stale := new(bool)
+	if checkOnly {
+		// check writes nothing; where the package would go still decides
+		// its import path and name, which the checks use.
+		out = fs.StringP("out", "o", ".", "directory the package would be generated in (its import path is checked)")
+		pkg = fs.StringP("package", "p", "", "name the package would have (default: the directory's name)")
+	} else {
+		out = fs.StringP("out", "o", ".", "directory of the generated package")
+		pkg = fs.StringP("package", "p", "", "name of the generated package (default: the directory's name)")
+		stale = fs.Bool("check", false, "exit 1 naming stale generated files instead of writing them")
+	}
 	if err := parse(fs, args); err != nil {
 		return nil, err
 	}

@@ -58,6 +58,10 @@ Example:
 
   ilmekgen schema --config llm=example.com/shop.LLMOptions
 `,
+	"version": `Usage: ilmekgen version
+
+Prints the version of ilmekgen and of the generated code's contract.
+`,
 	"diff": `Usage: ilmekgen diff [--json] OLD NEW
 
 Prints the changes from OLD to NEW, each safe or unsafe for paused and for

@@ -151,7 +151,7 @@ func TestErrorsAndUsage(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, stderr, code := ilmekgen(t, dir, "-o", "out", "--type", "n=int", "bad.json")
-	want := "bad.json:3:20: nodes[0].id: node \"id\" converts to NodeID, which is the generated NodeID; rename it in the spec; generated names are never changed to make room\n" +
+	want := "bad.json:3:20: nodes[0].id: node \"id\" converts to NodeID, which is the generated NodeID; rename it in the spec\n" +
 		"bad.json:4:88: edges[1].when: eq \"x\" can never hold for channel \"n\" of type int; change the predicate or the channel's type\n"
 	if code != 1 || stderr != want {
 		t.Errorf("exit %d, stderr:\n%s\nwant:\n%s", code, stderr, want)

@@ -12,11 +12,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/ilmek-go/ilmek/gen"
+	"github.com/ilmek-go/ilmek/internal/suggest"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -65,27 +67,41 @@ func (e *usageError) Error() string { return e.msg }
 func Run(args []string, stdout, stderr io.Writer) int {
 	cmd := "gen"
 	if len(args) > 0 {
-		switch args[0] {
-		case "gen", "check", "fmt", "mermaid", "schema", "diff", "version", "help":
+		switch {
+		case slices.Contains(commands, args[0]):
 			cmd, args = args[0], args[1:]
-		case "-h", "--help":
+		case args[0] == "-h" || args[0] == "--help":
 			cmd = "help" // the overview; "gen -h" is gen's own help
 		}
 	}
 	var err error
 	switch cmd {
 	case "help":
-		fmt.Fprint(stdout, usageText)
-		return exitOK
+		if len(args) == 0 || len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
+			fmt.Fprint(stdout, usageText)
+			return exitOK
+		}
+		// help CMD is CMD --help.
+		if len(args) == 1 && slices.Contains(commands, args[0]) && args[0] != "help" {
+			return Run([]string{args[0], "--help"}, stdout, stderr)
+		}
+		err = &usageError{fmt.Sprintf("help takes one command, not %q; %sthe commands are %s", strings.Join(args, " "), didYouMean(args[0], commands), strings.Join(commands, ", "))}
 	case "version":
-		if len(args) > 0 {
+		fs := newFlags("version")
+		if err = parse(fs, args); err != nil {
+			break
+		}
+		if fs.NArg() > 0 {
 			err = &usageError{"version takes no arguments"}
 			break
 		}
 		fmt.Fprintf(stdout, "ilmekgen %s (generated code contract version %d)\n", moduleVersion(), gen.Version)
 		return exitOK
 	case "gen":
-		err = runGen(args, stderr, false)
+		err = unknownCommand(args)
+		if err == nil {
+			err = runGen(args, stderr, false)
+		}
 	case "check":
 		err = runGen(args, stderr, true)
 	case "fmt":
@@ -120,6 +136,27 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	return exitSpec
 }
 
+// commands are the subcommands, in the order the help lists them.
+var commands = []string{"gen", "check", "fmt", "mermaid", "schema", "diff", "version", "help"}
+
+// unknownCommand refuses a first argument that is no file but is close to
+// a command's name ("checkk", "chek"), which gen would take for its SPEC.
+func unknownCommand(args []string) error {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return nil
+	}
+	if _, err := os.Stat(args[0]); err == nil {
+		return nil
+	}
+	if c := suggest.Closest(args[0], commands); c != "" {
+		return &usageError{fmt.Sprintf("unknown command %q; did you mean %q?", args[0], c)}
+	}
+	return nil
+}
+
+// didYouMean is `did you mean "x"? ` for the candidate closest to s, or "".
+func didYouMean(s string, candidates []string) string { return suggest.DidYouMean(s, candidates) }
+
 // errReported means the problems were already printed.
 var errReported = errors.New("reported")
 
@@ -147,13 +184,22 @@ func newFlags(name string) *pflag.FlagSet {
 	return fs
 }
 
-// parse parses args, turning pflag's errors into usage errors.
+// parse parses args, turning pflag's errors into usage errors; an
+// unknown flag gets the nearest of fs's flags as a suggestion.
 func parse(fs *pflag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return &helpError{fs}
 		}
-		return &usageError{err.Error()}
+		msg := err.Error()
+		if name, ok := strings.CutPrefix(msg, "unknown flag: --"); ok {
+			var names []string
+			fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+			if c := suggest.Closest(name, names); c != "" {
+				msg += fmt.Sprintf("; did you mean --%s?", c)
+			}
+		}
+		return &usageError{msg}
 	}
 	return nil
 }
@@ -210,7 +256,7 @@ func printDiags(w io.Writer, ds spec.Diagnostics) {
 func runFmt(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("fmt")
 	write := fs.BoolP("write", "w", false, "write the canonical form back to each file")
-	check := fs.Bool("check", false, "exit 1 naming the files that are not canonical")
+	check := fs.Bool("check", false, "exit 1 naming the files that are not canonical, and print the unified diff that -w would apply")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -232,6 +278,8 @@ func runFmt(args []string, stdout, stderr io.Writer) error {
 		case *check:
 			if !bytes.Equal(out, data) {
 				fmt.Fprintf(stderr, "%s: not in canonical form; run ilmekgen fmt -w %s\n", displayPath(path), displayPath(path))
+				name := displayPath(path)
+				stdout.Write(unifiedDiff(name, data, name+" (canonical)", out))
 				failed = true
 			}
 		case *write:

@@ -88,14 +88,19 @@ func TestFmtCheck(t *testing.T) {
 		args   []string
 		code   int
 		stderr []string // substrings; "" means stderr must be empty
+		stdout []string // substrings of the diff; nil means stdout must be empty
 	}{
-		{"canonical", []string{"canonical.json"}, 0, nil},
-		{"compact", []string{"compact.json"}, 1, []string{"compact.json: not in canonical form; run ilmekgen fmt -w compact.json"}},
-		{"no final newline", []string{"no-newline.json"}, 1, []string{"no-newline.json: not in canonical form"}},
-		{"key order", []string{"key-order.json"}, 1, []string{"key-order.json: not in canonical form"}},
-		{"invalid document", []string{"invalid.json"}, 1, []string{"invalid.json:2:12: edges: graph has no entry edge"}},
-		{"missing file", []string{"missing.json"}, 1, []string{"missing.json"}},
-		{"mixed", []string{"canonical.json", "compact.json", "key-order.json"}, 1, []string{"compact.json: not in canonical form", "key-order.json: not in canonical form"}},
+		{"canonical", []string{"canonical.json"}, 0, nil, nil},
+		{"compact", []string{"compact.json"}, 1, []string{"compact.json: not in canonical form; run ilmekgen fmt -w compact.json"},
+			[]string{"--- compact.json\n+++ compact.json (canonical)\n@@ -1,1 +1,8 @@\n-{\"edges\": [{\"from\": \"__start__\", \"to\": \"__end__\"}]}\n\\ No newline at end of file\n+{\n+  \"edges\": [\n"}},
+		{"no final newline", []string{"no-newline.json"}, 1, []string{"no-newline.json: not in canonical form"},
+			[]string{"@@ -5,4 +5,4 @@\n       \"to\": \"__end__\"\n     }\n   ]\n-}\n\\ No newline at end of file\n+}\n"}},
+		{"key order", []string{"key-order.json"}, 1, []string{"key-order.json: not in canonical form"},
+			[]string{"--- key-order.json\n+++ key-order.json (canonical)\n", "-      \"to\": \"__end__\",\n", "+      \"to\": \"__end__\"\n"}},
+		{"invalid document", []string{"invalid.json"}, 1, []string{"invalid.json:2:12: edges: graph has no entry edge"}, nil},
+		{"missing file", []string{"missing.json"}, 1, []string{"missing.json"}, nil},
+		{"mixed", []string{"canonical.json", "compact.json", "key-order.json"}, 1, []string{"compact.json: not in canonical form", "key-order.json: not in canonical form"},
+			[]string{"--- compact.json\n", "--- key-order.json\n"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -109,8 +114,13 @@ func TestFmtCheck(t *testing.T) {
 			if code != tt.code {
 				t.Errorf("exit %d, want %d; stderr:\n%s", code, tt.code, stderr)
 			}
-			if stdout != "" {
+			if tt.stdout == nil && stdout != "" {
 				t.Errorf("fmt --check printed to stdout:\n%s", stdout)
+			}
+			for _, w := range tt.stdout {
+				if !strings.Contains(stdout, w) {
+					t.Errorf("the diff lacks %q:\n%s", w, stdout)
+				}
 			}
 			if tt.stderr == nil && stderr != "" {
 				t.Errorf("stderr:\n%s", stderr)

@@ -273,43 +273,14 @@ type field struct {
 	typ  reflect.Type
 }
 
-// structFields lists the fields encoding/json decodes into, as the
-// generator's jsonFields does for go/types: exported fields named by their
-// json tag or name, embedded structs' fields promoted (shallower wins).
+// structFields lists the fields encoding/json decodes into, by the rule
+// the generator's jsonFields applies to go/types (ReflectFields).
 func structFields(t reflect.Type) []field {
-	var out []field
-	seen := map[string]int{}
-	var walk func(t reflect.Type, depth int)
-	walk = func(t reflect.Type, depth int) {
-		var embedded []reflect.Type
-		for i := range t.NumField() {
-			f := t.Field(i)
-			tag := f.Tag.Get("json")
-			if tag == "-" {
-				continue
-			}
-			name, _, _ := strings.Cut(tag, ",")
-			if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
-				embedded = append(embedded, f.Type)
-				continue
-			}
-			if !f.IsExported() {
-				continue
-			}
-			if name == "" {
-				name = f.Name
-			}
-			if d, ok := seen[name]; ok && d <= depth {
-				continue
-			}
-			seen[name] = depth
-			out = append(out, field{name: name, typ: f.Type})
-		}
-		for _, e := range embedded {
-			walk(e, depth+1)
-		}
+	fs := ReflectFields(t, false)
+	out := make([]field, len(fs))
+	for i, f := range fs {
+		out[i] = field{name: f.Name, typ: t.FieldByIndex(f.Index).Type}
 	}
-	walk(t, 0)
 	return out
 }
 

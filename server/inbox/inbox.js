@@ -33,6 +33,28 @@ function typeOf(schema) {
   return t || null;
 }
 
+// skeleton is the answer a JSON answer box starts from: every required
+// member with an empty value of its type, null only where the schema
+// offers nothing else, so an untouched box is never a silent "no".
+function skeleton(s, root, depth) {
+  if (!s || typeof s !== "object" || depth > 16) return null;
+  if (s.$ref === "#") return skeleton(root, root, depth + 1);
+  if (typeof s.$ref === "string" && s.$ref.startsWith("#/$defs/")) return skeleton((root.$defs || {})[s.$ref.slice(8)], root, depth + 1);
+  if (Array.isArray(s.anyOf)) return s.anyOf.some((a) => a && a.type === "null") ? null : skeleton(s.anyOf[0], root, depth + 1);
+  switch (typeOf(s)) {
+    case "boolean": return false;
+    case "string": return "";
+    case "integer": case "number": return 0;
+    case "array": return [];
+    case "object": {
+      const o = {};
+      for (const n of s.required || []) o[n] = skeleton((s.properties || {})[n], root, depth + 1);
+      return o;
+    }
+  }
+  return null;
+}
+
 const scalar = (t) => t === "boolean" || t === "string" || t === "integer" || t === "number";
 
 // fieldFor builds one labelled input for a scalar schema.
@@ -93,7 +115,7 @@ function formFor(threadID, p) {
     const label = document.createElement("label");
     const area = document.createElement("textarea");
     area.name = "answer";
-    area.value = "null";
+    area.value = JSON.stringify(skeleton(schema, schema, 0), null, 2);
     label.append("Answer (JSON" + (p.expects ? ", " + p.expects.type : "") + ")", area);
     form.append(label);
     read = () => JSON.parse(area.value);

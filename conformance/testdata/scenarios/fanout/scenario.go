@@ -1,4 +1,4 @@
-// Package fanout is scenario 9 of DESIGN.md §8 (send fan-out): spec.json, its
+// Package fanout is scenario 9 of the behavioural scenarios (conformance/README.md) (send fan-out): spec.json, its
 // runs and expectations (runs*.json), and the package fanoutgraph that
 // ilmekgen generates from spec.json with the line below. The typed node
 // implementations and the tests are in conformance/scenarios_*_test.go.

@@ -1,4 +1,4 @@
-// Package steponce is scenario 1 of DESIGN.md §8 (a step runs once across interrupt and resume): spec.json, its
+// Package steponce is scenario 1 of the behavioural scenarios (conformance/README.md) (a step runs once across interrupt and resume): spec.json, its
 // runs and expectations (runs*.json), and the package steponcegraph that
 // ilmekgen generates from spec.json with the line below. The typed node
 // implementations and the tests are in conformance/scenarios_*_test.go.
