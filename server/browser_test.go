@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/ilmek-go/ilmek/graphviz"
 )
 
 // chromium finds a Chromium to drive: skipped with a notice when there is
@@ -32,10 +34,11 @@ func chromium(t *testing.T) string {
 // TestInboxInBrowser drives the inbox in a real headless Chromium: a run
 // pauses, the inbox shows the interrupt and its form (fields from the
 // answer's JSON Schema), a person answers, and the page shows the thread
-// finished and the diagram's highlight gone.
+// finished and the diagram's highlight gone. The Graphviz renderer is
+// registered, so the diagram is SVG.
 func TestInboxInBrowser(t *testing.T) {
 	exe := chromium(t)
-	ts := newTestServer(t, func(c *Config) { c.Authenticate = Anonymous })
+	ts := newTestServer(t, func(c *Config) { c.Authenticate, c.RenderSVG = Anonymous, graphviz.New().SVG })
 	th := ts.newThread("", map[string]any{"graph": "approval"})
 	var run RunView
 	ts.must("", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": map[string]any{"topic": "otters"}}, 202).json(t, &run)

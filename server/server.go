@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/ilmek-go/ilmek/runtime"
-	"github.com/ilmek-go/ilmek/runtime/postgres/workers"
 )
 
 // Principal is who a request acts for, as the Authenticate hook found it.
@@ -88,17 +87,24 @@ type Config struct {
 	// MaxEventsPerRun bounds each run's in-memory event log (default
 	// 10,000).
 	MaxRuns, MaxEventsPerRun int
-	// Queue, when set, sends runs and resumes to the PostgreSQL
-	// run-request queue, where the worker pool runs them (each worker
-	// registers every graph under its name with workers.Graph); the
-	// server then submits, reads outcomes, waits, cancels and streams
-	// the events the workers' runs keep in the store's event log (SSE ids
-	// "<worker run id>:<seq>"), and Checkpointer must be the queue's
-	// store (nil means q.Store()). Queued runs have ids
-	// "q-<request id>"; forks are refused (501), and a cancel cancels
-	// every request of the thread.
-	Queue *workers.Queue
-	// Inbox serves the inbox page under /inbox/ (default on).
+	// Queue, when set, sends runs and resumes to a run-request queue that
+	// a pool of workers drains (package server/workersqueue adapts the
+	// PostgreSQL one of runtime/postgres/workers; each worker registers
+	// every graph under its name). The server then submits, reads
+	// outcomes, waits, cancels and streams the events the workers' runs
+	// keep in the store's event log (SSE ids "<worker run id>:<seq>"),
+	// and Checkpointer must be the queue's store (nil means
+	// Queue.Store()). Queued runs have ids "q-<request id>"; forks are
+	// refused (501), and a cancel cancels every request of the thread.
+	Queue Queue
+	// RenderSVG lays a diagram's DOT text out as SVG for
+	// GET /threads/{id}/diagram?format=svg and the inbox, e.g.
+	// graphviz.New().SVG (package github.com/ilmek-go/ilmek/graphviz). Nil
+	// answers format=svg with 501, and the inbox shows the Mermaid text
+	// in the diagram's place.
+	RenderSVG func(ctx context.Context, dot string) ([]byte, error)
+	// DisableInbox turns the inbox page under /inbox/ off (it is served
+	// by default).
 	DisableInbox bool
 }
 
@@ -119,13 +125,12 @@ type Server struct {
 	graphs  map[string]Graph
 	names   []string
 	mux     *http.ServeMux
-	events  eventStore // the live log of this process's runs (bounded, in memory)
-	durable eventStore // the checkpointer's durable log, when it has one
-	index   threadIndex
+	records threadStore        // the checkpointer's thread records, or memRecords
+	events  runtime.EventStore // the checkpointer's event log; nil when it has none
+	cache   sync.Map           // thread id -> threadRecord, read from records
 	base    context.Context
 	stopAll context.CancelFunc
 	wg      sync.WaitGroup
-	render  renderer
 
 	mu       sync.Mutex
 	queues   map[string]*threadRuns
@@ -179,8 +184,6 @@ func New(cfg Config) (*Server, error) {
 		s.graphs[g.name] = g
 		s.names = append(s.names, g.name)
 	}
-	s.events = newMemEvents(cfg.MaxEventsPerRun, cfg.MaxRuns)
-	s.index = newMemThreads()
 	s.bindStore(cfg.Checkpointer)
 	s.base, s.stopAll = context.WithCancel(context.Background())
 	s.routes()

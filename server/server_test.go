@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ilmek-go/ilmek/graphviz"
 	"github.com/ilmek-go/ilmek/runtime"
 )
 
@@ -145,9 +147,19 @@ func TestApprovalFlow(t *testing.T) {
 	ts.must("alice", "GET", "/threads/"+th.ThreadID+"/runs/nope", nil, 404)
 }
 
+// TestDiagramSVG: with a renderer (Config.RenderSVG) the diagram is SVG
+// laid out by Graphviz; without one format=svg answers 501.
 func TestDiagramSVG(t *testing.T) {
-	ts := newTestServer(t, nil)
-	th := ts.newThread("alice", nil)
+	without := newTestServer(t, nil)
+	th := without.newThread("alice", nil)
+	p := without.must("alice", "GET", "/threads/"+th.ThreadID+"/diagram?format=svg", nil, 501).problem(t)
+	if p.Type != ProblemTypePrefix+"not-implemented" || !strings.Contains(p.Detail, "RenderSVG") {
+		t.Fatalf("no renderer: %+v", p)
+	}
+	without.must("alice", "GET", "/threads/"+th.ThreadID+"/diagram?format=dot", nil, 200)
+
+	ts := newTestServer(t, func(c *Config) { c.RenderSVG = graphviz.New().SVG })
+	th = ts.newThread("alice", nil)
 	var run RunView
 	ts.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": map[string]any{"topic": "a"}}, 202).json(t, &run)
 	ts.wait("alice", run)
@@ -425,8 +437,8 @@ func TestPaging(t *testing.T) {
 
 func testPaging(t *testing.T, mod func(*Config)) {
 	ts := newTestServer(t, mod)
-	if _, ok := ts.index.(*memThreads); ok == (mod == nil) {
-		t.Fatalf("index %T", ts.index)
+	if _, ok := ts.records.(memRecords); ok == (mod == nil) {
+		t.Fatalf("thread records %T", ts.records)
 	}
 	want := map[string]bool{}
 	for range 5 {
@@ -539,12 +551,12 @@ func TestClose(t *testing.T) {
 
 // TestNextRequestRightAfterWait: once wait reports a run ended, the thread
 // takes the next request at once. It used to answer 409 thread-busy while
-// the ended run still held the thread's queue (seen under load; the hook
-// widens that moment so the test sees it every time).
+// the ended run still held the thread's queue (seen under load; a logger
+// that sleeps on the server's "run ended" record widens that moment, after
+// a run reads as ended and before the thread's next queued run starts, so
+// the test sees it every time).
 func TestNextRequestRightAfterWait(t *testing.T) {
-	testHookEnded = func() { time.Sleep(30 * time.Millisecond) }
-	t.Cleanup(func() { testHookEnded = nil })
-	ts := newTestServer(t, nil)
+	ts := newTestServer(t, func(c *Config) { c.Logger = slog.New(sleepOnEnd{}) })
 	th := ts.newThread("alice", nil)
 	var run RunView
 	ts.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": map[string]any{"topic": "t"}}, 202).json(t, &run)
@@ -553,3 +565,16 @@ func TestNextRequestRightAfterWait(t *testing.T) {
 	ts.wait("alice", run)
 	ts.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": map[string]any{"topic": "again"}}, 202)
 }
+
+// sleepOnEnd is a log handler that sleeps on the record of a run's end.
+type sleepOnEnd struct{}
+
+func (sleepOnEnd) Enabled(context.Context, slog.Level) bool { return true }
+func (sleepOnEnd) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == "server: run ended" {
+		time.Sleep(30 * time.Millisecond)
+	}
+	return nil
+}
+func (h sleepOnEnd) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h sleepOnEnd) WithGroup(string) slog.Handler      { return h }

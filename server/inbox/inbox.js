@@ -165,19 +165,31 @@ async function refreshWaiting() {
   }
 }
 
-// refreshThread redraws the shown thread's status, diagram and Mermaid text.
+// refreshThread redraws the shown thread's status, diagram and Mermaid
+// text. A server without an SVG renderer answers the SVG 501: the Mermaid
+// text then takes the diagram's place.
 async function refreshThread() {
   if (current === null) return;
   const id = encodeURIComponent(current);
   const [th, svg, mmd] = await Promise.all([
     call("GET", "/threads/" + id),
-    call("GET", "/threads/" + id + "/diagram?format=svg"),
+    call("GET", "/threads/" + id + "/diagram?format=svg").catch((err) => {
+      if (err.problem && err.problem.status === 501) return null;
+      throw err;
+    }),
     call("GET", "/threads/" + id + "/diagram?format=mermaid"),
   ]);
   $("thread-status").textContent = th.status + (th.pending.length ? " (" + th.pending.length + " open)" : "");
-  const doc = new DOMParser().parseFromString(svg, "image/svg+xml");
-  const el = doc.documentElement;
-  if (el && el.nodeName === "svg") $("diagram").replaceChildren(document.importNode(el, true));
+  if (svg === null) {
+    const pre = document.createElement("pre");
+    pre.className = "mermaid-fallback";
+    pre.textContent = mmd;
+    $("diagram").replaceChildren(pre);
+  } else {
+    const doc = new DOMParser().parseFromString(svg, "image/svg+xml");
+    const el = doc.documentElement;
+    if (el && el.nodeName === "svg") $("diagram").replaceChildren(document.importNode(el, true));
+  }
   $("mermaid").textContent = mmd;
 }
 
