@@ -181,8 +181,12 @@ func (s *Server) queuedRoute(w http.ResponseWriter, r *http.Request, p Principal
 		}
 		return true, writeJSON(w, http.StatusOK, outcomeView(t, runID, o))
 	case "cancel":
-		if r.URL.Query().Get("mode") == "abort" {
+		switch r.URL.Query().Get("mode") {
+		case "", "stop":
+		case "abort":
 			return true, badRequest(`a queued run stops at its next superstep boundary; mode "abort" is for runs in this process`)
+		default:
+			return true, badRequest(`mode must be "stop" (at the next superstep boundary, the default) or "abort" (now, voiding the superstep in flight)`)
 		}
 		if v.Status == StatusQueued || v.Status == StatusRunning {
 			// The queue cancels per thread: the thread's queued requests
