@@ -42,6 +42,9 @@ func (s *Server) diagram(w http.ResponseWriter, r *http.Request, p Principal) er
 	if err != nil {
 		return err
 	}
+	// The inbox's policy (and nosniff, on every response): an SVG opened
+	// on its own runs no script and loads nothing.
+	w.Header().Set("Content-Security-Policy", inboxCSP)
 	w.Header().Set("Cache-Control", "no-store")
 	switch format {
 	case "mermaid":

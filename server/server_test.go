@@ -164,6 +164,12 @@ func TestDiagramSVG(t *testing.T) {
 	ts.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": map[string]any{"topic": "a"}}, 202).json(t, &run)
 	ts.wait("alice", run)
 	d := ts.must("alice", "GET", "/threads/"+th.ThreadID+"/diagram?format=svg", nil, 200)
+	for _, f := range []string{"svg", "dot", "mermaid"} {
+		h := ts.must("alice", "GET", "/threads/"+th.ThreadID+"/diagram?format="+f, nil, 200).Header
+		if h.Get("Content-Security-Policy") != inboxCSP || h.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("format %s: CSP %q, X-Content-Type-Options %q", f, h.Get("Content-Security-Policy"), h.Get("X-Content-Type-Options"))
+		}
+	}
 	svg := string(d.Body)
 	if !strings.HasPrefix(svg, "<svg") || !strings.Contains(svg, `id="node_review"`) || !strings.Contains(svg, `class="node pending"`) {
 		t.Fatalf("svg:\n%s", svg)
