@@ -648,6 +648,11 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, p Principal) 
 	default:
 		return err
 	}
+	closeStream, err := s.openStream(w, runID)
+	if err != nil {
+		return err
+	}
+	defer closeStream()
 	var after int64
 	if last := lastEventID(r); last != "" {
 		rid, seq, ok := strings.Cut(last, ":")

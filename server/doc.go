@@ -53,8 +53,14 @@
 // Security defaults: New refuses a Config without an Authenticate hook,
 // so nothing is served unauthenticated by accident; every thread records
 // the principal that created it and the default Access hook (OwnerOnly)
-// lets only that principal see and run it; request bodies are bounded
-// (Config.MaxBodyBytes, 1 MiB); no CORS header is sent unless Config.CORS
-// lists origins; an error the server does not expect is logged with an id
-// and answered 500 with only that id, never its text or a stack.
+// lets only that principal see and run it; another principal's thread
+// answers 404, as a missing one does, so that ids cannot be probed
+// (Config.RevealForbidden answers 403 instead); request bodies are bounded
+// (Config.MaxBodyBytes, 1 MiB); event streams are bounded per run and per
+// server (Config.MaxStreamsPerRun, 8, and MaxStreams, 1,000; 429 past
+// them); diagrams escape node ids and labels and are served with the
+// inbox's Content-Security-Policy; no CORS header is sent unless
+// Config.CORS lists origins; an error the server does not expect is logged
+// with an id and answered 500 with only that id, never its text or a
+// stack.
 package server

@@ -55,7 +55,7 @@ func TestStreamFromDurableLog(t *testing.T) {
 		t.Fatalf("end: %+v", rest[len(rest)-1])
 	}
 	b.must("alice", "GET", "/threads/"+th.ThreadID+"/runs/nope/stream", nil, 404)
-	b.must("bob", "GET", path, nil, 403)
+	b.must("bob", "GET", path, nil, 404)
 }
 
 // TestSecondServerOnOneStore: a server started on the store another
@@ -79,7 +79,7 @@ func TestSecondServerOnOneStore(t *testing.T) {
 	if _, ok := got.Metadata[metaGraph]; ok {
 		t.Fatalf("server keys leak into metadata: %+v", got.Metadata)
 	}
-	b.must("bob", "GET", "/threads/"+th.ThreadID, nil, 403)
+	b.must("bob", "GET", "/threads/"+th.ThreadID, nil, 404)
 	var list ThreadList
 	b.must("alice", "GET", "/threads?pending=true&metadata.team=blog", nil, 200).json(t, &list)
 	if len(list.Threads) != 1 || list.Threads[0].ThreadID != th.ThreadID {

@@ -197,6 +197,11 @@ func (s *Server) queuedRoute(w http.ResponseWriter, r *http.Request, p Principal
 		}
 		return true, writeJSON(w, http.StatusAccepted, v)
 	}
+	closeStream, err := s.openStream(w, runID)
+	if err != nil {
+		return true, err
+	}
+	defer closeStream()
 	return true, s.streamQueued(w, r, id)
 }
 

@@ -96,7 +96,7 @@ func TestQueue(t *testing.T) {
 	}
 	ts.Must("alice", "GET", runs+"/"+run.RunID+"/stream?last_event_id=nope:1", nil, 400)
 	ts.Must("alice", "GET", runs+"/q-999999/wait", nil, 404)
-	ts.Must("bob", "GET", runs+"/"+run.RunID, nil, 403)
+	ts.Must("bob", "GET", runs+"/"+run.RunID, nil, 404)
 	p := ts.Must("alice", "POST", "/threads/"+th.ThreadID+"/history/"+got.CheckpointID+"/fork", nil, 501).Problem(t)
 	if p.Type != ProblemTypePrefix+"not-implemented" {
 		t.Fatalf("fork: %+v", p)

@@ -83,6 +83,19 @@ type Config struct {
 	Logger *slog.Logger
 	// RunOptions are added to every run (an observer, a recursion limit).
 	RunOptions []runtime.RunOption
+	// MaxStreamsPerRun bounds the event streams (GET .../stream) open at
+	// once on one run (default 8), MaxStreams those open on the server
+	// (default 1,000); a stream past either is answered 429 with
+	// Retry-After. Each stream holds a goroutine and a connection while
+	// its run goes on.
+	MaxStreamsPerRun, MaxStreams int
+	// RevealForbidden answers 403 for a thread that exists but that the
+	// principal may not read or run. By default such a thread answers 404,
+	// as a missing one does, so that a principal cannot probe which ids
+	// other principals' threads have. (Creating a thread with an id that
+	// is taken answers 409 whoever owns it: let the server pick ids where
+	// that matters.)
+	RevealForbidden bool
 	// MaxRuns bounds the runs remembered in memory (default 10,000);
 	// MaxEventsPerRun bounds each run's in-memory event log (default
 	// 10,000).
@@ -132,10 +145,16 @@ type Server struct {
 	stopAll context.CancelFunc
 	wg      sync.WaitGroup
 
+	// ownerOnly is set when Config.Access is the default, OwnerOnly: a
+	// listing then asks the store for the principal's threads only.
+	ownerOnly bool
+
 	mu       sync.Mutex
 	queues   map[string]*threadRuns
 	runs     map[string]*run
 	runOrder []string
+	streams  map[string]int // open event streams by run id
+	nStreams int            // open event streams in all
 }
 
 // New returns a Server for cfg.
@@ -167,10 +186,18 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxEventsPerRun <= 0 {
 		cfg.MaxEventsPerRun = 10000
 	}
-	if cfg.Access == nil {
+	if cfg.MaxStreamsPerRun <= 0 {
+		cfg.MaxStreamsPerRun = 8
+	}
+	if cfg.MaxStreams <= 0 {
+		cfg.MaxStreams = 1000
+	}
+	ownerOnly := cfg.Access == nil
+	if ownerOnly {
 		cfg.Access = OwnerOnly
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, graphs: map[string]Graph{}, queues: map[string]*threadRuns{}, runs: map[string]*run{}}
+	s := &Server{cfg: cfg, log: cfg.Logger, graphs: map[string]Graph{}, queues: map[string]*threadRuns{}, runs: map[string]*run{},
+		ownerOnly: ownerOnly, streams: map[string]int{}}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -289,9 +316,40 @@ func (s *Server) wrap(h handler) http.Handler {
 func (s *Server) access(ctx context.Context, p Principal, t threadRecord, a Action) error {
 	if err := s.cfg.Access(ctx, p, ThreadRef{ID: t.ID, Graph: t.Graph, Meta: t.Meta}, a); err != nil {
 		s.log.Info("server: access refused", "principal", p.ID, "thread", t.ID, "action", a, "err", err)
+		if a != ActionCreate && !s.cfg.RevealForbidden {
+			return notFound("no thread " + t.ID)
+		}
 		return errf(http.StatusForbidden, "forbidden", "Forbidden", "the principal may not "+string(a)+" thread "+t.ID)
 	}
 	return nil
+}
+
+// openStream counts an event stream of run, or refuses it with 429 past
+// Config.MaxStreamsPerRun or MaxStreams; the caller calls the returned
+// func when the stream ends.
+func (s *Server) openStream(w http.ResponseWriter, run string) (func(), error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.streams[run] >= s.cfg.MaxStreamsPerRun:
+		w.Header().Set("Retry-After", "5")
+		return nil, errf(http.StatusTooManyRequests, "too-many-streams", "Too many event streams",
+			fmt.Sprintf("run %s has %d event streams open, the most the server allows; close one or retry later", run, s.cfg.MaxStreamsPerRun))
+	case s.nStreams >= s.cfg.MaxStreams:
+		w.Header().Set("Retry-After", "5")
+		return nil, errf(http.StatusTooManyRequests, "too-many-streams", "Too many event streams",
+			fmt.Sprintf("the server has %d event streams open, the most it allows; retry later", s.cfg.MaxStreams))
+	}
+	s.streams[run]++
+	s.nStreams++
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.streams[run]--; s.streams[run] == 0 {
+			delete(s.streams, run)
+		}
+		s.nStreams--
+	}, nil
 }
 
 func newID() string {

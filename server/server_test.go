@@ -374,10 +374,17 @@ func TestAuthorization(t *testing.T) {
 		}
 	}
 	ts.must("", "GET", "/inbox/", nil, 401)
-	// Another principal: 403 on the thread, left out of listings.
-	ts.must("bob", "GET", base, nil, 403)
-	ts.must("bob", "POST", base+"/runs", nil, 403)
-	ts.must("bob", "GET", base+"/history", nil, 403)
+	// Another principal: 404 on the thread, the very answer a missing
+	// one gets (no existence oracle), and left out of listings.
+	for _, path := range []string{base, "/threads/nope"} {
+		for _, req := range []struct{ method, path string }{{"GET", path}, {"POST", path + "/runs"}, {"GET", path + "/history"}, {"GET", path + "/diagram"}} {
+			p := ts.must("bob", req.method, req.path, nil, 404).problem(t)
+			id := strings.TrimPrefix(path, "/threads/")
+			if p.Type != ProblemTypePrefix+"not-found" || p.Detail != "no thread "+id {
+				t.Errorf("%s %s: %+v", req.method, req.path, p)
+			}
+		}
+	}
 	var list ThreadList
 	ts.must("bob", "GET", "/threads", nil, 200).json(t, &list)
 	if len(list.Threads) != 0 {
@@ -386,7 +393,9 @@ func TestAuthorization(t *testing.T) {
 	ts.must("alice", "POST", "/threads", map[string]any{"metadata": map[string]string{"owner": "bob"}}, 400)
 
 	// A custom Access hook: admins read everything, nobody else runs.
+	// With RevealForbidden, 403.
 	ts2 := newTestServer(t, func(c *Config) {
+		c.RevealForbidden = true
 		c.Access = func(_ context.Context, p Principal, t ThreadRef, a Action) error {
 			if p.ID == "admin" && a == ActionRead || a == ActionCreate {
 				return nil
@@ -584,3 +593,51 @@ func (sleepOnEnd) Handle(_ context.Context, r slog.Record) error {
 }
 func (h sleepOnEnd) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h sleepOnEnd) WithGroup(string) slog.Handler      { return h }
+
+// TestStreamLimits: past Config.MaxStreamsPerRun streams on one run, or
+// MaxStreams on the server, a stream is answered 429 with Retry-After;
+// a closed stream frees its place.
+func TestStreamLimits(t *testing.T) {
+	gate := make(chan struct{})
+	defer close(gate)
+	ts := newTestServer(t, func(c *Config) {
+		c.Graphs = []Graph{Of(slowGraph(t, gate))}
+		c.MaxStreamsPerRun, c.MaxStreams = 2, 3
+	})
+	start := func() string {
+		th := ts.newThread("alice", nil)
+		var run RunView
+		ts.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", nil, 202).json(t, &run)
+		return "/threads/" + th.ThreadID + "/runs/" + run.RunID + "/stream"
+	}
+	a, b := start(), start()
+	first := ts.stream(t, "alice", a, "")
+	defer first.Body.Close()
+	second := ts.stream(t, "alice", a, "")
+	defer second.Body.Close()
+	r := ts.must("alice", "GET", a, nil, 429)
+	if p := r.problem(t); p.Type != ProblemTypePrefix+"too-many-streams" || r.Header.Get("Retry-After") == "" || !strings.Contains(p.Detail, "2 event streams") {
+		t.Fatalf("per run: %+v %v", p, r.Header)
+	}
+	third := ts.stream(t, "alice", b, "")
+	defer third.Body.Close()
+	if p := ts.must("alice", "GET", b, nil, 429).problem(t); !strings.Contains(p.Detail, "the server has 3 event streams open") {
+		t.Fatalf("per server: %+v", p)
+	}
+	second.Body.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		ts.mu.Lock()
+		n := ts.nStreams
+		ts.mu.Unlock()
+		if n == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a closed stream still counts: %d open", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	again := ts.stream(t, "alice", a, "")
+	again.Body.Close()
+}

@@ -86,7 +86,7 @@ func walk(t *testing.T, ts *TestServer, queued bool) {
 	ts.Must("alice", "GET", "/threads?cursor=nope", nil, 400)
 	ts.Must("alice", "GET", "/threads/"+id, nil, 200)
 	ts.Must("alice", "GET", "/threads/nope", nil, 404)
-	ts.Must("bob", "GET", "/threads/"+id, nil, 403)
+	ts.Must("bob", "GET", "/threads/"+id, nil, 404)
 	ts.Must("alice", "GET", "/threads/"+id+"/history", nil, 200)
 	ts.Must("alice", "GET", "/threads/"+id+"/history?limit=0", nil, 400)
 
@@ -112,7 +112,7 @@ func walk(t *testing.T, ts *TestServer, queued bool) {
 	ts.Must("alice", "GET", runs+"/"+run.RunID+"/wait?timeout=forever", nil, 400)
 	ts.Must("alice", "GET", runs+"/nope", nil, 404)
 	ts.Must("alice", "GET", runs+"/q-999999/wait", nil, 404)
-	ts.Must("bob", "GET", runs+"/"+run.RunID, nil, 403)
+	ts.Must("bob", "GET", runs+"/"+run.RunID, nil, 404)
 	res := ts.Stream(t, "alice", runs+"/"+run.RunID+"/stream", "")
 	evs := ReadSSE(t, res.Body, -1)
 	res.Body.Close()
