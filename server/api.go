@@ -314,13 +314,23 @@ func (s *Server) listThreads(w http.ResponseWriter, r *http.Request, p Principal
 	if graph := q.Get("graph"); graph != "" {
 		tq.Meta[metaGraph] = graph
 	}
+	out := ThreadList{Threads: []ThreadView{}}
+	if s.ownerOnly {
+		// The default Access hook lets p read its own threads only: the
+		// store selects them, so a listing reads what p owns, not every
+		// thread the store holds. (A custom hook pages every thread the
+		// other filters select and checks each.)
+		if o, ok := tq.Meta[metaOwner]; ok && o != p.ID {
+			return writeJSON(w, http.StatusOK, out)
+		}
+		tq.Meta[metaOwner] = p.ID
+	}
 	switch {
 	case status == ThreadInterrupted || pending != nil && *pending:
 		tq.Status = runtime.StatusInterrupted
 	case status == ThreadError:
 		tq.Status = runtime.StatusError
 	}
-	out := ThreadList{Threads: []ThreadView{}}
 	for {
 		tq.Limit = limit - len(out.Threads)
 		page, err := s.records.ListThreads(r.Context(), tq)

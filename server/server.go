@@ -64,9 +64,16 @@ type Config struct {
 	// for a server on a trusted loopback interface.
 	Authenticate func(*http.Request) (Principal, error)
 	// Access decides whether p may do action on thread t; an error refuses
-	// it with 403 (a thread the principal may not read is also left out
-	// of listings). Nil allows a principal the threads it created (their
-	// "owner" metadata is its ID) and nothing else.
+	// it with 404, as for a missing thread (403 with RevealForbidden), and
+	// a thread the principal may not read is left out of listings. Nil
+	// allows a principal the threads it created (their "owner" metadata
+	// is its ID) and nothing else, and lets a listing ask the store for
+	// those threads only. A custom hook is asked about every thread a
+	// listing's filters select: a listing then pages through the store's
+	// threads until it has a page the principal may read, so its cost
+	// grows with the store, not with what the principal sees (filter by
+	// metadata to keep it small). Access is checked on every thread a
+	// listing returns either way.
 	Access func(ctx context.Context, p Principal, t ThreadRef, action Action) error
 	// MaxBodyBytes bounds request bodies (default 1 MiB); a larger body is
 	// answered 413.

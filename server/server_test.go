@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -640,4 +642,65 @@ func TestStreamLimits(t *testing.T) {
 	}
 	again := ts.stream(t, "alice", a, "")
 	again.Body.Close()
+}
+
+// countingLister is a store that counts the thread records its listings
+// return.
+type countingLister struct {
+	*runtime.Memory
+	listed atomic.Int64
+}
+
+func (c *countingLister) ListThreads(ctx context.Context, q runtime.ThreadQuery) (runtime.ThreadPage, error) {
+	page, err := c.Memory.ListThreads(ctx, q)
+	c.listed.Add(int64(len(page.Threads)))
+	return page, err
+}
+
+// recordThreads records n threads of owner as the server does.
+func recordThreads(t testing.TB, store runtime.ThreadRecorder, owner string, n int) {
+	t.Helper()
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	for i := range n {
+		id := fmt.Sprintf("%s-%06d", owner, i)
+		err := store.RecordThread(context.Background(), id, runtime.ThreadWrite{Meta: map[string]string{
+			metaGraph: "approval", metaCreated: now, metaID: id, metaOwner: owner}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestListingReadsOnlyOwnThreads: with the default Access hook, a listing
+// asks the store for the principal's threads only, so another owner's
+// threads are never read; with a custom hook every thread is read and
+// checked.
+func TestListingReadsOnlyOwnThreads(t *testing.T) {
+	store := &countingLister{Memory: runtime.NewMemory()}
+	recordThreads(t, store, "alice", 2000)
+	ts := newTestServer(t, func(c *Config) { c.Checkpointer = store })
+	var list ThreadList
+	ts.must("bob", "GET", "/threads", nil, 200).json(t, &list)
+	if len(list.Threads) != 0 || store.listed.Load() != 0 {
+		t.Fatalf("bob's listing: %d threads, %d records read", len(list.Threads), store.listed.Load())
+	}
+	ts.must("bob", "GET", "/threads?metadata.owner=alice", nil, 200).json(t, &list)
+	if len(list.Threads) != 0 || store.listed.Load() != 0 {
+		t.Fatalf("bob asking for alice's: %d threads, %d records read", len(list.Threads), store.listed.Load())
+	}
+	ts.must("alice", "GET", "/threads?limit=10", nil, 200).json(t, &list)
+	if len(list.Threads) != 10 || list.NextCursor == "" || store.listed.Load() != 10 {
+		t.Fatalf("alice's first page: %d threads, %d records read", len(list.Threads), store.listed.Load())
+	}
+
+	// A custom hook (the same rule) reads every thread to find none.
+	store.listed.Store(0)
+	custom := newTestServer(t, func(c *Config) {
+		c.Checkpointer = store
+		c.Access = OwnerOnly
+	})
+	custom.must("bob", "GET", "/threads", nil, 200).json(t, &list)
+	if len(list.Threads) != 0 || store.listed.Load() != 2000 {
+		t.Fatalf("custom hook: %d threads, %d records read", len(list.Threads), store.listed.Load())
+	}
 }
