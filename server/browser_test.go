@@ -111,6 +111,27 @@ func TestInboxInBrowser(t *testing.T) {
 		t.Errorf("Mermaid text: %q", m)
 	}
 
+	// A JSON answer box starts from a skeleton of the answer's schema,
+	// never null.
+	for schema, want := range map[string]string{
+		`{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"array","items":{"type":"string"}},"c":{"type":["string","null"]},"d":{"type":"object","properties":{"e":{"type":"boolean"}},"required":["e"],"additionalProperties":false}},"required":["a","b","d"],"additionalProperties":false}`: `{"a":0,"b":[],"c":null,"d":{"e":false}}`,
+		`{"type":"array","items":{"type":"object"}}`:             `[]`,
+		`{"type":"string","enum":["low","high"]}`:                `"low"`,
+		`{"type":["number","null"]}`:                             `0`,
+		`{"type":"object","properties":{"n":{"type":"string"}}}`: `{"n":""}`,
+		`{}`: `{}`,
+		`{"anyOf":[{"type":"null"},{"type":"object","properties":{}}]}`: `{}`,
+	} {
+		if got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(skeleton(`+schema+`))`)); err != nil || got != want {
+			t.Errorf("skeleton(%s) = %s, %v; want %s", schema, got, err, want)
+		}
+	}
+
+	box := `formFor("t", {id: "x", node: "n", expects: {type: "T", schema: {type: "object", properties: {to: {type: "array"}, page: {type: "boolean"}}, required: ["to", "page"]}}}).querySelector("textarea").value`
+	if got, err := chromedp.Run(ctx, chromedp.Evaluate[string](box)); err != nil || strings.Join(strings.Fields(got), "") != `{"to":[],"page":false}` {
+		t.Errorf("a nested answer's box starts with %q, %v", got, err)
+	}
+
 	if err := chromedp.Do(ctx,
 		chromedp.Click(q(card+` input[name="approved"]`)),
 		chromedp.SendKeys(q(card+` input[name="note"]`), "looks good"),

@@ -26,7 +26,8 @@
 //   - /inbox/ is a page for people, served from embedded files: the
 //     threads waiting on the principal, each interrupt's payload and a form
 //     to answer it (fields from the answer's JSON Schema when it is a flat
-//     object or a scalar, else a JSON text area), the thread's diagram as
+//     object or a scalar, else a JSON text area that starts from a skeleton
+//     of the schema, never null), the thread's diagram as
 //     SVG (the Mermaid text in its place without a renderer) with the
 //     Mermaid text beside it, and its events, live.
 //

@@ -35,6 +35,43 @@ function typeOf(schema) {
 
 const scalar = (t) => t === "boolean" || t === "string" || t === "integer" || t === "number";
 
+// skeleton is the value a JSON answer box starts from: the schema's
+// default, else its first enum or const value, else the zero value of its
+// type (an object holds every declared property, each its own skeleton; a
+// property that is not required and may be null is null). It is never
+// null unless the schema allows only null, so pressing Answer on an
+// untouched card does not send null for an answer that needs a value.
+function skeleton(schema, depth = 0) {
+  if (!schema || typeof schema !== "object" || depth > 16) return {};
+  if ("default" in schema) return schema.default;
+  if ("const" in schema) return schema.const;
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
+  for (const k of ["oneOf", "anyOf", "allOf"]) {
+    if (Array.isArray(schema[k]) && schema[k].length > 0) {
+      const pick = schema[k].find((s) => typeOf(s) !== "null") || schema[k][0];
+      return skeleton(pick, depth + 1);
+    }
+  }
+  switch (typeOf(schema)) {
+    case "object": {
+      const out = {};
+      const required = Array.isArray(schema.required) ? schema.required : null;
+      for (const [name, prop] of Object.entries(schema.properties || {})) {
+        const optional = required !== null && !required.includes(name);
+        const types = prop && Array.isArray(prop.type) ? prop.type : [];
+        out[name] = optional && types.includes("null") ? null : skeleton(prop, depth + 1);
+      }
+      return out;
+    }
+    case "array": return [];
+    case "string": return "";
+    case "integer": case "number": return 0;
+    case "boolean": return false;
+    case "null": return null;
+    default: return {};
+  }
+}
+
 // fieldFor builds one labelled input for a scalar schema.
 function fieldFor(name, label, schema) {
   const wrap = document.createElement("label");
@@ -93,7 +130,7 @@ function formFor(threadID, p) {
     const label = document.createElement("label");
     const area = document.createElement("textarea");
     area.name = "answer";
-    area.value = "null";
+    area.value = JSON.stringify(skeleton(schema), null, 2);
     label.append("Answer (JSON" + (p.expects ? ", " + p.expects.type : "") + ")", area);
     form.append(label);
     read = () => JSON.parse(area.value);
