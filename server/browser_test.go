@@ -149,6 +149,21 @@ func TestInboxInBrowser(t *testing.T) {
 		t.Errorf("events: %q", events)
 	}
 
+	// Without a renderer the Mermaid text takes the diagram's place.
+	plain := newTestServer(t, func(c *Config) { c.Authenticate = Anonymous })
+	pth := plain.newThread("", nil)
+	plain.must("", "POST", "/threads/"+pth.ThreadID+"/runs", map[string]any{"input": map[string]any{"topic": "x"}}, 202).json(t, &run)
+	plain.wait("", run)
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(plain.URL+"/inbox/"),
+		chromedp.WaitVisible(q(`#diagram pre.mermaid-fallback`)),
+	); err != nil {
+		fail("seeing the Mermaid text in the diagram's place", err)
+	}
+	if m := text("#diagram pre.mermaid-fallback"); !strings.HasPrefix(m, "flowchart") || !strings.Contains(m, "class review pending") {
+		t.Errorf("fallback diagram: %q", m)
+	}
+
 	var got ThreadView
 	ts.must("", "GET", "/threads/"+th.ThreadID, nil, 200).json(t, &got)
 	var v struct {
