@@ -442,12 +442,13 @@ func TestRequestLimits(t *testing.T) {
 }
 
 // plainStore hides a checkpointer's thread records and event log: the
-// server then keeps its thread index and event logs in memory.
+// server then keeps the thread records in memory (memRecords), and a run's
+// events with the run.
 type plainStore struct{ runtime.Checkpointer }
 
 func TestPaging(t *testing.T) {
 	t.Run("store", func(t *testing.T) { testPaging(t, nil) })
-	t.Run("memory index", func(t *testing.T) {
+	t.Run("memory records", func(t *testing.T) {
 		testPaging(t, func(c *Config) { c.Checkpointer = plainStore{runtime.NewMemory()} })
 	})
 }
@@ -721,5 +722,33 @@ func BenchmarkOtherOwnersListing(b *testing.B) {
 				ts.must("bob", "GET", "/threads", nil, 200)
 			}
 		})
+	}
+}
+
+// TestPlainStore: on a checkpointer without thread records or event log,
+// the server still creates, lists, runs, answers and streams its own runs.
+func TestPlainStore(t *testing.T) {
+	ts := newTestServer(t, func(c *Config) { c.Checkpointer = plainStore{runtime.NewMemory()} })
+	if ts.events != nil {
+		t.Fatalf("event log %T on a plain store", ts.events)
+	}
+	th := ts.newThread("alice", nil)
+	var run RunView
+	ts.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": map[string]any{"topic": "t"}}, 202).json(t, &run)
+	run = ts.wait("alice", run)
+	var list ThreadList
+	ts.must("alice", "GET", "/threads?status=interrupted", nil, 200).json(t, &list)
+	if len(list.Threads) != 1 || list.Threads[0].ThreadID != th.ThreadID {
+		t.Fatalf("interrupted threads: %+v", list)
+	}
+	ts.must("alice", "POST", "/threads/"+th.ThreadID+"/resume", map[string]any{"answers": map[string]any{run.Pending[0].ID: map[string]any{"approved": true}}}, 202).json(t, &run)
+	if run = ts.wait("alice", run); run.Status != runtime.StatusDone {
+		t.Fatalf("resume: %+v", run)
+	}
+	res := ts.stream(t, "alice", "/threads/"+th.ThreadID+"/runs/"+run.RunID+"/stream", run.RunID+":1")
+	evs := readSSE(t, res.Body, -1)
+	res.Body.Close()
+	if int64(len(evs)) != run.LastSeq-1 || evs[len(evs)-1].Event != "run_end" {
+		t.Fatalf("events after seq 1: %d of %d", len(evs), run.LastSeq)
 	}
 }
