@@ -2,8 +2,10 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
@@ -750,5 +752,55 @@ func TestPlainStore(t *testing.T) {
 	res.Body.Close()
 	if int64(len(evs)) != run.LastSeq-1 || evs[len(evs)-1].Event != "run_end" {
 		t.Fatalf("events after seq 1: %d of %d", len(evs), run.LastSeq)
+	}
+}
+
+// TestHostileDiagram: a graph whose node ids are hostile is drawn as
+// well-formed SVG without script, served with the inbox's CSP. (Package
+// graphviz's TestHostileNodeIDs walks the whole list of such ids.)
+func TestHostileDiagram(t *testing.T) {
+	ids := []string{"&nbsp;", `<script>alert(1)</script>`, `" onload="alert(1)`, "]]>", "javascript:x", "a\u202eb"}
+	b := runtime.NewBuilder("hostile").Channel("x", "")
+	prev := "__start__"
+	for _, id := range ids {
+		b = b.TypedNode(id, "t", nil, func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return nil, nil }).Edge(prev, id)
+		prev = id
+	}
+	g, err := b.Edge(prev, "__end__").Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := newTestServer(t, func(c *Config) { c.Graphs, c.RenderSVG = []Graph{Of(g)}, graphviz.New().SVG })
+	th := ts.newThread("alice", nil)
+	r := ts.must("alice", "GET", "/threads/"+th.ThreadID+"/diagram?format=svg", nil, 200)
+	if r.Header.Get("Content-Security-Policy") != inboxCSP {
+		t.Errorf("CSP %q", r.Header.Get("Content-Security-Policy"))
+	}
+	dec := xml.NewDecoder(bytes.NewReader(r.Body))
+	nodes := 0
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("not well-formed: %v\n%s", err, r.Body)
+		}
+		if el, ok := tok.(xml.StartElement); ok {
+			if el.Name.Local == "script" || el.Name.Local == "foreignObject" {
+				t.Fatalf("%s element:\n%s", el.Name.Local, r.Body)
+			}
+			for _, a := range el.Attr {
+				if strings.HasPrefix(strings.ToLower(a.Name.Local), "on") {
+					t.Fatalf("attribute %s:\n%s", a.Name.Local, r.Body)
+				}
+				if a.Name.Local == "id" && strings.HasPrefix(a.Value, "node_") {
+					nodes++
+				}
+			}
+		}
+	}
+	if nodes != len(ids)+2 {
+		t.Errorf("%d node elements, want %d:\n%s", nodes, len(ids)+2, r.Body)
 	}
 }
