@@ -56,7 +56,12 @@ type CORS struct {
 type Config struct {
 	// Graphs are the graphs served, each under its name (Of, Versions).
 	Graphs []Graph
-	// Checkpointer keeps the threads. Required.
+	// Checkpointer keeps the threads. Required (with Queue, nil means
+	// Queue.Store()). Its thread records and listing
+	// (runtime.ThreadRecorder, ThreadLister) and its event log
+	// (runtime.EventStore) are used when it has them; without records the
+	// server keeps them in memory, without an event log a run's events
+	// live with the run in memory.
 	Checkpointer runtime.Checkpointer
 	// Authenticate finds the principal of a request, or returns an error
 	// (the request is answered 401 and the error is logged, not sent).
