@@ -15,44 +15,38 @@ import (
 	"github.com/ilmek-go/ilmek/runtime"
 )
 
-// routes lists every route the server serves; the OpenAPI test walks it.
-var routes = []struct{ method, path string }{
-	{"GET", "/openapi.json"},
-	{"GET", "/graphs"},
-	{"POST", "/threads"},
-	{"GET", "/threads"},
-	{"GET", "/threads/{thread_id}"},
-	{"GET", "/threads/{thread_id}/history"},
-	{"POST", "/threads/{thread_id}/history/{checkpoint_id}/fork"},
-	{"GET", "/threads/{thread_id}/diagram"},
-	{"POST", "/threads/{thread_id}/runs"},
-	{"POST", "/threads/{thread_id}/resume"},
-	{"GET", "/threads/{thread_id}/runs/{run_id}"},
-	{"GET", "/threads/{thread_id}/runs/{run_id}/wait"},
-	{"GET", "/threads/{thread_id}/runs/{run_id}/stream"},
-	{"POST", "/threads/{thread_id}/runs/{run_id}/cancel"},
+// route is one route of the API: its method, its path pattern and the
+// handler serving it.
+type route struct {
+	method, path string
+	serve        func(s *Server, w http.ResponseWriter, r *http.Request, p Principal) error
+}
+
+// routes lists every route the server serves, once: the mux is built from
+// it and the OpenAPI test checks it against openapi.json.
+var routes = []route{
+	{"GET", "/openapi.json", (*Server).getOpenAPI},
+	{"GET", "/graphs", (*Server).listGraphs},
+	{"POST", "/threads", (*Server).createThread},
+	{"GET", "/threads", (*Server).listThreads},
+	{"GET", "/threads/{thread_id}", (*Server).getThread},
+	{"GET", "/threads/{thread_id}/history", (*Server).history},
+	{"POST", "/threads/{thread_id}/history/{checkpoint_id}/fork", (*Server).fork},
+	{"GET", "/threads/{thread_id}/diagram", (*Server).diagram},
+	{"POST", "/threads/{thread_id}/runs", (*Server).startRun},
+	{"POST", "/threads/{thread_id}/resume", (*Server).resume},
+	{"GET", "/threads/{thread_id}/runs/{run_id}", (*Server).getRun},
+	{"GET", "/threads/{thread_id}/runs/{run_id}/wait", (*Server).waitRun},
+	{"GET", "/threads/{thread_id}/runs/{run_id}/stream", (*Server).streamRun},
+	{"POST", "/threads/{thread_id}/runs/{run_id}/cancel", (*Server).cancelRun},
 }
 
 func (s *Server) routes() {
-	h := map[string]handler{
-		"GET /openapi.json":                s.getOpenAPI,
-		"GET /graphs":                      s.listGraphs,
-		"POST /threads":                    s.createThread,
-		"GET /threads":                     s.listThreads,
-		"GET /threads/{thread_id}":         s.getThread,
-		"GET /threads/{thread_id}/history": s.history,
-		"POST /threads/{thread_id}/history/{checkpoint_id}/fork": s.fork,
-		"GET /threads/{thread_id}/diagram":                       s.diagram,
-		"POST /threads/{thread_id}/runs":                         s.startRun,
-		"POST /threads/{thread_id}/resume":                       s.resume,
-		"GET /threads/{thread_id}/runs/{run_id}":                 s.getRun,
-		"GET /threads/{thread_id}/runs/{run_id}/wait":            s.waitRun,
-		"GET /threads/{thread_id}/runs/{run_id}/stream":          s.streamRun,
-		"POST /threads/{thread_id}/runs/{run_id}/cancel":         s.cancelRun,
-	}
 	s.mux = http.NewServeMux()
 	for _, rt := range routes {
-		s.mux.Handle(rt.method+" "+rt.path, s.wrap(h[rt.method+" "+rt.path]))
+		s.mux.Handle(rt.method+" "+rt.path, s.wrap(func(w http.ResponseWriter, r *http.Request, p Principal) error {
+			return rt.serve(s, w, r, p)
+		}))
 	}
 	if !s.cfg.DisableInbox {
 		s.inboxRoutes()
@@ -129,7 +123,7 @@ type ThreadView struct {
 	Graph        string                     `json:"graph"`
 	Metadata     map[string]string          `json:"metadata"`
 	Created      time.Time                  `json:"created"`
-	Status       string                     `json:"status"`
+	Status       runtime.Status             `json:"status"`
 	CheckpointID string                     `json:"checkpoint_id,omitempty"`
 	Step         int                        `json:"step"`
 	Values       json.RawMessage            `json:"values,omitempty"`
@@ -138,12 +132,15 @@ type ThreadView struct {
 	LastRunID    string                     `json:"last_run_id,omitempty"`
 }
 
-// Thread statuses.
+// Thread statuses (ThreadView.Status, and the status filter of
+// GET /threads): idle (no run going, none waiting), busy (a run queued or
+// going on here), interrupted (waiting on a person) and error (the last
+// run here failed).
 const (
-	ThreadIdle        = "idle"
-	ThreadBusy        = "busy"
-	ThreadInterrupted = "interrupted"
-	ThreadError       = "error"
+	ThreadIdle        runtime.Status = "idle"
+	ThreadBusy        runtime.Status = "busy"
+	ThreadInterrupted                = runtime.StatusInterrupted
+	ThreadError                      = runtime.StatusError
 )
 
 type createThreadBody struct {
@@ -188,7 +185,7 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request, p Principa
 	} else if !errors.Is(err, runtime.ErrNotFound) {
 		return err
 	}
-	created, err := s.index.createThread(r.Context(), t)
+	created, err := s.recordThread(r.Context(), t)
 	if err != nil {
 		return err
 	}
@@ -205,7 +202,7 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request, p Principa
 
 // thread finds a thread and checks that p may do a with it.
 func (s *Server) thread(ctx context.Context, p Principal, id string, a Action) (threadRecord, error) {
-	t, err := s.index.thread(ctx, id)
+	t, err := s.lookup(ctx, id)
 	if errors.Is(err, runtime.ErrNotFound) {
 		return threadRecord{}, notFound("no thread " + id)
 	}
@@ -235,7 +232,7 @@ func (s *Server) threadView(ctx context.Context, t threadRecord) (ThreadView, er
 	}
 	if last := s.lastRun(t.ID); last != nil {
 		v.LastRunID = last.id
-		if st := last.view().Status; st == string(runtime.StatusError) && v.Status == ThreadIdle {
+		if st := last.view().Status; st == runtime.StatusError && v.Status == ThreadIdle {
 			v.Status = ThreadError
 		}
 	}
@@ -290,7 +287,7 @@ func (s *Server) listThreads(w http.ResponseWriter, r *http.Request, p Principal
 		}
 		limit = n
 	}
-	status := q.Get("status")
+	status := runtime.Status(q.Get("status"))
 	switch status {
 	case "", ThreadIdle, ThreadBusy, ThreadInterrupted, ThreadError:
 	default:
@@ -304,105 +301,67 @@ func (s *Server) listThreads(w http.ResponseWriter, r *http.Request, p Principal
 		}
 		pending = &b
 	}
-	graph := q.Get("graph")
-	meta := map[string]string{}
+	// The store filters and pages: by metadata and graph, and by the last
+	// run's outcome for the threads waiting on a person or failed. The
+	// server checks the rest (Access, the status it computes) on what
+	// comes back.
+	tq := runtime.ThreadQuery{Meta: map[string]string{}, Cursor: q.Get("cursor")}
 	for k, vs := range q {
 		if name, ok := strings.CutPrefix(k, "metadata."); ok && len(vs) > 0 {
-			meta[name] = vs[0]
+			tq.Meta[name] = vs[0]
 		}
 	}
-	cursor := q.Get("cursor")
-	keep := func(t threadRecord) (ThreadView, bool, error) {
-		if graph != "" && t.Graph != graph || !metaMatches(t.Meta, meta) {
-			return ThreadView{}, false, nil
-		}
-		if s.cfg.Access(r.Context(), p, ThreadRef{ID: t.ID, Graph: t.Graph, Meta: t.Meta}, ActionRead) != nil {
-			return ThreadView{}, false, nil
-		}
-		v, err := s.threadView(r.Context(), t)
-		if err != nil {
-			return v, false, err
-		}
-		if status != "" && v.Status != status || pending != nil && (len(v.Pending) > 0) != *pending {
-			return v, false, nil
-		}
-		return v, true, nil
-	}
-	if st, ok := s.index.(*storedThreads); ok {
-		// The store filters and pages: by metadata and graph, and by the
-		// last run's outcome for the threads waiting on a person or failed.
-		tq := runtime.ThreadQuery{Meta: map[string]string{}, Cursor: cursor}
-		for k, v := range meta {
-			tq.Meta[k] = v
-		}
-		if graph != "" {
-			tq.Meta[metaGraph] = graph
-		}
-		switch {
-		case status == ThreadInterrupted || pending != nil && *pending:
-			tq.Status = runtime.StatusInterrupted
-		case status == ThreadError:
-			tq.Status = runtime.StatusError
-		}
-		out := ThreadList{Threads: []ThreadView{}}
-		for {
-			tq.Limit = limit - len(out.Threads)
-			page, err := st.lister.ListThreads(r.Context(), tq)
-			if errors.Is(err, runtime.ErrThreadQuery) {
-				return badRequest("the listing was refused: " + err.Error() + "; start again without cursor")
-			}
-			if err != nil {
-				return err
-			}
-			for _, info := range page.Threads {
-				t, ok := record(info)
-				if !ok {
-					continue
-				}
-				v, ok, err := keep(t)
-				if err != nil {
-					return err
-				}
-				if ok {
-					out.Threads = append(out.Threads, v)
-				}
-			}
-			out.NextCursor = page.Next
-			if page.Next == "" || len(out.Threads) == limit {
-				break
-			}
-			tq.Cursor = page.Next
-		}
-		return writeJSON(w, http.StatusOK, out)
-	}
-	all, err := s.index.threads(r.Context())
-	if err != nil {
-		return err
+	if graph := q.Get("graph"); graph != "" {
+		tq.Meta[metaGraph] = graph
 	}
 	out := ThreadList{Threads: []ThreadView{}}
-	skipping := cursor != ""
-	for _, t := range all {
-		if skipping {
-			if t.ID == cursor {
-				skipping = false
-			}
-			continue
+	if s.ownerOnly {
+		// The default Access hook lets p read its own threads only: the
+		// store selects them, so a listing reads what p owns, not every
+		// thread the store holds. (A custom hook pages every thread the
+		// other filters select and checks each.)
+		if o, ok := tq.Meta[metaOwner]; ok && o != p.ID {
+			return writeJSON(w, http.StatusOK, out)
 		}
-		v, ok, err := keep(t)
+		tq.Meta[metaOwner] = p.ID
+	}
+	switch {
+	case status == ThreadInterrupted || pending != nil && *pending:
+		tq.Status = runtime.StatusInterrupted
+	case status == ThreadError:
+		tq.Status = runtime.StatusError
+	}
+	for {
+		tq.Limit = limit - len(out.Threads)
+		page, err := s.records.ListThreads(r.Context(), tq)
+		if errors.Is(err, runtime.ErrThreadQuery) {
+			return badRequest("the listing was refused: " + err.Error() + "; start again without cursor")
+		}
 		if err != nil {
 			return err
 		}
-		if !ok {
-			continue
+		for _, info := range page.Threads {
+			t, ok := record(info)
+			if !ok || !metaMatches(info.Meta, tq.Meta) {
+				continue
+			}
+			if s.cfg.Access(r.Context(), p, ThreadRef{ID: t.ID, Graph: t.Graph, Meta: t.Meta}, ActionRead) != nil {
+				continue
+			}
+			v, err := s.threadView(r.Context(), t)
+			if err != nil {
+				return err
+			}
+			if status != "" && v.Status != status || pending != nil && (len(v.Pending) > 0) != *pending {
+				continue
+			}
+			out.Threads = append(out.Threads, v)
 		}
-		if len(out.Threads) == limit {
-			out.NextCursor = out.Threads[limit-1].ThreadID
+		out.NextCursor = page.Next
+		if page.Next == "" || len(out.Threads) == limit {
 			break
 		}
-		out.Threads = append(out.Threads, v)
-	}
-	if skipping {
-		return badRequest("cursor " + cursor + " names no thread; start again without it")
+		tq.Cursor = page.Next
 	}
 	return writeJSON(w, http.StatusOK, out)
 }
@@ -545,7 +504,7 @@ func (s *Server) launch(w http.ResponseWriter, r *http.Request, p Principal, kin
 		}
 		return s.submitQueued(w, r, t, kind, input, answers, policy)
 	}
-	ru := newRun(newID(), t.ID, t.Graph, kind)
+	ru := newRun(newID(), t.ID, t.Graph, kind, s.cfg.MaxEventsPerRun)
 	ru.input, ru.answers, ru.from = input, answers, from
 	now, err := s.submit(ru, policy)
 	if err != nil {
@@ -673,7 +632,7 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, p Principal) 
 // "<run id>:<seq>", from the event log after Last-Event-ID (header, or the
 // last_event_id parameter), then live until the run ends. A run this
 // process does not know (it ran in another one, or before a restart) is
-// read from the checkpointer's durable event log, polled until its end.
+// read from the store's event log, polled until its end.
 func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, p Principal) error {
 	if done, err := s.queuedRoute(w, r, p, "stream"); done {
 		return err
@@ -683,13 +642,13 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, p Principal) 
 	switch {
 	case err == nil:
 		runID = ru.id
-	case s.durable != nil && isNotFound(err):
+	case s.events != nil && isNotFound(err):
 		t, terr := s.thread(r.Context(), p, r.PathValue("thread_id"), ActionRead)
 		if terr != nil {
 			return terr
 		}
 		runID = r.PathValue("run_id")
-		first, rerr := s.durable.ReadEvents(r.Context(), runID, 0, 1)
+		first, rerr := s.events.ReadEvents(r.Context(), runID, 0, 1)
 		if rerr != nil {
 			return rerr
 		}
@@ -699,6 +658,11 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, p Principal) 
 	default:
 		return err
 	}
+	closeStream, err := s.openStream(w, runID)
+	if err != nil {
+		return err
+	}
+	defer closeStream()
 	var after int64
 	if last := lastEventID(r); last != "" {
 		rid, seq, ok := strings.Cut(last, ":")
@@ -717,21 +681,21 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, p Principal) 
 	heartbeat := time.NewTicker(15 * time.Second)
 	defer heartbeat.Stop()
 	var poll <-chan time.Time
-	log := s.events
 	if ru == nil {
-		log = s.durable
 		t := time.NewTicker(250 * time.Millisecond)
 		defer t.Stop()
 		poll = t.C
 	}
 	for {
-		var changed <-chan struct{}
-		done := false
+		var (
+			changed <-chan struct{}
+			done    bool
+			evs     []runtime.StoredEvent
+		)
 		if ru != nil {
 			changed, done = ru.changed(), ru.isDone()
-		}
-		evs, err := log.ReadEvents(r.Context(), runID, after, 256)
-		if err != nil {
+			evs = ru.readLog(after, 256)
+		} else if evs, err = s.events.ReadEvents(r.Context(), runID, after, 256); err != nil {
 			s.log.Error("server: reading a run's events failed", "run", runID, "err", err)
 			return nil
 		}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/ilmek-go/ilmek/graphviz"
 )
 
 // chromium finds a Chromium to drive: skipped with a notice when there is
@@ -32,10 +34,11 @@ func chromium(t *testing.T) string {
 // TestInboxInBrowser drives the inbox in a real headless Chromium: a run
 // pauses, the inbox shows the interrupt and its form (fields from the
 // answer's JSON Schema), a person answers, and the page shows the thread
-// finished and the diagram's highlight gone.
+// finished and the diagram's highlight gone. The Graphviz renderer is
+// registered, so the diagram is SVG.
 func TestInboxInBrowser(t *testing.T) {
 	exe := chromium(t)
-	ts := newTestServer(t, func(c *Config) { c.Authenticate = Anonymous })
+	ts := newTestServer(t, func(c *Config) { c.Authenticate, c.RenderSVG = Anonymous, graphviz.New().SVG })
 	th := ts.newThread("", map[string]any{"graph": "approval"})
 	var run RunView
 	ts.must("", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": map[string]any{"topic": "otters"}}, 202).json(t, &run)
@@ -108,6 +111,27 @@ func TestInboxInBrowser(t *testing.T) {
 		t.Errorf("Mermaid text: %q", m)
 	}
 
+	// A JSON answer box starts from a skeleton of the answer's schema,
+	// never null.
+	for schema, want := range map[string]string{
+		`{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"array","items":{"type":"string"}},"c":{"type":["string","null"]},"d":{"type":"object","properties":{"e":{"type":"boolean"}},"required":["e"],"additionalProperties":false}},"required":["a","b","d"],"additionalProperties":false}`: `{"a":0,"b":[],"c":null,"d":{"e":false}}`,
+		`{"type":"array","items":{"type":"object"}}`:             `[]`,
+		`{"type":"string","enum":["low","high"]}`:                `"low"`,
+		`{"type":["number","null"]}`:                             `0`,
+		`{"type":"object","properties":{"n":{"type":"string"}}}`: `{"n":""}`,
+		`{}`: `{}`,
+		`{"anyOf":[{"type":"null"},{"type":"object","properties":{}}]}`: `{}`,
+	} {
+		if got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(skeleton(`+schema+`))`)); err != nil || got != want {
+			t.Errorf("skeleton(%s) = %s, %v; want %s", schema, got, err, want)
+		}
+	}
+
+	box := `formFor("t", {id: "x", node: "n", expects: {type: "T", schema: {type: "object", properties: {to: {type: "array"}, page: {type: "boolean"}}, required: ["to", "page"]}}}).querySelector("textarea").value`
+	if got, err := chromedp.Run(ctx, chromedp.Evaluate[string](box)); err != nil || strings.Join(strings.Fields(got), "") != `{"to":[],"page":false}` {
+		t.Errorf("a nested answer's box starts with %q, %v", got, err)
+	}
+
 	if err := chromedp.Do(ctx,
 		chromedp.Click(q(card+` input[name="approved"]`)),
 		chromedp.SendKeys(q(card+` input[name="note"]`), "looks good"),
@@ -123,6 +147,23 @@ func TestInboxInBrowser(t *testing.T) {
 	}
 	if events := text("#events"); !strings.Contains(events, "node_end publish") {
 		t.Errorf("events: %q", events)
+	}
+
+	// Without a renderer the Mermaid text takes the diagram's place.
+	plain := newTestServer(t, func(c *Config) { c.Authenticate = Anonymous })
+	pth := plain.newThread("", nil)
+	plain.must("", "POST", "/threads/"+pth.ThreadID+"/runs", map[string]any{"input": map[string]any{"topic": "x"}}, 202).json(t, &run)
+	plain.wait("", run)
+	// (Read in one evaluation: the page redraws the diagram as events
+	// arrive, so a node found by one call may be gone at the next.)
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(plain.URL+"/inbox/"),
+		poll(`(document.querySelector("#diagram pre.mermaid-fallback")?.textContent || "").startsWith("flowchart")`),
+	); err != nil {
+		fail("seeing the Mermaid text in the diagram's place", err)
+	}
+	if !js(`document.querySelector("#diagram pre.mermaid-fallback").textContent.includes("class review pending") && !document.querySelector("#diagram svg")`) {
+		t.Error("the fallback diagram lacks the pending class, or an SVG is shown")
 	}
 
 	var got ThreadView

@@ -19,26 +19,33 @@
 //   - history: GET /threads/{id}/history lists checkpoints and
 //     POST .../history/{checkpoint}/fork runs from one;
 //   - GET /threads/{id}/diagram draws the graph with where the thread
-//     stands: the MODEL.md §9.1 Mermaid text, DOT, or SVG laid out on the
-//     server by Graphviz (github.com/goccy/go-graphviz, run in process);
+//     stands: the MODEL.md §9.1 Mermaid text (package mermaid), DOT
+//     (package dot), or SVG laid out by Config.RenderSVG (package graphviz
+//     runs Graphviz in process; without a renderer format=svg answers 501);
 //   - GET /openapi.json is the API's OpenAPI 3.1 document (OpenAPI);
 //   - /inbox/ is a page for people, served from embedded files: the
 //     threads waiting on the principal, each interrupt's payload and a form
 //     to answer it (fields from the answer's JSON Schema when it is a flat
-//     object or a scalar, else a JSON text area), the thread's diagram as
-//     SVG with the Mermaid text beside it, and its events, live.
+//     object or a scalar, else a JSON text area that starts from a skeleton
+//     of the schema, never null), the thread's diagram as
+//     SVG (the Mermaid text in its place without a renderer) with the
+//     Mermaid text beside it, and its events, live.
 //
 // Threads and the runs' events live in the checkpointer when it keeps them
 // (runtime.ThreadLister and ThreadRecorder for threads, with the graph,
 // creation time and id in reserved "ilmek.*" metadata keys; runtime.EventStore
 // for events, written once per superstep): a restarted server, or another
 // one on the same store, finds the threads and streams the runs' events.
-// Otherwise the server keeps both in memory, bounded (Config.MaxRuns,
-// MaxEventsPerRun).
+// A checkpointer without thread records gets them in memory for the
+// server's life; without an event log, a run's events are kept with the
+// run in memory only, bounded (Config.MaxRuns, MaxEventsPerRun).
 //
-// With Config.Queue, runs and resumes go to the PostgreSQL run-request
-// queue (runtime/postgres/workers) and the worker pool runs them; the
-// server submits, reads outcomes, waits and cancels.
+// The server depends on interfaces, not on drivers: with Config.Queue
+// (a Queue; package server/workersqueue adapts the PostgreSQL run-request
+// queue of runtime/postgres/workers) runs and resumes go to a worker pool,
+// and the server submits, reads outcomes, waits and cancels; SVG comes
+// from the Config.RenderSVG hook. Neither pgx nor Graphviz is compiled
+// into a server that does not use them.
 //
 // A request for a thread that has a run queued or running follows the
 // double-texting policy it names (double_texting: reject, enqueue or
@@ -47,8 +54,14 @@
 // Security defaults: New refuses a Config without an Authenticate hook,
 // so nothing is served unauthenticated by accident; every thread records
 // the principal that created it and the default Access hook (OwnerOnly)
-// lets only that principal see and run it; request bodies are bounded
-// (Config.MaxBodyBytes, 1 MiB); no CORS header is sent unless Config.CORS
-// lists origins; an error the server does not expect is logged with an id
-// and answered 500 with only that id, never its text or a stack.
+// lets only that principal see and run it; another principal's thread
+// answers 404, as a missing one does, so that ids cannot be probed
+// (Config.RevealForbidden answers 403 instead); request bodies are bounded
+// (Config.MaxBodyBytes, 1 MiB); event streams are bounded per run and per
+// server (Config.MaxStreamsPerRun, 8, and MaxStreams, 1,000; 429 past
+// them); diagrams escape node ids and labels and are served with the
+// inbox's Content-Security-Policy; no CORS header is sent unless
+// Config.CORS lists origins; an error the server does not expect is logged
+// with an id and answered 500 with only that id, never its text or a
+// stack.
 package server

@@ -204,6 +204,7 @@ func (ts *testServer) do(who, method, path string, body any) resp {
 	}
 	out := resp{Status: res.StatusCode, Header: res.Header, Body: data}
 	checkAgainstOpenAPI(ts.t, req, out)
+	checkProblemLength(ts.t, out)
 	return out
 }
 
@@ -359,4 +360,19 @@ func testingRanAll() bool {
 		}
 	}
 	return true
+}
+
+// checkProblemLength holds a problem's detail to one sentence: at most 180
+// characters with the tests' thread ids (24 characters).
+func checkProblemLength(t testing.TB, r resp) {
+	t.Helper()
+	if r.Header.Get("Content-Type") != "application/problem+json" {
+		return
+	}
+	var p Problem
+	// (The runtime's answer-type refusal quotes the answer and the Go
+	// type's full path; its text is the runtime's.)
+	if json.Unmarshal(r.Body, &p) == nil && len([]rune(p.Detail)) > 180 && p.Type != ProblemTypePrefix+"answer-type" {
+		t.Errorf("problem detail of %d characters, over 180: %s", len([]rune(p.Detail)), p.Detail)
+	}
 }

@@ -69,7 +69,7 @@ func TestInboxJSONAnswerStartsFromSkeleton(t *testing.T) {
 	if err := json.Unmarshal([]byte(text), &got); err != nil {
 		t.Fatalf("the answer box holds %q: %v", text, err)
 	}
-	want := `{"page":false,"reason":{"code":0},"who":[]}`
+	want := `{"page":false,"reason":{"code":0,"note":""},"who":[]}`
 	if b, _ := json.Marshal(got); string(b) != want {
 		t.Errorf("the answer box starts from %s, want %s", b, want)
 	}

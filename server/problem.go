@@ -84,6 +84,7 @@ func problemOf(err error) (Problem, bool) {
 		return q, true
 	case errors.As(err, &ie):
 		q := p(http.StatusConflict, "incompatible", "The thread's checkpoint is incompatible with this graph version")
+		q.Detail = "thread " + ie.ThreadID + "'s checkpoint was written by another graph version and cannot continue on this one; reasons says why"
 		for _, r := range ie.Reasons {
 			q.Reasons = append(q.Reasons, Reason{Kind: string(r.Kind), Subject: r.Subject, Message: r.Msg, Fix: r.Fix})
 		}

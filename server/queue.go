@@ -12,51 +12,109 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
-	"github.com/ilmek-go/ilmek/runtime/postgres/workers"
 )
+
+// Queue is a run-request queue that a pool of workers drains, for
+// Config.Queue: the server submits runs and resumes to it instead of
+// running them, and reads, waits for and cancels them through it.
+// Package server/workersqueue adapts the PostgreSQL queue of
+// runtime/postgres/workers.
+type Queue interface {
+	// Store is the checkpointer the workers run the threads in.
+	Store() runtime.Checkpointer
+	// Submit queues r and returns its id, which has no "/", "?" or "#".
+	// When the thread has a request queued or running it follows
+	// r.Policy: under runtime.DoubleTextReject it fails with an error
+	// matching runtime.ErrThreadBusy; under cancel-and-replace it fails
+	// with one matching runtime.ErrWaitingOnPerson when the thread waits
+	// on a person.
+	Submit(ctx context.Context, r QueueRequest) (id string, err error)
+	// Outcome returns what became of request id so far, or an error
+	// matching runtime.ErrNotFound when the queue holds no such request.
+	Outcome(ctx context.Context, id string) (QueueOutcome, error)
+	// Wait returns request id's outcome once it has ended, or ctx's
+	// error.
+	Wait(ctx context.Context, id string) (QueueOutcome, error)
+	// Cancel drops the thread's queued requests (they end aborted) and
+	// asks its running one to stop at its next superstep boundary.
+	Cancel(ctx context.Context, thread string) error
+}
+
+// QueueRequest is a run or a resume submitted to a Queue.
+type QueueRequest struct {
+	Graph  string
+	Thread string
+	// Resume is set for a resume: Input is then a JSON object of answers
+	// by interrupt id; else Input is the run's input (JSON of the graph's
+	// update type).
+	Resume bool
+	Input  json.RawMessage
+	// Policy applies when the thread has a request queued or running.
+	Policy runtime.DoubleTexting
+}
+
+// QueueOutcome is what became of a queued request.
+type QueueOutcome struct {
+	Thread string
+	// Status is StatusQueued, StatusRunning, or how the request ended:
+	// runtime.StatusDone, StatusInterrupted, StatusError (also a request
+	// refused before it ran: bad input, wrong answers, a thread that was
+	// not waiting) or StatusAborted (cancelled).
+	Status runtime.Status
+	// Error is the text of an error or abort.
+	Error string
+	// Pending lists the interrupts the thread waits on (interrupted).
+	Pending []runtime.PendingInterrupt
+	// Runs are the ids of the runs workers started for the request, in
+	// order (more than one when a worker died and another took it over);
+	// each run's events are in the store's event log under its id.
+	Runs []string
+}
+
+// Ended reports whether the request has ended.
+func (o QueueOutcome) Ended() bool { return o.Status != StatusQueued && o.Status != StatusRunning }
 
 // queuedPrefix starts the id of a run submitted to Config.Queue; the rest
 // is the request's id in the queue.
 const queuedPrefix = "q-"
 
-// submitQueued submits a run or a resume to the PostgreSQL run-request
-// queue, where the worker pool runs it, and answers 202 at once.
+// submitQueued submits a run or a resume to Config.Queue, where the
+// workers run it, and answers 202 at once.
 func (s *Server) submitQueued(w http.ResponseWriter, r *http.Request, t threadRecord, kind string, input json.RawMessage, answers map[string]any, policy runtime.DoubleTexting) error {
-	req := workers.Request{Graph: t.Graph, Thread: t.ID, Kind: workers.KindStart, Input: input, Policy: policy}
+	req := QueueRequest{Graph: t.Graph, Thread: t.ID, Input: input, Policy: policy}
 	if kind == "resume" {
 		data, err := json.Marshal(answers)
 		if err != nil {
 			return badRequest("the answers do not encode as JSON: " + err.Error())
 		}
-		req.Kind, req.Input = workers.KindResume, data
+		req.Resume, req.Input = true, data
 	}
 	id, err := s.cfg.Queue.Submit(r.Context(), req)
-	if errors.Is(err, workers.ErrWaitsOnPerson) {
+	if errors.Is(err, runtime.ErrWaitingOnPerson) {
 		return errf(http.StatusConflict, "waiting-on-person", "The thread is waiting on interrupts",
 			"thread "+t.ID+" waits on a person; cancel-and-replace does not discard a pause: answer it with POST /threads/"+t.ID+"/resume")
 	}
 	if err != nil {
 		return err
 	}
-	v := RunView{RunID: queuedPrefix + strconv.FormatInt(id, 10), ThreadID: t.ID, Graph: t.Graph, Kind: kind, Status: statusQueued, Created: time.Now().UTC()}
+	v := RunView{RunID: queuedPrefix + id, ThreadID: t.ID, Graph: t.Graph, Kind: kind, Status: StatusQueued, Created: time.Now().UTC()}
 	w.Header().Set("Location", "/threads/"+t.ID+"/runs/"+v.RunID)
 	return writeJSON(w, http.StatusAccepted, v)
 }
 
-// queuedID parses a queued run's id; ok is false for other ids.
-func (s *Server) queuedID(runID string) (int64, bool) {
+// queuedID is a queued run's request id; ok is false for other ids.
+func (s *Server) queuedID(runID string) (string, bool) {
 	rest, ok := strings.CutPrefix(runID, queuedPrefix)
-	if !ok || s.cfg.Queue == nil {
-		return 0, false
+	if !ok || rest == "" || s.cfg.Queue == nil {
+		return "", false
 	}
-	id, err := strconv.ParseInt(rest, 10, 64)
-	return id, err == nil
+	return rest, true
 }
 
 // queuedView reads a queued run of thread t.
-func (s *Server) queuedView(ctx context.Context, t threadRecord, runID string, id int64) (RunView, error) {
+func (s *Server) queuedView(ctx context.Context, t threadRecord, runID string, id string) (RunView, error) {
 	o, err := s.cfg.Queue.Outcome(ctx, id)
-	if errors.Is(err, workers.ErrNoRequest) || err == nil && o.Thread != t.ID {
+	if errors.Is(err, runtime.ErrNotFound) || err == nil && o.Thread != t.ID {
 		return RunView{}, notFound("thread " + t.ID + " has no run " + runID)
 	}
 	if err != nil {
@@ -65,12 +123,16 @@ func (s *Server) queuedView(ctx context.Context, t threadRecord, runID string, i
 	return outcomeView(t, runID, o), nil
 }
 
-func outcomeView(t threadRecord, runID string, o workers.Outcome) RunView {
-	v := RunView{RunID: runID, ThreadID: t.ID, Graph: t.Graph, Kind: "run", Status: o.State, Error: o.Error, Pending: o.Pending}
-	if o.State == "cancelled" {
-		v.Status = string(runtime.StatusAborted)
+func outcomeView(t threadRecord, runID string, o QueueOutcome) RunView {
+	v := RunView{RunID: runID, ThreadID: t.ID, Graph: t.Graph, Kind: "run", Status: o.Status, Error: o.Error, Pending: o.Pending}
+	switch o.Status {
+	case StatusQueued, StatusRunning, runtime.StatusDone, runtime.StatusInterrupted, runtime.StatusAborted:
+	default:
+		// An end the API does not name (a queue's own word, or none) is
+		// an error.
+		v.Status = runtime.StatusError
 		if v.Error == "" {
-			v.Error = "cancelled before it started"
+			v.Error = fmt.Sprintf("the queued request ended with status %q", o.Status)
 		}
 	}
 	return v
@@ -106,7 +168,7 @@ func (s *Server) queuedRoute(w http.ResponseWriter, r *http.Request, p Principal
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), timeout)
 		defer cancel()
-		o, err := s.cfg.Queue.Wait(ctx, id, 0)
+		o, err := s.cfg.Queue.Wait(ctx, id)
 		if err != nil {
 			if ctx.Err() != nil && r.Context().Err() == nil {
 				v, err := s.queuedView(r.Context(), t, runID, id)
@@ -119,18 +181,27 @@ func (s *Server) queuedRoute(w http.ResponseWriter, r *http.Request, p Principal
 		}
 		return true, writeJSON(w, http.StatusOK, outcomeView(t, runID, o))
 	case "cancel":
-		if r.URL.Query().Get("mode") == "abort" {
+		switch r.URL.Query().Get("mode") {
+		case "", "stop":
+		case "abort":
 			return true, badRequest(`a queued run stops at its next superstep boundary; mode "abort" is for runs in this process`)
+		default:
+			return true, badRequest(`mode must be "stop" (at the next superstep boundary, the default) or "abort" (now, voiding the superstep in flight)`)
 		}
-		if v.Status == statusQueued || v.Status == statusRunning {
+		if v.Status == StatusQueued || v.Status == StatusRunning {
 			// The queue cancels per thread: the thread's queued requests
 			// and its running one.
-			if _, err := s.cfg.Queue.Cancel(r.Context(), t.ID); err != nil {
+			if err := s.cfg.Queue.Cancel(r.Context(), t.ID); err != nil {
 				return true, err
 			}
 		}
 		return true, writeJSON(w, http.StatusAccepted, v)
 	}
+	closeStream, err := s.openStream(w, runID)
+	if err != nil {
+		return true, err
+	}
+	defer closeStream()
 	return true, s.streamQueued(w, r, id)
 }
 
@@ -139,8 +210,8 @@ func (s *Server) queuedRoute(w http.ResponseWriter, r *http.Request, p Principal
 // (more than one when a worker died and another took the request over),
 // with ids "<worker run id>:<seq>", until the request has ended and its
 // last run's events are all sent. Last-Event-ID names any of those runs.
-func (s *Server) streamQueued(w http.ResponseWriter, r *http.Request, id int64) error {
-	if s.durable == nil {
+func (s *Server) streamQueued(w http.ResponseWriter, r *http.Request, id string) error {
+	if s.events == nil {
 		return notFound("the events of a queued run are kept in the queue's store, which has no event log")
 	}
 	o, err := s.cfg.Queue.Outcome(r.Context(), id)
@@ -168,7 +239,7 @@ func (s *Server) streamQueued(w http.ResponseWriter, r *http.Request, id int64) 
 	for {
 		ended := o.Ended()
 		for k < len(o.Runs) {
-			evs, err := s.durable.ReadEvents(r.Context(), o.Runs[k], after, 256)
+			evs, err := s.events.ReadEvents(r.Context(), o.Runs[k], after, 256)
 			if err != nil {
 				s.log.Error("server: reading a queued run's events failed", "request", id, "err", err)
 				return nil

@@ -10,10 +10,12 @@ import (
 	"github.com/ilmek-go/ilmek/runtime"
 )
 
-// Run statuses besides the runtime's (done, interrupted, error, aborted).
+// Run statuses besides the runtime's run_end statuses (done, interrupted,
+// error, aborted): a run waiting for its thread or its queue, and a run
+// going on.
 const (
-	statusQueued  = "queued"
-	statusRunning = "running"
+	StatusQueued  runtime.Status = "queued"
+	StatusRunning runtime.Status = "running"
 )
 
 // run is one request the server executes on a thread: a run with input,
@@ -32,7 +34,7 @@ type run struct {
 
 	mu           sync.Mutex
 	cancel       context.CancelFunc
-	status       string
+	status       runtime.Status
 	errText      string
 	refusal      error
 	runtimeRunID string
@@ -40,14 +42,42 @@ type run struct {
 	pending      []runtime.PendingInterrupt
 	lastSeq      int64
 	ended        time.Time
-	notify       chan struct{} // closed and replaced on every new event
-	unflushed    []storedEvent // events not yet in the durable log
+	notify       chan struct{}         // closed and replaced on every new event
+	log          []runtime.StoredEvent // the run's latest events, live (at most maxLog)
+	maxLog       int
+	unflushed    []runtime.StoredEvent // events not yet in the store's event log
 }
 
-func newRun(id, thread, graph, kind string) *run {
+func newRun(id, thread, graph, kind string, maxLog int) *run {
 	return &run{id: id, thread: thread, graph: graph, kind: kind, created: time.Now().UTC(),
 		stop: make(chan struct{}), started: make(chan struct{}), done: make(chan struct{}),
-		status: statusQueued, notify: make(chan struct{})}
+		status: StatusQueued, notify: make(chan struct{}), maxLog: maxLog}
+}
+
+// appendLog keeps ev in the run's live log, dropping the oldest event past
+// the bound; r.mu is held.
+func (r *run) appendLog(ev runtime.StoredEvent) {
+	r.log = append(r.log, ev)
+	if len(r.log) > r.maxLog {
+		r.log = append(r.log[:0:0], r.log[len(r.log)-r.maxLog:]...)
+	}
+}
+
+// readLog returns at most limit of the run's live events with Seq >
+// afterSeq, in order.
+func (r *run) readLog(afterSeq int64, limit int) []runtime.StoredEvent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []runtime.StoredEvent
+	for _, ev := range r.log {
+		if ev.Seq > afterSeq {
+			out = append(out, ev)
+			if limit > 0 && len(out) == limit {
+				break
+			}
+		}
+	}
+	return out
 }
 
 func (r *run) requestStop() { r.stopped.Do(func() { close(r.stop) }) }
@@ -74,7 +104,7 @@ type RunView struct {
 	ThreadID     string                     `json:"thread_id"`
 	Graph        string                     `json:"graph"`
 	Kind         string                     `json:"kind"`
-	Status       string                     `json:"status"`
+	Status       runtime.Status             `json:"status"`
 	Error        string                     `json:"error,omitempty"`
 	CheckpointID string                     `json:"checkpoint_id,omitempty"`
 	Pending      []runtime.PendingInterrupt `json:"pending,omitempty"`
@@ -162,7 +192,7 @@ func (s *Server) startNext(q *threadRuns) {
 	ctx, cancel := context.WithCancel(s.base)
 	r.mu.Lock()
 	r.cancel = cancel
-	r.status = statusRunning
+	r.status = StatusRunning
 	r.mu.Unlock()
 	s.wg.Add(1)
 	go func() {
@@ -181,9 +211,7 @@ func (s *Server) startNext(q *threadRuns) {
 		}
 		s.mu.Unlock()
 		s.finish(r, end.status, end.text, end.err)
-		if testHookEnded != nil {
-			testHookEnded()
-		}
+		s.log.Debug("server: run ended", "run", r.id, "thread", r.thread, "status", end.status)
 		s.mu.Lock()
 		if s.queues[r.thread] == q && q.active == nil {
 			s.startNext(q)
@@ -191,10 +219,6 @@ func (s *Server) startNext(q *threadRuns) {
 		s.mu.Unlock()
 	}()
 }
-
-// testHookEnded, when set by a test, runs after a run reads as ended and
-// before the thread's next queued run starts.
-var testHookEnded func()
 
 // runEnd is how execute saw a run end.
 type runEnd struct {
@@ -282,10 +306,9 @@ func (s *Server) record(ctx context.Context, r *run, ev runtime.Event) error {
 	if err != nil {
 		return err
 	}
-	se := storedEvent{RunID: r.id, Seq: ev.Seq, ThreadID: r.thread, Time: ev.Time, Kind: string(ev.Type), Data: data}
-	err = s.events.AppendEvents(context.WithoutCancel(ctx), []storedEvent{se})
-	if s.durable != nil {
-		// The durable log is written once per superstep (at its
+	se := runtime.StoredEvent{RunID: r.id, Seq: ev.Seq, ThreadID: r.thread, Time: ev.Time, Kind: string(ev.Type), Data: data}
+	if s.events != nil {
+		// The store's event log is written once per superstep (at its
 		// checkpoint or pause) and at the run's end, not per event.
 		r.unflushed = append(r.unflushed, se)
 		switch ev.Type {
@@ -302,6 +325,7 @@ func (s *Server) record(ctx context.Context, r *run, ev runtime.Event) error {
 		r.runtimeRunID = rid
 		close(r.started)
 	}
+	r.appendLog(se)
 	r.lastSeq = ev.Seq
 	switch ev.Type {
 	case runtime.EventCheckpoint:
@@ -312,18 +336,18 @@ func (s *Server) record(ctx context.Context, r *run, ev runtime.Event) error {
 	close(r.notify)
 	r.notify = make(chan struct{})
 	r.mu.Unlock()
-	return err
+	return nil
 }
 
-// flush writes r's events not yet in the durable log there, in one
+// flush writes r's events not yet in the store's event log there, in one
 // append. A failed write is logged; the events stay in the live log, and a
-// reader of the durable one sees the gap in Seq.
+// reader of the store's sees the gap in Seq.
 func (s *Server) flush(ctx context.Context, r *run) {
 	if len(r.unflushed) == 0 {
 		return
 	}
-	if err := s.durable.AppendEvents(ctx, r.unflushed); err != nil {
-		s.log.Error("server: writing a run's events to the durable log failed", "run", r.id, "thread", r.thread, "events", len(r.unflushed), "err", err)
+	if err := s.events.AppendEvents(ctx, r.unflushed); err != nil {
+		s.log.Error("server: writing a run's events to the store's event log failed", "run", r.id, "thread", r.thread, "events", len(r.unflushed), "err", err)
 	}
 	r.unflushed = nil
 }
@@ -346,7 +370,7 @@ func (s *Server) finish(r *run, status runtime.Status, text string, err error) {
 			text = "the run failed before it started; the server's log has the details"
 		}
 	}
-	r.status, r.errText, r.ended = string(status), text, time.Now().UTC()
+	r.status, r.errText, r.ended = status, text, time.Now().UTC()
 	synth := r.runtimeRunID == "" || status == runtime.StatusAborted && r.lastSeq == 0
 	seq := r.lastSeq + 1
 	select {
@@ -358,17 +382,17 @@ func (s *Server) finish(r *run, status runtime.Status, text string, err error) {
 	if synth {
 		ev := runtime.Event{Type: runtime.EventRunEnd, RunID: r.id, ThreadID: r.thread, Seq: seq, Time: time.Now().UTC(), Status: status, Error: text}
 		if data, err := json.Marshal(ev); err == nil {
-			se := storedEvent{RunID: r.id, Seq: seq, ThreadID: r.thread, Time: ev.Time, Kind: string(ev.Type), Data: data}
-			_ = s.events.AppendEvents(context.Background(), []storedEvent{se})
-			if s.durable != nil {
+			se := runtime.StoredEvent{RunID: r.id, Seq: seq, ThreadID: r.thread, Time: ev.Time, Kind: string(ev.Type), Data: data}
+			r.mu.Lock()
+			r.appendLog(se)
+			r.lastSeq = seq
+			r.mu.Unlock()
+			if s.events != nil {
 				r.unflushed = append(r.unflushed, se)
 			}
 		}
-		r.mu.Lock()
-		r.lastSeq = seq
-		r.mu.Unlock()
 	}
-	if s.durable != nil {
+	if s.events != nil {
 		s.flush(context.Background(), r)
 	}
 	r.mu.Lock()

@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/ilmek-go/ilmek/runtime"
-	"github.com/ilmek-go/ilmek/runtime/postgres/workers"
 )
 
 // Principal is who a request acts for, as the Authenticate hook found it.
@@ -57,7 +56,12 @@ type CORS struct {
 type Config struct {
 	// Graphs are the graphs served, each under its name (Of, Versions).
 	Graphs []Graph
-	// Checkpointer keeps the threads. Required.
+	// Checkpointer keeps the threads. Required (with Queue, nil means
+	// Queue.Store()). Its thread records and listing
+	// (runtime.ThreadRecorder, ThreadLister) and its event log
+	// (runtime.EventStore) are used when it has them; without records the
+	// server keeps them in memory, without an event log a run's events
+	// live with the run in memory.
 	Checkpointer runtime.Checkpointer
 	// Authenticate finds the principal of a request, or returns an error
 	// (the request is answered 401 and the error is logged, not sent).
@@ -65,9 +69,16 @@ type Config struct {
 	// for a server on a trusted loopback interface.
 	Authenticate func(*http.Request) (Principal, error)
 	// Access decides whether p may do action on thread t; an error refuses
-	// it with 403 (a thread the principal may not read is also left out
-	// of listings). Nil allows a principal the threads it created (their
-	// "owner" metadata is its ID) and nothing else.
+	// it with 404, as for a missing thread (403 with RevealForbidden), and
+	// a thread the principal may not read is left out of listings. Nil
+	// allows a principal the threads it created (their "owner" metadata
+	// is its ID) and nothing else, and lets a listing ask the store for
+	// those threads only. A custom hook is asked about every thread a
+	// listing's filters select: a listing then pages through the store's
+	// threads until it has a page the principal may read, so its cost
+	// grows with the store, not with what the principal sees (filter by
+	// metadata to keep it small). Access is checked on every thread a
+	// listing returns either way.
 	Access func(ctx context.Context, p Principal, t ThreadRef, action Action) error
 	// MaxBodyBytes bounds request bodies (default 1 MiB); a larger body is
 	// answered 413.
@@ -84,21 +95,41 @@ type Config struct {
 	Logger *slog.Logger
 	// RunOptions are added to every run (an observer, a recursion limit).
 	RunOptions []runtime.RunOption
+	// MaxStreamsPerRun bounds the event streams (GET .../stream) open at
+	// once on one run (default 8), MaxStreams those open on the server
+	// (default 1,000); a stream past either is answered 429 with
+	// Retry-After. Each stream holds a goroutine and a connection while
+	// its run goes on.
+	MaxStreamsPerRun, MaxStreams int
+	// RevealForbidden answers 403 for a thread that exists but that the
+	// principal may not read or run. By default such a thread answers 404,
+	// as a missing one does, so that a principal cannot probe which ids
+	// other principals' threads have. (Creating a thread with an id that
+	// is taken answers 409 whoever owns it: let the server pick ids where
+	// that matters.)
+	RevealForbidden bool
 	// MaxRuns bounds the runs remembered in memory (default 10,000);
 	// MaxEventsPerRun bounds each run's in-memory event log (default
 	// 10,000).
 	MaxRuns, MaxEventsPerRun int
-	// Queue, when set, sends runs and resumes to the PostgreSQL
-	// run-request queue, where the worker pool runs them (each worker
-	// registers every graph under its name with workers.Graph); the
-	// server then submits, reads outcomes, waits, cancels and streams
-	// the events the workers' runs keep in the store's event log (SSE ids
-	// "<worker run id>:<seq>"), and Checkpointer must be the queue's
-	// store (nil means q.Store()). Queued runs have ids
-	// "q-<request id>"; forks are refused (501), and a cancel cancels
-	// every request of the thread.
-	Queue *workers.Queue
-	// Inbox serves the inbox page under /inbox/ (default on).
+	// Queue, when set, sends runs and resumes to a run-request queue that
+	// a pool of workers drains (package server/workersqueue adapts the
+	// PostgreSQL one of runtime/postgres/workers; each worker registers
+	// every graph under its name). The server then submits, reads
+	// outcomes, waits, cancels and streams the events the workers' runs
+	// keep in the store's event log (SSE ids "<worker run id>:<seq>"),
+	// and Checkpointer must be the queue's store (nil means
+	// Queue.Store()). Queued runs have ids "q-<request id>"; forks are
+	// refused (501), and a cancel cancels every request of the thread.
+	Queue Queue
+	// RenderSVG lays a diagram's DOT text out as SVG for
+	// GET /threads/{id}/diagram?format=svg and the inbox, e.g.
+	// graphviz.New().SVG (package github.com/ilmek-go/ilmek/graphviz). Nil
+	// answers format=svg with 501, and the inbox shows the Mermaid text
+	// in the diagram's place.
+	RenderSVG func(ctx context.Context, dot string) ([]byte, error)
+	// DisableInbox turns the inbox page under /inbox/ off (it is served
+	// by default).
 	DisableInbox bool
 }
 
@@ -119,18 +150,23 @@ type Server struct {
 	graphs  map[string]Graph
 	names   []string
 	mux     *http.ServeMux
-	events  eventStore // the live log of this process's runs (bounded, in memory)
-	durable eventStore // the checkpointer's durable log, when it has one
-	index   threadIndex
+	records threadStore        // the checkpointer's thread records, or memRecords
+	events  runtime.EventStore // the checkpointer's event log; nil when it has none
+	cache   sync.Map           // thread id -> threadRecord, read from records
 	base    context.Context
 	stopAll context.CancelFunc
 	wg      sync.WaitGroup
-	render  renderer
+
+	// ownerOnly is set when Config.Access is the default, OwnerOnly: a
+	// listing then asks the store for the principal's threads only.
+	ownerOnly bool
 
 	mu       sync.Mutex
 	queues   map[string]*threadRuns
 	runs     map[string]*run
 	runOrder []string
+	streams  map[string]int // open event streams by run id
+	nStreams int            // open event streams in all
 }
 
 // New returns a Server for cfg.
@@ -162,10 +198,18 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxEventsPerRun <= 0 {
 		cfg.MaxEventsPerRun = 10000
 	}
-	if cfg.Access == nil {
+	if cfg.MaxStreamsPerRun <= 0 {
+		cfg.MaxStreamsPerRun = 8
+	}
+	if cfg.MaxStreams <= 0 {
+		cfg.MaxStreams = 1000
+	}
+	ownerOnly := cfg.Access == nil
+	if ownerOnly {
 		cfg.Access = OwnerOnly
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, graphs: map[string]Graph{}, queues: map[string]*threadRuns{}, runs: map[string]*run{}}
+	s := &Server{cfg: cfg, log: cfg.Logger, graphs: map[string]Graph{}, queues: map[string]*threadRuns{}, runs: map[string]*run{},
+		ownerOnly: ownerOnly, streams: map[string]int{}}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -179,8 +223,6 @@ func New(cfg Config) (*Server, error) {
 		s.graphs[g.name] = g
 		s.names = append(s.names, g.name)
 	}
-	s.events = newMemEvents(cfg.MaxEventsPerRun, cfg.MaxRuns)
-	s.index = newMemThreads()
 	s.bindStore(cfg.Checkpointer)
 	s.base, s.stopAll = context.WithCancel(context.Background())
 	s.routes()
@@ -286,9 +328,40 @@ func (s *Server) wrap(h handler) http.Handler {
 func (s *Server) access(ctx context.Context, p Principal, t threadRecord, a Action) error {
 	if err := s.cfg.Access(ctx, p, ThreadRef{ID: t.ID, Graph: t.Graph, Meta: t.Meta}, a); err != nil {
 		s.log.Info("server: access refused", "principal", p.ID, "thread", t.ID, "action", a, "err", err)
+		if a != ActionCreate && !s.cfg.RevealForbidden {
+			return notFound("no thread " + t.ID)
+		}
 		return errf(http.StatusForbidden, "forbidden", "Forbidden", "the principal may not "+string(a)+" thread "+t.ID)
 	}
 	return nil
+}
+
+// openStream counts an event stream of run, or refuses it with 429 past
+// Config.MaxStreamsPerRun or MaxStreams; the caller calls the returned
+// func when the stream ends.
+func (s *Server) openStream(w http.ResponseWriter, run string) (func(), error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.streams[run] >= s.cfg.MaxStreamsPerRun:
+		w.Header().Set("Retry-After", "5")
+		return nil, errf(http.StatusTooManyRequests, "too-many-streams", "Too many event streams",
+			fmt.Sprintf("run %s has %d event streams open, the most the server allows; close one or retry later", run, s.cfg.MaxStreamsPerRun))
+	case s.nStreams >= s.cfg.MaxStreams:
+		w.Header().Set("Retry-After", "5")
+		return nil, errf(http.StatusTooManyRequests, "too-many-streams", "Too many event streams",
+			fmt.Sprintf("the server has %d event streams open, the most it allows; retry later", s.cfg.MaxStreams))
+	}
+	s.streams[run]++
+	s.nStreams++
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.streams[run]--; s.streams[run] == 0 {
+			delete(s.streams, run)
+		}
+		s.nStreams--
+	}, nil
 }
 
 func newID() string {

@@ -2,15 +2,21 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/ilmek-go/ilmek/graphviz"
 	"github.com/ilmek-go/ilmek/runtime"
 )
 
@@ -147,13 +153,29 @@ func TestApprovalFlow(t *testing.T) {
 	ts.must("alice", "GET", "/threads/"+th.ThreadID+"/runs/nope", nil, 404)
 }
 
+// TestDiagramSVG: with a renderer (Config.RenderSVG) the diagram is SVG
+// laid out by Graphviz; without one format=svg answers 501.
 func TestDiagramSVG(t *testing.T) {
-	ts := newTestServer(t, nil)
-	th := ts.newThread("alice", nil)
+	without := newTestServer(t, nil)
+	th := without.newThread("alice", nil)
+	p := without.must("alice", "GET", "/threads/"+th.ThreadID+"/diagram?format=svg", nil, 501).problem(t)
+	if p.Type != ProblemTypePrefix+"not-implemented" || !strings.Contains(p.Detail, "RenderSVG") {
+		t.Fatalf("no renderer: %+v", p)
+	}
+	without.must("alice", "GET", "/threads/"+th.ThreadID+"/diagram?format=dot", nil, 200)
+
+	ts := newTestServer(t, func(c *Config) { c.RenderSVG = graphviz.New().SVG })
+	th = ts.newThread("alice", nil)
 	var run RunView
 	ts.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": map[string]any{"topic": "a"}}, 202).json(t, &run)
 	ts.wait("alice", run)
 	d := ts.must("alice", "GET", "/threads/"+th.ThreadID+"/diagram?format=svg", nil, 200)
+	for _, f := range []string{"svg", "dot", "mermaid"} {
+		h := ts.must("alice", "GET", "/threads/"+th.ThreadID+"/diagram?format="+f, nil, 200).Header
+		if h.Get("Content-Security-Policy") != inboxCSP || h.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("format %s: CSP %q, X-Content-Type-Options %q", f, h.Get("Content-Security-Policy"), h.Get("X-Content-Type-Options"))
+		}
+	}
 	svg := string(d.Body)
 	if !strings.HasPrefix(svg, "<svg") || !strings.Contains(svg, `id="node_review"`) || !strings.Contains(svg, `class="node pending"`) {
 		t.Fatalf("svg:\n%s", svg)
@@ -358,10 +380,17 @@ func TestAuthorization(t *testing.T) {
 		}
 	}
 	ts.must("", "GET", "/inbox/", nil, 401)
-	// Another principal: 403 on the thread, left out of listings.
-	ts.must("bob", "GET", base, nil, 403)
-	ts.must("bob", "POST", base+"/runs", nil, 403)
-	ts.must("bob", "GET", base+"/history", nil, 403)
+	// Another principal: 404 on the thread, the very answer a missing
+	// one gets (no existence oracle), and left out of listings.
+	for _, path := range []string{base, "/threads/nope"} {
+		for _, req := range []struct{ method, path string }{{"GET", path}, {"POST", path + "/runs"}, {"GET", path + "/history"}, {"GET", path + "/diagram"}} {
+			p := ts.must("bob", req.method, req.path, nil, 404).problem(t)
+			id := strings.TrimPrefix(path, "/threads/")
+			if p.Type != ProblemTypePrefix+"not-found" || p.Detail != "no thread "+id {
+				t.Errorf("%s %s: %+v", req.method, req.path, p)
+			}
+		}
+	}
 	var list ThreadList
 	ts.must("bob", "GET", "/threads", nil, 200).json(t, &list)
 	if len(list.Threads) != 0 {
@@ -370,7 +399,9 @@ func TestAuthorization(t *testing.T) {
 	ts.must("alice", "POST", "/threads", map[string]any{"metadata": map[string]string{"owner": "bob"}}, 400)
 
 	// A custom Access hook: admins read everything, nobody else runs.
+	// With RevealForbidden, 403.
 	ts2 := newTestServer(t, func(c *Config) {
+		c.RevealForbidden = true
 		c.Access = func(_ context.Context, p Principal, t ThreadRef, a Action) error {
 			if p.ID == "admin" && a == ActionRead || a == ActionCreate {
 				return nil
@@ -415,20 +446,21 @@ func TestRequestLimits(t *testing.T) {
 }
 
 // plainStore hides a checkpointer's thread records and event log: the
-// server then keeps its thread index and event logs in memory.
+// server then keeps the thread records in memory (memRecords), and a run's
+// events with the run.
 type plainStore struct{ runtime.Checkpointer }
 
 func TestPaging(t *testing.T) {
 	t.Run("store", func(t *testing.T) { testPaging(t, nil) })
-	t.Run("memory index", func(t *testing.T) {
+	t.Run("memory records", func(t *testing.T) {
 		testPaging(t, func(c *Config) { c.Checkpointer = plainStore{runtime.NewMemory()} })
 	})
 }
 
 func testPaging(t *testing.T, mod func(*Config)) {
 	ts := newTestServer(t, mod)
-	if _, ok := ts.index.(*memThreads); ok == (mod == nil) {
-		t.Fatalf("index %T", ts.index)
+	if _, ok := ts.records.(memRecords); ok == (mod == nil) {
+		t.Fatalf("thread records %T", ts.records)
 	}
 	want := map[string]bool{}
 	for range 5 {
@@ -541,12 +573,12 @@ func TestClose(t *testing.T) {
 
 // TestNextRequestRightAfterWait: once wait reports a run ended, the thread
 // takes the next request at once. It used to answer 409 thread-busy while
-// the ended run still held the thread's queue (seen under load; the hook
-// widens that moment so the test sees it every time).
+// the ended run still held the thread's queue (seen under load; a logger
+// that sleeps on the server's "run ended" record widens that moment, after
+// a run reads as ended and before the thread's next queued run starts, so
+// the test sees it every time).
 func TestNextRequestRightAfterWait(t *testing.T) {
-	testHookEnded = func() { time.Sleep(30 * time.Millisecond) }
-	t.Cleanup(func() { testHookEnded = nil })
-	ts := newTestServer(t, nil)
+	ts := newTestServer(t, func(c *Config) { c.Logger = slog.New(sleepOnEnd{}) })
 	th := ts.newThread("alice", nil)
 	var run RunView
 	ts.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": map[string]any{"topic": "t"}}, 202).json(t, &run)
@@ -554,4 +586,223 @@ func TestNextRequestRightAfterWait(t *testing.T) {
 	ts.must("alice", "POST", "/threads/"+th.ThreadID+"/resume", map[string]any{"answers": map[string]any{run.Pending[0].ID: map[string]any{"approved": true}}}, 202).json(t, &run)
 	ts.wait("alice", run)
 	ts.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": map[string]any{"topic": "again"}}, 202)
+}
+
+// sleepOnEnd is a log handler that sleeps on the record of a run's end.
+type sleepOnEnd struct{}
+
+func (sleepOnEnd) Enabled(context.Context, slog.Level) bool { return true }
+func (sleepOnEnd) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == "server: run ended" {
+		time.Sleep(30 * time.Millisecond)
+	}
+	return nil
+}
+func (h sleepOnEnd) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h sleepOnEnd) WithGroup(string) slog.Handler      { return h }
+
+// TestStreamLimits: past Config.MaxStreamsPerRun streams on one run, or
+// MaxStreams on the server, a stream is answered 429 with Retry-After;
+// a closed stream frees its place.
+func TestStreamLimits(t *testing.T) {
+	gate := make(chan struct{})
+	defer close(gate)
+	ts := newTestServer(t, func(c *Config) {
+		c.Graphs = []Graph{Of(slowGraph(t, gate))}
+		c.MaxStreamsPerRun, c.MaxStreams = 2, 3
+	})
+	start := func() string {
+		th := ts.newThread("alice", nil)
+		var run RunView
+		ts.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", nil, 202).json(t, &run)
+		return "/threads/" + th.ThreadID + "/runs/" + run.RunID + "/stream"
+	}
+	a, b := start(), start()
+	first := ts.stream(t, "alice", a, "")
+	defer first.Body.Close()
+	second := ts.stream(t, "alice", a, "")
+	defer second.Body.Close()
+	r := ts.must("alice", "GET", a, nil, 429)
+	if p := r.problem(t); p.Type != ProblemTypePrefix+"too-many-streams" || r.Header.Get("Retry-After") == "" || !strings.Contains(p.Detail, "2 event streams") {
+		t.Fatalf("per run: %+v %v", p, r.Header)
+	}
+	third := ts.stream(t, "alice", b, "")
+	defer third.Body.Close()
+	if p := ts.must("alice", "GET", b, nil, 429).problem(t); !strings.Contains(p.Detail, "the server has 3 event streams open") {
+		t.Fatalf("per server: %+v", p)
+	}
+	second.Body.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		ts.mu.Lock()
+		n := ts.nStreams
+		ts.mu.Unlock()
+		if n == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a closed stream still counts: %d open", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	again := ts.stream(t, "alice", a, "")
+	again.Body.Close()
+}
+
+// countingLister is a store that counts the thread records its listings
+// return.
+type countingLister struct {
+	*runtime.Memory
+	listed atomic.Int64
+}
+
+func (c *countingLister) ListThreads(ctx context.Context, q runtime.ThreadQuery) (runtime.ThreadPage, error) {
+	page, err := c.Memory.ListThreads(ctx, q)
+	c.listed.Add(int64(len(page.Threads)))
+	return page, err
+}
+
+// recordThreads records n threads of owner as the server does.
+func recordThreads(t testing.TB, store runtime.ThreadRecorder, owner string, n int) {
+	t.Helper()
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	for i := range n {
+		id := fmt.Sprintf("%s-%06d", owner, i)
+		err := store.RecordThread(context.Background(), id, runtime.ThreadWrite{Meta: map[string]string{
+			metaGraph: "approval", metaCreated: now, metaID: id, metaOwner: owner}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestListingReadsOnlyOwnThreads: with the default Access hook, a listing
+// asks the store for the principal's threads only, so another owner's
+// threads are never read; with a custom hook every thread is read and
+// checked.
+func TestListingReadsOnlyOwnThreads(t *testing.T) {
+	store := &countingLister{Memory: runtime.NewMemory()}
+	recordThreads(t, store, "alice", 2000)
+	ts := newTestServer(t, func(c *Config) { c.Checkpointer = store })
+	var list ThreadList
+	ts.must("bob", "GET", "/threads", nil, 200).json(t, &list)
+	if len(list.Threads) != 0 || store.listed.Load() != 0 {
+		t.Fatalf("bob's listing: %d threads, %d records read", len(list.Threads), store.listed.Load())
+	}
+	ts.must("bob", "GET", "/threads?metadata.owner=alice", nil, 200).json(t, &list)
+	if len(list.Threads) != 0 || store.listed.Load() != 0 {
+		t.Fatalf("bob asking for alice's: %d threads, %d records read", len(list.Threads), store.listed.Load())
+	}
+	ts.must("alice", "GET", "/threads?limit=10", nil, 200).json(t, &list)
+	if len(list.Threads) != 10 || list.NextCursor == "" || store.listed.Load() != 10 {
+		t.Fatalf("alice's first page: %d threads, %d records read", len(list.Threads), store.listed.Load())
+	}
+
+	// A custom hook (the same rule) reads every thread to find none.
+	store.listed.Store(0)
+	custom := newTestServer(t, func(c *Config) {
+		c.Checkpointer = store
+		c.Access = OwnerOnly
+	})
+	custom.must("bob", "GET", "/threads", nil, 200).json(t, &list)
+	if len(list.Threads) != 0 || store.listed.Load() != 2000 {
+		t.Fatalf("custom hook: %d threads, %d records read", len(list.Threads), store.listed.Load())
+	}
+}
+
+// BenchmarkOtherOwnersListing: a principal that owns nothing lists
+// threads on a store holding n threads of another owner. With the default
+// Access hook the store selects by owner, so the cost is the store's
+// filter: on the memory store, which scans its records, it still grows
+// with n; on a store that indexes the owner key it stays flat.
+func BenchmarkOtherOwnersListing(b *testing.B) {
+	for _, n := range []int{0, 50000} {
+		b.Run(fmt.Sprintf("threads=%d", n), func(b *testing.B) {
+			store := runtime.NewMemory()
+			recordThreads(b, store, "alice", n)
+			ts := newTestServer(b, func(c *Config) { c.Checkpointer = store })
+			b.ResetTimer()
+			for b.Loop() {
+				ts.must("bob", "GET", "/threads", nil, 200)
+			}
+		})
+	}
+}
+
+// TestPlainStore: on a checkpointer without thread records or event log,
+// the server still creates, lists, runs, answers and streams its own runs.
+func TestPlainStore(t *testing.T) {
+	ts := newTestServer(t, func(c *Config) { c.Checkpointer = plainStore{runtime.NewMemory()} })
+	if ts.events != nil {
+		t.Fatalf("event log %T on a plain store", ts.events)
+	}
+	th := ts.newThread("alice", nil)
+	var run RunView
+	ts.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": map[string]any{"topic": "t"}}, 202).json(t, &run)
+	run = ts.wait("alice", run)
+	var list ThreadList
+	ts.must("alice", "GET", "/threads?status=interrupted", nil, 200).json(t, &list)
+	if len(list.Threads) != 1 || list.Threads[0].ThreadID != th.ThreadID {
+		t.Fatalf("interrupted threads: %+v", list)
+	}
+	ts.must("alice", "POST", "/threads/"+th.ThreadID+"/resume", map[string]any{"answers": map[string]any{run.Pending[0].ID: map[string]any{"approved": true}}}, 202).json(t, &run)
+	if run = ts.wait("alice", run); run.Status != runtime.StatusDone {
+		t.Fatalf("resume: %+v", run)
+	}
+	res := ts.stream(t, "alice", "/threads/"+th.ThreadID+"/runs/"+run.RunID+"/stream", run.RunID+":1")
+	evs := readSSE(t, res.Body, -1)
+	res.Body.Close()
+	if int64(len(evs)) != run.LastSeq-1 || evs[len(evs)-1].Event != "run_end" {
+		t.Fatalf("events after seq 1: %d of %d", len(evs), run.LastSeq)
+	}
+}
+
+// TestHostileDiagram: a graph whose node ids are hostile is drawn as
+// well-formed SVG without script, served with the inbox's CSP. (Package
+// graphviz's TestHostileNodeIDs walks the whole list of such ids.)
+func TestHostileDiagram(t *testing.T) {
+	ids := []string{"&nbsp;", `<script>alert(1)</script>`, `" onload="alert(1)`, "]]>", "javascript:x", "a\u202eb"}
+	b := runtime.NewBuilder("hostile").Channel("x", "")
+	prev := "__start__"
+	for _, id := range ids {
+		b = b.TypedNode(id, "t", nil, func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return nil, nil }).Edge(prev, id)
+		prev = id
+	}
+	g, err := b.Edge(prev, "__end__").Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := newTestServer(t, func(c *Config) { c.Graphs, c.RenderSVG = []Graph{Of(g)}, graphviz.New().SVG })
+	th := ts.newThread("alice", nil)
+	r := ts.must("alice", "GET", "/threads/"+th.ThreadID+"/diagram?format=svg", nil, 200)
+	if r.Header.Get("Content-Security-Policy") != inboxCSP {
+		t.Errorf("CSP %q", r.Header.Get("Content-Security-Policy"))
+	}
+	dec := xml.NewDecoder(bytes.NewReader(r.Body))
+	nodes := 0
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("not well-formed: %v\n%s", err, r.Body)
+		}
+		if el, ok := tok.(xml.StartElement); ok {
+			if el.Name.Local == "script" || el.Name.Local == "foreignObject" {
+				t.Fatalf("%s element:\n%s", el.Name.Local, r.Body)
+			}
+			for _, a := range el.Attr {
+				if strings.HasPrefix(strings.ToLower(a.Name.Local), "on") {
+					t.Fatalf("attribute %s:\n%s", a.Name.Local, r.Body)
+				}
+				if a.Name.Local == "id" && strings.HasPrefix(a.Value, "node_") {
+					nodes++
+				}
+			}
+		}
+	}
+	if nodes != len(ids)+2 {
+		t.Errorf("%d node elements, want %d:\n%s", nodes, len(ids)+2, r.Body)
+	}
 }

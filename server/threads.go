@@ -2,15 +2,32 @@ package server
 
 import (
 	"context"
-	"sort"
-	"sync"
+	"errors"
+	"maps"
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
 )
 
-// threadRecord is what the server keeps of a thread besides its
-// checkpoints: the graph it runs and its metadata.
+// Metadata keys the server keeps with every thread besides the caller's:
+// the graph it runs, when it was created, its id (to find one thread in a
+// listing) and its owner ("owner", see Config.Access). A request may not
+// set them.
+const (
+	metaGraph   = "ilmek.graph"
+	metaCreated = "ilmek.created"
+	metaID      = "ilmek.thread"
+	metaOwner   = "owner"
+)
+
+// reservedMeta reports whether a metadata key is the server's.
+func reservedMeta(k string) bool {
+	return k == metaGraph || k == metaCreated || k == metaID || k == metaOwner
+}
+
+// threadRecord is a thread as the server reads it from the store's thread
+// record: the graph it runs, its metadata (without the server's keys but
+// "owner") and when it was created.
 type threadRecord struct {
 	ID      string
 	Graph   string
@@ -18,59 +35,95 @@ type threadRecord struct {
 	Created time.Time
 }
 
-// threadIndex keeps the server's threads for lookup and listing.
-type threadIndex interface {
-	createThread(ctx context.Context, t threadRecord) (created bool, err error)
-	thread(ctx context.Context, id string) (threadRecord, error)
-	// threads returns every thread, newest first (ties by id).
-	threads(ctx context.Context) ([]threadRecord, error)
+// threadStore is what the server needs of a store's thread records.
+type threadStore interface {
+	runtime.ThreadLister
+	runtime.ThreadRecorder
 }
 
-// memThreads is the in-memory thread index.
-type memThreads struct {
-	mu   sync.Mutex
-	byID map[string]threadRecord
-}
-
-func newMemThreads() *memThreads { return &memThreads{byID: map[string]threadRecord{}} }
-
-func (m *memThreads) createThread(_ context.Context, t threadRecord) (bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.byID[t.ID]; ok {
-		return false, nil
+// bindStore uses the checkpointer's thread records (runtime.ThreadLister
+// and runtime.ThreadRecorder) and event log (runtime.EventStore) when it
+// has them, so that threads and event logs outlive the process and another
+// server process on the same store serves them too. A checkpointer
+// without thread records gets memRecords.
+func (s *Server) bindStore(cp runtime.Checkpointer) {
+	if es, ok := cp.(runtime.EventStore); ok {
+		s.events = es
 	}
-	m.byID[t.ID] = t
+	if ts, ok := cp.(threadStore); ok {
+		s.records = ts
+	} else {
+		s.records = memRecords{runtime.NewMemory()}
+	}
+}
+
+// memRecords keeps the thread records of a checkpointer that keeps none,
+// in memory, for as long as the server lives. It knows no run's outcome
+// (the runs write to the checkpointer), so a listing by status is left to
+// the server, which reads each thread's state.
+type memRecords struct{ m *runtime.Memory }
+
+func (r memRecords) ListThreads(ctx context.Context, q runtime.ThreadQuery) (runtime.ThreadPage, error) {
+	q.Status = ""
+	return r.m.ListThreads(ctx, q)
+}
+
+func (r memRecords) RecordThread(ctx context.Context, id string, w runtime.ThreadWrite) error {
+	return r.m.RecordThread(ctx, id, w)
+}
+
+// recordThread records a new thread t; created is false when a thread of that id has a
+// record already.
+func (s *Server) recordThread(ctx context.Context, t threadRecord) (created bool, err error) {
+	if _, err := s.lookup(ctx, t.ID); err == nil {
+		return false, nil
+	} else if !errors.Is(err, runtime.ErrNotFound) {
+		return false, err
+	}
+	meta := maps.Clone(t.Meta)
+	if meta == nil {
+		meta = map[string]string{}
+	}
+	meta[metaGraph], meta[metaCreated], meta[metaID] = t.Graph, t.Created.UTC().Format(time.RFC3339Nano), t.ID
+	if err := s.records.RecordThread(ctx, t.ID, runtime.ThreadWrite{Meta: meta}); err != nil {
+		return false, err
+	}
+	s.cache.Store(t.ID, t)
 	return true, nil
 }
 
-func (m *memThreads) thread(_ context.Context, id string) (threadRecord, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	t, ok := m.byID[id]
-	if !ok {
-		return threadRecord{}, runtime.ErrNotFound
+// record turns a stored thread into the server's record; ok is false for
+// a thread the server did not create (no graph recorded).
+func record(info runtime.ThreadInfo) (threadRecord, bool) {
+	g := info.Meta[metaGraph]
+	if g == "" {
+		return threadRecord{}, false
 	}
-	return t, nil
-}
-
-func (m *memThreads) threads(context.Context) ([]threadRecord, error) {
-	m.mu.Lock()
-	out := make([]threadRecord, 0, len(m.byID))
-	for _, t := range m.byID {
-		out = append(out, t)
-	}
-	m.mu.Unlock()
-	sortThreads(out)
-	return out, nil
-}
-
-// sortThreads orders threads newest first, ties by id.
-func sortThreads(out []threadRecord) {
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].Created.Equal(out[j].Created) {
-			return out[i].Created.After(out[j].Created)
+	created, _ := time.Parse(time.RFC3339Nano, info.Meta[metaCreated])
+	meta := make(map[string]string, len(info.Meta))
+	for k, v := range info.Meta {
+		if k != metaGraph && k != metaCreated && k != metaID {
+			meta[k] = v
 		}
-		return out[i].ID < out[j].ID
-	})
+	}
+	return threadRecord{ID: info.ID, Graph: g, Meta: meta, Created: created}, true
+}
+
+// lookup finds the server's record of thread id (runtime.ErrNotFound when
+// there is none).
+func (s *Server) lookup(ctx context.Context, id string) (threadRecord, error) {
+	if t, ok := s.cache.Load(id); ok {
+		return t.(threadRecord), nil
+	}
+	page, err := s.records.ListThreads(ctx, runtime.ThreadQuery{Meta: map[string]string{metaID: id}, Limit: 2})
+	if err != nil {
+		return threadRecord{}, err
+	}
+	for _, info := range page.Threads {
+		if t, ok := record(info); ok && t.ID == id {
+			s.cache.Store(id, t)
+			return t, nil
+		}
+	}
+	return threadRecord{}, runtime.ErrNotFound
 }

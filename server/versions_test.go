@@ -1,9 +1,7 @@
 package server
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
 )
@@ -50,9 +48,6 @@ func TestVersions(t *testing.T) {
 
 	// Version 2 alone: refused before anything runs, with the reason.
 	only2 := newTestServer(t, func(c *Config) { c.Checkpointer = store; c.Graphs = []Graph{Of(v2)} })
-	if _, err := only2.index.createThread(context.Background(), threadRecord{ID: th.ThreadID, Graph: "approval", Meta: th.Metadata, Created: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
 	p := only2.must("alice", "POST", "/threads/"+th.ThreadID+"/resume", map[string]any{"answers": map[string]any{run.Pending[0].ID: map[string]any{"approved": true}}}, 409).problem(t)
 	if p.Type != ProblemTypePrefix+"incompatible" || len(p.Reasons) == 0 || p.Reasons[0].Kind != "node-config-changed" || p.Reasons[0].Subject != "review" {
 		t.Fatalf("v2 alone: %+v", p)
@@ -60,9 +55,6 @@ func TestVersions(t *testing.T) {
 
 	// Both versions: the old thread finishes on version 1...
 	ts := newTestServer(t, func(c *Config) { c.Checkpointer = store; c.Graphs = []Graph{both} })
-	if _, err := ts.index.createThread(context.Background(), threadRecord{ID: th.ThreadID, Graph: "approval", Meta: th.Metadata, Created: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
 	var graphs struct{ Graphs []GraphView }
 	ts.must("alice", "GET", "/graphs", nil, 200).json(t, &graphs)
 	if len(graphs.Graphs) != 1 || len(graphs.Graphs[0].Versions) != 2 || graphs.Graphs[0].Versions[1] != v2.Fingerprint() {

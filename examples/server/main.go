@@ -34,6 +34,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ilmek-go/ilmek/graphviz"
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/sqlite"
 	"github.com/ilmek-go/ilmek/server"
@@ -116,6 +117,7 @@ func run(ctx context.Context, addr, db string, demo int, out io.Writer, ready fu
 		Graphs:       []server.Graph{server.Of(g)},
 		Checkpointer: store,
 		Authenticate: server.Anonymous,
+		RenderSVG:    graphviz.New().SVG, // the inbox's diagram as SVG
 		Logger:       slog.New(slog.NewTextHandler(out, nil)),
 	})
 	if err != nil {

@@ -33,29 +33,46 @@ function typeOf(schema) {
   return t || null;
 }
 
-// skeleton is the answer a JSON answer box starts from: every required
-// member with an empty value of its type, null only where the schema
-// offers nothing else, so an untouched box is never a silent "no".
-function skeleton(s, root, depth) {
-  if (!s || typeof s !== "object" || depth > 16) return null;
-  if (s.$ref === "#") return skeleton(root, root, depth + 1);
-  if (typeof s.$ref === "string" && s.$ref.startsWith("#/$defs/")) return skeleton((root.$defs || {})[s.$ref.slice(8)], root, depth + 1);
-  if (Array.isArray(s.anyOf)) return s.anyOf.some((a) => a && a.type === "null") ? null : skeleton(s.anyOf[0], root, depth + 1);
-  switch (typeOf(s)) {
-    case "boolean": return false;
-    case "string": return "";
-    case "integer": case "number": return 0;
-    case "array": return [];
-    case "object": {
-      const o = {};
-      for (const n of s.required || []) o[n] = skeleton((s.properties || {})[n], root, depth + 1);
-      return o;
+const scalar = (t) => t === "boolean" || t === "string" || t === "integer" || t === "number";
+
+// skeleton is the value a JSON answer box starts from: the schema's
+// default, else its first enum or const value, else the zero value of its
+// type (an object holds every declared property, each its own skeleton; a
+// property that is not required and may be null is null). It is never
+// null unless the schema allows only null, so pressing Answer on an
+// untouched card does not send null for an answer that needs a value.
+function skeleton(schema, depth = 0, root = schema) {
+  if (!schema || typeof schema !== "object" || depth > 16) return {};
+  if (schema.$ref === "#") return skeleton(root, depth + 1, root);
+  if (typeof schema.$ref === "string" && schema.$ref.startsWith("#/$defs/")) return skeleton((root.$defs || {})[schema.$ref.slice(8)], depth + 1, root);
+  if ("default" in schema) return schema.default;
+  if ("const" in schema) return schema.const;
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
+  for (const k of ["oneOf", "anyOf", "allOf"]) {
+    if (Array.isArray(schema[k]) && schema[k].length > 0) {
+      const pick = schema[k].find((s) => typeOf(s) !== "null") || schema[k][0];
+      return skeleton(pick, depth + 1, root);
     }
   }
-  return null;
+  switch (typeOf(schema)) {
+    case "object": {
+      const out = {};
+      const required = Array.isArray(schema.required) ? schema.required : null;
+      for (const [name, prop] of Object.entries(schema.properties || {})) {
+        const optional = required !== null && !required.includes(name);
+        const types = prop && Array.isArray(prop.type) ? prop.type : [];
+        out[name] = optional && types.includes("null") ? null : skeleton(prop, depth + 1, root);
+      }
+      return out;
+    }
+    case "array": return [];
+    case "string": return "";
+    case "integer": case "number": return 0;
+    case "boolean": return false;
+    case "null": return null;
+    default: return {};
+  }
 }
-
-const scalar = (t) => t === "boolean" || t === "string" || t === "integer" || t === "number";
 
 // fieldFor builds one labelled input for a scalar schema.
 function fieldFor(name, label, schema) {
@@ -115,7 +132,7 @@ function formFor(threadID, p) {
     const label = document.createElement("label");
     const area = document.createElement("textarea");
     area.name = "answer";
-    area.value = JSON.stringify(skeleton(schema, schema, 0), null, 2);
+    area.value = JSON.stringify(skeleton(schema), null, 2);
     label.append("Answer (JSON" + (p.expects ? ", " + p.expects.type : "") + ")", area);
     form.append(label);
     read = () => JSON.parse(area.value);
@@ -187,19 +204,31 @@ async function refreshWaiting() {
   }
 }
 
-// refreshThread redraws the shown thread's status, diagram and Mermaid text.
+// refreshThread redraws the shown thread's status, diagram and Mermaid
+// text. A server without an SVG renderer answers the SVG 501: the Mermaid
+// text then takes the diagram's place.
 async function refreshThread() {
   if (current === null) return;
   const id = encodeURIComponent(current);
   const [th, svg, mmd] = await Promise.all([
     call("GET", "/threads/" + id),
-    call("GET", "/threads/" + id + "/diagram?format=svg"),
+    call("GET", "/threads/" + id + "/diagram?format=svg").catch((err) => {
+      if (err.problem && err.problem.status === 501) return null;
+      throw err;
+    }),
     call("GET", "/threads/" + id + "/diagram?format=mermaid"),
   ]);
   $("thread-status").textContent = th.status + (th.pending.length ? " (" + th.pending.length + " open)" : "");
-  const doc = new DOMParser().parseFromString(svg, "image/svg+xml");
-  const el = doc.documentElement;
-  if (el && el.nodeName === "svg") $("diagram").replaceChildren(document.importNode(el, true));
+  if (svg === null) {
+    const pre = document.createElement("pre");
+    pre.className = "mermaid-fallback";
+    pre.textContent = mmd;
+    $("diagram").replaceChildren(pre);
+  } else {
+    const doc = new DOMParser().parseFromString(svg, "image/svg+xml");
+    const el = doc.documentElement;
+    if (el && el.nodeName === "svg") $("diagram").replaceChildren(document.importNode(el, true));
+  }
   $("mermaid").textContent = mmd;
 }
 

@@ -278,6 +278,9 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 	msg := ""
 	if err != nil {
 		msg = err.Error()
+		if out.Status == "" {
+			out.Status = runtime.StatusError // refused before it ran: bad input, answers that do not fit
+		}
 	}
 	w.finish(c, string(out.Status), &out, msg)
 }

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/ilmek-go/ilmek/runtime/postgres"
 	"github.com/ilmek-go/ilmek/runtime/postgres/workers"
+	. "github.com/ilmek-go/ilmek/server"
+	"github.com/ilmek-go/ilmek/server/workersqueue"
 )
 
 var pgSchemas atomic.Int64
@@ -43,7 +45,7 @@ func openQueue(t *testing.T) *workers.Queue {
 // and cancels them as it does runs of its own.
 func TestQueue(t *testing.T) {
 	q := openQueue(t)
-	g := approvalGraph(t)
+	g := ApprovalGraph(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -51,51 +53,51 @@ func TestQueue(t *testing.T) {
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 
-	ts := newTestServer(t, func(c *Config) { c.Queue, c.Checkpointer = q, nil })
-	th := ts.newThread("alice", nil)
+	ts := NewTestServer(t, func(c *Config) { c.Queue, c.Checkpointer = workersqueue.New(q), nil })
+	th := ts.NewThread("alice", nil)
 	runs := "/threads/" + th.ThreadID + "/runs"
 	var run RunView
-	ts.must("alice", "POST", runs, map[string]any{"input": map[string]any{"topic": "otters"}}, 202).json(t, &run)
+	ts.Must("alice", "POST", runs, map[string]any{"input": map[string]any{"topic": "otters"}}, 202).JSON(t, &run)
 	if run.Status != "queued" || run.RunID[:2] != "q-" {
 		t.Fatalf("queued run: %+v", run)
 	}
-	ts.must("alice", "GET", runs+"/"+run.RunID, nil, 200)
-	run = ts.wait("alice", run)
+	ts.Must("alice", "GET", runs+"/"+run.RunID, nil, 200)
+	run = ts.Wait("alice", run)
 	if run.Status != "interrupted" || len(run.Pending) != 1 {
 		t.Fatalf("run: %+v", run)
 	}
 	var got ThreadView
-	ts.must("alice", "GET", "/threads/"+th.ThreadID, nil, 200).json(t, &got)
+	ts.Must("alice", "GET", "/threads/"+th.ThreadID, nil, 200).JSON(t, &got)
 	if got.Status != ThreadInterrupted {
 		t.Fatalf("thread: %+v", got)
 	}
-	ts.must("alice", "POST", "/threads/"+th.ThreadID+"/resume", map[string]any{"answers": map[string]any{run.Pending[0].ID: map[string]any{"approved": true}}}, 202).json(t, &run)
-	if run = ts.wait("alice", run); run.Status != "done" {
+	ts.Must("alice", "POST", "/threads/"+th.ThreadID+"/resume", map[string]any{"answers": map[string]any{run.Pending[0].ID: map[string]any{"approved": true}}}, 202).JSON(t, &run)
+	if run = ts.Wait("alice", run); run.Status != "done" {
 		t.Fatalf("resume: %+v", run)
 	}
-	ts.must("alice", "GET", "/threads/"+th.ThreadID, nil, 200).json(t, &got)
+	ts.Must("alice", "GET", "/threads/"+th.ThreadID, nil, 200).JSON(t, &got)
 	if got.Status != ThreadIdle || len(got.Pending) != 0 || got.Step != 3 {
 		t.Fatalf("finished thread: %+v", got)
 	}
-	ts.must("alice", "POST", runs+"/"+run.RunID+"/cancel", nil, 202)
+	ts.Must("alice", "POST", runs+"/"+run.RunID+"/cancel", nil, 202)
 	// The resume's events, from the store's event log, with the worker
 	// run's ids; a reconnect continues after Last-Event-ID.
-	res := ts.stream(t, "alice", runs+"/"+run.RunID+"/stream", "")
-	evs := readSSE(t, res.Body, -1)
+	res := ts.Stream(t, "alice", runs+"/"+run.RunID+"/stream", "")
+	evs := ReadSSE(t, res.Body, -1)
 	res.Body.Close()
 	if len(evs) < 4 || evs[0].Event != "run_start" || evs[len(evs)-1].Event != "run_end" || !strings.Contains(evs[len(evs)-1].Data, `"status":"done"`) {
 		t.Fatalf("queued run's events: %+v", evs)
 	}
-	res = ts.stream(t, "alice", runs+"/"+run.RunID+"/stream", evs[1].ID)
-	rest := readSSE(t, res.Body, -1)
+	res = ts.Stream(t, "alice", runs+"/"+run.RunID+"/stream", evs[1].ID)
+	rest := ReadSSE(t, res.Body, -1)
 	res.Body.Close()
 	if len(rest) != len(evs)-2 || rest[0].ID != evs[2].ID {
 		t.Fatalf("reconnect after %s: %+v", evs[1].ID, rest)
 	}
-	ts.must("alice", "GET", runs+"/"+run.RunID+"/stream?last_event_id=nope:1", nil, 400)
-	ts.must("alice", "GET", runs+"/q-999999/wait", nil, 404)
-	ts.must("bob", "GET", runs+"/"+run.RunID, nil, 403)
-	p := ts.must("alice", "POST", "/threads/"+th.ThreadID+"/history/"+got.CheckpointID+"/fork", nil, 501).problem(t)
+	ts.Must("alice", "GET", runs+"/"+run.RunID+"/stream?last_event_id=nope:1", nil, 400)
+	ts.Must("alice", "GET", runs+"/q-999999/wait", nil, 404)
+	ts.Must("bob", "GET", runs+"/"+run.RunID, nil, 404)
+	p := ts.Must("alice", "POST", "/threads/"+th.ThreadID+"/history/"+got.CheckpointID+"/fork", nil, 501).Problem(t)
 	if p.Type != ProblemTypePrefix+"not-implemented" {
 		t.Fatalf("fork: %+v", p)
 	}
