@@ -3,6 +3,7 @@ package gen
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -146,12 +147,13 @@ func (m *model) emitAdapter(f *jen.File) {
 	)
 	f.Line()
 	f.Comment("nodeByID returns the NodeID of a spec node id (or __end__).")
-	cases := []jen.Code{jen.Case(jen.Qual(specPath, "End")).Block(jen.Return(jen.Id("End"), jen.True()))}
+	cases, t := m.table(inBlock)
 	for _, n := range m.nodes {
-		cases = append(cases, jen.Case(jen.Lit(n.id)).Block(jen.Return(jen.Id(n.konst), jen.True())))
+		t.line(1, "case ", strconv.Quote(n.id), ":")
+		t.line(2, "return ", n.konst, ", true")
 	}
 	f.Func().Id("nodeByID").Params(jen.Id("id").String()).Params(jen.Id("NodeID"), jen.Bool()).Block(
-		jen.Switch(jen.Id("id")).Block(cases...),
+		jen.Switch(jen.Id("id")).Block(jen.Case(jen.Qual(specPath, "End")).Block(jen.Return(jen.Id("End"), jen.True())), cases),
 		jen.Return(jen.Lit(0), jen.False()),
 	)
 	f.Line()

@@ -3,6 +3,7 @@ package gen
 import (
 	"fmt"
 	"go/types"
+	"strconv"
 
 	"github.com/dave/jennifer/jen"
 
@@ -74,9 +75,9 @@ func (m *model) emitProgram(f *jen.File) {
 }
 
 func (m *model) emitShape(f *jen.File) {
-	nodes := make([]jen.Code, len(m.nodes))
-	for i, n := range m.nodes {
-		nodes[i] = jen.Values(jen.Id("ID").Op(":").Lit(n.id), jen.Id("Type").Op(":").Lit(n.typ.name))
+	nodes, t := m.table(inComposite)
+	for _, n := range m.nodes {
+		t.line(2, "{ID: ", strconv.Quote(n.id), ", Type: ", strconv.Quote(n.typ.name), "},")
 	}
 	chans := make([]jen.Code, len(m.chans))
 	for i, c := range m.chans {
@@ -89,7 +90,7 @@ func (m *model) emitShape(f *jen.File) {
 	f.Comment("shape is the static description nodes see through Ctx.Graph.")
 	f.Var().Id("shape").Op("=").Op("&").Qual(runtimePath, "Shape").Values(lines([]jen.Code{
 		jen.Id("Name").Op(":").Lit(name),
-		jen.Id("Nodes").Op(":").Index().Qual(runtimePath, "NodeShape").Values(lines(nodes)...),
+		jen.Id("Nodes").Op(":").Index().Qual(runtimePath, "NodeShape").Values(nodes),
 		jen.Id("Channels").Op(":").Index().Qual(runtimePath, "ChannelShape").Values(lines(chans)...),
 	})...)
 }
