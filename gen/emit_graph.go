@@ -340,11 +340,17 @@ func (m *model) emitNodes(f *jen.File) {
 		jen.Id("p").Op(":=").Op("&").Id("program").Values(),
 		jen.Id("b").Op(":=").Qual(genimplPath, "NewBuilder").Call(jen.Lit(m.opts.Package), jen.Id("shape"), jen.Id("p").Dot("nodes").Index(jen.Op(":"))),
 	}
+	x := mixed{m: m, where: inBlock, items: body}
 	for _, n := range m.nodes {
-		body = append(body, jen.Id("b").Dot("Add").Call(jen.Int().Call(jen.Id(n.konst)), jen.Lit(n.typ.method)).Call(
+		if m.emptyConfig(n) {
+			// What the jennifer code below writes for a config without values.
+			x.text().line(1, "b.Add(int(", n.konst, "), ", strconv.Quote(n.typ.method), ")(n.", n.typ.method, "(", n.konst, ", ", n.typ.config, "{}))")
+			continue
+		}
+		x.code(jen.Id("b").Dot("Add").Call(jen.Int().Call(jen.Id(n.konst)), jen.Lit(n.typ.method)).Call(
 			jen.Id("n").Dot(n.typ.method).Call(jen.Id(n.konst), m.configLit(n))))
 	}
-	body = append(body,
+	body = append(x.items,
 		jen.If(jen.Id("err").Op(":=").Id("b").Dot("Err").Call(), jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))),
 		jen.Return(jen.Qual(runtimePath, "New").Types(jen.Id("State"), jen.Id("Update")).Call(jen.Id("p"), jen.Id("opts").Op("..."))),
 	)

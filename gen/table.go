@@ -90,3 +90,28 @@ func spliceTables(src []byte, tables []*table) []byte {
 	}
 	return out.Bytes()
 }
+
+// mixed collects items in order, some written as table text and the others
+// as jennifer code: each run of text items becomes one table.
+type mixed struct {
+	m     *model
+	where int
+	items []jen.Code
+	cur   *table
+}
+
+// text returns the table the next text item goes into.
+func (x *mixed) text() *table {
+	if x.cur == nil {
+		ph, t := x.m.table(x.where)
+		x.items = append(x.items, ph)
+		x.cur = t
+	}
+	return x.cur
+}
+
+// code adds an item as jennifer code.
+func (x *mixed) code(c jen.Code) {
+	x.items = append(x.items, c)
+	x.cur = nil
+}
