@@ -2,7 +2,10 @@ package gen
 
 import (
 	"fmt"
+	"go/parser"
+	"go/token"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -74,5 +77,37 @@ func TestGenerateProportion(t *testing.T) {
 	}
 	if livePerByte > 20 {
 		t.Errorf("the live heap while emitting reached %.1f bytes per document byte, want at most 20", livePerByte)
+	}
+}
+
+// TestTablePlaceholdersNotForged generates documents whose ids, types and
+// names spell the tables' placeholders: each file must still parse, hold
+// every node once in its node table, and keep no placeholder.
+func TestTablePlaceholdersNotForged(t *testing.T) {
+	for _, id := range []string{"ilmekTable0", "ilmekTable1,", "//ilmek:table 0", "ilmekTable0 = 0", "const specJSON = ilmekTable4"} {
+		doc := fmt.Sprintf(`{"name":%q,"channels":{"items":{"reducer":"append"}},"nodes":[{"id":%q,"type":"ilmekTable0"},{"id":"b","type":"ilmekTable0"}],"edges":[{"from":"__start__","to":%q},{"from":%q,"to":"b"},{"from":"b","to":"__end__"}]}`, id, id, id, id)
+		g, diags := spec.Decode("doc.json", []byte(doc))
+		if diags.HasErrors() {
+			t.Fatalf("%q: %v", id, diags.Err())
+		}
+		files, diags := Generate(g, Options{Package: "p", Source: "doc.json"})
+		if diags.HasErrors() {
+			t.Fatalf("%q: %v", id, diags.Err())
+		}
+		for _, f := range files {
+			if _, err := parser.ParseFile(token.NewFileSet(), f.Name, f.Data, parser.SkipObjectResolution); err != nil {
+				t.Errorf("%q: %s does not parse: %v", id, f.Name, err)
+			}
+			for _, line := range strings.Split(string(f.Data), "\n") {
+				if l := strings.TrimSpace(line); strings.HasPrefix(l, "//ilmek:table") || strings.HasPrefix(l, "ilmekTable") || strings.HasSuffix(l, "= ilmekTable4") {
+					t.Errorf("%q: %s keeps a placeholder line %q", id, f.Name, line)
+				}
+			}
+			if f.Name == "graph.gen.go" {
+				if n := strings.Count(string(f.Data), "\n\t"+strconv.Quote(id)+",\n"); n != 1 {
+					t.Errorf("%q: nodeIDs lists the id %d times, want 1", id, n)
+				}
+			}
+		}
 	}
 }
