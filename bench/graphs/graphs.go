@@ -32,10 +32,10 @@ func Generated(w workload.Workload) (workload.Program, error) {
 	if f == nil && bigBuild && slices.Contains(workload.Sizes, w.N) {
 		// A bigbench build that lacks a size: fail loudly rather than let
 		// the benchmarks skip it.
-		return nil, fmt.Errorf("%s: no generated package although this is a bigbench build; run `go run ./internal/mkgraphs -big -dir graphs` in the bench module first", w)
+		return nil, fmt.Errorf("%s: no generated package in this bigbench build; run `go run ./internal/mkgraphs -big -dir graphs` in the bench module first", w)
 	}
 	if f == nil {
-		return nil, fmt.Errorf("%s: no generated package for this size in this build (sizes %v have one; all but 100 need `go run ./internal/mkgraphs -big -dir graphs` and -tags bigbench): %w", w, workload.Sizes, workload.ErrNotExpressible)
+		return nil, fmt.Errorf("%s: no generated package in this build (sizes %v; all but 100 need `go run ./internal/mkgraphs -big -dir graphs` and -tags bigbench): %w", w, workload.Sizes, workload.ErrNotExpressible)
 	}
 	return f(w)
 }
