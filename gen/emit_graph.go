@@ -53,7 +53,7 @@ func (m *model) emitNodeIDs(f *jen.File) {
 		t.line(1, strconv.Quote(n.id), ",")
 	}
 	f.Comment("nodeIDs are the spec's node ids by NodeID.")
-	f.Var().Id("nodeIDs").Op("=").Index(jen.Op("...")).String().Values(ids)
+	f.Var().Id("nodeIDs").Op("=").Index(jen.Op("...")).String().Values(t.elements(ids)...)
 	f.Line()
 	f.Add(doc("String returns the node's id as the spec writes it (\"__end__\" for End)."))
 	f.Func().Params(jen.Id("id").Id("NodeID")).Id("String").Params().String().Block(

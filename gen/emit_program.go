@@ -90,7 +90,7 @@ func (m *model) emitShape(f *jen.File) {
 	f.Comment("shape is the static description nodes see through Ctx.Graph.")
 	f.Var().Id("shape").Op("=").Op("&").Qual(runtimePath, "Shape").Values(lines([]jen.Code{
 		jen.Id("Name").Op(":").Lit(name),
-		jen.Id("Nodes").Op(":").Index().Qual(runtimePath, "NodeShape").Values(nodes),
+		jen.Id("Nodes").Op(":").Index().Qual(runtimePath, "NodeShape").Values(t.elements(nodes)...),
 		jen.Id("Channels").Op(":").Index().Qual(runtimePath, "ChannelShape").Values(lines(chans)...),
 	})...)
 }

@@ -51,6 +51,16 @@ func (m *model) table(where int) (jen.Code, *table) {
 	return ph, t
 }
 
+// elements returns the elements of a composite literal that holds only
+// the table with placeholder ph: none when the table is empty, so that the
+// literal is written {} as gofmt writes an empty one.
+func (t *table) elements(ph jen.Code) []jen.Code {
+	if t.Len() == 0 {
+		return nil
+	}
+	return []jen.Code{ph}
+}
+
 // lineTable starts a table that replaces a whole line of the file: its
 // placeholder is an identifier, to be put at the end of that line, which
 // gofmt formats as text followed by the identifier. The table's text is
