@@ -4,7 +4,7 @@
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GOFILES     := $(shell git ls-files '*.go' 2>/dev/null)
 
-.PHONY: all test test-postgres check fmt vet staticcheck generated bench fuzz example
+.PHONY: all test test-postgres check fmt vet staticcheck generated bench bench-graphs fuzz example
 
 all: check test
 
@@ -48,19 +48,28 @@ generated:
 	go test -count=1 -run 'TestGolden$$|TestExamplesUpToDate' ./gen/...
 	go run ./cmd/ilmekgen fmt --check $$(git ls-files 'examples/*.json' 'examples/**/*.json')
 
+## bench-graphs: the benchmark graphs of 200, 1,000 and 2,000 nodes,
+## generated (not committed) into bench/graphs/_big, cached by document
+## and generator, for builds with -tags bigbench.
+bench-graphs:
+	cd bench && go run ./internal/mkgraphs -big -dir graphs
+
 ## bench: the performance suite (BENCHMARKS.md): the runtime's and the
 ## generator's benchmarks, then the bench/ module (a module of its own, so
 ## the main module gains no dependency): every workload on the generated
 ## and the spec-built program with each checkpointer and on Eino, the
 ## generator and `go build` of its output, one ilmek-bench line, and the
-## table of it all. BENCHCOUNT (default 1) repeats each benchmark.
-bench:
+## table of it all. BENCHCOUNT (default 1) repeats each benchmark. The
+## 200-, 1,000- and 2,000-node graphs are not committed: bench-graphs
+## generates them into bench/graphs/_big (only what changed), and the
+## bench module's steps build with -tags bigbench to include them.
+bench: bench-graphs
 	go test -run '^$$' -bench . -benchmem -timeout 1h ./runtime/... ./gen/...
 	mkdir -p bench/results
-	cd bench && go test -run '^$$' -bench . -benchmem -timeout 2h -count $(or $(BENCHCOUNT),1) . > results/bench.txt; \
+	cd bench && go test -tags bigbench -run '^$$' -bench . -benchmem -timeout 2h -count $(or $(BENCHCOUNT),1) . > results/bench.txt; \
 		s=$$?; cat results/bench.txt; exit $$s
-	cd bench && go run ./cmd/ilmek-bench --workload chain --n 100 --kind generated --ckpt none
-	cd bench && go run ./cmd/ilmek-bench --workload chat --n 3000 --ckpt sqlite
+	cd bench && go run -tags bigbench ./cmd/ilmek-bench --workload chain --n 100 --kind generated --ckpt none
+	cd bench && go run -tags bigbench ./cmd/ilmek-bench --workload chat --n 3000 --ckpt sqlite
 	cd bench && go run ./cmd/benchtable results/bench.txt > results/table.md && cat results/table.md
 
 ## fuzz: each fuzzer in turn (go test fuzzes one target at a time) for a

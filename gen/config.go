@@ -231,6 +231,21 @@ func (m *model) configLit(n *nodeModel) jen.Code {
 	return jen.Id(tm.config).Values(items...)
 }
 
+// emptyConfig reports whether configLit of n is the config struct of n's
+// type with no field set (the literal TypeConfig{}).
+func (m *model) emptyConfig(n *nodeModel) bool {
+	if n.typ.bound != nil {
+		return false
+	}
+	obj, _ := n.config.(map[string]any)
+	for _, f := range n.typ.fields {
+		if v, ok := obj[f.key]; ok && v != nil {
+			return false
+		}
+	}
+	return true
+}
+
 // zeroLit writes the zero value of t.
 func zeroLit(t types.Type) jen.Code {
 	switch u := t.Underlying().(type) {

@@ -1,7 +1,11 @@
 // Package gen compiles a stored graph spec (package spec) into the source of
 // a typed Go package that runs the graph on package runtime. It is the
 // engine behind cmd/ilmekgen: Generate takes a decoded document and options
-// and returns files and diagnostics; it does no I/O. LoadBindings resolves
+// and returns files and diagnostics; it does no I/O. GenerateEach does the
+// same one file at a time, handing each on as soon as it is written, so a
+// large document never has every file in memory at once (ilmekgen writes
+// each file as it comes; on a 100,000-node chain the generator's peak stays
+// within twice what decoding alone needs). LoadBindings resolves
 // the Go types a user binds (with one packages.Load); Mermaid draws a spec.
 //
 // Use it from go:generate, next to the spec:

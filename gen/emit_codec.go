@@ -1,9 +1,10 @@
 package gen
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
-	"strings"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/dave/jennifer/jen"
@@ -146,12 +147,13 @@ func (m *model) emitAdapter(f *jen.File) {
 	)
 	f.Line()
 	f.Comment("nodeByID returns the NodeID of a spec node id (or __end__).")
-	cases := []jen.Code{jen.Case(jen.Qual(specPath, "End")).Block(jen.Return(jen.Id("End"), jen.True()))}
+	cases, t := m.table(inBlock)
 	for _, n := range m.nodes {
-		cases = append(cases, jen.Case(jen.Lit(n.id)).Block(jen.Return(jen.Id(n.konst), jen.True())))
+		t.line(1, "case ", strconv.Quote(n.id), ":")
+		t.line(2, "return ", n.konst, ", true")
 	}
 	f.Func().Id("nodeByID").Params(jen.Id("id").String()).Params(jen.Id("NodeID"), jen.Bool()).Block(
-		jen.Switch(jen.Id("id")).Block(cases...),
+		jen.Switch(jen.Id("id")).Block(jen.Case(jen.Qual(specPath, "End")).Block(jen.Return(jen.Id("End"), jen.True())), cases),
 		jen.Return(jen.Lit(0), jen.False()),
 	)
 	f.Line()
@@ -172,7 +174,18 @@ func (m *model) emitAdapter(f *jen.File) {
 // the lines it touches (see specLiteral).
 func (m *model) emitSpec(f *jen.File) {
 	f.Comment("specJSON is the spec this package was generated from, in canonical form.")
-	f.Const().Id("specJSON").Op("=").Add(specLiteral(string(m.g.Encode())))
+	if text := m.g.Encode(); rawSpec(text) {
+		// The document as a raw string, written as text: it is most of
+		// the file, and gofmt leaves a raw string as it is.
+		ph, t := m.lineTable("const specJSON = ")
+		t.Grow(len(text) + 20)
+		t.WriteString("const specJSON = `")
+		t.Write(text)
+		t.WriteString("`\n")
+		f.Const().Id("specJSON").Op("=").Add(ph)
+	} else {
+		f.Const().Id("specJSON").Op("=").Add(specLiteral(string(text)))
+	}
 	f.Line()
 	f.Comment("specDoc decodes specJSON once.")
 	f.Var().Id("specDoc").Op("=").Qual(genimplPath, "SpecDoc").Call(jen.Lit(m.opts.Source), jen.Id("specJSON"))
@@ -186,8 +199,13 @@ func (m *model) emitSpec(f *jen.File) {
 // last, so no line of the literal starts with a //go: directive that go
 // generate would read.
 func specLiteral(text string) jen.Code {
-	if strings.ContainsAny(text, "`\r\x00\ufeff") || !utf8.ValidString(text) {
+	if !rawSpec([]byte(text)) {
 		return jen.Lit(text)
 	}
 	return jen.Op("`" + text + "`")
+}
+
+// rawSpec reports whether specLiteral writes text as a raw string.
+func rawSpec(text []byte) bool {
+	return !bytes.ContainsAny(text, "`\r\x00\ufeff") && utf8.Valid(text)
 }

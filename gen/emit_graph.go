@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -40,19 +41,19 @@ func (m *model) emitNodeIDs(f *jen.File) {
 	f.Type().Id("NodeID").Int()
 	f.Line()
 	f.Add(doc("The nodes of the spec, in document order."))
-	var defs []jen.Code
+	consts, t := m.table(inConst)
 	for _, n := range m.nodes {
-		defs = append(defs, jen.Add(doc(fmt.Sprintf("%s is the id of node %s (type %s).", n.konst, quote(n.id), quote(n.typ.name)))).Line().Id(n.konst).Id("NodeID").Op("=").Lit(n.index))
+		t.line(1, sanitizeLine(fmt.Sprintf("// %s is the id of node %s (type %s).", n.konst, quote(n.id), quote(n.typ.name))))
+		t.line(1, n.konst, " NodeID = ", strconv.Itoa(n.index))
 	}
-	defs = append(defs, jen.Add(doc("End is the graph's exit (__end__): To(End) routes a command nowhere.")).Line().Id("End").Id("NodeID").Op("=").Qual(runtimePath, "EndNode"))
-	f.Const().Defs(defs...)
+	f.Const().Defs(consts, jen.Add(doc("End is the graph's exit (__end__): To(End) routes a command nowhere.")).Line().Id("End").Id("NodeID").Op("=").Qual(runtimePath, "EndNode"))
 	f.Line()
-	ids := make([]jen.Code, len(m.nodes))
-	for i, n := range m.nodes {
-		ids[i] = jen.Lit(n.id)
+	ids, t := m.table(inComposite)
+	for _, n := range m.nodes {
+		t.line(1, strconv.Quote(n.id), ",")
 	}
 	f.Comment("nodeIDs are the spec's node ids by NodeID.")
-	f.Var().Id("nodeIDs").Op("=").Index(jen.Op("...")).String().Values(lines(ids)...)
+	f.Var().Id("nodeIDs").Op("=").Index(jen.Op("...")).String().Values(t.elements(ids)...)
 	f.Line()
 	f.Add(doc("String returns the node's id as the spec writes it (\"__end__\" for End)."))
 	f.Func().Params(jen.Id("id").Id("NodeID")).Id("String").Params().String().Block(
@@ -339,11 +340,17 @@ func (m *model) emitNodes(f *jen.File) {
 		jen.Id("p").Op(":=").Op("&").Id("program").Values(),
 		jen.Id("b").Op(":=").Qual(genimplPath, "NewBuilder").Call(jen.Lit(m.opts.Package), jen.Id("shape"), jen.Id("p").Dot("nodes").Index(jen.Op(":"))),
 	}
+	x := mixed{m: m, where: inBlock, items: body}
 	for _, n := range m.nodes {
-		body = append(body, jen.Id("b").Dot("Add").Call(jen.Int().Call(jen.Id(n.konst)), jen.Lit(n.typ.method)).Call(
+		if m.emptyConfig(n) {
+			// What the jennifer code below writes for a config without values.
+			x.text().line(1, "b.Add(int(", n.konst, "), ", strconv.Quote(n.typ.method), ")(n.", n.typ.method, "(", n.konst, ", ", n.typ.config, "{}))")
+			continue
+		}
+		x.code(jen.Id("b").Dot("Add").Call(jen.Int().Call(jen.Id(n.konst)), jen.Lit(n.typ.method)).Call(
 			jen.Id("n").Dot(n.typ.method).Call(jen.Id(n.konst), m.configLit(n))))
 	}
-	body = append(body,
+	body = append(x.items,
 		jen.If(jen.Id("err").Op(":=").Id("b").Dot("Err").Call(), jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))),
 		jen.Return(jen.Qual(runtimePath, "New").Types(jen.Id("State"), jen.Id("Update")).Call(jen.Id("p"), jen.Id("opts").Op("..."))),
 	)

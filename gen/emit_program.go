@@ -3,6 +3,7 @@ package gen
 import (
 	"fmt"
 	"go/types"
+	"strconv"
 
 	"github.com/dave/jennifer/jen"
 
@@ -74,9 +75,9 @@ func (m *model) emitProgram(f *jen.File) {
 }
 
 func (m *model) emitShape(f *jen.File) {
-	nodes := make([]jen.Code, len(m.nodes))
-	for i, n := range m.nodes {
-		nodes[i] = jen.Values(jen.Id("ID").Op(":").Lit(n.id), jen.Id("Type").Op(":").Lit(n.typ.name))
+	nodes, t := m.table(inComposite)
+	for _, n := range m.nodes {
+		t.line(2, "{ID: ", strconv.Quote(n.id), ", Type: ", strconv.Quote(n.typ.name), "},")
 	}
 	chans := make([]jen.Code, len(m.chans))
 	for i, c := range m.chans {
@@ -89,7 +90,7 @@ func (m *model) emitShape(f *jen.File) {
 	f.Comment("shape is the static description nodes see through Ctx.Graph.")
 	f.Var().Id("shape").Op("=").Op("&").Qual(runtimePath, "Shape").Values(lines([]jen.Code{
 		jen.Id("Name").Op(":").Lit(name),
-		jen.Id("Nodes").Op(":").Index().Qual(runtimePath, "NodeShape").Values(lines(nodes)...),
+		jen.Id("Nodes").Op(":").Index().Qual(runtimePath, "NodeShape").Values(t.elements(nodes)...),
 		jen.Id("Channels").Op(":").Index().Qual(runtimePath, "ChannelShape").Values(lines(chans)...),
 	})...)
 }
@@ -110,8 +111,11 @@ func lines(items []jen.Code) []jen.Code {
 func (m *model) emitPlan(f *jen.File) {
 	f.Comment("Plan adds the targets of the static edges leaving node from whose guards")
 	f.Comment("hold on s, in edge order.")
-	var cases []jen.Code
+	x := mixed{m: m, where: inBlock}
 	for from := -1; from < len(m.nodes); from++ {
+		if from >= 0 && m.planText(x.text, from) {
+			continue
+		}
 		var body []jen.Code
 		for _, e := range m.edges[from+1] {
 			body = append(body, m.edgeCode(e)...)
@@ -123,17 +127,40 @@ func (m *model) emitPlan(f *jen.File) {
 		if from >= 0 {
 			label = jen.Int().Call(jen.Id(m.nodes[from].konst))
 		}
-		cases = append(cases, jen.Case(label).Block(body...))
+		x.code(jen.Case(label).Block(body...))
 	}
 	var body []jen.Code
-	if len(cases) > 0 {
-		body = append(body, jen.Switch(jen.Id("from")).Block(cases...))
+	if len(x.items) > 0 {
+		body = append(body, jen.Switch(jen.Id("from")).Block(x.items...))
 	}
 	body = append(body, jen.Return(jen.Nil()))
 	f.Func().Params(jen.Id("p").Op("*").Id("program")).Id("Plan").Params(jen.Id("s").Op("*").Id("State"), jen.Id("from").Int(), jen.Id("pl").Op("*").Qual(runtimePath, "Planner").Types(jen.Id("State"))).Error().Block(body...)
 }
 
 // edgeCode plans one edge.
+// planText writes the Plan case of node from as table text when every
+// edge leaving it is plain (no guard) and leads to a node — the case
+// edgeCode would write as a comment and a pl.Node call per edge — and
+// reports whether it did; a node without edges needs no case.
+func (m *model) planText(text func() *table, from int) bool {
+	edges := m.edges[from+1]
+	for _, e := range edges {
+		if e.when != nil || e.to < 0 {
+			return false
+		}
+	}
+	if len(edges) == 0 {
+		return true
+	}
+	t := text()
+	t.line(1, "case int(", m.nodes[from].konst, "):")
+	for _, e := range edges {
+		t.line(2, sanitizeLine(fmt.Sprintf("// edges[%d]: %s -> %s", e.index, quote(m.nodes[from].id), quote(m.nodes[e.to].id))))
+		t.line(2, "pl.Node(int(", m.nodes[e.to].konst, "))")
+	}
+	return true
+}
+
 func (m *model) edgeCode(e *edgeModel) []jen.Code {
 	src := spec.Start
 	if e.from >= 0 {

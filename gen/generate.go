@@ -3,9 +3,9 @@ package gen
 import (
 	"bytes"
 	"fmt"
+	"go/format"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/dave/jennifer/jen"
 
@@ -54,43 +54,67 @@ type File struct {
 // Generate compiles a valid document into the files of a Go package. It
 // does no I/O. It returns every problem it finds as diagnostics placed in
 // the document (and no files when any is an error); the same document and
-// options always give the same bytes.
+// options always give the same bytes. GenerateEach is the same without
+// holding every file at once.
 func Generate(g *spec.Graph, opts Options) ([]File, spec.Diagnostics) {
-	m, list := check(g, opts)
-	if m == nil {
+	var files []File
+	list, _ := GenerateEach(g, opts, func(f File) error {
+		files = append(files, f)
+		return nil
+	})
+	if list.HasErrors() {
 		return nil, list
 	}
-	files := make([]File, len(FileNames))
-	errs := make([]error, len(FileNames))
-	var wg sync.WaitGroup
-	for i, name := range FileNames {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f := m.newFile()
-			switch name {
-			case "graph.gen.go":
-				m.emitGraph(f)
-			case "program.gen.go":
-				m.emitProgram(f)
-			case "codec.gen.go":
-				m.emitCodec(f)
-			case "registry.gen.go":
-				m.emitRegistry(f)
-			case "spec.gen.go":
-				m.emitSpec(f)
-			}
-			files[i].Name = name
-			files[i].Data, errs[i] = render(f)
-		}()
+	return files, list
+}
+
+// GenerateEach is Generate that hands each file to emit as soon as it is
+// written, in FileNames order, and keeps nothing of it: one file's text
+// and intermediates are held at a time, so the memory a large document
+// needs is bounded by its largest file, not by all of them. When a
+// diagnostic is an error, emit is not called. The error is emit's, which
+// stops the generation; an internal error (a file that does not format) is
+// a diagnostic that stops it too, after the files before it were emitted.
+func GenerateEach(g *spec.Graph, opts Options, emit func(File) error) (spec.Diagnostics, error) {
+	m, list := check(g, opts)
+	if m == nil {
+		return list, nil
 	}
-	wg.Wait()
-	for i, err := range errs {
+	for _, name := range FileNames {
+		data, err := m.renderFile(name)
 		if err != nil {
-			return nil, spec.Diagnostics{{Severity: spec.SeverityError, Pos: g.Pos(""), Message: fmt.Sprintf("internal error: generated %s does not format: %v", FileNames[i], err)}}
+			return spec.Diagnostics{{Severity: spec.SeverityError, Pos: g.Pos(""), Message: fmt.Sprintf("internal error: generated %s does not format: %v", name, err)}}, nil
+		}
+		if err := emit(File{Name: name, Data: data}); err != nil {
+			return list, err
 		}
 	}
-	return files, list
+	return list, nil
+}
+
+// renderFile builds and renders the generated file name, and splices in
+// its tables.
+func (m *model) renderFile(name string) ([]byte, error) {
+	m.tables = nil
+	defer func() { m.tables = nil }()
+	f := m.newFile()
+	switch name {
+	case "graph.gen.go":
+		m.emitGraph(f)
+	case "program.gen.go":
+		m.emitProgram(f)
+	case "codec.gen.go":
+		m.emitCodec(f)
+	case "registry.gen.go":
+		m.emitRegistry(f)
+	case "spec.gen.go":
+		m.emitSpec(f)
+	}
+	src, err := render(f)
+	if err != nil {
+		return nil, err
+	}
+	return spliceTables(src, m.tables), nil
 }
 
 // Check runs every check of Generate — the document's rules, the package
@@ -165,20 +189,24 @@ func init() {
 	}
 }
 
-// render writes f (jennifer formats it with go/format) and groups its
-// imports: the standard library first, then the others. A failure is an
-// internal error reported with a line-numbered listing.
+// render writes f and formats it with go/format, as jennifer's Render
+// does, but drops the jennifer tree before formatting so that the tree and
+// go/format's syntax tree of a large file are not held at once; then it
+// groups the imports: the standard library first, then the others. A
+// failure is an internal error reported with a line-numbered listing.
 func render(f *jen.File) ([]byte, error) {
-	var buf bytes.Buffer
-	if err := f.Render(&buf); err != nil {
+	var raw bytes.Buffer
+	f.NoFormat = true
+	if err := f.Render(&raw); err != nil { // f is not used after this: its tree is garbage
+		return nil, err
+	}
+	src, err := format.Source(raw.Bytes())
+	if err != nil {
 		// Show the unformatted source with line numbers.
-		var raw bytes.Buffer
-		f.NoFormat = true
-		_ = f.Render(&raw)
 		first, _, _ := strings.Cut(err.Error(), "\n")
 		return nil, fmt.Errorf("%s\n%s", first, numbered(raw.Bytes()))
 	}
-	return groupImports(buf.Bytes()), nil
+	return groupImports(src), nil
 }
 
 // groupImports puts a blank line between the standard library's imports and

@@ -14,6 +14,7 @@ import (
 // bindings and checked: every name converted and claimed, every type
 // resolved, every guard compiled. Emitters only read it.
 type model struct {
+	tables []*table // of the file being emitted (table.go)
 	g      *spec.Graph
 	opts   Options
 	chans  []*chanModel // sorted by channel name

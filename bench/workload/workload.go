@@ -14,7 +14,9 @@ import (
 // Kinds are the workload kinds, in the order tables list them.
 var Kinds = []string{"chain", "fanout", "loop", "fanoutsend"}
 
-// Sizes are the sizes whose generated packages are committed.
+// Sizes are the sizes of chain, fanout and loop that have a generated
+// package: 100 is committed, the others are generated when the benchmarks
+// run (graphs/_big, built with -tags bigbench).
 var Sizes = []int{100, 200, 1000, 2000}
 
 // Workload is one benchmark graph: a kind and its size N.

@@ -129,40 +129,48 @@ func runGen(args []string, stderr io.Writer, checkOnly bool) error {
 }
 
 // genOne generates (or checks) one spec and writes its files, or with
-// Stale names those that differ.
+// Stale names those that differ. Files are written (or compared) one at a
+// time as the generator produces them, so a large document never has every
+// file's text in memory at once.
 func (inv *Invocation) genOne(specPath string, stderr io.Writer) error {
-	files, diags, err := inv.Generate(specPath)
+	if inv.CheckOnly {
+		_, diags, err := inv.Generate(specPath)
+		printDiags(stderr, diags)
+		if err == nil && diags.HasErrors() {
+			err = errReported
+		}
+		return err
+	}
+	var stale []string
+	made := false
+	diags, err := inv.GenerateEach(specPath, func(f gen.File) error {
+		p := filepath.Join(inv.Out, f.Name)
+		if inv.Stale {
+			if old, err := os.ReadFile(p); err != nil || !bytes.Equal(old, f.Data) {
+				stale = append(stale, displayPath(inv.relOrAbs(p)))
+			}
+			return nil
+		}
+		if !made {
+			if err := os.MkdirAll(inv.Out, 0o755); err != nil {
+				return err
+			}
+			made = true
+		}
+		_, err := writeIfChanged(p, f.Data)
+		return err
+	})
 	printDiags(stderr, diags)
 	switch {
 	case err != nil:
 		return err
 	case diags.HasErrors():
 		return errReported
-	case inv.CheckOnly:
-		return nil
-	case inv.Stale:
-		var names []string
-		for _, f := range files {
-			p := filepath.Join(inv.Out, f.Name)
-			if old, err := os.ReadFile(p); err != nil || !bytes.Equal(old, f.Data) {
-				names = append(names, displayPath(inv.relOrAbs(p)))
-			}
+	case len(stale) > 0:
+		for _, n := range stale {
+			fmt.Fprintf(stderr, "%s: stale; run go generate (or ilmekgen without --check)\n", n)
 		}
-		if len(names) > 0 {
-			for _, n := range names {
-				fmt.Fprintf(stderr, "%s: stale; run go generate (or ilmekgen without --check)\n", n)
-			}
-			return errReported
-		}
-		return nil
-	}
-	if err := os.MkdirAll(inv.Out, 0o755); err != nil {
-		return err
-	}
-	for _, f := range files {
-		if _, err := writeIfChanged(filepath.Join(inv.Out, f.Name), f.Data); err != nil {
-			return err
-		}
+		return errReported
 	}
 	return nil
 }
@@ -174,20 +182,48 @@ func (inv *Invocation) genOne(specPath string, stderr io.Writer) error {
 // generator's, each group sorted; when any is an error there are no files.
 // err is a file that cannot be read, named.
 func (inv *Invocation) Generate(specPath string) ([]gen.File, spec.Diagnostics, error) {
-	g, _, diags, err := decodeSpec(inv.path(specPath), specPath)
+	var files []gen.File
+	diags, err := inv.GenerateEach(specPath, func(f gen.File) error {
+		files = append(files, f)
+		return nil
+	})
 	if err != nil || diags.HasErrors() {
 		return nil, diags, err
 	}
-	files, more, err := inv.GenerateGraph(g, specPath)
-	return files, append(diags, more...), err
+	return files, diags, nil
+}
+
+// GenerateEach is Generate handing each file to emit as soon as it is
+// generated (gen.GenerateEach), without keeping it; err is also emit's.
+func (inv *Invocation) GenerateEach(specPath string, emit func(gen.File) error) (spec.Diagnostics, error) {
+	g, _, diags, err := decodeSpec(inv.path(specPath), specPath)
+	if err != nil || diags.HasErrors() {
+		return diags, err
+	}
+	more, err := inv.generateGraph(g, specPath, emit)
+	return append(diags, more...), err
 }
 
 // GenerateGraph is Generate of g, a spec already decoded from specPath: it
 // returns the diagnostics of the bindings and of the generator.
 func (inv *Invocation) GenerateGraph(g *spec.Graph, specPath string) ([]gen.File, spec.Diagnostics, error) {
+	var files []gen.File
+	diags, err := inv.generateGraph(g, specPath, func(f gen.File) error {
+		files = append(files, f)
+		return nil
+	})
+	if err != nil || diags.HasErrors() {
+		return nil, diags, err
+	}
+	return files, diags, nil
+}
+
+// generateGraph generates g, handing each file to emit; with CheckOnly it
+// runs the checks and emits nothing.
+func (inv *Invocation) generateGraph(g *spec.Graph, specPath string, emit func(gen.File) error) (spec.Diagnostics, error) {
 	absSpec, err := filepath.Abs(inv.path(specPath))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	source, err := filepath.Rel(inv.Out, absSpec)
 	if err != nil {
@@ -203,20 +239,16 @@ func (inv *Invocation) GenerateGraph(g *spec.Graph, specPath string) ([]gen.File
 		b, diags := gen.LoadBindings(g, inv.Bindings, gen.LoadConfig{Dir: loadDir, OutPkgPath: opts.PkgPath})
 		all = append(all, sortedDiags(diags)...)
 		if diags.HasErrors() {
-			return nil, all, nil
+			return all, nil
 		}
 		opts.Bindings = b
 	}
 	if inv.CheckOnly {
 		// Check runs every check of Generate but emits no code.
-		return nil, append(all, sortedDiags(gen.Check(g, opts))...), nil
+		return append(all, sortedDiags(gen.Check(g, opts))...), nil
 	}
-	files, diags := gen.Generate(g, opts)
-	all = append(all, sortedDiags(diags)...)
-	if diags.HasErrors() {
-		return nil, all, nil
-	}
-	return files, all, nil
+	diags, err := gen.GenerateEach(g, opts, emit)
+	return append(all, sortedDiags(diags)...), err
 }
 
 // relOrAbs names p relative to the command's directory when it is inside

@@ -30,8 +30,16 @@
 //
 // Exit status: 0 ok, 1 the run failed or produced a wrong result, 2 usage
 // errors, 3 the workload cannot be expressed (a generated program exists
-// only for the committed sizes of chain, fanout and loop: 100, 200, 1000,
-// 2000; fanoutsend at any size).
+// only for the sizes of chain, fanout and loop that have a package: 100,
+// and, in a build with -tags bigbench, 200, 1000 and 2000; fanoutsend at
+// any size).
+//
+// The 200-, 1,000- and 2,000-node packages are generated when the
+// benchmarks run, not committed; build the command with them as `make
+// bench` does:
+//
+//	go run ./internal/mkgraphs -big -dir graphs   # in the bench module; cached
+//	go run -tags bigbench ./cmd/ilmek-bench --workload chain --n 1000
 package main
 
 import "os"
