@@ -78,12 +78,14 @@
 // its zero value nor null: State keeps one bit per last_write channel
 // (Has<Channel>), set by the runtime's Reduce and by With, never by a State
 // literal. Update uses a pointer for each last_write channel (nil: not
-// written; Go 1.26's new(v) writes v), and for append and merge channels the
-// slice or map itself (nil: not written). An append or merge channel is
-// never unset; nil reads as empty. MarshalJSON (the checkpoint form) writes
-// every append and merge channel ([] and {} when empty) and every written
-// last_write channel (null included); UnmarshalJSON is its inverse and
-// refuses a member that is not a channel of the graph.
+// written; Go 1.26's new(v) writes v) — for a channel bound to a pointer
+// type *T, that *T itself, not a **T (a null write, which only the adapter
+// makes, is an unexported bit of the Update) — and for append and merge
+// channels the slice or map itself (nil: not written). An append or merge
+// channel is never unset; nil reads as empty. MarshalJSON (the checkpoint
+// form) writes every append and merge channel ([] and {} when empty) and
+// every written last_write channel (null included); UnmarshalJSON is its
+// inverse and refuses a member that is not a channel of the graph.
 //
 // # Types and bindings
 //
