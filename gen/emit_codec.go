@@ -3,8 +3,6 @@ package gen
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"strconv"
 	"unicode/utf8"
 
 	"github.com/dave/jennifer/jen"
@@ -60,10 +58,10 @@ func (m *model) emitMarshal(f *jen.File) {
 		key := jen.Lit(jsonKey(c.name))
 		fld := jen.Id("u").Dot(c.field)
 		val := fld.Clone()
-		if c.red == spec.LastWrite {
+		if c.red == spec.LastWrite && !c.pointer() {
 			val = jen.Op("*").Add(fld.Clone())
 		}
-		body = append(body, jen.If(fld.Clone().Op("!=").Nil()).Block(jen.Id("w").Dot("Member").Call(key, val)))
+		body = append(body, jen.If(writes("u", c)).Block(jen.Id("w").Dot("Member").Call(key, val)))
 	}
 	body = append(body, jen.Return(jen.Id("w").Dot("Done").Call()))
 	f.Func().Params(jen.Id("u").Id("Update")).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(body...)
@@ -102,70 +100,38 @@ func (m *model) emitUnmarshal(f *jen.File) {
 
 func (m *model) emitAdapter(f *jen.File) {
 	f.Line()
-	f.Add(doc("Adapt serves this graph with an untyped node, the kind a runtime.Registry",
-		"builds for runtime.FromSpec. It converts the state to runtime.Values and the",
-		"returned values to an Update at the boundary (through JSON for channels",
-		"with bound types), runs fn with the real *runtime.Ctx (steps, interrupts",
-		"and events work), and turns a command recorded with ctx.Command into Goto.",
-		"A write the graph cannot hold (an undeclared channel, a non-object on a",
-		"merge channel, a value its Go type cannot decode) fails the superstep's",
-		"reduce, as it does in the spec-built program."))
-	f.Func().Id("Adapt").Params(jen.Id("fn").Qual(runtimePath, "NodeFunc")).Id("Node").Block(
-		jen.Return(jen.Func().Params(jen.Id("ctx").Op("*").Qual(runtimePath, "Ctx"), jen.Id("s").Id("State")).Params(jen.Id("Update"), jen.Error()).Block(
-			jen.List(jen.Id("in"), jen.Id("err")).Op(":=").Id("s").Dot("values").Call(),
-			jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Id("Update").Values(), jen.Id("err"))),
-			jen.List(jen.Id("out"), jen.Id("err")).Op(":=").Id("fn").Call(jen.Id("ctx"), jen.Id("in")),
-			jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Id("Update").Values(), jen.Id("err"))),
-			jen.Id("u").Op(":=").Id("UpdateOf").Call(jen.Id("out")),
-			jen.If(jen.List(jen.Id("u").Dot("Goto"), jen.Id("err")).Op("=").Qual(genimplPath, "Command").Call(jen.Id("ctx"), jen.Id("targetOf")), jen.Id("err").Op("!=").Nil()).Block(
-				jen.Return(jen.Id("Update").Values(), jen.Id("err"))),
-			jen.Return(jen.Id("u"), jen.Nil()),
-		)),
-	)
+	f.Add(doc("Adapt serves this graph with an untyped node, the kind a runtime.Registry builds",
+		"for runtime.FromSpec, with State and Update converted at the boundary (see",
+		"genimpl.Adapter); a write the graph cannot hold fails the superstep's reduce."))
+	f.Func().Id("Adapt").Params(jen.Id("fn").Qual(runtimePath, "NodeFunc")).Id("Node").Block(jen.Return(jen.Id("adapter").Dot("Node").Call(jen.Id("fn"))))
 	f.Line()
-	f.Add(doc("FromRegistry returns Nodes that build every node with the factory reg has",
-		"for its type, given the node exactly as the spec stores it (raw config",
-		"included), and serve it through Adapt: New(FromRegistry(reg)) runs the",
-		"graph as runtime.FromSpec(spec, reg) would. A type missing from reg fails",
-		"New."))
-	f.Func().Id("FromRegistry").Params(jen.Id("reg").Qual(runtimePath, "Registry")).Id("Nodes").Block(jen.Return(jen.Id("registryNodes").Values(jen.Id("reg").Op(":").Id("reg"))))
+	f.Comment("adapter converts between State, Update and runtime.Values for Adapt.")
+	f.Var().Id("adapter").Op("=").Op("&").Qual(genimplPath, "Adapter").Types(jen.Id("State"), jen.Id("Update")).Values(lines([]jen.Code{
+		jen.Id("Shape").Op(":").Id("shape"),
+		jen.Id("Doc").Op(":").Id("specDoc"),
+		jen.Id("Values").Op(":").Id("State").Dot("values"),
+		jen.Id("Update").Op(":").Id("UpdateOf"),
+		jen.Id("Fold").Op(":").Id("State").Dot("With"),
+		jen.Id("Failed").Op(":").Op("func(u *Update) *").Qual(runtimePath, "ChannelError").Op("{ return u.bad }"),
+		jen.Id("SetGoto").Op(":").Op("func(u *Update, to []Target) { u.Goto = to }"),
+	})...)
+	f.Line()
+	f.Add(doc("FromRegistry returns Nodes that build every node with reg's factory for its type,",
+		"given the node as the spec stores it, served through Adapt: New(FromRegistry(reg))",
+		"runs the graph as runtime.FromSpec(spec, reg) would."))
+	f.Func().Id("FromRegistry").Params(jen.Id("reg").Qual(runtimePath, "Registry")).Id("Nodes").Block(jen.Return(jen.Id("registryNodes").Call(jen.Id("reg"))))
 	f.Line()
 	f.Comment("registryNodes implements Nodes with a registry.")
-	f.Type().Id("registryNodes").Struct(jen.Id("reg").Qual(runtimePath, "Registry"))
+	f.Type().Id("registryNodes").Qual(runtimePath, "Registry")
 	for _, t := range m.types {
 		f.Line()
-		f.Add(doc(fmt.Sprintf("%s builds a node of type %s from the registry.", t.method, quote(t.name))))
 		f.Func().Params(jen.Id("r").Id("registryNodes")).Id(t.method).Params(jen.Id("id").Id("NodeID"), jen.Id("_").Add(t.configTypeCode())).Params(jen.Id("Node"), jen.Error()).Block(
 			jen.Return(jen.Id("r").Dot("build").Call(jen.Id("id"))))
 	}
 	f.Line()
 	f.Comment("build builds node id with its type's factory.")
 	f.Func().Params(jen.Id("r").Id("registryNodes")).Id("build").Params(jen.Id("id").Id("NodeID")).Params(jen.Id("Node"), jen.Error()).Block(
-		jen.List(jen.Id("fn"), jen.Id("err")).Op(":=").Qual(genimplPath, "RegistryNode").Call(jen.Id("r").Dot("reg"), jen.Id("specDoc"), jen.Int().Call(jen.Id("id"))),
-		jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))),
-		jen.Return(jen.Id("Adapt").Call(jen.Id("fn")), jen.Nil()),
-	)
-	f.Line()
-	f.Comment("nodeByID returns the NodeID of a spec node id (or __end__).")
-	cases, t := m.table(inBlock)
-	for _, n := range m.nodes {
-		t.line(1, "case ", strconv.Quote(n.id), ":")
-		t.line(2, "return ", n.konst, ", true")
-	}
-	f.Func().Id("nodeByID").Params(jen.Id("id").String()).Params(jen.Id("NodeID"), jen.Bool()).Block(
-		jen.Switch(jen.Id("id")).Block(jen.Case(jen.Qual(specPath, "End")).Block(jen.Return(jen.Id("End"), jen.True())), cases),
-		jen.Return(jen.Lit(0), jen.False()),
-	)
-	f.Line()
-	f.Comment("targetOf converts an untyped goto target.")
-	f.Func().Id("targetOf").Params(jen.Id("g").Qual(runtimePath, "Goto")).Params(jen.Id("Target"), jen.Error()).Block(
-		jen.List(jen.Id("id"), jen.Id("ok")).Op(":=").Id("nodeByID").Call(jen.Id("g").Dot("Node")),
-		jen.If(jen.Op("!").Id("ok").Op("||").Id("g").Dot("Send").Op("&&").Id("id").Op("==").Id("End")).Block(
-			jen.Return(jen.Id("Target").Values(), jen.Op("&").Qual(runtimePath, "UnknownTargetError").Values(jen.Id("Target").Op(":").Id("g").Dot("Node")))),
-		jen.If(jen.Op("!").Id("g").Dot("Send")).Block(jen.Return(jen.Id("To").Call(jen.Id("id")), jen.Nil())),
-		jen.List(jen.Id("s"), jen.Id("err")).Op(":=").Id("stateOf").Call(jen.Id("g").Dot("Input")),
-		jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Id("Target").Values(), jen.Qual("fmt", "Errorf").Call(jen.Lit("send to %q: %w"), jen.Id("g").Dot("Node"), jen.Id("err")))),
-		jen.Return(jen.Id("SendState").Call(jen.Id("id"), jen.Id("s")), jen.Nil()),
+		jen.Return(jen.Id("adapter").Dot("Registry").Call(jen.Qual(runtimePath, "Registry").Call(jen.Id("r")), jen.Int().Call(jen.Id("id")))),
 	)
 }
 
@@ -173,22 +139,14 @@ func (m *model) emitAdapter(f *jen.File) {
 // multi-line raw string so that a change of the document is a change of
 // the lines it touches (see specLiteral).
 func (m *model) emitSpec(f *jen.File) {
-	f.Comment("specJSON is the spec this package was generated from, in canonical form.")
-	if text := m.g.Encode(); rawSpec(text) {
-		// The document as a raw string, written as text: it is most of
-		// the file, and gofmt leaves a raw string as it is.
-		ph, t := m.lineTable("const specJSON = ")
-		t.Grow(len(text) + 20)
-		t.WriteString("const specJSON = `")
-		t.Write(text)
-		t.WriteString("`\n")
-		f.Const().Id("specJSON").Op("=").Add(ph)
-	} else {
-		f.Const().Id("specJSON").Op("=").Add(specLiteral(string(text)))
-	}
+	f.Comment("specJSON is the spec this package was generated from: its canonical form, laid out compactly.")
+	f.Const().Id("specJSON").Op("=").Add(specLiteral(specText(string(m.g.Encode()))))
 	f.Line()
 	f.Comment("specDoc decodes specJSON once.")
 	f.Var().Id("specDoc").Op("=").Qual(genimplPath, "SpecDoc").Call(jen.Lit(m.opts.Source), jen.Id("specJSON"))
+	f.Line()
+	f.Comment("shape is the static description nodes see through Ctx.Graph.")
+	f.Var().Id("shape").Op("=").Qual(genimplPath, "ShapeOf").Call(jen.Id("specDoc"))
 }
 
 // specLiteral writes text as a raw string literal, one line of the document

@@ -46,20 +46,11 @@ func (m *model) emitNodeIDs(f *jen.File) {
 		t.line(1, sanitizeLine(fmt.Sprintf("// %s is the id of node %s (type %s).", n.konst, quote(n.id), quote(n.typ.name))))
 		t.line(1, n.konst, " NodeID = ", strconv.Itoa(n.index))
 	}
-	f.Const().Defs(consts, jen.Add(doc("End is the graph's exit (__end__): To(End) routes a command nowhere.")).Line().Id("End").Id("NodeID").Op("=").Qual(runtimePath, "EndNode"))
-	f.Line()
-	ids, t := m.table(inComposite)
-	for _, n := range m.nodes {
-		t.line(1, strconv.Quote(n.id), ",")
-	}
-	f.Comment("nodeIDs are the spec's node ids by NodeID.")
-	f.Var().Id("nodeIDs").Op("=").Index(jen.Op("...")).String().Values(t.elements(ids)...)
+	f.Const().Defs(consts, jen.Add(doc("End is the graph's exit (__end__): To(End) routes a command nowhere.")).Line().Id("End").Id("NodeID").Op("=").Qual(genimplPath, "EndNode"))
 	f.Line()
 	f.Add(doc("String returns the node's id as the spec writes it (\"__end__\" for End)."))
 	f.Func().Params(jen.Id("id").Id("NodeID")).Id("String").Params().String().Block(
-		jen.If(jen.Id("id").Op("==").Id("End")).Block(jen.Return(jen.Qual(specPath, "End"))),
-		jen.If(jen.Id("id").Op(">=").Lit(0).Op("&&").Int().Call(jen.Id("id")).Op("<").Len(jen.Id("nodeIDs"))).Block(jen.Return(jen.Id("nodeIDs").Index(jen.Id("id")))),
-		jen.Return(jen.Lit("NodeID(").Op("+").Qual("strconv", "Itoa").Call(jen.Int().Call(jen.Id("id"))).Op("+").Lit(")")),
+		jen.Return(jen.Qual(genimplPath, "NodeName").Call(jen.Id("shape"), jen.Int().Call(jen.Id("id")))),
 	)
 }
 
@@ -77,6 +68,20 @@ func (m *model) emitChannelNames(f *jen.File) {
 
 // setWords is the number of uint64 words of the presence bitset.
 func (m *model) setWords() int { return (m.nbits + 63) / 64 }
+
+// nullCode is the test that update u writes null to pointer channel c.
+func nullCode(u string, c *chanModel) *jen.Statement {
+	return jen.Id(u).Dot("null").Index(jen.Lit(c.bit / 64)).Op("&").Parens(jen.Lit(1).Op("<<").Lit(c.bit % 64)).Op("!=").Lit(0)
+}
+
+// writes is the test that update u writes channel c.
+func writes(u string, c *chanModel) *jen.Statement {
+	w := jen.Id(u).Dot(c.field).Op("!=").Nil()
+	if c.pointer() {
+		w = w.Op("||").Add(nullCode(u, c))
+	}
+	return w
+}
 
 // hasCode is the presence test of a last_write channel on s.
 func hasCode(s string, c *chanModel) jen.Code {
@@ -177,9 +182,7 @@ func (m *model) applyArgs(linear bool) []jen.Code {
 
 // emitApply writes the inlined reducers.
 func (m *model) emitApply(f *jen.File) {
-	f.Comment("apply folds u into s. own marks the merge maps s already owns (copied")
-	f.Comment("in this fold); linear says that no other state shares s's append slices'")
-	f.Comment("spare capacity, so appends may grow them in place.")
+	f.Comment("apply folds u into s: own marks the merge maps this fold copied; linear, that appends may grow s's slices in place.")
 	params := []jen.Code{jen.Id("u").Op("*").Id("Update")}
 	if n := len(m.mergeChans()); n > 0 {
 		params = append(params, jen.Id("own").Op("*").Index(jen.Lit(n)).Bool())
@@ -194,8 +197,12 @@ func (m *model) emitApply(f *jen.File) {
 		in := jen.Id("u").Dot(c.field)
 		switch c.red {
 		case spec.LastWrite:
-			body = append(body, jen.If(in.Clone().Op("!=").Nil()).Block(
-				fld.Clone().Op("=").Op("*").Add(in.Clone()),
+			val := jen.Op("*").Add(in.Clone())
+			if c.pointer() {
+				val = in.Clone()
+			}
+			body = append(body, jen.If(writes("u", c)).Block(
+				fld.Clone().Op("=").Add(val),
 				jen.Id("s").Dot("set").Index(jen.Lit(c.bit/64)).Op("|=").Lit(1).Op("<<").Lit(c.bit%64),
 			))
 		case spec.Append:
@@ -220,19 +227,20 @@ func (m *model) emitApply(f *jen.File) {
 func (m *model) emitUpdate(f *jen.File) {
 	f.Line()
 	f.Add(doc(
-		"Update is what a node returns: the channels it writes, and optionally a",
-		"command (Goto). A nil field is not written; a last_write field writes the",
-		"value it points to (new(v) in Go 1.26 writes v, zero values and nil",
-		"included); an append field appends its elements; a merge field merges",
-		"its keys.",
+		"Update is what a node returns: the channels it writes, and optionally a command (Goto). A nil",
+		"field is not written; a last_write field writes the value it points to (new(v) writes v, zero",
+		"values and nil included), or itself for a pointer type; an append field appends its elements;",
+		"a merge field merges its keys.",
 	))
 	var fields []jen.Code
 	for _, c := range m.chans {
 		var st *jen.Statement
-		switch c.red {
-		case spec.LastWrite:
+		switch {
+		case c.pointer():
+			st = jen.Add(doc(fmt.Sprintf("%s writes channel %s (last_write) when not nil.", c.field, quote(c.name)))).Line().Id(c.field).Add(typeCode(c.typ))
+		case c.red == spec.LastWrite:
 			st = jen.Add(doc(fmt.Sprintf("%s writes channel %s (last_write) when not nil.", c.field, quote(c.name)))).Line().Id(c.field).Op("*").Add(typeCode(c.typ))
-		case spec.Append:
+		case c.red == spec.Append:
 			st = jen.Add(doc(fmt.Sprintf("%s appends its elements to channel %s when not nil.", c.field, quote(c.name)))).Line().Id(c.field).Add(typeCode(c.typ))
 		default:
 			st = jen.Add(doc(fmt.Sprintf("%s merges its keys into channel %s when not nil.", c.field, quote(c.name)))).Line().Id(c.field).Add(typeCode(c.typ))
@@ -250,32 +258,30 @@ func (m *model) emitUpdate(f *jen.File) {
 		)).Line().Id("Goto").Index().Id("Target").Tag(map[string]string{"json": "-"}),
 		jen.Line().Comment("bad is a write the adapter could not convert; Reduce reports it.").Line().Id("bad").Op("*").Qual(runtimePath, "ChannelError"),
 	)
+	if m.hasPointers() {
+		fields = append(fields, jen.Comment("null has the presence bit of each pointer channel the adapter wrote null to.").Line().Id("null").Index(jen.Lit(m.setWords())).Uint64())
+	}
 	f.Type().Id("Update").Struct(fields...)
 }
 
 func (m *model) emitTargets(f *jen.File) {
 	f.Line()
-	f.Add(doc("Target is one destination of a command's Goto: build it with To, Send or",
-		"SendState."))
-	f.Type().Id("Target").Struct(
-		jen.Id("node").Id("NodeID"),
-		jen.Id("send").Bool(),
-		jen.Id("input").Id("State"),
-	)
+	f.Add(doc("Target is one destination of a command's Goto: build it with To, Send or SendState."))
+	f.Type().Id("Target").Op("=").Qual(genimplPath, "Target").Types(jen.Id("State"))
 	f.Line()
-	f.Add(doc("To plans node (End: nowhere) for the next superstep; a node planned",
-		"several times in one superstep runs once."))
-	f.Func().Id("To").Params(jen.Id("node").Id("NodeID")).Id("Target").Block(jen.Return(jen.Id("Target").Values(jen.Id("node").Op(":").Id("node"))))
+	f.Add(doc("To plans node (End: nowhere) for the next superstep; a node planned twice runs once."))
+	f.Func().Id("To").Params(jen.Id("node").Id("NodeID")).Id("Target").Block(
+		jen.Return(jen.Qual(genimplPath, "To").Types(jen.Id("State")).Call(jen.Int().Call(jen.Id("node")))))
 	f.Line()
 	f.Add(doc("Send plans one task of node whose state is input folded into an empty",
 		"state (as Invoke folds its input). Every send is its own task."))
 	f.Func().Id("Send").Params(jen.Id("node").Id("NodeID"), jen.Id("input").Id("Update")).Id("Target").Block(
-		jen.Return(jen.Id("Target").Values(jen.Id("node").Op(":").Id("node"), jen.Id("send").Op(":").True(), jen.Id("input").Op(":").Id("State").Values().Dot("With").Call(jen.Id("input")))))
+		jen.Return(jen.Qual(genimplPath, "Send").Call(jen.Int().Call(jen.Id("node")), jen.Id("State").Values().Dot("With").Call(jen.Id("input")))))
 	f.Line()
 	f.Add(doc("SendState plans one task of node whose state is s, as it is (for",
 		"example the state the sending node received, or one built with With)."))
 	f.Func().Id("SendState").Params(jen.Id("node").Id("NodeID"), jen.Id("s").Id("State")).Id("Target").Block(
-		jen.Return(jen.Id("Target").Values(jen.Id("node").Op(":").Id("node"), jen.Id("send").Op(":").True(), jen.Id("input").Op(":").Id("s"))))
+		jen.Return(jen.Qual(genimplPath, "Send").Call(jen.Int().Call(jen.Id("node")), jen.Id("s"))))
 }
 
 func (m *model) emitConfigs(f *jen.File) {
@@ -284,8 +290,7 @@ func (m *model) emitConfigs(f *jen.File) {
 			continue
 		}
 		f.Line()
-		f.Add(doc(fmt.Sprintf("%s is the config of node type %s, generated from the configs", t.config, quote(t.name)),
-			"its nodes store in the spec."))
+		f.Add(doc(fmt.Sprintf("%s is the config of node type %s, generated from its nodes' configs in the spec.", t.config, quote(t.name))))
 		var fields []jen.Code
 		for _, fl := range t.fields {
 			fields = append(fields, jen.Add(doc(fmt.Sprintf("%s is config key %s.", fl.field, quote(fl.key)))).Line().Id(fl.field).Add(typeCode(fl.typ)).Tag(map[string]string{"json": fl.key + ",omitempty"}))
@@ -337,7 +342,7 @@ func (m *model) emitNodes(f *jen.File) {
 		"document order, reachable or not, and reports every failure at once."))
 	body := []jen.Code{
 		jen.If(jen.Id("n").Op("==").Nil()).Block(jen.Return(jen.Nil(), jen.Op("&").Qual(runtimePath, "SpecError").Values(jen.Id("Msg").Op(":").Lit(m.opts.Package+".New: Nodes is nil")))),
-		jen.Id("p").Op(":=").Op("&").Id("program").Values(),
+		jen.Id("p").Op(":=").Op("&").Id("program").Values(jen.Id("Static").Op(":").Qual(genimplPath, "Static").Types(jen.Id("State"), jen.Op("*").Id("State")).Values(jen.Id("Shape").Op(":").Id("shape"), jen.Id("Doc").Op(":").Id("specDoc"))),
 		jen.Id("b").Op(":=").Qual(genimplPath, "NewBuilder").Call(jen.Lit(m.opts.Package), jen.Id("shape"), jen.Id("p").Dot("nodes").Index(jen.Op(":"))),
 	}
 	x := mixed{m: m, where: inBlock, items: body}
@@ -350,10 +355,7 @@ func (m *model) emitNodes(f *jen.File) {
 		x.code(jen.Id("b").Dot("Add").Call(jen.Int().Call(jen.Id(n.konst)), jen.Lit(n.typ.method)).Call(
 			jen.Id("n").Dot(n.typ.method).Call(jen.Id(n.konst), m.configLit(n))))
 	}
-	body = append(x.items,
-		jen.If(jen.Id("err").Op(":=").Id("b").Dot("Err").Call(), jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))),
-		jen.Return(jen.Qual(runtimePath, "New").Types(jen.Id("State"), jen.Id("Update")).Call(jen.Id("p"), jen.Id("opts").Op("..."))),
-	)
+	body = append(x.items, jen.Return(jen.Id("b").Dot("New").Call(jen.Id("p"), jen.Id("opts"))))
 	f.Func().Id("New").Params(jen.Id("n").Id("Nodes"), jen.Id("opts").Op("...").Qual(runtimePath, "Option")).Params(jen.Op("*").Id("Graph"), jen.Error()).Block(body...)
 }
 
@@ -402,21 +404,19 @@ func (m *model) emitGotos(f *jen.File) {
 		f.Var().Id(vals).Op("=").Struct(fields...).Values(lines(values)...)
 		f.Line()
 		recv := jen.Id("d").Id(typ)
-		target := func(extra ...jen.Code) jen.Code {
-			return jen.Id("Target").Values(append([]jen.Code{jen.Id("node").Op(":").Id("d").Dot("node")}, extra...)...)
-		}
-		bad := jen.If(jen.Op("!").Id("d").Dot("set")).Block(jen.Return(jen.Id("Target").Values(jen.Id("node").Op(":").Id("End").Op("-").Lit(1))))
+		// The zero value plans index End-1, which the executor refuses.
+		bad := jen.If(jen.Op("!").Id("d").Dot("set")).Block(jen.Return(jen.Id("To").Call(jen.Id("End").Op("-").Lit(1))))
 		f.Add(doc("To plans the destination for the next superstep, as To does."))
-		f.Func().Params(recv).Id("To").Params().Id("Target").Block(bad, jen.Return(target()))
+		f.Func().Params(recv).Id("To").Params().Id("Target").Block(bad, jen.Return(jen.Id("To").Call(jen.Id("d").Dot("node"))))
 		f.Line()
 		f.Add(doc("Send plans one task of the destination whose state is input folded into",
 			"an empty state, as Send does."))
 		f.Func().Params(recv.Clone()).Id("Send").Params(jen.Id("input").Id("Update")).Id("Target").Block(bad.Clone(),
-			jen.Return(target(jen.Id("send").Op(":").True(), jen.Id("input").Op(":").Id("State").Values().Dot("With").Call(jen.Id("input")))))
+			jen.Return(jen.Id("Send").Call(jen.Id("d").Dot("node"), jen.Id("input"))))
 		f.Line()
 		f.Add(doc("SendState plans one task of the destination whose state is s, as",
 			"SendState does."))
 		f.Func().Params(recv.Clone()).Id("SendState").Params(jen.Id("s").Id("State")).Id("Target").Block(bad.Clone(),
-			jen.Return(target(jen.Id("send").Op(":").True(), jen.Id("input").Op(":").Id("s"))))
+			jen.Return(jen.Id("SendState").Call(jen.Id("d").Dot("node"), jen.Id("s"))))
 	}
 }

@@ -3,41 +3,30 @@ package gen
 import (
 	"fmt"
 	"go/types"
-	"strconv"
 
 	"github.com/dave/jennifer/jen"
 
 	"github.com/ilmek-go/ilmek/spec"
 )
 
-// emitProgram writes program.gen.go: the runtime.Program the executor runs,
+// emitProgram writes program.gen.go: the genimpl.Program the executor runs,
 // with the guards, reducers and planning compiled to Go.
 func (m *model) emitProgram(f *jen.File) {
-	f.Comment("These constants fail to compile when this package and the runtime it")
-	f.Comment("is built with differ in version: re-run `go generate` with the ilmekgen")
-	f.Comment("of the same module version as the runtime.")
-	f.Const().Defs(
-		jen.Id("_").Op("=").Qual(runtimePath, "EnforceVersion").Call(jen.Qual(runtimePath, "GenVersion").Op("-").Lit(Version)),
-		jen.Id("_").Op("=").Qual(runtimePath, "EnforceVersion").Call(jen.Lit(Version).Op("-").Qual(runtimePath, "MinGenVersion")),
+	f.Comment("This fails to compile when runtime/genimpl is not of this package's version: run go generate.")
+	enforce := func(x jen.Code) jen.Code { return jen.Qual(genimplPath, "EnforceVersion").Call(x) }
+	f.Const().List(jen.Id("_"), jen.Id("_")).Op("=").List(
+		enforce(jen.Qual(genimplPath, "GenVersion").Op("-").Lit(Version)),
+		enforce(jen.Lit(Version).Op("-").Qual(genimplPath, "MinGenVersion")),
 	)
 	f.Line()
-	f.Comment("program is the graph-specific half of a run; the runtime's executor is")
-	f.Comment("the other half.")
-	f.Type().Id("program").Struct(jen.Id("nodes").Index(jen.Lit(len(m.nodes))).Id("Node"))
+	f.Comment("program is the graph-specific half of a run (genimpl.Static has its fixed")
+	f.Comment("methods); the runtime's executor is the other half.")
+	f.Type().Id("program").Struct(
+		jen.Qual(genimplPath, "Static").Types(jen.Id("State"), jen.Op("*").Id("State")),
+		jen.Id("nodes").Index(jen.Lit(len(m.nodes))).Id("Node"),
+	)
 	f.Line()
-	f.Var().Id("_").Qual(runtimePath, "Program").Types(jen.Id("State"), jen.Id("Update")).Op("=").Parens(jen.Op("*").Id("program")).Parens(jen.Nil())
-	f.Line()
-	m.emitShape(f)
-	f.Line()
-	f.Comment("Describe returns the graph's static shape.")
-	f.Func().Params(jen.Id("p").Op("*").Id("program")).Id("Describe").Params().Op("*").Qual(runtimePath, "Shape").Block(jen.Return(jen.Id("shape")))
-	f.Line()
-	f.Comment("Zero returns the state of a thread on which nothing was written.")
-	f.Func().Params(jen.Id("p").Op("*").Id("program")).Id("Zero").Params().Id("State").Block(jen.Return(jen.Id("State").Values()))
-	f.Line()
-	f.Comment("Reduce folds the updates in order into prev. Appends grow prev's slices")
-	f.Comment("in place past their length (a state's holders never see past it); merge")
-	f.Comment("maps are copied once per Reduce before they are written.")
+	f.Comment("Reduce folds the updates in order into prev, growing its append slices in place.")
 	f.Func().Params(jen.Id("p").Op("*").Id("program")).Id("Reduce").Params(jen.Id("prev").Id("State"), jen.Id("updates").Index().Id("Update")).Params(jen.Id("State"), jen.Int(), jen.Error()).Block(
 		jen.Id("next").Op(":=").Id("prev"),
 		m.ownDecl(),
@@ -53,46 +42,8 @@ func (m *model) emitProgram(f *jen.File) {
 	f.Line()
 	m.emitRun(f)
 	f.Line()
-	f.Comment("EncodeState writes s as the JSON object of its channels.")
-	f.Func().Params(jen.Id("p").Op("*").Id("program")).Id("EncodeState").Params(jen.Id("s").Id("State")).Params(jen.Index().Byte(), jen.Error()).Block(jen.Return(jen.Id("s").Dot("MarshalJSON").Call()))
-	f.Line()
 	m.emitEncodeWrites(f)
-	f.Line()
-	f.Comment("DecodeState reads a state written by EncodeState.")
-	f.Func().Params(jen.Id("p").Op("*").Id("program")).Id("DecodeState").Params(jen.Id("data").Index().Byte()).Params(jen.Id("State"), jen.Error()).Block(
-		jen.Var().Id("s").Id("State"),
-		jen.Id("err").Op(":=").Id("s").Dot("UnmarshalJSON").Call(jen.Id("data")),
-		jen.Return(jen.Id("s"), jen.Id("err")),
-	)
-	f.Line()
-	f.Comment("Spec returns a copy of the document the package was generated from.")
-	f.Func().Params(jen.Id("p").Op("*").Id("program")).Id("Spec").Params().Params(jen.Op("*").Qual(specPath, "Graph"), jen.Error()).Block(
-		jen.List(jen.Id("g"), jen.Id("err")).Op(":=").Id("specDoc").Call(),
-		jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))),
-		jen.Return(jen.Id("g").Dot("Clone").Call(), jen.Nil()),
-	)
 	m.emitGuardVars(f)
-}
-
-func (m *model) emitShape(f *jen.File) {
-	nodes, t := m.table(inComposite)
-	for _, n := range m.nodes {
-		t.line(2, "{ID: ", strconv.Quote(n.id), ", Type: ", strconv.Quote(n.typ.name), "},")
-	}
-	chans := make([]jen.Code, len(m.chans))
-	for i, c := range m.chans {
-		chans[i] = jen.Values(jen.Id("Name").Op(":").Lit(c.name), jen.Id("Reducer").Op(":").Lit(string(c.red)))
-	}
-	name := ""
-	if m.g.NameKind == spec.Set {
-		name = m.g.Name
-	}
-	f.Comment("shape is the static description nodes see through Ctx.Graph.")
-	f.Var().Id("shape").Op("=").Op("&").Qual(runtimePath, "Shape").Values(lines([]jen.Code{
-		jen.Id("Name").Op(":").Lit(name),
-		jen.Id("Nodes").Op(":").Index().Qual(runtimePath, "NodeShape").Values(t.elements(nodes)...),
-		jen.Id("Channels").Op(":").Index().Qual(runtimePath, "ChannelShape").Values(lines(chans)...),
-	})...)
 }
 
 // lines puts every element on its own line.
@@ -109,8 +60,7 @@ func lines(items []jen.Code) []jen.Code {
 }
 
 func (m *model) emitPlan(f *jen.File) {
-	f.Comment("Plan adds the targets of the static edges leaving node from whose guards")
-	f.Comment("hold on s, in edge order.")
+	f.Comment("Plan adds the targets of the edges leaving node from whose guards hold on s.")
 	x := mixed{m: m, where: inBlock}
 	for from := -1; from < len(m.nodes); from++ {
 		if from >= 0 && m.planText(x.text, from) {
@@ -123,7 +73,7 @@ func (m *model) emitPlan(f *jen.File) {
 		if len(body) == 0 {
 			continue
 		}
-		label := jen.Qual(runtimePath, "StartNode")
+		label := jen.Qual(genimplPath, "StartNode")
 		if from >= 0 {
 			label = jen.Int().Call(jen.Id(m.nodes[from].konst))
 		}
@@ -134,7 +84,7 @@ func (m *model) emitPlan(f *jen.File) {
 		body = append(body, jen.Switch(jen.Id("from")).Block(x.items...))
 	}
 	body = append(body, jen.Return(jen.Nil()))
-	f.Func().Params(jen.Id("p").Op("*").Id("program")).Id("Plan").Params(jen.Id("s").Op("*").Id("State"), jen.Id("from").Int(), jen.Id("pl").Op("*").Qual(runtimePath, "Planner").Types(jen.Id("State"))).Error().Block(body...)
+	f.Func().Params(jen.Id("p").Op("*").Id("program")).Id("Plan").Params(jen.Id("s").Op("*").Id("State"), jen.Id("from").Int(), jen.Id("pl").Op("*").Qual(genimplPath, "Planner").Types(jen.Id("State"))).Error().Block(body...)
 }
 
 // edgeCode plans one edge.
@@ -193,21 +143,10 @@ func (m *model) edgeCode(e *edgeModel) []jen.Code {
 }
 
 func (m *model) emitRun(f *jen.File) {
-	f.Comment("Run runs node's body and hands a command's targets to the executor.")
-	f.Func().Params(jen.Id("p").Op("*").Id("program")).Id("Run").Params(jen.Id("ctx").Op("*").Qual(runtimePath, "Ctx"), jen.Id("node").Int(), jen.Id("s").Id("State")).Params(jen.Id("Update"), jen.Error()).Block(
+	f.Comment("Run runs node's body; a command's Goto goes to the executor.")
+	f.Func().Params(jen.Id("p").Op("*").Id("program")).Id("Run").Params(jen.Id("ctx").Op("*").Qual(runtimePath, "Ctx"), jen.Id("node").Int(), jen.Id("s").Id("State")).Params(jen.Id("Update"), jen.Index().Id("Target"), jen.Error()).Block(
 		jen.List(jen.Id("u"), jen.Id("err")).Op(":=").Id("p").Dot("nodes").Index(jen.Id("node")).Call(jen.Id("ctx"), jen.Id("s")),
-		jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Id("Update").Values(), jen.Id("err"))),
-		jen.If(jen.Id("u").Dot("Goto").Op("!=").Nil()).Block(
-			jen.Id("targets").Op(":=").Make(jen.Index().Qual(runtimePath, "Target").Types(jen.Id("State")), jen.Lit(0), jen.Len(jen.Id("u").Dot("Goto"))),
-			jen.For(jen.List(jen.Id("_"), jen.Id("t")).Op(":=").Range().Id("u").Dot("Goto")).Block(
-				jen.If(jen.Id("t").Dot("node").Op("<").Id("End").Op("||").Int().Call(jen.Id("t").Dot("node")).Op(">=").Len(jen.Id("nodeIDs")).Op("||").Id("t").Dot("send").Op("&&").Id("t").Dot("node").Op("==").Id("End")).Block(
-					jen.Return(jen.Id("Update").Values(), jen.Op("&").Qual(runtimePath, "UnknownTargetError").Values(jen.Id("Target").Op(":").Id("t").Dot("node").Dot("String").Call())),
-				),
-				jen.Id("targets").Op("=").Append(jen.Id("targets"), jen.Qual(runtimePath, "Target").Types(jen.Id("State")).Values(jen.Id("Node").Op(":").Int().Call(jen.Id("t").Dot("node")), jen.Id("Send").Op(":").Id("t").Dot("send"), jen.Id("Input").Op(":").Id("t").Dot("input"))),
-			),
-			jen.Qual(runtimePath, "SetGoto").Call(jen.Id("ctx"), jen.Id("targets")),
-		),
-		jen.Return(jen.Id("u"), jen.Nil()),
+		jen.Return(jen.Id("u"), jen.Id("u").Dot("Goto"), jen.Id("err")),
 	)
 }
 
@@ -282,17 +221,18 @@ func opConst(op spec.Op) string {
 	return "OpTruthy"
 }
 
-// emitEncodeWrites writes the program's EncodeWrites (runtime.WriteEncoder):
+// emitEncodeWrites writes the program's EncodeWrites (genimpl.WriteEncoder):
 // for each channel, in the encoding's order, what the updates changed, so
 // that a checkpoint stored as a delta encodes the updates and not the
 // state.
 func (m *model) emitEncodeWrites(f *jen.File) {
-	f.Add(doc("EncodeWrites encodes what updates changed from prev to next, channel by",
-		"channel: a last_write channel's new value, an append channel's new",
-		"elements, a merge channel's merged keys (runtime.WriteEncoder)."))
+	f.Add(doc("EncodeWrites encodes what updates changed from prev to next (genimpl.WriteEncoder)."))
 	wr := func(c *chanModel) jen.Code {
-		return jen.Qual(genimplPath, "Wrote").Call(jen.Id("updates"), jen.Func().Params(jen.Id("u").Op("*").Id("Update")).Bool().Block(
-			jen.Return(jen.Id("u").Dot(c.field).Op("!=").Nil())))
+		test := "u." + c.field + " != nil"
+		if c.pointer() {
+			test += fmt.Sprintf(" || u.null[%d]&(1<<%d) != 0", c.bit/64, c.bit%64)
+		}
+		return jen.Qual(genimplPath, "Wrote").Call(jen.Id("updates"), jen.Op("func(u *Update) bool { return "+test+" }"))
 	}
 	body := []jen.Code{jen.Id("w").Op(":=").Qual(genimplPath, "NewWrites").Call(jen.Id("dst"))}
 	for _, c := range m.chans {
@@ -300,10 +240,8 @@ func (m *model) emitEncodeWrites(f *jen.File) {
 		prev, next := jen.Id("prev").Dot(c.field), jen.Id("next").Dot(c.field)
 		switch {
 		case c.red == spec.LastWrite:
-			body = append(body, jen.If(wr(c)).Block(
-				jen.If(jen.Op("!").Id("prev").Dot(c.has).Call()).Block(jen.Return(jen.Id("dst"), jen.False(), jen.Nil())),
-				jen.Id("w").Dot("Value").Call(key, next),
-			))
+			body = append(body, jen.If(jen.Op("!").Qual(genimplPath, "LastWrite").Call(jen.Op("&").Id("w"), key, wr(c), jen.Id("prev").Dot(c.has).Call(), jen.Op("&").Add(next))).Block(
+				jen.Return(jen.Id("dst"), jen.False(), jen.Nil())))
 		case c.red == spec.Append && appendsByElement(c.typ):
 			body = append(body, jen.Qual(genimplPath, "Append").Call(jen.Op("&").Id("w"), key, prev, next))
 		case c.red == spec.Append:

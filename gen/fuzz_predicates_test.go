@@ -133,7 +133,16 @@ func predicateSeeds(t testing.TB) []predicateSeed {
 // flag, float32(num), []string{str} or map[string]int{str: n}.
 func probeInput(vJSON []byte, str string, num float64, n int64, flag bool, mask uint64) predgraph.Update {
 	bit := func(i int) bool { return mask&(1<<i) != 0 }
-	var u predgraph.Update
+	// A pointer channel's Update field is the pointer (nil: not written);
+	// only the adapter writes null to it.
+	nulls := runtime.Values{}
+	if bit(8) && bit(9) {
+		nulls["ps"] = nil
+	}
+	if bit(10) && bit(11) {
+		nulls["pf"] = nil
+	}
+	u := predgraph.UpdateOf(nulls)
 	if bit(0) {
 		var v any
 		switch (mask >> 32) & 7 {
@@ -179,19 +188,11 @@ func probeInput(vJSON []byte, str string, num float64, n int64, flag bool, mask 
 	if bit(7) {
 		u.B = &flag
 	}
-	if bit(8) {
-		var p *string
-		if !bit(9) {
-			p = &str
-		}
-		u.Ps = &p
+	if bit(8) && !bit(9) {
+		u.Ps = &str
 	}
-	if bit(10) {
-		var p *float64
-		if !bit(11) {
-			p = &num
-		}
-		u.Pf = &p
+	if bit(10) && !bit(11) {
+		u.Pf = &num
 	}
 	if bit(12) {
 		var l []string

@@ -42,6 +42,25 @@ type chanModel struct {
 // lastWrite reports whether the channel folds with last_write.
 func (c *chanModel) lastWrite() bool { return c.red == spec.LastWrite }
 
+// pointer reports whether the channel is a last_write channel bound to a
+// pointer type *T: its Update field is that *T itself (nil: not written),
+// not a **T, and a null write (only the adapter can make one) is an
+// unexported bit of the Update.
+func (c *chanModel) pointer() bool {
+	_, ok := c.typ.(*types.Pointer)
+	return c.lastWrite() && ok
+}
+
+// hasPointers reports whether some channel is a pointer channel.
+func (m *model) hasPointers() bool {
+	for _, c := range m.chans {
+		if c.pointer() {
+			return true
+		}
+	}
+	return false
+}
+
 // nodeModel is one node.
 type nodeModel struct {
 	index  int

@@ -61,17 +61,6 @@ func (t *table) elements(ph jen.Code) []jen.Code {
 	return []jen.Code{ph}
 }
 
-// lineTable starts a table that replaces a whole line of the file: its
-// placeholder is an identifier, to be put at the end of that line, which
-// gofmt formats as text followed by the identifier. The table's text is
-// the whole line, with its newline.
-func (m *model) lineTable(text string) (jen.Code, *table) {
-	id := "ilmekTable" + strconv.Itoa(len(m.tables))
-	t := &table{placeholder: text + id}
-	m.tables = append(m.tables, t)
-	return jen.Id(id), t
-}
-
 // line writes one line of the table: indent tabs, then the parts.
 func (t *table) line(indent int, parts ...string) {
 	for range indent {

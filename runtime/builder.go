@@ -141,7 +141,7 @@ func (b *Builder) Compile(opts ...Option) (*Graph[Values, Values], error) {
 	if err != nil {
 		return nil, err
 	}
-	return New[Values, Values](p, opts...)
+	return newGraph[Values, Values](p, opts...)
 }
 
 func (b *Builder) program() (*untyped, error) {
@@ -195,7 +195,7 @@ func (b *Builder) program() (*untyped, error) {
 	u.edges = make([][]edgeDef, len(u.nodes)+1)
 	entry := false
 	for _, e := range b.edges {
-		from := StartNode
+		from := startNode
 		if e.from != spec.Start {
 			i, ok := index[e.from]
 			if !ok {
@@ -206,13 +206,13 @@ func (b *Builder) program() (*untyped, error) {
 		} else {
 			entry = true
 		}
-		d := edgeDef{to: EndNode, pred: e.pred, guard: e.guard, router: e.router}
+		d := edgeDef{to: endNode, pred: e.pred, guard: e.guard, router: e.router}
 		if e.targets != nil {
 			d.declared = map[int]bool{}
 			for _, t := range e.targets {
 				switch i, ok := index[t]; {
 				case t == spec.End:
-					d.declared[EndNode] = true
+					d.declared[endNode] = true
 				case ok:
 					d.declared[i] = true
 				default:

@@ -65,13 +65,11 @@ type taskInfo struct {
 	jr      *journal       // built on first Step or Interrupt
 	rec     *TaskRecord    // the task's record when the run is observed
 
-	halted      bool
-	pending     []PendingInterrupt
-	refused     *ResumeError // an answer this pass took back (ErrAnswerType)
-	gotoSet     bool
-	gotoTargets any // []Target[S] of the program's S
-	command     []Goto
-	commandSet  bool
+	halted     bool
+	pending    []PendingInterrupt
+	refused    *ResumeError // an answer this pass took back (ErrAnswerType)
+	command    []Goto
+	commandSet bool
 }
 
 // clean reports whether the optional fields of t (those a task sets only
@@ -81,7 +79,7 @@ type taskInfo struct {
 // writes it for every task.
 func (t *taskInfo) clean() bool {
 	return t.emit == nil && t.preload == nil && t.jr == nil && t.rec == nil && !t.halted && t.pending == nil && t.refused == nil &&
-		!t.gotoSet && t.gotoTargets == nil && t.command == nil && !t.commandSet
+		t.command == nil && !t.commandSet
 }
 
 // ThreadID is the thread the run belongs to ("" for a run without thread).
@@ -247,9 +245,9 @@ func (c *Ctx) Command(targets ...Goto) {
 	c.t.command = targets
 }
 
-// PendingCommand returns the targets recorded with Command by the running
+// pendingCommand returns the targets recorded with Command by the running
 // node, for adapters that run untyped nodes inside typed programs.
-func (c *Ctx) PendingCommand() ([]Goto, bool) {
+func (c *Ctx) pendingCommand() ([]Goto, bool) {
 	if c.t == nil {
 		return nil, false
 	}

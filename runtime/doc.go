@@ -36,11 +36,11 @@
 // truthiness and numbers it works with.
 //
 // A package that ilmekgen generated has its own New over its typed State
-// and Update, and implements [Program], the graph-specific half of a run,
-// in plain Go; [New] wraps any Program in the executor (a generated package
-// and [FromSpec] call it; applications rarely do). [GenVersion] and
-// [EnforceVersion] make a generated package and a runtime that do not match
-// fail to compile.
+// and Update, and implements the graph-specific half of a run in plain Go.
+// What only generated code uses — the program contract, its planner and
+// targets, the generator version that makes a generated package and a
+// runtime that do not match fail to compile — is in package
+// runtime/genimpl, as protobuf's is in protoimpl, not here.
 //
 // Whatever the kind, [ToSpec] returns the document a graph can be stored as
 // (value-equal to the one it was built from, or an error naming what a
@@ -191,10 +191,10 @@
 // when the Checkpointer is a [DeltaCheckpointer] (Memory, runtime/sqlite,
 // runtime/postgres): a [Delta] of the previous checkpoint, one
 // [ChannelWrite] per changed channel, with only the new elements of an
-// append channel and the merged keys of a merge channel. A program that is
-// a [WriteEncoder] (generated packages and graphs built from a document or
-// in Go are) encodes only what the superstep's updates wrote, so the cost
-// of a checkpoint follows the update, not the state. Reads get the full
+// append channel and the merged keys of a merge channel. Generated
+// programs and graphs built from a document or in Go encode only what the
+// superstep's updates wrote, so the cost of a checkpoint follows the
+// update, not the state. Reads get the full
 // channels back, byte for byte ([ApplyDeltas]); a full snapshot every so
 // often ([Compaction]) keeps a read to one snapshot and a bounded chain,
 // however long the thread. A [Pruner] drops old checkpoints of a thread,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ilmek-go/ilmek/runtime/internal/contract"
 	"runtime/debug"
 	"slices"
 	"time"
@@ -13,7 +14,7 @@ import (
 // program kind.
 type runner[S, U any] struct {
 	g      *Graph[S, U]
-	p      Program[S, U]
+	p      program[S, U]
 	cfg    runConfig
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -36,7 +37,7 @@ type runner[S, U any] struct {
 
 	// Buffers that live as long as the runner; runners are pooled per
 	// graph, so a run reuses the storage of earlier ones.
-	planner *Planner[S]
+	planner *contract.Planner[S]
 	cur     []plan[S]
 	nxt     []plan[S]
 	slots   []slot[S, U] // one per task of the current superstep
@@ -53,6 +54,7 @@ type slot[S, U any] struct {
 	ctx  Ctx
 	idx  int
 	err  error
+	to   []target[S] // the task's command, nil without one
 
 	obsTask // the task's observer record and timing (observe.go)
 }
@@ -62,7 +64,7 @@ type slot[S, U any] struct {
 func newRunner[S, U any](g *Graph[S, U], ctx context.Context, cfg runConfig, yield func(Event, error) bool) *runner[S, U] {
 	r, _ := g.runners.Get().(*runner[S, U])
 	if r == nil {
-		r = &runner[S, U]{planner: newPlanner[S](g.ids)}
+		r = &runner[S, U]{planner: contract.NewPlanner[S](g.ids)}
 	}
 	rctx, cancel := context.WithCancelCause(ctx)
 	r.g, r.p, r.cfg, r.ctx, r.cancel, r.yield = g, g.p, cfg, rctx, cancel, yield
@@ -84,7 +86,7 @@ func (r *runner[S, U]) release() {
 	clear(r.nxt[:cap(r.nxt)])
 	clear(r.writes[:cap(r.writes)])
 	ws := r.writes[:0]
-	r.planner.tasks = nil
+	contract.Drop(r.planner)
 	*r = runner[S, U]{planner: r.planner, cur: r.cur[:0], nxt: r.nxt[:0], slots: r.slots, updates: r.updates[:0], msgs: r.msgs, noEdge: r.noEdge[:0]}
 	r.writes = ws
 	g.runners.Put(r)
@@ -242,7 +244,7 @@ func (r *runner[S, U]) superstep() (status Status, err error) {
 	if r.live() {
 		keys := make([]string, len(tasks))
 		for i := range tasks {
-			keys[i] = tasks[i].key
+			keys[i] = tasks[i].Key
 		}
 		r.emit(Event{Type: EventStepStart, Step: r.info.stepIndex, Tasks: keys})
 	}
@@ -290,7 +292,7 @@ func (r *runner[S, U]) superstep() (status Status, err error) {
 				err = &ReduceError{Err: fmt.Errorf("panic while reducing: %v\n%s", v, debug.Stack())}
 				return
 			}
-			err = &NodeError{Node: r.g.ids[tasks[where].node], TaskKey: tasks[where].key, Err: fmt.Errorf("panic while planning the next superstep: %v", v), Stack: string(debug.Stack())}
+			err = &NodeError{Node: r.g.ids[tasks[where].Node], TaskKey: tasks[where].Key, Err: fmt.Errorf("panic while planning the next superstep: %v", v), Stack: string(debug.Stack())}
 		}
 	}()
 	// The next state lives in the runner, not on the stack: Plan takes its
@@ -299,19 +301,18 @@ func (r *runner[S, U]) superstep() (status Status, err error) {
 	r.next, failed, err = r.p.Reduce(r.state, r.updates)
 	if err != nil {
 		clear(r.updates)
-		return StatusError, &ReduceError{Node: r.g.ids[tasks[failed].node], Err: err}
+		return StatusError, &ReduceError{Node: r.g.ids[tasks[failed].Node], Err: err}
 	}
 	r.encodeWrites(&r.state, &r.next, r.updates)
 	clear(r.updates) // drop references to the updates
-	r.planner.reset(r.nxt)
+	contract.Reset(r.planner, r.nxt)
 	r.noEdge = r.noEdge[:0]
 	for i := range tasks {
 		s := &r.slots[i]
-		if s.info.gotoSet {
-			targets, _ := s.info.gotoTargets.([]Target[S])
-			if err := r.checkGoto(tasks[i].node, targets); err != nil {
-				r.nxt = r.planner.tasks[:0]
-				return StatusError, &NodeError{Node: r.g.ids[tasks[i].node], TaskKey: tasks[i].key, Err: err}
+		if targets := s.to; targets != nil {
+			if err := r.checkGoto(tasks[i].Node, targets); err != nil {
+				r.nxt = contract.Tasks(r.planner)[:0]
+				return StatusError, &NodeError{Node: r.g.ids[tasks[i].Node], TaskKey: tasks[i].Key, Err: err}
 			}
 			for _, t := range targets {
 				r.planner.Target(t)
@@ -319,19 +320,19 @@ func (r *runner[S, U]) superstep() (status Status, err error) {
 			continue
 		}
 		where = i
-		held := r.planner.held
-		if err := r.p.Plan(&r.next, tasks[i].node, r.planner); err != nil {
-			r.nxt = r.planner.tasks[:0]
-			return StatusError, &NodeError{Node: r.g.ids[tasks[i].node], TaskKey: tasks[i].key, Err: err}
+		held := contract.Held(r.planner)
+		if err := r.p.Plan(&r.next, tasks[i].Node, r.planner); err != nil {
+			r.nxt = contract.Tasks(r.planner)[:0]
+			return StatusError, &NodeError{Node: r.g.ids[tasks[i].Node], TaskKey: tasks[i].Key, Err: err}
 		}
-		if r.planner.held == held && r.noEdgeHeld(tasks[i].node, held, &r.next) {
-			r.reportNoEdge(tasks[i].node)
+		if contract.Held(r.planner) == held && r.noEdgeHeld(tasks[i].Node, held, &r.next) {
+			r.reportNoEdge(tasks[i].Node)
 		}
 	}
 	prev := r.state
 	r.state = r.next
 	r.nxt = r.cur[:0]
-	r.cur = r.planner.done()
+	r.cur = contract.Done(r.planner)
 	r.step++
 	id, err := r.commit(tasks)
 	if err != nil {
@@ -367,13 +368,16 @@ func (r *runner[S, U]) prepare(tasks []plan[S]) error {
 		s := &r.slots[i]
 		pl := &tasks[i]
 		s.idx, s.err = i, nil
+		if s.to != nil {
+			s.to = nil
+		}
 		// Only what differs from the slot's last task is written: a
 		// superstep of one task then stores a few words, not the whole
 		// taskInfo, which matters while the GC's write barrier is on.
 		if !s.info.clean() {
 			s.info = taskInfo{}
 		}
-		s.info.node, s.info.key, s.info.id, s.info.step = pl.node, pl.key, "", r.info.stepIndex
+		s.info.node, s.info.key, s.info.id, s.info.step = pl.Node, pl.Key, "", r.info.stepIndex
 		if s.info.planID != r.planID {
 			s.info.planID = r.planID
 		}
@@ -381,8 +385,8 @@ func (r *runner[S, U]) prepare(tasks []plan[S]) error {
 			s.info.runID = r.info.runID
 		}
 		st := any(&r.state)
-		if pl.send {
-			st = &pl.input
+		if pl.Send {
+			st = &pl.Input
 		}
 		if s.info.state != st {
 			s.info.state = st

@@ -73,7 +73,7 @@ func FromSpec(doc *spec.Graph, reg Registry, opts ...Option) (*Graph[Values, Val
 	}
 	p.doc = doc.Clone()
 	opts = append(slices.Clip(opts), func(c *graphConfig) { c.warnings = warnings })
-	return New[Values, Values](p, opts...)
+	return newGraph[Values, Values](p, opts...)
 }
 
 // Load decodes a document and builds it with FromSpec; file names the

@@ -17,7 +17,7 @@ import (
 // plus the executor and the graph's retry policies. It is safe for
 // concurrent use; each Invoke or Stream is one run.
 type Graph[S, U any] struct {
-	p     Program[S, U]
+	p     program[S, U]
 	shape *Shape
 	ids   []string
 	retry []*RetryPolicy // by node index; nil entries do not retry
@@ -117,19 +117,28 @@ func RetryType(typ string, p RetryPolicy) Option {
 	}
 }
 
-// New wraps a program in the executor. Generated packages and FromSpec call
-// it; applications rarely need to.
-func New[S, U any](p Program[S, U], opts ...Option) (*Graph[S, U], error) {
+// newGraph wraps a program in the executor: what FromSpec, Compile and,
+// through runtime/genimpl, every generated package's New do.
+func newGraph[S, U any](p program[S, U], opts ...Option) (*Graph[S, U], error) {
+	g := new(Graph[S, U])
+	if err := g.init(p, opts); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// init makes g, a zero Graph, the graph of p.
+func (g *Graph[S, U]) init(p program[S, U], opts []Option) error {
 	var cfg graphConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
 	if cfg.strict && len(cfg.warnings) > 0 {
 		err := &spec.Error{Diagnostics: cfg.warnings}
-		return nil, &SpecError{Msg: "runtime: the document has warnings, and WarningsAsErrors refuses them:\n" + err.Error(), Err: err}
+		return &SpecError{Msg: "runtime: the document has warnings, and WarningsAsErrors refuses them:\n" + err.Error(), Err: err}
 	}
 	shape := p.Describe()
-	g := &Graph[S, U]{p: p, shape: shape, ids: make([]string, len(shape.Nodes)), retry: make([]*RetryPolicy, len(shape.Nodes)), index: make(map[string]int, len(shape.Nodes)),
+	*g = Graph[S, U]{p: p, shape: shape, ids: make([]string, len(shape.Nodes)), retry: make([]*RetryPolicy, len(shape.Nodes)), index: make(map[string]int, len(shape.Nodes)),
 		warnings: cfg.warnings, logger: cfg.logger, gobs: cfg.observers}
 	g.obs = g.runObserver(nil, nil)
 	for i, n := range shape.Nodes {
@@ -144,19 +153,19 @@ func New[S, U any](p Program[S, U], opts ...Option) (*Graph[S, U], error) {
 	}
 	g.routes = newRoutes(p, g.ids)
 	if err := sendKeyClash(g.ids, g.index); err != nil {
-		return nil, err
+		return err
 	}
 	for id, rp := range cfg.byID {
 		if _, ok := g.index[id]; !ok {
-			return nil, &SpecError{Msg: fmt.Sprintf("RetryNode(%q): the graph has no such node", id)}
+			return &SpecError{Msg: fmt.Sprintf("RetryNode(%q): the graph has no such node", id)}
 		}
 		if rp.MaxAttempts < 1 {
-			return nil, &SpecError{Msg: fmt.Sprintf("RetryNode(%q): MaxAttempts must be at least 1", id)}
+			return &SpecError{Msg: fmt.Sprintf("RetryNode(%q): MaxAttempts must be at least 1", id)}
 		}
 	}
 	for typ, rp := range cfg.byType {
 		if rp.MaxAttempts < 1 {
-			return nil, &SpecError{Msg: fmt.Sprintf("RetryType(%q): MaxAttempts must be at least 1", typ)}
+			return &SpecError{Msg: fmt.Sprintf("RetryType(%q): MaxAttempts must be at least 1", typ)}
 		}
 	}
 	if g.logger != nil {
@@ -165,11 +174,21 @@ func New[S, U any](p Program[S, U], opts ...Option) (*Graph[S, U], error) {
 				slog.String("path", d.Path), slog.String("message", d.Message), slog.String("hint", d.Hint))
 		}
 	}
-	return g, nil
+	return nil
 }
 
-// Program returns the program the graph runs.
-func (g *Graph[S, U]) Program() Program[S, U] { return g.p }
+// build makes g, a new Graph, the graph of p, a program of its S and U
+// that runtime/genimpl hands over as any (see link.go).
+func (g *Graph[S, U]) build(p any, opts []Option) error {
+	prog, ok := p.(program[S, U])
+	if !ok {
+		return &SpecError{Msg: fmt.Sprintf("runtime: a %T is not a program of %T's state and update; regenerate the package with go generate", p, g)}
+	}
+	return g.init(prog, opts)
+}
+
+// program returns the program the graph runs.
+func (g *Graph[S, U]) program() any { return g.p }
 
 // Shape returns the graph's static shape.
 func (g *Graph[S, U]) Shape() *Shape { return g.shape }

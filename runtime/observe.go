@@ -125,8 +125,8 @@ func (r *runner[S, U]) runTaskTimed(s *slot[S, U], pl *plan[S]) {
 func (r *runner[S, U]) taskStarted(s *slot[S, U], pl *plan[S]) {
 	// Field by field, not a literal: a literal is built on the stack first.
 	rec := &s.rec
-	rec.RunID, rec.ThreadID, rec.Step, rec.Node = r.info.runID, r.cfg.thread, s.info.step, r.g.ids[pl.node]
-	rec.NodeType, rec.TaskKey, rec.TaskID, rec.Start = r.g.shape.Nodes[pl.node].Type, pl.key, s.info.taskID(), s.start
+	rec.RunID, rec.ThreadID, rec.Step, rec.Node = r.info.runID, r.cfg.thread, s.info.step, r.g.ids[pl.Node]
+	rec.NodeType, rec.TaskKey, rec.TaskID, rec.Start = r.g.shape.Nodes[pl.Node].Type, pl.Key, s.info.taskID(), s.start
 	s.info.rec = rec
 	s.ctx.Context = r.obs.TaskStart(r.sctx, s.rec)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ilmek-go/ilmek/runtime/internal/contract"
 	"runtime/debug"
 	"time"
 
@@ -136,11 +137,11 @@ func (r *runner[S, U]) checkpoint(step int, keepPlan *string) (*Checkpoint, erro
 		next = make([]TaskRef, len(r.cur))
 	}
 	for i, t := range r.cur {
-		next[i] = TaskRef{Node: r.g.ids[t.node], Key: t.key}
-		if t.send {
-			in, err := r.p.EncodeState(t.input)
+		next[i] = TaskRef{Node: r.g.ids[t.Node], Key: t.Key}
+		if t.Send {
+			in, err := r.p.EncodeState(t.Input)
 			if err != nil {
-				return nil, &CheckpointError{Op: "encode send input of " + t.key, Err: err}
+				return nil, &CheckpointError{Op: "encode send input of " + t.Key, Err: err}
 			}
 			next[i].Input = in
 		}
@@ -261,13 +262,13 @@ func (r *runner[S, U]) load(cp *Checkpoint) error {
 		if !ok {
 			return &CheckpointError{Op: "load", Err: fmt.Errorf("checkpoint %s plans node %q, which this graph does not have; was the graph changed under a running thread?", cp.ID, t.Node)}
 		}
-		pl := plan[S]{node: i, key: t.Key}
+		pl := plan[S]{Node: i, Key: t.Key}
 		if t.Input != nil {
 			in, err := r.p.DecodeState(t.Input)
 			if err != nil {
 				return &CheckpointError{Op: "decode send input of " + t.Key, Err: err}
 			}
-			pl.send, pl.input = true, in
+			pl.Send, pl.Input = true, in
 		}
 		r.cur = append(r.cur, pl)
 	}
@@ -300,13 +301,13 @@ func (r *runner[S, U]) planStart() (err error) {
 			err = &NodeError{Node: spec.Start, TaskKey: spec.Start, Err: fmt.Errorf("panic while planning the first superstep: %v", v), Stack: string(debug.Stack())}
 		}
 	}()
-	r.planner.reset(r.nxt)
-	if err := r.p.Plan(&r.state, StartNode, r.planner); err != nil {
-		r.nxt = r.planner.tasks[:0]
+	contract.Reset(r.planner, r.nxt)
+	if err := r.p.Plan(&r.state, startNode, r.planner); err != nil {
+		r.nxt = contract.Tasks(r.planner)[:0]
 		return &NodeError{Node: spec.Start, TaskKey: spec.Start, Err: err}
 	}
 	r.nxt = r.cur[:0]
-	r.cur = r.planner.done()
+	r.cur = contract.Done(r.planner)
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/ilmek-go/ilmek/runtime/internal/contract"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -25,7 +26,7 @@ type routes struct {
 	// (generated programs plan nothing for them); nil otherwise.
 	endWhen [][]*spec.Predicate
 	// gotos are, by node index, the destinations the node's document
-	// declares in its "goto" list (node indexes, EndNode as len(nodes)),
+	// declares in its "goto" list (node indexes, endNode as len(nodes)),
 	// nil for a node that declares none; nil when no node does.
 	gotos [][]bool
 	// declared are the same lists as written, for the error.
@@ -54,21 +55,21 @@ func (e *UndeclaredGotoError) Error() string {
 }
 
 // checkGoto refuses a goto target of node i outside its declared list.
-func (r *runner[S, U]) checkGoto(i int, targets []Target[S]) error {
+func (r *runner[S, U]) checkGoto(i int, targets []target[S]) error {
 	rt := &r.g.routes
 	if rt.gotos == nil || rt.gotos[i] == nil {
 		return nil
 	}
 	allowed := rt.gotos[i]
 	for _, t := range targets {
-		k := t.Node
-		if k == EndNode {
+		k := t.Node()
+		if k == endNode {
 			k = len(r.g.ids)
 		}
 		if k < 0 || k >= len(allowed) || !allowed[k] {
 			name := spec.End
-			if t.Node >= 0 && t.Node < len(r.g.ids) {
-				name = r.g.ids[t.Node]
+			if t.Node() >= 0 && t.Node() < len(r.g.ids) {
+				name = r.g.ids[t.Node()]
 			}
 			return &UndeclaredGotoError{Node: r.g.ids[i], Target: name, Declared: rt.declared[i]}
 		}
@@ -108,7 +109,7 @@ func (rt *routes) readGotos(doc *spec.Graph, ids []string) {
 // newRoutes reads the routes of p: from the edge definitions of a spec- or
 // code-built graph, from the document of any other program. A program
 // without a document (Spec fails) gets no routes, and nothing is reported.
-func newRoutes[S, U any](p Program[S, U], ids []string) routes {
+func newRoutes[S, U any](p program[S, U], ids []string) routes {
 	var rt routes
 	nodes := len(ids)
 	if u, ok := any(p).(*untyped); ok {
@@ -230,7 +231,7 @@ func sameLiteral(a, b spec.Literal) bool {
 // the state) is paid only for nodes with guarded edges to __end__.
 func (r *runner[S, U]) noEdgeHeld(i int, held int, s *S) bool {
 	rt := &r.g.routes
-	if rt.guarded == nil || !rt.guarded[i] || r.planner.held != held {
+	if rt.guarded == nil || !rt.guarded[i] || contract.Held(r.planner) != held {
 		return false
 	}
 	if rt.endWhen == nil || len(rt.endWhen[i]) == 0 {
@@ -274,4 +275,23 @@ func (r *runner[S, U]) reportNoEdge(i int) {
 			slog.Int("step", r.step+1), slog.String("node", id),
 			slog.String("hint", "every outgoing edge of the node is guarded and none held on the state after the superstep; add an edge that always holds (e.g. to __end__) or cover the remaining values"))
 	}
+}
+
+// checkTargets returns an *UnknownTargetError for a target of a command
+// that names no node of the graph, or sends to spec.End: a program hands
+// node indexes, which only a generated package's own constants keep in
+// range.
+func (r *runner[S, U]) checkTargets(targets []target[S]) error {
+	for _, t := range targets {
+		i := t.Node()
+		switch {
+		case i >= 0 && i < len(r.g.ids):
+		case i == endNode && !t.IsSend():
+		case i == endNode:
+			return &UnknownTargetError{Target: spec.End}
+		default:
+			return &UnknownTargetError{Target: "NodeID(" + strconv.Itoa(i) + ")"}
+		}
+	}
+	return nil
 }

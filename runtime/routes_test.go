@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/runtime/stream"
 	"github.com/ilmek-go/ilmek/spec"
 )
@@ -112,7 +113,7 @@ func TestNoEdgeHeldIsReported(t *testing.T) {
 // guarded edge to __end__: it runs inner, built without that edge, and
 // describes itself by doc, which has it.
 type hiddenEnd struct {
-	runtime.Program[runtime.Values, runtime.Values]
+	genimpl.Program[runtime.Values, runtime.Values]
 	doc *spec.Graph
 }
 
@@ -132,7 +133,7 @@ func TestNoEdgeHeldSeesGuardedEndEdges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := runtime.New[runtime.Values, runtime.Values](hiddenEnd{inner.Program(), doc})
+	g, err := genimpl.New[runtime.Values, runtime.Values](hiddenEnd{genimpl.ProgramOf(inner), doc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +216,7 @@ func TestDeclaredGotoIsEnforced(t *testing.T) {
 			if err != nil || !slices.Equal(doc.Nodes[0].Goto, []string{"measure", spec.End}) {
 				t.Fatalf("ToSpec: %v, goto %q", err, doc.Nodes[0].Goto)
 			}
-			wrapped, err := runtime.New[runtime.Values, runtime.Values](hiddenEnd{built.Program(), doc})
+			wrapped, err := genimpl.New[runtime.Values, runtime.Values](hiddenEnd{genimpl.ProgramOf(built), doc})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -307,7 +308,7 @@ func TestCoveringEndGuardCostsNothing(t *testing.T) {
 		if err := ds.Err(); err != nil {
 			t.Fatal(err)
 		}
-		g, err := runtime.New[runtime.Values, runtime.Values](hiddenEnd{inner.Program(), doc})
+		g, err := genimpl.New[runtime.Values, runtime.Values](hiddenEnd{genimpl.ProgramOf(inner), doc})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,7 +15,7 @@ func (r *runner[S, U]) execute(tasks []plan[S]) {
 		s := &r.slots[0]
 		if r.live() {
 			s.info.emit = r.emit
-			r.emit(Event{Type: EventNodeStart, Node: r.g.ids[tasks[0].node], TaskID: s.info.taskID()})
+			r.emit(Event{Type: EventNodeStart, Node: r.g.ids[tasks[0].Node], TaskID: s.info.taskID()})
 		}
 		r.runTask(s, &tasks[0])
 		r.finished(s)
@@ -51,7 +51,7 @@ func (r *runner[S, U]) executeLive(tasks []plan[S]) {
 	for i := range tasks {
 		s := &r.slots[i]
 		s.info.emit = func(ev Event) { events <- ev }
-		r.emit(Event{Type: EventNodeStart, Node: r.g.ids[tasks[i].node], TaskID: s.info.taskID()})
+		r.emit(Event{Type: EventNodeStart, Node: r.g.ids[tasks[i].Node], TaskID: s.info.taskID()})
 	}
 	if cap(r.msgs) < len(tasks) {
 		r.msgs = make(chan int, len(tasks))
@@ -118,14 +118,14 @@ func (r *runner[S, U]) runTaskBody(s *slot[S, U], pl *plan[S]) {
 // failed with err: it waits, re-runs the body (its completed steps replay
 // from the journal) and records the outcome of the last attempt.
 func (r *runner[S, U]) retry(s *slot[S, U], pl *plan[S], err error) {
-	policy := r.g.retry[pl.node]
+	policy := r.g.retry[pl.Node]
 	for attempt := 1; ; attempt++ {
 		if policy == nil || attempt >= policy.MaxAttempts || (policy.RetryOn != nil && !policy.RetryOn(unwrapNode(err))) {
 			s.err = err
 			return
 		}
 		if s.info.emit != nil {
-			s.info.emit(Event{Type: EventNodeRetry, Node: r.g.ids[pl.node], TaskID: s.info.taskID(), Attempt: attempt, Err: err, Error: err.Error(), Time: time.Now()})
+			s.info.emit(Event{Type: EventNodeRetry, Node: r.g.ids[pl.Node], TaskID: s.info.taskID(), Attempt: attempt, Err: err, Error: err.Error(), Time: time.Now()})
 		}
 		if r.obs != nil {
 			r.obs.TaskRetry(s.ctx.Context, s.rec, TaskRetry{Attempt: attempt, Err: err, Backoff: policy.wait(attempt)})
@@ -137,14 +137,14 @@ func (r *runner[S, U]) retry(s *slot[S, U], pl *plan[S], err error) {
 			case <-t.C:
 			case <-r.ctx.Done():
 				t.Stop()
-				s.err = &NodeError{Node: r.g.ids[pl.node], TaskKey: pl.key, Err: fmt.Errorf("retry stopped by cancellation after attempt %d: %w", attempt, unwrapNode(err))}
+				s.err = &NodeError{Node: r.g.ids[pl.Node], TaskKey: pl.Key, Err: fmt.Errorf("retry stopped by cancellation after attempt %d: %w", attempt, unwrapNode(err))}
 				return
 			}
 		}
 		if s.info.jr != nil {
 			s.info.jr.newPass()
 		}
-		s.info.gotoSet, s.info.gotoTargets, s.info.commandSet, s.info.command = false, nil, false, nil
+		s.to, s.info.commandSet, s.info.command = nil, false, nil
 		u, err2 := r.call(s, pl)
 		if s.info.halted {
 			return
@@ -172,14 +172,17 @@ func unwrapNode(err error) error {
 func (r *runner[S, U]) call(s *slot[S, U], pl *plan[S]) (u U, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = &NodeError{Node: r.g.ids[pl.node], TaskKey: pl.key, Err: fmt.Errorf("panic: %v", v), Stack: string(debug.Stack())}
+			err = &NodeError{Node: r.g.ids[pl.Node], TaskKey: pl.Key, Err: fmt.Errorf("panic: %v", v), Stack: string(debug.Stack())}
 		}
 	}()
 	st := &r.state
-	if pl.send {
-		st = &pl.input
+	if pl.Send {
+		st = &pl.Input
 	}
-	u, err = r.p.Run(&s.ctx, pl.node, *st)
+	u, s.to, err = r.p.Run(&s.ctx, pl.Node, *st)
+	if err == nil && s.to != nil {
+		err = r.checkTargets(s.to)
+	}
 	if err != nil && !s.info.halted {
 		err = r.nodeError(pl, err)
 	}
@@ -191,7 +194,7 @@ func (r *runner[S, U]) call(s *slot[S, U], pl *plan[S]) (u U, err error) {
 func (r *runner[S, U]) nodeError(pl *plan[S], err error) error {
 	var ne *NodeError
 	if !errors.As(err, &ne) {
-		err = &NodeError{Node: r.g.ids[pl.node], TaskKey: pl.key, Err: err}
+		err = &NodeError{Node: r.g.ids[pl.Node], TaskKey: pl.Key, Err: err}
 	}
 	return err
 }

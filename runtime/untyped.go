@@ -3,6 +3,7 @@ package runtime
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/ilmek-go/ilmek/runtime/internal/contract"
 	"maps"
 	"slices"
 
@@ -29,16 +30,16 @@ type channelDef struct {
 }
 
 type edgeDef struct {
-	to     int // node index or EndNode
+	to     int // node index or endNode
 	pred   *spec.Predicate
 	guard  func(Values) bool
 	router func(Values) ([]Goto, error)
 	// declared are a RouterTo router's declared targets (node index or
-	// EndNode); nil for a router that declared none.
+	// endNode); nil for a router that declared none.
 	declared map[int]bool
 }
 
-var _ Program[Values, Values] = (*untyped)(nil)
+var _ program[Values, Values] = (*untyped)(nil)
 
 func (u *untyped) Describe() *Shape { return u.shape }
 
@@ -100,7 +101,7 @@ func (u *untyped) Reduce(prev Values, updates []Values) (Values, int, error) {
 	return next, 0, nil
 }
 
-func (u *untyped) Plan(s *Values, from int, pl *Planner[Values]) error {
+func (u *untyped) Plan(s *Values, from int, pl *contract.Planner[Values]) error {
 	for _, e := range u.edges[from+1] {
 		switch {
 		case e.router != nil:
@@ -113,10 +114,10 @@ func (u *untyped) Plan(s *Values, from int, pl *Planner[Values]) error {
 				return fmt.Errorf("router of %s: %w", u.nodeName(from), err)
 			}
 			for _, t := range targets {
-				if e.declared != nil && !e.declared[t.Node] {
+				if e.declared != nil && !e.declared[t.Node()] {
 					name := spec.End
-					if t.Node != EndNode {
-						name = u.shape.Nodes[t.Node].ID
+					if t.Node() != endNode {
+						name = u.shape.Nodes[t.Node()].ID
 					}
 					return fmt.Errorf("router of %s picked %q, which it does not declare as a target (RouterTo)", u.nodeName(from), name)
 				}
@@ -139,16 +140,16 @@ func (u *untyped) Plan(s *Values, from int, pl *Planner[Values]) error {
 }
 
 func (u *untyped) nodeName(i int) string {
-	if i == StartNode {
+	if i == startNode {
 		return spec.Start
 	}
 	return fmt.Sprintf("node %q", u.shape.Nodes[i].ID)
 }
 
-func (u *untyped) resolve(gotos []Goto) ([]Target[Values], error) {
-	out := make([]Target[Values], 0, len(gotos))
+func (u *untyped) resolve(gotos []Goto) ([]target[Values], error) {
+	out := make([]target[Values], 0, len(gotos))
 	for _, g := range gotos {
-		i := EndNode
+		i := endNode
 		if g.Node != spec.End {
 			i = u.shape.NodeIndex(g.Node)
 			if i < 0 {
@@ -157,7 +158,7 @@ func (u *untyped) resolve(gotos []Goto) ([]Target[Values], error) {
 		} else if g.Send {
 			return nil, &UnknownTargetError{Target: g.Node}
 		}
-		t := Target[Values]{Node: i, Send: g.Send}
+		t := contract.To[Values](i)
 		if g.Send {
 			// A send's input is folded into an empty state through the
 			// channels' reducers, as a run's input is: the task reads append
@@ -167,26 +168,26 @@ func (u *untyped) resolve(gotos []Goto) ([]Target[Values], error) {
 			if err != nil {
 				return nil, fmt.Errorf("send to %q: %w", g.Node, err)
 			}
-			t.Input = in
+			t = contract.Send(i, in)
 		}
 		out = append(out, t)
 	}
 	return out, nil
 }
 
-func (u *untyped) Run(ctx *Ctx, node int, s Values) (Values, error) {
+func (u *untyped) Run(ctx *Ctx, node int, s Values) (Values, []target[Values], error) {
 	up, err := u.nodes[node](ctx, s)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if gotos, ok := ctx.PendingCommand(); ok {
+	if gotos, ok := ctx.pendingCommand(); ok {
 		targets, err := u.resolve(gotos)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		SetGoto(ctx, targets)
+		return up, targets, nil
 	}
-	return up, nil
+	return up, nil, nil
 }
 
 func (u *untyped) EncodeState(s Values) ([]byte, error) { return json.Marshal(s) }

@@ -29,6 +29,10 @@ type NodeFunc func(ctx *Ctx, state Values) (Values, error)
 // asFloat returns v as a double when v is a number of any Go numeric kind.
 func asFloat(v any) (float64, bool) { return jsonconv.AsFloat(v) }
 
+// AsFloat returns v as an IEEE double when it is a number of any Go numeric
+// kind (or json.Number): the precision predicates compare numbers at.
+func AsFloat(v any) (float64, bool) { return asFloat(v) }
+
 // Holds evaluates a declarative predicate on a channel value with JSON
 // semantics: v is the channel's value and set whether it was ever written
 // (an unset channel is not null). Numbers compare as IEEE doubles; eq, neq

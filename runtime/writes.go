@@ -23,11 +23,11 @@ type deltaState struct {
 
 // writeEncoder returns the program's WriteEncoder when the run's
 // Checkpointer stores deltas, else nil.
-func (r *runner[S, U]) writeEncoder() WriteEncoder[S, U] {
+func (r *runner[S, U]) writeEncoder() writeEncoder[S, U] {
 	if _, ok := r.cfg.cp.(DeltaCheckpointer); !ok {
 		return nil
 	}
-	we, _ := r.p.(WriteEncoder[S, U])
+	we, _ := r.p.(writeEncoder[S, U])
 	return we
 }
 

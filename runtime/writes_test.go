@@ -138,7 +138,7 @@ func TestCheckpointEncodesOnlyTheUpdate(t *testing.T) {
 	testhook.SetVerifyWrites(false) // the check encodes whole states
 	t.Cleanup(func() { testhook.SetVerifyWrites(true) })
 	p := loopGraph(t, 20)
-	g, err := New[Values, Values](p)
+	g, err := newGraph[Values, Values](p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ type fullOnly struct{ Checkpointer }
 func TestVerifyWritesCatchesABrokenEncoder(t *testing.T) {
 	p := loopGraph(t, 3)
 	p.lying = true
-	g, err := New[Values, Values](p)
+	g, err := newGraph[Values, Values](p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -95,7 +95,7 @@ func Run(args []string, stdout, stderr io.Writer) int {
 			err = &usageError{"version takes no arguments"}
 			break
 		}
-		fmt.Fprintf(stdout, "ilmekgen %s (generated code contract version %d)\n", moduleVersion(), gen.Version)
+		fmt.Fprintf(stdout, "ilmekgen %s (generator version %d)\n", moduleVersion(), gen.Version)
 		return exitOK
 	case "gen":
 		err = unknownCommand(args)

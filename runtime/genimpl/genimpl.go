@@ -1,14 +1,16 @@
-// Package genimpl is the support code of the packages ilmekgen generates:
-// the fixed machinery every generated package would otherwise carry a copy
-// of (the JSON object writer, the conversions of the registry adapter, the
-// builder of New, the registry lookup), so that a generated package holds
-// only what depends on its document.
+// Package genimpl is the support code of the packages ilmekgen generates,
+// as protoimpl is protobuf's: the contract between a generated program and
+// the runtime's executor (Program, Planner, Target, New), the generator
+// version (GenVersion), and the fixed machinery every generated package
+// would otherwise carry a copy of (the program's fixed methods, the JSON
+// object writer, the registry adapter and its conversions, the builder of
+// New), so that a generated package holds only what depends on its
+// document and package runtime exports only what applications use.
 //
-// It is for generated code only; its API may change with the generator
-// version. Generated code pins that version with runtime.EnforceVersion
-// constants (see runtime.GenVersion), so a generated package and a genimpl
-// that do not match fail to compile with a pointer to re-run go generate,
-// as protoimpl does for protobuf.
+// It is for generated code only; its API may change with GenVersion.
+// Generated code pins that version with EnforceVersion constants, so a
+// generated package and a genimpl that do not match fail to compile with a
+// pointer to re-run go generate.
 package genimpl
 
 import (
@@ -178,7 +180,8 @@ func DecodeObject[V any](channel string, v any, typ string) (map[string]V, *runt
 func result[T any](x T, msg string) func(string) (T, *runtime.ChannelError) {
 	return func(channel string) (T, *runtime.ChannelError) {
 		if msg != "" {
-			return x, &runtime.ChannelError{Channel: channel, Msg: msg}
+			var zero T
+			return zero, &runtime.ChannelError{Channel: channel, Msg: msg}
 		}
 		return x, nil
 	}
@@ -199,25 +202,6 @@ func JSONFloat32[F ~float32](x F) float64 {
 	return v
 }
 
-// Command returns the targets of the command a node recorded with
-// ctx.Command, converted by target, or nil when it recorded none (an empty
-// command is an empty, non-nil slice: it routes nowhere).
-func Command[T any](ctx *runtime.Ctx, target func(runtime.Goto) (T, error)) ([]T, error) {
-	gotos, ok := ctx.PendingCommand()
-	if !ok {
-		return nil, nil
-	}
-	out := make([]T, 0, len(gotos))
-	for _, g := range gotos {
-		t, err := target(g)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, nil
-}
-
 // SpecDoc returns the function that decodes a generated package's embedded
 // document (source names it in diagnostics) once.
 func SpecDoc(source, text string) func() (*spec.Graph, error) {
@@ -232,8 +216,7 @@ func SpecDoc(source, text string) func() (*spec.Graph, error) {
 
 // RegistryNode builds node index id of the document doc returns with the
 // factory reg has for its type, given the node exactly as the document
-// stores it (raw config included): what a generated FromRegistry serves
-// through Adapt.
+// stores it (raw config included): what Adapter.Registry serves.
 func RegistryNode(reg runtime.Registry, doc func() (*spec.Graph, error), id int) (runtime.NodeFunc, error) {
 	g, err := doc()
 	if err != nil {
@@ -286,6 +269,15 @@ func (b *Builder[S, U, N]) Add(id int, method string) func(N, error) {
 			b.nodes[id] = fn
 		}
 	}
+}
+
+// New returns the graph of p, whose nodes b built, or every failure to
+// build them as one *runtime.SpecError.
+func (b *Builder[S, U, N]) New(p Program[S, U], opts []runtime.Option) (*runtime.Graph[S, U], error) {
+	if err := b.Err(); err != nil {
+		return nil, err
+	}
+	return New(p, opts...)
 }
 
 // Err reports every failure as one *runtime.SpecError, or nil.

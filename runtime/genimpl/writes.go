@@ -9,7 +9,7 @@ import (
 )
 
 // Writes collects the writes of a generated program's EncodeWrites
-// (runtime.WriteEncoder): one per channel a superstep's updates touched,
+// (WriteEncoder): one per channel a superstep's updates touched,
 // in channel order.
 type Writes struct {
 	dst []runtime.ChannelWrite
@@ -61,6 +61,21 @@ func Wrote[U any](updates []U, field func(*U) bool) bool {
 		}
 	}
 	return false
+}
+
+// LastWrite writes last_write channel key's new value *v when wrote (some
+// update wrote it), and reports false when it cannot: the channel was not
+// set before (had is false), so a delta cannot say it entered the
+// encoding.
+func LastWrite[T any](w *Writes, key string, wrote, had bool, v *T) bool {
+	switch {
+	case !wrote:
+		return true
+	case !had:
+		return false
+	}
+	w.Value(key, *v)
+	return true
 }
 
 // Append writes append channel key, whose value went from prev to next

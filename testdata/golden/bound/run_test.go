@@ -69,6 +69,11 @@ func typedInput(t *testing.T, in string) boundgraph.Update {
 		t.Fatal(err)
 	}
 	var u boundgraph.Update
+	if string(m["cart"]) == "null" {
+		// A *shop.Cart field writes a cart; null is the adapter's.
+		u = boundgraph.UpdateOf(runtime.Values{"cart": nil})
+		delete(m, "cart")
+	}
 	var err error
 	for k, raw := range m {
 		switch k {
@@ -85,8 +90,7 @@ func typedInput(t *testing.T, in string) boundgraph.Update {
 			u.Ok = new(bool)
 			err = json.Unmarshal(raw, u.Ok)
 		case "cart":
-			u.Cart = new(*shop.Cart)
-			err = json.Unmarshal(raw, u.Cart)
+			err = json.Unmarshal(raw, &u.Cart)
 		case "tags":
 			err = json.Unmarshal(raw, &u.Tags)
 		case "messages":
@@ -161,5 +165,30 @@ func TestRoundTrip(t *testing.T) {
 	want, _ := os.ReadFile("spec.json")
 	if eq, err := spec.JSONEqual(doc.Encode(), want); err != nil || !eq {
 		t.Errorf("round trip differs (%v):\n%s", err, doc.Encode())
+	}
+}
+
+// TestPointerChannelUpdate: a channel bound to *shop.Cart is a *shop.Cart
+// in the Update as in the State (not a **shop.Cart), written by a non-nil
+// pointer; nil does not write it, and the adapter's null write still
+// clears it, as the spec-built program's does.
+func TestPointerChannelUpdate(t *testing.T) {
+	c := &shop.Cart{Items: []string{"a"}, Total: 2}
+	s := boundgraph.State{}.With(boundgraph.Update{Cart: c})
+	if !s.HasCart() || s.Cart != c {
+		t.Fatalf("after writing the cart: set %v, cart %v", s.HasCart(), s.Cart)
+	}
+	if s = s.With(boundgraph.Update{}); s.Cart != c {
+		t.Fatalf("a nil Cart wrote the channel: %v", s.Cart)
+	}
+	null := boundgraph.UpdateOf(runtime.Values{"cart": nil})
+	if data, err := json.Marshal(null); err != nil || string(data) != `{"cart":null}` {
+		t.Fatalf("the adapter's null write encodes as %s, %v", data, err)
+	}
+	if s = s.With(null); !s.HasCart() || s.Cart != nil {
+		t.Fatalf("after a null write: set %v, cart %v", s.HasCart(), s.Cart)
+	}
+	if u := boundgraph.UpdateOf(runtime.Values{"cart": map[string]any{"total": 3}}); u.Cart == nil || u.Cart.Total != 3 {
+		t.Fatalf("the adapter's write of a cart: %+v", u.Cart)
 	}
 }

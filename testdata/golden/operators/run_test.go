@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/genimpl"
 	"github.com/ilmek-go/ilmek/spec"
 	"github.com/ilmek-go/ilmek/testdata/golden/operators/opgraph"
 )
@@ -230,7 +231,7 @@ func TestReduceAllocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := g.Program()
+	p := genimpl.ProgramOf(g)
 	v := any("x")
 	ups := []opgraph.Update{{V: &v}, {Hits: []any{v}}}
 	s := p.Zero()
