@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"log/slog"
 	"strconv"
 	"time"
@@ -29,7 +30,7 @@ type runInfo struct {
 	limit     int
 	strict    bool
 	cp        Checkpointer
-	lease     Lease                   // the run's lease on its thread, nil without a checkpointer
+	lease     checkpoint.Lease        // the run's lease on its thread, nil without a checkpointer
 	stop      context.CancelCauseFunc // cancels the run, with a cause
 	obs       Observer                // nil: nobody observes the run
 	stepIndex int
@@ -44,7 +45,7 @@ func (r *runInfo) leaseValid() error {
 		return nil
 	}
 	if d := r.lease.Deadline(); !d.IsZero() && !time.Now().Before(d) {
-		cause := &leaseLostError{err: ErrLeaseExpired}
+		cause := &leaseLostError{err: checkpoint.ErrLeaseExpired}
 		r.stop(cause)
 		return cause
 	}
@@ -61,9 +62,9 @@ type taskInfo struct {
 	id      string // lazily planID + ":" + key
 	state   any    // *S of the program
 	emit    func(Event)
-	preload []JournalEntry // journal recorded by earlier passes
-	jr      *journal       // built on first Step or Interrupt
-	rec     *TaskRecord    // the task's record when the run is observed
+	preload []checkpoint.JournalEntry // journal recorded by earlier passes
+	jr      *journal                  // built on first Step or Interrupt
+	rec     *TaskRecord               // the task's record when the run is observed
 
 	halted      bool
 	pending     []PendingInterrupt

@@ -63,7 +63,10 @@ var notGoNames = map[string]bool{"OpenTelemetry": true, "PostgreSQL": true}
 // directory. A renamed or removed name fails here, not in a reader's hands.
 func TestPackageDocNamesExist(t *testing.T) {
 	p := docPackage(t, ".", "github.com/ilmek-go/ilmek/runtime")
-	others := map[string]*doc.Package{"spec": docPackage(t, "../spec", "github.com/ilmek-go/ilmek/spec")}
+	others := map[string]*doc.Package{
+		"spec":       docPackage(t, "../spec", "github.com/ilmek-go/ilmek/spec"),
+		"checkpoint": docPackage(t, "./checkpoint", "github.com/ilmek-go/ilmek/runtime/checkpoint"),
+	}
 	parser := p.Parser()
 	exists := func(name string) bool {
 		recv, sym, ok := strings.Cut(name, ".")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"runtime/debug"
 	"slices"
 	"time"
@@ -141,7 +142,7 @@ func (r *runner[S, U]) runBody(in *U, a *Answers) (res Result[S]) {
 		// Losing the lease cancels the run at once: nodes see their
 		// context done and Step starts no new effect, rather than running
 		// effects the new holder of the thread will run again.
-		lease, err := r.cfg.cp.Lease(r.ctx, r.cfg.thread, LeaseOptions{Lost: r.leaseLost(), Renewed: r.leaseRenewed()})
+		lease, err := r.cfg.cp.Lease(r.ctx, r.cfg.thread, checkpoint.LeaseOptions{Lost: r.leaseLost(), Renewed: r.leaseRenewed()})
 		if err != nil {
 			if !errors.Is(err, ErrThreadBusy) {
 				err = &CheckpointError{Op: "lease", Err: err}
@@ -150,7 +151,7 @@ func (r *runner[S, U]) runBody(in *U, a *Answers) (res Result[S]) {
 		}
 		defer lease.Release()
 		r.info.lease, r.info.stop = lease, r.cancel
-		r.ctx = ContextWithLease(r.ctx, lease) // fences the run's writes
+		r.ctx = checkpoint.ContextWithLease(r.ctx, lease) // fences the run's writes
 		if r.obs != nil {
 			r.obs.Lease(r.ctx, r.rec, LeaseRecord{Event: LeaseTaken})
 		}

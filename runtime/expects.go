@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"maps"
 	"math"
 	"reflect"
@@ -16,21 +17,10 @@ import (
 	"time"
 )
 
-// Expects is what an interrupt's answer must be: the Go type the asking
-// node decodes it into, and that type's JSON Schema. Interrupt[T] records
-// it with the pending interrupt (PendingInterrupt.Expects), so a user
-// interface can build a form from the schema, and Resume checks every
-// answer against it before anything is written.
-type Expects struct {
-	// Type is the Go type's name, e.g. "bool" or "example.com/shop.Decision".
-	Type string `json:"type"`
-	// Schema is the JSON Schema (draft 2020-12) of the JSON values that
-	// decode into Type. null decodes into every type (to its zero value)
-	// and is always accepted; a type that decodes itself (a
-	// json.Unmarshaler or encoding.TextUnmarshaler other than time.Time)
-	// accepts any value here and is checked when its node decodes it.
-	Schema json.RawMessage `json:"schema"`
-}
+// Expects is what an interrupt's answer must be (checkpoint.Expects):
+// Interrupt[T] records it with the pending interrupt, and Resume checks
+// every answer against it before anything is written.
+type Expects = checkpoint.Expects
 
 var expectsCache sync.Map // reflect.Type -> *Expects
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"slices"
 	"time"
 )
@@ -72,12 +73,12 @@ func Migrate[OS, OU, NS, NU any](ctx context.Context, cp Checkpointer, thread st
 	fail := func(msg string, err error) (*MigrationReport, error) {
 		return nil, &MigrationError{ThreadID: thread, Msg: msg, Err: err}
 	}
-	lease, err := cp.Lease(ctx, thread, LeaseOptions{})
+	lease, err := cp.Lease(ctx, thread, checkpoint.LeaseOptions{})
 	if err != nil {
 		return nil, err
 	}
 	defer lease.Release()
-	ctx = ContextWithLease(ctx, lease)
+	ctx = checkpoint.ContextWithLease(ctx, lease)
 	latest, err := cp.Get(ctx, thread, "")
 	if err != nil {
 		return fail("read the latest checkpoint", err)
@@ -126,14 +127,14 @@ func Migrate[OS, OU, NS, NU any](ctx context.Context, cp Checkpointer, thread st
 		return rep, nil
 	}
 	c := &Checkpoint{ID: newID(), ParentID: latest.ID, ThreadID: thread, Step: latest.Step, Channels: enc,
-		Next: make([]TaskRef, 0, len(rep.NewPlan)), Created: time.Now().UTC(),
-		Fingerprint: rep.To, Format: CheckpointFormat, MigratedFrom: rep.From}
+		Next: make([]checkpoint.TaskRef, 0, len(rep.NewPlan)), Created: time.Now().UTC(),
+		Fingerprint: rep.To, Format: checkpoint.Format, MigratedFrom: rep.From}
 	c.PlanID = c.ID
 	for _, id := range rep.NewPlan {
-		c.Next = append(c.Next, TaskRef{Node: id, Key: id})
+		c.Next = append(c.Next, checkpoint.TaskRef{Node: id, Key: id})
 	}
 	fp, doc := to.versionDocument()
-	if ds, ok := cp.(DocumentStore); ok {
+	if ds, ok := cp.(checkpoint.DocumentStore); ok {
 		if err := ds.PutDocument(ctx, fp, doc); err != nil {
 			return fail("store the new version's document", err)
 		}

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"log/slog"
 	"time"
 )
@@ -149,7 +150,7 @@ func (r *runner[S, U]) put(cp *Checkpoint, done []string, pause bool) (err error
 	}
 	if r.tw != nil {
 		// The thread's metadata or the run's outcome ride with the write.
-		ctx = ContextWithThreadWrite(ctx, r.tw)
+		ctx = checkpoint.ContextWithThreadWrite(ctx, r.tw)
 		defer func() { r.threadWritten(err) }()
 	}
 	if !r.timed {

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"time"
 
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -129,14 +131,14 @@ func (r *runner[S, U]) checkpoint(step int, keepPlan *string) (*Checkpoint, erro
 	}
 	// The checkpoint and its plan in one allocation when it plans one task.
 	a := &checkpointAlloc{}
-	var next []TaskRef
+	var next []checkpoint.TaskRef
 	if len(r.cur) <= len(a.next) {
 		next = a.next[:len(r.cur)]
 	} else {
-		next = make([]TaskRef, len(r.cur))
+		next = make([]checkpoint.TaskRef, len(r.cur))
 	}
 	for i, t := range r.cur {
-		next[i] = TaskRef{Node: r.g.ids[t.node], Key: t.key}
+		next[i] = checkpoint.TaskRef{Node: r.g.ids[t.node], Key: t.key}
 		if t.send {
 			in, err := r.p.EncodeState(t.input)
 			if err != nil {
@@ -147,7 +149,7 @@ func (r *runner[S, U]) checkpoint(step int, keepPlan *string) (*Checkpoint, erro
 	}
 	cp := &a.cp
 	*cp = Checkpoint{ID: newID(), ThreadID: r.cfg.thread, Step: step, Channels: chans, Next: next, Created: time.Now().UTC()}
-	cp.Fingerprint, cp.Format = r.g.Fingerprint(), CheckpointFormat
+	cp.Fingerprint, cp.Format = r.g.Fingerprint(), checkpoint.Format
 	if r.latest != nil {
 		cp.ParentID = r.latest.ID
 	}
@@ -161,7 +163,7 @@ func (r *runner[S, U]) checkpoint(step int, keepPlan *string) (*Checkpoint, erro
 // checkpointAlloc is a checkpoint with room for a one-task plan.
 type checkpointAlloc struct {
 	cp   Checkpoint
-	next [1]TaskRef
+	next [1]checkpoint.TaskRef
 }
 
 // start loads or creates the thread's state and the first tasks of the run.
@@ -327,4 +329,19 @@ func idList(ps []PendingInterrupt) string {
 	}
 	b, _ := json.Marshal(ids)
 	return string(b)
+}
+
+// leaseLostError is the cancellation cause of a run whose lease was lost,
+// or passed its deadline.
+type leaseLostError struct{ err error }
+
+func (e *leaseLostError) Error() string { return "lease lost: " + e.err.Error() }
+func (e *leaseLostError) Unwrap() error { return e.err }
+
+// cloneCheckpoint returns a copy of c with its own Next and Pending.
+func cloneCheckpoint(c *checkpoint.Checkpoint) *checkpoint.Checkpoint {
+	out := *c
+	out.Next = slices.Clone(c.Next)
+	out.Pending = slices.Clone(c.Pending)
+	return &out
 }

@@ -1,6 +1,9 @@
 package runtime
 
-import "github.com/ilmek-go/ilmek/spec"
+import (
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+	"github.com/ilmek-go/ilmek/spec"
+)
 
 // EndNode is the node index of spec.End in a Target.
 const EndNode = -1
@@ -65,7 +68,7 @@ type WriteEncoder[S, U any] interface {
 	// encoding); the executor then encodes next whole. An error is a value
 	// that cannot be encoded: it fails the superstep, as EncodeState's
 	// would.
-	EncodeWrites(dst []ChannelWrite, prev, next *S, updates []U) (writes []ChannelWrite, ok bool, err error)
+	EncodeWrites(dst []checkpoint.ChannelWrite, prev, next *S, updates []U) (writes []checkpoint.ChannelWrite, ok bool, err error)
 }
 
 // Shape is the static description of a graph that nodes may inspect through

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"log/slog"
 	"time"
 )
@@ -10,11 +11,11 @@ import (
 // outcome (ThreadRecorder) and the event log (EventStore). All of it is
 // nil for a run whose checkpointer has neither, or that asked for neither.
 type threadRun struct {
-	trec     ThreadRecorder
-	tw       *ThreadWrite // what the next checkpoint write records with it
-	recorded Status       // the outcome a checkpoint write recorded
-	evs      EventStore   // WithEventStore
-	evbuf    []StoredEvent
+	trec     checkpoint.ThreadRecorder
+	tw       *checkpoint.ThreadWrite // what the next checkpoint write records with it
+	recorded Status                  // the outcome a checkpoint write recorded
+	evs      checkpoint.EventStore   // WithEventStore
+	evbuf    []checkpoint.StoredEvent
 }
 
 // checkThreadOptions refuses WithThreadMeta and WithEventStore without a
@@ -24,12 +25,12 @@ func checkThreadOptions(c *runConfig) error {
 		if err := checkThreadMeta(c.threadMeta); err != nil {
 			return err
 		}
-		if _, ok := c.cp.(ThreadRecorder); !ok {
+		if _, ok := c.cp.(checkpoint.ThreadRecorder); !ok {
 			return &OptionError{Msg: fmt.Sprintf("runtime: WithThreadMeta needs Thread and a checkpointer that keeps thread metadata (a runtime.ThreadRecorder such as runtime.NewMemory or the SQLite and PostgreSQL stores); %T is not one", c.cp)}
 		}
 	}
 	if c.events {
-		if _, ok := c.cp.(EventStore); !ok {
+		if _, ok := c.cp.(checkpoint.EventStore); !ok {
 			return &OptionError{Msg: fmt.Sprintf("runtime: WithEventStore needs Thread and a checkpointer that keeps an event log (a runtime.EventStore such as runtime.NewMemory or the SQLite and PostgreSQL stores); %T is not one", c.cp)}
 		}
 	}
@@ -41,14 +42,14 @@ func (r *runner[S, U]) setupThread() {
 	if r.cfg.cp == nil {
 		return
 	}
-	if tr, ok := r.cfg.cp.(ThreadRecorder); ok {
+	if tr, ok := r.cfg.cp.(checkpoint.ThreadRecorder); ok {
 		r.trec = tr
 		if r.cfg.threadMeta != nil {
-			r.tw = &ThreadWrite{Meta: r.cfg.threadMeta}
+			r.tw = &checkpoint.ThreadWrite{Meta: r.cfg.threadMeta}
 		}
 	}
 	if r.cfg.events {
-		r.evs, _ = r.cfg.cp.(EventStore)
+		r.evs, _ = r.cfg.cp.(checkpoint.EventStore)
 	}
 }
 
@@ -56,9 +57,9 @@ func (r *runner[S, U]) setupThread() {
 // run's outcome.
 func (r *runner[S, U]) outcomeWith(status Status, err error, pending []PendingInterrupt) {
 	if r.tw == nil {
-		r.tw = &ThreadWrite{}
+		r.tw = &checkpoint.ThreadWrite{}
 	}
-	r.tw.Outcome = &ThreadOutcome{Status: status, RunID: r.info.runID, Ended: time.Now().UTC(), Error: shortError(err)}
+	r.tw.Outcome = &checkpoint.ThreadOutcome{Status: status, RunID: r.info.runID, Ended: time.Now().UTC(), Error: shortError(err)}
 	r.tw.Pending = pending
 }
 
@@ -90,7 +91,7 @@ func (r *runner[S, U]) recordEnd(status Status, err error, pending []PendingInte
 	if r.tw == nil && r.recorded == status {
 		return
 	}
-	w := ThreadWrite{Outcome: &ThreadOutcome{Status: status, RunID: r.info.runID, Ended: time.Now().UTC(), Error: shortError(err)}, Pending: pending}
+	w := checkpoint.ThreadWrite{Outcome: &checkpoint.ThreadOutcome{Status: status, RunID: r.info.runID, Ended: time.Now().UTC(), Error: shortError(err)}, Pending: pending}
 	if r.tw != nil {
 		w.Meta = r.tw.Meta
 	}

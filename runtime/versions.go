@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // Version is one graph of a Versions set: any *Graph[S, U] (spec-built,
@@ -82,7 +83,7 @@ func (vs *Versions) For(ctx context.Context, cp Checkpointer, threadID string) (
 		}
 	}
 	var old []byte
-	if ds, ok := cp.(DocumentStore); ok {
+	if ds, ok := cp.(checkpoint.DocumentStore); ok {
 		d, err := ds.GetDocument(ctx, latest.Fingerprint)
 		switch {
 		case err == nil:

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // routes lists every route the server serves; the OpenAPI test walks it.
@@ -331,7 +332,7 @@ func (s *Server) listThreads(w http.ResponseWriter, r *http.Request, p Principal
 	if st, ok := s.index.(*storedThreads); ok {
 		// The store filters and pages: by metadata and graph, and by the
 		// last run's outcome for the threads waiting on a person or failed.
-		tq := runtime.ThreadQuery{Meta: map[string]string{}, Cursor: cursor}
+		tq := checkpoint.ThreadQuery{Meta: map[string]string{}, Cursor: cursor}
 		for k, v := range meta {
 			tq.Meta[k] = v
 		}
@@ -348,7 +349,7 @@ func (s *Server) listThreads(w http.ResponseWriter, r *http.Request, p Principal
 		for {
 			tq.Limit = limit - len(out.Threads)
 			page, err := st.lister.ListThreads(r.Context(), tq)
-			if errors.Is(err, runtime.ErrThreadQuery) {
+			if errors.Is(err, checkpoint.ErrThreadQuery) {
 				return badRequest("the listing was refused: " + err.Error() + "; start again without cursor")
 			}
 			if err != nil {

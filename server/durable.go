@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // Metadata keys the server keeps with every thread besides the caller's:
@@ -26,28 +27,28 @@ func reservedMeta(k string) bool {
 }
 
 // bindStore uses the checkpointer's durable parts when it has them: its
-// event log (runtime.EventStore) for the runs' events, and its thread
-// records (runtime.ThreadLister and runtime.ThreadRecorder) for the thread
+// event log (checkpoint.EventStore) for the runs' events, and its thread
+// records (checkpoint.ThreadLister and checkpoint.ThreadRecorder) for the thread
 // index, so that threads and event logs outlive the process and another
 // server process on the same store serves them too.
 func (s *Server) bindStore(cp runtime.Checkpointer) {
-	if es, ok := cp.(runtime.EventStore); ok {
+	if es, ok := cp.(checkpoint.EventStore); ok {
 		s.durable = runtimeEvents{es}
 	}
-	lister, lok := cp.(runtime.ThreadLister)
-	rec, rok := cp.(runtime.ThreadRecorder)
+	lister, lok := cp.(checkpoint.ThreadLister)
+	rec, rok := cp.(checkpoint.ThreadRecorder)
 	if lok && rok {
 		s.index = &storedThreads{lister: lister, rec: rec, cache: map[string]threadRecord{}}
 	}
 }
 
-// runtimeEvents is the eventStore of a runtime.EventStore.
-type runtimeEvents struct{ es runtime.EventStore }
+// runtimeEvents is the eventStore of a checkpoint.EventStore.
+type runtimeEvents struct{ es checkpoint.EventStore }
 
 func (r runtimeEvents) AppendEvents(ctx context.Context, evs []storedEvent) error {
-	out := make([]runtime.StoredEvent, len(evs))
+	out := make([]checkpoint.StoredEvent, len(evs))
 	for i, e := range evs {
-		out[i] = runtime.StoredEvent{RunID: e.RunID, Seq: e.Seq, ThreadID: e.ThreadID, Time: e.Time, Kind: e.Kind, Data: e.Data}
+		out[i] = checkpoint.StoredEvent{RunID: e.RunID, Seq: e.Seq, ThreadID: e.ThreadID, Time: e.Time, Kind: e.Kind, Data: e.Data}
 	}
 	return r.es.AppendEvents(ctx, out)
 }
@@ -67,8 +68,8 @@ func (r runtimeEvents) ReadEvents(ctx context.Context, runID string, afterSeq in
 // storedThreads is the thread index kept in the checkpointer's thread
 // records: the metadata keys above hold the graph, creation time and id.
 type storedThreads struct {
-	lister runtime.ThreadLister
-	rec    runtime.ThreadRecorder
+	lister checkpoint.ThreadLister
+	rec    checkpoint.ThreadRecorder
 	mu     sync.Mutex
 	cache  map[string]threadRecord
 }
@@ -84,7 +85,7 @@ func (st *storedThreads) createThread(ctx context.Context, t threadRecord) (bool
 		meta[k] = v
 	}
 	meta[metaGraph], meta[metaCreated], meta[metaID] = t.Graph, t.Created.UTC().Format(time.RFC3339Nano), t.ID
-	if err := st.rec.RecordThread(ctx, t.ID, runtime.ThreadWrite{Meta: meta}); err != nil {
+	if err := st.rec.RecordThread(ctx, t.ID, checkpoint.ThreadWrite{Meta: meta}); err != nil {
 		return false, err
 	}
 	st.mu.Lock()
@@ -95,7 +96,7 @@ func (st *storedThreads) createThread(ctx context.Context, t threadRecord) (bool
 
 // record turns a stored thread into the server's record; ok is false for
 // a thread the server did not create (no graph recorded).
-func record(info runtime.ThreadInfo) (threadRecord, bool) {
+func record(info checkpoint.ThreadInfo) (threadRecord, bool) {
 	g := info.Meta[metaGraph]
 	if g == "" {
 		return threadRecord{}, false
@@ -117,7 +118,7 @@ func (st *storedThreads) thread(ctx context.Context, id string) (threadRecord, e
 	if ok {
 		return t, nil
 	}
-	page, err := st.lister.ListThreads(ctx, runtime.ThreadQuery{Meta: map[string]string{metaID: id}, Limit: 2})
+	page, err := st.lister.ListThreads(ctx, checkpoint.ThreadQuery{Meta: map[string]string{metaID: id}, Limit: 2})
 	if err != nil {
 		return threadRecord{}, err
 	}
@@ -135,7 +136,7 @@ func (st *storedThreads) thread(ctx context.Context, id string) (threadRecord, e
 // threads lists every thread the server created, newest first.
 func (st *storedThreads) threads(ctx context.Context) ([]threadRecord, error) {
 	var out []threadRecord
-	q := runtime.ThreadQuery{Limit: runtime.MaxThreadLimit}
+	q := checkpoint.ThreadQuery{Limit: checkpoint.MaxThreadLimit}
 	for {
 		page, err := st.lister.ListThreads(ctx, q)
 		if err != nil {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // countingLog is a durable event log that counts its appends.
@@ -25,7 +25,7 @@ func (c *countingLog) AppendEvents(ctx context.Context, evs []storedEvent) error
 // superstep, and another server process (sharing the checkpointer) streams
 // them to a client that reconnects there with Last-Event-ID.
 func TestStreamFromDurableLog(t *testing.T) {
-	store := runtime.NewMemory()
+	store := checkpoint.NewMemory()
 	durable := &countingLog{memEvents: newMemEvents(1000, 1000)}
 	a := newTestServer(t, func(c *Config) { c.Checkpointer = store })
 	a.durable = durable
@@ -69,7 +69,7 @@ func TestStreamFromDurableLog(t *testing.T) {
 // threads through the store's thread records, lists them, and streams a
 // run's events from the store's event log.
 func TestSecondServerOnOneStore(t *testing.T) {
-	store := runtime.NewMemory()
+	store := checkpoint.NewMemory()
 	a := newTestServer(t, func(c *Config) { c.Checkpointer = store })
 	th := a.newThread("alice", map[string]any{"metadata": map[string]string{"team": "blog"}})
 	var run RunView

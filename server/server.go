@@ -142,7 +142,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Checkpointer = cfg.Queue.Store()
 	}
 	if cfg.Checkpointer == nil {
-		return nil, errors.New("server: Config.Checkpointer is nil; pass the store threads live in (runtime.NewMemory, runtime/sqlite, runtime/postgres)")
+		return nil, errors.New("server: Config.Checkpointer is nil; pass the store threads live in (checkpoint.NewMemory, runtime/sqlite, runtime/postgres)")
 	}
 	if len(cfg.Graphs) == 0 {
 		return nil, errors.New("server: Config.Graphs is empty; pass at least one graph made with server.Of")

@@ -12,19 +12,20 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 func TestNewRefusesWithoutAuthenticate(t *testing.T) {
-	_, err := New(Config{Graphs: []Graph{Of(approvalGraph(t))}, Checkpointer: runtime.NewMemory()})
+	_, err := New(Config{Graphs: []Graph{Of(approvalGraph(t))}, Checkpointer: checkpoint.NewMemory()})
 	if !errors.Is(err, ErrNoAuthenticate) {
 		t.Fatalf("New without Authenticate: %v, want ErrNoAuthenticate", err)
 	}
 	for name, cfg := range map[string]Config{
 		"no checkpointer": {Graphs: []Graph{Of(approvalGraph(t))}, Authenticate: Anonymous},
-		"no graphs":       {Checkpointer: runtime.NewMemory(), Authenticate: Anonymous},
-		"zero graph":      {Graphs: []Graph{{}}, Checkpointer: runtime.NewMemory(), Authenticate: Anonymous},
-		"two same names":  {Graphs: []Graph{Of(approvalGraph(t)), Of(approvalGraph(t))}, Checkpointer: runtime.NewMemory(), Authenticate: Anonymous},
-		"bad policy":      {Graphs: []Graph{Of(approvalGraph(t))}, Checkpointer: runtime.NewMemory(), Authenticate: Anonymous, DoubleTexting: "twice"},
+		"no graphs":       {Checkpointer: checkpoint.NewMemory(), Authenticate: Anonymous},
+		"zero graph":      {Graphs: []Graph{{}}, Checkpointer: checkpoint.NewMemory(), Authenticate: Anonymous},
+		"two same names":  {Graphs: []Graph{Of(approvalGraph(t)), Of(approvalGraph(t))}, Checkpointer: checkpoint.NewMemory(), Authenticate: Anonymous},
+		"bad policy":      {Graphs: []Graph{Of(approvalGraph(t))}, Checkpointer: checkpoint.NewMemory(), Authenticate: Anonymous, DoubleTexting: "twice"},
 	} {
 		if _, err := New(cfg); err == nil {
 			t.Errorf("%s: New accepted the config", name)
@@ -419,7 +420,7 @@ type plainStore struct{ runtime.Checkpointer }
 func TestPaging(t *testing.T) {
 	t.Run("store", func(t *testing.T) { testPaging(t, nil) })
 	t.Run("memory index", func(t *testing.T) {
-		testPaging(t, func(c *Config) { c.Checkpointer = plainStore{runtime.NewMemory()} })
+		testPaging(t, func(c *Config) { c.Checkpointer = plainStore{checkpoint.NewMemory()} })
 	})
 }
 
@@ -513,7 +514,7 @@ func (failingStore) Get(context.Context, string, string) (*runtime.Checkpoint, e
 }
 
 func TestInternalErrorsStayInside(t *testing.T) {
-	ts := newTestServer(t, func(c *Config) { c.Checkpointer = failingStore{runtime.NewMemory()} })
+	ts := newTestServer(t, func(c *Config) { c.Checkpointer = failingStore{checkpoint.NewMemory()} })
 	r := ts.must("alice", "POST", "/threads", nil, 500)
 	p := r.problem(t)
 	if strings.Contains(string(r.Body), "secret-host") || p.ErrorID == "" || strings.Contains(string(r.Body), "goroutine") {

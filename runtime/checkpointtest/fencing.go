@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -23,7 +24,7 @@ var fencingContracts = []contract{
 func testFenceTokensDiffer(t *testing.T, cp runtime.Checkpointer) {
 	seen := map[string]bool{}
 	for range 3 {
-		l, err := cp.Lease(t.Context(), "t", runtime.LeaseOptions{})
+		l, err := cp.Lease(t.Context(), "t", checkpoint.LeaseOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,23 +41,23 @@ func testFenceTokensDiffer(t *testing.T, cp runtime.Checkpointer) {
 }
 
 // testDeleteFencesRun: DeleteThread while a run holds the thread's lease
-// tells the holder (LeaseOptions.Lost, matching runtime.ErrThreadDeleted),
+// tells the holder (LeaseOptions.Lost, matching checkpoint.ErrThreadDeleted),
 // refuses every later write made under that lease, leaves nothing of the
 // thread, and frees the thread for a new lease at once.
 func testDeleteFencesRun(t *testing.T, cp runtime.Checkpointer) {
 	ctx := t.Context()
 	lost := make(chan error, 1)
-	l, err := cp.Lease(ctx, "gone", runtime.LeaseOptions{Lost: func(err error) { lost <- err }})
+	l, err := cp.Lease(ctx, "gone", checkpoint.LeaseOptions{Lost: func(err error) { lost <- err }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Release()
-	run := runtime.ContextWithLease(ctx, l)
+	run := checkpoint.ContextWithLease(ctx, l)
 	first := mk("gone", "", 0)
 	if err := cp.Put(run, first, nil); err != nil {
 		t.Fatalf("Put under the lease: %v", err)
 	}
-	entries := []runtime.JournalEntry{{Key: "s#0", Value: json.RawMessage(`1`)}}
+	entries := []checkpoint.JournalEntry{{Key: "s#0", Value: json.RawMessage(`1`)}}
 	if err := cp.PutJournal(run, "gone", "task", entries); err != nil {
 		t.Fatalf("PutJournal under the lease: %v", err)
 	}
@@ -65,8 +66,8 @@ func testDeleteFencesRun(t *testing.T, cp runtime.Checkpointer) {
 	}
 	select {
 	case err := <-lost:
-		if !errors.Is(err, runtime.ErrThreadDeleted) {
-			t.Errorf("Lost received %v, want an error matching runtime.ErrThreadDeleted", err)
+		if !errors.Is(err, checkpoint.ErrThreadDeleted) {
+			t.Errorf("Lost received %v, want an error matching checkpoint.ErrThreadDeleted", err)
 		}
 	case <-time.After(5 * time.Second):
 		t.Error("the holder was not told that its thread was deleted")
@@ -83,15 +84,15 @@ func testDeleteFencesRun(t *testing.T, cp runtime.Checkpointer) {
 	if j, err := cp.GetJournal(ctx, "gone", "task"); err != nil || len(j) != 0 {
 		t.Errorf("journal after DeleteThread and the late writes: %v, %v", j, err)
 	}
-	again, err := cp.Lease(ctx, "gone", runtime.LeaseOptions{})
+	again, err := cp.Lease(ctx, "gone", checkpoint.LeaseOptions{})
 	if err != nil {
 		t.Fatalf("Lease right after DeleteThread: %v", err)
 	}
 	l.Release() // the deleted lease's release must not free the new one
-	if _, err := cp.Lease(ctx, "gone", runtime.LeaseOptions{}); !errors.Is(err, runtime.ErrThreadBusy) {
+	if _, err := cp.Lease(ctx, "gone", checkpoint.LeaseOptions{}); !errors.Is(err, runtime.ErrThreadBusy) {
 		t.Errorf("Lease while the new lease is held: %v, want ErrThreadBusy", err)
 	}
-	if err := cp.Put(runtime.ContextWithLease(ctx, again), mk("gone", "", 0), nil); err != nil {
+	if err := cp.Put(checkpoint.ContextWithLease(ctx, again), mk("gone", "", 0), nil); err != nil {
 		t.Errorf("Put under the new lease: %v", err)
 	}
 	again.Release()
@@ -99,7 +100,7 @@ func testDeleteFencesRun(t *testing.T, cp runtime.Checkpointer) {
 
 // testGraphDeleteDuringRun: a thread deleted while its run is in a node
 // (DeleteThread returns without waiting) ends the run with an error
-// matching runtime.ErrThreadDeleted; the step asked for after the delete is
+// matching checkpoint.ErrThreadDeleted; the step asked for after the delete is
 // not run, the node's finished superstep is not committed, and nothing of
 // the thread comes back.
 func testGraphDeleteDuringRun(t *testing.T, cp runtime.Checkpointer) {
@@ -124,7 +125,7 @@ func testGraphDeleteDuringRun(t *testing.T, cp runtime.Checkpointer) {
 		}).
 		Edge(spec.Start, "first").Edge("first", "second").Edge("second", "third"))
 	res, err := g.Invoke(t.Context(), nil, on(cp, "t")...)
-	if res.Status != runtime.StatusError || !errors.Is(err, runtime.ErrThreadDeleted) {
+	if res.Status != runtime.StatusError || !errors.Is(err, checkpoint.ErrThreadDeleted) {
 		t.Fatalf("status %q, err %v; want error matching ErrThreadDeleted", res.Status, err)
 	}
 	if ran.Load() != 0 {

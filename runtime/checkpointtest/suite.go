@@ -13,7 +13,7 @@
 //		})
 //	}
 //
-// The semantics are those of runtime.Memory, the reference backend.
+// The semantics are those of checkpoint.Memory, the reference backend.
 package checkpointtest
 
 import (

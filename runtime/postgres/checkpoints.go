@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // Put stores cp and drops the journals of the task ids in done, in one
@@ -102,7 +103,7 @@ func (s *Store) get(ctx context.Context, threadID, id string) (*runtime.Checkpoi
 	}
 	defer rows.Close()
 	var self storedRow
-	chain := map[string]runtime.ChainLink{}
+	chain := map[string]checkpoint.ChainLink{}
 	for rows.Next() {
 		var isSelf bool
 		r, err := scanCheckpoint(rows, &isSelf)
@@ -113,7 +114,7 @@ func (s *Store) get(ctx context.Context, threadID, id string) (*runtime.Checkpoi
 			self = r
 			continue
 		}
-		chain[r.cp.ID] = runtime.ChainLink{Base: r.base, Channels: r.cp.Channels}
+		chain[r.cp.ID] = checkpoint.ChainLink{Base: r.base, Channels: r.cp.Channels}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -122,7 +123,7 @@ func (s *Store) get(ctx context.Context, threadID, id string) (*runtime.Checkpoi
 		return nil, pgx.ErrNoRows
 	}
 	if self.base != "" {
-		if err := s.rebuild(ctx, nil, self.cp, self.base, self.snap, map[string]map[string]runtime.ChainLink{self.snap: chain}); err != nil {
+		if err := s.rebuild(ctx, nil, self.cp, self.base, self.snap, map[string]map[string]checkpoint.ChainLink{self.snap: chain}); err != nil {
 			return nil, err
 		}
 	}
@@ -155,7 +156,7 @@ func (s *Store) List(ctx context.Context, threadID string, limit int) ([]*runtim
 		if err != nil {
 			return err
 		}
-		chains := map[string]map[string]runtime.ChainLink{}
+		chains := map[string]map[string]checkpoint.ChainLink{}
 		out = make([]*runtime.Checkpoint, 0, len(stored))
 		for _, r := range stored {
 			if r.base != "" {
@@ -177,7 +178,7 @@ func (s *Store) List(ctx context.Context, threadID string, limit int) ([]*runtim
 // statement. A run of the thread holding its lease in another process then
 // fails its next write with ErrLeaseLost and learns of the loss from its
 // heartbeat; the holder of a lease of this Store on it is told through its
-// LeaseOptions.Lost (an error matching runtime.ErrThreadDeleted), every
+// LeaseOptions.Lost (an error matching checkpoint.ErrThreadDeleted), every
 // later write under that lease is refused, and its release does nothing.
 func (s *Store) DeleteThread(ctx context.Context, threadID string) error {
 	s.mu.Lock()

@@ -11,12 +11,13 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // ErrLeaseLost is matched (errors.Is) by the error of a write of a thread
 // whose lease this Store held but another run has taken over (after it
 // expired without renewal) or deleted with the thread, and by the error
-// runtime.LeaseOptions.Lost receives when the heartbeat finds the lease
+// checkpoint.LeaseOptions.Lost receives when the heartbeat finds the lease
 // gone. Nothing was written; the run that held the lease must stop, the
 // new holder owns the thread.
 var ErrLeaseLost = errors.New("the thread's lease was lost: another run took it over after it expired unrenewed, or the thread was deleted; the write was refused so the new holder's state is not overwritten")
@@ -41,7 +42,7 @@ func (e *LeaseLostError) Error() string {
 func (e *LeaseLostError) Is(target error) bool { return target == ErrLeaseLost }
 
 // threadDeleted is why a held lease is gone when this Store deleted its
-// thread: it matches both runtime.ErrThreadDeleted and ErrLeaseLost.
+// thread: it matches both checkpoint.ErrThreadDeleted and ErrLeaseLost.
 type threadDeleted struct{ thread, schema string }
 
 func (e *threadDeleted) Error() string {
@@ -49,16 +50,16 @@ func (e *threadDeleted) Error() string {
 }
 
 func (e *threadDeleted) Is(target error) bool {
-	return target == runtime.ErrThreadDeleted || target == ErrLeaseLost
+	return target == checkpoint.ErrThreadDeleted || target == ErrLeaseLost
 }
 
 // heldLease is a lease this Store holds: its epoch, its deadline and its
-// heartbeat. It implements runtime.Lease.
+// heartbeat. It implements checkpoint.Lease.
 type heldLease struct {
 	s      *Store
 	thread string
 	epoch  int64
-	opts   runtime.LeaseOptions
+	opts   checkpoint.LeaseOptions
 	stop   chan struct{}
 	done   chan struct{}
 	once   sync.Once
@@ -122,8 +123,8 @@ func (l *heldLease) refused() error {
 // renews it every TTL/3 and reports each renewal to opts.Renewed; when a
 // renewal finds another epoch or no row, opts.Lost receives an error
 // matching ErrLeaseLost. Writes made with the lease in their context
-// (runtime.ContextWithLease, as the executor does) are fenced by its epoch.
-func (s *Store) Lease(ctx context.Context, threadID string, opts runtime.LeaseOptions) (runtime.Lease, error) {
+// (checkpoint.ContextWithLease, as the executor does) are fenced by its epoch.
+func (s *Store) Lease(ctx context.Context, threadID string, opts checkpoint.LeaseOptions) (checkpoint.Lease, error) {
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
@@ -179,7 +180,7 @@ func (s *Store) busy(ctx context.Context, threadID string) error {
 // renewal that finds another epoch or no row reports the loss. One that
 // does not reach the server is retried at the next tick; meanwhile the
 // lease's local deadline stays where it was, and once it has passed the
-// runtime starts no effect (runtime.ErrLeaseExpired).
+// runtime starts no effect (checkpoint.ErrLeaseExpired).
 func (s *Store) heartbeat(l *heldLease) {
 	defer close(l.done)
 	t := time.NewTicker(s.opts.ttl / 3)
@@ -247,7 +248,7 @@ func (s *Store) deleteLease(l *heldLease) {
 // passes in the context): the write must then be checked against its
 // epoch. It returns nil for a write outside a run, which is unfenced.
 func (s *Store) fence(ctx context.Context, threadID string) *heldLease {
-	l, _ := runtime.LeaseFromContext(ctx).(*heldLease)
+	l, _ := checkpoint.LeaseFromContext(ctx).(*heldLease)
 	if l == nil || l.s != s || l.thread != threadID {
 		return nil
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/runtime/postgres"
 )
 
@@ -78,12 +79,12 @@ func writer(ctx context.Context, dsn, schema string) error {
 		defer out.Unlock()
 		fmt.Printf(f+"\n", a...)
 	}
-	l, err := s.Lease(ctx, "t", runtime.LeaseOptions{Lost: func(error) { say("LOST") }})
+	l, err := s.Lease(ctx, "t", checkpoint.LeaseOptions{Lost: func(error) { say("LOST") }})
 	if err != nil {
 		return err
 	}
 	defer l.Release()
-	run := runtime.ContextWithLease(ctx, l)
+	run := checkpoint.ContextWithLease(ctx, l)
 	done := make(chan struct{})
 	go func() { io.Copy(io.Discard, os.Stdin); close(done) }()
 	say("LEASED %s", l.Fence())
@@ -93,7 +94,7 @@ func writer(ctx context.Context, dsn, schema string) error {
 			return nil
 		case <-time.After(10 * time.Millisecond):
 		}
-		err := s.PutJournal(run, "t", "writer", []runtime.JournalEntry{{Key: "n", Value: json.RawMessage(strconv.Itoa(n))}})
+		err := s.PutJournal(run, "t", "writer", []checkpoint.JournalEntry{{Key: "n", Value: json.RawMessage(strconv.Itoa(n))}})
 		if err == nil {
 			err = s.Put(run, &runtime.Checkpoint{ID: fmt.Sprintf("w-%08d", n), ThreadID: "t", Channels: json.RawMessage(`{}`)}, nil)
 		}
@@ -252,11 +253,11 @@ func TestFencingFrozenHolder(t *testing.T) {
 		}
 	}()
 	// Take the thread over once the frozen writer's lease has expired.
-	var l runtime.Lease
+	var l checkpoint.Lease
 	deadline := time.Now().Add(10 * fencingTTL)
 	for {
 		var err error
-		l, err = s.Lease(ctx, "t", runtime.LeaseOptions{})
+		l, err = s.Lease(ctx, "t", checkpoint.LeaseOptions{})
 		if err == nil {
 			break
 		}
@@ -266,8 +267,8 @@ func TestFencingFrozenHolder(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	defer l.Release()
-	mine := runtime.ContextWithLease(ctx, l)
-	if err := s.PutJournal(mine, "t", "writer", []runtime.JournalEntry{{Key: "n", Value: json.RawMessage(`"new holder"`)}}); err != nil {
+	mine := checkpoint.ContextWithLease(ctx, l)
+	if err := s.PutJournal(mine, "t", "writer", []checkpoint.JournalEntry{{Key: "n", Value: json.RawMessage(`"new holder"`)}}); err != nil {
 		t.Fatal(err)
 	}
 	before := checkpointIDs(t, s)

@@ -7,14 +7,14 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
-var _ runtime.Pruner = (*Store)(nil)
+var _ checkpoint.Pruner = (*Store)(nil)
 
 // pruneRow is what Prune reads of a checkpoint row, and what it decides.
 type pruneRow struct {
-	entry      runtime.PruneEntry
+	entry      checkpoint.PruneEntry
 	base, snap string
 	size       int64
 	full       []byte // the rebuilt channels of a kept delta whose base goes
@@ -25,13 +25,13 @@ type pruneRow struct {
 }
 
 // Prune drops the thread's checkpoints that opts and the rules of
-// runtime.Pruner do not keep, in one transaction. A kept delta whose base
+// checkpoint.Pruner do not keep, in one transaction. A kept delta whose base
 // goes is rewritten as a full snapshot first, and the chains of the kept
 // deltas are renumbered from their new snapshots, so what is kept reads
 // exactly as before. A run may go on meanwhile: the checkpoint it writes
 // is newer than every one Prune looks at, and the one it continues from is
 // the latest Prune saw, which stays.
-func (s *Store) Prune(ctx context.Context, threadID string, opts runtime.PruneOptions) (int, error) {
+func (s *Store) Prune(ctx context.Context, threadID string, opts checkpoint.PruneOptions) (int, error) {
 	removed := 0
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
 		rs, err := tx.Query(ctx, s.q.pruneList, threadID)
@@ -48,11 +48,11 @@ func (s *Store) Prune(ctx context.Context, threadID string, opts runtime.PruneOp
 		if err != nil || len(rows) == 0 {
 			return err
 		}
-		entries := make([]runtime.PruneEntry, len(rows))
+		entries := make([]checkpoint.PruneEntry, len(rows))
 		for i, r := range rows {
 			entries[i] = r.entry
 		}
-		keep, err := runtime.PruneKeep(entries, opts)
+		keep, err := checkpoint.PruneKeep(entries, opts)
 		if err != nil {
 			return err
 		}

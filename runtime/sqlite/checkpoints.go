@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // Put stores cp and drops the journals of the task ids in done, in one
@@ -30,7 +31,7 @@ func (s *Store) Put(ctx context.Context, cp *runtime.Checkpoint, done []string) 
 		created = cp.Created.UnixNano()
 	}
 	args := []any{cp.ID, cp.ThreadID, cp.ParentID, cp.PlanID, cp.Step, created, []byte(cp.Channels), next, pending, cp.Fingerprint, cp.Format, cp.MigratedFrom, "", "", 0, 0}
-	tw := runtime.ThreadWriteFromContext(ctx)
+	tw := checkpoint.ThreadWriteFromContext(ctx)
 	if len(done) == 0 && tw == nil && !s.fenced(ctx, cp.ThreadID) {
 		// One statement commits atomically on its own.
 		_, err = s.ws[qInsertCheckpoint].ExecContext(ctx, args...)
@@ -51,7 +52,7 @@ func (s *Store) putTx(ctx context.Context, tx *sql.Tx, args []any, threadID stri
 	if _, err := s.ws.in(ctx, tx, qInsertCheckpoint).ExecContext(ctx, args...); err != nil {
 		return err
 	}
-	if tw := runtime.ThreadWriteFromContext(ctx); tw != nil {
+	if tw := checkpoint.ThreadWriteFromContext(ctx); tw != nil {
 		if err := s.recordTx(ctx, tx, threadID, tw); err != nil {
 			return fmt.Errorf("record the thread: %w", err)
 		}
@@ -114,17 +115,17 @@ func (s *Store) get(ctx context.Context, threadID, id string) (*runtime.Checkpoi
 // checkpoint base whose chain starts at snapshot snap, with the channels
 // they give. The chain's rows are read by snapshot with chain (qChain);
 // groups caches them by snapshot id across calls (nil: no cache).
-func (s *Store) rebuild(ctx context.Context, chain *sql.Stmt, cp *runtime.Checkpoint, base, snap string, groups map[string]map[string]runtime.ChainLink) error {
+func (s *Store) rebuild(ctx context.Context, chain *sql.Stmt, cp *runtime.Checkpoint, base, snap string, groups map[string]map[string]checkpoint.ChainLink) error {
 	links := groups[snap]
 	if links == nil {
 		rs, err := chain.QueryContext(ctx, cp.ThreadID, snap)
 		if err != nil {
 			return fmt.Errorf("checkpoint %s: read its chain: %w", cp.ID, err)
 		}
-		links = map[string]runtime.ChainLink{}
+		links = map[string]checkpoint.ChainLink{}
 		for rs.Next() {
 			var id string
-			var l runtime.ChainLink
+			var l checkpoint.ChainLink
 			if err := rs.Scan(&id, &l.Base, &l.Channels); err != nil {
 				rs.Close()
 				return fmt.Errorf("checkpoint %s: read its chain: %w", cp.ID, err)
@@ -139,7 +140,7 @@ func (s *Store) rebuild(ctx context.Context, chain *sql.Stmt, cp *runtime.Checkp
 			groups[snap] = links
 		}
 	}
-	full, err := runtime.RebuildChain(cp.Channels, base, links)
+	full, err := checkpoint.RebuildChain(cp.Channels, base, links)
 	if err != nil {
 		return fmt.Errorf("checkpoint %s: %w", cp.ID, err)
 	}
@@ -178,7 +179,7 @@ func (s *Store) List(ctx context.Context, threadID string, limit int) ([]*runtim
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: list checkpoints of thread %q in %q: %w", threadID, s.path, err)
 	}
-	groups := map[string]map[string]runtime.ChainLink{}
+	groups := map[string]map[string]checkpoint.ChainLink{}
 	for i, cp := range out {
 		if bases[i] == "" {
 			continue
@@ -194,7 +195,7 @@ func (s *Store) List(ctx context.Context, threadID string, limit int) ([]*runtim
 // transaction, matched by exact thread id. A run of the thread that holds
 // its lease in another process then fails its next write with
 // ErrLeaseLost. A run that holds it through this Store is told at once
-// (LeaseOptions.Lost, with an error matching runtime.ErrThreadDeleted) and
+// (LeaseOptions.Lost, with an error matching checkpoint.ErrThreadDeleted) and
 // every later write of it is refused; DeleteThread does not wait for it.
 func (s *Store) DeleteThread(ctx context.Context, threadID string) error {
 	s.mu.Lock()

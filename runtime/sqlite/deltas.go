@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // PutDelta stores cp as the delta d of checkpoint d.Base (a row whose
@@ -16,7 +17,7 @@ import (
 // from the chain; and drops the journals of done, in one transaction.
 // Snapshots are new rows: no stored row is rewritten, so a concurrent
 // reader never sees a chain half compacted.
-func (s *Store) PutDelta(ctx context.Context, cp *runtime.Checkpoint, d runtime.Delta, done []string) error {
+func (s *Store) PutDelta(ctx context.Context, cp *runtime.Checkpoint, d checkpoint.Delta, done []string) error {
 	if cp == nil || cp.ID == "" {
 		return fmt.Errorf("sqlite: PutDelta on %q: the checkpoint is nil or has no ID", s.path)
 	}

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
-var _ runtime.EventStore = (*Store)(nil)
+var _ checkpoint.EventStore = (*Store)(nil)
 
 const (
 	qAppendEvent = "INSERT OR REPLACE INTO ilmek_events (run_id, seq, thread_id, time_ns, kind, data) VALUES (?, ?, ?, ?, ?, ?)"
@@ -19,8 +19,8 @@ const (
 
 // AppendEvents stores events of one run in one transaction, fenced by the
 // run's lease like Put, and drops the run's events older than its last
-// runtime.MaxStoredEvents sequence numbers.
-func (s *Store) AppendEvents(ctx context.Context, events []runtime.StoredEvent) error {
+// checkpoint.MaxStoredEvents sequence numbers.
+func (s *Store) AppendEvents(ctx context.Context, events []checkpoint.StoredEvent) error {
 	if len(events) == 0 {
 		return nil
 	}
@@ -39,10 +39,10 @@ func (s *Store) AppendEvents(ctx context.Context, events []runtime.StoredEvent) 
 			last[e.RunID] = max(last[e.RunID], e.Seq)
 		}
 		for run, seq := range last {
-			if seq <= runtime.MaxStoredEvents {
+			if seq <= checkpoint.MaxStoredEvents {
 				continue
 			}
-			if _, err := tx.ExecContext(ctx, qTrimEvents, run, seq-runtime.MaxStoredEvents); err != nil {
+			if _, err := tx.ExecContext(ctx, qTrimEvents, run, seq-checkpoint.MaxStoredEvents); err != nil {
 				return fmt.Errorf("drop old events of run %q: %w", run, err)
 			}
 		}
@@ -56,7 +56,7 @@ func (s *Store) AppendEvents(ctx context.Context, events []runtime.StoredEvent) 
 
 // ReadEvents returns the run's stored events after afterSeq, in Seq order,
 // at most limit of them (all when limit <= 0).
-func (s *Store) ReadEvents(ctx context.Context, runID string, afterSeq int64, limit int) ([]runtime.StoredEvent, error) {
+func (s *Store) ReadEvents(ctx context.Context, runID string, afterSeq int64, limit int) ([]checkpoint.StoredEvent, error) {
 	if limit <= 0 {
 		limit = -1
 	}
@@ -65,9 +65,9 @@ func (s *Store) ReadEvents(ctx context.Context, runID string, afterSeq int64, li
 		return nil, fmt.Errorf("sqlite: read events of run %q from %q: %w", runID, s.path, err)
 	}
 	defer rows.Close()
-	var out []runtime.StoredEvent
+	var out []checkpoint.StoredEvent
 	for rows.Next() {
-		var e runtime.StoredEvent
+		var e checkpoint.StoredEvent
 		var ns int64
 		if err := rows.Scan(&e.RunID, &e.Seq, &e.ThreadID, &ns, &e.Kind, &e.Data); err != nil {
 			return nil, fmt.Errorf("sqlite: read events of run %q from %q: %w", runID, s.path, err)

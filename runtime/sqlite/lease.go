@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // ErrLeaseLost is returned by a write of a thread whose lease this Store
@@ -31,7 +32,7 @@ func (e *lostWhileHeld) Error() string {
 func (e *lostWhileHeld) Is(target error) bool { return target == ErrLeaseLost }
 
 // threadDeleted is why a held lease is gone when this Store deleted its
-// thread: it matches both runtime.ErrThreadDeleted and ErrLeaseLost.
+// thread: it matches both checkpoint.ErrThreadDeleted and ErrLeaseLost.
 type threadDeleted struct{ thread, path string }
 
 func (e *threadDeleted) Error() string {
@@ -39,16 +40,16 @@ func (e *threadDeleted) Error() string {
 }
 
 func (e *threadDeleted) Is(target error) bool {
-	return target == runtime.ErrThreadDeleted || target == ErrLeaseLost
+	return target == checkpoint.ErrThreadDeleted || target == ErrLeaseLost
 }
 
 // heldLease is a lease this Store holds: its token, its deadline and its
-// heartbeat. It implements runtime.Lease.
+// heartbeat. It implements checkpoint.Lease.
 type heldLease struct {
 	s      *Store
 	thread string
 	token  string
-	opts   runtime.LeaseOptions
+	opts   checkpoint.LeaseOptions
 	stop   chan struct{}
 	done   chan struct{}
 	once   sync.Once
@@ -105,7 +106,7 @@ var holder = func() string {
 // third of the TTL), opts.Lost receives an error matching ErrLeaseLost.
 // The lease's Deadline is when the last renewal was sent plus the TTL
 // minus a tenth of it.
-func (s *Store) Lease(ctx context.Context, threadID string, opts runtime.LeaseOptions) (runtime.Lease, error) {
+func (s *Store) Lease(ctx context.Context, threadID string, opts checkpoint.LeaseOptions) (checkpoint.Lease, error) {
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
@@ -221,10 +222,10 @@ func (s *Store) deleteLease(l *heldLease) {
 // checkFence fails when the write is made under a lease of this Store (the
 // run's lease, which the runtime passes in the context) that is no longer
 // current: its thread was deleted by this Store (an error matching
-// runtime.ErrThreadDeleted and ErrLeaseLost), or the lease row no longer
+// checkpoint.ErrThreadDeleted and ErrLeaseLost), or the lease row no longer
 // carries its token (ErrLeaseLost). It runs in the write's transaction.
 func (s *Store) checkFence(ctx context.Context, tx *sql.Tx, threadID string) error {
-	l, _ := runtime.LeaseFromContext(ctx).(*heldLease)
+	l, _ := checkpoint.LeaseFromContext(ctx).(*heldLease)
 	if l == nil || l.s != s || l.thread != threadID {
 		return nil // not a run's write: unfenced
 	}
@@ -250,6 +251,6 @@ func (s *Store) checkFence(ctx context.Context, tx *sql.Tx, threadID string) err
 // fenced reports whether a write of threadID is made under a lease of this
 // Store, and so must be checked against it in its transaction.
 func (s *Store) fenced(ctx context.Context, threadID string) bool {
-	l, _ := runtime.LeaseFromContext(ctx).(*heldLease)
+	l, _ := checkpoint.LeaseFromContext(ctx).(*heldLease)
 	return l != nil && l.s == s && l.thread == threadID
 }

@@ -7,9 +7,10 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
-var _ runtime.Pruner = (*Store)(nil)
+var _ checkpoint.Pruner = (*Store)(nil)
 
 // pruneRow is what Prune reads of a checkpoint row.
 type pruneRow struct {
@@ -24,10 +25,10 @@ type pruneRow struct {
 }
 
 // Prune drops the thread's checkpoints that opts and the rules of
-// runtime.Pruner do not keep, in one transaction. A kept delta whose base
+// checkpoint.Pruner do not keep, in one transaction. A kept delta whose base
 // goes is rewritten as a full snapshot, and the chains of the kept deltas
 // are renumbered from their new snapshots.
-func (s *Store) Prune(ctx context.Context, threadID string, opts runtime.PruneOptions) (int, error) {
+func (s *Store) Prune(ctx context.Context, threadID string, opts checkpoint.PruneOptions) (int, error) {
 	removed := 0
 	err := s.tx(ctx, "", func(tx *sql.Tx) error {
 		rs, err := tx.QueryContext(ctx, "SELECT id, parent_id, plan_id, base_id, snap_id, created_ns, length(channels) FROM ilmek_checkpoints WHERE thread_id = ? ORDER BY seq", threadID)
@@ -52,11 +53,11 @@ func (s *Store) Prune(ctx context.Context, threadID string, opts runtime.PruneOp
 		if len(rows) == 0 {
 			return nil
 		}
-		entries := make([]runtime.PruneEntry, len(rows))
+		entries := make([]checkpoint.PruneEntry, len(rows))
 		for i, r := range rows {
-			entries[i] = runtime.PruneEntry{ID: r.id, ParentID: r.parent, PlanID: r.plan, Created: time.Unix(0, r.created).UTC()}
+			entries[i] = checkpoint.PruneEntry{ID: r.id, ParentID: r.parent, PlanID: r.plan, Created: time.Unix(0, r.created).UTC()}
 		}
-		keep, err := runtime.PruneKeep(entries, opts)
+		keep, err := checkpoint.PruneKeep(entries, opts)
 		if err != nil {
 			return err
 		}

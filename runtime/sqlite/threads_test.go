@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -48,9 +49,9 @@ func TestEventsReconnectFromAnotherStore(t *testing.T) {
 	id := <-runID
 	// Wait until the first superstep's events are stored: node b's start
 	// is in the batch of the superstep it runs in, which has not ended.
-	var seen []runtime.StoredEvent
+	var seen []checkpoint.StoredEvent
 	deadline := time.Now().Add(10 * time.Second)
-	for !slices.ContainsFunc(seen, func(e runtime.StoredEvent) bool { return e.Kind == string(runtime.EventCheckpoint) }) {
+	for !slices.ContainsFunc(seen, func(e checkpoint.StoredEvent) bool { return e.Kind == string(runtime.EventCheckpoint) }) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the first superstep's events never reached the file; read %d", len(seen))
 		}
@@ -59,7 +60,7 @@ func TestEventsReconnectFromAnotherStore(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if slices.ContainsFunc(seen, func(e runtime.StoredEvent) bool { return e.Kind == string(runtime.EventRunEnd) }) {
+	if slices.ContainsFunc(seen, func(e checkpoint.StoredEvent) bool { return e.Kind == string(runtime.EventRunEnd) }) {
 		t.Fatal("run_end stored while node b still waits")
 	}
 	n := seen[len(seen)-1].Seq
@@ -108,7 +109,7 @@ func TestPreReleaseVersion3File(t *testing.T) {
 	}
 	db.Close()
 	s = openT(t, path)
-	page, err := s.ListThreads(t.Context(), runtime.ThreadQuery{})
+	page, err := s.ListThreads(t.Context(), checkpoint.ThreadQuery{})
 	if err != nil || len(page.Threads) != 1 || page.Threads[0].ID != "old" || page.Threads[0].Outcome.Status != runtime.StatusDone {
 		t.Fatalf("threads after reopening: %+v %v, want old, done", page.Threads, err)
 	}

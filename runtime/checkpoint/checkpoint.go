@@ -1,4 +1,4 @@
-package runtime
+package checkpoint
 
 import (
 	"context"
@@ -6,6 +6,10 @@ import (
 	"errors"
 	"time"
 )
+
+// Format is the version of the checkpoint format the runtime writes;
+// every checkpoint records it in Checkpoint.Format.
+const Format = 1
 
 // Checkpoint is the durable record of a thread after a superstep: its
 // channels and what runs next. Checkpoints name their parent, so a thread is
@@ -31,7 +35,7 @@ type Checkpoint struct {
 	// Fingerprint identifies the graph version that wrote the checkpoint
 	// (Graph.Fingerprint); "" for checkpoints written before versions were
 	// recorded, which any version runs unchecked. Format is the checkpoint
-	// format version (CheckpointFormat), 0 for those.
+	// format version (Format), 0 for those.
 	Fingerprint string `json:"fingerprint,omitempty"`
 	Format      int    `json:"format,omitempty"`
 	// MigratedFrom is set on a checkpoint written by Migrate: the
@@ -164,13 +168,6 @@ type LeaseOptions struct {
 	// deadline (see Lease.Deadline).
 	Renewed func(deadline time.Time)
 }
-
-// leaseLostError is the cancellation cause of a run whose lease was lost,
-// or passed its deadline.
-type leaseLostError struct{ err error }
-
-func (e *leaseLostError) Error() string { return "lease lost: " + e.err.Error() }
-func (e *leaseLostError) Unwrap() error { return e.err }
 
 // ErrLeaseExpired ends a run whose lease passed its local deadline (see
 // Lease.Deadline) without a renewal: the process stalled or lost its

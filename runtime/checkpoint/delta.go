@@ -1,4 +1,4 @@
-package runtime
+package checkpoint
 
 import (
 	"bytes"
@@ -236,28 +236,23 @@ func scanValue(data []byte, i int) int {
 	}
 }
 
-// deltaWrites returns the writes that turn the encoded state prev into
-// next. ok is false when a delta cannot express the change (the channel
-// list differs, either is not a compact JSON object): store a full
-// snapshot.
-func deltaWrites(prev, next []byte) (writes []ChannelWrite, ok bool) {
-	var c splitCache
-	return c.writes(prev, next)
-}
-
-// splitCache finds deltas between successive encoded states. It keeps the
-// members of the last state it was handed as next, so that the following
-// delta, whose prev is that state, does not split it again.
-type splitCache struct {
+// Differ finds the delta between successive encoded states of a thread
+// (the writes of a Delta). It keeps the members of the last state it was
+// handed as next, so that the following diff, whose prev is that state,
+// does not split it again. The zero Differ is ready to use; it is not safe
+// for concurrent use.
+type Differ struct {
 	data      []byte // the state ms splits
 	ms, spare []member
 }
 
-// writes returns the writes that turn prev into next (see deltaWrites).
+// Writes returns the writes that turn the encoded state prev into next.
+// ok is false when a delta cannot express the change (the channel list
+// differs, or either is not a compact JSON object): store a full snapshot.
 // An unchanged channel costs a comparison of its bytes, an appended array
 // a comparison and a scan of the new elements; only a channel whose value
 // changed otherwise is scanned whole.
-func (c *splitCache) writes(prev, next []byte) (writes []ChannelWrite, ok bool) {
+func (c *Differ) Writes(prev, next []byte) (writes []ChannelWrite, ok bool) {
 	if !sameBytes(c.data, prev) {
 		ms, ok := splitObject(prev, c.ms)
 		c.data, c.ms = nil, ms
@@ -584,4 +579,16 @@ func RebuildChain(writes []byte, base string, chain map[string]ChainLink) (json.
 		}
 		writes, cur = l.Channels, l.Base
 	}
+}
+
+// sameBytes reports whether a and b are the same slice.
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// deltaWrites returns the writes that turn prev into next (Differ.Writes
+// without a kept split).
+func deltaWrites(prev, next []byte) (writes []ChannelWrite, ok bool) {
+	var c Differ
+	return c.Writes(prev, next)
 }

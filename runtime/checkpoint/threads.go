@@ -1,4 +1,4 @@
-package runtime
+package checkpoint
 
 import (
 	"context"
@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // ThreadOutcome is how the last run of a thread ended, as the executor
@@ -157,16 +155,6 @@ func ThreadWriteFromContext(ctx context.Context) *ThreadWrite {
 	return w
 }
 
-// WithThreadMeta gives the run's thread metadata: string pairs stored with
-// the thread (unlike WithMeta, which only this run's nodes see), which
-// ListThreads filters on. The pairs are merged into what the thread holds:
-// each key is set to its value, a key given "" is removed, other keys stay.
-// They are recorded with the run's first checkpoint write, so a refused
-// run changes nothing. It needs a checkpointer that is a ThreadRecorder.
-func WithThreadMeta(meta map[string]string) RunOption {
-	return func(c *runConfig) { c.threadMeta = maps.Clone(meta) }
-}
-
 // ErrThreadQuery is matched (errors.Is) by the error of ListThreads for a
 // query it cannot run: an unknown status, an empty metadata key, a
 // negative limit, or a cursor that no listing returned.
@@ -175,7 +163,7 @@ var ErrThreadQuery = errors.New("invalid thread query")
 // threadQueryError is an ErrThreadQuery naming what is wrong.
 type threadQueryError struct{ msg string }
 
-func (e *threadQueryError) Error() string        { return "runtime: " + e.msg }
+func (e *threadQueryError) Error() string        { return "checkpoint: " + e.msg }
 func (e *threadQueryError) Is(target error) bool { return target == ErrThreadQuery }
 
 // ThreadCursor is a position in the order of ListThreads: the last thread
@@ -279,35 +267,4 @@ func MergeMeta(meta, w map[string]string) map[string]string {
 		return nil
 	}
 	return out
-}
-
-// checkThreadMeta refuses metadata a thread cannot hold.
-func checkThreadMeta(meta map[string]string) error {
-	keys := slices.Sorted(maps.Keys(meta))
-	for _, k := range keys {
-		if k == "" {
-			return &OptionError{Msg: "runtime: WithThreadMeta: a key is empty; name every metadata key"}
-		}
-		if !utf8.ValidString(k) || !utf8.ValidString(meta[k]) {
-			return &OptionError{Msg: fmt.Sprintf("runtime: WithThreadMeta: key %q or its value is not valid UTF-8", k)}
-		}
-	}
-	return nil
-}
-
-// shortError cuts an error text to MaxOutcomeError bytes.
-func shortError(err error) string {
-	if err == nil {
-		return ""
-	}
-	s := err.Error()
-	if len(s) <= MaxOutcomeError {
-		return s
-	}
-	const ell = "…"
-	cut := MaxOutcomeError - len(ell)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + ell
 }
