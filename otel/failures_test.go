@@ -15,8 +15,22 @@ import (
 // failingPut is a Checkpointer whose checkpoint writes fail.
 type failingPut struct{ runtime.Checkpointer }
 
-func (failingPut) Put(context.Context, *runtime.Checkpoint, []string) error {
-	return errors.New("disk full")
+func (c failingPut) Lease(ctx context.Context, thread string, opts checkpoint.LeaseOptions) (checkpoint.Lease, error) {
+	l, err := c.Checkpointer.Lease(ctx, thread, opts)
+	if err != nil {
+		return nil, err
+	}
+	return failingLease{l}, nil
+}
+
+// failingLease fails every commit that carries a checkpoint.
+type failingLease struct{ checkpoint.Lease }
+
+func (l failingLease) Commit(ctx context.Context, c checkpoint.Commit) error {
+	if c.Checkpoint != nil {
+		return errors.New("disk full")
+	}
+	return l.Lease.Commit(ctx, c)
 }
 
 // TestFailureSpans checks how failures show in spans and metrics: a node's

@@ -102,13 +102,29 @@ type deltaRecorder struct {
 	deltas []checkpoint.Delta
 }
 
-func (r *deltaRecorder) PutDelta(ctx context.Context, cp *checkpoint.Checkpoint, d checkpoint.Delta, done []string) error {
-	// The run reuses its buffers: keep a copy.
-	ws := make([]checkpoint.ChannelWrite, len(d.Writes))
-	for i, w := range d.Writes {
-		w.Value = bytes.Clone(w.Value)
-		ws[i] = w
+func (r *deltaRecorder) Lease(ctx context.Context, thread string, opts checkpoint.LeaseOptions) (checkpoint.Lease, error) {
+	l, err := r.Memory.Lease(ctx, thread, opts)
+	if err != nil {
+		return nil, err
 	}
-	r.deltas = append(r.deltas, checkpoint.Delta{Base: d.Base, Writes: ws})
-	return r.Memory.PutDelta(ctx, cp, d, done)
+	return &deltaLease{Lease: l, r: r}, nil
+}
+
+// deltaLease records the deltas committed through it in its deltaRecorder.
+type deltaLease struct {
+	checkpoint.Lease
+	r *deltaRecorder
+}
+
+func (l *deltaLease) Commit(ctx context.Context, c checkpoint.Commit) error {
+	if c.Delta != nil {
+		// The run reuses its buffers: keep a copy.
+		ws := make([]checkpoint.ChannelWrite, len(c.Delta.Writes))
+		for i, w := range c.Delta.Writes {
+			w.Value = bytes.Clone(w.Value)
+			ws[i] = w
+		}
+		l.r.deltas = append(l.r.deltas, checkpoint.Delta{Base: c.Delta.Base, Writes: ws})
+	}
+	return l.Lease.Commit(ctx, c)
 }

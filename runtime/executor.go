@@ -151,7 +151,6 @@ func (r *runner[S, U]) runBody(in *U, a *Answers) (res Result[S]) {
 		}
 		defer lease.Release()
 		r.info.lease, r.info.stop = lease, r.cancel
-		r.ctx = checkpoint.ContextWithLease(r.ctx, lease) // fences the run's writes
 		if r.obs != nil {
 			r.obs.Lease(r.ctx, r.rec, LeaseRecord{Event: LeaseTaken})
 		}
@@ -186,9 +185,6 @@ func (r *runner[S, U]) runBody(in *U, a *Answers) (res Result[S]) {
 		r.info.stepIndex = r.step + 1
 		res.Supersteps++
 		status, err := r.timedSuperstep()
-		if r.evs != nil {
-			r.flushEvents()
-		}
 		if status != "" {
 			if status == StatusInterrupted {
 				res.Pending = r.pending()
@@ -227,11 +223,8 @@ func (r *runner[S, U]) end(res Result[S], status Status, err error) Result[S] {
 		}
 		r.emit(ev)
 	}
-	if r.trec != nil {
-		r.recordEnd(status, err, res.Pending)
-	}
-	if r.evs != nil {
-		r.flushEvents()
+	if r.trec != nil || r.evs != nil {
+		r.finalCommit(status, err, res.Pending)
 	}
 	return res
 }

@@ -253,7 +253,7 @@ func (c *Ctx) persistJournal() error {
 	}
 	ctx, cancel := durableWrite(c.Context)
 	defer cancel()
-	return c.r.cp.PutJournal(ctx, c.r.threadID, c.t.taskID(), c.t.jr.entries)
+	return c.r.lease.PutJournal(ctx, c.t.taskID(), c.t.jr.entries)
 }
 
 // durableWriteTimeout bounds a write that must not be abandoned when the

@@ -79,14 +79,46 @@ func (f *faultyStore) Lease(ctx context.Context, threadID string, opts checkpoin
 		return nil, err
 	}
 	f.leased.Add(1)
-	return &countedLease{Lease: l, leased: &f.leased}, nil
+	return &countedLease{Lease: l, leased: &f.leased, f: f}, nil
 }
 
-// countedLease counts its release in faultyStore.leased.
+// countedLease counts its release in faultyStore.leased, and fails the
+// writes faultyStore's hooks choose.
 type countedLease struct {
 	checkpoint.Lease
 	leased *atomic.Int64
 	once   sync.Once
+	f      *faultyStore
+}
+
+func (l *countedLease) Commit(ctx context.Context, c checkpoint.Commit) error {
+	if c.Checkpoint != nil {
+		f := l.f
+		f.mu.Lock()
+		f.puts++
+		n, hook := f.puts, f.failPut
+		f.mu.Unlock()
+		if hook != nil {
+			if err := hook(n, c.Checkpoint); err != nil {
+				return err
+			}
+		}
+	}
+	return l.Lease.Commit(ctx, c)
+}
+
+func (l *countedLease) PutJournal(ctx context.Context, taskID string, entries []checkpoint.JournalEntry) error {
+	f := l.f
+	f.mu.Lock()
+	f.journals++
+	n, hook := f.journals, f.failPutJournal
+	f.mu.Unlock()
+	if hook != nil {
+		if err := hook(n, taskID, entries); err != nil {
+			return err
+		}
+	}
+	return l.Lease.PutJournal(ctx, taskID, entries)
 }
 
 func (l *countedLease) Release() {

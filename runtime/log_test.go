@@ -173,8 +173,22 @@ func (c renewingCheckpointer) Lease(ctx context.Context, thread string, opts che
 // failingCheckpointer fails every checkpoint write.
 type failingCheckpointer struct{ runtime.Checkpointer }
 
-func (failingCheckpointer) Put(context.Context, *runtime.Checkpoint, []string) error {
-	return errors.New("disk full")
+func (c failingCheckpointer) Lease(ctx context.Context, thread string, opts checkpoint.LeaseOptions) (checkpoint.Lease, error) {
+	l, err := c.Checkpointer.Lease(ctx, thread, opts)
+	if err != nil {
+		return nil, err
+	}
+	return failingLease{l}, nil
+}
+
+// failingLease fails every commit that carries a checkpoint.
+type failingLease struct{ checkpoint.Lease }
+
+func (l failingLease) Commit(ctx context.Context, c checkpoint.Commit) error {
+	if c.Checkpoint != nil {
+		return errors.New("disk full")
+	}
+	return l.Lease.Commit(ctx, c)
 }
 
 // TestRuntimeLogsOperator checks the records an operator needs beyond a

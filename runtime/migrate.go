@@ -78,7 +78,6 @@ func Migrate[OS, OU, NS, NU any](ctx context.Context, cp Checkpointer, thread st
 		return nil, err
 	}
 	defer lease.Release()
-	ctx = checkpoint.ContextWithLease(ctx, lease)
 	latest, err := cp.Get(ctx, thread, "")
 	if err != nil {
 		return fail("read the latest checkpoint", err)
@@ -139,7 +138,7 @@ func Migrate[OS, OU, NS, NU any](ctx context.Context, cp Checkpointer, thread st
 			return fail("store the new version's document", err)
 		}
 	}
-	if err := cp.Put(ctx, c, nil); err != nil {
+	if err := lease.Commit(ctx, checkpoint.Commit{Checkpoint: c}); err != nil {
 		return fail("write the migrated checkpoint", err)
 	}
 	rep.CheckpointID = c.ID

@@ -114,7 +114,7 @@ func (r *runner[S, U]) startResume(latest *Checkpoint, a *Answers) error {
 		byTask[p.p.TaskID] = entries
 	}
 	for _, id := range order {
-		if err := r.cfg.cp.PutJournal(r.ctx, thread, id, byTask[id]); err != nil {
+		if err := r.info.lease.PutJournal(r.ctx, id, byTask[id]); err != nil {
 			return &CheckpointError{Op: "put journal", Err: err}
 		}
 	}

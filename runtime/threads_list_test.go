@@ -1,7 +1,6 @@
 package runtime_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -114,28 +113,27 @@ func TestCheckThreadQueryLimits(t *testing.T) {
 	}
 }
 
-// TestContextWithThreadWrite is how a backend's own test hands its Put a
-// ThreadWrite, as the executor does: Memory records the metadata and the
-// outcome with the checkpoint, and a Put without one leaves them.
-func TestContextWithThreadWrite(t *testing.T) {
+// TestCommitRecordsThreadWrite: a lease's Commit records the ThreadWrite
+// it carries with the checkpoint, and a commit without one leaves the
+// record as it was.
+func TestCommitRecordsThreadWrite(t *testing.T) {
 	m := checkpoint.NewMemory()
 	ended := time.Unix(200, 0).UTC()
 	w := &checkpoint.ThreadWrite{Meta: map[string]string{"tenant": "acme"}, Outcome: &checkpoint.ThreadOutcome{Status: runtime.StatusDone, RunID: "r-1", Ended: ended}}
-	ctx := checkpoint.ContextWithThreadWrite(t.Context(), w)
-	if got := checkpoint.ThreadWriteFromContext(ctx); got != w {
-		t.Fatalf("ThreadWriteFromContext = %v, want the write given", got)
+	l, err := m.Lease(t.Context(), "t", checkpoint.LeaseOptions{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := checkpoint.ThreadWriteFromContext(t.Context()); got != nil {
-		t.Fatalf("a context without a write carries %v", got)
-	}
-	put := func(ctx context.Context, id string) {
+	defer l.Release()
+	commit := func(id string, w *checkpoint.ThreadWrite) {
 		t.Helper()
-		if err := m.Put(ctx, &runtime.Checkpoint{ID: id, ThreadID: "t", PlanID: id, Channels: json.RawMessage(`{}`), Created: time.Unix(150, 0)}, nil); err != nil {
+		cp := &runtime.Checkpoint{ID: id, ThreadID: "t", PlanID: id, Channels: json.RawMessage(`{}`), Created: time.Unix(150, 0)}
+		if err := l.Commit(t.Context(), checkpoint.Commit{Checkpoint: cp, Thread: w}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	put(ctx, "c1")
-	put(t.Context(), "c2")
+	commit("c1", w)
+	commit("c2", nil)
 	page, err := m.ListThreads(t.Context(), checkpoint.ThreadQuery{Meta: map[string]string{"tenant": "acme"}})
 	if err != nil || len(page.Threads) != 1 {
 		t.Fatalf("ListThreads: %+v %v", page, err)

@@ -85,35 +85,41 @@ func (r *runner[S, U]) refusedAnswer() error {
 	return nil
 }
 
-// recordEnd records the run's outcome, and metadata no checkpoint write
-// carried, unless its last checkpoint write recorded them already.
-func (r *runner[S, U]) recordEnd(status Status, err error, pending []PendingInterrupt) {
-	if r.tw == nil && r.recorded == status {
-		return
+// finalCommit is the run's last write: its outcome, and metadata no
+// checkpoint write carried, unless its last checkpoint write recorded
+// them already, with the events emitted since that checkpoint (run_end
+// among them), in one commit under the run's lease.
+func (r *runner[S, U]) finalCommit(status Status, err error, pending []PendingInterrupt) {
+	var c checkpoint.Commit
+	if r.trec != nil && (r.tw != nil || r.recorded != status) {
+		w := &checkpoint.ThreadWrite{Outcome: &checkpoint.ThreadOutcome{Status: status, RunID: r.info.runID, Ended: time.Now().UTC(), Error: shortError(err)}, Pending: pending}
+		if r.tw != nil {
+			w.Meta = r.tw.Meta
+		}
+		c.Thread = w
 	}
-	w := checkpoint.ThreadWrite{Outcome: &checkpoint.ThreadOutcome{Status: status, RunID: r.info.runID, Ended: time.Now().UTC(), Error: shortError(err)}, Pending: pending}
-	if r.tw != nil {
-		w.Meta = r.tw.Meta
+	c.Events = r.evbuf
+	if c.Thread == nil && len(c.Events) == 0 {
+		return
 	}
 	ctx, cancel := durableWrite(r.ctx)
 	defer cancel()
-	if werr := r.trec.RecordThread(ctx, r.cfg.thread, w); werr != nil {
-		r.logError("recording the thread's outcome failed", werr)
+	if werr := r.info.lease.Commit(ctx, c); werr != nil {
+		attrs := []slog.Attr{}
+		if len(c.Events) > 0 {
+			attrs = append(attrs, slog.Int64("from_seq", c.Events[0].Seq), slog.Int64("to_seq", c.Events[len(c.Events)-1].Seq))
+		}
+		r.logError("recording the thread's outcome and the run's last events failed", werr, attrs...)
 		return
 	}
-	r.tw, r.recorded = nil, status
+	if c.Thread != nil {
+		r.tw, r.recorded = nil, status
+	}
+	r.eventsCommitted()
 }
 
-// flushEvents writes the events the run emitted since the last flush.
-func (r *runner[S, U]) flushEvents() {
-	if len(r.evbuf) == 0 {
-		return
-	}
-	ctx, cancel := durableWrite(r.ctx)
-	defer cancel()
-	if err := r.evs.AppendEvents(ctx, r.evbuf); err != nil {
-		r.logError("storing the run's events failed", err, slog.Int64("from_seq", r.evbuf[0].Seq), slog.Int64("to_seq", r.evbuf[len(r.evbuf)-1].Seq))
-	}
+// eventsCommitted forgets the buffered events a commit stored.
+func (r *runner[S, U]) eventsCommitted() {
 	clear(r.evbuf)
 	r.evbuf = r.evbuf[:0]
 }

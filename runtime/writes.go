@@ -108,7 +108,8 @@ func (r *runner[S, U]) writeContext() context.Context {
 func (r *runner[S, U]) write(ctx context.Context, cp *Checkpoint, done []string) (int, error) {
 	encoded := r.encoded
 	r.encoded = false
-	if dc, ok := r.cfg.cp.(checkpoint.DeltaCheckpointer); ok && r.latest != nil && cp.ParentID == r.latest.ID {
+	c := checkpoint.Commit{Checkpoint: cp, Done: done, Thread: r.tw, Events: r.evbuf}
+	if _, ok := r.cfg.cp.(checkpoint.DeltaCheckpointer); ok && r.latest != nil && cp.ParentID == r.latest.ID {
 		var writes []checkpoint.ChannelWrite
 		fits := true
 		switch {
@@ -127,7 +128,8 @@ func (r *runner[S, U]) write(ctx context.Context, cp *Checkpoint, done []string)
 			// keeps them for the next delta.
 			chans := cp.Channels
 			cp.Channels = nil
-			err := dc.PutDelta(ctx, cp, d, done)
+			c.Delta = &d
+			err := r.info.lease.Commit(ctx, c)
 			cp.Channels = chans
 			return d.Size() + checkpointBytes(cp), err
 		}
@@ -139,7 +141,7 @@ func (r *runner[S, U]) write(ctx context.Context, cp *Checkpoint, done []string)
 		}
 		cp.Channels = chans
 	}
-	return checkpointBytes(cp), r.cfg.cp.Put(ctx, cp, done)
+	return checkpointBytes(cp), r.info.lease.Commit(ctx, c)
 }
 
 // sameBytes reports whether a and b are the same slice (a checkpoint that

@@ -85,9 +85,14 @@ type JournalEntry struct {
 // Checkpointer is the memory port: where threads keep their checkpoints and
 // their tasks' journals. Every backend passes the same contract tests
 // (runtime/checkpointtest).
+//
+// A run writes only through the Lease it takes, which fences every write.
+// Put and PutJournal are the unleased path, unfenced, for writes outside a
+// run (tests, tools that seed a store).
 type Checkpointer interface {
-	// Put stores cp and, in the same atomic commit, drops the journals of the
-	// task ids in done (the tasks whose superstep cp commits).
+	// Put stores cp and, in the same atomic commit, drops the journals of
+	// the task ids in done (the tasks whose superstep cp commits),
+	// without a lease: nothing fences it.
 	Put(ctx context.Context, cp *Checkpoint, done []string) error
 	// Get returns the checkpoint id of thread, or its latest checkpoint when
 	// id is "". It returns ErrNotFound when there is none.
@@ -95,7 +100,7 @@ type Checkpointer interface {
 	// List returns the thread's checkpoints newest first, at most limit of
 	// them (all when limit <= 0).
 	List(ctx context.Context, threadID string, limit int) ([]*Checkpoint, error)
-	// PutJournal replaces the journal of a task.
+	// PutJournal replaces the journal of a task, without a lease.
 	PutJournal(ctx context.Context, threadID, taskID string, entries []JournalEntry) error
 	// GetJournal returns the journal of a task (nil when it has none).
 	GetJournal(ctx context.Context, threadID, taskID string) ([]JournalEntry, error)
@@ -109,15 +114,38 @@ type Checkpointer interface {
 	DeleteThread(ctx context.Context, threadID string) error
 	// Lease takes the thread's exclusive lease for one run. It fails fast
 	// with an error matching ErrThreadBusy while another run holds it.
-	// While the lease is held, every Put and PutJournal of the thread
-	// through this Checkpointer is fenced: checked, in the write's own
-	// transaction, against the lease's fencing token, so that a holder
-	// that lost the lease (it stalled past its expiry and another run took
-	// the thread over, or the thread was deleted) writes nothing.
+	// The lease is the run's write handle: each of its writes is checked,
+	// in the write's own transaction, against the lease's fencing token,
+	// so that a holder that lost the lease (it stalled past its expiry and
+	// another run took the thread over, or the thread was deleted) writes
+	// nothing.
 	Lease(ctx context.Context, threadID string, opts LeaseOptions) (Lease, error)
 }
 
-// Lease is one run's exclusive hold on a thread (Checkpointer.Lease).
+// Commit is one atomic write of a run (Lease.Commit): a superstep's
+// checkpoint with what rides along, or the run's final write.
+type Commit struct {
+	// Checkpoint is the checkpoint to store; nil for a write without one
+	// (the run's final write of its thread record and last events).
+	Checkpoint *Checkpoint
+	// Delta, when not nil, stores Checkpoint as the change from
+	// checkpoint Delta.Base of the same thread (see DeltaCheckpointer);
+	// Checkpoint.Channels is then ignored. A store that is not a
+	// DeltaCheckpointer is never handed one.
+	Delta *Delta
+	// Done are the task ids whose journals the checkpoint's superstep
+	// finished: they are dropped.
+	Done []string
+	// Thread, when not nil, is recorded in the thread's record
+	// (ThreadRecorder).
+	Thread *ThreadWrite
+	// Events are the run's events since its last commit, in Seq order
+	// (EventStore); empty unless the run stores its events.
+	Events []StoredEvent
+}
+
+// Lease is one run's exclusive hold on a thread (Checkpointer.Lease), and
+// the handle through which every write of the run goes, fenced by it.
 type Lease interface {
 	// Fence is the lease's fencing token: a different value every time
 	// the thread's lease is taken (an epoch or a random token, as the
@@ -131,26 +159,17 @@ type Lease interface {
 	// expire (an in-process backend). Past the deadline Step starts no
 	// effect: another process may have taken the thread over.
 	Deadline() time.Time
+	// Commit writes c in one atomic commit, fenced: the checkpoint (full
+	// or delta), the dropped journals of c.Done, the thread record and
+	// the events all land, or none of them does. A lease that is no
+	// longer current writes nothing and gets an error (matching
+	// ErrThreadDeleted when the thread was deleted). A delta whose base
+	// the thread lacks fails with an error matching ErrNotFound.
+	Commit(ctx context.Context, c Commit) error
+	// PutJournal replaces the journal of a task of the thread, fenced.
+	PutJournal(ctx context.Context, taskID string, entries []JournalEntry) error
 	// Release gives the lease back; later calls do nothing.
 	Release()
-}
-
-type leaseKey struct{}
-
-// LeaseFromContext returns the lease under which a run makes a write: the
-// executor passes its lease to every Checkpointer call of the run through
-// the context. A backend fences a write by it (the write of a lease that is
-// no longer current must fail); it is nil for a write made outside a run.
-func LeaseFromContext(ctx context.Context) Lease {
-	l, _ := ctx.Value(leaseKey{}).(Lease)
-	return l
-}
-
-// ContextWithLease returns ctx carrying l, so that the Checkpointer writes
-// made with it are fenced by l, as the executor's are. For backends' tests
-// and for programs that write a thread directly under a lease they took.
-func ContextWithLease(ctx context.Context, l Lease) context.Context {
-	return context.WithValue(ctx, leaseKey{}, l)
 }
 
 // LeaseOptions are the notices a lease holder receives. Both functions may

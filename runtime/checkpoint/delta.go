@@ -51,10 +51,11 @@ func (d Delta) Size() int {
 // DeltaCheckpointer is a Checkpointer that stores a checkpoint as what
 // changed since another one, so that a superstep writes what its updates
 // touched and not the thread's whole state (an append channel: only the
-// appended elements). The executor uses PutDelta, when the backend has
-// it, for every checkpoint whose parent it holds and whose channels keep
-// the parent's channel list; otherwise it calls Put with the full
-// channels. Memory, the SQLite and the PostgreSQL stores implement it; a
+// appended elements). The executor commits a Delta (Commit.Delta), when
+// the backend is a DeltaCheckpointer, for every checkpoint whose parent
+// it holds and whose channels keep the parent's channel list; otherwise
+// it commits the full channels.
+// Memory, the SQLite and the PostgreSQL stores implement it; a
 // backend without it keeps working with full snapshots.
 //
 // Get and List return checkpoints stored by PutDelta with Channels
@@ -65,9 +66,10 @@ type DeltaCheckpointer interface {
 	Checkpointer
 	// PutDelta stores cp, whose channels are those of checkpoint d.Base of
 	// the same thread with d.Writes applied, and drops the journals of the
-	// task ids in done, in one atomic commit, fenced as Put is.
-	// cp.Channels is ignored. It fails with an error matching ErrNotFound
-	// when the thread has no checkpoint d.Base.
+	// task ids in done, in one atomic commit, without a lease (a run
+	// commits deltas through Lease.Commit). cp.Channels is ignored. It
+	// fails with an error matching ErrNotFound when the thread has no
+	// checkpoint d.Base.
 	PutDelta(ctx context.Context, cp *Checkpoint, d Delta, done []string) error
 }
 

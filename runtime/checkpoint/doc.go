@@ -54,9 +54,9 @@
 //
 // A backend implements [Checkpointer] and the optional interfaces above,
 // passes runtime/checkpointtest, and builds on what the stores here share:
-// [ContextWithLease] and [LeaseFromContext] carry the lease that fences a
-// write, [ThreadWriteFromContext] the [ThreadWrite] to record with it
-// ([ContextWithThreadWrite] makes one for a test); [RebuildChain] reads a
+// a run's writes go through its [Lease], one [Commit] per superstep (the
+// checkpoint, its delta, the finished journals, the [ThreadWrite] and the
+// events, in one atomic write); [RebuildChain] reads a
 // chain of deltas; [PruneKeep] says which checkpoints a prune keeps;
 // [CheckThreadQuery], [MatchThread], [MergeMeta] and [EncodeThreadCursor]
 // list threads as Memory does. Every checkpoint records the checkpoint

@@ -30,8 +30,8 @@ type StoredEvent struct {
 // that happened before its oldest kept checkpoint was created.
 type EventStore interface {
 	// AppendEvents stores events, which belong to one run of one thread
-	// and come in Seq order, in one atomic commit. A write made under a
-	// lease (LeaseFromContext) is fenced as Put is.
+	// and come in Seq order, in one atomic commit, without a lease (a run
+	// stores its events through Lease.Commit, with its checkpoints).
 	AppendEvents(ctx context.Context, events []StoredEvent) error
 	// ReadEvents returns the run's stored events whose Seq is greater than
 	// afterSeq, in Seq order, at most limit of them (all when limit <= 0).

@@ -123,36 +123,16 @@ type ThreadWrite struct {
 // run's checkpointer has it:
 //
 //   - the metadata of WithThreadMeta, and the outcome of a run that ends
-//     done or interrupted, travel with the run's checkpoint writes: a Put
-//     or PutDelta whose context carries a ThreadWrite
-//     (ThreadWriteFromContext) records it in the same atomic commit as
-//     the checkpoint, fenced the same way;
+//     done or interrupted, travel with the run's checkpoint writes
+//     (Commit.Thread): recorded in the same atomic commit as the
+//     checkpoint, fenced the same way;
 //   - what no checkpoint carried (the outcome error or aborted: a failed
-//     superstep writes no checkpoint) is recorded with RecordThread at
-//     the end of the run, under the run's lease.
+//     superstep writes no checkpoint) is recorded by the run's final
+//     Lease.Commit, without a checkpoint.
 type ThreadRecorder interface {
 	// RecordThread records w for the thread, creating its record when it
-	// has none. A write made under a lease (LeaseFromContext) is fenced as
-	// Put is: a lease that is no longer current writes nothing.
+	// has none, without a lease (a run records through Lease.Commit).
 	RecordThread(ctx context.Context, threadID string, w ThreadWrite) error
-}
-
-type threadWriteKey struct{}
-
-// ContextWithThreadWrite returns ctx carrying w: a ThreadRecorder's Put or
-// PutDelta made with it records w with the checkpoint, in the same commit.
-// The executor passes every checkpoint write of a run such a context; a
-// backend's tests use it to check that their writes record w
-// (ThreadWriteFromContext is the backend's side).
-func ContextWithThreadWrite(ctx context.Context, w *ThreadWrite) context.Context {
-	return context.WithValue(ctx, threadWriteKey{}, w)
-}
-
-// ThreadWriteFromContext returns the ThreadWrite a checkpoint write must
-// record with the checkpoint (see ThreadRecorder), or nil.
-func ThreadWriteFromContext(ctx context.Context) *ThreadWrite {
-	w, _ := ctx.Value(threadWriteKey{}).(*ThreadWrite)
-	return w
 }
 
 // ErrThreadQuery is matched (errors.Is) by the error of ListThreads for a

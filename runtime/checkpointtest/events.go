@@ -137,14 +137,13 @@ func testEventsDelete(t *testing.T, cp runtime.Checkpointer) {
 		t.Fatal(err)
 	}
 	defer lease.Release()
-	run := checkpoint.ContextWithLease(ctx, lease)
-	if err := es.AppendEvents(run, mkEvents("g", "gone", 1, 3, 1_800_000_000)); err != nil {
+	if err := lease.Commit(ctx, checkpoint.Commit{Events: mkEvents("g", "gone", 1, 3, 1_800_000_000)}); err != nil {
 		t.Fatalf("AppendEvents under the lease: %v", err)
 	}
 	if err := cp.DeleteThread(ctx, "gone"); err != nil {
 		t.Fatal(err)
 	}
-	if err := es.AppendEvents(run, mkEvents("g", "gone", 4, 5, 1_800_000_000)); err == nil {
+	if err := lease.Commit(ctx, checkpoint.Commit{Events: mkEvents("g", "gone", 4, 5, 1_800_000_000)}); err == nil {
 		t.Error("AppendEvents under the lease of a deleted thread was not refused")
 	}
 	if got := readSeqs(t, es, "g", 0, 0); len(got) != 0 {

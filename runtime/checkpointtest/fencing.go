@@ -16,6 +16,7 @@ import (
 var fencingContracts = []contract{
 	{"LeaseFencesTokensDiffer", testFenceTokensDiffer},
 	{"DeleteThreadFencesItsRun", testDeleteFencesRun},
+	{"FailedCommitLeavesNothing", testFailedCommitLeavesNothing},
 	{"GraphDeleteThreadDuringRun", testGraphDeleteDuringRun},
 }
 
@@ -52,13 +53,12 @@ func testDeleteFencesRun(t *testing.T, cp runtime.Checkpointer) {
 		t.Fatal(err)
 	}
 	defer l.Release()
-	run := checkpoint.ContextWithLease(ctx, l)
 	first := mk("gone", "", 0)
-	if err := cp.Put(run, first, nil); err != nil {
+	if err := l.Commit(ctx, checkpoint.Commit{Checkpoint: first}); err != nil {
 		t.Fatalf("Put under the lease: %v", err)
 	}
 	entries := []checkpoint.JournalEntry{{Key: "s#0", Value: json.RawMessage(`1`)}}
-	if err := cp.PutJournal(run, "gone", "task", entries); err != nil {
+	if err := l.PutJournal(ctx, "task", entries); err != nil {
 		t.Fatalf("PutJournal under the lease: %v", err)
 	}
 	if err := cp.DeleteThread(ctx, "gone"); err != nil {
@@ -72,10 +72,10 @@ func testDeleteFencesRun(t *testing.T, cp runtime.Checkpointer) {
 	case <-time.After(5 * time.Second):
 		t.Error("the holder was not told that its thread was deleted")
 	}
-	if err := cp.Put(run, mk("gone", first.ID, 1), nil); err == nil {
+	if err := l.Commit(ctx, checkpoint.Commit{Checkpoint: mk("gone", first.ID, 1)}); err == nil {
 		t.Error("a Put under the deleted thread's lease was accepted")
 	}
-	if err := cp.PutJournal(run, "gone", "task", entries); err == nil {
+	if err := l.PutJournal(ctx, "task", entries); err == nil {
 		t.Error("a PutJournal under the deleted thread's lease was accepted")
 	}
 	if got := list(t, cp, "gone", 0); len(got) != 0 {
@@ -92,7 +92,7 @@ func testDeleteFencesRun(t *testing.T, cp runtime.Checkpointer) {
 	if _, err := cp.Lease(ctx, "gone", checkpoint.LeaseOptions{}); !errors.Is(err, runtime.ErrThreadBusy) {
 		t.Errorf("Lease while the new lease is held: %v, want ErrThreadBusy", err)
 	}
-	if err := cp.Put(checkpoint.ContextWithLease(ctx, again), mk("gone", "", 0), nil); err != nil {
+	if err := again.Commit(ctx, checkpoint.Commit{Checkpoint: mk("gone", "", 0)}); err != nil {
 		t.Errorf("Put under the new lease: %v", err)
 	}
 	again.Release()
@@ -133,5 +133,94 @@ func testGraphDeleteDuringRun(t *testing.T, cp runtime.Checkpointer) {
 	}
 	if got := list(t, cp, "t", 0); len(got) != 0 {
 		t.Errorf("the deleted thread came back with checkpoints %v", got)
+	}
+}
+
+// testFailedCommitLeavesNothing: a Lease.Commit is one atomic write. One
+// that fails (a delta whose base the thread lacks; a lease whose thread
+// was deleted, so its fence is lost) leaves none of its parts: no
+// checkpoint, no dropped journal, no thread record, no events.
+func testFailedCommitLeavesNothing(t *testing.T, cp runtime.Checkpointer) {
+	ctx := t.Context()
+	l, err := cp.Lease(ctx, "c", checkpoint.LeaseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	lst, _ := cp.(checkpoint.ThreadLister)
+	_, isRec := cp.(checkpoint.ThreadRecorder)
+	es, isES := cp.(checkpoint.EventStore)
+	commit := func(c checkpoint.Commit) error {
+		if !isRec {
+			c.Thread = nil
+		}
+		if !isES {
+			c.Events = nil
+		}
+		return l.Commit(ctx, c)
+	}
+	meta := func() map[string]string {
+		if lst == nil || !isRec {
+			return nil
+		}
+		page, err := lst.ListThreads(ctx, checkpoint.ThreadQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, th := range page.Threads {
+			if th.ID == "c" {
+				return th.Meta
+			}
+		}
+		return nil
+	}
+	first := mk("c", "", 0)
+	if err := commit(checkpoint.Commit{Checkpoint: first, Thread: &checkpoint.ThreadWrite{Meta: map[string]string{"k": "1"}}, Events: mkEvents("r", "c", 1, 2, 1_800_000_000)}); err != nil {
+		t.Fatalf("Commit: %v", err)
+	}
+	entries := []checkpoint.JournalEntry{{Key: "s#0", Value: json.RawMessage(`1`)}}
+	if err := l.PutJournal(ctx, "task", entries); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := cp.(checkpoint.DeltaCheckpointer); ok {
+		bad := mk("c", first.ID, 1)
+		err := commit(checkpoint.Commit{Checkpoint: bad, Delta: &checkpoint.Delta{Base: "missing"}, Done: []string{"task"},
+			Thread: &checkpoint.ThreadWrite{Meta: map[string]string{"k": "2"}, Outcome: &checkpoint.ThreadOutcome{Status: runtime.StatusDone, RunID: "r", Ended: time.Now()}},
+			Events: mkEvents("r", "c", 3, 4, 1_800_000_000)})
+		if !errors.Is(err, checkpoint.ErrNotFound) {
+			t.Fatalf("Commit of a delta of a missing base: %v, want an error matching ErrNotFound", err)
+		}
+		if got := list(t, cp, "c", 0); len(got) != 1 || got[0] != first.ID {
+			t.Errorf("after the failed commit the thread holds %v, want only %s", got, first.ID)
+		}
+		if j, err := cp.GetJournal(ctx, "c", "task"); err != nil || len(j) != 1 {
+			t.Errorf("after the failed commit the journal is %v (%v), want it kept", j, err)
+		}
+		if m := meta(); isRec && m["k"] != "1" {
+			t.Errorf("after the failed commit the thread's metadata is %v, want k=1", m)
+		}
+		if isES {
+			if got := readSeqs(t, es, "r", 0, 0); len(got) != 2 {
+				t.Errorf("after the failed commit the run has events %v, want [1 2]", got)
+			}
+		}
+	}
+	if err := cp.DeleteThread(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	err = commit(checkpoint.Commit{Checkpoint: mk("c", first.ID, 1), Thread: &checkpoint.ThreadWrite{Meta: map[string]string{"k": "3"}}, Events: mkEvents("r", "c", 3, 4, 1_800_000_000)})
+	if err == nil {
+		t.Fatal("a Commit under the deleted thread's lease was accepted")
+	}
+	if got := list(t, cp, "c", 0); len(got) != 0 {
+		t.Errorf("after the refused commit the thread holds %v", got)
+	}
+	if m := meta(); m != nil {
+		t.Errorf("after the refused commit the thread has metadata %v", m)
+	}
+	if isES {
+		if got := readSeqs(t, es, "r", 0, 0); len(got) != 0 {
+			t.Errorf("after the refused commit the run has events %v", got)
+		}
 	}
 }

@@ -376,22 +376,21 @@ func testThreadsQueryRefused(t *testing.T, cp runtime.Checkpointer) {
 // testThreadsFenced: RecordThread under a lease of a deleted thread is
 // refused, and DeleteThread removes the thread from the listing.
 func testThreadsFenced(t *testing.T, cp runtime.Checkpointer) {
-	l, rec := lister(t, cp)
+	l, _ := lister(t, cp)
 	ctx := t.Context()
 	lease, err := cp.Lease(ctx, "f", checkpoint.LeaseOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lease.Release()
-	run := checkpoint.ContextWithLease(ctx, lease)
 	w := checkpoint.ThreadWrite{Meta: map[string]string{"k": "v"}, Outcome: &checkpoint.ThreadOutcome{Status: runtime.StatusDone, RunID: "r1", Ended: time.Now()}}
-	if err := rec.RecordThread(run, "f", w); err != nil {
+	if err := lease.Commit(ctx, checkpoint.Commit{Thread: &w}); err != nil {
 		t.Fatalf("RecordThread under the lease: %v", err)
 	}
 	if err := cp.DeleteThread(ctx, "f"); err != nil {
 		t.Fatal(err)
 	}
-	if err := rec.RecordThread(run, "f", w); err == nil {
+	if err := lease.Commit(ctx, checkpoint.Commit{Thread: &w}); err == nil {
 		t.Error("RecordThread under the lease of a deleted thread was not refused")
 	}
 	if ids := threadIDs(listAll(t, l, checkpoint.ThreadQuery{})); len(ids) != 0 {

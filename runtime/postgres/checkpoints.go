@@ -14,10 +14,16 @@ import (
 )
 
 // Put stores cp and drops the journals of the task ids in done, in one
-// statement (so one transaction). A checkpoint id must be unique within its
-// thread. A run's write (its lease in ctx) is fenced by the lease's epoch
-// and fails with ErrLeaseLost when another run took the thread.
+// statement (so one transaction), unleased (a run commits through its
+// lease). A checkpoint id must be unique within its thread.
 func (s *Store) Put(ctx context.Context, cp *runtime.Checkpoint, done []string) error {
+	return s.put(ctx, s.pool, cp, done, nil)
+}
+
+// put is Put on db (the pool or a commit's transaction), fenced by l's
+// epoch when l is not nil: it then fails with ErrLeaseLost when another
+// run took the thread.
+func (s *Store) put(ctx context.Context, db txer, cp *runtime.Checkpoint, done []string, l *heldLease) error {
 	if cp == nil || cp.ID == "" {
 		return fmt.Errorf("postgres: Put in %s: the checkpoint is nil or has no ID", s.where())
 	}
@@ -41,8 +47,7 @@ func (s *Store) Put(ctx context.Context, cp *runtime.Checkpoint, done []string) 
 	if done == nil {
 		done = []string{}
 	}
-	l := s.fence(ctx, cp.ThreadID)
-	err = s.withThreadWrite(ctx, cp.ThreadID, func(db txer) error {
+	err = func() error {
 		switch {
 		case l != nil:
 			if err := l.refused(); err != nil {
@@ -61,7 +66,7 @@ func (s *Store) Put(ctx context.Context, cp *runtime.Checkpoint, done []string) 
 			var n int
 			return db.QueryRow(ctx, s.q.insertDone, append(args, done)...).Scan(&n)
 		}
-	})
+	}()
 	if err != nil {
 		return fmt.Errorf("postgres: put checkpoint %s of thread %q in %s: %w", cp.ID, cp.ThreadID, s.where(), err)
 	}

@@ -67,10 +67,16 @@ func (s *Store) rebuild(ctx context.Context, q querier, cp *runtime.Checkpoint, 
 // PutDelta stores cp as the delta d of checkpoint d.Base (a row whose
 // channels hold d's writes), or, when the chain since the last full
 // snapshot reaches the Compact limits, as a full snapshot rebuilt from the
-// chain; and drops the journals of done, in one transaction fenced by the
-// run's lease as Put is. Snapshots are new rows: no stored row is
+// chain; and drops the journals of done, in one transaction, unleased (a
+// run commits through its lease). Snapshots are new rows: no stored row is
 // rewritten, so a concurrent reader never sees a chain half compacted.
 func (s *Store) PutDelta(ctx context.Context, cp *runtime.Checkpoint, d checkpoint.Delta, done []string) error {
+	return s.putDeltaOn(ctx, s.pool, cp, d, done, nil)
+}
+
+// putDeltaOn is PutDelta on db (the pool or a commit's transaction),
+// fenced by l's epoch when l is not nil.
+func (s *Store) putDeltaOn(ctx context.Context, db txer, cp *runtime.Checkpoint, d checkpoint.Delta, done []string, l *heldLease) error {
 	if cp == nil || cp.ID == "" {
 		return fmt.Errorf("postgres: PutDelta in %s: the checkpoint is nil or has no ID", s.where())
 	}
@@ -93,7 +99,6 @@ func (s *Store) PutDelta(ctx context.Context, cp *runtime.Checkpoint, d checkpoi
 	if !cp.Created.IsZero() {
 		created = cp.Created.UnixNano()
 	}
-	l := s.fence(ctx, cp.ThreadID)
 	if l != nil {
 		if err := l.refused(); err != nil {
 			return fail(err)
@@ -110,9 +115,7 @@ func (s *Store) PutDelta(ctx context.Context, cp *runtime.Checkpoint, d checkpoi
 	if l != nil {
 		q, args = s.q.deltaFastFenced, append(args, l.epoch)
 	}
-	err = s.withThreadWrite(ctx, cp.ThreadID, func(db txer) error {
-		return s.putDelta(ctx, db, cp, d, l, q, args, writes, next, pending, created, done)
-	})
+	err = s.putDelta(ctx, db, cp, d, l, q, args, writes, next, pending, created, done)
 	if err != nil {
 		return fail(err)
 	}

@@ -122,8 +122,8 @@ func (l *heldLease) refused() error {
 // runtime.ErrThreadBusy, while another live holder has it. A heartbeat
 // renews it every TTL/3 and reports each renewal to opts.Renewed; when a
 // renewal finds another epoch or no row, opts.Lost receives an error
-// matching ErrLeaseLost. Writes made with the lease in their context
-// (checkpoint.ContextWithLease, as the executor does) are fenced by its epoch.
+// matching ErrLeaseLost. The lease is the run's write handle: its Commit
+// and PutJournal are fenced by its epoch.
 func (s *Store) Lease(ctx context.Context, threadID string, opts checkpoint.LeaseOptions) (checkpoint.Lease, error) {
 	s.mu.Lock()
 	closed := s.closed
@@ -241,18 +241,6 @@ func (s *Store) deleteLease(l *heldLease) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	s.pool.Exec(ctx, s.q.dropLease, l.thread, l.epoch)
-}
-
-// fence returns the lease a write of threadID is made under when it is a
-// lease of this Store on that thread (the run's lease, which the runtime
-// passes in the context): the write must then be checked against its
-// epoch. It returns nil for a write outside a run, which is unfenced.
-func (s *Store) fence(ctx context.Context, threadID string) *heldLease {
-	l, _ := checkpoint.LeaseFromContext(ctx).(*heldLease)
-	if l == nil || l.s != s || l.thread != threadID {
-		return nil
-	}
-	return l
 }
 
 // lost is the error of a fenced write that found another epoch.

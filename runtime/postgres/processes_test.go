@@ -84,7 +84,6 @@ func writer(ctx context.Context, dsn, schema string) error {
 		return err
 	}
 	defer l.Release()
-	run := checkpoint.ContextWithLease(ctx, l)
 	done := make(chan struct{})
 	go func() { io.Copy(io.Discard, os.Stdin); close(done) }()
 	say("LEASED %s", l.Fence())
@@ -94,9 +93,9 @@ func writer(ctx context.Context, dsn, schema string) error {
 			return nil
 		case <-time.After(10 * time.Millisecond):
 		}
-		err := s.PutJournal(run, "t", "writer", []checkpoint.JournalEntry{{Key: "n", Value: json.RawMessage(strconv.Itoa(n))}})
+		err := l.PutJournal(ctx, "writer", []checkpoint.JournalEntry{{Key: "n", Value: json.RawMessage(strconv.Itoa(n))}})
 		if err == nil {
-			err = s.Put(run, &runtime.Checkpoint{ID: fmt.Sprintf("w-%08d", n), ThreadID: "t", Channels: json.RawMessage(`{}`)}, nil)
+			err = l.Commit(ctx, checkpoint.Commit{Checkpoint: &runtime.Checkpoint{ID: fmt.Sprintf("w-%08d", n), ThreadID: "t", Channels: json.RawMessage(`{}`)}})
 		}
 		switch {
 		case errors.Is(err, postgres.ErrLeaseLost):
@@ -267,8 +266,7 @@ func TestFencingFrozenHolder(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	defer l.Release()
-	mine := checkpoint.ContextWithLease(ctx, l)
-	if err := s.PutJournal(mine, "t", "writer", []checkpoint.JournalEntry{{Key: "n", Value: json.RawMessage(`"new holder"`)}}); err != nil {
+	if err := l.PutJournal(ctx, "writer", []checkpoint.JournalEntry{{Key: "n", Value: json.RawMessage(`"new holder"`)}}); err != nil {
 		t.Fatal(err)
 	}
 	before := checkpointIDs(t, s)

@@ -28,24 +28,6 @@ type txer interface {
 	Begin(ctx context.Context) (pgx.Tx, error)
 }
 
-// withThreadWrite runs body, a checkpoint write, on the pool; when ctx
-// carries a ThreadWrite, in a transaction that records it after body.
-func (s *Store) withThreadWrite(ctx context.Context, threadID string, body func(db txer) error) error {
-	tw := checkpoint.ThreadWriteFromContext(ctx)
-	if tw == nil {
-		return body(s.pool)
-	}
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := body(tx); err != nil {
-			return err
-		}
-		if err := s.recordTx(ctx, tx, threadID, tw); err != nil {
-			return fmt.Errorf("record the thread: %w", err)
-		}
-		return nil
-	})
-}
-
 // fenceTx checks, in tx, that a write made under l (nil: unfenced) still
 // holds the thread's lease, and holds the lease row FOR SHARE until the
 // commit, so a takeover waits for the write and later ones fail.
@@ -65,12 +47,9 @@ func (s *Store) fenceTx(ctx context.Context, tx pgx.Tx, threadID string, l *held
 }
 
 // RecordThread merges w's metadata into the thread's and records its
-// outcome, in one transaction fenced by the run's lease like Put.
+// outcome, in one transaction, unleased (a run records through its lease).
 func (s *Store) RecordThread(ctx context.Context, threadID string, w checkpoint.ThreadWrite) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := s.fenceTx(ctx, tx, threadID, s.fence(ctx, threadID)); err != nil {
-			return err
-		}
 		return s.recordTx(ctx, tx, threadID, &w)
 	})
 	if err != nil {
@@ -197,15 +176,27 @@ func (s *Store) ListThreads(ctx context.Context, q checkpoint.ThreadQuery) (chec
 	return page, nil
 }
 
-// AppendEvents stores events of one run in one transaction, fenced by the
-// run's lease like Put, and drops the run's events older than its last
-// checkpoint.MaxStoredEvents sequence numbers.
+// AppendEvents stores events of one run in one transaction, unleased (a
+// run stores its events through its lease's Commit), and drops the run's
+// events older than its last checkpoint.MaxStoredEvents sequence numbers.
 func (s *Store) AppendEvents(ctx context.Context, events []checkpoint.StoredEvent) error {
 	if len(events) == 0 {
 		return nil
 	}
 	first := events[0]
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return s.appendEventsTx(ctx, tx, events) })
+	if err != nil {
+		return fmt.Errorf("postgres: append %d events of run %q of thread %q in %s: %w", len(events), first.RunID, first.ThreadID, s.where(), err)
+	}
+	return nil
+}
+
+// appendEventsTx stores events in tx (see AppendEvents).
+func (s *Store) appendEventsTx(ctx context.Context, tx pgx.Tx, events []checkpoint.StoredEvent) error {
 	n := len(events)
+	if n == 0 {
+		return nil
+	}
 	runs, seqs, threads, times, kinds, datas := make([]string, n), make([]int64, n), make([]string, n), make([]int64, n), make([]string, n), make([][]byte, n)
 	last := map[string]int64{}
 	for i, e := range events {
@@ -215,25 +206,16 @@ func (s *Store) AppendEvents(ctx context.Context, events []checkpoint.StoredEven
 		}
 		last[e.RunID] = max(last[e.RunID], e.Seq)
 	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := s.fenceTx(ctx, tx, first.ThreadID, s.fence(ctx, first.ThreadID)); err != nil {
-			return err
+	if _, err := tx.Exec(ctx, s.q.appendEvents, runs, seqs, threads, times, kinds, datas); err != nil {
+		return err
+	}
+	for run, seq := range last {
+		if seq <= checkpoint.MaxStoredEvents {
+			continue
 		}
-		if _, err := tx.Exec(ctx, s.q.appendEvents, runs, seqs, threads, times, kinds, datas); err != nil {
-			return err
+		if _, err := tx.Exec(ctx, s.q.trimEvents, run, seq-checkpoint.MaxStoredEvents); err != nil {
+			return fmt.Errorf("drop old events of run %q: %w", run, err)
 		}
-		for run, seq := range last {
-			if seq <= checkpoint.MaxStoredEvents {
-				continue
-			}
-			if _, err := tx.Exec(ctx, s.q.trimEvents, run, seq-checkpoint.MaxStoredEvents); err != nil {
-				return fmt.Errorf("drop old events of run %q: %w", run, err)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("postgres: append %d events of run %q of thread %q in %s: %w", n, first.RunID, first.ThreadID, s.where(), err)
 	}
 	return nil
 }

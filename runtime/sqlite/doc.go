@@ -79,10 +79,9 @@
 // Lease fails at once with an error for which errors.Is(err,
 // runtime.ErrThreadBusy) holds, naming the holder.
 //
-// Writes are fenced: the runtime passes a run's lease to every write in
-// the context (runtime.LeaseFromContext), and Put and PutJournal made under
-// a lease of this Store check, in the same transaction, that the lease row
-// still carries its token. A process that stalled past its expiry and was
+// Writes are fenced: a run writes through its lease (checkpoint.Lease's
+// Commit and PutJournal), and each such write checks, in its own
+// transaction, that the lease row still carries its token. A process that stalled past its expiry and was
 // taken over therefore fails with ErrLeaseLost instead of overwriting the
 // new owner's checkpoints. Expiry compares wall-clock times of the
 // processes sharing the file, which share a machine.

@@ -17,39 +17,45 @@ const (
 	qReadEvents  = "SELECT run_id, seq, thread_id, time_ns, kind, data FROM ilmek_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?"
 )
 
-// AppendEvents stores events of one run in one transaction, fenced by the
-// run's lease like Put, and drops the run's events older than its last
-// checkpoint.MaxStoredEvents sequence numbers.
+// AppendEvents stores events of one run in one transaction, unleased (a
+// run stores its events through its lease's Commit), and drops the run's
+// events older than its last checkpoint.MaxStoredEvents sequence numbers.
 func (s *Store) AppendEvents(ctx context.Context, events []checkpoint.StoredEvent) error {
 	if len(events) == 0 {
 		return nil
 	}
 	first := events[0]
-	err := s.tx(ctx, first.ThreadID, func(tx *sql.Tx) error {
-		ins, err := tx.PrepareContext(ctx, qAppendEvent)
-		if err != nil {
-			return err
-		}
-		defer ins.Close()
-		last := map[string]int64{}
-		for _, e := range events {
-			if _, err := ins.ExecContext(ctx, e.RunID, e.Seq, e.ThreadID, e.Time.UnixNano(), e.Kind, []byte(e.Data)); err != nil {
-				return fmt.Errorf("event %d of run %q: %w", e.Seq, e.RunID, err)
-			}
-			last[e.RunID] = max(last[e.RunID], e.Seq)
-		}
-		for run, seq := range last {
-			if seq <= checkpoint.MaxStoredEvents {
-				continue
-			}
-			if _, err := tx.ExecContext(ctx, qTrimEvents, run, seq-checkpoint.MaxStoredEvents); err != nil {
-				return fmt.Errorf("drop old events of run %q: %w", run, err)
-			}
-		}
-		return nil
-	})
+	err := s.tx(ctx, nil, func(tx *sql.Tx) error { return s.appendEventsTx(ctx, tx, events) })
 	if err != nil {
 		return fmt.Errorf("sqlite: append %d events of run %q of thread %q in %q: %w", len(events), first.RunID, first.ThreadID, s.path, err)
+	}
+	return nil
+}
+
+// appendEventsTx stores events in tx (see AppendEvents).
+func (s *Store) appendEventsTx(ctx context.Context, tx *sql.Tx, events []checkpoint.StoredEvent) error {
+	if len(events) == 0 {
+		return nil
+	}
+	ins, err := tx.PrepareContext(ctx, qAppendEvent)
+	if err != nil {
+		return err
+	}
+	defer ins.Close()
+	last := map[string]int64{}
+	for _, e := range events {
+		if _, err := ins.ExecContext(ctx, e.RunID, e.Seq, e.ThreadID, e.Time.UnixNano(), e.Kind, []byte(e.Data)); err != nil {
+			return fmt.Errorf("event %d of run %q: %w", e.Seq, e.RunID, err)
+		}
+		last[e.RunID] = max(last[e.RunID], e.Seq)
+	}
+	for run, seq := range last {
+		if seq <= checkpoint.MaxStoredEvents {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, qTrimEvents, run, seq-checkpoint.MaxStoredEvents); err != nil {
+			return fmt.Errorf("drop old events of run %q: %w", run, err)
+		}
 	}
 	return nil
 }

@@ -10,21 +10,14 @@ import (
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
-// PutJournal replaces the journal of a task. A run's write is fenced by
-// its lease (see the package documentation).
+// PutJournal replaces the journal of a task, unleased (a run writes its
+// journals through its lease).
 func (s *Store) PutJournal(ctx context.Context, threadID, taskID string, entries []checkpoint.JournalEntry) error {
 	raw, err := json.Marshal(entries)
 	if err != nil {
 		return fmt.Errorf("sqlite: put journal of task %q of thread %q: encode entries: %w", taskID, threadID, err)
 	}
-	if s.fenced(ctx, threadID) {
-		err = s.tx(ctx, threadID, func(tx *sql.Tx) error {
-			_, err := s.ws.in(ctx, tx, qPutJournal).ExecContext(ctx, threadID, taskID, raw)
-			return err
-		})
-	} else {
-		_, err = s.ws[qPutJournal].ExecContext(ctx, threadID, taskID, raw)
-	}
+	_, err = s.ws[qPutJournal].ExecContext(ctx, threadID, taskID, raw)
 	if err != nil {
 		return fmt.Errorf("sqlite: put journal of task %q of thread %q in %q: %w", taskID, threadID, s.path, err)
 	}

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"encoding/json"
 	"context"
 	"crypto/rand"
 	"database/sql"
@@ -219,16 +220,12 @@ func (s *Store) deleteLease(l *heldLease) {
 	s.ws[qDropLease].ExecContext(ctx, l.thread, l.token)
 }
 
-// checkFence fails when the write is made under a lease of this Store (the
-// run's lease, which the runtime passes in the context) that is no longer
+// checkFence fails when l, the lease a run writes under, is no longer
 // current: its thread was deleted by this Store (an error matching
 // checkpoint.ErrThreadDeleted and ErrLeaseLost), or the lease row no longer
 // carries its token (ErrLeaseLost). It runs in the write's transaction.
-func (s *Store) checkFence(ctx context.Context, tx *sql.Tx, threadID string) error {
-	l, _ := checkpoint.LeaseFromContext(ctx).(*heldLease)
-	if l == nil || l.s != s || l.thread != threadID {
-		return nil // not a run's write: unfenced
-	}
+func (s *Store) checkFence(ctx context.Context, tx *sql.Tx, l *heldLease) error {
+	threadID := l.thread
 	l.mu.Lock()
 	deleted := l.deleted
 	l.mu.Unlock()
@@ -248,9 +245,55 @@ func (s *Store) checkFence(ctx context.Context, tx *sql.Tx, threadID string) err
 	return nil
 }
 
-// fenced reports whether a write of threadID is made under a lease of this
-// Store, and so must be checked against it in its transaction.
-func (s *Store) fenced(ctx context.Context, threadID string) bool {
-	l, _ := checkpoint.LeaseFromContext(ctx).(*heldLease)
-	return l != nil && l.s == s && l.thread == threadID
+// Commit writes c in one transaction fenced by the lease: the checkpoint
+// (full or delta), the dropped journals, the thread record and the events.
+func (l *heldLease) Commit(ctx context.Context, c checkpoint.Commit) error {
+	s := l.s
+	if c.Checkpoint != nil && c.Checkpoint.ThreadID != l.thread {
+		return fmt.Errorf("sqlite: commit of checkpoint %s of thread %q under the lease of thread %q refused", c.Checkpoint.ID, c.Checkpoint.ThreadID, l.thread)
+	}
+	var put func(tx *sql.Tx) error
+	if c.Checkpoint != nil {
+		var err error
+		if put, err = s.prepareCommit(ctx, c.Checkpoint, c.Delta, c.Done, c.Thread); err != nil {
+			return err
+		}
+	}
+	err := s.tx(ctx, l, func(tx *sql.Tx) error {
+		if put != nil {
+			if err := put(tx); err != nil {
+				return err
+			}
+		} else if c.Thread != nil {
+			if err := s.recordTx(ctx, tx, l.thread, c.Thread); err != nil {
+				return fmt.Errorf("record the thread: %w", err)
+			}
+		}
+		return s.appendEventsTx(ctx, tx, c.Events)
+	})
+	if err != nil {
+		what := "the run's final write"
+		if c.Checkpoint != nil {
+			what = "checkpoint " + c.Checkpoint.ID
+		}
+		return fmt.Errorf("sqlite: commit %s of thread %q in %q: %w", what, l.thread, s.path, err)
+	}
+	return nil
+}
+
+// PutJournal replaces the journal of a task, fenced by the lease.
+func (l *heldLease) PutJournal(ctx context.Context, taskID string, entries []checkpoint.JournalEntry) error {
+	s := l.s
+	raw, err := json.Marshal(entries)
+	if err != nil {
+		return fmt.Errorf("sqlite: put journal of task %q of thread %q: encode entries: %w", taskID, l.thread, err)
+	}
+	err = s.tx(ctx, l, func(tx *sql.Tx) error {
+		_, err := s.ws.in(ctx, tx, qPutJournal).ExecContext(ctx, l.thread, taskID, raw)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: put journal of task %q of thread %q in %q: %w", taskID, l.thread, s.path, err)
+	}
+	return nil
 }

@@ -30,7 +30,7 @@ type pruneRow struct {
 // are renumbered from their new snapshots.
 func (s *Store) Prune(ctx context.Context, threadID string, opts checkpoint.PruneOptions) (int, error) {
 	removed := 0
-	err := s.tx(ctx, "", func(tx *sql.Tx) error {
+	err := s.tx(ctx, nil, func(tx *sql.Tx) error {
 		rs, err := tx.QueryContext(ctx, "SELECT id, parent_id, plan_id, base_id, snap_id, created_ns, length(channels) FROM ilmek_checkpoints WHERE thread_id = ? ORDER BY seq", threadID)
 		if err != nil {
 			return err

@@ -135,7 +135,7 @@ func (e *schemaError) Is(target error) bool { return target == ErrSchema }
 // version this build does not know, is refused with ErrSchema.
 func (s *Store) migrate() error {
 	ctx := context.Background()
-	return s.tx(ctx, "", func(tx *sql.Tx) error {
+	return s.tx(ctx, nil, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'ilmek\_%' ESCAPE '\' ORDER BY name`)
 		if err != nil {
 			return fmt.Errorf("read schema: %w", err)

@@ -203,15 +203,15 @@ func (s *Store) closeDBs() error {
 }
 
 // tx runs fn in one IMMEDIATE transaction on the writer connection. When
-// fence names a thread whose lease this Store holds, the transaction first
+// l is not nil (a run's write, fenced by its lease), the transaction first
 // checks that the lease is still this Store's.
-func (s *Store) tx(ctx context.Context, fence string, fn func(*sql.Tx) error) error {
+func (s *Store) tx(ctx context.Context, l *heldLease, fn func(*sql.Tx) error) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	if fence != "" {
-		if err := s.checkFence(ctx, tx, fence); err != nil {
+	if l != nil {
+		if err := s.checkFence(ctx, tx, l); err != nil {
 			tx.Rollback()
 			return err
 		}

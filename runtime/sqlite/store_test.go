@@ -152,8 +152,7 @@ func TestLostLeaseFencesWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	oldCtx := checkpoint.ContextWithLease(ctx, leaseOld)
-	if err := old.Put(oldCtx, cp("t", "1"), nil); err != nil {
+	if err := leaseOld.Commit(ctx, checkpoint.Commit{Checkpoint: cp("t", "1")}); err != nil {
 		t.Fatalf("Put while holding the lease: %v", err)
 	}
 	if _, err := cur.Lease(ctx, "t", checkpoint.LeaseOptions{}); !errors.Is(err, runtime.ErrThreadBusy) {
@@ -168,13 +167,13 @@ func TestLostLeaseFencesWrites(t *testing.T) {
 	if leaseCur.Fence() == leaseOld.Fence() {
 		t.Errorf("both leases have the fencing token %q", leaseCur.Fence())
 	}
-	if err := old.Put(oldCtx, cp("t", "2"), nil); !errors.Is(err, ErrLeaseLost) {
+	if err := leaseOld.Commit(ctx, checkpoint.Commit{Checkpoint: cp("t", "2")}); !errors.Is(err, ErrLeaseLost) {
 		t.Errorf("Put by the old holder: %v, want ErrLeaseLost", err)
 	}
-	if err := old.PutJournal(oldCtx, "t", "1:a", nil); !errors.Is(err, ErrLeaseLost) {
+	if err := leaseOld.PutJournal(ctx, "1:a", nil); !errors.Is(err, ErrLeaseLost) {
 		t.Errorf("PutJournal by the old holder: %v, want ErrLeaseLost", err)
 	}
-	if err := cur.Put(checkpoint.ContextWithLease(ctx, leaseCur), cp("t", "3"), nil); err != nil {
+	if err := leaseCur.Commit(ctx, checkpoint.Commit{Checkpoint: cp("t", "3")}); err != nil {
 		t.Errorf("Put by the new holder: %v", err)
 	}
 	leaseOld.Release()

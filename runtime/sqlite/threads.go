@@ -33,7 +33,7 @@ const (
 // RecordThread merges w's metadata into the thread's and records its
 // outcome, in one transaction, fenced by the run's lease like Put.
 func (s *Store) RecordThread(ctx context.Context, threadID string, w checkpoint.ThreadWrite) error {
-	err := s.tx(ctx, threadID, func(tx *sql.Tx) error { return s.recordTx(ctx, tx, threadID, &w) })
+	err := s.tx(ctx, nil, func(tx *sql.Tx) error { return s.recordTx(ctx, tx, threadID, &w) })
 	if err != nil {
 		return fmt.Errorf("sqlite: record thread %q in %q: %w", threadID, s.path, err)
 	}

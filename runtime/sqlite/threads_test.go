@@ -13,7 +13,7 @@ import (
 )
 
 // TestEventsReconnectFromAnotherStore: a run stores its events as it goes
-// (one write per superstep); a reader with its own Store on the same file
+// (with the checkpoint of each superstep, in its commit); a reader with its own Store on the same file
 // reads what is there mid-run, then reconnects after the last Seq it saw
 // and gets the rest, gap-free, up to run_end.
 func TestEventsReconnectFromAnotherStore(t *testing.T) {
@@ -47,11 +47,12 @@ func TestEventsReconnectFromAnotherStore(t *testing.T) {
 		done <- nil
 	}()
 	id := <-runID
-	// Wait until the first superstep's events are stored: node b's start
-	// is in the batch of the superstep it runs in, which has not ended.
+	// Wait until the first superstep's events are stored (node a's end,
+	// committed with its checkpoint): node b's start is in the batch of
+	// the superstep it runs in, which has not ended.
 	var seen []checkpoint.StoredEvent
 	deadline := time.Now().Add(10 * time.Second)
-	for !slices.ContainsFunc(seen, func(e checkpoint.StoredEvent) bool { return e.Kind == string(runtime.EventCheckpoint) }) {
+	for !slices.ContainsFunc(seen, func(e checkpoint.StoredEvent) bool { return e.Kind == string(runtime.EventNodeEnd) }) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the first superstep's events never reached the file; read %d", len(seen))
 		}
