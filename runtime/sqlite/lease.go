@@ -1,11 +1,11 @@
 package sqlite
 
 import (
-	"encoding/json"
 	"context"
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
