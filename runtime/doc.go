@@ -133,7 +133,12 @@
 // by name and occurrence. In strict mode (the default, [Strict]) a replay
 // that does not ask for a journaled step fails with a
 // *[NondeterminismError]: a node's body must be deterministic apart from
-// its steps. A journal lives until its task's superstep commits.
+// its steps. A journal lives until its task's superstep commits; a pause
+// keeps its tasks' journals with the checkpoint, so a fork from it
+// ([FromCheckpoint] of a pause that is no longer the latest) replays the
+// steps that had run before the question, while a fork from a checkpoint
+// taken before a step ran runs the step again in the new branch
+// (runtime/checkpointtest: ForkFromPauseReplaysStep, ForkBeforeStepRunsIt).
 //
 // # Interrupts and resume
 //

@@ -40,6 +40,21 @@ func (r *runner[S, U]) commitPause() error {
 		}
 		cp := cloneCheckpoint(r.latest)
 		cp.ID, cp.ParentID, cp.Pending, cp.Created = newID(), r.latest.ID, pend, time.Now().UTC()
+		// The journals of the superstep's tasks stay with the pause, so a
+		// fork from it replays what had run (see checkpoint.TaskRef).
+		for i := range cp.Next {
+			cp.Next[i].Journal = nil
+			if i >= len(r.cur) {
+				continue
+			}
+			s := &r.slots[i]
+			switch {
+			case s.info.jr != nil && len(s.info.jr.entries) > 0:
+				cp.Next[i].Journal = slices.Clone(s.info.jr.entries)
+			case len(s.info.preload) > 0:
+				cp.Next[i].Journal = slices.Clone(s.info.preload)
+			}
+		}
 		if r.trec != nil {
 			r.outcomeWith(StatusInterrupted, r.refusedAnswer(), pend)
 		}
@@ -188,6 +203,9 @@ func (r *runner[S, U]) start(in *U, a *Answers) error {
 	if err := r.checkVersion(latest); err != nil {
 		return err
 	}
+	if err := r.restoreJournals(latest); err != nil {
+		return err
+	}
 	if a != nil {
 		return r.startResume(latest, a)
 	}
@@ -239,6 +257,31 @@ func (r *runner[S, U]) start(in *U, a *Answers) error {
 		return err
 	}
 	return r.putStart(cp)
+}
+
+// restoreJournals gives the planned tasks of from, the checkpoint a fork
+// starts at (FromCheckpoint of a checkpoint that is not the thread's
+// latest), the journals they had when from was committed
+// (checkpoint.TaskRef.Journal; none for a task that had not started), so
+// the fork replays exactly the steps that had run then, and runs the
+// others in its own branch.
+func (r *runner[S, U]) restoreJournals(from *Checkpoint) error {
+	if r.cfg.fromID == "" || from == nil || len(from.Next) == 0 {
+		return nil
+	}
+	cur, err := r.cfg.cp.Get(r.ctx, r.cfg.thread, "")
+	if err != nil {
+		return &CheckpointError{Op: "get", Err: err}
+	}
+	if cur.ID == from.ID {
+		return nil
+	}
+	for _, t := range from.Next {
+		if err := r.info.lease.PutJournal(r.ctx, from.PlanID+":"+t.Key, t.Journal); err != nil {
+			return &CheckpointError{Op: "put journal", Err: err}
+		}
+	}
+	return nil
 }
 
 func (r *runner[S, U]) putStart(cp *Checkpoint) error {

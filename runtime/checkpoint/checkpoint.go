@@ -49,6 +49,13 @@ type TaskRef struct {
 	Key  string `json:"key"`
 	// Input is a send's input (the task's state), nil for a static task.
 	Input json.RawMessage `json:"input,omitempty"`
+	// Journal is the task's journal as it stood when the checkpoint was
+	// committed, for a task in flight then (a superstep that paused): a
+	// run or resume from this checkpoint when it is no longer the
+	// thread's latest (a fork) restores it, so the fork replays exactly
+	// the steps that had run when the checkpoint was current. Nil for a
+	// task that had not started.
+	Journal []JournalEntry `json:"journal,omitempty"`
 }
 
 // PendingInterrupt is an open question to a person. Answer it by ID.
