@@ -39,13 +39,13 @@ type runInfo struct {
 
 // leaseValid reports whether the run may still start an effect as far as
 // its lease is concerned: past the lease's local deadline another process
-// may hold the thread, so the run is stopped with ErrLeaseExpired.
+// may hold the thread, so the run is stopped with a lost lease (checkpoint.LeaseDeadlinePassed).
 func (r *runInfo) leaseValid() error {
 	if r.lease == nil {
 		return nil
 	}
 	if d := r.lease.Deadline(); !d.IsZero() && !time.Now().Before(d) {
-		cause := &leaseLostError{err: checkpoint.ErrLeaseExpired}
+		cause := &leaseLostError{err: &checkpoint.LeaseLostError{Thread: r.threadID, Fence: r.lease.Fence(), Reason: checkpoint.LeaseDeadlinePassed, Found: "deadline"}}
 		r.stop(cause)
 		return cause
 	}

@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"context"
+	"fmt"
 	"encoding/json"
 	"errors"
 	"time"
@@ -195,12 +196,59 @@ type LeaseOptions struct {
 	Renewed func(deadline time.Time)
 }
 
-// ErrLeaseExpired ends a run whose lease passed its local deadline (see
-// Lease.Deadline) without a renewal: the process stalled or lost its
-// storage for longer than the lease lasts, so another run may hold the
-// thread now. The run starts no further effect and commits nothing; a
-// later run of the thread takes its work up.
-var ErrLeaseExpired = errors.New("the run's lease passed its deadline without renewal (the process stalled, or storage was unreachable, for longer than the lease lasts); the run was stopped before starting another effect, because another run may hold the thread now")
+// ErrLeaseLost is matched (errors.Is) by every error that says a run's
+// lease on its thread is gone (a *LeaseLostError): another run took the
+// thread over after the lease expired unrenewed, the holder's own deadline
+// passed without a renewal, or the thread was deleted. A write under the
+// lost lease was refused, so the new holder's state is not overwritten; the
+// run that held it stops before starting another effect, and a later run
+// of the thread takes its work up.
+var ErrLeaseLost = errors.New("the thread's lease was lost")
+
+// LeaseLostReason says why a lease is gone.
+type LeaseLostReason string
+
+// The reasons of a LeaseLostError.
+const (
+	// LeaseTakenOver: another run took the thread over after the lease
+	// expired unrenewed.
+	LeaseTakenOver LeaseLostReason = "taken over"
+	// LeaseDeadlinePassed: the lease passed its local deadline without a
+	// renewal (the process stalled, or storage was unreachable, for
+	// longer than the lease lasts), so another run may hold the thread.
+	LeaseDeadlinePassed LeaseLostReason = "deadline passed"
+	// LeaseThreadDeleted: the thread was deleted while the run held it.
+	LeaseThreadDeleted LeaseLostReason = "thread deleted"
+)
+
+// LeaseLostError is the error of a lost lease. It matches ErrLeaseLost, and
+// also ErrThreadDeleted when Reason is LeaseThreadDeleted.
+type LeaseLostError struct {
+	Thread string
+	// Store names where the lease was kept (a file, a schema); "" for a
+	// loss the runtime found by the clock.
+	Store string
+	// Fence is the lost lease's fencing token (Lease.Fence).
+	Fence  string
+	Reason LeaseLostReason
+	// Found says how the loss was found: "fenced write", "heartbeat",
+	// "delete" or "deadline".
+	Found string
+}
+
+func (e *LeaseLostError) Error() string {
+	where := ""
+	if e.Store != "" {
+		where = " in " + e.Store
+	}
+	return fmt.Sprintf("the lease of thread %q%s (fence %s) was lost (%s, found by %s): nothing more of the run is written", e.Thread, where, e.Fence, e.Reason, e.Found)
+}
+
+// Is makes a LeaseLostError match ErrLeaseLost, and ErrThreadDeleted for
+// a deleted thread.
+func (e *LeaseLostError) Is(target error) bool {
+	return target == ErrLeaseLost || target == ErrThreadDeleted && e.Reason == LeaseThreadDeleted
+}
 
 // ErrThreadDeleted is the cause of a run whose thread was deleted while it
 // ran (Checkpointer.DeleteThread). Nothing of the thread was written after

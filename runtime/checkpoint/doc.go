@@ -23,9 +23,9 @@
 // holds its thread's lease, so no two runs of a thread go on at once
 // ([ErrThreadBusy]). A backend fences every write with the lease, so a run
 // that lost its thread writes nothing; [LeaseOptions].Lost tells the run at
-// once, and it stops before starting another effect ([ErrLeaseExpired]
-// when its lease ran out unrenewed, [ErrThreadDeleted] when the thread was
-// deleted under it).
+// once, and it stops before starting another effect (a [*LeaseLostError]
+// matching [ErrLeaseLost] that says why: taken over, deadline passed, or
+// thread deleted, which also matches [ErrThreadDeleted]).
 //
 // # Optional interfaces
 //

@@ -199,7 +199,7 @@ func (s *Store) DeleteThread(ctx context.Context, threadID string) error {
 		l.mu.Unlock()
 		l.stopHeartbeatAsync()
 		if !already && l.opts.Lost != nil {
-			defer l.opts.Lost(&threadDeleted{thread: threadID, schema: s.schema})
+			defer l.opts.Lost(s.lostEpoch(threadID, l.epoch, checkpoint.LeaseThreadDeleted, "delete"))
 		}
 	}
 	if _, err := s.pool.Exec(ctx, s.q.deleteThread, threadID); err != nil {

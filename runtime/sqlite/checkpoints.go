@@ -247,7 +247,7 @@ func (s *Store) DeleteThread(ctx context.Context, threadID string) error {
 		l.mu.Unlock()
 		l.stopHeartbeatAsync()
 		if !already && l.opts.Lost != nil {
-			defer l.opts.Lost(&threadDeleted{thread: threadID, path: s.path})
+			defer l.opts.Lost(s.lostLease(l, checkpoint.LeaseThreadDeleted, "delete"))
 		}
 	}
 	err := s.tx(ctx, nil, func(tx *sql.Tx) error {

@@ -90,7 +90,7 @@
 // lease has a local deadline (runtime.Lease.Deadline): the monotonic time
 // at which the last successful renewal was sent, plus the TTL, minus a
 // tenth of it. Past the deadline runtime.Step starts no effect and the run
-// stops with runtime.ErrLeaseExpired, so a process frozen (SIGSTOP, a long
+// stops with a lost lease (checkpoint.LeaseDeadlinePassed), so a process frozen (SIGSTOP, a long
 // GC pause, a suspended VM) past its lease starts nothing when it wakes;
 // and when its heartbeat finds the row gone or carrying another token, the
 // run is cancelled at once (runtime.LeaseOptions.Lost) and ends with an

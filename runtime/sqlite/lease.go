@@ -16,32 +16,17 @@ import (
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
-// ErrLeaseLost is returned by a write of a thread whose lease this Store
-// held but another process has taken over (after it expired without
-// renewal) or deleted with the thread. Nothing was written; the run that
-// held the lease must stop, the new holder owns the thread.
-var ErrLeaseLost = errors.New("the thread's lease was taken over by another run (it expired without renewal, or the thread was deleted); this write was refused so the new holder's state is not overwritten")
+// ErrLeaseLost is checkpoint.ErrLeaseLost, matched by the error of a
+// write of a thread whose lease this Store held but another process has
+// taken over (after it expired without renewal) or deleted with the
+// thread, and by what LeaseOptions.Lost receives. Nothing was written;
+// the run that held the lease must stop, the new holder owns the thread.
+// The error is a *checkpoint.LeaseLostError saying why.
+var ErrLeaseLost = checkpoint.ErrLeaseLost
 
-// lostWhileHeld is what WatchLease's lost callback receives: the lease
-// was found gone by the heartbeat, not by a write. It matches ErrLeaseLost.
-type lostWhileHeld struct{ thread, path string }
-
-func (e *lostWhileHeld) Error() string {
-	return fmt.Sprintf("sqlite: the lease of thread %q in %q was taken over while this run held it (it expired without renewal, or the thread was deleted); the run was stopped so that it starts no effect the new holder will run as well", e.thread, e.path)
-}
-
-func (e *lostWhileHeld) Is(target error) bool { return target == ErrLeaseLost }
-
-// threadDeleted is why a held lease is gone when this Store deleted its
-// thread: it matches both checkpoint.ErrThreadDeleted and ErrLeaseLost.
-type threadDeleted struct{ thread, path string }
-
-func (e *threadDeleted) Error() string {
-	return fmt.Sprintf("sqlite: thread %q in %q was deleted while this run held it; nothing more of it is written", e.thread, e.path)
-}
-
-func (e *threadDeleted) Is(target error) bool {
-	return target == checkpoint.ErrThreadDeleted || target == ErrLeaseLost
+// lostLease is the error of l found lost for reason, by found.
+func (s *Store) lostLease(l *heldLease, reason checkpoint.LeaseLostReason, found string) error {
+	return &checkpoint.LeaseLostError{Thread: l.thread, Store: s.path, Fence: l.token, Reason: reason, Found: found}
 }
 
 // heldLease is a lease this Store holds: its token, its deadline and its
@@ -184,7 +169,7 @@ func (s *Store) heartbeat(l *heldLease) {
 			case <-l.stop:
 			default:
 				if l.opts.Lost != nil {
-					l.opts.Lost(&lostWhileHeld{thread: l.thread, path: s.path})
+					l.opts.Lost(s.lostLease(l, checkpoint.LeaseTakenOver, "heartbeat"))
 				}
 			}
 			return
@@ -230,17 +215,17 @@ func (s *Store) checkFence(ctx context.Context, tx *sql.Tx, l *heldLease) error 
 	deleted := l.deleted
 	l.mu.Unlock()
 	if deleted {
-		return &threadDeleted{thread: threadID, path: s.path}
+		return s.lostLease(l, checkpoint.LeaseThreadDeleted, "fenced write")
 	}
 	var owner string
 	err := s.ws.in(ctx, tx, qLeaseOwner).QueryRowContext(ctx, threadID).Scan(&owner)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return ErrLeaseLost
+		return s.lostLease(l, checkpoint.LeaseTakenOver, "fenced write")
 	case err != nil:
 		return fmt.Errorf("check lease: %w", err)
 	case owner != l.token:
-		return ErrLeaseLost
+		return s.lostLease(l, checkpoint.LeaseTakenOver, "fenced write")
 	}
 	return nil
 }
