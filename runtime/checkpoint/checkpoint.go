@@ -2,9 +2,9 @@ package checkpoint
 
 import (
 	"context"
-	"fmt"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 )
 
