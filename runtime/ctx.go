@@ -2,10 +2,11 @@ package runtime
 
 import (
 	"context"
-	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"log/slog"
 	"strconv"
 	"time"
+
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // Ctx is the handle every node receives: a context.Context that is cancelled

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"runtime/debug"
 	"slices"
 	"time"
+
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // runner executes one run of a graph: the superstep loop shared by every

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"maps"
 	"math"
 	"reflect"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // Expects is what an interrupt's answer must be (checkpoint.Expects):

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 

@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"strconv"
 	"time"
+
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // journal is a task's replay memory: the entries recorded by earlier passes

@@ -5,9 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"slices"
 	"time"
+
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // MigrationError refuses a migration: the thread is not where the

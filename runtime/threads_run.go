@@ -2,9 +2,10 @@ package runtime
 
 import (
 	"fmt"
-	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"log/slog"
 	"time"
+
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // threadRun is the runner's part of recording its thread: metadata and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ilmek-go/ilmek/internal/pgtest"
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/runtime/postgres"
@@ -34,7 +35,7 @@ const fencingTTL = time.Second
 // child runs the test binary as a child process.
 func child(mode string) error {
 	ctx := context.Background()
-	dsn, schema := os.Getenv(envDSN), os.Getenv(envSchema)
+	dsn, schema := os.Getenv(pgtest.EnvDSN), os.Getenv(envSchema)
 	switch mode {
 	case "migrate":
 		// Wait for the parent's go (a line on stdin), so that the children
@@ -112,7 +113,7 @@ func writer(ctx context.Context, dsn, schema string) error {
 func startChild(t *testing.T, mode, schema string) (*exec.Cmd, io.WriteCloser, *bufio.Scanner) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), envChild+"="+mode, envSchema+"="+schema, envDSN+"="+dsn(t))
+	cmd.Env = append(os.Environ(), envChild+"="+mode, envSchema+"="+schema, pgtest.EnvDSN+"="+dsn(t))
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
