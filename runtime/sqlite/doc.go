@@ -104,4 +104,19 @@
 // writes are refused. A run in another process fails its next write (its
 // lease row is gone) and is stopped by its heartbeat. Nothing of the thread
 // reappears.
+//
+// # Integrity
+//
+// Check runs SQLite's quick_check over the file and reports a damaged
+// file as a *DamageError (matching ErrDamaged) that lists what SQLite
+// found: malformed or overwritten pages, broken free lists, rows missing
+// from an index, malformed records. It does not detect bytes of a row
+// changed into other well-formed bytes (SQLite keeps no checksums of
+// content), a write the disk acknowledged and dropped that left the file
+// consistent, or damage in the write-ahead log before it is copied into
+// the file; a checkpoint whose stored JSON or delta chain does not decode
+// is reported by the read that meets it. A running store does not check
+// itself: run Check from an operator's tool or on a schedule, and restore
+// a damaged file from a backup (TestCheckFindsDamage overwrites a page of
+// a file and expects Check to name it).
 package sqlite
