@@ -27,8 +27,10 @@ func (r *runner[S, U]) commitPause() error {
 	// before it is written.
 	for i := 1; i < len(pend); i++ {
 		if a, b := pend[i-1], pend[i]; a.ID == b.ID {
+			// An id is <task key>:<interrupt key>, so a colon in either
+			// half can make two ids equal.
 			return &NodeError{Node: b.Node, TaskKey: b.ID[:len(b.ID)-len(b.Key)-1], Err: fmt.Errorf(
-				"interrupt id %q is also the id of an interrupt of node %q in the same superstep (an id is <task key>:<interrupt key>); give one of them a key without ':' with runtime.WithKey so each can be answered by id", b.ID, a.Node)}
+				"interrupt id %q is also the id of an interrupt of node %q in the same superstep; give one of them a key without ':' (runtime.WithKey)", b.ID, a.Node)}
 		}
 	}
 	if r.obs != nil {

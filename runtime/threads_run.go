@@ -27,12 +27,12 @@ func checkThreadOptions(c *runConfig) error {
 			return err
 		}
 		if _, ok := c.cp.(checkpoint.ThreadRecorder); !ok {
-			return &OptionError{Msg: fmt.Sprintf("runtime: WithThreadMeta needs Thread and a checkpointer that keeps thread metadata (a runtime.ThreadRecorder such as runtime.NewMemory or the SQLite and PostgreSQL stores); %T is not one", c.cp)}
+			return &OptionError{Msg: fmt.Sprintf("runtime: WithThreadMeta needs Thread and a checkpointer that keeps thread records (a checkpoint.ThreadRecorder), which %T is not", c.cp)}
 		}
 	}
 	if c.events {
 		if _, ok := c.cp.(checkpoint.EventStore); !ok {
-			return &OptionError{Msg: fmt.Sprintf("runtime: WithEventStore needs Thread and a checkpointer that keeps an event log (a runtime.EventStore such as runtime.NewMemory or the SQLite and PostgreSQL stores); %T is not one", c.cp)}
+			return &OptionError{Msg: fmt.Sprintf("runtime: WithEventStore needs Thread and a checkpointer that keeps an event log (a checkpoint.EventStore), which %T is not", c.cp)}
 		}
 	}
 	return nil

@@ -117,7 +117,10 @@ ON CONFLICT (thread_id) DO NOTHING`)
 // ErrSchema is matched (errors.Is) by the error of Open when the file's
 // ilmek tables cannot be used by this build: ilmek tables without a valid
 // version row (a dropped ilmek_meta, a garbled or missing version), or a
-// version this build does not know. The file is left as it was.
+// version this build does not know. The file is left as it was. A file
+// with ilmek tables but no ilmek_meta was not written by a complete store,
+// or the table was dropped: restore ilmek_meta (key 'schema_version') from
+// a backup.
 var ErrSchema = errors.New("the file's ilmek schema cannot be used by this build")
 
 // schemaError is an ErrSchema with what was found and the fix.
@@ -157,7 +160,7 @@ func (s *Store) migrate() error {
 			return s.create(ctx, tx)
 		}
 		if !slices.Contains(tables, "ilmek_meta") {
-			return &schemaError{fmt.Sprintf("the file has ilmek tables (%s) but no ilmek_meta table recording their schema version; it was not written by a complete ilmek store, or the table was dropped: restore ilmek_meta (key 'schema_version') from a backup, or use another file", strings.Join(tables, ", "))}
+			return &schemaError{fmt.Sprintf("the file has ilmek tables (%s) but no ilmek_meta table with their schema version; restore ilmek_meta from a backup or use another file", strings.Join(tables, ", "))}
 		}
 		var raw string
 		err = tx.QueryRowContext(ctx, "SELECT CAST(value AS TEXT) FROM ilmek_meta WHERE key = 'schema_version'").Scan(&raw)
