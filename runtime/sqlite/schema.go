@@ -6,11 +6,11 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/ilmek-go/ilmek/runtime/internal/store"
 )
 
 // The schema is the embedded numbered migrations, as PostgreSQL's are:
@@ -22,38 +22,16 @@ import (
 var migrationFiles embed.FS
 
 // migration is one numbered step of the schema.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
+type migration = store.Migration
 
 // migrations returns the embedded migrations by version, from 1 up to
 // schemaVersion without gaps.
 func migrations() ([]migration, error) {
-	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
-	if err != nil {
-		return nil, err
+	ms, err := store.Migrations(migrationFiles, "migrations/*.sql")
+	if err == nil && len(ms) != schemaVersion {
+		err = fmt.Errorf("%d migration files for schema version %d", len(ms), schemaVersion)
 	}
-	slices.Sort(names)
-	var out []migration
-	for _, n := range names {
-		base := strings.TrimSuffix(path.Base(n), ".sql")
-		num, name, _ := strings.Cut(base, "_")
-		v, err := strconv.Atoi(num)
-		if err != nil || v != len(out)+1 {
-			return nil, fmt.Errorf("migration file %s is not numbered %04d", n, len(out)+1)
-		}
-		text, err := fs.ReadFile(migrationFiles, n)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, migration{version: v, name: name, sql: string(text)})
-	}
-	if len(out) != schemaVersion {
-		return nil, fmt.Errorf("%d migration files for schema version %d", len(out), schemaVersion)
-	}
-	return out, nil
+	return ms, err
 }
 
 // threadsMarker starts the part of migration 3 that a pre-release version
@@ -67,7 +45,7 @@ func addThreads(ctx context.Context, tx *sql.Tx) error {
 	if err != nil {
 		return err
 	}
-	_, part, ok := strings.Cut(ms[2].sql, threadsMarker)
+	_, part, ok := strings.Cut(ms[2].SQL, threadsMarker)
 	if !ok {
 		return fmt.Errorf("migration 0003 has no %q part", threadsMarker)
 	}
@@ -151,8 +129,8 @@ func (s *Store) migrate() error {
 		}
 		for ; v < schemaVersion; v++ {
 			step := ms[v]
-			if _, err := tx.ExecContext(ctx, step.sql); err != nil {
-				return fmt.Errorf("migrate schema from version %d to %d (%s): %w", v, v+1, step.name, err)
+			if _, err := tx.ExecContext(ctx, step.SQL); err != nil {
+				return fmt.Errorf("migrate schema from version %d to %d (%s): %w", v, v+1, step.Name, err)
 			}
 			if _, err := tx.ExecContext(ctx, "UPDATE ilmek_meta SET value = ? WHERE key = 'schema_version'", strconv.Itoa(v+1)); err != nil {
 				return fmt.Errorf("write schema version %d: %w", v+1, err)
@@ -172,8 +150,8 @@ func (s *Store) create(ctx context.Context, tx *sql.Tx) error {
 		return fmt.Errorf("create schema: %w", err)
 	}
 	for _, m := range ms {
-		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-			return fmt.Errorf("create schema: migration %04d (%s): %w", m.version, m.name, err)
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+			return fmt.Errorf("create schema: migration %s: %w", m.Name, err)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, "INSERT INTO ilmek_meta (key, value) VALUES ('schema_version', ?)", strconv.Itoa(schemaVersion)); err != nil {
