@@ -38,7 +38,7 @@ type AffectedThread struct {
 
 // AffectedThreads reports, in one call, the threads a change from version
 // from to version to touches: every thread of cp (which must be a
-// ThreadLister) whose latest checkpoint was written by from (its
+// checkpoint.ThreadLister) whose latest checkpoint was written by from (its
 // fingerprint) and has work planned or an interrupt pending, and that
 // waits in or is planned for a node the change touches, holds a channel
 // it touches, or cannot continue on to at all. Threads written by other

@@ -8,7 +8,7 @@ import (
 )
 
 // WithEventStore stores the run's events in its checkpointer's event log
-// (EventStore), whether or not the run is streamed: Invoke and Resume
+// (checkpoint.EventStore), whether or not the run is streamed: Invoke and Resume
 // store them too. Events are encoded as they happen and stored with the
 // next checkpoint the run commits, in the same atomic write; the events
 // after the run's last checkpoint (run_end among them) are stored by the

@@ -53,7 +53,7 @@ type Program[S, U any] interface {
 
 // WriteEncoder is implemented by a Program that can encode what a
 // superstep's updates wrote, so that a checkpoint stored as a delta
-// (DeltaCheckpointer) costs the size of the update, not of the state: the
+// (checkpoint.DeltaCheckpointer) costs the size of the update, not of the state: the
 // executor then never encodes the channels nothing touched. Generated
 // programs and graphs built from a spec or in Go code implement it.
 type WriteEncoder[S, U any] interface {

@@ -14,7 +14,7 @@ import (
 // ListThreads filters on. The pairs are merged into what the thread holds:
 // each key is set to its value, a key given "" is removed, other keys stay.
 // They are recorded with the run's first checkpoint write, so a refused
-// run changes nothing. It needs a checkpointer that is a ThreadRecorder.
+// run changes nothing. It needs a checkpointer that is a checkpoint.ThreadRecorder.
 func WithThreadMeta(meta map[string]string) RunOption {
 	return func(c *runConfig) { c.threadMeta = maps.Clone(meta) }
 }

@@ -65,7 +65,7 @@ func (vs *Versions) All() []Version { return append([]Version(nil), vs.list...) 
 //     records, when the set holds it;
 //   - otherwise the newest, when the checkpoint is compatible with it (see
 //     Compatible; the old document is read from cp when it is a
-//     DocumentStore);
+//     checkpoint.DocumentStore);
 //   - otherwise an *IncompatibleError naming each reason.
 func (vs *Versions) For(ctx context.Context, cp Checkpointer, threadID string) (Version, error) {
 	latest, err := cp.Get(ctx, threadID, "")
