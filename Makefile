@@ -90,7 +90,7 @@ fuzz:
 	go test ./gen -run '^$$' -fuzz '^FuzzGenerate$$' -fuzztime $(or $(FUZZTIME),8000x) -fuzzminimizetime $(FUZZMINIMIZE) $(FUZZFLAGS)
 	go test ./gen -run '^$$' -fuzz '^FuzzPredicatesAgree$$' -fuzztime $(or $(FUZZTIME),15000x) -fuzzminimizetime $(FUZZMINIMIZE) $(FUZZFLAGS)
 	go test ./mermaid -run '^$$' -fuzz '^FuzzMermaid$$' -fuzztime $(or $(FUZZTIME),120000x) -fuzzminimizetime $(FUZZMINIMIZE) $(FUZZFLAGS)
-	go test ./runtime -run '^$$' -fuzz '^FuzzDelta$$' -fuzztime $(or $(FUZZTIME),400000x) $(FUZZFLAGS)
+	go test ./runtime/checkpoint -run '^$$' -fuzz '^FuzzDelta$$' -fuzztime $(or $(FUZZTIME),400000x) $(FUZZFLAGS)
 	go test ./nodes/skills -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(or $(FUZZTIME),100000x) $(FUZZFLAGS)
 
 ## example: the main job, as the README shows it.

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/runtime/postgres"
 	"github.com/ilmek-go/ilmek/runtime/sqlite"
 )
@@ -45,7 +46,7 @@ func backendNames() []string {
 }
 
 // OpenBackend returns the backend called name: "memory" (a new
-// runtime.NewMemory per case) or "sqlite" (runtime/sqlite files in a
+// checkpoint.NewMemory per case) or "sqlite" (runtime/sqlite files in a
 // temporary directory that Close removes). Each sqlite checkpointer New
 // returns is a database file of its own while its case runs; closing it
 // deletes the case's thread (runtime.Checkpointer.DeleteThread) and gives
@@ -54,7 +55,7 @@ func backendNames() []string {
 func OpenBackend(name string) (Backend, error) {
 	switch name {
 	case "memory":
-		return Backend{Name: name, New: func() runtime.Checkpointer { return runtime.NewMemory() }, Close: func() error { return nil }}, nil
+		return Backend{Name: name, New: func() runtime.Checkpointer { return checkpoint.NewMemory() }, Close: func() error { return nil }}, nil
 	case "sqlite":
 		dir, err := os.MkdirTemp("", "ilmek-conformance-sqlite-")
 		if err != nil {

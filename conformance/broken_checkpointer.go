@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // brokenCheckpointer stands in for a backend that could not be opened: every
@@ -23,16 +24,16 @@ func (b brokenCheckpointer) List(context.Context, string, int) ([]*runtime.Check
 	return nil, b.err
 }
 
-func (b brokenCheckpointer) PutJournal(context.Context, string, string, []runtime.JournalEntry) error {
+func (b brokenCheckpointer) PutJournal(context.Context, string, string, []checkpoint.JournalEntry) error {
 	return b.err
 }
 
-func (b brokenCheckpointer) GetJournal(context.Context, string, string) ([]runtime.JournalEntry, error) {
+func (b brokenCheckpointer) GetJournal(context.Context, string, string) ([]checkpoint.JournalEntry, error) {
 	return nil, b.err
 }
 
 func (b brokenCheckpointer) DeleteThread(context.Context, string) error { return b.err }
 
-func (b brokenCheckpointer) Lease(context.Context, string, runtime.LeaseOptions) (runtime.Lease, error) {
+func (b brokenCheckpointer) Lease(context.Context, string, checkpoint.LeaseOptions) (checkpoint.Lease, error) {
 	return nil, b.err
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -21,7 +22,7 @@ func TestErrorKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, optErr := g.Invoke(context.Background(), nil, runtime.Thread("t"))
-	_, resumeErr := g.Resume(context.Background(), runtime.Answer(1), runtime.Thread("t"), runtime.WithCheckpointer(runtime.NewMemory()))
+	_, resumeErr := g.Resume(context.Background(), runtime.Answer(1), runtime.Thread("t"), runtime.WithCheckpointer(checkpoint.NewMemory()))
 	tests := []struct {
 		name string
 		err  error

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // fakeProgramEnv makes the test binary act as a generated program serving
@@ -91,7 +92,7 @@ func TestGeneratedKindObservesGenRefusal(t *testing.T) {
 	}
 	raw := json.RawMessage(`{"channels": {"user_id": {}, "userId": {}}, "nodes": [{"id": "a", "type": "noop"}], "edges": [{"from": "__start__", "to": "a"}]}`)
 	c := &Case{File: "collide.json", Name: "collide", Spec: raw, Expect: &Expect{Status: "done", Steps: [][]string{{"a"}}, State: json.RawMessage(`{}`)}}
-	if d := Compare(c, RunSpecKind(t.Context(), c, func() runtime.Checkpointer { return runtime.NewMemory() })); len(d) > 0 {
+	if d := Compare(c, RunSpecKind(t.Context(), c, func() runtime.Checkpointer { return checkpoint.NewMemory() })); len(d) > 0 {
 		t.Fatalf("the spec kind runs this spec: %v", d)
 	}
 	k := &GeneratedKind{BuildFlags: raceFlags}

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/ilmek-go/ilmek/gen"
+	"github.com/ilmek-go/ilmek/internal/testhook"
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/spec"
 )
@@ -231,6 +232,10 @@ func (m *genModule) mainProgram() []byte {
 // goBuild builds the main package of dir into binary.
 func goBuild(ctx context.Context, dir, binary string, flags []string) (string, error) {
 	args := append([]string{"build", "-o", binary, "-gcflags=" + tempModulePath + "/...=-N -l"}, flags...)
+	if testhook.VerifyWrites() && !slices.ContainsFunc(flags, func(f string) bool { return strings.HasPrefix(f, "-tags") }) {
+		// The child checks its writes as this test process does.
+		args = append(args, "-tags="+testhook.BuildTag)
+	}
 	args = append(args, ".")
 	cmd := exec.CommandContext(ctx, goCommand(), args...)
 	cmd.Dir = dir

@@ -9,13 +9,28 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // failingPut is a Checkpointer whose checkpoint writes fail.
 type failingPut struct{ runtime.Checkpointer }
 
-func (failingPut) Put(context.Context, *runtime.Checkpoint, []string) error {
-	return errors.New("disk full")
+func (c failingPut) Lease(ctx context.Context, thread string, opts checkpoint.LeaseOptions) (checkpoint.Lease, error) {
+	l, err := c.Checkpointer.Lease(ctx, thread, opts)
+	if err != nil {
+		return nil, err
+	}
+	return failingLease{l}, nil
+}
+
+// failingLease fails every commit that carries a checkpoint.
+type failingLease struct{ checkpoint.Lease }
+
+func (l failingLease) Commit(ctx context.Context, c checkpoint.Commit) error {
+	if c.Checkpoint != nil {
+		return errors.New("disk full")
+	}
+	return l.Lease.Commit(ctx, c)
 }
 
 // TestFailureSpans checks how failures show in spans and metrics: a node's
@@ -66,7 +81,7 @@ func TestFailureSpans(t *testing.T) {
 			name: "refused resume",
 			fn:   ok,
 			run: func(ctx context.Context, g *runtime.Graph[runtime.Values, runtime.Values], obs runtime.RunOption) error {
-				_, err := g.Resume(ctx, runtime.Answer(1), obs, runtime.Thread("t"), runtime.WithCheckpointer(runtime.NewMemory()))
+				_, err := g.Resume(ctx, runtime.Answer(1), obs, runtime.Thread("t"), runtime.WithCheckpointer(checkpoint.NewMemory()))
 				return err
 			},
 			tree: `run one ilmek.graph.name=one ilmek.thread.id=t ilmek.run.resume=true ilmek.run.status=refused ilmek.run.supersteps=0 error.type=*runtime.ResumeError ERROR "cannot resume thread \"t\" — it is not interrupted; start a run with Invoke instead"
@@ -100,7 +115,7 @@ func TestFailureSpans(t *testing.T) {
 			name: "checkpoint write failed",
 			fn:   ok,
 			run: func(ctx context.Context, g *runtime.Graph[runtime.Values, runtime.Values], obs runtime.RunOption) error {
-				_, err := g.Invoke(ctx, runtime.Values{}, obs, runtime.Thread("t"), runtime.WithCheckpointer(failingPut{runtime.NewMemory()}))
+				_, err := g.Invoke(ctx, runtime.Values{}, obs, runtime.Thread("t"), runtime.WithCheckpointer(failingPut{checkpoint.NewMemory()}))
 				return err
 			},
 			tree: `run one ilmek.graph.name=one ilmek.thread.id=t ilmek.run.status=refused ilmek.run.supersteps=0 error.type=*runtime.CheckpointError ERROR "checkpointer put: disk full"
@@ -146,7 +161,7 @@ func TestFailureSpans(t *testing.T) {
 // counted.
 func TestLeaseLost(t *testing.T) {
 	s := newSetup(t)
-	cp := runtime.NewMemory()
+	cp := checkpoint.NewMemory()
 	g := oneNodeGraph(t, func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
 		if err := cp.DeleteThread(ctx, "t"); err != nil {
 			return nil, err
@@ -154,7 +169,7 @@ func TestLeaseLost(t *testing.T) {
 		<-ctx.Done()
 		return nil, context.Cause(ctx)
 	})
-	if _, err := g.Invoke(context.Background(), runtime.Values{}, runtime.WithObserver(s.obs), runtime.Thread("t"), runtime.WithCheckpointer(cp)); !errors.Is(err, runtime.ErrThreadDeleted) {
+	if _, err := g.Invoke(context.Background(), runtime.Values{}, runtime.WithObserver(s.obs), runtime.Thread("t"), runtime.WithCheckpointer(cp)); !errors.Is(err, checkpoint.ErrThreadDeleted) {
 		t.Fatalf("err = %v, want one matching ErrThreadDeleted", err)
 	}
 	want := `run one ilmek.graph.name=one ilmek.thread.id=t ilmek.run.status=error ilmek.run.supersteps=1 error.type=*runtime.CheckpointError ERROR "checkpointer lease: the thread was deleted while the run held it"

@@ -21,6 +21,7 @@ import (
 	ilmekotel "github.com/ilmek-go/ilmek/otel"
 	"github.com/ilmek-go/ilmek/otel/internal/spantree"
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -104,7 +105,7 @@ func orderGraph(t *testing.T, opts ...runtime.Option) *runtime.Graph[runtime.Val
 // under a span of the caller's, and returns the results.
 func runPauseResume(t *testing.T, s *setup, g *runtime.Graph[runtime.Values, runtime.Values], opts ...runtime.RunOption) (first, second runtime.Result[runtime.Values]) {
 	t.Helper()
-	opts = append([]runtime.RunOption{runtime.Thread("order-1"), runtime.WithCheckpointer(runtime.NewMemory())}, opts...)
+	opts = append([]runtime.RunOption{runtime.Thread("order-1"), runtime.WithCheckpointer(checkpoint.NewMemory())}, opts...)
 	ctx, req := s.caller.Start(context.Background(), "request 1")
 	first, err := g.Invoke(ctx, runtime.Values{}, opts...)
 	req.End()

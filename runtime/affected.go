@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -37,7 +38,7 @@ type AffectedThread struct {
 
 // AffectedThreads reports, in one call, the threads a change from version
 // from to version to touches: every thread of cp (which must be a
-// ThreadLister) whose latest checkpoint was written by from (its
+// checkpoint.ThreadLister) whose latest checkpoint was written by from (its
 // fingerprint) and has work planned or an interrupt pending, and that
 // waits in or is planned for a node the change touches, holds a channel
 // it touches, or cannot continue on to at all. Threads written by other
@@ -49,7 +50,7 @@ type AffectedThread struct {
 // documents; for a code-built version without one only the version rule
 // (Compatible) is applied.
 func AffectedThreads(ctx context.Context, cp Checkpointer, from, to Version) ([]AffectedThread, error) {
-	lister, ok := cp.(ThreadLister)
+	lister, ok := cp.(checkpoint.ThreadLister)
 	if !ok {
 		return nil, fmt.Errorf("runtime: AffectedThreads: the checkpointer %T cannot list threads; use one that implements ThreadLister (Memory, runtime/sqlite, runtime/postgres)", cp)
 	}
@@ -57,7 +58,7 @@ func AffectedThreads(ctx context.Context, cp Checkpointer, from, to Version) ([]
 	_, newDoc := to.versionDocument()
 	nodes, channels := touched(oldDoc, newDoc)
 	var out []AffectedThread
-	q := ThreadQuery{Limit: MaxThreadLimit}
+	q := checkpoint.ThreadQuery{Limit: checkpoint.MaxThreadLimit}
 	for {
 		page, err := lister.ListThreads(ctx, q)
 		if err != nil {
@@ -80,7 +81,7 @@ func AffectedThreads(ctx context.Context, cp Checkpointer, from, to Version) ([]
 }
 
 // affected returns what the change does to thread t, or nil.
-func affected(ctx context.Context, cp Checkpointer, t ThreadInfo, fromFP string, oldDoc, newDoc []byte, nodes, channels map[string]bool) (*AffectedThread, error) {
+func affected(ctx context.Context, cp Checkpointer, t checkpoint.ThreadInfo, fromFP string, oldDoc, newDoc []byte, nodes, channels map[string]bool) (*AffectedThread, error) {
 	latest, err := cp.Get(ctx, t.ID, "")
 	switch {
 	case errors.Is(err, ErrNotFound):
@@ -145,7 +146,7 @@ func touched(oldDoc, newDoc []byte) (nodes, channels map[string]bool) {
 	return nodes, channels
 }
 
-func taskNodes(ts []TaskRef) []string {
+func taskNodes(ts []checkpoint.TaskRef) []string {
 	out := make([]string, len(ts))
 	for i, t := range ts {
 		out[i] = t.Node
@@ -163,16 +164,13 @@ func pendingNodes(ps []PendingInterrupt) []string {
 
 // heldChannels returns the names of the channels an encoded state holds.
 func heldChannels(state []byte) map[string]bool {
-	ms, ok := splitObject(state, nil)
-	if !ok {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(state, &m) != nil {
 		return nil
 	}
-	out := make(map[string]bool, len(ms))
-	for _, m := range ms {
-		var name string
-		if err := json.Unmarshal(append(append([]byte{'"'}, m.key...), '"'), &name); err == nil {
-			out[name] = true
-		}
+	out := make(map[string]bool, len(m))
+	for name := range m {
+		out[name] = true
 	}
 	return out
 }

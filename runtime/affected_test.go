@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // TestAffectedThreads: threads paused in "review" by version 1 meet each
@@ -18,7 +19,7 @@ import (
 func TestAffectedThreads(t *testing.T) {
 	ctx := context.Background()
 	v1 := loadGraph(t, approvalV1)
-	cp := runtime.NewMemory()
+	cp := checkpoint.NewMemory()
 	pause := func(thread string, g *runtime.Graph[runtime.Values, runtime.Values]) {
 		t.Helper()
 		res, err := g.Invoke(ctx, runtime.Values{}, runtime.Thread(thread), runtime.WithCheckpointer(cp))

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -36,7 +37,7 @@ func TestInterruptAnswersStrict(t *testing.T) {
 			got = append(got, string(b))
 			return runtime.Values{"out": string(b)}, nil
 		}).Edge(spec.Start, "ask"))
-	cp := runtime.NewMemory()
+	cp := checkpoint.NewMemory()
 	on := []runtime.RunOption{runtime.Thread("esc"), runtime.WithCheckpointer(cp)}
 	if _, err := g.Invoke(ctx, nil, on...); err != nil {
 		t.Fatal(err)
@@ -116,7 +117,7 @@ func TestInterruptRefusesJournaledNull(t *testing.T) {
 			ran++
 			return nil, nil
 		}).Edge(spec.Start, "ask"))
-	cp := runtime.NewMemory()
+	cp := checkpoint.NewMemory()
 	on := []runtime.RunOption{runtime.Thread("old"), runtime.WithCheckpointer(cp)}
 	if _, err := g.Invoke(ctx, nil, on...); err != nil {
 		t.Fatal(err)

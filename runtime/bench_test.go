@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -65,7 +66,7 @@ func BenchmarkSpecBuilt(b *testing.B) {
 				for i := 0; b.Loop(); i++ {
 					var opts []runtime.RunOption
 					if ck == "memory" {
-						opts = []runtime.RunOption{runtime.Thread(fmt.Sprint(i)), runtime.WithCheckpointer(runtime.NewMemory()), runtime.RecursionLimit(1000)}
+						opts = []runtime.RunOption{runtime.Thread(fmt.Sprint(i)), runtime.WithCheckpointer(checkpoint.NewMemory()), runtime.RecursionLimit(1000)}
 					} else {
 						opts = []runtime.RunOption{runtime.RecursionLimit(1000)}
 					}

@@ -2,28 +2,15 @@ package runtime
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
-
-// DocumentStore is implemented by a Checkpointer that keeps, by
-// fingerprint, the stored form of every graph version that wrote a
-// checkpoint (see Graph.Fingerprint), so that a run on another version can
-// compare the thread's old document with its own. Memory implements it.
-type DocumentStore interface {
-	// PutDocument stores doc under fingerprint; storing the same pair again
-	// does nothing.
-	PutDocument(ctx context.Context, fingerprint string, doc []byte) error
-	// GetDocument returns the document stored under fingerprint, or
-	// ErrNotFound.
-	GetDocument(ctx context.Context, fingerprint string) ([]byte, error)
-}
 
 // ErrIncompatible matches (with errors.Is) every *IncompatibleError.
 var ErrIncompatible = errors.New("the thread's checkpoint is incompatible with this graph version")
@@ -254,7 +241,7 @@ func (r *runner[S, U]) checkVersion(latest *Checkpoint) error {
 	fp, doc := r.g.versionDocument()
 	if latest != nil && latest.Fingerprint != "" && latest.Fingerprint != fp {
 		var old []byte
-		if ds, ok := r.cfg.cp.(DocumentStore); ok {
+		if ds, ok := r.cfg.cp.(checkpoint.DocumentStore); ok {
 			d, err := ds.GetDocument(r.ctx, latest.Fingerprint)
 			switch {
 			case err == nil:
@@ -271,7 +258,7 @@ func (r *runner[S, U]) checkVersion(latest *Checkpoint) error {
 			return err
 		}
 	}
-	if ds, ok := r.cfg.cp.(DocumentStore); ok {
+	if ds, ok := r.cfg.cp.(checkpoint.DocumentStore); ok {
 		if err := ds.PutDocument(r.ctx, fp, doc); err != nil {
 			return &CheckpointError{Op: "put document " + fp, Err: err}
 		}

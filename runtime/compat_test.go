@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // TestCompatible applies the compatibility rule alone, to a checkpoint
@@ -20,7 +21,7 @@ func TestCompatible(t *testing.T) {
 	cp := &runtime.Checkpoint{
 		ID: "c-7", ThreadID: "t-1", Fingerprint: "sha256:old",
 		Channels: json.RawMessage(`{"amount": 5, "log": ["a"]}`),
-		Next:     []runtime.TaskRef{{Node: "pay", Key: "pay"}, {Node: "pay", Key: "pay#0", Input: json.RawMessage(`{"notes": {"k": 1}}`)}},
+		Next:     []checkpoint.TaskRef{{Node: "pay", Key: "pay"}, {Node: "pay", Key: "pay#0", Input: json.RawMessage(`{"notes": {"k": 1}}`)}},
 		Pending:  []runtime.PendingInterrupt{{ID: "review:interrupt#0", Key: "interrupt#0", Node: "review"}},
 	}
 	type reason struct {

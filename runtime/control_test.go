@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -33,7 +34,7 @@ func TestSendFanOutThousandTasks(t *testing.T) {
 			return runtime.Values{"joined": len(s["out"].([]any))}, nil
 		}).
 		Edge(spec.Start, "fan").Edge("w", "join"))
-	st, end := steps(t, g.Stream(context.Background(), nil, runtime.Thread("t"), runtime.WithCheckpointer(runtime.NewMemory())))
+	st, end := steps(t, g.Stream(context.Background(), nil, runtime.Thread("t"), runtime.WithCheckpointer(checkpoint.NewMemory())))
 	if end.Status != runtime.StatusDone {
 		t.Fatalf("run ended %s: %v", end.Status, end.Err)
 	}

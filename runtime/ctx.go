@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"strconv"
 	"time"
+
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // Ctx is the handle every node receives: a context.Context that is cancelled
@@ -29,7 +31,7 @@ type runInfo struct {
 	limit     int
 	strict    bool
 	cp        Checkpointer
-	lease     Lease                   // the run's lease on its thread, nil without a checkpointer
+	lease     checkpoint.Lease        // the run's lease on its thread, nil without a checkpointer
 	stop      context.CancelCauseFunc // cancels the run, with a cause
 	obs       Observer                // nil: nobody observes the run
 	stepIndex int
@@ -38,13 +40,13 @@ type runInfo struct {
 
 // leaseValid reports whether the run may still start an effect as far as
 // its lease is concerned: past the lease's local deadline another process
-// may hold the thread, so the run is stopped with ErrLeaseExpired.
+// may hold the thread, so the run is stopped with a lost lease (checkpoint.LeaseDeadlinePassed).
 func (r *runInfo) leaseValid() error {
 	if r.lease == nil {
 		return nil
 	}
 	if d := r.lease.Deadline(); !d.IsZero() && !time.Now().Before(d) {
-		cause := &leaseLostError{err: ErrLeaseExpired}
+		cause := &leaseLostError{err: &checkpoint.LeaseLostError{Thread: r.threadID, Fence: r.lease.Fence(), Reason: checkpoint.LeaseDeadlinePassed, Found: "deadline"}}
 		r.stop(cause)
 		return cause
 	}
@@ -61,9 +63,9 @@ type taskInfo struct {
 	id      string // lazily planID + ":" + key
 	state   any    // *S of the program
 	emit    func(Event)
-	preload []JournalEntry // journal recorded by earlier passes
-	jr      *journal       // built on first Step or Interrupt
-	rec     *TaskRecord    // the task's record when the run is observed
+	preload []checkpoint.JournalEntry // journal recorded by earlier passes
+	jr      *journal                  // built on first Step or Interrupt
+	rec     *TaskRecord               // the task's record when the run is observed
 
 	halted     bool
 	pending    []PendingInterrupt

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ilmek-go/ilmek/examples/support/supportgraph"
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -252,7 +253,7 @@ func TestCtxIntrospection(t *testing.T) {
 			t.Run(kind.name+"/"+tc.name, func(t *testing.T) {
 				var r ctxRecorder
 				invoke, resume := kind.build(t, &r)
-				base := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(runtime.NewMemory())}
+				base := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(checkpoint.NewMemory())}
 				for i, run := range tc.runs {
 					opts := slices.Clone(base)
 					if run.limit > 0 {
@@ -291,7 +292,7 @@ func TestCtxGraphShape(t *testing.T) {
 		t.Run(kind.name, func(t *testing.T) {
 			var r ctxRecorder
 			invoke, _ := kind.build(t, &r)
-			if _, err := invoke(context.Background(), "hi", runtime.Thread("t"), runtime.WithCheckpointer(runtime.NewMemory())); err != nil {
+			if _, err := invoke(context.Background(), "hi", runtime.Thread("t"), runtime.WithCheckpointer(checkpoint.NewMemory())); err != nil {
 				t.Fatal(err)
 			}
 			// Both tasks (agent, and checkout, which pauses) read the one
@@ -355,7 +356,7 @@ func TestCtxTaskIdentity(t *testing.T) {
 		meta   string
 	}{
 		{"no thread, no meta", nil, "", "<nil>"},
-		{"thread and meta", []runtime.RunOption{runtime.Thread("t-1"), runtime.WithCheckpointer(runtime.NewMemory()), runtime.WithMeta(map[string]any{"tenant": "acme"})}, "t-1", "acme"},
+		{"thread and meta", []runtime.RunOption{runtime.Thread("t-1"), runtime.WithCheckpointer(checkpoint.NewMemory()), runtime.WithMeta(map[string]any{"tenant": "acme"})}, "t-1", "acme"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got = nil
@@ -386,7 +387,7 @@ func TestCtxLogger(t *testing.T) {
 			var buf bytes.Buffer
 			logger := slog.New(slog.NewJSONHandler(&buf, nil))
 			var opts []runtime.Option
-			runOpts := []runtime.RunOption{runtime.Thread("t-9"), runtime.WithCheckpointer(runtime.NewMemory())}
+			runOpts := []runtime.RunOption{runtime.Thread("t-9"), runtime.WithCheckpointer(checkpoint.NewMemory())}
 			if tc.graph {
 				opts = append(opts, runtime.GraphLogger(logger))
 			} else {
@@ -439,7 +440,7 @@ func TestCtxStepIndexOfRetriedSuperstep(t *testing.T) {
 			return nil, nil
 		}).
 		Edge(spec.Start, "a").Edge("a", "b"))
-	opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(runtime.NewMemory())}
+	opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(checkpoint.NewMemory())}
 	if _, err := g.Invoke(context.Background(), nil, opts...); err == nil {
 		t.Fatal("the first run did not fail")
 	}

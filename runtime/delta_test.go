@@ -1,105 +1,20 @@
 package runtime
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
-func TestDeltaRoundTrip(t *testing.T) {
-	for _, tc := range []struct {
-		name, prev, next string
-		writes           int
-		appends          int
-		fits             bool
-		merges           int
-	}{
-		{"unchanged", `{"a":[1],"b":"x"}`, `{"a":[1],"b":"x"}`, 0, 0, true, 0},
-		{"append", `{"a":[1],"b":"x"}`, `{"a":[1,{"k":"]"}],"b":"x"}`, 1, 1, true, 0},
-		{"set", `{"a":[1],"b":"x"}`, `{"a":[1],"b":"y"}`, 1, 0, true, 0},
-		{"empty array grows", `{"a":[]}`, `{"a":[1]}`, 1, 0, true, 0},
-		{"array shrinks", `{"a":[1,2]}`, `{"a":[1]}`, 1, 0, true, 0},
-		{"prefix but not an append", `{"a":[12]}`, `{"a":[123]}`, 1, 0, true, 0},
-		{"escaped key", `{"a\"b":[1]}`, `{"a\"b":[1,2]}`, 1, 1, true, 0},
-		{"new channel", `{"a":[1]}`, `{"a":[1],"b":1}`, 0, 0, false, 0},
-		{"renamed channel", `{"a":[1]}`, `{"b":[1]}`, 0, 0, false, 0},
-		{"not compact", `{"a":[1]}`, `{"a": [1,2]}`, 0, 0, false, 0},
-		{"not an object", `[1]`, `[1,2]`, 0, 0, false, 0},
-		{"value grows past a prefix", `{"a":1,"b":2}`, `{"a":12,"b":2}`, 1, 0, true, 0},
-		{"nested append", `{"a":[[1]],"b":{}}`, `{"a":[[1],[2,"]"]],"b":{"k":[]}}`, 2, 1, true, 0},
-		{"trailing garbage", `{"a":1}`, `{"a":1}x`, 0, 0, false, 0},
-		{"merge adds a key", `{"m":{"a":1,"c":3},"x":1}`, `{"m":{"a":1,"b":2,"c":3},"x":1}`, 1, 0, true, 1},
-		{"merge changes a key", `{"m":{"a":1,"b":2,"c":"long value"}}`, `{"m":{"a":1,"b":22,"c":"long value"}}`, 1, 0, true, 1},
-		{"merge adds last", `{"m":{"a":"long value"}}`, `{"m":{"a":"long value","z":1}}`, 1, 0, true, 1},
-		{"key removed: whole value", `{"m":{"a":1,"b":2}}`, `{"m":{"b":2}}`, 1, 0, true, 0},
-		{"unsorted insert: whole value", `{"m":{"b":"long value","a":1}}`, `{"m":{"b":"long value","c":3,"a":1}}`, 1, 0, true, 0},
-		{"merge saves nothing: whole value", `{"m":{"a":1}}`, `{"m":{"a":2}}`, 1, 0, true, 0},
-		{"escaped keys", `{"m":{"a\"b":[1],"q":"long value"}}`, `{"m":{"a\"b":[1],"a\u003c":2,"q":"long value"}}`, 1, 0, true, 1},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ws, fits := deltaWrites([]byte(tc.prev), []byte(tc.next))
-			if fits != tc.fits {
-				t.Fatalf("fits = %v, want %v", fits, tc.fits)
-			}
-			if !fits {
-				return
-			}
-			appends, merges := 0, 0
-			for _, w := range ws {
-				if w.Append {
-					appends++
-				}
-				if w.Merge {
-					merges++
-				}
-			}
-			if len(ws) != tc.writes || appends != tc.appends || merges != tc.merges {
-				t.Fatalf("writes %+v: want %d writes, %d appends, %d merges", ws, tc.writes, tc.appends, tc.merges)
-			}
-			got, err := ApplyDeltas([]byte(tc.prev), ws)
-			if err != nil || string(got) != tc.next {
-				t.Fatalf("ApplyDeltas = %s, %v; want %s", got, err, tc.next)
-			}
-		})
-	}
-}
-
-// FuzzDelta checks that whenever a delta is made, applying it gives back
-// the next state byte for byte, also over several deltas in a row.
-func FuzzDelta(f *testing.F) {
-	f.Add(`{"a":[1],"b":"x"}`, `{"a":[1,2],"b":"x"}`, `{"a":[1,2,3],"b":"y"}`)
-	f.Add(`{"a":["]"]}`, `{"a":["]","[",{"x":"}"}]}`, `{"a":[]}`)
-	f.Add(`{"m":{"a":1,"c":"long"}}`, `{"m":{"a":1,"b":2,"c":"long"}}`, `{"m":{"a":1,"b":3,"c":"long","d":[4]}}`)
-	f.Add(`{"m":{"b":"long value","a":1}}`, `{"m":{"b":"long value","a":1,"c":1}}`, `{"m":{"b":"long value","a":2,"c":1}}`)
-	f.Fuzz(func(t *testing.T, s0, s1, s2 string) {
-		var c splitCache // the second delta reuses the split of s1
-		w1, ok1 := c.writes([]byte(s0), []byte(s1))
-		if !ok1 || !json.Valid([]byte(s0)) || !json.Valid([]byte(s1)) {
-			return
-		}
-		got, err := ApplyDeltas([]byte(s0), w1)
-		if err != nil || string(got) != s1 {
-			t.Fatalf("one delta: %s, %v; want %s", got, err, s1)
-		}
-		w2, ok2 := c.writes([]byte(s1), []byte(s2))
-		if w, ok := deltaWrites([]byte(s1), []byte(s2)); ok != ok2 || len(w) != len(w2) {
-			t.Fatalf("a cached split gives %v %d writes, a fresh one %v %d", ok2, len(w2), ok, len(w))
-		}
-		if !ok2 || !json.Valid([]byte(s2)) {
-			return
-		}
-		got, err = ApplyDeltas([]byte(s0), w1, w2)
-		if err != nil || string(got) != s2 {
-			t.Fatalf("two deltas: %s, %v; want %s", got, err, s2)
-		}
-	})
-}
-
 // TestMemoryStoresDeltas checks that a chat thread's supersteps reach the
-// backend as deltas of one message, with a snapshot every Every of them.
+// backend as deltas of one message (the store's compaction is tested in
+// package checkpoint).
 func TestMemoryStoresDeltas(t *testing.T) {
 	g, err := NewBuilder("chat").Channel("messages", spec.Append).
 		Node("say", func(*Ctx, Values) (Values, error) { return Values{"messages": "hello"}, nil }).
@@ -107,28 +22,24 @@ func TestMemoryStoresDeltas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := NewMemory()
-	m.SetCompaction(Compaction{Every: 10})
+	m := &deltaRecorder{Memory: checkpoint.NewMemory()}
+	m.SetCompaction(checkpoint.Compaction{Every: 10})
 	for i := 0; i < 50; i++ {
 		if _, err := g.Invoke(t.Context(), nil, Thread("t"), WithCheckpointer(m)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	snaps, maxDelta := 0, 0
-	for _, e := range m.threads["t"].cps {
-		if e.base == "" {
-			snaps++
-			continue
+	maxDelta := 0
+	for _, d := range m.deltas {
+		if n := len(d.Writes); n > 1 {
+			t.Fatalf("delta on %s: %d writes, want at most one", d.Base, n)
 		}
-		if n := len(e.writes); n > 1 {
-			t.Fatalf("checkpoint %s: %d writes, want at most one", e.cp.ID, n)
-		}
-		for _, w := range e.writes {
+		for _, w := range d.Writes {
 			maxDelta = max(maxDelta, len(w.Value))
 		}
 	}
-	if n := len(m.threads["t"].cps); snaps < n/10 || snaps > n/10+2 {
-		t.Errorf("%d snapshots among %d checkpoints, want one about every 10", snaps, n)
+	if len(m.deltas) < 40 {
+		t.Errorf("%d of 50 runs' checkpoints reached the store as deltas", len(m.deltas))
 	}
 	if maxDelta > len(`["hello"]`) {
 		t.Errorf("a delta holds %d bytes, want only the appended message", maxDelta)
@@ -155,18 +66,18 @@ func TestMergeChannelStoresMergedKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := NewMemory()
+	m := &deltaRecorder{Memory: checkpoint.NewMemory()}
 	for i := 0; i < 60; i++ {
 		if _, err := g.Invoke(t.Context(), nil, Thread("t"), WithCheckpointer(m)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	merges := 0
-	for _, e := range m.threads["t"].cps {
-		for _, w := range e.writes {
+	for _, d := range m.deltas {
+		for _, w := range d.Writes {
 			if w.Channel == "facts" {
 				if !w.Merge || len(w.Value) > 80 {
-					t.Fatalf("checkpoint %s writes facts as %s (merge %t), want only the merged key", e.cp.ID, w.Value, w.Merge)
+					t.Fatalf("the delta on %s writes facts as %s (merge %t), want only the merged key", d.Base, w.Value, w.Merge)
 				}
 				merges++
 			}
@@ -183,4 +94,37 @@ func TestMergeChannelStoresMergedKeys(t *testing.T) {
 	if err := json.Unmarshal(latest.Channels, &st); err != nil || len(st.Facts) != 60 || st.Facts["fact-059"] == "" {
 		t.Fatalf("the latest checkpoint holds %d facts (%v)", len(st.Facts), err)
 	}
+}
+
+// deltaRecorder is a Memory that keeps the deltas handed to it.
+type deltaRecorder struct {
+	*checkpoint.Memory
+	deltas []checkpoint.Delta
+}
+
+func (r *deltaRecorder) Lease(ctx context.Context, thread string, opts checkpoint.LeaseOptions) (checkpoint.Lease, error) {
+	l, err := r.Memory.Lease(ctx, thread, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &deltaLease{Lease: l, r: r}, nil
+}
+
+// deltaLease records the deltas committed through it in its deltaRecorder.
+type deltaLease struct {
+	checkpoint.Lease
+	r *deltaRecorder
+}
+
+func (l *deltaLease) Commit(ctx context.Context, c checkpoint.Commit) error {
+	if c.Delta != nil {
+		// The run reuses its buffers: keep a copy.
+		ws := make([]checkpoint.ChannelWrite, len(c.Delta.Writes))
+		for i, w := range c.Delta.Writes {
+			w.Value = bytes.Clone(w.Value)
+			ws[i] = w
+		}
+		l.r.deltas = append(l.r.deltas, checkpoint.Delta{Base: c.Delta.Base, Writes: ws})
+	}
+	return l.Lease.Commit(ctx, c)
 }

@@ -9,7 +9,7 @@
 // building a graph, running it, the state its nodes read and write, durable
 // steps, interrupts, checkpoints and threads, events, and versions of a
 // document. The package's examples (Load, Builder, Graph.Stream, Interrupt,
-// ThreadLister) run each piece in a few lines.
+// ThreadQuery) run each piece in a few lines.
 //
 // # Building a graph
 //
@@ -133,7 +133,12 @@
 // by name and occurrence. In strict mode (the default, [Strict]) a replay
 // that does not ask for a journaled step fails with a
 // *[NondeterminismError]: a node's body must be deterministic apart from
-// its steps. A journal lives until its task's superstep commits.
+// its steps. A journal lives until its task's superstep commits; a pause
+// keeps its tasks' journals with the checkpoint, so a fork from it
+// ([FromCheckpoint] of a pause that is no longer the latest) replays the
+// steps that had run before the question, while a fork from a checkpoint
+// taken before a step ran runs the step again in the new branch
+// (runtime/checkpointtest: ForkFromPauseReplaysStep, ForkBeforeStepRunsIt).
 //
 // # Interrupts and resume
 //
@@ -142,7 +147,7 @@
 // superstep then reduces nothing, and the run ends [StatusInterrupted] with
 // the open questions in [Result.Pending]. Each [PendingInterrupt] has an id
 // (the task key and the interrupt's key, [WithKey]) and records the Go type
-// of the expected answer with its JSON Schema ([PendingInterrupt.Expects]),
+// of the expected answer with its JSON Schema (the pending interrupt's Expects),
 // so a form can be built from it. Answers are checked strictly, as
 // documents are ([Expects] says how): null, a misspelt or missing member
 // never becomes a zero value.
@@ -167,7 +172,7 @@
 // else planning starts again at spec.Start (a chat thread accumulates its
 // messages turn after turn). [FromCheckpoint] continues from an older one
 // instead, which forks the thread. Checkpoints and journals live in a
-// [Checkpointer]: [NewMemory] keeps threads in the process; runtime/sqlite
+// [Checkpointer]: [checkpoint.NewMemory] keeps threads in the process; runtime/sqlite
 // keeps them in one file; runtime/postgres in a database that any number of
 // processes share. runtime/checkpointtest is the contract they all pass.
 //
@@ -181,43 +186,29 @@
 //
 // Nothing is lost and nothing runs twice: a superstep is committed whole or
 // not at all, a step is journaled before its result is used, and a run
-// holds its thread's [Lease], so no two runs of a thread go on at once
+// holds its thread's lease, so no two runs of a thread go on at once
 // ([ErrThreadBusy]). A backend fences every write with the lease, so a run
-// that lost its thread writes nothing; [LeaseOptions.Lost] tells the run at
-// once, and it stops before starting another effect ([ErrLeaseExpired] when
-// its lease ran out unrenewed).
+// that lost its thread writes nothing; the run is told at once, and it
+// stops before starting another effect.
 //
 // A checkpoint records what its superstep changed, not the whole state,
-// when the Checkpointer is a [DeltaCheckpointer] (Memory, runtime/sqlite,
-// runtime/postgres): a [Delta] of the previous checkpoint, one
-// [ChannelWrite] per changed channel, with only the new elements of an
-// append channel and the merged keys of a merge channel. Generated
-// programs and graphs built from a document or in Go encode only what the
-// superstep's updates wrote, so the cost of a checkpoint follows the
-// update, not the state. Reads get the full
-// channels back, byte for byte ([ApplyDeltas]); a full snapshot every so
-// often ([Compaction]) keeps a read to one snapshot and a bounded chain,
-// however long the thread. A [Pruner] drops old checkpoints of a thread,
-// never those the thread still needs.
+// when the backend stores deltas (Memory, runtime/sqlite, runtime/postgres
+// do). Generated packages and graphs built from a document or in Go encode
+// only what the superstep's updates wrote, so the cost of a checkpoint
+// follows the update, not the state. A store can prune old checkpoints of
+// a thread, never those the thread still needs.
 //
-// A [ThreadRecorder] (Memory, runtime/sqlite, runtime/postgres) also keeps
-// each thread's metadata, string pairs a run merges in with
-// [WithThreadMeta], and the [ThreadOutcome] of its last run: its status,
-// run id, end time, a short error text ([MaxOutcomeError]), and the
-// interrupts a paused run waits on. [ThreadLister.ListThreads] finds
-// threads by status, metadata and update time, newest first, a page at a
-// time ([DefaultThreadLimit], at most [MaxThreadLimit]) with a cursor that
-// never repeats a thread while others are updated; an inbox of approvals is
-// one call, answered with Resume and AnswersByID.
+// A store also keeps each thread's metadata, string pairs a run merges in
+// with [WithThreadMeta], and the outcome of its last run: its status, run
+// id, end time, a short error text, and the interrupts a paused run waits
+// on. A store lists threads by status, metadata and update time
+// ([ThreadQuery]), newest first, a page at a time ([ThreadPage]) with
+// a cursor that never repeats a thread while others are updated; an inbox
+// of approvals is one call, answered with Resume and AnswersByID.
 //
-// A backend of its own implements [Checkpointer] and the optional
-// interfaces above, passes runtime/checkpointtest, and builds on what the
-// stores here share: [ContextWithLease] and [LeaseFromContext] carry the
-// lease that fences a write, [ThreadWriteFromContext] the [ThreadWrite] to
-// record with it ([ContextWithThreadWrite] makes one for a test);
-// [RebuildChain] reads a chain of deltas; [PruneKeep] says which
-// checkpoints a prune keeps; [CheckThreadQuery], [MatchThread], [MergeMeta]
-// and [EncodeThreadCursor] list threads as Memory does.
+// Package runtime/checkpoint is the backend port: the interfaces a store
+// implements, the helpers a backend author builds on, the store errors and
+// the in-memory store. Its documentation is the backend's manual.
 //
 // # Events
 //
@@ -231,10 +222,10 @@
 // messages and debug views of popular streaming APIs.
 //
 // With [WithEventStore] a run also stores its events in its Checkpointer's
-// [EventStore], whether or not anyone streams it, fenced by its lease: a
+// event log, whether or not anyone streams it, fenced by its lease: a
 // client that lost its stream, in this process or another, reads the events
-// after the last Seq it saw ([EventStore.ReadEvents]) and goes on live.
-// Each run keeps its last [MaxStoredEvents].
+// after the last Seq it saw and goes on live. Each run keeps its last
+// 10,000 events.
 //
 // An [Observer] receives the lifecycle calls of runs (runs, supersteps,
 // tasks, retries, steps executed or replayed, interrupts, resumes, commits,
@@ -248,8 +239,8 @@
 //
 // A document changes while threads are paused on it. Every checkpoint
 // records the fingerprint of the graph version that wrote it
-// ([Graph.Fingerprint]) and the checkpoint format ([CheckpointFormat]), and
-// a [DocumentStore] keeps each version's document by fingerprint. A run or
+// ([Graph.Fingerprint]) and the checkpoint format, and the store keeps
+// each version's document by fingerprint. A run or
 // resume on a graph whose fingerprint differs from the thread's latest
 // checkpoint applies this rule before it writes anything:
 //

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -27,7 +28,7 @@ func TestStrictModeRaisesOnVanishedKey(t *testing.T) {
 				_, err := runtime.Interrupt[string](ctx, "ok?")
 				return nil, err
 			}).Edge(spec.Start, "n"))
-		cp := runtime.NewMemory()
+		cp := checkpoint.NewMemory()
 		opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(cp), runtime.Strict(strict)}
 		if res, err := g.Invoke(context.Background(), nil, opts...); err != nil || res.Status != runtime.StatusInterrupted {
 			t.Fatalf("first pass: %+v %v", res, err)
@@ -53,7 +54,7 @@ func TestNodeThatSwallowsInterruptStillHalts(t *testing.T) {
 			}
 			return runtime.Values{"x": 1}, nil
 		}).Edge(spec.Start, "n"))
-	res, err := g.Invoke(context.Background(), nil, runtime.Thread("t"), runtime.WithCheckpointer(runtime.NewMemory()))
+	res, err := g.Invoke(context.Background(), nil, runtime.Thread("t"), runtime.WithCheckpointer(checkpoint.NewMemory()))
 	if err != nil || res.Status != runtime.StatusInterrupted || after.Load() != 0 {
 		t.Fatalf("%+v %v effects=%d", res, err, after.Load())
 	}
@@ -66,7 +67,7 @@ func TestForkFromOlderCheckpoint(t *testing.T) {
 	g := mustCompile(t, runtime.NewBuilder("chat").Channel("log", spec.Append).
 		Node("echo", func(_ *runtime.Ctx, s runtime.Values) (runtime.Values, error) { return nil, nil }).
 		Edge(spec.Start, "echo"))
-	cp := runtime.NewMemory()
+	cp := checkpoint.NewMemory()
 	ctx := context.Background()
 	opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(cp)}
 	first, err := g.Invoke(ctx, runtime.Values{"log": "one"}, opts...)
@@ -121,7 +122,7 @@ func TestInterruptIDCollisionIsRefused(t *testing.T) {
 		Node("a:b", ask()).
 		Node("a", ask(runtime.WithKey("b:interrupt"))).
 		Edge(spec.Start, "a:b").Edge(spec.Start, "a"))
-	cp := runtime.NewMemory()
+	cp := checkpoint.NewMemory()
 	res, err := g.Invoke(context.Background(), nil, runtime.Thread("t"), runtime.WithCheckpointer(cp))
 	var ne *runtime.NodeError
 	if !errors.As(err, &ne) || res.Status != runtime.StatusError {
@@ -150,7 +151,7 @@ func TestStepOnCancelledRunDoesNotRun(t *testing.T) {
 			}
 			return nil, err
 		}).Edge(spec.Start, "n"))
-	res, _ := g.Invoke(ctx, nil, runtime.Thread("t"), runtime.WithCheckpointer(runtime.NewMemory()))
+	res, _ := g.Invoke(ctx, nil, runtime.Thread("t"), runtime.WithCheckpointer(checkpoint.NewMemory()))
 	if res.Status != runtime.StatusAborted || ran.Load() != 0 {
 		t.Fatalf("status %q, step ran %d times; want aborted and 0", res.Status, ran.Load())
 	}
@@ -158,12 +159,12 @@ func TestStepOnCancelledRunDoesNotRun(t *testing.T) {
 
 // watchingStore is a Memory whose lease the test can declare lost.
 type watchingStore struct {
-	*runtime.Memory
+	*checkpoint.Memory
 	lost chan func(error)
 }
 
-func (w *watchingStore) Lease(ctx context.Context, threadID string, opts runtime.LeaseOptions) (runtime.Lease, error) {
-	l, err := w.Memory.Lease(ctx, threadID, runtime.LeaseOptions{})
+func (w *watchingStore) Lease(ctx context.Context, threadID string, opts checkpoint.LeaseOptions) (checkpoint.Lease, error) {
+	l, err := w.Memory.Lease(ctx, threadID, checkpoint.LeaseOptions{})
 	if err == nil {
 		w.lost <- opts.Lost
 	}
@@ -179,7 +180,7 @@ func (w *watchingStore) Lease(ctx context.Context, threadID string, opts runtime
 func TestLeaseWatcherCancelsTheRun(t *testing.T) {
 	for _, honours := range []bool{true, false} {
 		errGone := errors.New("lease gone")
-		w := &watchingStore{Memory: runtime.NewMemory(), lost: make(chan func(error), 1)}
+		w := &watchingStore{Memory: checkpoint.NewMemory(), lost: make(chan func(error), 1)}
 		var ran atomic.Int32
 		g := mustCompile(t, runtime.NewBuilder("watch").Channel("x", "").
 			Node("n", func(c *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
@@ -213,18 +214,18 @@ func TestLeaseWatcherCancelsTheRun(t *testing.T) {
 
 // expiringStore is a Memory whose leases report the deadline the test sets.
 type expiringStore struct {
-	*runtime.Memory
+	*checkpoint.Memory
 	deadline atomic.Pointer[time.Time]
 }
 
 type expiringLease struct {
-	runtime.Lease
+	checkpoint.Lease
 	s *expiringStore
 }
 
 func (l expiringLease) Deadline() time.Time { return *l.s.deadline.Load() }
 
-func (s *expiringStore) Lease(ctx context.Context, threadID string, opts runtime.LeaseOptions) (runtime.Lease, error) {
+func (s *expiringStore) Lease(ctx context.Context, threadID string, opts checkpoint.LeaseOptions) (checkpoint.Lease, error) {
 	l, err := s.Memory.Lease(ctx, threadID, opts)
 	if err != nil {
 		return nil, err
@@ -234,10 +235,10 @@ func (s *expiringStore) Lease(ctx context.Context, threadID string, opts runtime
 
 // TestStepPastLeaseDeadlineDoesNotRun: once the run's lease is past its
 // local deadline (the process stalled longer than the lease lasts), Step
-// starts no effect, the run stops with an error matching ErrLeaseExpired,
+// starts no effect, the run stops with a lost lease whose deadline passed,
 // and the superstep is not committed; a later run takes the step up.
 func TestStepPastLeaseDeadlineDoesNotRun(t *testing.T) {
-	s := &expiringStore{Memory: runtime.NewMemory()}
+	s := &expiringStore{Memory: checkpoint.NewMemory()}
 	future := time.Now().Add(time.Hour)
 	s.deadline.Store(&future)
 	var ran atomic.Int32
@@ -250,8 +251,8 @@ func TestStepPastLeaseDeadlineDoesNotRun(t *testing.T) {
 		}).Edge(spec.Start, "n"))
 	res, err := g.Invoke(context.Background(), nil, runtime.Thread("t"), runtime.WithCheckpointer(s))
 	var ce *runtime.CheckpointError
-	if res.Status != runtime.StatusError || !errors.Is(err, runtime.ErrLeaseExpired) || !errors.As(err, &ce) || ce.Op != "lease" {
-		t.Fatalf("status %q, err %v; want error matching ErrLeaseExpired in a lease CheckpointError", res.Status, err)
+	if res.Status != runtime.StatusError || !isDeadlinePassed(err) || !errors.As(err, &ce) || ce.Op != "lease" {
+		t.Fatalf("status %q, err %v; want a lost lease (deadline passed) in a lease CheckpointError", res.Status, err)
 	}
 	if ran.Load() != 0 {
 		t.Fatalf("the step ran %d times past the lease's deadline", ran.Load())
@@ -263,4 +264,10 @@ func TestStepPastLeaseDeadlineDoesNotRun(t *testing.T) {
 	if err != nil || res.Status != runtime.StatusDone || ran.Load() != 1 {
 		t.Fatalf("rerun: status %q, err %v, step ran %d times; want done and 1", res.Status, err, ran.Load())
 	}
+}
+
+// isDeadlinePassed reports whether err is a lease lost by its deadline.
+func isDeadlinePassed(err error) bool {
+	var le *checkpoint.LeaseLostError
+	return errors.As(err, &le) && le.Reason == checkpoint.LeaseDeadlinePassed
 }

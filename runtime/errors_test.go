@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -18,7 +19,7 @@ func TestRefusalsAreMatchable(t *testing.T) {
 	}
 	g := mustCompile(t, runtime.NewBuilder("two").Channel("a", "").Channel("b", "").
 		Node("a", ask).Node("b", ask).Edge(spec.Start, "a").Edge(spec.Start, "b"))
-	cp := runtime.NewMemory()
+	cp := checkpoint.NewMemory()
 	on := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(cp)}
 	if _, err := g.Invoke(context.Background(), nil, on...); err != nil {
 		t.Fatal(err)

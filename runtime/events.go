@@ -1,6 +1,10 @@
 package runtime
 
-import "time"
+import (
+	"time"
+
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+)
 
 // EventType names one kind of run event.
 type EventType string
@@ -20,15 +24,18 @@ const (
 	EventRunEnd     EventType = "run_end"
 )
 
-// Status is how a run ended.
-type Status string
+// Status is how a run ended, or where a thread is (checkpoint.Status).
+type Status = checkpoint.Status
 
-// The run statuses of run_end.
+// The statuses: a run ends done, interrupted, error or aborted.
 const (
-	StatusDone        Status = "done"
-	StatusInterrupted Status = "interrupted"
-	StatusError       Status = "error"
-	StatusAborted     Status = "aborted"
+	StatusNew         = checkpoint.StatusNew
+	StatusInterrupted = checkpoint.StatusInterrupted
+	StatusRunning     = checkpoint.StatusRunning
+	StatusParked      = checkpoint.StatusParked
+	StatusDone        = checkpoint.StatusDone
+	StatusError       = checkpoint.StatusError
+	StatusAborted     = checkpoint.StatusAborted
 )
 
 // Event is one item of a run's stream. The envelope (RunID, ThreadID, Seq,

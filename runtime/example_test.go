@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -129,7 +130,7 @@ func ExampleInterrupt() {
 		Edge(spec.Start, "checkout").
 		Compile()
 	ctx := context.Background()
-	opts := []runtime.RunOption{runtime.Thread("t-1"), runtime.WithCheckpointer(runtime.NewMemory())}
+	opts := []runtime.RunOption{runtime.Thread("t-1"), runtime.WithCheckpointer(checkpoint.NewMemory())}
 	res, _ := g.Invoke(ctx, nil, opts...)
 	fmt.Println(res.Status, res.Pending[0].ID, string(res.Pending[0].Payload))
 	res, _ = g.Resume(ctx, runtime.Answer(true), opts...)

@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"slices"
 	"time"
+
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // runner executes one run of a graph: the superstep loop shared by every
@@ -143,7 +145,7 @@ func (r *runner[S, U]) runBody(in *U, a *Answers) (res Result[S]) {
 		// Losing the lease cancels the run at once: nodes see their
 		// context done and Step starts no new effect, rather than running
 		// effects the new holder of the thread will run again.
-		lease, err := r.cfg.cp.Lease(r.ctx, r.cfg.thread, LeaseOptions{Lost: r.leaseLost(), Renewed: r.leaseRenewed()})
+		lease, err := r.cfg.cp.Lease(r.ctx, r.cfg.thread, checkpoint.LeaseOptions{Lost: r.leaseLost(), Renewed: r.leaseRenewed()})
 		if err != nil {
 			if !errors.Is(err, ErrThreadBusy) {
 				err = &CheckpointError{Op: "lease", Err: err}
@@ -152,7 +154,6 @@ func (r *runner[S, U]) runBody(in *U, a *Answers) (res Result[S]) {
 		}
 		defer lease.Release()
 		r.info.lease, r.info.stop = lease, r.cancel
-		r.ctx = ContextWithLease(r.ctx, lease) // fences the run's writes
 		if r.obs != nil {
 			r.obs.Lease(r.ctx, r.rec, LeaseRecord{Event: LeaseTaken})
 		}
@@ -187,9 +188,6 @@ func (r *runner[S, U]) runBody(in *U, a *Answers) (res Result[S]) {
 		r.info.stepIndex = r.step + 1
 		res.Supersteps++
 		status, err := r.timedSuperstep()
-		if r.evs != nil {
-			r.flushEvents()
-		}
 		if status != "" {
 			if status == StatusInterrupted {
 				res.Pending = r.pending()
@@ -228,11 +226,8 @@ func (r *runner[S, U]) end(res Result[S], status Status, err error) Result[S] {
 		}
 		r.emit(ev)
 	}
-	if r.trec != nil {
-		r.recordEnd(status, err, res.Pending)
-	}
-	if r.evs != nil {
-		r.flushEvents()
+	if r.trec != nil || r.evs != nil {
+		r.finalCommit(status, err, res.Pending)
 	}
 	return res
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -158,7 +159,7 @@ func TestCancellationAbortsAtBoundary(t *testing.T) {
 		}).
 		Node("b", write(runtime.Values{"n": 2})).
 		Edge(spec.Start, "a").Edge("a", "b"))
-	cp := runtime.NewMemory()
+	cp := checkpoint.NewMemory()
 	res, err := g.Invoke(ctx, nil, runtime.Thread("t"), runtime.WithCheckpointer(cp))
 	if res.Status != runtime.StatusAborted || !errors.Is(err, runtime.ErrAborted) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("status %s err %v, want aborted", res.Status, err)
@@ -263,7 +264,7 @@ func TestEventsCarryEnvelopeAndCheckpoints(t *testing.T) {
 	g := mustCompile(t, runtime.NewBuilder("env").Channel("x", "").
 		Node("a", write(runtime.Values{"x": 1})).Edge(spec.Start, "a").Edge("a", spec.End))
 	var got []string
-	for ev, err := range g.Stream(context.Background(), nil, runtime.Thread("t1"), runtime.WithCheckpointer(runtime.NewMemory())) {
+	for ev, err := range g.Stream(context.Background(), nil, runtime.Thread("t1"), runtime.WithCheckpointer(checkpoint.NewMemory())) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -379,7 +380,7 @@ func TestLeaseRefusesConcurrentRunOfThread(t *testing.T) {
 			<-release
 			return nil, nil
 		}).Edge(spec.Start, "a"))
-	cp := runtime.NewMemory()
+	cp := checkpoint.NewMemory()
 	done := make(chan error)
 	go func() {
 		_, err := g.Invoke(context.Background(), nil, runtime.Thread("t"), runtime.WithCheckpointer(cp))

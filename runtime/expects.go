@@ -17,27 +17,13 @@ import (
 
 	"github.com/ilmek-go/ilmek/internal/jsonconv"
 	"github.com/ilmek-go/ilmek/internal/suggest"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
-// Expects is what an interrupt's answer must be: the Go type the asking
-// node decodes it into, and that type's JSON Schema. Interrupt[T] records
-// it with the pending interrupt (PendingInterrupt.Expects), so a user
-// interface can build a form from the schema, and Resume checks every
-// answer against it before anything is written.
-type Expects struct {
-	// Type is the Go type's name, e.g. "bool" or "example.com/shop.Decision".
-	Type string `json:"type"`
-	// Schema is the JSON Schema (draft 2020-12) of the answers the node
-	// accepts, and answers are checked by it exactly: null only where the
-	// Go type is a pointer, slice, map or interface; an object of a struct
-	// lists its members under "required" (every member whose json tag says
-	// neither omitempty nor omitzero) and refuses others
-	// ("additionalProperties": false), member names written exactly as
-	// the json tags spell them. A type that decodes itself (a
-	// json.Unmarshaler or encoding.TextUnmarshaler other than time.Time)
-	// accepts any value here and is checked when its node decodes it.
-	Schema json.RawMessage `json:"schema"`
-}
+// Expects is what an interrupt's answer must be (checkpoint.Expects):
+// Interrupt[T] records it with the pending interrupt, and Resume checks
+// every answer against it, exactly, before anything is written.
+type Expects = checkpoint.Expects
 
 var expectsCache sync.Map // reflect.Type -> *Expects
 

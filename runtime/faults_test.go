@@ -15,6 +15,7 @@ import (
 
 	"github.com/ilmek-go/ilmek/internal/leaktest"
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -392,7 +393,7 @@ func TestJournalWriteFails(t *testing.T) {
 			defer store.checkReleased(t)
 			opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(store)}
 			var taskID string
-			store.failPutJournal = func(_ int, id string, entries []runtime.JournalEntry) error {
+			store.failPutJournal = func(_ int, id string, entries []checkpoint.JournalEntry) error {
 				if entries[len(entries)-1].Key == tc.failKey {
 					taskID = id
 					return errInjected
@@ -439,7 +440,7 @@ func TestJournalWriteFails(t *testing.T) {
 		if res, err := g.Invoke(context.Background(), nil, opts...); err != nil || res.Status != runtime.StatusInterrupted {
 			t.Fatalf("%s %v", res.Status, err)
 		}
-		store.failPutJournal = func(int, string, []runtime.JournalEntry) error { return errInjected }
+		store.failPutJournal = func(int, string, []checkpoint.JournalEntry) error { return errInjected }
 		_, err := g.Resume(context.Background(), runtime.Answer(true), opts...)
 		var ce *runtime.CheckpointError
 		if !errors.As(err, &ce) || !errors.Is(err, errInjected) {
@@ -581,7 +582,7 @@ func (f failingReads) Get(ctx context.Context, thread, id string) (*runtime.Chec
 	return f.Checkpointer.Get(ctx, thread, id)
 }
 
-func (f failingReads) GetJournal(ctx context.Context, thread, task string) ([]runtime.JournalEntry, error) {
+func (f failingReads) GetJournal(ctx context.Context, thread, task string) ([]checkpoint.JournalEntry, error) {
 	if f.journal {
 		return nil, errInjected
 	}
@@ -636,7 +637,7 @@ func TestNodeIDLikeSendKeyIsKeptApart(t *testing.T) {
 		}
 		return // refusing the graph is a correct outcome
 	}
-	store := runtime.NewMemory()
+	store := checkpoint.NewMemory()
 	opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(store)}
 	res, err := g.Invoke(context.Background(), nil, opts...)
 	if err != nil || res.Status != runtime.StatusInterrupted {
@@ -790,7 +791,7 @@ func TestHostileCorpusRuns(t *testing.T) {
 			if err != nil || !spec.Equal(back, doc) {
 				t.Errorf("ToSpec: %v, or not equal to the document", err)
 			}
-			opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(runtime.NewMemory())}
+			opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(checkpoint.NewMemory())}
 			res, err := g.Invoke(context.Background(), nil, opts...)
 			for i := 0; err == nil && res.Status == runtime.StatusInterrupted; i++ {
 				if i > 2*len(doc.Nodes) {

@@ -15,10 +15,6 @@ import (
 // document (see Graph.Fingerprint).
 const ShapeFingerprintPrefix = "shape-sha256:"
 
-// CheckpointFormat is the version of the checkpoint format this runtime
-// writes; every checkpoint records it in Checkpoint.Format.
-const CheckpointFormat = 1
-
 // version is what a graph knows of its own version, computed once.
 type version struct {
 	once sync.Once

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -18,7 +19,7 @@ func TestIfLatest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp := runtime.NewMemory()
+	cp := checkpoint.NewMemory()
 	ctx := context.Background()
 	run := func(latest string) (runtime.Result[runtime.Values], error) {
 		return g.Invoke(ctx, nil, runtime.Thread("t"), runtime.WithCheckpointer(cp), runtime.IfLatest(latest))

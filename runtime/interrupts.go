@@ -1,12 +1,16 @@
 package runtime
 
-import "context"
+import (
+	"context"
+
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+)
 
 // pauseJournal is a pending interrupt with its task's journal: at is the
 // index of the interrupt's entry in entries, -1 when it has none.
 type pauseJournal struct {
 	p       PendingInterrupt
-	entries []JournalEntry
+	entries []checkpoint.JournalEntry
 	at      int
 }
 

@@ -7,19 +7,21 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // journal is a task's replay memory: the entries recorded by earlier passes
 // and this pass, and the keys this pass asked for (for strict mode).
 type journal struct {
-	entries []JournalEntry
+	entries []checkpoint.JournalEntry
 	index   map[string]int // key -> position in entries
 	counts  map[string]int // base key -> occurrences this pass
 	used    map[string]bool
 	loaded  int // entries that existed before this pass
 }
 
-func newJournal(entries []JournalEntry) *journal {
+func newJournal(entries []checkpoint.JournalEntry) *journal {
 	j := &journal{entries: entries, index: make(map[string]int, len(entries)), loaded: len(entries)}
 	for i, e := range entries {
 		j.index[e.Key] = i
@@ -42,7 +44,7 @@ func (j *journal) next(base string) string {
 	return key
 }
 
-func (j *journal) lookup(key string) (*JournalEntry, bool) {
+func (j *journal) lookup(key string) (*checkpoint.JournalEntry, bool) {
 	i, ok := j.index[key]
 	if !ok {
 		return nil, false
@@ -50,7 +52,7 @@ func (j *journal) lookup(key string) (*JournalEntry, bool) {
 	return &j.entries[i], true
 }
 
-func (j *journal) add(e JournalEntry) {
+func (j *journal) add(e checkpoint.JournalEntry) {
 	j.index[e.Key] = len(j.entries)
 	j.entries = append(j.entries, e)
 }
@@ -151,7 +153,7 @@ func runStep[T any](ctx *Ctx, full string, fn func() (T, error)) (T, error) {
 	if err != nil {
 		return zero, fmt.Errorf("step %q: its result must be JSON-serializable to be journaled: %w", full, err)
 	}
-	j.add(JournalEntry{Key: full, Value: raw})
+	j.add(checkpoint.JournalEntry{Key: full, Value: raw})
 	if err := ctx.persistJournal(); err != nil {
 		return zero, fmt.Errorf("step %q: persist journal: %w", full, err)
 	}
@@ -225,7 +227,7 @@ func Interrupt[T any](ctx *Ctx, payload any, opts ...InterruptOption) (T, error)
 	if err != nil {
 		return zero, fmt.Errorf("interrupt %q: payload must be JSON-serializable: %w", id, err)
 	}
-	j.add(JournalEntry{Key: full, Interrupt: true, Payload: raw})
+	j.add(checkpoint.JournalEntry{Key: full, Interrupt: true, Payload: raw})
 	if err := ctx.persistJournal(); err != nil {
 		return zero, fmt.Errorf("interrupt %q: persist journal: %w", id, err)
 	}
@@ -259,7 +261,7 @@ func (c *Ctx) persistJournal() error {
 	}
 	ctx, cancel := durableWrite(c.Context)
 	defer cancel()
-	return c.r.cp.PutJournal(ctx, c.r.threadID, c.t.taskID(), c.t.jr.entries)
+	return c.r.lease.PutJournal(ctx, c.t.taskID(), c.t.jr.entries)
 }
 
 // durableWriteTimeout bounds a write that must not be abandoned when the

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ilmek-go/ilmek/internal/leaktest"
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -31,7 +32,7 @@ type faultyStore struct {
 	// a non-nil error fails the Put before anything is stored.
 	failPut func(n int, cp *runtime.Checkpoint) error
 	// failPutJournal, likewise, before each PutJournal.
-	failPutJournal func(n int, taskID string, entries []runtime.JournalEntry) error
+	failPutJournal func(n int, taskID string, entries []checkpoint.JournalEntry) error
 	// failLease is returned by Lease instead of taking the lease.
 	failLease error
 
@@ -41,7 +42,7 @@ type faultyStore struct {
 	leased   atomic.Int64 // leases taken and not yet released
 }
 
-func newFaultyStore() *faultyStore { return &faultyStore{Checkpointer: runtime.NewMemory()} }
+func newFaultyStore() *faultyStore { return &faultyStore{Checkpointer: checkpoint.NewMemory()} }
 
 func (f *faultyStore) Put(ctx context.Context, cp *runtime.Checkpoint, done []string) error {
 	f.mu.Lock()
@@ -56,7 +57,7 @@ func (f *faultyStore) Put(ctx context.Context, cp *runtime.Checkpoint, done []st
 	return f.Checkpointer.Put(ctx, cp, done)
 }
 
-func (f *faultyStore) PutJournal(ctx context.Context, threadID, taskID string, entries []runtime.JournalEntry) error {
+func (f *faultyStore) PutJournal(ctx context.Context, threadID, taskID string, entries []checkpoint.JournalEntry) error {
 	f.mu.Lock()
 	f.journals++
 	n, hook := f.journals, f.failPutJournal
@@ -69,7 +70,7 @@ func (f *faultyStore) PutJournal(ctx context.Context, threadID, taskID string, e
 	return f.Checkpointer.PutJournal(ctx, threadID, taskID, entries)
 }
 
-func (f *faultyStore) Lease(ctx context.Context, threadID string, opts runtime.LeaseOptions) (runtime.Lease, error) {
+func (f *faultyStore) Lease(ctx context.Context, threadID string, opts checkpoint.LeaseOptions) (checkpoint.Lease, error) {
 	if f.failLease != nil {
 		return nil, f.failLease
 	}
@@ -78,14 +79,46 @@ func (f *faultyStore) Lease(ctx context.Context, threadID string, opts runtime.L
 		return nil, err
 	}
 	f.leased.Add(1)
-	return &countedLease{Lease: l, leased: &f.leased}, nil
+	return &countedLease{Lease: l, leased: &f.leased, f: f}, nil
 }
 
-// countedLease counts its release in faultyStore.leased.
+// countedLease counts its release in faultyStore.leased, and fails the
+// writes faultyStore's hooks choose.
 type countedLease struct {
-	runtime.Lease
+	checkpoint.Lease
 	leased *atomic.Int64
 	once   sync.Once
+	f      *faultyStore
+}
+
+func (l *countedLease) Commit(ctx context.Context, c checkpoint.Commit) error {
+	if c.Checkpoint != nil {
+		f := l.f
+		f.mu.Lock()
+		f.puts++
+		n, hook := f.puts, f.failPut
+		f.mu.Unlock()
+		if hook != nil {
+			if err := hook(n, c.Checkpoint); err != nil {
+				return err
+			}
+		}
+	}
+	return l.Lease.Commit(ctx, c)
+}
+
+func (l *countedLease) PutJournal(ctx context.Context, taskID string, entries []checkpoint.JournalEntry) error {
+	f := l.f
+	f.mu.Lock()
+	f.journals++
+	n, hook := f.journals, f.failPutJournal
+	f.mu.Unlock()
+	if hook != nil {
+		if err := hook(n, taskID, entries); err != nil {
+			return err
+		}
+	}
+	return l.Lease.PutJournal(ctx, taskID, entries)
 }
 
 func (l *countedLease) Release() {
@@ -182,7 +215,7 @@ func TestThousandsOfConcurrentThreads(t *testing.T) {
 	}
 	var effects atomic.Int64
 	g := threadGraph(t, &effects)
-	cp := runtime.NewMemory()
+	cp := checkpoint.NewMemory()
 	errs := make(chan error, n)
 	var wg sync.WaitGroup
 	for i := range n {
@@ -251,7 +284,7 @@ func TestStreamConsumerStopsMidSuperstep(t *testing.T) {
 		b.Edge(spec.Start, id)
 	}
 	g := mustCompile(t, b.Edge(spec.Start, "talker"))
-	cp := runtime.NewMemory()
+	cp := checkpoint.NewMemory()
 	opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(cp)}
 	before := ""
 	customs := 0
@@ -304,7 +337,7 @@ func TestStreamPullStoppedEarly(t *testing.T) {
 		total++
 	}
 	for stopAfter := range total {
-		next, stop := iterPull(g.Stream(context.Background(), nil, runtime.Thread("t"), runtime.WithCheckpointer(runtime.NewMemory())))
+		next, stop := iterPull(g.Stream(context.Background(), nil, runtime.Thread("t"), runtime.WithCheckpointer(checkpoint.NewMemory())))
 		for range stopAfter {
 			if _, ok := next(); !ok {
 				break
@@ -324,7 +357,7 @@ func TestStreamStoppedAtEveryEvent(t *testing.T) {
 	g := threadGraph(t, &effects)
 	in := runtime.Values{"who": "u"}
 	total := 0
-	for range g.Stream(context.Background(), in, runtime.Thread("count"), runtime.WithCheckpointer(runtime.NewMemory())) {
+	for range g.Stream(context.Background(), in, runtime.Thread("count"), runtime.WithCheckpointer(checkpoint.NewMemory())) {
 		total++
 	}
 	for stopAfter := 1; stopAfter < total; stopAfter++ {

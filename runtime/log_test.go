@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -63,7 +64,7 @@ func (h *attrHandler) Handle(_ context.Context, r slog.Record) error {
 func TestRuntimeLogs(t *testing.T) {
 	h := newRecordingHandler(slog.LevelInfo)
 	g := observedGraph(t, runtime.GraphLogger(slog.New(h)))
-	cp := runtime.NewMemory()
+	cp := checkpoint.NewMemory()
 	opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(cp)}
 	ctx := context.Background()
 	if _, err := g.Invoke(ctx, runtime.Values{}, opts...); err != nil {
@@ -108,7 +109,7 @@ func TestRuntimeLogs(t *testing.T) {
 func TestRuntimeLogsDebug(t *testing.T) {
 	graphH, runH := newRecordingHandler(slog.LevelDebug), newRecordingHandler(slog.LevelDebug)
 	g := observedGraph(t, runtime.GraphLogger(slog.New(graphH)))
-	opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(runtime.NewMemory()), runtime.WithLogger(slog.New(runH))}
+	opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(checkpoint.NewMemory()), runtime.WithLogger(slog.New(runH))}
 	if _, err := g.Invoke(context.Background(), runtime.Values{}, opts...); err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func TestRuntimeLogsPanic(t *testing.T) {
 // renewingCheckpointer reports one renewal of each lease it hands out.
 type renewingCheckpointer struct{ runtime.Checkpointer }
 
-func (c renewingCheckpointer) Lease(ctx context.Context, thread string, opts runtime.LeaseOptions) (runtime.Lease, error) {
+func (c renewingCheckpointer) Lease(ctx context.Context, thread string, opts checkpoint.LeaseOptions) (checkpoint.Lease, error) {
 	l, err := c.Checkpointer.Lease(ctx, thread, opts)
 	if err == nil && opts.Renewed != nil {
 		opts.Renewed(time.Now().Add(time.Minute))
@@ -172,8 +173,22 @@ func (c renewingCheckpointer) Lease(ctx context.Context, thread string, opts run
 // failingCheckpointer fails every checkpoint write.
 type failingCheckpointer struct{ runtime.Checkpointer }
 
-func (failingCheckpointer) Put(context.Context, *runtime.Checkpoint, []string) error {
-	return errors.New("disk full")
+func (c failingCheckpointer) Lease(ctx context.Context, thread string, opts checkpoint.LeaseOptions) (checkpoint.Lease, error) {
+	l, err := c.Checkpointer.Lease(ctx, thread, opts)
+	if err != nil {
+		return nil, err
+	}
+	return failingLease{l}, nil
+}
+
+// failingLease fails every commit that carries a checkpoint.
+type failingLease struct{ checkpoint.Lease }
+
+func (l failingLease) Commit(ctx context.Context, c checkpoint.Commit) error {
+	if c.Checkpoint != nil {
+		return errors.New("disk full")
+	}
+	return l.Lease.Commit(ctx, c)
 }
 
 // TestRuntimeLogsOperator checks the records an operator needs beyond a
@@ -212,7 +227,7 @@ func TestRuntimeLogsOperator(t *testing.T) {
 			},
 			run: func(ctx context.Context, g *runtime.Graph[runtime.Values, runtime.Values], cp runtime.Checkpointer, l *slog.Logger) error {
 				_, err := g.Invoke(ctx, runtime.Values{}, runtime.Thread("t"), runtime.WithCheckpointer(cp), runtime.WithLogger(l))
-				if !errors.Is(err, runtime.ErrThreadDeleted) {
+				if !errors.Is(err, checkpoint.ErrThreadDeleted) {
 					return fmt.Errorf("err = %v, want one matching ErrThreadDeleted", err)
 				}
 				return nil
@@ -253,7 +268,7 @@ func TestRuntimeLogsOperator(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newRecordingHandler(slog.LevelDebug)
-			cp := runtime.NewMemory()
+			cp := checkpoint.NewMemory()
 			g := mustCompile(t, runtime.NewBuilder("ops").Channel("x", "").Node("a", tc.node(cp)).Edge(spec.Start, "a"))
 			if err := tc.run(context.Background(), g, cp, slog.New(h)); err != nil {
 				t.Fatal(err)

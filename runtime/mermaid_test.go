@@ -7,6 +7,7 @@ import (
 
 	"github.com/ilmek-go/ilmek/mermaid"
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -26,7 +27,7 @@ func TestThreadMermaid(t *testing.T) {
 		RouterTo("review", []string{"write", spec.End}, func(v runtime.Values) ([]runtime.Goto, error) {
 			return []runtime.Goto{{Node: spec.End}}, nil
 		}))
-	cp := runtime.NewMemory()
+	cp := checkpoint.NewMemory()
 	on := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(cp)}
 	if res, err := g.Invoke(context.Background(), nil, on...); err != nil || res.Status != runtime.StatusInterrupted {
 		t.Fatalf("%q %v", res.Status, err)

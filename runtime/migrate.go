@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // MigrationError refuses a migration: the thread is not where the
@@ -75,12 +77,11 @@ func Migrate[OS, OU, NS, NU any](ctx context.Context, cp Checkpointer, thread st
 	if err := CheckThreadID(thread); err != nil {
 		return nil, err
 	}
-	lease, err := cp.Lease(ctx, thread, LeaseOptions{})
+	lease, err := cp.Lease(ctx, thread, checkpoint.LeaseOptions{})
 	if err != nil {
 		return nil, err
 	}
 	defer lease.Release()
-	ctx = ContextWithLease(ctx, lease)
 	latest, err := cp.Get(ctx, thread, "")
 	if err != nil {
 		return fail("read the latest checkpoint", err)
@@ -129,19 +130,19 @@ func Migrate[OS, OU, NS, NU any](ctx context.Context, cp Checkpointer, thread st
 		return rep, nil
 	}
 	c := &Checkpoint{ID: newID(), ParentID: latest.ID, ThreadID: thread, Step: latest.Step, Channels: enc,
-		Next: make([]TaskRef, 0, len(rep.NewPlan)), Created: time.Now().UTC(),
-		Fingerprint: rep.To, Format: CheckpointFormat, MigratedFrom: rep.From}
+		Next: make([]checkpoint.TaskRef, 0, len(rep.NewPlan)), Created: time.Now().UTC(),
+		Fingerprint: rep.To, Format: checkpoint.Format, MigratedFrom: rep.From}
 	c.PlanID = c.ID
 	for _, id := range rep.NewPlan {
-		c.Next = append(c.Next, TaskRef{Node: id, Key: id})
+		c.Next = append(c.Next, checkpoint.TaskRef{Node: id, Key: id})
 	}
 	fp, doc := to.versionDocument()
-	if ds, ok := cp.(DocumentStore); ok {
+	if ds, ok := cp.(checkpoint.DocumentStore); ok {
 		if err := ds.PutDocument(ctx, fp, doc); err != nil {
 			return fail("store the new version's document", err)
 		}
 	}
-	if err := cp.Put(ctx, c, nil); err != nil {
+	if err := lease.Commit(ctx, checkpoint.Commit{Checkpoint: c}); err != nil {
 		return fail("write the migrated checkpoint", err)
 	}
 	rep.CheckpointID = c.ID

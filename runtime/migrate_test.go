@@ -9,10 +9,11 @@ import (
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 func TestMigrateAcrossIncompatibleChanges(t *testing.T) {
-	migrateCases(t, func(t *testing.T) runtime.Checkpointer { return runtime.NewMemory() })
+	migrateCases(t, func(t *testing.T) runtime.Checkpointer { return checkpoint.NewMemory() })
 }
 
 // migrateCases: a thread paused in review under v1 is refused by v2 and

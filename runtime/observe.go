@@ -149,8 +149,15 @@ func (r *runner[S, U]) put(cp *Checkpoint, done []string, pause bool) (err error
 	}
 	if r.tw != nil {
 		// The thread's metadata or the run's outcome ride with the write.
-		ctx = ContextWithThreadWrite(ctx, r.tw)
 		defer func() { r.threadWritten(err) }()
+	}
+	if len(r.evbuf) > 0 {
+		// So do the events emitted since the last commit.
+		defer func() {
+			if err == nil {
+				r.eventsCommitted()
+			}
+		}()
 	}
 	if !r.timed {
 		_, err := r.write(ctx, cp, done)

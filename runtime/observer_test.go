@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -118,7 +119,7 @@ func observedGraph(t *testing.T, opts ...runtime.Option) *runtime.Graph[runtime.
 func TestObserverCalls(t *testing.T) {
 	g := observedGraph(t)
 	o := &recorder{}
-	cp := runtime.NewMemory()
+	cp := checkpoint.NewMemory()
 	opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(cp), runtime.WithObserver(o)}
 	ctx := context.Background()
 	res, err := g.Invoke(ctx, runtime.Values{}, opts...)
@@ -226,7 +227,7 @@ func TestTimedEvents(t *testing.T) {
 	var last time.Time
 	durations := map[runtime.EventType]int{}
 	var bytes int
-	for ev, err := range g.Stream(context.Background(), runtime.Values{}, runtime.Thread("t"), runtime.WithCheckpointer(runtime.NewMemory())) {
+	for ev, err := range g.Stream(context.Background(), runtime.Values{}, runtime.Thread("t"), runtime.WithCheckpointer(checkpoint.NewMemory())) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -256,7 +257,7 @@ func TestTimedEvents(t *testing.T) {
 // TestNoObserverNoMeta checks that a pause nobody observes keeps no Meta.
 func TestNoObserverNoMeta(t *testing.T) {
 	g := observedGraph(t)
-	res, err := g.Invoke(context.Background(), runtime.Values{}, runtime.Thread("t"), runtime.WithCheckpointer(runtime.NewMemory()))
+	res, err := g.Invoke(context.Background(), runtime.Values{}, runtime.Thread("t"), runtime.WithCheckpointer(checkpoint.NewMemory()))
 	if err != nil || len(res.Pending) != 1 || res.Pending[0].Meta != nil {
 		t.Fatalf("res = %+v, %v; want one pending interrupt without meta", res, err)
 	}
@@ -295,7 +296,7 @@ func TestObservers(t *testing.T) {
 	run := func(o runtime.Observer) *runtime.Result[runtime.Values] {
 		t.Helper()
 		g := observedGraph(t)
-		res, err := g.Invoke(ctx, runtime.Values{}, runtime.Thread("t"), runtime.WithCheckpointer(runtime.NewMemory()), runtime.WithObserver(o))
+		res, err := g.Invoke(ctx, runtime.Values{}, runtime.Thread("t"), runtime.WithCheckpointer(checkpoint.NewMemory()), runtime.WithObserver(o))
 		if err != nil || res.Status != runtime.StatusInterrupted {
 			t.Fatalf("run: %s %v", res.Status, err)
 		}

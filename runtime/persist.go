@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"github.com/ilmek-go/ilmek/runtime/internal/contract"
 	"runtime/debug"
+	"slices"
 	"time"
 
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -26,8 +28,10 @@ func (r *runner[S, U]) commitPause() error {
 	// before it is written.
 	for i := 1; i < len(pend); i++ {
 		if a, b := pend[i-1], pend[i]; a.ID == b.ID {
+			// An id is <task key>:<interrupt key>, so a colon in either
+			// half can make two ids equal.
 			return &NodeError{Node: b.Node, TaskKey: b.ID[:len(b.ID)-len(b.Key)-1], Err: fmt.Errorf(
-				"interrupt id %q is also the id of an interrupt of node %q in the same superstep (an id is <task key>:<interrupt key>); give one of them a key without ':' with runtime.WithKey so each can be answered by id", b.ID, a.Node)}
+				"interrupt id %q is also the id of an interrupt of node %q in the same superstep; give one of them a key without ':' (runtime.WithKey)", b.ID, a.Node)}
 		}
 	}
 	if r.obs != nil {
@@ -39,6 +43,21 @@ func (r *runner[S, U]) commitPause() error {
 		}
 		cp := cloneCheckpoint(r.latest)
 		cp.ID, cp.ParentID, cp.Pending, cp.Created = newID(), r.latest.ID, pend, time.Now().UTC()
+		// The journals of the superstep's tasks stay with the pause, so a
+		// fork from it replays what had run (see checkpoint.TaskRef).
+		for i := range cp.Next {
+			cp.Next[i].Journal = nil
+			if i >= len(r.cur) {
+				continue
+			}
+			s := &r.slots[i]
+			switch {
+			case s.info.jr != nil && len(s.info.jr.entries) > 0:
+				cp.Next[i].Journal = slices.Clone(s.info.jr.entries)
+			case len(s.info.preload) > 0:
+				cp.Next[i].Journal = slices.Clone(s.info.preload)
+			}
+		}
 		if r.trec != nil {
 			r.outcomeWith(StatusInterrupted, r.refusedAnswer(), pend)
 		}
@@ -130,14 +149,14 @@ func (r *runner[S, U]) checkpoint(step int, keepPlan *string) (*Checkpoint, erro
 	}
 	// The checkpoint and its plan in one allocation when it plans one task.
 	a := &checkpointAlloc{}
-	var next []TaskRef
+	var next []checkpoint.TaskRef
 	if len(r.cur) <= len(a.next) {
 		next = a.next[:len(r.cur)]
 	} else {
-		next = make([]TaskRef, len(r.cur))
+		next = make([]checkpoint.TaskRef, len(r.cur))
 	}
 	for i, t := range r.cur {
-		next[i] = TaskRef{Node: r.g.ids[t.Node], Key: t.Key}
+		next[i] = checkpoint.TaskRef{Node: r.g.ids[t.Node], Key: t.Key}
 		if t.Send {
 			in, err := r.p.EncodeState(t.Input)
 			if err != nil {
@@ -148,7 +167,7 @@ func (r *runner[S, U]) checkpoint(step int, keepPlan *string) (*Checkpoint, erro
 	}
 	cp := &a.cp
 	*cp = Checkpoint{ID: newID(), ThreadID: r.cfg.thread, Step: step, Channels: chans, Next: next, Created: time.Now().UTC()}
-	cp.Fingerprint, cp.Format = r.g.Fingerprint(), CheckpointFormat
+	cp.Fingerprint, cp.Format = r.g.Fingerprint(), checkpoint.Format
 	if r.latest != nil {
 		cp.ParentID = r.latest.ID
 	}
@@ -162,7 +181,7 @@ func (r *runner[S, U]) checkpoint(step int, keepPlan *string) (*Checkpoint, erro
 // checkpointAlloc is a checkpoint with room for a one-task plan.
 type checkpointAlloc struct {
 	cp   Checkpoint
-	next [1]TaskRef
+	next [1]checkpoint.TaskRef
 }
 
 // start loads or creates the thread's state and the first tasks of the run.
@@ -185,6 +204,9 @@ func (r *runner[S, U]) start(in *U, a *Answers) error {
 		return &CheckpointError{Op: "get", Err: err}
 	}
 	if err := r.checkVersion(latest); err != nil {
+		return err
+	}
+	if err := r.restoreJournals(latest); err != nil {
 		return err
 	}
 	if a != nil {
@@ -238,6 +260,31 @@ func (r *runner[S, U]) start(in *U, a *Answers) error {
 		return err
 	}
 	return r.putStart(cp)
+}
+
+// restoreJournals gives the planned tasks of from, the checkpoint a fork
+// starts at (FromCheckpoint of a checkpoint that is not the thread's
+// latest), the journals they had when from was committed
+// (checkpoint.TaskRef.Journal; none for a task that had not started), so
+// the fork replays exactly the steps that had run then, and runs the
+// others in its own branch.
+func (r *runner[S, U]) restoreJournals(from *Checkpoint) error {
+	if r.cfg.fromID == "" || from == nil || len(from.Next) == 0 {
+		return nil
+	}
+	cur, err := r.cfg.cp.Get(r.ctx, r.cfg.thread, "")
+	if err != nil {
+		return &CheckpointError{Op: "get", Err: err}
+	}
+	if cur.ID == from.ID {
+		return nil
+	}
+	for _, t := range from.Next {
+		if err := r.info.lease.PutJournal(r.ctx, from.PlanID+":"+t.Key, t.Journal); err != nil {
+			return &CheckpointError{Op: "put journal", Err: err}
+		}
+	}
+	return nil
 }
 
 func (r *runner[S, U]) putStart(cp *Checkpoint) error {
@@ -328,4 +375,19 @@ func idList(ps []PendingInterrupt) string {
 	}
 	b, _ := json.Marshal(ids)
 	return string(b)
+}
+
+// leaseLostError is the cancellation cause of a run whose lease was lost,
+// or passed its deadline.
+type leaseLostError struct{ err error }
+
+func (e *leaseLostError) Error() string { return "lease lost: " + e.err.Error() }
+func (e *leaseLostError) Unwrap() error { return e.err }
+
+// cloneCheckpoint returns a copy of c with its own Next and Pending.
+func cloneCheckpoint(c *checkpoint.Checkpoint) *checkpoint.Checkpoint {
+	out := *c
+	out.Next = slices.Clone(c.Next)
+	out.Pending = slices.Clone(c.Pending)
+	return &out
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // startResume checks every answer against the thread's open interrupts and,
@@ -93,7 +95,7 @@ func (r *runner[S, U]) startResume(latest *Checkpoint, a *Answers) error {
 		}
 	}
 	// Every answer is acceptable: journal them, one write per task.
-	byTask := map[string][]JournalEntry{}
+	byTask := map[string][]checkpoint.JournalEntry{}
 	var order []string
 	for _, p := range pauses {
 		raw, ok := answers[p.p.ID]
@@ -108,12 +110,12 @@ func (r *runner[S, U]) startResume(latest *Checkpoint, a *Answers) error {
 		if p.at >= 0 {
 			entries[p.at].Value, entries[p.at].Answered = raw, true
 		} else {
-			entries = append(entries, JournalEntry{Key: p.p.Key, Interrupt: true, Payload: p.p.Payload, Value: raw, Answered: true})
+			entries = append(entries, checkpoint.JournalEntry{Key: p.p.Key, Interrupt: true, Payload: p.p.Payload, Value: raw, Answered: true})
 		}
 		byTask[p.p.TaskID] = entries
 	}
 	for _, id := range order {
-		if err := r.cfg.cp.PutJournal(r.ctx, thread, id, byTask[id]); err != nil {
+		if err := r.info.lease.PutJournal(r.ctx, id, byTask[id]); err != nil {
 			return &CheckpointError{Op: "put journal", Err: err}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -36,7 +37,7 @@ func TestStopAtBoundary(t *testing.T) {
 	g := mustCompile(t, runtime.NewBuilder("three").Channel("log", spec.Append).
 		Node("a", node("a")).Node("b", node("b")).Node("c", node("c")).
 		Edge(spec.Start, "a").Edge("a", "b").Edge("b", "c").Edge("c", spec.End))
-	cp := runtime.NewMemory()
+	cp := checkpoint.NewMemory()
 	res, err := g.Invoke(context.Background(), nil, runtime.Thread("t"), runtime.WithCheckpointer(cp), runtime.StopAtBoundary(stop))
 	if res.Status != runtime.StatusAborted || !errors.Is(err, runtime.ErrAborted) || !errors.Is(err, runtime.ErrStopRequested) {
 		t.Fatalf("status %s, err %v; want aborted, matching ErrAborted and ErrStopRequested", res.Status, err)

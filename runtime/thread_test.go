@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -19,7 +20,7 @@ func TestThreadStateAndPendingInterrupts(t *testing.T) {
 	}
 	g := mustCompile(t, runtime.NewBuilder("hitl").Channel("log", spec.Append).
 		Node("a", ask).Node("b", ask).Edge(spec.Start, "a").Edge(spec.Start, "b"))
-	cp := runtime.NewMemory()
+	cp := checkpoint.NewMemory()
 	ctx := context.Background()
 	opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(cp)}
 

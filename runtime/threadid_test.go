@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -22,12 +23,12 @@ func (c *touchCounter) Get(ctx context.Context, thread, id string) (*runtime.Che
 	return c.Checkpointer.Get(ctx, thread, id)
 }
 
-func (c *touchCounter) Lease(ctx context.Context, thread string, o runtime.LeaseOptions) (runtime.Lease, error) {
+func (c *touchCounter) Lease(ctx context.Context, thread string, o checkpoint.LeaseOptions) (checkpoint.Lease, error) {
 	c.calls++
 	return c.Checkpointer.Lease(ctx, thread, o)
 }
 
-func (c *touchCounter) GetJournal(ctx context.Context, thread, task string) ([]runtime.JournalEntry, error) {
+func (c *touchCounter) GetJournal(ctx context.Context, thread, task string) ([]checkpoint.JournalEntry, error) {
 	c.calls++
 	return c.Checkpointer.GetJournal(ctx, thread, task)
 }
@@ -76,7 +77,7 @@ func TestCheckThreadID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp := &touchCounter{Checkpointer: runtime.NewMemory()}
+	cp := &touchCounter{Checkpointer: checkpoint.NewMemory()}
 	for _, c := range cases {
 		entries := map[string]func() error{
 			"CheckThreadID": func() error { return runtime.CheckThreadID(c.id) },

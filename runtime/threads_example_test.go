@@ -5,13 +5,14 @@ import (
 	"fmt"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
 // An inbox of pending approvals, built on ListThreads: runs tag their
 // threads with metadata, the ones that pause for a person are listed with
 // their interrupts in one call, and answering one takes it off the list.
-func ExampleThreadLister_inbox() {
+func ExampleThreadQuery_inbox() {
 	ctx := context.Background()
 	g, err := runtime.NewBuilder("refund").Channel("amount", "").Channel("approved", "").
 		Node("review", func(c *runtime.Ctx, s runtime.Values) (runtime.Values, error) {
@@ -30,7 +31,7 @@ func ExampleThreadLister_inbox() {
 		fmt.Println(err)
 		return
 	}
-	store := runtime.NewMemory()
+	store := checkpoint.NewMemory()
 	for _, r := range []struct {
 		thread, team string
 		amount       float64
@@ -42,8 +43,8 @@ func ExampleThreadLister_inbox() {
 			return
 		}
 	}
-	inbox := func() []runtime.ThreadInfo {
-		page, err := store.ListThreads(ctx, runtime.ThreadQuery{Status: runtime.StatusInterrupted, Meta: map[string]string{"team": "ops"}})
+	inbox := func() []checkpoint.ThreadInfo {
+		page, err := store.ListThreads(ctx, checkpoint.ThreadQuery{Status: runtime.StatusInterrupted, Meta: map[string]string{"team": "ops"}})
 		if err != nil {
 			fmt.Println(err)
 		}

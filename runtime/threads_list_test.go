@@ -1,7 +1,6 @@
 package runtime_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -19,11 +19,11 @@ import (
 // creation time lists its thread as updated at the Unix epoch, as the
 // SQL backends (which store 0) do, not at an overflowed instant.
 func TestMemoryThreadWithoutCreationTime(t *testing.T) {
-	m := runtime.NewMemory()
+	m := checkpoint.NewMemory()
 	if err := m.Put(t.Context(), &runtime.Checkpoint{ID: "c1", ThreadID: "t", PlanID: "c1", Channels: json.RawMessage(`{}`)}, nil); err != nil {
 		t.Fatal(err)
 	}
-	page, err := m.ListThreads(t.Context(), runtime.ThreadQuery{})
+	page, err := m.ListThreads(t.Context(), checkpoint.ThreadQuery{})
 	if err != nil || len(page.Threads) != 1 {
 		t.Fatalf("ListThreads: %+v %v", page, err)
 	}
@@ -35,13 +35,13 @@ func TestMemoryThreadWithoutCreationTime(t *testing.T) {
 // TestThreadCursorRoundTrip: a cursor decodes to the position it encodes,
 // thread ids with any bytes included, and a garbled one is refused.
 func TestThreadCursorRoundTrip(t *testing.T) {
-	for _, c := range []runtime.ThreadCursor{{Updated: 0, ID: ""}, {Updated: 1_800_000_000_123_456_789, ID: "a/b c\x00é"}, {Updated: -5, ID: "x"}} {
-		_, got, err := runtime.CheckThreadQuery(runtime.ThreadQuery{Cursor: runtime.EncodeThreadCursor(c)})
+	for _, c := range []checkpoint.ThreadCursor{{Updated: 0, ID: ""}, {Updated: 1_800_000_000_123_456_789, ID: "a/b c\x00é"}, {Updated: -5, ID: "x"}} {
+		_, got, err := checkpoint.CheckThreadQuery(checkpoint.ThreadQuery{Cursor: checkpoint.EncodeThreadCursor(c)})
 		if err != nil || got == nil || *got != c {
 			t.Errorf("cursor of %+v decodes to %+v, %v", c, got, err)
 		}
 	}
-	if _, _, err := runtime.CheckThreadQuery(runtime.ThreadQuery{Cursor: "t1.bm90LWEtbnVtYmVy"}); !errors.Is(err, runtime.ErrThreadQuery) {
+	if _, _, err := checkpoint.CheckThreadQuery(checkpoint.ThreadQuery{Cursor: "t1.bm90LWEtbnVtYmVy"}); !errors.Is(err, checkpoint.ErrThreadQuery) {
 		t.Errorf("a cursor without a number: %v", err)
 	}
 }
@@ -54,23 +54,23 @@ func TestMatchThread(t *testing.T) {
 	meta := map[string]string{"tenant": "acme", "kind": "expense"}
 	tests := []struct {
 		name string
-		q    runtime.ThreadQuery
+		q    checkpoint.ThreadQuery
 		want bool
 	}{
-		{"no condition", runtime.ThreadQuery{}, true},
-		{"status holds", runtime.ThreadQuery{Status: runtime.StatusInterrupted}, true},
-		{"status differs", runtime.ThreadQuery{Status: runtime.StatusDone}, false},
-		{"every pair holds", runtime.ThreadQuery{Meta: map[string]string{"tenant": "acme", "kind": "expense"}}, true},
-		{"one pair differs", runtime.ThreadQuery{Meta: map[string]string{"tenant": "acme", "kind": "trip"}}, false},
-		{"a key the thread lacks", runtime.ThreadQuery{Meta: map[string]string{"owner": ""}}, false},
-		{"updated after an earlier time", runtime.ThreadQuery{UpdatedAfter: at.Add(-time.Nanosecond)}, true},
-		{"updated after the same time", runtime.ThreadQuery{UpdatedAfter: at}, false},
-		{"updated before a later time", runtime.ThreadQuery{UpdatedBefore: at.Add(time.Nanosecond)}, true},
-		{"updated before the same time", runtime.ThreadQuery{UpdatedBefore: at}, false},
-		{"the cursor is ignored", runtime.ThreadQuery{Cursor: "garbage"}, true},
+		{"no condition", checkpoint.ThreadQuery{}, true},
+		{"status holds", checkpoint.ThreadQuery{Status: runtime.StatusInterrupted}, true},
+		{"status differs", checkpoint.ThreadQuery{Status: runtime.StatusDone}, false},
+		{"every pair holds", checkpoint.ThreadQuery{Meta: map[string]string{"tenant": "acme", "kind": "expense"}}, true},
+		{"one pair differs", checkpoint.ThreadQuery{Meta: map[string]string{"tenant": "acme", "kind": "trip"}}, false},
+		{"a key the thread lacks", checkpoint.ThreadQuery{Meta: map[string]string{"owner": ""}}, false},
+		{"updated after an earlier time", checkpoint.ThreadQuery{UpdatedAfter: at.Add(-time.Nanosecond)}, true},
+		{"updated after the same time", checkpoint.ThreadQuery{UpdatedAfter: at}, false},
+		{"updated before a later time", checkpoint.ThreadQuery{UpdatedBefore: at.Add(time.Nanosecond)}, true},
+		{"updated before the same time", checkpoint.ThreadQuery{UpdatedBefore: at}, false},
+		{"the cursor is ignored", checkpoint.ThreadQuery{Cursor: "garbage"}, true},
 	}
 	for _, tc := range tests {
-		if got := runtime.MatchThread(tc.q, runtime.StatusInterrupted, meta, at.UnixNano()); got != tc.want {
+		if got := checkpoint.MatchThread(tc.q, runtime.StatusInterrupted, meta, at.UnixNano()); got != tc.want {
 			t.Errorf("%s: MatchThread = %v, want %v", tc.name, got, tc.want)
 		}
 	}
@@ -79,7 +79,7 @@ func TestMatchThread(t *testing.T) {
 // TestThreadCursorAfter pins the order of ListThreads that a cursor is a
 // position in: newer updates first, then ids descending.
 func TestThreadCursorAfter(t *testing.T) {
-	c := runtime.ThreadCursor{Updated: 100, ID: "m"}
+	c := checkpoint.ThreadCursor{Updated: 100, ID: "m"}
 	tests := []struct {
 		updated int64
 		id      string
@@ -102,40 +102,39 @@ func TestThreadCursorAfter(t *testing.T) {
 // backend: DefaultThreadLimit for 0, at most MaxThreadLimit, and a
 // negative limit refused.
 func TestCheckThreadQueryLimits(t *testing.T) {
-	for _, tc := range []struct{ limit, want int }{{0, runtime.DefaultThreadLimit}, {7, 7}, {runtime.MaxThreadLimit + 1, runtime.MaxThreadLimit}} {
-		got, cursor, err := runtime.CheckThreadQuery(runtime.ThreadQuery{Limit: tc.limit})
+	for _, tc := range []struct{ limit, want int }{{0, checkpoint.DefaultThreadLimit}, {7, 7}, {checkpoint.MaxThreadLimit + 1, checkpoint.MaxThreadLimit}} {
+		got, cursor, err := checkpoint.CheckThreadQuery(checkpoint.ThreadQuery{Limit: tc.limit})
 		if err != nil || got != tc.want || cursor != nil {
 			t.Errorf("limit %d: %d, %v, %v; want %d without cursor", tc.limit, got, cursor, err, tc.want)
 		}
 	}
-	if _, _, err := runtime.CheckThreadQuery(runtime.ThreadQuery{Limit: -1}); !errors.Is(err, runtime.ErrThreadQuery) {
+	if _, _, err := checkpoint.CheckThreadQuery(checkpoint.ThreadQuery{Limit: -1}); !errors.Is(err, checkpoint.ErrThreadQuery) {
 		t.Errorf("a negative limit: %v, want ErrThreadQuery", err)
 	}
 }
 
-// TestContextWithThreadWrite is how a backend's own test hands its Put a
-// ThreadWrite, as the executor does: Memory records the metadata and the
-// outcome with the checkpoint, and a Put without one leaves them.
-func TestContextWithThreadWrite(t *testing.T) {
-	m := runtime.NewMemory()
+// TestCommitRecordsThreadWrite: a lease's Commit records the ThreadWrite
+// it carries with the checkpoint, and a commit without one leaves the
+// record as it was.
+func TestCommitRecordsThreadWrite(t *testing.T) {
+	m := checkpoint.NewMemory()
 	ended := time.Unix(200, 0).UTC()
-	w := &runtime.ThreadWrite{Meta: map[string]string{"tenant": "acme"}, Outcome: &runtime.ThreadOutcome{Status: runtime.StatusDone, RunID: "r-1", Ended: ended}}
-	ctx := runtime.ContextWithThreadWrite(t.Context(), w)
-	if got := runtime.ThreadWriteFromContext(ctx); got != w {
-		t.Fatalf("ThreadWriteFromContext = %v, want the write given", got)
+	w := &checkpoint.ThreadWrite{Meta: map[string]string{"tenant": "acme"}, Outcome: &checkpoint.ThreadOutcome{Status: runtime.StatusDone, RunID: "r-1", Ended: ended}}
+	l, err := m.Lease(t.Context(), "t", checkpoint.LeaseOptions{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := runtime.ThreadWriteFromContext(t.Context()); got != nil {
-		t.Fatalf("a context without a write carries %v", got)
-	}
-	put := func(ctx context.Context, id string) {
+	defer l.Release()
+	commit := func(id string, w *checkpoint.ThreadWrite) {
 		t.Helper()
-		if err := m.Put(ctx, &runtime.Checkpoint{ID: id, ThreadID: "t", PlanID: id, Channels: json.RawMessage(`{}`), Created: time.Unix(150, 0)}, nil); err != nil {
+		cp := &runtime.Checkpoint{ID: id, ThreadID: "t", PlanID: id, Channels: json.RawMessage(`{}`), Created: time.Unix(150, 0)}
+		if err := l.Commit(t.Context(), checkpoint.Commit{Checkpoint: cp, Thread: w}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	put(ctx, "c1")
-	put(t.Context(), "c2")
-	page, err := m.ListThreads(t.Context(), runtime.ThreadQuery{Meta: map[string]string{"tenant": "acme"}})
+	commit("c1", w)
+	commit("c2", nil)
+	page, err := m.ListThreads(t.Context(), checkpoint.ThreadQuery{Meta: map[string]string{"tenant": "acme"}})
 	if err != nil || len(page.Threads) != 1 {
 		t.Fatalf("ListThreads: %+v %v", page, err)
 	}
@@ -148,22 +147,22 @@ func TestContextWithThreadWrite(t *testing.T) {
 // text is kept as its first bytes, cut at a character boundary and ended
 // with "…", within MaxOutcomeError bytes.
 func TestOutcomeErrorIsCut(t *testing.T) {
-	long := strings.Repeat("é", runtime.MaxOutcomeError) // two bytes each
+	long := strings.Repeat("é", checkpoint.MaxOutcomeError) // two bytes each
 	g := mustCompile(t, runtime.NewBuilder("fail").Channel("x", "").
 		Node("a", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return nil, errors.New(long) }).
 		Edge(spec.Start, "a"))
-	m := runtime.NewMemory()
+	m := checkpoint.NewMemory()
 	_, runErr := g.Invoke(t.Context(), nil, runtime.Thread("t"), runtime.WithCheckpointer(m))
 	if runErr == nil {
 		t.Fatal("the run did not fail")
 	}
-	page, err := m.ListThreads(t.Context(), runtime.ThreadQuery{})
+	page, err := m.ListThreads(t.Context(), checkpoint.ThreadQuery{})
 	if err != nil || len(page.Threads) != 1 {
 		t.Fatalf("ListThreads: %+v %v", page, err)
 	}
 	got := page.Threads[0].Outcome.Error
 	kept, ok := strings.CutSuffix(got, "…")
-	if !ok || len(got) > runtime.MaxOutcomeError || len(got) < runtime.MaxOutcomeError-4 || !utf8.ValidString(got) || !strings.HasPrefix(runErr.Error(), kept) {
-		t.Errorf("outcome error of %d bytes (%.40q…), want the run's error cut to at most %d bytes ending in …", len(got), got, runtime.MaxOutcomeError)
+	if !ok || len(got) > checkpoint.MaxOutcomeError || len(got) < checkpoint.MaxOutcomeError-4 || !utf8.ValidString(got) || !strings.HasPrefix(runErr.Error(), kept) {
+		t.Errorf("outcome error of %d bytes (%.40q…), want the run's error cut to at most %d bytes ending in …", len(got), got, checkpoint.MaxOutcomeError)
 	}
 }

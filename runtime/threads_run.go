@@ -4,17 +4,19 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // threadRun is the runner's part of recording its thread: metadata and
 // outcome (ThreadRecorder) and the event log (EventStore). All of it is
 // nil for a run whose checkpointer has neither, or that asked for neither.
 type threadRun struct {
-	trec     ThreadRecorder
-	tw       *ThreadWrite // what the next checkpoint write records with it
-	recorded Status       // the outcome a checkpoint write recorded
-	evs      EventStore   // WithEventStore
-	evbuf    []StoredEvent
+	trec     checkpoint.ThreadRecorder
+	tw       *checkpoint.ThreadWrite // what the next checkpoint write records with it
+	recorded Status                  // the outcome a checkpoint write recorded
+	evs      checkpoint.EventStore   // WithEventStore
+	evbuf    []checkpoint.StoredEvent
 }
 
 // checkThreadOptions refuses WithThreadMeta and WithEventStore without a
@@ -24,13 +26,13 @@ func checkThreadOptions(c *runConfig) error {
 		if err := checkThreadMeta(c.threadMeta); err != nil {
 			return err
 		}
-		if _, ok := c.cp.(ThreadRecorder); !ok {
-			return &OptionError{Msg: fmt.Sprintf("runtime: WithThreadMeta needs Thread and a checkpointer that keeps thread metadata (a runtime.ThreadRecorder such as runtime.NewMemory or the SQLite and PostgreSQL stores); %T is not one", c.cp)}
+		if _, ok := c.cp.(checkpoint.ThreadRecorder); !ok {
+			return &OptionError{Msg: fmt.Sprintf("runtime: WithThreadMeta needs Thread and a checkpointer that keeps thread records (a checkpoint.ThreadRecorder), which %T is not", c.cp)}
 		}
 	}
 	if c.events {
-		if _, ok := c.cp.(EventStore); !ok {
-			return &OptionError{Msg: fmt.Sprintf("runtime: WithEventStore needs Thread and a checkpointer that keeps an event log (a runtime.EventStore such as runtime.NewMemory or the SQLite and PostgreSQL stores); %T is not one", c.cp)}
+		if _, ok := c.cp.(checkpoint.EventStore); !ok {
+			return &OptionError{Msg: fmt.Sprintf("runtime: WithEventStore needs Thread and a checkpointer that keeps an event log (a checkpoint.EventStore), which %T is not", c.cp)}
 		}
 	}
 	return nil
@@ -41,14 +43,14 @@ func (r *runner[S, U]) setupThread() {
 	if r.cfg.cp == nil {
 		return
 	}
-	if tr, ok := r.cfg.cp.(ThreadRecorder); ok {
+	if tr, ok := r.cfg.cp.(checkpoint.ThreadRecorder); ok {
 		r.trec = tr
 		if r.cfg.threadMeta != nil {
-			r.tw = &ThreadWrite{Meta: r.cfg.threadMeta}
+			r.tw = &checkpoint.ThreadWrite{Meta: r.cfg.threadMeta}
 		}
 	}
 	if r.cfg.events {
-		r.evs, _ = r.cfg.cp.(EventStore)
+		r.evs, _ = r.cfg.cp.(checkpoint.EventStore)
 	}
 }
 
@@ -56,9 +58,9 @@ func (r *runner[S, U]) setupThread() {
 // run's outcome.
 func (r *runner[S, U]) outcomeWith(status Status, err error, pending []PendingInterrupt) {
 	if r.tw == nil {
-		r.tw = &ThreadWrite{}
+		r.tw = &checkpoint.ThreadWrite{}
 	}
-	r.tw.Outcome = &ThreadOutcome{Status: status, RunID: r.info.runID, Ended: time.Now().UTC(), Error: shortError(err)}
+	r.tw.Outcome = &checkpoint.ThreadOutcome{Status: status, RunID: r.info.runID, Ended: time.Now().UTC(), Error: shortError(err)}
 	r.tw.Pending = pending
 }
 
@@ -84,35 +86,41 @@ func (r *runner[S, U]) refusedAnswer() error {
 	return nil
 }
 
-// recordEnd records the run's outcome, and metadata no checkpoint write
-// carried, unless its last checkpoint write recorded them already.
-func (r *runner[S, U]) recordEnd(status Status, err error, pending []PendingInterrupt) {
-	if r.tw == nil && r.recorded == status {
-		return
+// finalCommit is the run's last write: its outcome, and metadata no
+// checkpoint write carried, unless its last checkpoint write recorded
+// them already, with the events emitted since that checkpoint (run_end
+// among them), in one commit under the run's lease.
+func (r *runner[S, U]) finalCommit(status Status, err error, pending []PendingInterrupt) {
+	var c checkpoint.Commit
+	if r.trec != nil && (r.tw != nil || r.recorded != status) {
+		w := &checkpoint.ThreadWrite{Outcome: &checkpoint.ThreadOutcome{Status: status, RunID: r.info.runID, Ended: time.Now().UTC(), Error: shortError(err)}, Pending: pending}
+		if r.tw != nil {
+			w.Meta = r.tw.Meta
+		}
+		c.Thread = w
 	}
-	w := ThreadWrite{Outcome: &ThreadOutcome{Status: status, RunID: r.info.runID, Ended: time.Now().UTC(), Error: shortError(err)}, Pending: pending}
-	if r.tw != nil {
-		w.Meta = r.tw.Meta
+	c.Events = r.evbuf
+	if c.Thread == nil && len(c.Events) == 0 {
+		return
 	}
 	ctx, cancel := durableWrite(r.ctx)
 	defer cancel()
-	if werr := r.trec.RecordThread(ctx, r.cfg.thread, w); werr != nil {
-		r.logError("recording the thread's outcome failed", werr)
+	if werr := r.info.lease.Commit(ctx, c); werr != nil {
+		attrs := []slog.Attr{}
+		if len(c.Events) > 0 {
+			attrs = append(attrs, slog.Int64("from_seq", c.Events[0].Seq), slog.Int64("to_seq", c.Events[len(c.Events)-1].Seq))
+		}
+		r.logError("recording the thread's outcome and the run's last events failed", werr, attrs...)
 		return
 	}
-	r.tw, r.recorded = nil, status
+	if c.Thread != nil {
+		r.tw, r.recorded = nil, status
+	}
+	r.eventsCommitted()
 }
 
-// flushEvents writes the events the run emitted since the last flush.
-func (r *runner[S, U]) flushEvents() {
-	if len(r.evbuf) == 0 {
-		return
-	}
-	ctx, cancel := durableWrite(r.ctx)
-	defer cancel()
-	if err := r.evs.AppendEvents(ctx, r.evbuf); err != nil {
-		r.logError("storing the run's events failed", err, slog.Int64("from_seq", r.evbuf[0].Seq), slog.Int64("to_seq", r.evbuf[len(r.evbuf)-1].Seq))
-	}
+// eventsCommitted forgets the buffered events a commit stored.
+func (r *runner[S, U]) eventsCommitted() {
 	clear(r.evbuf)
 	r.evbuf = r.evbuf[:0]
 }

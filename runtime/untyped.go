@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/ilmek-go/ilmek/internal/jsonconv"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 
 	"github.com/ilmek-go/ilmek/spec"
 )
@@ -214,7 +215,7 @@ func (u *untyped) Spec() (*spec.Graph, error) {
 // WriteEncoder): the channels they name, in the encoding's order (by name),
 // an append channel by its appended elements and a merge channel by the
 // merged keys.
-func (u *untyped) EncodeWrites(dst []ChannelWrite, prev, next *Values, updates []Values) ([]ChannelWrite, bool, error) {
+func (u *untyped) EncodeWrites(dst []checkpoint.ChannelWrite, prev, next *Values, updates []Values) ([]checkpoint.ChannelWrite, bool, error) {
 	var buf [8]string
 	names := buf[:0]
 	for _, up := range updates {
@@ -228,7 +229,7 @@ func (u *untyped) EncodeWrites(dst []ChannelWrite, prev, next *Values, updates [
 		c := u.chans[name]
 		old, wasSet := (*prev)[name]
 		v := (*next)[name]
-		w := ChannelWrite{Channel: name}
+		w := checkpoint.ChannelWrite{Channel: name}
 		var err error
 		switch {
 		case c != nil && c.custom == nil && c.reducer == spec.Append:

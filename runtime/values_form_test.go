@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -85,7 +86,7 @@ func TestValuesKeepTheirFormAcrossACheckpoint(t *testing.T) {
 	// Across a pause: ask reads the state in the run that wrote it, then
 	// again when the resumed run restores it from the checkpoint.
 	seen = nil
-	g, cp := build(true), runtime.NewMemory()
+	g, cp := build(true), checkpoint.NewMemory()
 	res, err := g.Invoke(context.Background(), nil, runtime.Thread("t"), runtime.WithCheckpointer(cp))
 	if err != nil || res.Status != runtime.StatusInterrupted {
 		t.Fatalf("first run: %s %v", res.Status, err)

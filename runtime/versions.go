@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // Version is one graph of a Versions set: any *Graph[S, U] (spec-built,
@@ -63,7 +65,7 @@ func (vs *Versions) All() []Version { return append([]Version(nil), vs.list...) 
 //     records, when the set holds it;
 //   - otherwise the newest, when the checkpoint is compatible with it (see
 //     Compatible; the old document is read from cp when it is a
-//     DocumentStore);
+//     checkpoint.DocumentStore);
 //   - otherwise an *IncompatibleError naming each reason.
 func (vs *Versions) For(ctx context.Context, cp Checkpointer, threadID string) (Version, error) {
 	if err := CheckThreadID(threadID); err != nil {
@@ -85,7 +87,7 @@ func (vs *Versions) For(ctx context.Context, cp Checkpointer, threadID string) (
 		}
 	}
 	var old []byte
-	if ds, ok := cp.(DocumentStore); ok {
+	if ds, ok := cp.(checkpoint.DocumentStore); ok {
 		d, err := ds.GetDocument(ctx, latest.Fingerprint)
 		switch {
 		case err == nil:

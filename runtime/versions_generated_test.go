@@ -10,6 +10,7 @@ import (
 
 	"github.com/ilmek-go/ilmek/examples/support/supportgraph"
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -151,7 +152,7 @@ func TestGeneratedVersionsFollowTheRule(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			mem := runtime.NewMemory()
+			mem := checkpoint.NewMemory()
 			tc.pause("t", mem)
 			before, _ := mem.List(ctx, "t", 0)
 			err := tc.resume("t", mem)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -117,7 +118,7 @@ func TestChangedDocumentUnderPausedThread(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			mem := runtime.NewMemory()
+			mem := checkpoint.NewMemory()
 			opts := []runtime.RunOption{runtime.Thread("t1"), runtime.WithCheckpointer(mem)}
 			v1 := loadGraph(t, approvalV1)
 			res, err := v1.Invoke(ctx, runtime.Values{}, opts...)
@@ -128,8 +129,8 @@ func TestChangedDocumentUnderPausedThread(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cp.Fingerprint != v1.Fingerprint() || cp.Format != runtime.CheckpointFormat {
-				t.Fatalf("checkpoint records %q format %d, want %q format %d", cp.Fingerprint, cp.Format, v1.Fingerprint(), runtime.CheckpointFormat)
+			if cp.Fingerprint != v1.Fingerprint() || cp.Format != checkpoint.Format {
+				t.Fatalf("checkpoint records %q format %d, want %q format %d", cp.Fingerprint, cp.Format, v1.Fingerprint(), checkpoint.Format)
 			}
 			before, _ := mem.List(ctx, "t1", 0)
 
@@ -229,7 +230,7 @@ func mustLoadSpec(t *testing.T, doc string) *spec.Graph {
 // only when compatible.
 func TestVersionsPickTheThreadsVersion(t *testing.T) {
 	ctx := context.Background()
-	mem := runtime.NewMemory()
+	mem := checkpoint.NewMemory()
 	v1 := loadGraph(t, approvalV1)
 	v2 := loadGraph(t, edit(t, approvalV1, `"ship it?"`, `"ship it now?"`)) // config of the paused node
 	run := func(g *runtime.Graph[runtime.Values, runtime.Values], thread string) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/ilmek-go/ilmek/internal/testhook"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // How a run hands its checkpoints to the Checkpointer: as deltas of the
@@ -15,16 +16,16 @@ import (
 
 // deltaState is the runner's part of writing checkpoints as deltas.
 type deltaState struct {
-	split   splitCache     // finds the delta between two full encodings
-	writes  []ChannelWrite // the pending checkpoint's change, when encoded
-	encoded bool           // writes hold the pending checkpoint's change from r.latest
-	werr    error          // the program's failure to encode them, reported at the checkpoint
+	split   checkpoint.Differ         // finds the delta between two full encodings
+	writes  []checkpoint.ChannelWrite // the pending checkpoint's change, when encoded
+	encoded bool                      // writes hold the pending checkpoint's change from r.latest
+	werr    error                     // the program's failure to encode them, reported at the checkpoint
 }
 
 // writeEncoder returns the program's WriteEncoder when the run's
 // Checkpointer stores deltas, else nil.
 func (r *runner[S, U]) writeEncoder() writeEncoder[S, U] {
-	if _, ok := r.cfg.cp.(DeltaCheckpointer); !ok {
+	if _, ok := r.cfg.cp.(checkpoint.DeltaCheckpointer); !ok {
 		return nil
 	}
 	we, _ := r.p.(writeEncoder[S, U])
@@ -59,7 +60,7 @@ func (r *runner[S, U]) encodeWrites(prev, next *S, updates []U) {
 // verifyWrites panics when writes do not turn prev's encoding into next's
 // byte for byte: a broken WriteEncoder, caught by the tests that turn the
 // check on (internal/testhook).
-func (r *runner[S, U]) verifyWrites(prev, next *S, ws []ChannelWrite) {
+func (r *runner[S, U]) verifyWrites(prev, next *S, ws []checkpoint.ChannelWrite) {
 	before, err := r.p.EncodeState(*prev)
 	if err != nil {
 		panic(fmt.Sprintf("verify writes: encode the state before: %v", err))
@@ -68,7 +69,7 @@ func (r *runner[S, U]) verifyWrites(prev, next *S, ws []ChannelWrite) {
 	if err != nil {
 		panic(fmt.Sprintf("verify writes: encode the state after: %v", err))
 	}
-	got, err := ApplyDeltas(bytes.Clone(before), ws)
+	got, err := checkpoint.ApplyDeltas(bytes.Clone(before), ws)
 	if err != nil {
 		panic(fmt.Sprintf("verify writes: %v\nbefore: %s\nwrites: %+v", err, before, ws))
 	}
@@ -77,7 +78,7 @@ func (r *runner[S, U]) verifyWrites(prev, next *S, ws []ChannelWrite) {
 	}
 }
 
-func writesText(ws []ChannelWrite) string {
+func writesText(ws []checkpoint.ChannelWrite) string {
 	var b bytes.Buffer
 	for _, w := range ws {
 		fmt.Fprintf(&b, "[%s append=%v merge=%v %s]", w.Channel, w.Append, w.Merge, w.Value)
@@ -85,20 +86,15 @@ func writesText(ws []ChannelWrite) string {
 	return b.String()
 }
 
-// inProcess is implemented by Checkpointers whose writes never wait on I/O
-// and never look at their context's cancellation (Memory): a run writes
-// to them under its own context, without durableWrite's detachment and
-// time limit.
-type inProcess interface{ inProcess() }
-
-func (m *Memory) inProcess() {}
-
 // writeContext returns the context of a checkpoint write to an in-process
 // Checkpointer (the run's own: it carries the lease and nothing else is
 // read from it), or nil for another Checkpointer (each write then gets
 // durableWrite's).
 func (r *runner[S, U]) writeContext() context.Context {
-	if _, ok := r.cfg.cp.(inProcess); !ok {
+	// Memory's writes never wait on I/O and never look at their context's
+	// cancellation: a run writes to it under its own context, without
+	// durableWrite's detachment and time limit.
+	if _, ok := r.cfg.cp.(*checkpoint.Memory); !ok {
 		return nil
 	}
 	return r.ctx
@@ -112,8 +108,9 @@ func (r *runner[S, U]) writeContext() context.Context {
 func (r *runner[S, U]) write(ctx context.Context, cp *Checkpoint, done []string) (int, error) {
 	encoded := r.encoded
 	r.encoded = false
-	if dc, ok := r.cfg.cp.(DeltaCheckpointer); ok && r.latest != nil && cp.ParentID == r.latest.ID {
-		var writes []ChannelWrite
+	c := checkpoint.Commit{Checkpoint: cp, Done: done, Thread: r.tw, Events: r.evbuf}
+	if _, ok := r.cfg.cp.(checkpoint.DeltaCheckpointer); ok && r.latest != nil && cp.ParentID == r.latest.ID {
+		var writes []checkpoint.ChannelWrite
 		fits := true
 		switch {
 		case cp.Channels == nil && encoded:
@@ -123,15 +120,16 @@ func (r *runner[S, U]) write(ctx context.Context, cp *Checkpoint, done []string)
 		case r.latest.Channels == nil:
 			fits = false
 		default:
-			writes, fits = r.split.writes(r.latest.Channels, cp.Channels)
+			writes, fits = r.split.Writes(r.latest.Channels, cp.Channels)
 		}
 		if fits {
-			d := Delta{Base: r.latest.ID, Writes: writes}
+			d := checkpoint.Delta{Base: r.latest.ID, Writes: writes}
 			// cp without its channels (they are the delta's to say); cp
 			// keeps them for the next delta.
 			chans := cp.Channels
 			cp.Channels = nil
-			err := dc.PutDelta(ctx, cp, d, done)
+			c.Delta = &d
+			err := r.info.lease.Commit(ctx, c)
 			cp.Channels = chans
 			return d.Size() + checkpointBytes(cp), err
 		}
@@ -143,7 +141,7 @@ func (r *runner[S, U]) write(ctx context.Context, cp *Checkpoint, done []string)
 		}
 		cp.Channels = chans
 	}
-	return checkpointBytes(cp), r.cfg.cp.Put(ctx, cp, done)
+	return checkpointBytes(cp), r.info.lease.Commit(ctx, c)
 }
 
 // sameBytes reports whether a and b are the same slice (a checkpoint that

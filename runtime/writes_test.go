@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ilmek-go/ilmek/internal/testhook"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -84,7 +85,7 @@ func TestUntypedEncodeWrites(t *testing.T) {
 			}
 			before, _ := p.EncodeState(prev)
 			after, _ := p.EncodeState(next)
-			got, err := ApplyDeltas(before, ws)
+			got, err := checkpoint.ApplyDeltas(before, ws)
 			if err != nil || !bytes.Equal(got, after) {
 				t.Errorf("writes %s applied to %s give %s (%v), want %s", writesText(ws), before, got, err, after)
 			}
@@ -105,7 +106,7 @@ func (c *countingProgram) EncodeState(s Values) ([]byte, error) {
 	return c.untyped.EncodeState(s)
 }
 
-func (c *countingProgram) EncodeWrites(dst []ChannelWrite, prev, next *Values, updates []Values) ([]ChannelWrite, bool, error) {
+func (c *countingProgram) EncodeWrites(dst []checkpoint.ChannelWrite, prev, next *Values, updates []Values) ([]checkpoint.ChannelWrite, bool, error) {
 	ws, ok, err := c.untyped.EncodeWrites(dst, prev, next, updates)
 	if c.lying {
 		ws = ws[:0]
@@ -144,7 +145,7 @@ func TestCheckpointEncodesOnlyTheUpdate(t *testing.T) {
 	}
 	big := strings.Repeat("x", 1<<20)
 	var steps, maxBytes int
-	for ev, err := range g.Stream(context.Background(), Values{"big": big}, Thread("t"), WithCheckpointer(NewMemory())) {
+	for ev, err := range g.Stream(context.Background(), Values{"big": big}, Thread("t"), WithCheckpointer(checkpoint.NewMemory())) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,7 +162,7 @@ func TestCheckpointEncodesOnlyTheUpdate(t *testing.T) {
 	}
 	// Without deltas every checkpoint is whole.
 	p.encodes = 0
-	if _, err := g.Invoke(context.Background(), Values{"big": "b"}, Thread("t"), WithCheckpointer(fullOnly{NewMemory()})); err != nil {
+	if _, err := g.Invoke(context.Background(), Values{"big": "b"}, Thread("t"), WithCheckpointer(fullOnly{checkpoint.NewMemory()})); err != nil {
 		t.Fatal(err)
 	}
 	if p.encodes != 21 {
@@ -179,7 +180,7 @@ func TestVerifyWritesCatchesABrokenEncoder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = g.Invoke(context.Background(), nil, Thread("t"), WithCheckpointer(NewMemory()))
+	_, err = g.Invoke(context.Background(), nil, Thread("t"), WithCheckpointer(checkpoint.NewMemory()))
 	if err == nil || !strings.Contains(err.Error(), "verify writes: the writes do not give the state after") {
 		t.Fatalf("a WriteEncoder that drops writes: err %v, want the check's panic", err)
 	}

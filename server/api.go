@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // route is one route of the API: its method, its path pattern and the
@@ -334,7 +335,7 @@ func (s *Server) listThreads(w http.ResponseWriter, r *http.Request, p Principal
 	for {
 		tq.Limit = limit - len(out.Threads)
 		page, err := s.records.ListThreads(r.Context(), tq)
-		if errors.Is(err, runtime.ErrThreadQuery) {
+		if errors.Is(err, checkpoint.ErrThreadQuery) {
 			return badRequest("the listing was refused: " + err.Error() + "; start again without cursor")
 		}
 		if err != nil {
@@ -690,7 +691,7 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, p Principal) 
 		var (
 			changed <-chan struct{}
 			done    bool
-			evs     []runtime.StoredEvent
+			evs     []checkpoint.StoredEvent
 		)
 		if ru != nil {
 			changed, done = ru.changed(), ru.isDone()

@@ -32,8 +32,8 @@
 //     Mermaid text beside it, and its events, live.
 //
 // Threads and the runs' events live in the checkpointer when it keeps them
-// (runtime.ThreadLister and ThreadRecorder for threads, with the graph,
-// creation time and id in reserved "ilmek.*" metadata keys; runtime.EventStore
+// (checkpoint.ThreadLister and ThreadRecorder for threads, with the graph,
+// creation time and id in reserved "ilmek.*" metadata keys; checkpoint.EventStore
 // for events, written once per superstep): a restarted server, or another
 // one on the same store, finds the threads and streams the runs' events.
 // A checkpointer without thread records gets them in memory for the

@@ -6,16 +6,16 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // countingStore is a store that counts the appends to its event log.
 type countingStore struct {
-	*runtime.Memory
+	*checkpoint.Memory
 	appends atomic.Int64
 }
 
-func (c *countingStore) AppendEvents(ctx context.Context, evs []runtime.StoredEvent) error {
+func (c *countingStore) AppendEvents(ctx context.Context, evs []checkpoint.StoredEvent) error {
 	c.appends.Add(1)
 	return c.Memory.AppendEvents(ctx, evs)
 }
@@ -24,7 +24,7 @@ func (c *countingStore) AppendEvents(ctx context.Context, evs []runtime.StoredEv
 // superstep, and another server process (sharing the checkpointer) streams
 // them to a client that reconnects there with Last-Event-ID.
 func TestStreamFromDurableLog(t *testing.T) {
-	durable := &countingStore{Memory: runtime.NewMemory()}
+	durable := &countingStore{Memory: checkpoint.NewMemory()}
 	store := durable
 	a := newTestServer(t, func(c *Config) { c.Checkpointer = store })
 	th := a.newThread("alice", nil)
@@ -63,7 +63,7 @@ func TestStreamFromDurableLog(t *testing.T) {
 // threads through the store's thread records, lists them, and streams a
 // run's events from the store's event log.
 func TestSecondServerOnOneStore(t *testing.T) {
-	store := runtime.NewMemory()
+	store := checkpoint.NewMemory()
 	a := newTestServer(t, func(c *Config) { c.Checkpointer = store })
 	th := a.newThread("alice", map[string]any{"metadata": map[string]string{"team": "blog"}})
 	var run RunView

@@ -19,6 +19,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -121,7 +122,7 @@ func newTestServer(t testing.TB, mod func(*Config)) *testServer {
 	logs := &syncBuffer{}
 	cfg := Config{
 		Graphs:       []Graph{Of(approvalGraph(t))},
-		Checkpointer: runtime.NewMemory(),
+		Checkpointer: checkpoint.NewMemory(),
 		Authenticate: bearer,
 		Logger:       slog.New(slog.NewTextHandler(logs, nil)),
 	}

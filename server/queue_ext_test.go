@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/ilmek-go/ilmek/internal/pgtest"
 	"github.com/ilmek-go/ilmek/runtime/postgres"
 	"github.com/ilmek-go/ilmek/runtime/postgres/workers"
 	. "github.com/ilmek-go/ilmek/server"
@@ -21,13 +22,7 @@ var pgSchemas atomic.Int64
 // skips, unless CI=true.
 func openQueue(t *testing.T) *workers.Queue {
 	t.Helper()
-	dsn := os.Getenv("ILMEK_POSTGRES_DSN")
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("ILMEK_POSTGRES_DSN is not set; CI must run the PostgreSQL tests (.ci/run sets it)")
-		}
-		t.Skip("ILMEK_POSTGRES_DSN not set: skipping the server's queue test")
-	}
+	dsn := pgtest.DSN(t)
 	schema := fmt.Sprintf("ilmek_pgtest_server_%d_%d", os.Getpid(), pgSchemas.Add(1))
 	s, err := postgres.Open(context.Background(), dsn, postgres.Schema(schema))
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // Run statuses besides the runtime's run_end statuses (done, interrupted,
@@ -42,10 +43,10 @@ type run struct {
 	pending      []runtime.PendingInterrupt
 	lastSeq      int64
 	ended        time.Time
-	notify       chan struct{}         // closed and replaced on every new event
-	log          []runtime.StoredEvent // the run's latest events, live (at most maxLog)
+	notify       chan struct{}            // closed and replaced on every new event
+	log          []checkpoint.StoredEvent // the run's latest events, live (at most maxLog)
 	maxLog       int
-	unflushed    []runtime.StoredEvent // events not yet in the store's event log
+	unflushed    []checkpoint.StoredEvent // events not yet in the store's event log
 }
 
 func newRun(id, thread, graph, kind string, maxLog int) *run {
@@ -56,7 +57,7 @@ func newRun(id, thread, graph, kind string, maxLog int) *run {
 
 // appendLog keeps ev in the run's live log, dropping the oldest event past
 // the bound; r.mu is held.
-func (r *run) appendLog(ev runtime.StoredEvent) {
+func (r *run) appendLog(ev checkpoint.StoredEvent) {
 	r.log = append(r.log, ev)
 	if len(r.log) > r.maxLog {
 		r.log = append(r.log[:0:0], r.log[len(r.log)-r.maxLog:]...)
@@ -65,10 +66,10 @@ func (r *run) appendLog(ev runtime.StoredEvent) {
 
 // readLog returns at most limit of the run's live events with Seq >
 // afterSeq, in order.
-func (r *run) readLog(afterSeq int64, limit int) []runtime.StoredEvent {
+func (r *run) readLog(afterSeq int64, limit int) []checkpoint.StoredEvent {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []runtime.StoredEvent
+	var out []checkpoint.StoredEvent
 	for _, ev := range r.log {
 		if ev.Seq > afterSeq {
 			out = append(out, ev)
@@ -306,7 +307,7 @@ func (s *Server) record(ctx context.Context, r *run, ev runtime.Event) error {
 	if err != nil {
 		return err
 	}
-	se := runtime.StoredEvent{RunID: r.id, Seq: ev.Seq, ThreadID: r.thread, Time: ev.Time, Kind: string(ev.Type), Data: data}
+	se := checkpoint.StoredEvent{RunID: r.id, Seq: ev.Seq, ThreadID: r.thread, Time: ev.Time, Kind: string(ev.Type), Data: data}
 	if s.events != nil {
 		// The store's event log is written once per superstep (at its
 		// checkpoint or pause) and at the run's end, not per event.
@@ -382,7 +383,7 @@ func (s *Server) finish(r *run, status runtime.Status, text string, err error) {
 	if synth {
 		ev := runtime.Event{Type: runtime.EventRunEnd, RunID: r.id, ThreadID: r.thread, Seq: seq, Time: time.Now().UTC(), Status: status, Error: text}
 		if data, err := json.Marshal(ev); err == nil {
-			se := runtime.StoredEvent{RunID: r.id, Seq: seq, ThreadID: r.thread, Time: ev.Time, Kind: string(ev.Type), Data: data}
+			se := checkpoint.StoredEvent{RunID: r.id, Seq: seq, ThreadID: r.thread, Time: ev.Time, Kind: string(ev.Type), Data: data}
 			r.mu.Lock()
 			r.appendLog(se)
 			r.lastSeq = seq

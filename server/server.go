@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // Principal is who a request acts for, as the Authenticate hook found it.
@@ -58,8 +59,8 @@ type Config struct {
 	Graphs []Graph
 	// Checkpointer keeps the threads. Required (with Queue, nil means
 	// Queue.Store()). Its thread records and listing
-	// (runtime.ThreadRecorder, ThreadLister) and its event log
-	// (runtime.EventStore) are used when it has them; without records the
+	// (checkpoint.ThreadRecorder, ThreadLister) and its event log
+	// (checkpoint.EventStore) are used when it has them; without records the
 	// server keeps them in memory, without an event log a run's events
 	// live with the run in memory.
 	Checkpointer runtime.Checkpointer
@@ -150,9 +151,9 @@ type Server struct {
 	graphs  map[string]Graph
 	names   []string
 	mux     *http.ServeMux
-	records threadStore        // the checkpointer's thread records, or memRecords
-	events  runtime.EventStore // the checkpointer's event log; nil when it has none
-	cache   sync.Map           // thread id -> threadRecord, read from records
+	records threadStore           // the checkpointer's thread records, or memRecords
+	events  checkpoint.EventStore // the checkpointer's event log; nil when it has none
+	cache   sync.Map              // thread id -> threadRecord, read from records
 	base    context.Context
 	stopAll context.CancelFunc
 	wg      sync.WaitGroup
@@ -178,7 +179,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Checkpointer = cfg.Queue.Store()
 	}
 	if cfg.Checkpointer == nil {
-		return nil, errors.New("server: Config.Checkpointer is nil; pass the store threads live in (runtime.NewMemory, runtime/sqlite, runtime/postgres)")
+		return nil, errors.New("server: Config.Checkpointer is nil; pass the store threads live in (checkpoint.NewMemory, runtime/sqlite, runtime/postgres)")
 	}
 	if len(cfg.Graphs) == 0 {
 		return nil, errors.New("server: Config.Graphs is empty; pass at least one graph made with server.Of")

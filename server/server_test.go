@@ -18,19 +18,20 @@ import (
 
 	"github.com/ilmek-go/ilmek/graphviz"
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 func TestNewRefusesWithoutAuthenticate(t *testing.T) {
-	_, err := New(Config{Graphs: []Graph{Of(approvalGraph(t))}, Checkpointer: runtime.NewMemory()})
+	_, err := New(Config{Graphs: []Graph{Of(approvalGraph(t))}, Checkpointer: checkpoint.NewMemory()})
 	if !errors.Is(err, ErrNoAuthenticate) {
 		t.Fatalf("New without Authenticate: %v, want ErrNoAuthenticate", err)
 	}
 	for name, cfg := range map[string]Config{
 		"no checkpointer": {Graphs: []Graph{Of(approvalGraph(t))}, Authenticate: Anonymous},
-		"no graphs":       {Checkpointer: runtime.NewMemory(), Authenticate: Anonymous},
-		"zero graph":      {Graphs: []Graph{{}}, Checkpointer: runtime.NewMemory(), Authenticate: Anonymous},
-		"two same names":  {Graphs: []Graph{Of(approvalGraph(t)), Of(approvalGraph(t))}, Checkpointer: runtime.NewMemory(), Authenticate: Anonymous},
-		"bad policy":      {Graphs: []Graph{Of(approvalGraph(t))}, Checkpointer: runtime.NewMemory(), Authenticate: Anonymous, DoubleTexting: "twice"},
+		"no graphs":       {Checkpointer: checkpoint.NewMemory(), Authenticate: Anonymous},
+		"zero graph":      {Graphs: []Graph{{}}, Checkpointer: checkpoint.NewMemory(), Authenticate: Anonymous},
+		"two same names":  {Graphs: []Graph{Of(approvalGraph(t)), Of(approvalGraph(t))}, Checkpointer: checkpoint.NewMemory(), Authenticate: Anonymous},
+		"bad policy":      {Graphs: []Graph{Of(approvalGraph(t))}, Checkpointer: checkpoint.NewMemory(), Authenticate: Anonymous, DoubleTexting: "twice"},
 	} {
 		if _, err := New(cfg); err == nil {
 			t.Errorf("%s: New accepted the config", name)
@@ -453,7 +454,7 @@ type plainStore struct{ runtime.Checkpointer }
 func TestPaging(t *testing.T) {
 	t.Run("store", func(t *testing.T) { testPaging(t, nil) })
 	t.Run("memory records", func(t *testing.T) {
-		testPaging(t, func(c *Config) { c.Checkpointer = plainStore{runtime.NewMemory()} })
+		testPaging(t, func(c *Config) { c.Checkpointer = plainStore{checkpoint.NewMemory()} })
 	})
 }
 
@@ -547,7 +548,7 @@ func (failingStore) Get(context.Context, string, string) (*runtime.Checkpoint, e
 }
 
 func TestInternalErrorsStayInside(t *testing.T) {
-	ts := newTestServer(t, func(c *Config) { c.Checkpointer = failingStore{runtime.NewMemory()} })
+	ts := newTestServer(t, func(c *Config) { c.Checkpointer = failingStore{checkpoint.NewMemory()} })
 	r := ts.must("alice", "POST", "/threads", nil, 500)
 	p := r.problem(t)
 	if strings.Contains(string(r.Body), "secret-host") || p.ErrorID == "" || strings.Contains(string(r.Body), "goroutine") {
@@ -652,7 +653,7 @@ func TestStreamLimits(t *testing.T) {
 // countingLister is a store that counts the thread records its listings
 // return.
 type countingLister struct {
-	*runtime.Memory
+	*checkpoint.Memory
 	listed atomic.Int64
 }
 
@@ -663,12 +664,12 @@ func (c *countingLister) ListThreads(ctx context.Context, q runtime.ThreadQuery)
 }
 
 // recordThreads records n threads of owner as the server does.
-func recordThreads(t testing.TB, store runtime.ThreadRecorder, owner string, n int) {
+func recordThreads(t testing.TB, store checkpoint.ThreadRecorder, owner string, n int) {
 	t.Helper()
 	now := time.Now().UTC().Format(time.RFC3339Nano)
 	for i := range n {
 		id := fmt.Sprintf("%s-%06d", owner, i)
-		err := store.RecordThread(context.Background(), id, runtime.ThreadWrite{Meta: map[string]string{
+		err := store.RecordThread(context.Background(), id, checkpoint.ThreadWrite{Meta: map[string]string{
 			metaGraph: "approval", metaCreated: now, metaID: id, metaOwner: owner}})
 		if err != nil {
 			t.Fatal(err)
@@ -681,7 +682,7 @@ func recordThreads(t testing.TB, store runtime.ThreadRecorder, owner string, n i
 // threads are never read; with a custom hook every thread is read and
 // checked.
 func TestListingReadsOnlyOwnThreads(t *testing.T) {
-	store := &countingLister{Memory: runtime.NewMemory()}
+	store := &countingLister{Memory: checkpoint.NewMemory()}
 	recordThreads(t, store, "alice", 2000)
 	ts := newTestServer(t, func(c *Config) { c.Checkpointer = store })
 	var list ThreadList
@@ -718,7 +719,7 @@ func TestListingReadsOnlyOwnThreads(t *testing.T) {
 func BenchmarkOtherOwnersListing(b *testing.B) {
 	for _, n := range []int{0, 50000} {
 		b.Run(fmt.Sprintf("threads=%d", n), func(b *testing.B) {
-			store := runtime.NewMemory()
+			store := checkpoint.NewMemory()
 			recordThreads(b, store, "alice", n)
 			ts := newTestServer(b, func(c *Config) { c.Checkpointer = store })
 			b.ResetTimer()
@@ -732,7 +733,7 @@ func BenchmarkOtherOwnersListing(b *testing.B) {
 // TestPlainStore: on a checkpointer without thread records or event log,
 // the server still creates, lists, runs, answers and streams its own runs.
 func TestPlainStore(t *testing.T) {
-	ts := newTestServer(t, func(c *Config) { c.Checkpointer = plainStore{runtime.NewMemory()} })
+	ts := newTestServer(t, func(c *Config) { c.Checkpointer = plainStore{checkpoint.NewMemory()} })
 	if ts.events != nil {
 		t.Fatalf("event log %T on a plain store", ts.events)
 	}

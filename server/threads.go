@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // Metadata keys the server keeps with every thread besides the caller's:
@@ -37,23 +38,23 @@ type threadRecord struct {
 
 // threadStore is what the server needs of a store's thread records.
 type threadStore interface {
-	runtime.ThreadLister
-	runtime.ThreadRecorder
+	checkpoint.ThreadLister
+	checkpoint.ThreadRecorder
 }
 
-// bindStore uses the checkpointer's thread records (runtime.ThreadLister
-// and runtime.ThreadRecorder) and event log (runtime.EventStore) when it
+// bindStore uses the checkpointer's thread records (checkpoint.ThreadLister
+// and checkpoint.ThreadRecorder) and event log (checkpoint.EventStore) when it
 // has them, so that threads and event logs outlive the process and another
 // server process on the same store serves them too. A checkpointer
 // without thread records gets memRecords.
 func (s *Server) bindStore(cp runtime.Checkpointer) {
-	if es, ok := cp.(runtime.EventStore); ok {
+	if es, ok := cp.(checkpoint.EventStore); ok {
 		s.events = es
 	}
 	if ts, ok := cp.(threadStore); ok {
 		s.records = ts
 	} else {
-		s.records = memRecords{runtime.NewMemory()}
+		s.records = memRecords{checkpoint.NewMemory()}
 	}
 }
 
@@ -61,14 +62,14 @@ func (s *Server) bindStore(cp runtime.Checkpointer) {
 // in memory, for as long as the server lives. It knows no run's outcome
 // (the runs write to the checkpointer), so a listing by status is left to
 // the server, which reads each thread's state.
-type memRecords struct{ m *runtime.Memory }
+type memRecords struct{ m *checkpoint.Memory }
 
 func (r memRecords) ListThreads(ctx context.Context, q runtime.ThreadQuery) (runtime.ThreadPage, error) {
 	q.Status = ""
 	return r.m.ListThreads(ctx, q)
 }
 
-func (r memRecords) RecordThread(ctx context.Context, id string, w runtime.ThreadWrite) error {
+func (r memRecords) RecordThread(ctx context.Context, id string, w checkpoint.ThreadWrite) error {
 	return r.m.RecordThread(ctx, id, w)
 }
 
@@ -85,7 +86,7 @@ func (s *Server) recordThread(ctx context.Context, t threadRecord) (created bool
 		meta = map[string]string{}
 	}
 	meta[metaGraph], meta[metaCreated], meta[metaID] = t.Graph, t.Created.UTC().Format(time.RFC3339Nano), t.ID
-	if err := s.records.RecordThread(ctx, t.ID, runtime.ThreadWrite{Meta: meta}); err != nil {
+	if err := s.records.RecordThread(ctx, t.ID, checkpoint.ThreadWrite{Meta: meta}); err != nil {
 		return false, err
 	}
 	s.cache.Store(t.ID, t)

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // approvalVersion is the approval graph with the review node's config set
@@ -37,7 +38,7 @@ func TestVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := runtime.NewMemory()
+	store := checkpoint.NewMemory()
 	old := newTestServer(t, func(c *Config) { c.Checkpointer = store; c.Graphs = []Graph{Of(v1)} })
 	th := old.newThread("alice", nil)
 	var run RunView

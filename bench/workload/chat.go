@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/runtime/sqlite"
 	"github.com/ilmek-go/ilmek/spec"
 )
@@ -63,7 +64,7 @@ func Chat(ctx context.Context, ckpt, dir string, turns int) (ChatResult, error) 
 	)
 	switch ckpt {
 	case "memory":
-		cp = runtime.NewMemory()
+		cp = checkpoint.NewMemory()
 	case "sqlite":
 		d, err := os.MkdirTemp(dir, "ilmek-chat-")
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/runtime/sqlite"
 )
 
@@ -59,7 +60,7 @@ type Runner struct {
 }
 
 // NewRunner prepares runs of p with checkpointer ckpt ("none", "memory"
-// or "sqlite"). "memory" gives every run a new runtime.NewMemory(); "sqlite"
+// or "sqlite"). "memory" gives every run a new checkpoint.NewMemory(); "sqlite"
 // opens one file in a new temporary directory (under dir, or the system's
 // when dir is "") with the default, durable settings. Close removes it.
 func NewRunner(w Workload, p Program, ckpt, dir string) (*Runner, error) {
@@ -89,7 +90,7 @@ func (r *Runner) Run(ctx context.Context) (Outcome, error) {
 	r.runs++
 	switch r.ckpt {
 	case "memory":
-		opts = append(opts, runtime.Thread("bench"), runtime.WithCheckpointer(runtime.NewMemory()))
+		opts = append(opts, runtime.Thread("bench"), runtime.WithCheckpointer(checkpoint.NewMemory()))
 	case "sqlite":
 		opts = append(opts, runtime.Thread("bench-"+strconv.Itoa(r.runs)), runtime.WithCheckpointer(r.store))
 	}

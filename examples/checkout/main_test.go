@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/ilmek-go/ilmek/internal/pgtest"
 )
 
 // step is one invocation of the program and what its output must hold.
@@ -123,13 +125,7 @@ func TestCheckoutInTwoProcesses(t *testing.T) {
 // TestCheckoutOnPostgres runs the two commands with -db postgres://..., as
 // two processes, against the server of ILMEK_POSTGRES_DSN.
 func TestCheckoutOnPostgres(t *testing.T) {
-	dsn := os.Getenv("ILMEK_POSTGRES_DSN")
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("ILMEK_POSTGRES_DSN is not set; CI must run the PostgreSQL tests (.ci/run sets it)")
-		}
-		t.Skip("ILMEK_POSTGRES_DSN not set: skipping the PostgreSQL tests (see README, \"PostgreSQL tests\")")
-	}
+	dsn := pgtest.DSN(t)
 	order := "order-1001"
 	// A schema of the test's own, dropped at the end, so the shared server
 	// keeps nothing of it and parallel runs do not meet.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ilmek-go/ilmek/examples/support/supportgraph"
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 func main() {
@@ -85,7 +86,7 @@ func run(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	store := runtime.NewMemory()
+	store := checkpoint.NewMemory()
 	for _, msg := range []string{"Hello!", "I want to buy the blue one"} {
 		fmt.Fprintf(w, "== user: %s\n", msg)
 		in := supportgraph.Update{Messages: []string{msg}}

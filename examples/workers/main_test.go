@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ilmek-go/ilmek/internal/pgtest"
 	"github.com/ilmek-go/ilmek/runtime/postgres"
 )
 
@@ -23,13 +24,7 @@ func TestMain(m *testing.M) {
 // TestREADME runs the README's command: three worker processes, twenty
 // threads, every request done.
 func TestREADME(t *testing.T) {
-	dsn := os.Getenv("ILMEK_POSTGRES_DSN")
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("ILMEK_POSTGRES_DSN is not set; CI must run the PostgreSQL tests (.ci/run sets it)")
-		}
-		t.Skip("ILMEK_POSTGRES_DSN not set: skipping the PostgreSQL tests (see README, \"PostgreSQL tests\")")
-	}
+	dsn := pgtest.DSN(t)
 	t.Cleanup(func() {
 		s, err := postgres.Open(context.Background(), dsn, postgres.Schema("ilmek_pgtest_workers_example"))
 		if err == nil {

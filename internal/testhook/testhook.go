@@ -1,6 +1,8 @@
 // Package testhook holds switches that the module's tests turn on to make
 // the runtime check itself on every superstep. Nothing outside tests sets
-// them; their cost when off is one atomic load.
+// them; their cost when off is one atomic load. Production code never
+// reads the environment for them: only a binary built with the build tag
+// ilmektest (the child programs a test builds) reads VerifyWritesEnv.
 package testhook
 
 import (
@@ -10,13 +12,15 @@ import (
 )
 
 // VerifyWritesEnv is the environment variable that turns the writes check
-// on in a process that starts with it set to 1: the programs a test builds
-// and runs as child processes (conformance's generated kind).
+// on in a process built with the build tag ilmektest that starts with it
+// set to 1: the programs a test builds and runs as child processes
+// (conformance's generated kind, built with BuildTag when the check is on).
 const VerifyWritesEnv = "ILMEK_VERIFY_WRITES"
 
-var verifyWrites atomic.Bool
+// BuildTag is the build tag under which a binary reads VerifyWritesEnv.
+const BuildTag = "ilmektest"
 
-func init() { verifyWrites.Store(os.Getenv(VerifyWritesEnv) == "1") }
+var verifyWrites atomic.Bool
 
 // SetVerifyWrites turns on (or off) the check that the writes a program
 // encodes for a superstep (runtime.WriteEncoder) turn the state before into

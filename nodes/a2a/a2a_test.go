@@ -14,6 +14,7 @@ import (
 	"github.com/ilmek-go/ilmek/nodes/a2a"
 	"github.com/ilmek-go/ilmek/nodes/a2a/a2atest"
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -162,7 +163,7 @@ func TestCallAnswersARemotePause(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := []runtime.RunOption{runtime.Thread("t-1"), runtime.WithCheckpointer(runtime.NewMemory())}
+	run := []runtime.RunOption{runtime.Thread("t-1"), runtime.WithCheckpointer(checkpoint.NewMemory())}
 	res, err := g.Invoke(ctx, runtime.Values{"question": "refund please"}, run...)
 	if err != nil || res.Status != runtime.StatusInterrupted {
 		t.Fatalf("first run: %v, %v", res.Status, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/ilmek-go/ilmek/nodes/mcp"
 	"github.com/ilmek-go/ilmek/nodes/mcp/mcptest"
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -78,7 +79,7 @@ func TestToolNodeCallsOnceAcrossResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := runtime.NewMemory()
+	store := checkpoint.NewMemory()
 	run := []runtime.RunOption{runtime.Thread("t-1"), runtime.WithCheckpointer(store)}
 	res, err := g.Invoke(ctx, runtime.Values{"query": map[string]any{"q": "ilmek", "page": 2}}, run...)
 	if err != nil || res.Status != runtime.StatusInterrupted {
@@ -114,7 +115,7 @@ func TestResourceNodeReadsOnceAcrossResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := runtime.NewMemory()
+	store := checkpoint.NewMemory()
 	run := []runtime.RunOption{runtime.Thread("t-1"), runtime.WithCheckpointer(store)}
 	if _, err := g.Invoke(ctx, nil, run...); err != nil {
 		t.Fatal(err)
@@ -176,7 +177,7 @@ func TestToolNodeRetriesFailedCallOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := g.Invoke(ctx, nil, runtime.Thread("t"), runtime.WithCheckpointer(runtime.NewMemory()))
+	res, err := g.Invoke(ctx, nil, runtime.Thread("t"), runtime.WithCheckpointer(checkpoint.NewMemory()))
 	if err != nil || res.Status != runtime.StatusDone {
 		t.Fatalf("%v, %v", res.Status, err)
 	}

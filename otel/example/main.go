@@ -26,6 +26,7 @@ import (
 	ilmekotel "github.com/ilmek-go/ilmek/otel"
 	"github.com/ilmek-go/ilmek/otel/internal/spantree"
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -86,7 +87,7 @@ func run(ctx context.Context, w io.Writer, durations, ids bool) error {
 	if err != nil {
 		return err
 	}
-	opts := []runtime.RunOption{runtime.Thread("refund-A-1001"), runtime.WithCheckpointer(runtime.NewMemory())}
+	opts := []runtime.RunOption{runtime.Thread("refund-A-1001"), runtime.WithCheckpointer(checkpoint.NewMemory())}
 	// Each request to the service is a span of its own; the runs nest
 	// under them.
 	tracer := tp.Tracer("service")

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 var checkpointContracts = []contract{
@@ -178,7 +179,7 @@ func rich(thread, parent string) *runtime.Checkpoint {
 	c := mk(thread, parent, 7)
 	c.PlanID = "plan-" + c.ID
 	c.Channels = json.RawMessage(`{"msg":"héllo \u003c<\u003e \"q\" \\ 😀","big":1e300,"tiny":0.1,"int":9007199254740993,"neg":-0,"null":null,"list":[1,[2,{"k":[]}]],"obj":{"z":1,"a":{}}}`)
-	c.Next = []runtime.TaskRef{
+	c.Next = []checkpoint.TaskRef{
 		{Node: "plan", Key: "plan"},
 		{Node: "worker", Key: "worker#0", Input: json.RawMessage(`{"item":"a","n":1}`)},
 		{Node: "worker", Key: "worker#1", Input: json.RawMessage(`{"item":"b","deep":{"x":[true,false,null]}}`)},
@@ -189,7 +190,7 @@ func rich(thread, parent string) *runtime.Checkpoint {
 		{ID: "worker#1:approve:b#0", Key: "approve:b#0", Node: "worker", TaskID: c.PlanID + ":worker#1", Payload: json.RawMessage(`"plain string"`)},
 	}
 	c.Created = time.Date(2025, 3, 4, 5, 6, 7, 123456789, time.UTC)
-	c.Fingerprint, c.Format, c.MigratedFrom = "sha256:new", runtime.CheckpointFormat, "sha256:old"
+	c.Fingerprint, c.Format, c.MigratedFrom = "sha256:new", checkpoint.Format, "sha256:old"
 	return c
 }
 
@@ -223,7 +224,7 @@ func testCopies(t *testing.T, cp runtime.Checkpointer) {
 	got := get(t, cp, "t", "")
 	sameCheckpoint(t, want, got)
 	got.Next[1].Key, got.Pending[1].Key = "changed", "changed"
-	got.Next = append(got.Next, runtime.TaskRef{Node: "x", Key: "x"})
+	got.Next = append(got.Next, checkpoint.TaskRef{Node: "x", Key: "x"})
 	sameCheckpoint(t, want, get(t, cp, "t", ""))
 }
 
@@ -246,13 +247,13 @@ func testDeleteThread(t *testing.T, cp runtime.Checkpointer) {
 	a := put(t, cp, mk("gone", "", 0))
 	put(t, cp, mk("gone", a.ID, 1))
 	keep := put(t, cp, mk("kept", "", 0))
-	entries := []runtime.JournalEntry{{Key: "s#0", Value: json.RawMessage(`1`)}}
+	entries := []checkpoint.JournalEntry{{Key: "s#0", Value: json.RawMessage(`1`)}}
 	for _, th := range []string{"gone", "kept"} {
 		if err := cp.PutJournal(ctx, th, "task", entries); err != nil {
 			t.Fatal(err)
 		}
 	}
-	release, err := leaseFunc(cp.Lease(ctx, "gone", runtime.LeaseOptions{}))
+	release, err := leaseFunc(cp.Lease(ctx, "gone", checkpoint.LeaseOptions{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,12 +273,12 @@ func testDeleteThread(t *testing.T, cp runtime.Checkpointer) {
 	if j, err := cp.GetJournal(ctx, "gone", "task"); err != nil || len(j) != 0 {
 		t.Errorf("journal after DeleteThread = %v, %v; want none", j, err)
 	}
-	again, err := leaseFunc(cp.Lease(ctx, "gone", runtime.LeaseOptions{}))
+	again, err := leaseFunc(cp.Lease(ctx, "gone", checkpoint.LeaseOptions{}))
 	if err != nil {
 		t.Fatalf("Lease after DeleteThread: %v, want the lease to be gone with the thread", err)
 	}
 	release() // the deleted lease's release must not free the new one
-	if r, err := leaseFunc(cp.Lease(ctx, "gone", runtime.LeaseOptions{})); !errors.Is(err, runtime.ErrThreadBusy) {
+	if r, err := leaseFunc(cp.Lease(ctx, "gone", checkpoint.LeaseOptions{})); !errors.Is(err, runtime.ErrThreadBusy) {
 		if r != nil {
 			r()
 		}

@@ -10,12 +10,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
 // deltaContracts hold for every backend (a backend without PutDelta gets
 // full snapshots from the executor), and test PutDelta itself on the
-// backends that have it (runtime.DeltaCheckpointer).
+// backends that have it (checkpoint.DeltaCheckpointer).
 var deltaContracts = []contract{
 	{"DeltaLongThreadReadsBackEveryCheckpoint", testDeltaLongThread},
 	{"DeltaForkFromOldCheckpoint", testDeltaFork},
@@ -180,22 +181,22 @@ func testDeltaCrash(t *testing.T, cp runtime.Checkpointer) {
 }
 
 // deltaCP skips t unless cp stores deltas.
-func deltaCP(t *testing.T, cp runtime.Checkpointer) runtime.DeltaCheckpointer {
+func deltaCP(t *testing.T, cp runtime.Checkpointer) checkpoint.DeltaCheckpointer {
 	t.Helper()
-	dc, ok := cp.(runtime.DeltaCheckpointer)
+	dc, ok := cp.(checkpoint.DeltaCheckpointer)
 	if !ok {
-		t.Skip("the backend stores full snapshots only (no runtime.DeltaCheckpointer)")
+		t.Skip("the backend stores full snapshots only (no checkpoint.DeltaCheckpointer)")
 	}
 	return dc
 }
 
 // putLog writes checkpoint n of thread as a delta of base: "log" gains
 // element n and "n" becomes n.
-func putLog(t *testing.T, dc runtime.DeltaCheckpointer, thread, base string, n int) *runtime.Checkpoint {
+func putLog(t *testing.T, dc checkpoint.DeltaCheckpointer, thread, base string, n int) *runtime.Checkpoint {
 	t.Helper()
 	c := mk(thread, base, n)
 	c.Channels = nil
-	d := runtime.Delta{Base: base, Writes: []runtime.ChannelWrite{
+	d := checkpoint.Delta{Base: base, Writes: []checkpoint.ChannelWrite{
 		{Channel: "log", Append: true, Value: json.RawMessage(fmt.Sprintf(`[%d]`, n))},
 		{Channel: "n", Value: json.RawMessage(fmt.Sprint(n))},
 	}}
@@ -299,12 +300,12 @@ func testDeltaUnknownBase(t *testing.T, cp runtime.Checkpointer) {
 	dc := deltaCP(t, cp)
 	base := putLogBase(t, cp, "t")
 	c := mk("t", "nope", 1)
-	err := dc.PutDelta(t.Context(), c, runtime.Delta{Base: "nope"}, nil)
+	err := dc.PutDelta(t.Context(), c, checkpoint.Delta{Base: "nope"}, nil)
 	if !errors.Is(err, runtime.ErrNotFound) {
 		t.Fatalf("PutDelta on an unknown base: %v, want ErrNotFound", err)
 	}
 	c = mk("other", base.ID, 1)
-	if err := dc.PutDelta(t.Context(), c, runtime.Delta{Base: base.ID}, nil); !errors.Is(err, runtime.ErrNotFound) {
+	if err := dc.PutDelta(t.Context(), c, checkpoint.Delta{Base: base.ID}, nil); !errors.Is(err, runtime.ErrNotFound) {
 		t.Fatalf("PutDelta on another thread's checkpoint: %v, want ErrNotFound", err)
 	}
 }
@@ -325,7 +326,7 @@ func testDeltaDelete(t *testing.T, cp runtime.Checkpointer) {
 	if all, err := cp.List(t.Context(), "t", 0); err != nil || len(all) != 0 {
 		t.Fatalf("List after DeleteThread: %d, %v", len(all), err)
 	}
-	if err := dc.PutDelta(t.Context(), mk("t", prev, 101), runtime.Delta{Base: prev}, nil); !errors.Is(err, runtime.ErrNotFound) {
+	if err := dc.PutDelta(t.Context(), mk("t", prev, 101), checkpoint.Delta{Base: prev}, nil); !errors.Is(err, runtime.ErrNotFound) {
 		t.Fatalf("PutDelta on a deleted thread's checkpoint: %v, want ErrNotFound", err)
 	}
 	if c, err := cp.Get(t.Context(), "t2", ""); err != nil || c.ID != keep.ID {

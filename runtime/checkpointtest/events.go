@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -19,27 +20,27 @@ var eventContracts = []contract{
 }
 
 // events returns cp's EventStore, or skips the test.
-func events(t *testing.T, cp runtime.Checkpointer) runtime.EventStore {
+func events(t *testing.T, cp runtime.Checkpointer) checkpoint.EventStore {
 	t.Helper()
-	es, ok := cp.(runtime.EventStore)
+	es, ok := cp.(checkpoint.EventStore)
 	if !ok {
-		t.Skipf("%T is not a runtime.EventStore", cp)
+		t.Skipf("%T is not a checkpoint.EventStore", cp)
 	}
 	return es
 }
 
 // mkEvents returns events from..to (inclusive) of run in thread, one a
 // second from unix second sec.
-func mkEvents(run, thread string, from, to int64, sec int64) []runtime.StoredEvent {
-	var out []runtime.StoredEvent
+func mkEvents(run, thread string, from, to int64, sec int64) []checkpoint.StoredEvent {
+	var out []checkpoint.StoredEvent
 	for s := from; s <= to; s++ {
-		out = append(out, runtime.StoredEvent{RunID: run, Seq: s, ThreadID: thread, Time: time.Unix(sec+s, 0).UTC(), Kind: "custom",
+		out = append(out, checkpoint.StoredEvent{RunID: run, Seq: s, ThreadID: thread, Time: time.Unix(sec+s, 0).UTC(), Kind: "custom",
 			Data: json.RawMessage(fmt.Sprintf(`{"type":"custom","seq":%d}`, s))})
 	}
 	return out
 }
 
-func seqs(es []runtime.StoredEvent) []int64 {
+func seqs(es []checkpoint.StoredEvent) []int64 {
 	out := make([]int64, len(es))
 	for i, e := range es {
 		out[i] = e.Seq
@@ -47,7 +48,7 @@ func seqs(es []runtime.StoredEvent) []int64 {
 	return out
 }
 
-func readSeqs(t *testing.T, es runtime.EventStore, run string, after int64, limit int) []int64 {
+func readSeqs(t *testing.T, es checkpoint.EventStore, run string, after int64, limit int) []int64 {
 	t.Helper()
 	got, err := es.ReadEvents(t.Context(), run, after, limit)
 	if err != nil {
@@ -61,7 +62,7 @@ func readSeqs(t *testing.T, es runtime.EventStore, run string, after int64, limi
 func testEventsRead(t *testing.T, cp runtime.Checkpointer) {
 	es := events(t, cp)
 	ctx := t.Context()
-	for _, b := range [][]runtime.StoredEvent{mkEvents("r1", "t", 1, 3, 1_800_000_000), mkEvents("r2", "t", 1, 2, 1_800_000_000), mkEvents("r1", "t", 4, 6, 1_800_000_000)} {
+	for _, b := range [][]checkpoint.StoredEvent{mkEvents("r1", "t", 1, 3, 1_800_000_000), mkEvents("r2", "t", 1, 2, 1_800_000_000), mkEvents("r1", "t", 4, 6, 1_800_000_000)} {
 		if err := es.AppendEvents(ctx, b); err != nil {
 			t.Fatal(err)
 		}
@@ -106,19 +107,19 @@ func testEventsRead(t *testing.T, cp runtime.Checkpointer) {
 	}
 }
 
-// testEventsCap: a run keeps its last runtime.MaxStoredEvents events.
+// testEventsCap: a run keeps its last checkpoint.MaxStoredEvents events.
 func testEventsCap(t *testing.T, cp runtime.Checkpointer) {
 	es := events(t, cp)
 	const extra = 5
-	if err := es.AppendEvents(t.Context(), mkEvents("big", "t", 1, runtime.MaxStoredEvents, 1_800_000_000)); err != nil {
+	if err := es.AppendEvents(t.Context(), mkEvents("big", "t", 1, checkpoint.MaxStoredEvents, 1_800_000_000)); err != nil {
 		t.Fatal(err)
 	}
-	if err := es.AppendEvents(t.Context(), mkEvents("big", "t", runtime.MaxStoredEvents+1, runtime.MaxStoredEvents+extra, 1_800_000_000)); err != nil {
+	if err := es.AppendEvents(t.Context(), mkEvents("big", "t", checkpoint.MaxStoredEvents+1, checkpoint.MaxStoredEvents+extra, 1_800_000_000)); err != nil {
 		t.Fatal(err)
 	}
 	got := readSeqs(t, es, "big", 0, 0)
-	if len(got) != runtime.MaxStoredEvents || got[0] != extra+1 || got[len(got)-1] != runtime.MaxStoredEvents+extra {
-		t.Fatalf("run holds %d events from %d to %d; want the last %d, %d to %d", len(got), got[0], got[len(got)-1], runtime.MaxStoredEvents, extra+1, runtime.MaxStoredEvents+extra)
+	if len(got) != checkpoint.MaxStoredEvents || got[0] != extra+1 || got[len(got)-1] != checkpoint.MaxStoredEvents+extra {
+		t.Fatalf("run holds %d events from %d to %d; want the last %d, %d to %d", len(got), got[0], got[len(got)-1], checkpoint.MaxStoredEvents, extra+1, checkpoint.MaxStoredEvents+extra)
 	}
 }
 
@@ -131,19 +132,18 @@ func testEventsDelete(t *testing.T, cp runtime.Checkpointer) {
 	if err := es.AppendEvents(ctx, mkEvents("keep", "other", 1, 2, 1_800_000_000)); err != nil {
 		t.Fatal(err)
 	}
-	lease, err := cp.Lease(ctx, "gone", runtime.LeaseOptions{})
+	lease, err := cp.Lease(ctx, "gone", checkpoint.LeaseOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lease.Release()
-	run := runtime.ContextWithLease(ctx, lease)
-	if err := es.AppendEvents(run, mkEvents("g", "gone", 1, 3, 1_800_000_000)); err != nil {
+	if err := lease.Commit(ctx, checkpoint.Commit{Events: mkEvents("g", "gone", 1, 3, 1_800_000_000)}); err != nil {
 		t.Fatalf("AppendEvents under the lease: %v", err)
 	}
 	if err := cp.DeleteThread(ctx, "gone"); err != nil {
 		t.Fatal(err)
 	}
-	if err := es.AppendEvents(run, mkEvents("g", "gone", 4, 5, 1_800_000_000)); err == nil {
+	if err := lease.Commit(ctx, checkpoint.Commit{Events: mkEvents("g", "gone", 4, 5, 1_800_000_000)}); err == nil {
 		t.Error("AppendEvents under the lease of a deleted thread was not refused")
 	}
 	if got := readSeqs(t, es, "g", 0, 0); len(got) != 0 {
@@ -152,7 +152,7 @@ func testEventsDelete(t *testing.T, cp runtime.Checkpointer) {
 	if got := readSeqs(t, es, "keep", 0, 0); len(got) != 2 {
 		t.Errorf("another thread's run lost events: %v", got)
 	}
-	pr, ok := cp.(runtime.Pruner)
+	pr, ok := cp.(checkpoint.Pruner)
 	if !ok {
 		return
 	}
@@ -173,7 +173,7 @@ func testEventsDelete(t *testing.T, cp runtime.Checkpointer) {
 	if err := es.AppendEvents(ctx, mkEvents("new", "p", 1, 5, 1_800_000_020)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pr.Prune(ctx, "p", runtime.PruneOptions{KeepLast: 2}); err != nil {
+	if _, err := pr.Prune(ctx, "p", checkpoint.PruneOptions{KeepLast: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if got := readSeqs(t, es, "old", 0, 0); len(got) != 0 {
@@ -202,7 +202,7 @@ func testEventsRun(t *testing.T, cp runtime.Checkpointer) {
 		t.Fatal(err)
 	}
 	var streamed []runtime.EventType
-	for ev, err := range g.Stream(ctx, nil, runtime.Thread("ev-mem"), runtime.WithCheckpointer(runtime.NewMemory())) {
+	for ev, err := range g.Stream(ctx, nil, runtime.Thread("ev-mem"), runtime.WithCheckpointer(checkpoint.NewMemory())) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -217,7 +217,7 @@ func testEventsRun(t *testing.T, cp runtime.Checkpointer) {
 		if se.Seq != int64(i+1) || se.RunID != res.RunID || se.ThreadID != "ev" {
 			t.Errorf("stored event %d: run %s seq %d thread %s", i, se.RunID, se.Seq, se.ThreadID)
 		}
-		ev, err := se.Event()
+		ev, err := decodeEvent(se)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -229,7 +229,7 @@ func testEventsRun(t *testing.T, cp runtime.Checkpointer) {
 	if !slices.Equal(kinds, streamed) {
 		t.Fatalf("stored event types %v, want those a stream of the same run yields %v", kinds, streamed)
 	}
-	last, _ := stored[len(stored)-1].Event()
+	last, _ := decodeEvent(stored[len(stored)-1])
 	if last.Type != runtime.EventRunEnd || last.Status != runtime.StatusDone {
 		t.Errorf("last stored event %+v, want run_end done", last)
 	}
@@ -243,4 +243,11 @@ func testEventsRun(t *testing.T, cp runtime.Checkpointer) {
 	if got := readSeqs(t, es, plain.RunID, 0, 0); len(got) != 0 {
 		t.Errorf("a run without WithEventStore stored events %v", got)
 	}
+}
+
+// decodeEvent decodes a stored event's Data into the run's Event.
+func decodeEvent(se checkpoint.StoredEvent) (runtime.Event, error) {
+	var ev runtime.Event
+	err := json.Unmarshal(se.Data, &ev)
+	return ev, err
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 var idSeq atomic.Int64
@@ -24,7 +25,7 @@ func mk(thread, parent string, n int) *runtime.Checkpoint {
 	return &runtime.Checkpoint{
 		ID: id, ParentID: parent, ThreadID: thread, PlanID: id, Step: n,
 		Channels: json.RawMessage(fmt.Sprintf(`{"n":%d}`, n)),
-		Next:     []runtime.TaskRef{{Node: "a", Key: "a"}},
+		Next:     []checkpoint.TaskRef{{Node: "a", Key: "a"}},
 		Created:  time.Unix(1_700_000_000, int64(n)).UTC(),
 	}
 }
@@ -112,7 +113,7 @@ func sameCheckpoint(t *testing.T, want, got *runtime.Checkpoint) {
 
 // sameJournal fails t unless got holds the entries of want, JSON compared
 // by value.
-func sameJournal(t *testing.T, what string, want, got []runtime.JournalEntry) {
+func sameJournal(t *testing.T, what string, want, got []checkpoint.JournalEntry) {
 	t.Helper()
 	if len(want) != len(got) {
 		t.Fatalf("%s: %d entries, want %d: %+v", what, len(got), len(want), got)

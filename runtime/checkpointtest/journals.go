@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 var journalContracts = []contract{
@@ -18,14 +19,14 @@ var journalContracts = []contract{
 	{"PutDropsJournalsAtomically", testPutAtomic},
 }
 
-func putJournal(t *testing.T, cp runtime.Checkpointer, thread, task string, entries []runtime.JournalEntry) {
+func putJournal(t *testing.T, cp runtime.Checkpointer, thread, task string, entries []checkpoint.JournalEntry) {
 	t.Helper()
 	if err := cp.PutJournal(t.Context(), thread, task, entries); err != nil {
 		t.Fatalf("PutJournal(%q, %q): %v", thread, task, err)
 	}
 }
 
-func getJournal(t *testing.T, cp runtime.Checkpointer, thread, task string) []runtime.JournalEntry {
+func getJournal(t *testing.T, cp runtime.Checkpointer, thread, task string) []checkpoint.JournalEntry {
 	t.Helper()
 	j, err := cp.GetJournal(t.Context(), thread, task)
 	if err != nil {
@@ -35,10 +36,10 @@ func getJournal(t *testing.T, cp runtime.Checkpointer, thread, task string) []ru
 }
 
 // journal returns n step entries whose values name tag.
-func journal(tag string, n int) []runtime.JournalEntry {
-	out := make([]runtime.JournalEntry, n)
+func journal(tag string, n int) []checkpoint.JournalEntry {
+	out := make([]checkpoint.JournalEntry, n)
 	for i := range out {
-		out[i] = runtime.JournalEntry{Key: fmt.Sprintf("step#%d", i), Value: json.RawMessage(fmt.Sprintf(`{"tag":%q,"i":%d}`, tag, i))}
+		out[i] = checkpoint.JournalEntry{Key: fmt.Sprintf("step#%d", i), Value: json.RawMessage(fmt.Sprintf(`{"tag":%q,"i":%d}`, tag, i))}
 	}
 	return out
 }
@@ -47,7 +48,7 @@ func testJournalPutGetReplace(t *testing.T, cp runtime.Checkpointer) {
 	if j := getJournal(t, cp, "t", "task"); len(j) != 0 {
 		t.Fatalf("journal of a task that never wrote one = %+v, want none", j)
 	}
-	all := []runtime.JournalEntry{
+	all := []checkpoint.JournalEntry{
 		{Key: "charge#0", Value: json.RawMessage(`{"receipt":"r-1","amount":12.5}`)},
 		{Key: "interrupt#0", Interrupt: true, Payload: json.RawMessage(`{"question":"ok?"}`)},
 		{Key: "approve:x#0", Interrupt: true, Payload: json.RawMessage(`"q"`), Value: json.RawMessage(`"yes"`), Answered: true},
@@ -56,7 +57,7 @@ func testJournalPutGetReplace(t *testing.T, cp runtime.Checkpointer) {
 	}
 	tests := []struct {
 		name    string
-		entries []runtime.JournalEntry
+		entries []checkpoint.JournalEntry
 	}{
 		{"one step", all[:1]},
 		{"grown", all[:3]},

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 var leaseContracts = []contract{
@@ -17,7 +18,7 @@ var leaseContracts = []contract{
 
 func lease(t *testing.T, cp runtime.Checkpointer, thread string) func() {
 	t.Helper()
-	release, err := leaseFunc(cp.Lease(t.Context(), thread, runtime.LeaseOptions{}))
+	release, err := leaseFunc(cp.Lease(t.Context(), thread, checkpoint.LeaseOptions{}))
 	if err != nil {
 		t.Fatalf("Lease(%q): %v", thread, err)
 	}
@@ -27,7 +28,7 @@ func lease(t *testing.T, cp runtime.Checkpointer, thread string) func() {
 func busy(t *testing.T, cp runtime.Checkpointer, thread, when string) {
 	t.Helper()
 	start := time.Now()
-	release, err := leaseFunc(cp.Lease(t.Context(), thread, runtime.LeaseOptions{}))
+	release, err := leaseFunc(cp.Lease(t.Context(), thread, checkpoint.LeaseOptions{}))
 	if !errors.Is(err, runtime.ErrThreadBusy) {
 		if release != nil {
 			release()
@@ -70,7 +71,7 @@ func testLeaseContention(t *testing.T, cp runtime.Checkpointer) {
 		go func() {
 			defer wg.Done()
 			for won.Load() < wins && time.Now().Before(deadline) {
-				release, err := leaseFunc(cp.Lease(t.Context(), "hot", runtime.LeaseOptions{}))
+				release, err := leaseFunc(cp.Lease(t.Context(), "hot", checkpoint.LeaseOptions{}))
 				if errors.Is(err, runtime.ErrThreadBusy) {
 					time.Sleep(50 * time.Microsecond)
 					continue
@@ -103,7 +104,7 @@ func testLeaseContention(t *testing.T, cp runtime.Checkpointer) {
 }
 
 // leaseFunc adapts a Lease to the func() its callers release it with.
-func leaseFunc(l runtime.Lease, err error) (func(), error) {
+func leaseFunc(l checkpoint.Lease, err error) (func(), error) {
 	if err != nil {
 		return nil, err
 	}

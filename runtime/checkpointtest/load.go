@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 var loadContracts = []contract{
@@ -29,7 +30,7 @@ func testConcurrent(t *testing.T, cp runtime.Checkpointer) {
 			defer wg.Done()
 			fail := func(err error) { errs <- fmt.Errorf("worker %d: %w", w, err) }
 			thread := fmt.Sprintf("worker-%d", w)
-			release, err := leaseFunc(cp.Lease(ctx, thread, runtime.LeaseOptions{}))
+			release, err := leaseFunc(cp.Lease(ctx, thread, checkpoint.LeaseOptions{}))
 			if err != nil {
 				fail(err)
 				return

@@ -4,17 +4,18 @@ import (
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/runtime/checkpointtest"
 )
 
 func TestMemory(t *testing.T) {
-	checkpointtest.Run(t, func(*testing.T) runtime.Checkpointer { return runtime.NewMemory() })
+	checkpointtest.Run(t, func(*testing.T) runtime.Checkpointer { return checkpoint.NewMemory() })
 }
 
 func TestMemoryCompactingOften(t *testing.T) {
 	checkpointtest.RunDeltas(t, func(*testing.T) runtime.Checkpointer {
-		m := runtime.NewMemory()
-		m.SetCompaction(runtime.Compaction{Every: 7, Bytes: 300})
+		m := checkpoint.NewMemory()
+		m.SetCompaction(checkpoint.Compaction{Every: 7, Bytes: 300})
 		return m
 	})
 }

@@ -6,9 +6,10 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
-// pruneContracts test runtime.Pruner on the backends that have it.
+// pruneContracts test checkpoint.Pruner on the backends that have it.
 var pruneContracts = []contract{
 	{"PruneKeepsLastAndReadsTheSame", testPruneKeepLast},
 	{"PruneKeepsBranchTipsAndForkPoints", testPruneFork},
@@ -17,17 +18,17 @@ var pruneContracts = []contract{
 	{"PruneWithoutRulesIsRefused", testPruneNoRules},
 }
 
-func pruner(t *testing.T, cp runtime.Checkpointer) runtime.Pruner {
+func pruner(t *testing.T, cp runtime.Checkpointer) checkpoint.Pruner {
 	t.Helper()
-	p, ok := cp.(runtime.Pruner)
+	p, ok := cp.(checkpoint.Pruner)
 	if !ok {
-		t.Skip("the backend does not prune (no runtime.Pruner)")
+		t.Skip("the backend does not prune (no checkpoint.Pruner)")
 	}
 	return p
 }
 
 // prune prunes and checks that every kept checkpoint reads as before.
-func prune(t *testing.T, cp runtime.Checkpointer, thread string, opts runtime.PruneOptions) []*runtime.Checkpoint {
+func prune(t *testing.T, cp runtime.Checkpointer, thread string, opts checkpoint.PruneOptions) []*runtime.Checkpoint {
 	t.Helper()
 	before, err := cp.List(t.Context(), thread, 0)
 	if err != nil {
@@ -67,7 +68,7 @@ func testPruneKeepLast(t *testing.T, cp runtime.Checkpointer) {
 	pruner(t, cp)
 	g := chatGraph(t, nil)
 	chat(t, g, cp, "t", 150)
-	after := prune(t, cp, "t", runtime.PruneOptions{KeepLast: 10})
+	after := prune(t, cp, "t", checkpoint.PruneOptions{KeepLast: 10})
 	if len(after) > 12 {
 		t.Fatalf("%d checkpoints kept, want about 10", len(after))
 	}
@@ -75,7 +76,7 @@ func testPruneKeepLast(t *testing.T, cp runtime.Checkpointer) {
 	if c, _ := cp.Get(t.Context(), "t", ""); checkChat(t, c) != 230 {
 		t.Fatal("the pruned thread does not continue")
 	}
-	prune(t, cp, "t", runtime.PruneOptions{KeepLast: 3})
+	prune(t, cp, "t", checkpoint.PruneOptions{KeepLast: 3})
 }
 
 func testPruneFork(t *testing.T, cp runtime.Checkpointer) {
@@ -94,7 +95,7 @@ func testPruneFork(t *testing.T, cp runtime.Checkpointer) {
 		t.Fatal(err)
 	}
 	chat(t, g, cp, "t", 20)
-	after := prune(t, cp, "t", runtime.PruneOptions{KeepLast: 2})
+	after := prune(t, cp, "t", checkpoint.PruneOptions{KeepLast: 2})
 	has := map[string]bool{}
 	for _, c := range after {
 		has[c.ID] = true
@@ -125,7 +126,7 @@ func testPrunePause(t *testing.T, cp runtime.Checkpointer) {
 	if err != nil || res.Status != runtime.StatusInterrupted {
 		t.Fatalf("pause: %s %v", res.Status, err)
 	}
-	prune(t, cp, "t", runtime.PruneOptions{KeepLast: 1})
+	prune(t, cp, "t", checkpoint.PruneOptions{KeepLast: 1})
 	res, err = g.Resume(t.Context(), runtime.Answer(true), on(cp, "t")...)
 	if err != nil || res.Status != runtime.StatusDone || countOf(res.State["messages"]) != 41 {
 		t.Fatalf("resume after the prune: %s %v", res.Status, err)
@@ -139,7 +140,7 @@ func testPruneTime(t *testing.T, cp runtime.Checkpointer) {
 	cut := time.Now()
 	time.Sleep(2 * time.Millisecond)
 	chat(t, g, cp, "t", 5)
-	after := prune(t, cp, "t", runtime.PruneOptions{KeepAfter: cut})
+	after := prune(t, cp, "t", checkpoint.PruneOptions{KeepAfter: cut})
 	for _, c := range after[:len(after)-1] {
 		if !c.Created.After(cut) {
 			t.Errorf("checkpoint %s of %v kept; only the oldest kept may be older than %v", c.ID, c.Created, cut)
@@ -153,10 +154,10 @@ func testPruneTime(t *testing.T, cp runtime.Checkpointer) {
 func testPruneNoRules(t *testing.T, cp runtime.Checkpointer) {
 	p := pruner(t, cp)
 	chat(t, chatGraph(t, nil), cp, "t", 3)
-	if _, err := p.Prune(t.Context(), "t", runtime.PruneOptions{}); !errors.Is(err, runtime.ErrPruneOptions) {
+	if _, err := p.Prune(t.Context(), "t", checkpoint.PruneOptions{}); !errors.Is(err, checkpoint.ErrPruneOptions) {
 		t.Fatalf("Prune without rules: %v, want ErrPruneOptions", err)
 	}
-	if n, err := p.Prune(t.Context(), "nobody", runtime.PruneOptions{KeepLast: 1}); err != nil || n != 0 {
+	if n, err := p.Prune(t.Context(), "nobody", checkpoint.PruneOptions{KeepLast: 1}); err != nil || n != 0 {
 		t.Fatalf("Prune of an unknown thread: %d %v", n, err)
 	}
 }

@@ -13,7 +13,7 @@
 //		})
 //	}
 //
-// The semantics are those of runtime.Memory, the reference backend.
+// The semantics are those of checkpoint.Memory, the reference backend.
 package checkpointtest
 
 import (
@@ -52,6 +52,7 @@ func Run(t *testing.T, newCP NewFunc) {
 	all = append(all, versionContracts...)
 	all = append(all, threadContracts...)
 	all = append(all, eventContracts...)
+	all = append(all, forkContracts...)
 	for _, c := range all {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

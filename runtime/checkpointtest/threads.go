@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -28,21 +29,21 @@ var threadContracts = []contract{
 }
 
 // lister returns cp's ThreadLister and ThreadRecorder, or skips the test.
-func lister(t *testing.T, cp runtime.Checkpointer) (runtime.ThreadLister, runtime.ThreadRecorder) {
+func lister(t *testing.T, cp runtime.Checkpointer) (checkpoint.ThreadLister, checkpoint.ThreadRecorder) {
 	t.Helper()
-	l, ok1 := cp.(runtime.ThreadLister)
-	r, ok2 := cp.(runtime.ThreadRecorder)
+	l, ok1 := cp.(checkpoint.ThreadLister)
+	r, ok2 := cp.(checkpoint.ThreadRecorder)
 	if !ok1 || !ok2 {
-		t.Skipf("%T is not a runtime.ThreadLister and runtime.ThreadRecorder", cp)
+		t.Skipf("%T is not a checkpoint.ThreadLister and checkpoint.ThreadRecorder", cp)
 	}
 	return l, r
 }
 
 // listAll pages through q with the given page size and returns every
 // thread, failing t on a page over the limit.
-func listAll(t *testing.T, l runtime.ThreadLister, q runtime.ThreadQuery) []runtime.ThreadInfo {
+func listAll(t *testing.T, l checkpoint.ThreadLister, q checkpoint.ThreadQuery) []checkpoint.ThreadInfo {
 	t.Helper()
-	var out []runtime.ThreadInfo
+	var out []checkpoint.ThreadInfo
 	for range 1000 {
 		page, err := l.ListThreads(t.Context(), q)
 		if err != nil {
@@ -61,7 +62,7 @@ func listAll(t *testing.T, l runtime.ThreadLister, q runtime.ThreadQuery) []runt
 	return nil
 }
 
-func threadIDs(ts []runtime.ThreadInfo) []string {
+func threadIDs(ts []checkpoint.ThreadInfo) []string {
 	out := make([]string, len(ts))
 	for i, th := range ts {
 		out[i] = th.ID
@@ -110,7 +111,7 @@ func testThreadsOutcome(t *testing.T, cp runtime.Checkpointer) {
 		if runs[mode].Status != status {
 			t.Fatalf("run %s ended %s (%v), want %s", mode, runs[mode].Status, runs[mode].Err, status)
 		}
-		page, err := l.ListThreads(ctx, runtime.ThreadQuery{Status: status})
+		page, err := l.ListThreads(ctx, checkpoint.ThreadQuery{Status: status})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,11 +132,11 @@ func testThreadsOutcome(t *testing.T, cp runtime.Checkpointer) {
 			t.Errorf("thread t-%s: no update time", mode)
 		}
 	}
-	failed, _ := l.ListThreads(ctx, runtime.ThreadQuery{Status: runtime.StatusError})
+	failed, _ := l.ListThreads(ctx, checkpoint.ThreadQuery{Status: runtime.StatusError})
 	if e := failed.Threads[0].Outcome.Error; !strings.Contains(e, "the card was declined") {
 		t.Errorf("the failed run's outcome error %q does not say why", e)
 	}
-	asked, _ := l.ListThreads(ctx, runtime.ThreadQuery{Status: runtime.StatusInterrupted})
+	asked, _ := l.ListThreads(ctx, checkpoint.ThreadQuery{Status: runtime.StatusInterrupted})
 	p := asked.Threads[0].Pending
 	if len(p) != 1 || p[0].ID != runs["ask"].Pending[0].ID || p[0].Node != "work" || string(p[0].Payload) != `{"question":"approve?"}` {
 		t.Fatalf("the paused thread's pending interrupts = %+v, want %+v", p, runs["ask"].Pending)
@@ -148,7 +149,7 @@ func testThreadsOutcome(t *testing.T, cp runtime.Checkpointer) {
 	if err != nil || res.Status != runtime.StatusDone {
 		t.Fatalf("resume: %s, %v", res.Status, err)
 	}
-	done := listAll(t, l, runtime.ThreadQuery{Status: runtime.StatusDone})
+	done := listAll(t, l, checkpoint.ThreadQuery{Status: runtime.StatusDone})
 	if got := threadIDs(done); !slices.Equal(got, []string{"t-ask", "t-done"}) {
 		t.Fatalf("done threads after the resume: %v, want [t-ask t-done] (the resumed one updated last)", got)
 	}
@@ -159,7 +160,7 @@ func testThreadsOutcome(t *testing.T, cp runtime.Checkpointer) {
 	if _, err := g.Resume(ctx, runtime.Answer("again"), on(cp, "t-done")...); err == nil {
 		t.Fatal("resuming a finished thread was not refused")
 	}
-	again := listAll(t, l, runtime.ThreadQuery{Status: runtime.StatusDone})
+	again := listAll(t, l, checkpoint.ThreadQuery{Status: runtime.StatusDone})
 	if again[1].Outcome != done[1].Outcome {
 		t.Errorf("a refused resume changed the outcome: %+v, was %+v", again[1].Outcome, done[1].Outcome)
 	}
@@ -185,17 +186,17 @@ func testThreadsMeta(t *testing.T, cp runtime.Checkpointer) {
 	if _, err := g.Invoke(ctx, nil, on(cp, "m")...); err != nil { // no metadata: kept as is
 		t.Fatal(err)
 	}
-	all := listAll(t, l, runtime.ThreadQuery{})
+	all := listAll(t, l, checkpoint.ThreadQuery{})
 	if len(all) != 1 || all[0].ID != "m" {
 		t.Fatalf("threads = %v, want [m]", threadIDs(all))
 	}
 	if d := cmp.Diff(map[string]string{"user": "ada", "ticket": "42"}, all[0].Meta); d != "" {
 		t.Errorf("merged metadata (-want +got):\n%s", d)
 	}
-	if err := rec.RecordThread(ctx, "fresh", runtime.ThreadWrite{Meta: map[string]string{"user": "ada"}}); err != nil {
+	if err := rec.RecordThread(ctx, "fresh", checkpoint.ThreadWrite{Meta: map[string]string{"user": "ada"}}); err != nil {
 		t.Fatal(err)
 	}
-	got := listAll(t, l, runtime.ThreadQuery{Meta: map[string]string{"user": "ada"}})
+	got := listAll(t, l, checkpoint.ThreadQuery{Meta: map[string]string{"user": "ada"}})
 	if ids := threadIDs(got); !slices.Equal(ids, []string{"fresh", "m"}) {
 		t.Fatalf("threads of user ada: %v, want [fresh m] (fresh updated last)", ids)
 	}
@@ -208,7 +209,7 @@ func testThreadsMeta(t *testing.T, cp runtime.Checkpointer) {
 	if _, err := g.Invoke(ctx, nil, runtime.WithThreadMeta(map[string]string{"a": "b"})); err == nil {
 		t.Error("WithThreadMeta without a checkpointer was not refused")
 	}
-	if ids := threadIDs(listAll(t, l, runtime.ThreadQuery{})); slices.Contains(ids, "bad") {
+	if ids := threadIDs(listAll(t, l, checkpoint.ThreadQuery{})); slices.Contains(ids, "bad") {
 		t.Error("a refused run created its thread")
 	}
 }
@@ -234,8 +235,8 @@ func testThreadsFilters(t *testing.T, cp runtime.Checkpointer) {
 	}
 	end := func(th string, s runtime.Status, meta map[string]string) {
 		t.Helper()
-		o := &runtime.ThreadOutcome{Status: s, RunID: "run-" + th, Ended: time.Unix(base-100, 0).UTC()}
-		if err := rec.RecordThread(ctx, th, runtime.ThreadWrite{Meta: meta, Outcome: o}); err != nil {
+		o := &checkpoint.ThreadOutcome{Status: s, RunID: "run-" + th, Ended: time.Unix(base-100, 0).UTC()}
+		if err := rec.RecordThread(ctx, th, checkpoint.ThreadWrite{Meta: meta, Outcome: o}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -245,20 +246,20 @@ func testThreadsFilters(t *testing.T, cp runtime.Checkpointer) {
 	end("d", runtime.StatusError, nil)
 	for _, c := range []struct {
 		name string
-		q    runtime.ThreadQuery
+		q    checkpoint.ThreadQuery
 		want []string
 	}{
-		{"all", runtime.ThreadQuery{}, []string{"e", "d", "c", "b", "a"}},
-		{"interrupted", runtime.ThreadQuery{Status: runtime.StatusInterrupted}, []string{"c", "b"}},
-		{"team ops", runtime.ThreadQuery{Meta: map[string]string{"team": "ops"}}, []string{"b", "a"}},
-		{"team ops tier 2", runtime.ThreadQuery{Meta: map[string]string{"team": "ops", "tier": "2"}}, []string{"b"}},
-		{"interrupted ops", runtime.ThreadQuery{Status: runtime.StatusInterrupted, Meta: map[string]string{"team": "ops"}}, []string{"b"}},
-		{"no such value", runtime.ThreadQuery{Meta: map[string]string{"team": "qa"}}, nil},
-		{"after base", runtime.ThreadQuery{UpdatedAfter: time.Unix(base, 0)}, []string{"e", "d", "c"}},
-		{"before base+2", runtime.ThreadQuery{UpdatedBefore: time.Unix(base+2, 0)}, []string{"d", "c", "b", "a"}},
-		{"between", runtime.ThreadQuery{UpdatedAfter: time.Unix(base, 0), UpdatedBefore: time.Unix(base+2, 0)}, []string{"d", "c"}},
-		{"aborted", runtime.ThreadQuery{Status: runtime.StatusAborted}, nil},
-		{"paged by 2", runtime.ThreadQuery{Limit: 2}, []string{"e", "d", "c", "b", "a"}},
+		{"all", checkpoint.ThreadQuery{}, []string{"e", "d", "c", "b", "a"}},
+		{"interrupted", checkpoint.ThreadQuery{Status: runtime.StatusInterrupted}, []string{"c", "b"}},
+		{"team ops", checkpoint.ThreadQuery{Meta: map[string]string{"team": "ops"}}, []string{"b", "a"}},
+		{"team ops tier 2", checkpoint.ThreadQuery{Meta: map[string]string{"team": "ops", "tier": "2"}}, []string{"b"}},
+		{"interrupted ops", checkpoint.ThreadQuery{Status: runtime.StatusInterrupted, Meta: map[string]string{"team": "ops"}}, []string{"b"}},
+		{"no such value", checkpoint.ThreadQuery{Meta: map[string]string{"team": "qa"}}, nil},
+		{"after base", checkpoint.ThreadQuery{UpdatedAfter: time.Unix(base, 0)}, []string{"e", "d", "c"}},
+		{"before base+2", checkpoint.ThreadQuery{UpdatedBefore: time.Unix(base+2, 0)}, []string{"d", "c", "b", "a"}},
+		{"between", checkpoint.ThreadQuery{UpdatedAfter: time.Unix(base, 0), UpdatedBefore: time.Unix(base+2, 0)}, []string{"d", "c"}},
+		{"aborted", checkpoint.ThreadQuery{Status: runtime.StatusAborted}, nil},
+		{"paged by 2", checkpoint.ThreadQuery{Limit: 2}, []string{"e", "d", "c", "b", "a"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := threadIDs(listAll(t, l, c.q))
@@ -270,7 +271,7 @@ func testThreadsFilters(t *testing.T, cp runtime.Checkpointer) {
 			}
 		})
 	}
-	page, err := l.ListThreads(ctx, runtime.ThreadQuery{Limit: 5})
+	page, err := l.ListThreads(ctx, checkpoint.ThreadQuery{Limit: 5})
 	if err != nil || page.Next != "" || len(page.Threads) != 5 {
 		t.Errorf("a page holding the last thread: %d threads, next %q, err %v; want 5, no next", len(page.Threads), page.Next, err)
 	}
@@ -317,7 +318,7 @@ func testThreadsPaging(t *testing.T, cp runtime.Checkpointer) {
 			}
 		}()
 		var seen []string
-		q := runtime.ThreadQuery{Limit: 4}
+		q := checkpoint.ThreadQuery{Limit: 4}
 		for {
 			page, err := l.ListThreads(t.Context(), q)
 			if err != nil {
@@ -346,28 +347,28 @@ func testThreadsPaging(t *testing.T, cp runtime.Checkpointer) {
 			}
 		}
 	}
-	final := threadIDs(listAll(t, l, runtime.ThreadQuery{Limit: 3}))
+	final := threadIDs(listAll(t, l, checkpoint.ThreadQuery{Limit: 3}))
 	if len(final) != n {
 		t.Fatalf("a quiet listing found %d threads, want %d", len(final), n)
 	}
 }
 
 // testThreadsQueryRefused: a malformed query or cursor fails with an error
-// matching runtime.ErrThreadQuery.
+// matching checkpoint.ErrThreadQuery.
 func testThreadsQueryRefused(t *testing.T, cp runtime.Checkpointer) {
 	l, _ := lister(t, cp)
-	for _, q := range []runtime.ThreadQuery{
+	for _, q := range []checkpoint.ThreadQuery{
 		{Status: "running"},
 		{Meta: map[string]string{"": "x"}},
 		{Limit: -1},
 		{Cursor: "not-a-cursor"},
 		{Cursor: "t1.!!!"},
 	} {
-		if _, err := l.ListThreads(t.Context(), q); !errors.Is(err, runtime.ErrThreadQuery) {
+		if _, err := l.ListThreads(t.Context(), q); !errors.Is(err, checkpoint.ErrThreadQuery) {
 			t.Errorf("ListThreads(%+v) = %v, want an error matching ErrThreadQuery", q, err)
 		}
 	}
-	if _, err := l.ListThreads(t.Context(), runtime.ThreadQuery{Limit: runtime.MaxThreadLimit + 1}); err != nil {
+	if _, err := l.ListThreads(t.Context(), checkpoint.ThreadQuery{Limit: checkpoint.MaxThreadLimit + 1}); err != nil {
 		t.Errorf("a limit over the maximum is capped, not refused: %v", err)
 	}
 }
@@ -375,25 +376,24 @@ func testThreadsQueryRefused(t *testing.T, cp runtime.Checkpointer) {
 // testThreadsFenced: RecordThread under a lease of a deleted thread is
 // refused, and DeleteThread removes the thread from the listing.
 func testThreadsFenced(t *testing.T, cp runtime.Checkpointer) {
-	l, rec := lister(t, cp)
+	l, _ := lister(t, cp)
 	ctx := t.Context()
-	lease, err := cp.Lease(ctx, "f", runtime.LeaseOptions{})
+	lease, err := cp.Lease(ctx, "f", checkpoint.LeaseOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lease.Release()
-	run := runtime.ContextWithLease(ctx, lease)
-	w := runtime.ThreadWrite{Meta: map[string]string{"k": "v"}, Outcome: &runtime.ThreadOutcome{Status: runtime.StatusDone, RunID: "r1", Ended: time.Now()}}
-	if err := rec.RecordThread(run, "f", w); err != nil {
+	w := checkpoint.ThreadWrite{Meta: map[string]string{"k": "v"}, Outcome: &checkpoint.ThreadOutcome{Status: runtime.StatusDone, RunID: "r1", Ended: time.Now()}}
+	if err := lease.Commit(ctx, checkpoint.Commit{Thread: &w}); err != nil {
 		t.Fatalf("RecordThread under the lease: %v", err)
 	}
 	if err := cp.DeleteThread(ctx, "f"); err != nil {
 		t.Fatal(err)
 	}
-	if err := rec.RecordThread(run, "f", w); err == nil {
+	if err := lease.Commit(ctx, checkpoint.Commit{Thread: &w}); err == nil {
 		t.Error("RecordThread under the lease of a deleted thread was not refused")
 	}
-	if ids := threadIDs(listAll(t, l, runtime.ThreadQuery{})); len(ids) != 0 {
+	if ids := threadIDs(listAll(t, l, checkpoint.ThreadQuery{})); len(ids) != 0 {
 		t.Errorf("after DeleteThread the listing holds %v", ids)
 	}
 }
@@ -415,7 +415,7 @@ func testThreadsDeletedDuringRun(t *testing.T, cp runtime.Checkpointer) {
 		}).
 		Edge(spec.Start, "first").Edge("first", "second").Edge("second", spec.End))
 	opts := append(on(cp, "gone"), runtime.WithThreadMeta(map[string]string{"k": "v"}))
-	if es, ok := cp.(runtime.EventStore); ok {
+	if es, ok := cp.(checkpoint.EventStore); ok {
 		opts = append(opts, runtime.WithEventStore())
 		defer func() {
 			if got, err := es.ReadEvents(t.Context(), run, 0, 0); err != nil || len(got) != 0 {
@@ -424,10 +424,10 @@ func testThreadsDeletedDuringRun(t *testing.T, cp runtime.Checkpointer) {
 		}()
 	}
 	res, err := g.Invoke(t.Context(), nil, opts...)
-	if res.Status != runtime.StatusError || !errors.Is(err, runtime.ErrThreadDeleted) {
+	if res.Status != runtime.StatusError || !errors.Is(err, checkpoint.ErrThreadDeleted) {
 		t.Fatalf("status %q, err %v; want error matching ErrThreadDeleted", res.Status, err)
 	}
-	if ids := threadIDs(listAll(t, l, runtime.ThreadQuery{})); len(ids) != 0 {
+	if ids := threadIDs(listAll(t, l, checkpoint.ThreadQuery{})); len(ids) != 0 {
 		t.Errorf("after the run the listing holds %v", ids)
 	}
 }
@@ -448,7 +448,7 @@ func testThreadsStopped(t *testing.T, cp runtime.Checkpointer) {
 	if res.Status != runtime.StatusAborted {
 		t.Fatalf("status %q, want aborted", res.Status)
 	}
-	page, err := l.ListThreads(t.Context(), runtime.ThreadQuery{Status: runtime.StatusAborted})
+	page, err := l.ListThreads(t.Context(), checkpoint.ThreadQuery{Status: runtime.StatusAborted})
 	if err != nil || len(page.Threads) != 1 || page.Threads[0].Outcome.RunID != res.RunID || !strings.Contains(page.Threads[0].Outcome.Error, res.Err.Error()) {
 		t.Fatalf("aborted threads: %+v %v; want s, run %s, error %q", page.Threads, err, res.RunID, res.Err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -77,10 +78,10 @@ func testVersionRule(t *testing.T, cp runtime.Checkpointer) {
 			t.Fatalf("%s: v1: %v %v", tc.name, res.Status, err)
 		}
 		paused := get(t, cp, thread, "")
-		if paused.Fingerprint != v1.Fingerprint() || paused.Format != runtime.CheckpointFormat {
-			t.Fatalf("%s: the paused checkpoint records version %q/%d, want %q/%d", tc.name, paused.Fingerprint, paused.Format, v1.Fingerprint(), runtime.CheckpointFormat)
+		if paused.Fingerprint != v1.Fingerprint() || paused.Format != checkpoint.Format {
+			t.Fatalf("%s: the paused checkpoint records version %q/%d, want %q/%d", tc.name, paused.Fingerprint, paused.Format, v1.Fingerprint(), checkpoint.Format)
 		}
-		if ds, ok := cp.(runtime.DocumentStore); ok {
+		if ds, ok := cp.(checkpoint.DocumentStore); ok {
 			if _, err := ds.GetDocument(t.Context(), v1.Fingerprint()); err != nil {
 				t.Fatalf("%s: the paused version's document: %v", tc.name, err)
 			}

@@ -5,33 +5,33 @@ import (
 	"fmt"
 
 	"github.com/ilmek-go/ilmek/internal/jsonconv"
-	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // Writes collects the writes of a generated program's EncodeWrites
 // (WriteEncoder): one per channel a superstep's updates touched,
 // in channel order.
 type Writes struct {
-	dst []runtime.ChannelWrite
+	dst []checkpoint.ChannelWrite
 	err error
 }
 
 // NewWrites starts collecting into dst (reused, from length 0).
-func NewWrites(dst []runtime.ChannelWrite) Writes {
+func NewWrites(dst []checkpoint.ChannelWrite) Writes {
 	return Writes{dst: dst[:0]}
 }
 
 // Value writes channel key's whole new value v.
 func (w *Writes) Value(key string, v any) {
-	w.add(runtime.ChannelWrite{Channel: key}, v)
+	w.add(checkpoint.ChannelWrite{Channel: key}, v)
 }
 
 // Raw writes channel key's whole new value, already JSON.
 func (w *Writes) Raw(key, value string) {
-	w.dst = append(w.dst, runtime.ChannelWrite{Channel: key, Value: json.RawMessage(value)})
+	w.dst = append(w.dst, checkpoint.ChannelWrite{Channel: key, Value: json.RawMessage(value)})
 }
 
-func (w *Writes) add(cw runtime.ChannelWrite, v any) {
+func (w *Writes) add(cw checkpoint.ChannelWrite, v any) {
 	if w.err != nil {
 		return
 	}
@@ -46,7 +46,7 @@ func (w *Writes) add(cw runtime.ChannelWrite, v any) {
 
 // Done returns the writes (ok true) or the first value that could not be
 // encoded.
-func (w *Writes) Done() ([]runtime.ChannelWrite, bool, error) {
+func (w *Writes) Done() ([]checkpoint.ChannelWrite, bool, error) {
 	if w.err != nil {
 		return w.dst, false, w.err
 	}
@@ -87,7 +87,7 @@ func Append[E any](w *Writes, key string, prev, next []E) {
 	case len(prev) == 0:
 		w.Value(key, next)
 	default:
-		w.add(runtime.ChannelWrite{Channel: key, Append: true}, next[len(prev):])
+		w.add(checkpoint.ChannelWrite{Channel: key, Append: true}, next[len(prev):])
 	}
 }
 
@@ -115,6 +115,6 @@ func Merge[U, V any](w *Writes, key string, prev, next map[string]V, updates []U
 		}
 	}
 	if len(part) > 0 {
-		w.add(runtime.ChannelWrite{Channel: key, Merge: true}, part)
+		w.add(checkpoint.ChannelWrite{Channel: key, Merge: true}, part)
 	}
 }

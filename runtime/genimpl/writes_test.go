@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/runtime/genimpl"
 )
 
@@ -65,7 +65,7 @@ func TestWritesApplyToTheFullEncoding(t *testing.T) {
 				}{l, m})
 				return b
 			}
-			got, err := runtime.ApplyDeltas(full(tc.prevL, tc.prevM), ws)
+			got, err := checkpoint.ApplyDeltas(full(tc.prevL, tc.prevM), ws)
 			if want := full(tc.nextL, tc.nextM); err != nil || string(got) != string(want) {
 				t.Errorf("applied: %s (%v), want %s", got, err, want)
 			}

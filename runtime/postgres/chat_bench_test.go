@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/runtime/postgres"
 	"github.com/ilmek-go/ilmek/spec"
 )
@@ -52,7 +53,7 @@ func BenchmarkChat(b *testing.B) {
 	var last int
 	var tableBytes int64
 	for b.Loop() {
-		s := openStore(b, "chat", postgres.Compact(runtime.Compaction{Every: *chatEvery}))
+		s := openStore(b, "chat", postgres.Compact(checkpoint.Compaction{Every: *chatEvery}))
 		obs := &chatBytes{}
 		opts := []runtime.RunOption{runtime.Thread("chat"), runtime.WithCheckpointer(s), runtime.WithObserver(obs)}
 		for turn := 1; turn <= *chatTurns; turn++ {

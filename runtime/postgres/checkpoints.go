@@ -10,13 +10,20 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // Put stores cp and drops the journals of the task ids in done, in one
-// statement (so one transaction). A checkpoint id must be unique within its
-// thread. A run's write (its lease in ctx) is fenced by the lease's epoch
-// and fails with ErrLeaseLost when another run took the thread.
+// statement (so one transaction), unleased (a run commits through its
+// lease). A checkpoint id must be unique within its thread.
 func (s *Store) Put(ctx context.Context, cp *runtime.Checkpoint, done []string) error {
+	return s.put(ctx, s.pool, cp, done, nil)
+}
+
+// put is Put on db (the pool or a commit's transaction), fenced by l's
+// epoch when l is not nil: it then fails with ErrLeaseLost when another
+// run took the thread.
+func (s *Store) put(ctx context.Context, db txer, cp *runtime.Checkpoint, done []string, l *heldLease) error {
 	if cp == nil || cp.ID == "" {
 		return fmt.Errorf("postgres: Put in %s: the checkpoint is nil or has no ID", s.where())
 	}
@@ -40,8 +47,7 @@ func (s *Store) Put(ctx context.Context, cp *runtime.Checkpoint, done []string) 
 	if done == nil {
 		done = []string{}
 	}
-	l := s.fence(ctx, cp.ThreadID)
-	err = s.withThreadWrite(ctx, cp.ThreadID, func(db txer) error {
+	err = func() error {
 		switch {
 		case l != nil:
 			if err := l.refused(); err != nil {
@@ -60,7 +66,7 @@ func (s *Store) Put(ctx context.Context, cp *runtime.Checkpoint, done []string) 
 			var n int
 			return db.QueryRow(ctx, s.q.insertDone, append(args, done)...).Scan(&n)
 		}
-	})
+	}()
 	if err != nil {
 		return fmt.Errorf("postgres: put checkpoint %s of thread %q in %s: %w", cp.ID, cp.ThreadID, s.where(), err)
 	}
@@ -102,7 +108,7 @@ func (s *Store) get(ctx context.Context, threadID, id string) (*runtime.Checkpoi
 	}
 	defer rows.Close()
 	var self storedRow
-	chain := map[string]runtime.ChainLink{}
+	chain := map[string]checkpoint.ChainLink{}
 	for rows.Next() {
 		var isSelf bool
 		r, err := scanCheckpoint(rows, &isSelf)
@@ -113,7 +119,7 @@ func (s *Store) get(ctx context.Context, threadID, id string) (*runtime.Checkpoi
 			self = r
 			continue
 		}
-		chain[r.cp.ID] = runtime.ChainLink{Base: r.base, Channels: r.cp.Channels}
+		chain[r.cp.ID] = checkpoint.ChainLink{Base: r.base, Channels: r.cp.Channels}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -122,7 +128,7 @@ func (s *Store) get(ctx context.Context, threadID, id string) (*runtime.Checkpoi
 		return nil, pgx.ErrNoRows
 	}
 	if self.base != "" {
-		if err := s.rebuild(ctx, nil, self.cp, self.base, self.snap, map[string]map[string]runtime.ChainLink{self.snap: chain}); err != nil {
+		if err := s.rebuild(ctx, nil, self.cp, self.base, self.snap, map[string]map[string]checkpoint.ChainLink{self.snap: chain}); err != nil {
 			return nil, err
 		}
 	}
@@ -155,7 +161,7 @@ func (s *Store) List(ctx context.Context, threadID string, limit int) ([]*runtim
 		if err != nil {
 			return err
 		}
-		chains := map[string]map[string]runtime.ChainLink{}
+		chains := map[string]map[string]checkpoint.ChainLink{}
 		out = make([]*runtime.Checkpoint, 0, len(stored))
 		for _, r := range stored {
 			if r.base != "" {
@@ -177,7 +183,7 @@ func (s *Store) List(ctx context.Context, threadID string, limit int) ([]*runtim
 // statement. A run of the thread holding its lease in another process then
 // fails its next write with ErrLeaseLost and learns of the loss from its
 // heartbeat; the holder of a lease of this Store on it is told through its
-// LeaseOptions.Lost (an error matching runtime.ErrThreadDeleted), every
+// LeaseOptions.Lost (an error matching checkpoint.ErrThreadDeleted), every
 // later write under that lease is refused, and its release does nothing.
 func (s *Store) DeleteThread(ctx context.Context, threadID string) error {
 	s.mu.Lock()
@@ -193,7 +199,7 @@ func (s *Store) DeleteThread(ctx context.Context, threadID string) error {
 		l.mu.Unlock()
 		l.stopHeartbeatAsync()
 		if !already && l.opts.Lost != nil {
-			defer l.opts.Lost(&threadDeleted{thread: threadID, schema: s.schema})
+			defer l.opts.Lost(s.lostEpoch(threadID, l.epoch, checkpoint.LeaseThreadDeleted, "delete"))
 		}
 	}
 	if _, err := s.pool.Exec(ctx, s.q.deleteThread, threadID); err != nil {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/runtime/checkpointtest"
 	"github.com/ilmek-go/ilmek/runtime/postgres"
 )
@@ -25,6 +26,6 @@ func TestContractCompactingOften(t *testing.T) {
 	}
 	dsn(t)
 	checkpointtest.RunDeltas(t, func(t *testing.T) runtime.Checkpointer {
-		return openStore(t, "compact", postgres.Compact(runtime.Compaction{Every: 7, Bytes: 300}))
+		return openStore(t, "compact", postgres.Compact(checkpoint.Compaction{Every: 7, Bytes: 300}))
 	})
 }

@@ -10,9 +10,10 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
-var _ runtime.DeltaCheckpointer = (*Store)(nil)
+var _ checkpoint.DeltaCheckpointer = (*Store)(nil)
 
 // querier is what reads need of a pool or a transaction.
 type querier interface {
@@ -30,17 +31,17 @@ func (s *Store) readTx(ctx context.Context, fn func(pgx.Tx) error) error {
 // rebuild sets cp.Channels, which holds cp's writes on entry, to the full
 // channels: the chain from snapshot snap through base, then cp's writes.
 // chains caches each snapshot's chain across the rows of one List.
-func (s *Store) rebuild(ctx context.Context, q querier, cp *runtime.Checkpoint, base, snap string, chains map[string]map[string]runtime.ChainLink) error {
+func (s *Store) rebuild(ctx context.Context, q querier, cp *runtime.Checkpoint, base, snap string, chains map[string]map[string]checkpoint.ChainLink) error {
 	links := chains[snap]
 	if links == nil {
 		rs, err := q.Query(ctx, s.q.chain, cp.ThreadID, snap)
 		if err != nil {
 			return fmt.Errorf("checkpoint %s: read its chain: %w", cp.ID, err)
 		}
-		links = map[string]runtime.ChainLink{}
+		links = map[string]checkpoint.ChainLink{}
 		for rs.Next() {
 			var id string
-			var l runtime.ChainLink
+			var l checkpoint.ChainLink
 			if err := rs.Scan(&id, &l.Base, &l.Channels); err != nil {
 				rs.Close()
 				return fmt.Errorf("checkpoint %s: read its chain: %w", cp.ID, err)
@@ -55,7 +56,7 @@ func (s *Store) rebuild(ctx context.Context, q querier, cp *runtime.Checkpoint, 
 			chains[snap] = links
 		}
 	}
-	full, err := runtime.RebuildChain(cp.Channels, base, links)
+	full, err := checkpoint.RebuildChain(cp.Channels, base, links)
 	if err != nil {
 		return fmt.Errorf("checkpoint %s: %w", cp.ID, err)
 	}
@@ -66,10 +67,16 @@ func (s *Store) rebuild(ctx context.Context, q querier, cp *runtime.Checkpoint, 
 // PutDelta stores cp as the delta d of checkpoint d.Base (a row whose
 // channels hold d's writes), or, when the chain since the last full
 // snapshot reaches the Compact limits, as a full snapshot rebuilt from the
-// chain; and drops the journals of done, in one transaction fenced by the
-// run's lease as Put is. Snapshots are new rows: no stored row is
+// chain; and drops the journals of done, in one transaction, unleased (a
+// run commits through its lease). Snapshots are new rows: no stored row is
 // rewritten, so a concurrent reader never sees a chain half compacted.
-func (s *Store) PutDelta(ctx context.Context, cp *runtime.Checkpoint, d runtime.Delta, done []string) error {
+func (s *Store) PutDelta(ctx context.Context, cp *runtime.Checkpoint, d checkpoint.Delta, done []string) error {
+	return s.putDeltaOn(ctx, s.pool, cp, d, done, nil)
+}
+
+// putDeltaOn is PutDelta on db (the pool or a commit's transaction),
+// fenced by l's epoch when l is not nil.
+func (s *Store) putDeltaOn(ctx context.Context, db txer, cp *runtime.Checkpoint, d checkpoint.Delta, done []string, l *heldLease) error {
 	if cp == nil || cp.ID == "" {
 		return fmt.Errorf("postgres: PutDelta in %s: the checkpoint is nil or has no ID", s.where())
 	}
@@ -92,7 +99,6 @@ func (s *Store) PutDelta(ctx context.Context, cp *runtime.Checkpoint, d runtime.
 	if !cp.Created.IsZero() {
 		created = cp.Created.UnixNano()
 	}
-	l := s.fence(ctx, cp.ThreadID)
 	if l != nil {
 		if err := l.refused(); err != nil {
 			return fail(err)
@@ -104,14 +110,12 @@ func (s *Store) PutDelta(ctx context.Context, cp *runtime.Checkpoint, d runtime.
 	// The common case, one statement: a delta row under the limits.
 	c := s.opts.compact.WithDefaults()
 	args := []any{cp.ID, cp.ThreadID, cp.ParentID, cp.PlanID, cp.Step, created, writes, next, pending, cp.Fingerprint, cp.Format, cp.MigratedFrom,
-		d.Base, c.Every, d.Size(), c.Bytes, runtime.MinCompactionBytes, done}
+		d.Base, c.Every, d.Size(), c.Bytes, checkpoint.MinCompactionBytes, done}
 	q := s.q.deltaFast
 	if l != nil {
 		q, args = s.q.deltaFastFenced, append(args, l.epoch)
 	}
-	err = s.withThreadWrite(ctx, cp.ThreadID, func(db txer) error {
-		return s.putDelta(ctx, db, cp, d, l, q, args, writes, next, pending, created, done)
-	})
+	err = s.putDelta(ctx, db, cp, d, l, q, args, writes, next, pending, created, done)
 	if err != nil {
 		return fail(err)
 	}
@@ -120,7 +124,7 @@ func (s *Store) PutDelta(ctx context.Context, cp *runtime.Checkpoint, d runtime.
 
 // putDelta is PutDelta's write on db (the pool, or the transaction that
 // also records the thread).
-func (s *Store) putDelta(ctx context.Context, db txer, cp *runtime.Checkpoint, d runtime.Delta, l *heldLease, q string, args []any,
+func (s *Store) putDelta(ctx context.Context, db txer, cp *runtime.Checkpoint, d checkpoint.Delta, l *heldLease, q string, args []any,
 	writes, next, pending []byte, created int64, done []string) error {
 	var fenced, found, inserted int
 	if err := db.QueryRow(ctx, q, args...).Scan(&fenced, &found, &inserted); err != nil {

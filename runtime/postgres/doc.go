@@ -77,7 +77,7 @@
 // is cancelled at once and ends with an error matching ErrLeaseLost. When no
 // renewal has reached the server by the lease's local deadline (when the
 // last successful renewal was sent, plus the TTL minus a tenth of it), the
-// runtime starts no further effect (runtime.ErrLeaseExpired).
+// runtime starts no further effect (checkpoint.LeaseDeadlinePassed).
 //
 // # Tests
 //

@@ -11,54 +11,25 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
-// ErrLeaseLost is matched (errors.Is) by the error of a write of a thread
-// whose lease this Store held but another run has taken over (after it
-// expired without renewal) or deleted with the thread, and by the error
-// runtime.LeaseOptions.Lost receives when the heartbeat finds the lease
-// gone. Nothing was written; the run that held the lease must stop, the
-// new holder owns the thread.
-var ErrLeaseLost = errors.New("the thread's lease was lost: another run took it over after it expired unrenewed, or the thread was deleted; the write was refused so the new holder's state is not overwritten")
-
-// LeaseLostError says which lease was lost and how that was found. It
-// matches ErrLeaseLost.
-type LeaseLostError struct {
-	Thread string
-	Schema string
-	// Epoch is the lost lease's epoch.
-	Epoch int64
-	// Reason says how the loss was found: "fenced write" or "heartbeat"
-	// (the lease row has another epoch or is gone).
-	Reason string
-}
-
-func (e *LeaseLostError) Error() string {
-	return fmt.Sprintf("postgres: lease of thread %q (epoch %d) in schema %q lost (%s): another run took it over after it expired unrenewed, or the thread was deleted; the run must stop so that it starts no effect the new holder runs as well", e.Thread, e.Epoch, e.Schema, e.Reason)
-}
-
-// Is makes a LeaseLostError match ErrLeaseLost.
-func (e *LeaseLostError) Is(target error) bool { return target == ErrLeaseLost }
-
-// threadDeleted is why a held lease is gone when this Store deleted its
-// thread: it matches both runtime.ErrThreadDeleted and ErrLeaseLost.
-type threadDeleted struct{ thread, schema string }
-
-func (e *threadDeleted) Error() string {
-	return fmt.Sprintf("postgres: thread %q in schema %q was deleted while this run held it; nothing more of it is written", e.thread, e.schema)
-}
-
-func (e *threadDeleted) Is(target error) bool {
-	return target == runtime.ErrThreadDeleted || target == ErrLeaseLost
-}
+// ErrLeaseLost is checkpoint.ErrLeaseLost, matched by the error of a
+// write of a thread whose lease this Store held but another run has taken
+// over (after it expired without renewal) or deleted with the thread, and
+// by the error checkpoint.LeaseOptions.Lost receives when the heartbeat
+// finds the lease gone. Nothing was written; the run that held the lease
+// must stop, the new holder owns the thread. The error is a
+// *checkpoint.LeaseLostError saying why.
+var ErrLeaseLost = checkpoint.ErrLeaseLost
 
 // heldLease is a lease this Store holds: its epoch, its deadline and its
-// heartbeat. It implements runtime.Lease.
+// heartbeat. It implements checkpoint.Lease.
 type heldLease struct {
 	s      *Store
 	thread string
 	epoch  int64
-	opts   runtime.LeaseOptions
+	opts   checkpoint.LeaseOptions
 	stop   chan struct{}
 	done   chan struct{}
 	once   sync.Once
@@ -111,7 +82,7 @@ func (l *heldLease) refused() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.deleted {
-		return &threadDeleted{thread: l.thread, schema: l.s.schema}
+		return l.s.lostEpoch(l.thread, l.epoch, checkpoint.LeaseThreadDeleted, "fenced write")
 	}
 	return nil
 }
@@ -121,9 +92,9 @@ func (l *heldLease) refused() error {
 // runtime.ErrThreadBusy, while another live holder has it. A heartbeat
 // renews it every TTL/3 and reports each renewal to opts.Renewed; when a
 // renewal finds another epoch or no row, opts.Lost receives an error
-// matching ErrLeaseLost. Writes made with the lease in their context
-// (runtime.ContextWithLease, as the executor does) are fenced by its epoch.
-func (s *Store) Lease(ctx context.Context, threadID string, opts runtime.LeaseOptions) (runtime.Lease, error) {
+// matching ErrLeaseLost. The lease is the run's write handle: its Commit
+// and PutJournal are fenced by its epoch.
+func (s *Store) Lease(ctx context.Context, threadID string, opts checkpoint.LeaseOptions) (checkpoint.Lease, error) {
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
@@ -179,7 +150,7 @@ func (s *Store) busy(ctx context.Context, threadID string) error {
 // renewal that finds another epoch or no row reports the loss. One that
 // does not reach the server is retried at the next tick; meanwhile the
 // lease's local deadline stays where it was, and once it has passed the
-// runtime starts no effect (runtime.ErrLeaseExpired).
+// runtime starts no effect (checkpoint.LeaseDeadlinePassed).
 func (s *Store) heartbeat(l *heldLease) {
 	defer close(l.done)
 	t := time.NewTicker(s.opts.ttl / 3)
@@ -205,7 +176,7 @@ func (s *Store) heartbeat(l *heldLease) {
 			case <-l.stop:
 			default:
 				if l.opts.Lost != nil {
-					l.opts.Lost(&LeaseLostError{Thread: l.thread, Schema: s.schema, Epoch: l.epoch, Reason: "heartbeat"})
+					l.opts.Lost(s.lostEpoch(l.thread, l.epoch, checkpoint.LeaseTakenOver, "heartbeat"))
 				}
 			}
 			return
@@ -242,19 +213,12 @@ func (s *Store) deleteLease(l *heldLease) {
 	s.pool.Exec(ctx, s.q.dropLease, l.thread, l.epoch)
 }
 
-// fence returns the lease a write of threadID is made under when it is a
-// lease of this Store on that thread (the run's lease, which the runtime
-// passes in the context): the write must then be checked against its
-// epoch. It returns nil for a write outside a run, which is unfenced.
-func (s *Store) fence(ctx context.Context, threadID string) *heldLease {
-	l, _ := runtime.LeaseFromContext(ctx).(*heldLease)
-	if l == nil || l.s != s || l.thread != threadID {
-		return nil
-	}
-	return l
-}
-
 // lost is the error of a fenced write that found another epoch.
 func (s *Store) lost(threadID string, epoch int64) error {
-	return &LeaseLostError{Thread: threadID, Schema: s.schema, Epoch: epoch, Reason: "fenced write"}
+	return s.lostEpoch(threadID, epoch, checkpoint.LeaseTakenOver, "fenced write")
+}
+
+// lostEpoch is the error of the lease of threadID under epoch found lost.
+func (s *Store) lostEpoch(threadID string, epoch int64, reason checkpoint.LeaseLostReason, found string) error {
+	return &checkpoint.LeaseLostError{Thread: threadID, Store: "schema " + strconv.Quote(s.schema), Fence: strconv.FormatInt(epoch, 10), Reason: reason, Found: found}
 }

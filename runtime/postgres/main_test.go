@@ -11,27 +11,14 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/ilmek-go/ilmek/internal/pgtest"
 	"github.com/ilmek-go/ilmek/internal/testhook"
 	"github.com/ilmek-go/ilmek/runtime/postgres"
 )
 
-// envDSN names the server the tests run against.
-const envDSN = "ILMEK_POSTGRES_DSN"
-
-// dsn returns the test server's connection string. Without one the test
-// skips with a one-line notice, unless CI=true: in CI a missing or
-// unreachable server is a failure.
-func dsn(t testing.TB) string {
-	t.Helper()
-	d := os.Getenv(envDSN)
-	if d == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not set; CI must run the PostgreSQL tests (.ci/run sets it)", envDSN)
-		}
-		t.Skipf("%s not set: skipping the PostgreSQL tests (see README, \"PostgreSQL tests\")", envDSN)
-	}
-	return d
-}
+// dsn returns the test server's connection string (pgtest.DSN: skip
+// without one, unless CI=true).
+func dsn(t testing.TB) string { return pgtest.DSN(t) }
 
 var (
 	poolOnce sync.Once
@@ -60,7 +47,7 @@ func sharedPool(t testing.TB) *pgxpool.Pool {
 		}
 	})
 	if poolErr != nil {
-		t.Fatalf("PostgreSQL at %s=%q is unreachable: %v", envDSN, d, poolErr)
+		t.Fatalf("PostgreSQL at %s=%q is unreachable: %v", pgtest.EnvDSN, d, poolErr)
 	}
 	return pool
 }

@@ -16,7 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ilmek-go/ilmek/internal/pgtest"
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/runtime/postgres"
 )
 
@@ -33,7 +35,7 @@ const fencingTTL = time.Second
 // child runs the test binary as a child process.
 func child(mode string) error {
 	ctx := context.Background()
-	dsn, schema := os.Getenv(envDSN), os.Getenv(envSchema)
+	dsn, schema := os.Getenv(pgtest.EnvDSN), os.Getenv(envSchema)
 	switch mode {
 	case "migrate":
 		// Wait for the parent's go (a line on stdin), so that the children
@@ -78,12 +80,11 @@ func writer(ctx context.Context, dsn, schema string) error {
 		defer out.Unlock()
 		fmt.Printf(f+"\n", a...)
 	}
-	l, err := s.Lease(ctx, "t", runtime.LeaseOptions{Lost: func(error) { say("LOST") }})
+	l, err := s.Lease(ctx, "t", checkpoint.LeaseOptions{Lost: func(error) { say("LOST") }})
 	if err != nil {
 		return err
 	}
 	defer l.Release()
-	run := runtime.ContextWithLease(ctx, l)
 	done := make(chan struct{})
 	go func() { io.Copy(io.Discard, os.Stdin); close(done) }()
 	say("LEASED %s", l.Fence())
@@ -93,9 +94,9 @@ func writer(ctx context.Context, dsn, schema string) error {
 			return nil
 		case <-time.After(10 * time.Millisecond):
 		}
-		err := s.PutJournal(run, "t", "writer", []runtime.JournalEntry{{Key: "n", Value: json.RawMessage(strconv.Itoa(n))}})
+		err := l.PutJournal(ctx, "writer", []checkpoint.JournalEntry{{Key: "n", Value: json.RawMessage(strconv.Itoa(n))}})
 		if err == nil {
-			err = s.Put(run, &runtime.Checkpoint{ID: fmt.Sprintf("w-%08d", n), ThreadID: "t", Channels: json.RawMessage(`{}`)}, nil)
+			err = l.Commit(ctx, checkpoint.Commit{Checkpoint: &runtime.Checkpoint{ID: fmt.Sprintf("w-%08d", n), ThreadID: "t", Channels: json.RawMessage(`{}`)}})
 		}
 		switch {
 		case errors.Is(err, postgres.ErrLeaseLost):
@@ -112,7 +113,7 @@ func writer(ctx context.Context, dsn, schema string) error {
 func startChild(t *testing.T, mode, schema string) (*exec.Cmd, io.WriteCloser, *bufio.Scanner) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), envChild+"="+mode, envSchema+"="+schema, envDSN+"="+dsn(t))
+	cmd.Env = append(os.Environ(), envChild+"="+mode, envSchema+"="+schema, pgtest.EnvDSN+"="+dsn(t))
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -252,11 +253,11 @@ func TestFencingFrozenHolder(t *testing.T) {
 		}
 	}()
 	// Take the thread over once the frozen writer's lease has expired.
-	var l runtime.Lease
+	var l checkpoint.Lease
 	deadline := time.Now().Add(10 * fencingTTL)
 	for {
 		var err error
-		l, err = s.Lease(ctx, "t", runtime.LeaseOptions{})
+		l, err = s.Lease(ctx, "t", checkpoint.LeaseOptions{})
 		if err == nil {
 			break
 		}
@@ -266,8 +267,7 @@ func TestFencingFrozenHolder(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	defer l.Release()
-	mine := runtime.ContextWithLease(ctx, l)
-	if err := s.PutJournal(mine, "t", "writer", []runtime.JournalEntry{{Key: "n", Value: json.RawMessage(`"new holder"`)}}); err != nil {
+	if err := l.PutJournal(ctx, "writer", []checkpoint.JournalEntry{{Key: "n", Value: json.RawMessage(`"new holder"`)}}); err != nil {
 		t.Fatal(err)
 	}
 	before := checkpointIDs(t, s)

@@ -5,14 +5,11 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
-	"path"
 	"regexp"
-	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/ilmek-go/ilmek/runtime/internal/store"
 )
 
 // migrationFiles are the schema's versions, one file each, named
@@ -22,40 +19,10 @@ import (
 var migrationFiles embed.FS
 
 // migration is one version of the schema.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
+type migration = store.Migration
 
 // migrations returns the embedded migrations in version order.
-func migrations() ([]migration, error) {
-	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	var out []migration
-	for _, n := range names {
-		base := path.Base(n)
-		num, _, ok := strings.Cut(base, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v <= 0 {
-			return nil, fmt.Errorf("migration file %s is not named NNNN_what.sql", n)
-		}
-		b, err := migrationFiles.ReadFile(n)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, migration{version: v, name: strings.TrimSuffix(base, ".sql"), sql: string(b)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
-	for i, m := range out {
-		if m.version != i+1 {
-			return nil, fmt.Errorf("migration versions must be 1, 2, 3, ... without gaps; %s is version %d at place %d", m.name, m.version, i+1)
-		}
-	}
-	return out, nil
-}
+func migrations() ([]migration, error) { return store.Migrations(migrationFiles, "migrations/*.sql") }
 
 // SchemaVersion is the schema version this build of the package writes and
 // reads (the highest version in the schema's ilmek_migrations table).
@@ -118,11 +85,11 @@ func migrate(ctx context.Context, conn interface {
 		return fmt.Errorf("set search_path to %s: %w", q, err)
 	}
 	for _, m := range ms[have:] {
-		if _, err := tx.Exec(ctx, m.sql); err != nil {
-			return fmt.Errorf("migration %s on schema %s: %w", m.name, q, err)
+		if _, err := tx.Exec(ctx, m.SQL); err != nil {
+			return fmt.Errorf("migration %s on schema %s: %w", m.Name, q, err)
 		}
-		if _, err := tx.Exec(ctx, "INSERT INTO "+q+".ilmek_migrations (version, name) VALUES ($1, $2)", m.version, m.name); err != nil {
-			return fmt.Errorf("record migration %s on schema %s: %w", m.name, q, err)
+		if _, err := tx.Exec(ctx, "INSERT INTO "+q+".ilmek_migrations (version, name) VALUES ($1, $2)", m.Version, m.Name); err != nil {
+			return fmt.Errorf("record migration %s on schema %s: %w", m.Name, q, err)
 		}
 	}
 	if err := tx.Commit(ctx); err != nil {

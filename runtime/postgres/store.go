@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // Store is a runtime.Checkpointer on PostgreSQL. Create it with Open (from
@@ -37,7 +38,7 @@ type options struct {
 	schema  string
 	ttl     time.Duration
 	owner   string
-	compact runtime.Compaction
+	compact checkpoint.Compaction
 }
 
 // DefaultSchema is the PostgreSQL schema a Store uses unless Schema says
@@ -66,13 +67,13 @@ func Owner(name string) Option { return func(o *options) { o.owner = name } }
 // delta. The default is DefaultCompaction: every delta of a chain is a row
 // a read transfers and applies, so chains are kept shorter here than in
 // the embedded stores.
-func Compact(c runtime.Compaction) Option { return func(o *options) { o.compact = c } }
+func Compact(c checkpoint.Compaction) Option { return func(o *options) { o.compact = c } }
 
 // DefaultCompaction is a snapshot every 100 deltas, or once the deltas
-// outweigh the snapshot (runtime.Compaction with Bytes 0). On the chat
+// outweigh the snapshot (checkpoint.Compaction with Bytes 0). On the chat
 // workload (BENCHMARKS.md) it keeps a turn within about 1.2 times the cost
 // of full snapshots, where 1,000 deltas cost 2.7 times.
-var DefaultCompaction = runtime.Compaction{Every: 100}
+var DefaultCompaction = checkpoint.Compaction{Every: 100}
 
 func (o options) validate() error {
 	switch {

@@ -12,12 +12,13 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 var (
-	_ runtime.ThreadLister   = (*Store)(nil)
-	_ runtime.ThreadRecorder = (*Store)(nil)
-	_ runtime.EventStore     = (*Store)(nil)
+	_ checkpoint.ThreadLister   = (*Store)(nil)
+	_ checkpoint.ThreadRecorder = (*Store)(nil)
+	_ checkpoint.EventStore     = (*Store)(nil)
 )
 
 // txer is a pool or a transaction: what a write that may run inside a
@@ -25,24 +26,6 @@ var (
 type txer interface {
 	querier
 	Begin(ctx context.Context) (pgx.Tx, error)
-}
-
-// withThreadWrite runs body, a checkpoint write, on the pool; when ctx
-// carries a ThreadWrite, in a transaction that records it after body.
-func (s *Store) withThreadWrite(ctx context.Context, threadID string, body func(db txer) error) error {
-	tw := runtime.ThreadWriteFromContext(ctx)
-	if tw == nil {
-		return body(s.pool)
-	}
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := body(tx); err != nil {
-			return err
-		}
-		if err := s.recordTx(ctx, tx, threadID, tw); err != nil {
-			return fmt.Errorf("record the thread: %w", err)
-		}
-		return nil
-	})
 }
 
 // fenceTx checks, in tx, that a write made under l (nil: unfenced) still
@@ -64,12 +47,9 @@ func (s *Store) fenceTx(ctx context.Context, tx pgx.Tx, threadID string, l *held
 }
 
 // RecordThread merges w's metadata into the thread's and records its
-// outcome, in one transaction fenced by the run's lease like Put.
-func (s *Store) RecordThread(ctx context.Context, threadID string, w runtime.ThreadWrite) error {
+// outcome, in one transaction, unleased (a run records through its lease).
+func (s *Store) RecordThread(ctx context.Context, threadID string, w checkpoint.ThreadWrite) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := s.fenceTx(ctx, tx, threadID, s.fence(ctx, threadID)); err != nil {
-			return err
-		}
 		return s.recordTx(ctx, tx, threadID, &w)
 	})
 	if err != nil {
@@ -79,7 +59,7 @@ func (s *Store) RecordThread(ctx context.Context, threadID string, w runtime.Thr
 }
 
 // recordTx writes w of the thread with q.
-func (s *Store) recordTx(ctx context.Context, q querier, threadID string, w *runtime.ThreadWrite) error {
+func (s *Store) recordTx(ctx context.Context, q querier, threadID string, w *checkpoint.ThreadWrite) error {
 	now := time.Now().UnixNano()
 	if w.Outcome != nil {
 		var ended int64
@@ -121,10 +101,10 @@ func (s *Store) recordTx(ctx context.Context, q querier, threadID string, w *run
 }
 
 // ListThreads returns the page of threads q selects, in one statement.
-func (s *Store) ListThreads(ctx context.Context, q runtime.ThreadQuery) (runtime.ThreadPage, error) {
-	limit, cursor, err := runtime.CheckThreadQuery(q)
+func (s *Store) ListThreads(ctx context.Context, q checkpoint.ThreadQuery) (checkpoint.ThreadPage, error) {
+	limit, cursor, err := checkpoint.CheckThreadQuery(q)
 	if err != nil {
-		return runtime.ThreadPage{}, err
+		return checkpoint.ThreadPage{}, err
 	}
 	var b strings.Builder
 	var args []any
@@ -148,27 +128,27 @@ func (s *Store) ListThreads(ctx context.Context, q runtime.ThreadQuery) (runtime
 	if len(q.Meta) > 0 {
 		raw, err := json.Marshal(q.Meta)
 		if err != nil {
-			return runtime.ThreadPage{}, fmt.Errorf("postgres: list threads: encode the metadata condition: %w", err)
+			return checkpoint.ThreadPage{}, fmt.Errorf("postgres: list threads: encode the metadata condition: %w", err)
 		}
 		b.WriteString(" AND meta @> " + arg(string(raw)) + "::jsonb")
 	}
 	b.WriteString(" ORDER BY updated_ns DESC, thread_id DESC LIMIT " + arg(limit+1))
 	rows, err := s.pool.Query(ctx, b.String(), args...)
 	if err != nil {
-		return runtime.ThreadPage{}, fmt.Errorf("postgres: list threads in %s: %w", s.where(), err)
+		return checkpoint.ThreadPage{}, fmt.Errorf("postgres: list threads in %s: %w", s.where(), err)
 	}
 	defer rows.Close()
-	var page runtime.ThreadPage
+	var page checkpoint.ThreadPage
 	for rows.Next() {
 		var (
-			info           runtime.ThreadInfo
+			info           checkpoint.ThreadInfo
 			meta           map[string]string
 			status         string
 			ended, updated int64
 			pending        []byte
 		)
 		if err := rows.Scan(&info.ID, &meta, &status, &info.Outcome.RunID, &ended, &info.Outcome.Error, &pending, &updated); err != nil {
-			return runtime.ThreadPage{}, fmt.Errorf("postgres: list threads in %s: %w", s.where(), err)
+			return checkpoint.ThreadPage{}, fmt.Errorf("postgres: list threads in %s: %w", s.where(), err)
 		}
 		if len(meta) > 0 {
 			info.Meta = meta
@@ -180,31 +160,43 @@ func (s *Store) ListThreads(ctx context.Context, q runtime.ThreadQuery) (runtime
 		info.Updated = time.Unix(0, updated).UTC()
 		if len(pending) > 0 && info.Outcome.Status == runtime.StatusInterrupted {
 			if err := json.Unmarshal(pending, &info.Pending); err != nil {
-				return runtime.ThreadPage{}, fmt.Errorf("postgres: list threads in %s: thread %q: decode pending interrupts: %w", s.where(), info.ID, err)
+				return checkpoint.ThreadPage{}, fmt.Errorf("postgres: list threads in %s: thread %q: decode pending interrupts: %w", s.where(), info.ID, err)
 			}
 		}
 		page.Threads = append(page.Threads, info)
 	}
 	if err := rows.Err(); err != nil {
-		return runtime.ThreadPage{}, fmt.Errorf("postgres: list threads in %s: %w", s.where(), err)
+		return checkpoint.ThreadPage{}, fmt.Errorf("postgres: list threads in %s: %w", s.where(), err)
 	}
 	if len(page.Threads) > limit {
 		page.Threads = page.Threads[:limit]
 		last := page.Threads[limit-1]
-		page.Next = runtime.EncodeThreadCursor(runtime.ThreadCursor{Updated: last.Updated.UnixNano(), ID: last.ID})
+		page.Next = checkpoint.EncodeThreadCursor(checkpoint.ThreadCursor{Updated: last.Updated.UnixNano(), ID: last.ID})
 	}
 	return page, nil
 }
 
-// AppendEvents stores events of one run in one transaction, fenced by the
-// run's lease like Put, and drops the run's events older than its last
-// runtime.MaxStoredEvents sequence numbers.
-func (s *Store) AppendEvents(ctx context.Context, events []runtime.StoredEvent) error {
+// AppendEvents stores events of one run in one transaction, unleased (a
+// run stores its events through its lease's Commit), and drops the run's
+// events older than its last checkpoint.MaxStoredEvents sequence numbers.
+func (s *Store) AppendEvents(ctx context.Context, events []checkpoint.StoredEvent) error {
 	if len(events) == 0 {
 		return nil
 	}
 	first := events[0]
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return s.appendEventsTx(ctx, tx, events) })
+	if err != nil {
+		return fmt.Errorf("postgres: append %d events of run %q of thread %q in %s: %w", len(events), first.RunID, first.ThreadID, s.where(), err)
+	}
+	return nil
+}
+
+// appendEventsTx stores events in tx (see AppendEvents).
+func (s *Store) appendEventsTx(ctx context.Context, tx pgx.Tx, events []checkpoint.StoredEvent) error {
 	n := len(events)
+	if n == 0 {
+		return nil
+	}
 	runs, seqs, threads, times, kinds, datas := make([]string, n), make([]int64, n), make([]string, n), make([]int64, n), make([]string, n), make([][]byte, n)
 	last := map[string]int64{}
 	for i, e := range events {
@@ -214,32 +206,23 @@ func (s *Store) AppendEvents(ctx context.Context, events []runtime.StoredEvent) 
 		}
 		last[e.RunID] = max(last[e.RunID], e.Seq)
 	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := s.fenceTx(ctx, tx, first.ThreadID, s.fence(ctx, first.ThreadID)); err != nil {
-			return err
+	if _, err := tx.Exec(ctx, s.q.appendEvents, runs, seqs, threads, times, kinds, datas); err != nil {
+		return err
+	}
+	for run, seq := range last {
+		if seq <= checkpoint.MaxStoredEvents {
+			continue
 		}
-		if _, err := tx.Exec(ctx, s.q.appendEvents, runs, seqs, threads, times, kinds, datas); err != nil {
-			return err
+		if _, err := tx.Exec(ctx, s.q.trimEvents, run, seq-checkpoint.MaxStoredEvents); err != nil {
+			return fmt.Errorf("drop old events of run %q: %w", run, err)
 		}
-		for run, seq := range last {
-			if seq <= runtime.MaxStoredEvents {
-				continue
-			}
-			if _, err := tx.Exec(ctx, s.q.trimEvents, run, seq-runtime.MaxStoredEvents); err != nil {
-				return fmt.Errorf("drop old events of run %q: %w", run, err)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("postgres: append %d events of run %q of thread %q in %s: %w", n, first.RunID, first.ThreadID, s.where(), err)
 	}
 	return nil
 }
 
 // ReadEvents returns the run's stored events after afterSeq, in Seq order,
 // at most limit of them (all when limit <= 0).
-func (s *Store) ReadEvents(ctx context.Context, runID string, afterSeq int64, limit int) ([]runtime.StoredEvent, error) {
+func (s *Store) ReadEvents(ctx context.Context, runID string, afterSeq int64, limit int) ([]checkpoint.StoredEvent, error) {
 	var lim *int64
 	if limit > 0 {
 		l := int64(limit)
@@ -250,9 +233,9 @@ func (s *Store) ReadEvents(ctx context.Context, runID string, afterSeq int64, li
 		return nil, fmt.Errorf("postgres: read events of run %q from %s: %w", runID, s.where(), err)
 	}
 	defer rows.Close()
-	var out []runtime.StoredEvent
+	var out []checkpoint.StoredEvent
 	for rows.Next() {
-		var e runtime.StoredEvent
+		var e checkpoint.StoredEvent
 		var ns int64
 		var data []byte
 		if err := rows.Scan(&e.RunID, &e.Seq, &e.ThreadID, &ns, &e.Kind, &data); err != nil {

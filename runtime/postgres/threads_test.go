@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // TestMigrateThreadsFromVersion3: a schema written at version 3 (the
@@ -66,7 +67,7 @@ func TestMigrateThreadsFromVersion3(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := openStoreOn(t, schema)
-	page, err := s.ListThreads(ctx, runtime.ThreadQuery{})
+	page, err := s.ListThreads(ctx, checkpoint.ThreadQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/runtime/sqlite"
 	"github.com/ilmek-go/ilmek/spec"
 )
@@ -48,7 +49,7 @@ func sqliteBackend(name string, opts ...sqlite.Option) backend {
 }
 
 var backends = []backend{
-	{"memory", func(*testing.B) runtime.Checkpointer { return runtime.NewMemory() }},
+	{"memory", func(*testing.B) runtime.Checkpointer { return checkpoint.NewMemory() }},
 	sqliteBackend("sqlite"),
 	sqliteBackend("sqlite-sync-normal", sqlite.Synchronous("NORMAL")),
 }

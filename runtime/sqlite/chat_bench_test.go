@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/runtime/sqlite"
 	"github.com/ilmek-go/ilmek/spec"
 )
@@ -57,7 +58,7 @@ func BenchmarkChat(b *testing.B) {
 			var last, fileBytes int
 			for b.Loop() {
 				var (
-					cp   runtime.Checkpointer = runtime.NewMemory()
+					cp   runtime.Checkpointer = checkpoint.NewMemory()
 					path                      = filepath.Join(cmp.Or(*chatKeep, b.TempDir()), "chat.db")
 					s    *sqlite.Store
 				)

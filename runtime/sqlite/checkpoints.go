@@ -9,49 +9,86 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // Put stores cp and drops the journals of the task ids in done, in one
-// transaction. A checkpoint id must be unique within its thread.
+// transaction, unleased (a run commits through its lease). A checkpoint id
+// must be unique within its thread.
 func (s *Store) Put(ctx context.Context, cp *runtime.Checkpoint, done []string) error {
-	if cp == nil || cp.ID == "" {
-		return fmt.Errorf("sqlite: Put on %q: the checkpoint is nil or has no ID", s.path)
-	}
-	next, err := json.Marshal(cp.Next)
-	if err != nil {
-		return fmt.Errorf("sqlite: put checkpoint %s of thread %q: encode next tasks: %w", cp.ID, cp.ThreadID, err)
-	}
-	pending, err := json.Marshal(cp.Pending)
-	if err != nil {
-		return fmt.Errorf("sqlite: put checkpoint %s of thread %q: encode pending interrupts: %w", cp.ID, cp.ThreadID, err)
-	}
-	var created int64
-	if !cp.Created.IsZero() {
-		created = cp.Created.UnixNano()
-	}
-	args := []any{cp.ID, cp.ThreadID, cp.ParentID, cp.PlanID, cp.Step, created, []byte(cp.Channels), next, pending, cp.Fingerprint, cp.Format, cp.MigratedFrom, "", "", 0, 0}
-	tw := runtime.ThreadWriteFromContext(ctx)
-	if len(done) == 0 && tw == nil && !s.fenced(ctx, cp.ThreadID) {
+	if len(done) == 0 && cp != nil && cp.ID != "" {
 		// One statement commits atomically on its own.
-		_, err = s.ws[qInsertCheckpoint].ExecContext(ctx, args...)
-	} else {
-		err = s.tx(ctx, cp.ThreadID, func(tx *sql.Tx) error {
-			return s.putTx(ctx, tx, args, cp.ThreadID, done)
-		})
+		args, err := checkpointArgs(cp)
+		if err == nil {
+			_, err = s.ws[qInsertCheckpoint].ExecContext(ctx, args...)
+		}
+		if err != nil {
+			return fmt.Errorf("sqlite: put checkpoint %s of thread %q in %q: %w", cp.ID, cp.ThreadID, s.path, err)
+		}
+		return nil
 	}
+	put, err := s.prepareCommit(ctx, cp, nil, done, nil)
 	if err != nil {
+		return err
+	}
+	if err := s.tx(ctx, nil, put); err != nil {
 		return fmt.Errorf("sqlite: put checkpoint %s of thread %q in %q: %w", cp.ID, cp.ThreadID, s.path, err)
 	}
 	return nil
 }
 
-// putTx inserts a checkpoint, drops the journals of done and records the
-// ThreadWrite the context carries, in tx.
-func (s *Store) putTx(ctx context.Context, tx *sql.Tx, args []any, threadID string, done []string) error {
+// checkpointArgs encodes cp as the arguments of qInsertCheckpoint, a full
+// snapshot.
+func checkpointArgs(cp *runtime.Checkpoint) ([]any, error) {
+	next, err := json.Marshal(cp.Next)
+	if err != nil {
+		return nil, fmt.Errorf("encode next tasks: %w", err)
+	}
+	pending, err := json.Marshal(cp.Pending)
+	if err != nil {
+		return nil, fmt.Errorf("encode pending interrupts: %w", err)
+	}
+	var created int64
+	if !cp.Created.IsZero() {
+		created = cp.Created.UnixNano()
+	}
+	return []any{cp.ID, cp.ThreadID, cp.ParentID, cp.PlanID, cp.Step, created, []byte(cp.Channels), next, pending, cp.Fingerprint, cp.Format, cp.MigratedFrom, "", "", 0, 0}, nil
+}
+
+// prepareCommit encodes cp (as the delta d when d is not nil) and returns
+// the body of the transaction that stores it, drops the journals of done
+// and records tw (when not nil).
+func (s *Store) prepareCommit(ctx context.Context, cp *runtime.Checkpoint, d *checkpoint.Delta, done []string, tw *checkpoint.ThreadWrite) (func(*sql.Tx) error, error) {
+	if cp == nil || cp.ID == "" {
+		return nil, fmt.Errorf("sqlite: a checkpoint write in %q: the checkpoint is nil or has no ID", s.path)
+	}
+	args, err := checkpointArgs(cp)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: put checkpoint %s of thread %q: %w", cp.ID, cp.ThreadID, err)
+	}
+	if d == nil {
+		return func(tx *sql.Tx) error { return s.putTx(ctx, tx, args, cp.ThreadID, done, tw) }, nil
+	}
+	writes, err := json.Marshal(d.Writes)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: put checkpoint %s of thread %q: encode its delta: %w", cp.ID, cp.ThreadID, err)
+	}
+	args[6] = writes
+	return func(tx *sql.Tx) error {
+		if err := s.deltaArgs(ctx, tx, cp, *d, args); err != nil {
+			return fmt.Errorf("as a delta of %s: %w", d.Base, err)
+		}
+		return s.putTx(ctx, tx, args, cp.ThreadID, done, tw)
+	}, nil
+}
+
+// putTx inserts a checkpoint, drops the journals of done and records tw
+// (when not nil), in tx.
+func (s *Store) putTx(ctx context.Context, tx *sql.Tx, args []any, threadID string, done []string, tw *checkpoint.ThreadWrite) error {
 	if _, err := s.ws.in(ctx, tx, qInsertCheckpoint).ExecContext(ctx, args...); err != nil {
 		return err
 	}
-	if tw := runtime.ThreadWriteFromContext(ctx); tw != nil {
+	if tw != nil {
 		if err := s.recordTx(ctx, tx, threadID, tw); err != nil {
 			return fmt.Errorf("record the thread: %w", err)
 		}
@@ -114,17 +151,17 @@ func (s *Store) get(ctx context.Context, threadID, id string) (*runtime.Checkpoi
 // checkpoint base whose chain starts at snapshot snap, with the channels
 // they give. The chain's rows are read by snapshot with chain (qChain);
 // groups caches them by snapshot id across calls (nil: no cache).
-func (s *Store) rebuild(ctx context.Context, chain *sql.Stmt, cp *runtime.Checkpoint, base, snap string, groups map[string]map[string]runtime.ChainLink) error {
+func (s *Store) rebuild(ctx context.Context, chain *sql.Stmt, cp *runtime.Checkpoint, base, snap string, groups map[string]map[string]checkpoint.ChainLink) error {
 	links := groups[snap]
 	if links == nil {
 		rs, err := chain.QueryContext(ctx, cp.ThreadID, snap)
 		if err != nil {
 			return fmt.Errorf("checkpoint %s: read its chain: %w", cp.ID, err)
 		}
-		links = map[string]runtime.ChainLink{}
+		links = map[string]checkpoint.ChainLink{}
 		for rs.Next() {
 			var id string
-			var l runtime.ChainLink
+			var l checkpoint.ChainLink
 			if err := rs.Scan(&id, &l.Base, &l.Channels); err != nil {
 				rs.Close()
 				return fmt.Errorf("checkpoint %s: read its chain: %w", cp.ID, err)
@@ -139,7 +176,7 @@ func (s *Store) rebuild(ctx context.Context, chain *sql.Stmt, cp *runtime.Checkp
 			groups[snap] = links
 		}
 	}
-	full, err := runtime.RebuildChain(cp.Channels, base, links)
+	full, err := checkpoint.RebuildChain(cp.Channels, base, links)
 	if err != nil {
 		return fmt.Errorf("checkpoint %s: %w", cp.ID, err)
 	}
@@ -178,7 +215,7 @@ func (s *Store) List(ctx context.Context, threadID string, limit int) ([]*runtim
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: list checkpoints of thread %q in %q: %w", threadID, s.path, err)
 	}
-	groups := map[string]map[string]runtime.ChainLink{}
+	groups := map[string]map[string]checkpoint.ChainLink{}
 	for i, cp := range out {
 		if bases[i] == "" {
 			continue
@@ -194,7 +231,7 @@ func (s *Store) List(ctx context.Context, threadID string, limit int) ([]*runtim
 // transaction, matched by exact thread id. A run of the thread that holds
 // its lease in another process then fails its next write with
 // ErrLeaseLost. A run that holds it through this Store is told at once
-// (LeaseOptions.Lost, with an error matching runtime.ErrThreadDeleted) and
+// (LeaseOptions.Lost, with an error matching checkpoint.ErrThreadDeleted) and
 // every later write of it is refused; DeleteThread does not wait for it.
 func (s *Store) DeleteThread(ctx context.Context, threadID string) error {
 	s.mu.Lock()
@@ -210,10 +247,10 @@ func (s *Store) DeleteThread(ctx context.Context, threadID string) error {
 		l.mu.Unlock()
 		l.stopHeartbeatAsync()
 		if !already && l.opts.Lost != nil {
-			defer l.opts.Lost(&threadDeleted{thread: threadID, path: s.path})
+			defer l.opts.Lost(s.lostLease(l, checkpoint.LeaseThreadDeleted, "delete"))
 		}
 	}
-	err := s.tx(ctx, "", func(tx *sql.Tx) error {
+	err := s.tx(ctx, nil, func(tx *sql.Tx) error {
 		for _, table := range []string{"ilmek_checkpoints", "ilmek_journals", "ilmek_leases", "ilmek_threads", "ilmek_events"} {
 			if _, err := tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE thread_id = ?", threadID); err != nil {
 				return err

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/runtime/checkpointtest"
 	"github.com/ilmek-go/ilmek/runtime/sqlite"
 )
@@ -60,7 +61,7 @@ func TestContractCompactingOften(t *testing.T) {
 		t.Skip("the delta contract again, compacting often; go test without -short (as CI does) runs it")
 	}
 	checkpointtest.RunDeltas(t, func(t *testing.T) runtime.Checkpointer {
-		s, _ := open(t, sqlite.Synchronous("NORMAL"), sqlite.Compact(runtime.Compaction{Every: 7, Bytes: 300}))
+		s, _ := open(t, sqlite.Synchronous("NORMAL"), sqlite.Compact(checkpoint.Compaction{Every: 7, Bytes: 300}))
 		return s
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/runtime/sqlite"
 )
 
@@ -42,9 +43,9 @@ func benchLongThread(b *testing.B, kind string) {
 	for i := 1; i < *longThread; i++ {
 		id := fmt.Sprintf("c%06d", i)
 		c := &runtime.Checkpoint{ID: id, ParentID: prev, ThreadID: "t", PlanID: id, Step: i, Created: time.Now()}
-		d := runtime.Delta{Base: prev, Writes: []runtime.ChannelWrite{{Channel: "messages", Append: true, Value: json.RawMessage("[" + string(msg) + "]")}}}
+		d := checkpoint.Delta{Base: prev, Writes: []checkpoint.ChannelWrite{{Channel: "messages", Append: true, Value: json.RawMessage("[" + string(msg) + "]")}}}
 		if kind == "set" {
-			d.Writes = []runtime.ChannelWrite{{Channel: "counter", Value: json.RawMessage(fmt.Sprint(i))}, {Channel: "last", Value: msg}}
+			d.Writes = []checkpoint.ChannelWrite{{Channel: "counter", Value: json.RawMessage(fmt.Sprint(i))}, {Channel: "last", Value: msg}}
 		}
 		if err := s.PutDelta(ctx, c, d, nil); err != nil {
 			b.Fatal(err)

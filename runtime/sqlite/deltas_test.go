@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -83,11 +84,11 @@ func TestMigrateVersion2File(t *testing.T) {
 	}
 	// The migration gave every thread its record: listable, the paused one
 	// with its interrupt, the finished one done, ordered by last update.
-	page, err := s.ListThreads(t.Context(), runtime.ThreadQuery{})
+	page, err := s.ListThreads(t.Context(), checkpoint.ThreadQuery{})
 	if err != nil || len(page.Threads) != 2 {
 		t.Fatalf("threads of the migrated file: %+v %v, want chat and other", page.Threads, err)
 	}
-	byID := map[string]runtime.ThreadInfo{}
+	byID := map[string]checkpoint.ThreadInfo{}
 	for _, th := range page.Threads {
 		byID[th.ID] = th
 	}
@@ -98,7 +99,7 @@ func TestMigrateVersion2File(t *testing.T) {
 	if other.Outcome.Status != runtime.StatusDone || len(other.Pending) != 0 {
 		t.Errorf("the migrated finished thread: %+v; want done", other)
 	}
-	inbox, err := s.ListThreads(t.Context(), runtime.ThreadQuery{Status: runtime.StatusInterrupted})
+	inbox, err := s.ListThreads(t.Context(), checkpoint.ThreadQuery{Status: runtime.StatusInterrupted})
 	if err != nil || len(inbox.Threads) != 1 || inbox.Threads[0].ID != "chat" {
 		t.Fatalf("the migrated file's interrupted threads: %+v %v, want chat", inbox.Threads, err)
 	}
@@ -126,7 +127,7 @@ func TestMigrateVersion2File(t *testing.T) {
 	if c, err := s.Get(t.Context(), "other", ""); err != nil || len(messages(t, c)) != 3 {
 		t.Fatalf("the other thread: %v", err)
 	}
-	done, err := s.ListThreads(t.Context(), runtime.ThreadQuery{Status: runtime.StatusDone})
+	done, err := s.ListThreads(t.Context(), checkpoint.ThreadQuery{Status: runtime.StatusDone})
 	if err != nil || len(done.Threads) != 2 || done.Threads[0].ID != "chat" || done.Threads[0].Outcome.RunID == "" {
 		t.Fatalf("done threads after the runs: %+v %v; want chat (run last, with its run id) then other", done.Threads, err)
 	}
@@ -135,7 +136,7 @@ func TestMigrateVersion2File(t *testing.T) {
 // TestDeltaRows checks what the file holds: one small row per superstep,
 // a full snapshot every Compact.Every, and nothing after DeleteThread.
 func TestDeltaRows(t *testing.T) {
-	s := openT(t, filepath.Join(t.TempDir(), "cp.db"), Compact(runtime.Compaction{Every: 8}))
+	s := openT(t, filepath.Join(t.TempDir(), "cp.db"), Compact(checkpoint.Compaction{Every: 8}))
 	g, err := runtime.NewBuilder("chat").Channel("messages", spec.Append).
 		Node("say", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) {
 			return runtime.Values{"messages": "hello"}, nil

@@ -79,10 +79,9 @@
 // Lease fails at once with an error for which errors.Is(err,
 // runtime.ErrThreadBusy) holds, naming the holder.
 //
-// Writes are fenced: the runtime passes a run's lease to every write in
-// the context (runtime.LeaseFromContext), and Put and PutJournal made under
-// a lease of this Store check, in the same transaction, that the lease row
-// still carries its token. A process that stalled past its expiry and was
+// Writes are fenced: a run writes through its lease (checkpoint.Lease's
+// Commit and PutJournal), and each such write checks, in its own
+// transaction, that the lease row still carries its token. A process that stalled past its expiry and was
 // taken over therefore fails with ErrLeaseLost instead of overwriting the
 // new owner's checkpoints. Expiry compares wall-clock times of the
 // processes sharing the file, which share a machine.
@@ -91,7 +90,7 @@
 // lease has a local deadline (runtime.Lease.Deadline): the monotonic time
 // at which the last successful renewal was sent, plus the TTL, minus a
 // tenth of it. Past the deadline runtime.Step starts no effect and the run
-// stops with runtime.ErrLeaseExpired, so a process frozen (SIGSTOP, a long
+// stops with a lost lease (checkpoint.LeaseDeadlinePassed), so a process frozen (SIGSTOP, a long
 // GC pause, a suspended VM) past its lease starts nothing when it wakes;
 // and when its heartbeat finds the row gone or carrying another token, the
 // run is cancelled at once (runtime.LeaseOptions.Lost) and ends with an
@@ -105,4 +104,19 @@
 // writes are refused. A run in another process fails its next write (its
 // lease row is gone) and is stopped by its heartbeat. Nothing of the thread
 // reappears.
+//
+// # Integrity
+//
+// Check runs SQLite's quick_check over the file and reports a damaged
+// file as a *DamageError (matching ErrDamaged) that lists what SQLite
+// found: malformed or overwritten pages, broken free lists, rows missing
+// from an index, malformed records. It does not detect bytes of a row
+// changed into other well-formed bytes (SQLite keeps no checksums of
+// content), a write the disk acknowledged and dropped that left the file
+// consistent, or damage in the write-ahead log before it is copied into
+// the file; a checkpoint whose stored JSON or delta chain does not decode
+// is reported by the read that meets it. A running store does not check
+// itself: run Check from an operator's tool or on a schedule, and restore
+// a damaged file from a backup (TestCheckFindsDamage overwrites a page of
+// a file and expects Check to name it).
 package sqlite

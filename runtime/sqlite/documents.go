@@ -7,9 +7,10 @@ import (
 	"fmt"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
-var _ runtime.DocumentStore = (*Store)(nil)
+var _ checkpoint.DocumentStore = (*Store)(nil)
 
 // PutDocument stores the document of a graph version under its fingerprint
 // (ilmek_documents); a fingerprint already stored keeps its document.

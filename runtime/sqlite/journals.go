@@ -7,24 +7,17 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
-// PutJournal replaces the journal of a task. A run's write is fenced by
-// its lease (see the package documentation).
-func (s *Store) PutJournal(ctx context.Context, threadID, taskID string, entries []runtime.JournalEntry) error {
+// PutJournal replaces the journal of a task, unleased (a run writes its
+// journals through its lease).
+func (s *Store) PutJournal(ctx context.Context, threadID, taskID string, entries []checkpoint.JournalEntry) error {
 	raw, err := json.Marshal(entries)
 	if err != nil {
 		return fmt.Errorf("sqlite: put journal of task %q of thread %q: encode entries: %w", taskID, threadID, err)
 	}
-	if s.fenced(ctx, threadID) {
-		err = s.tx(ctx, threadID, func(tx *sql.Tx) error {
-			_, err := s.ws.in(ctx, tx, qPutJournal).ExecContext(ctx, threadID, taskID, raw)
-			return err
-		})
-	} else {
-		_, err = s.ws[qPutJournal].ExecContext(ctx, threadID, taskID, raw)
-	}
+	_, err = s.ws[qPutJournal].ExecContext(ctx, threadID, taskID, raw)
 	if err != nil {
 		return fmt.Errorf("sqlite: put journal of task %q of thread %q in %q: %w", taskID, threadID, s.path, err)
 	}
@@ -32,7 +25,7 @@ func (s *Store) PutJournal(ctx context.Context, threadID, taskID string, entries
 }
 
 // GetJournal returns the journal of a task, nil when it has none.
-func (s *Store) GetJournal(ctx context.Context, threadID, taskID string) ([]runtime.JournalEntry, error) {
+func (s *Store) GetJournal(ctx context.Context, threadID, taskID string) ([]checkpoint.JournalEntry, error) {
 	var raw []byte
 	err := s.rs[qGetJournal].QueryRowContext(ctx, threadID, taskID).Scan(&raw)
 	switch {
@@ -41,7 +34,7 @@ func (s *Store) GetJournal(ctx context.Context, threadID, taskID string) ([]runt
 	case err != nil:
 		return nil, fmt.Errorf("sqlite: get journal of task %q of thread %q from %q: %w", taskID, threadID, s.path, err)
 	}
-	var entries []runtime.JournalEntry
+	var entries []checkpoint.JournalEntry
 	if err := json.Unmarshal(raw, &entries); err != nil {
 		return nil, fmt.Errorf("sqlite: journal of task %q of thread %q in %q is corrupt: %w", taskID, threadID, s.path, err)
 	}

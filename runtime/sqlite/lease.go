@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,43 +13,29 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
-// ErrLeaseLost is returned by a write of a thread whose lease this Store
-// held but another process has taken over (after it expired without
-// renewal) or deleted with the thread. Nothing was written; the run that
-// held the lease must stop, the new holder owns the thread.
-var ErrLeaseLost = errors.New("the thread's lease was taken over by another run (it expired without renewal, or the thread was deleted); this write was refused so the new holder's state is not overwritten")
+// ErrLeaseLost is checkpoint.ErrLeaseLost, matched by the error of a
+// write of a thread whose lease this Store held but another process has
+// taken over (after it expired without renewal) or deleted with the
+// thread, and by what LeaseOptions.Lost receives. Nothing was written;
+// the run that held the lease must stop, the new holder owns the thread.
+// The error is a *checkpoint.LeaseLostError saying why.
+var ErrLeaseLost = checkpoint.ErrLeaseLost
 
-// lostWhileHeld is what WatchLease's lost callback receives: the lease
-// was found gone by the heartbeat, not by a write. It matches ErrLeaseLost.
-type lostWhileHeld struct{ thread, path string }
-
-func (e *lostWhileHeld) Error() string {
-	return fmt.Sprintf("sqlite: the lease of thread %q in %q was taken over while this run held it (it expired without renewal, or the thread was deleted); the run was stopped so that it starts no effect the new holder will run as well", e.thread, e.path)
-}
-
-func (e *lostWhileHeld) Is(target error) bool { return target == ErrLeaseLost }
-
-// threadDeleted is why a held lease is gone when this Store deleted its
-// thread: it matches both runtime.ErrThreadDeleted and ErrLeaseLost.
-type threadDeleted struct{ thread, path string }
-
-func (e *threadDeleted) Error() string {
-	return fmt.Sprintf("sqlite: thread %q in %q was deleted while this run held it; nothing more of it is written", e.thread, e.path)
-}
-
-func (e *threadDeleted) Is(target error) bool {
-	return target == runtime.ErrThreadDeleted || target == ErrLeaseLost
+// lostLease is the error of l found lost for reason, by found.
+func (s *Store) lostLease(l *heldLease, reason checkpoint.LeaseLostReason, found string) error {
+	return &checkpoint.LeaseLostError{Thread: l.thread, Store: s.path, Fence: l.token, Reason: reason, Found: found}
 }
 
 // heldLease is a lease this Store holds: its token, its deadline and its
-// heartbeat. It implements runtime.Lease.
+// heartbeat. It implements checkpoint.Lease.
 type heldLease struct {
 	s      *Store
 	thread string
 	token  string
-	opts   runtime.LeaseOptions
+	opts   checkpoint.LeaseOptions
 	stop   chan struct{}
 	done   chan struct{}
 	once   sync.Once
@@ -105,7 +92,7 @@ var holder = func() string {
 // third of the TTL), opts.Lost receives an error matching ErrLeaseLost.
 // The lease's Deadline is when the last renewal was sent plus the TTL
 // minus a tenth of it.
-func (s *Store) Lease(ctx context.Context, threadID string, opts runtime.LeaseOptions) (runtime.Lease, error) {
+func (s *Store) Lease(ctx context.Context, threadID string, opts checkpoint.LeaseOptions) (checkpoint.Lease, error) {
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
@@ -182,7 +169,7 @@ func (s *Store) heartbeat(l *heldLease) {
 			case <-l.stop:
 			default:
 				if l.opts.Lost != nil {
-					l.opts.Lost(&lostWhileHeld{thread: l.thread, path: s.path})
+					l.opts.Lost(s.lostLease(l, checkpoint.LeaseTakenOver, "heartbeat"))
 				}
 			}
 			return
@@ -218,38 +205,80 @@ func (s *Store) deleteLease(l *heldLease) {
 	s.ws[qDropLease].ExecContext(ctx, l.thread, l.token)
 }
 
-// checkFence fails when the write is made under a lease of this Store (the
-// run's lease, which the runtime passes in the context) that is no longer
+// checkFence fails when l, the lease a run writes under, is no longer
 // current: its thread was deleted by this Store (an error matching
-// runtime.ErrThreadDeleted and ErrLeaseLost), or the lease row no longer
+// checkpoint.ErrThreadDeleted and ErrLeaseLost), or the lease row no longer
 // carries its token (ErrLeaseLost). It runs in the write's transaction.
-func (s *Store) checkFence(ctx context.Context, tx *sql.Tx, threadID string) error {
-	l, _ := runtime.LeaseFromContext(ctx).(*heldLease)
-	if l == nil || l.s != s || l.thread != threadID {
-		return nil // not a run's write: unfenced
-	}
+func (s *Store) checkFence(ctx context.Context, tx *sql.Tx, l *heldLease) error {
+	threadID := l.thread
 	l.mu.Lock()
 	deleted := l.deleted
 	l.mu.Unlock()
 	if deleted {
-		return &threadDeleted{thread: threadID, path: s.path}
+		return s.lostLease(l, checkpoint.LeaseThreadDeleted, "fenced write")
 	}
 	var owner string
 	err := s.ws.in(ctx, tx, qLeaseOwner).QueryRowContext(ctx, threadID).Scan(&owner)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return ErrLeaseLost
+		return s.lostLease(l, checkpoint.LeaseTakenOver, "fenced write")
 	case err != nil:
 		return fmt.Errorf("check lease: %w", err)
 	case owner != l.token:
-		return ErrLeaseLost
+		return s.lostLease(l, checkpoint.LeaseTakenOver, "fenced write")
 	}
 	return nil
 }
 
-// fenced reports whether a write of threadID is made under a lease of this
-// Store, and so must be checked against it in its transaction.
-func (s *Store) fenced(ctx context.Context, threadID string) bool {
-	l, _ := runtime.LeaseFromContext(ctx).(*heldLease)
-	return l != nil && l.s == s && l.thread == threadID
+// Commit writes c in one transaction fenced by the lease: the checkpoint
+// (full or delta), the dropped journals, the thread record and the events.
+func (l *heldLease) Commit(ctx context.Context, c checkpoint.Commit) error {
+	s := l.s
+	if c.Checkpoint != nil && c.Checkpoint.ThreadID != l.thread {
+		return fmt.Errorf("sqlite: commit of checkpoint %s of thread %q under the lease of thread %q refused", c.Checkpoint.ID, c.Checkpoint.ThreadID, l.thread)
+	}
+	var put func(tx *sql.Tx) error
+	if c.Checkpoint != nil {
+		var err error
+		if put, err = s.prepareCommit(ctx, c.Checkpoint, c.Delta, c.Done, c.Thread); err != nil {
+			return err
+		}
+	}
+	err := s.tx(ctx, l, func(tx *sql.Tx) error {
+		if put != nil {
+			if err := put(tx); err != nil {
+				return err
+			}
+		} else if c.Thread != nil {
+			if err := s.recordTx(ctx, tx, l.thread, c.Thread); err != nil {
+				return fmt.Errorf("record the thread: %w", err)
+			}
+		}
+		return s.appendEventsTx(ctx, tx, c.Events)
+	})
+	if err != nil {
+		what := "the run's final write"
+		if c.Checkpoint != nil {
+			what = "checkpoint " + c.Checkpoint.ID
+		}
+		return fmt.Errorf("sqlite: commit %s of thread %q in %q: %w", what, l.thread, s.path, err)
+	}
+	return nil
+}
+
+// PutJournal replaces the journal of a task, fenced by the lease.
+func (l *heldLease) PutJournal(ctx context.Context, taskID string, entries []checkpoint.JournalEntry) error {
+	s := l.s
+	raw, err := json.Marshal(entries)
+	if err != nil {
+		return fmt.Errorf("sqlite: put journal of task %q of thread %q: encode entries: %w", taskID, l.thread, err)
+	}
+	err = s.tx(ctx, l, func(tx *sql.Tx) error {
+		_, err := s.ws.in(ctx, tx, qPutJournal).ExecContext(ctx, l.thread, taskID, raw)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: put journal of task %q of thread %q in %q: %w", taskID, l.thread, s.path, err)
+	}
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/runtime/internal/crashtest"
 	"github.com/ilmek-go/ilmek/spec"
 )
@@ -88,7 +89,7 @@ func TestLeaseTakeoverAfterHolderKilled(t *testing.T) {
 	defer closeCP()
 	busy := 0
 	for {
-		l, err := cp.Lease(t.Context(), env.Thread, runtime.LeaseOptions{})
+		l, err := cp.Lease(t.Context(), env.Thread, checkpoint.LeaseOptions{})
 		if err == nil {
 			l.Release()
 			break

@@ -1,9 +1,11 @@
 package sqlite
 
-import "github.com/ilmek-go/ilmek/runtime"
+import (
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+)
 
 // leaseFunc adapts a Lease to the func() the tests release it with.
-func leaseFunc(l runtime.Lease, err error) (func(), error) {
+func leaseFunc(l checkpoint.Lease, err error) (func(), error) {
 	if err != nil {
 		return nil, err
 	}

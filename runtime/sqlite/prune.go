@@ -7,104 +7,41 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+	"github.com/ilmek-go/ilmek/runtime/internal/store"
 )
 
-var _ runtime.Pruner = (*Store)(nil)
-
-// pruneRow is what Prune reads of a checkpoint row.
-type pruneRow struct {
-	id, parent, plan, base, snap string
-	created                      int64
-	size                         int
-	// after pruning
-	full       []byte // the rebuilt channels of a delta whose base goes
-	depth, sum int
-	newSnap    string
-	isSnapshot bool
-}
+var _ checkpoint.Pruner = (*Store)(nil)
 
 // Prune drops the thread's checkpoints that opts and the rules of
-// runtime.Pruner do not keep, in one transaction. A kept delta whose base
+// checkpoint.Pruner do not keep, in one transaction. A kept delta whose base
 // goes is rewritten as a full snapshot, and the chains of the kept deltas
-// are renumbered from their new snapshots.
-func (s *Store) Prune(ctx context.Context, threadID string, opts runtime.PruneOptions) (int, error) {
+// are renumbered from their new snapshots (store.Prune).
+func (s *Store) Prune(ctx context.Context, threadID string, opts checkpoint.PruneOptions) (int, error) {
 	removed := 0
-	err := s.tx(ctx, "", func(tx *sql.Tx) error {
+	err := s.tx(ctx, nil, func(tx *sql.Tx) error {
 		rs, err := tx.QueryContext(ctx, "SELECT id, parent_id, plan_id, base_id, snap_id, created_ns, length(channels) FROM ilmek_checkpoints WHERE thread_id = ? ORDER BY seq", threadID)
 		if err != nil {
 			return err
 		}
-		var rows []*pruneRow
+		var rows []store.PruneRow
 		for rs.Next() {
-			r := &pruneRow{}
+			var r store.PruneRow
+			var created int64
 			var size sql.NullInt64
-			if err := rs.Scan(&r.id, &r.parent, &r.plan, &r.base, &r.snap, &r.created, &size); err != nil {
+			if err := rs.Scan(&r.Entry.ID, &r.Entry.ParentID, &r.Entry.PlanID, &r.Base, &r.Snap, &created, &size); err != nil {
 				rs.Close()
 				return err
 			}
-			r.size = int(size.Int64)
+			r.Entry.Created, r.Size = time.Unix(0, created).UTC(), size.Int64
 			rows = append(rows, r)
 		}
 		rs.Close()
 		if err := rs.Err(); err != nil {
 			return err
 		}
-		if len(rows) == 0 {
-			return nil
-		}
-		entries := make([]runtime.PruneEntry, len(rows))
-		for i, r := range rows {
-			entries[i] = runtime.PruneEntry{ID: r.id, ParentID: r.parent, PlanID: r.plan, Created: time.Unix(0, r.created).UTC()}
-		}
-		keep, err := runtime.PruneKeep(entries, opts)
-		if err != nil {
+		if removed, err = store.Prune(rows, opts, &sqlitePrune{s: s, ctx: ctx, tx: tx, thread: threadID}); err != nil {
 			return err
-		}
-		// First rebuild, from the chains as they are, every kept delta
-		// whose base goes; then write.
-		chain := s.ws.in(ctx, tx, qChain)
-		byID := map[string]*pruneRow{}
-		for _, r := range rows {
-			byID[r.id] = r
-			if !keep[r.id] || r.base == "" || keep[r.base] {
-				continue
-			}
-			var writes []byte
-			if err := tx.QueryRowContext(ctx, "SELECT channels FROM ilmek_checkpoints WHERE thread_id = ? AND id = ?", threadID, r.id).Scan(&writes); err != nil {
-				return err
-			}
-			cp := &runtime.Checkpoint{ID: r.id, ThreadID: threadID, Channels: writes}
-			if err := s.rebuild(ctx, chain, cp, r.base, r.snap, nil); err != nil {
-				return err
-			}
-			r.full = cp.Channels
-		}
-		for _, r := range rows {
-			if !keep[r.id] {
-				if _, err := tx.ExecContext(ctx, "DELETE FROM ilmek_checkpoints WHERE thread_id = ? AND id = ?", threadID, r.id); err != nil {
-					return err
-				}
-				removed++
-				continue
-			}
-			switch {
-			case r.full != nil:
-				r.isSnapshot = true
-				if _, err := tx.ExecContext(ctx, "UPDATE ilmek_checkpoints SET channels = ?, base_id = '', snap_id = '', depth = 0, chain_bytes = 0 WHERE thread_id = ? AND id = ?", r.full, threadID, r.id); err != nil {
-					return err
-				}
-			case r.base == "":
-				r.isSnapshot = true
-			default:
-				b := byID[r.base]
-				r.newSnap, r.depth, r.sum = b.newSnap, b.depth+1, b.sum+r.size
-				if b.isSnapshot {
-					r.newSnap = b.id
-				}
-				if _, err := tx.ExecContext(ctx, "UPDATE ilmek_checkpoints SET snap_id = ?, depth = ?, chain_bytes = ? WHERE thread_id = ? AND id = ?", r.newSnap, r.depth, r.sum, threadID, r.id); err != nil {
-					return err
-				}
-			}
 		}
 		// The events before the oldest checkpoint kept go with the history.
 		_, err = tx.ExecContext(ctx, "DELETE FROM ilmek_events WHERE thread_id = ?1 AND time_ns < (SELECT min(created_ns) FROM ilmek_checkpoints WHERE thread_id = ?1)", threadID)
@@ -114,4 +51,47 @@ func (s *Store) Prune(ctx context.Context, threadID string, opts runtime.PruneOp
 		return 0, fmt.Errorf("sqlite: prune thread %q in %q: %w", threadID, s.path, err)
 	}
 	return removed, nil
+}
+
+// sqlitePrune is a prune's writes in its transaction (store.PruneOps).
+type sqlitePrune struct {
+	s      *Store
+	ctx    context.Context
+	tx     *sql.Tx
+	thread string
+}
+
+func (p *sqlitePrune) Rebuild(id, base, snap string) ([]byte, error) {
+	var writes []byte
+	if err := p.tx.QueryRowContext(p.ctx, "SELECT channels FROM ilmek_checkpoints WHERE thread_id = ? AND id = ?", p.thread, id).Scan(&writes); err != nil {
+		return nil, err
+	}
+	cp := &runtime.Checkpoint{ID: id, ThreadID: p.thread, Channels: writes}
+	if err := p.s.rebuild(p.ctx, p.s.ws.in(p.ctx, p.tx, qChain), cp, base, snap, nil); err != nil {
+		return nil, err
+	}
+	return cp.Channels, nil
+}
+
+func (p *sqlitePrune) Rebase(id string, full []byte) error {
+	_, err := p.tx.ExecContext(p.ctx, "UPDATE ilmek_checkpoints SET channels = ?, base_id = '', snap_id = '', depth = 0, chain_bytes = 0 WHERE thread_id = ? AND id = ?", full, p.thread, id)
+	return err
+}
+
+func (p *sqlitePrune) Renumber(id, snap string, depth int, bytes int64) error {
+	_, err := p.tx.ExecContext(p.ctx, "UPDATE ilmek_checkpoints SET snap_id = ?, depth = ?, chain_bytes = ? WHERE thread_id = ? AND id = ?", snap, depth, bytes, p.thread, id)
+	return err
+}
+
+func (p *sqlitePrune) Drop(ids []string) (int, error) {
+	n := 0
+	for _, id := range ids {
+		res, err := p.tx.ExecContext(p.ctx, "DELETE FROM ilmek_checkpoints WHERE thread_id = ? AND id = ?", p.thread, id)
+		if err != nil {
+			return n, err
+		}
+		k, _ := res.RowsAffected()
+		n += int(k)
+	}
+	return n, nil
 }

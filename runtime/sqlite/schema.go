@@ -3,121 +3,63 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"embed"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/ilmek-go/ilmek/runtime/internal/store"
 )
 
-// schema is the current version of the tables (schemaVersion): version 1,
-// plus what each migration step below adds, for a new file. seq orders a thread's checkpoints by
-// the time they were Put (AUTOINCREMENT never reuses a number, also across
-// processes), which is what "latest" means.
-const schema = `
-CREATE TABLE IF NOT EXISTS ilmek_checkpoints (
-	seq        INTEGER PRIMARY KEY AUTOINCREMENT,
-	thread_id  TEXT    NOT NULL,
-	id         TEXT    NOT NULL,
-	parent_id  TEXT    NOT NULL DEFAULT '',
-	plan_id    TEXT    NOT NULL DEFAULT '',
-	step       INTEGER NOT NULL,
-	created_ns INTEGER NOT NULL,
-	channels   BLOB,
-	next       BLOB,
-	pending    BLOB,
-	fingerprint TEXT   NOT NULL DEFAULT '',
-	format     INTEGER NOT NULL DEFAULT 0,
-	migrated_from TEXT NOT NULL DEFAULT '',
-	base_id    TEXT    NOT NULL DEFAULT '',
-	snap_id    TEXT    NOT NULL DEFAULT '',
-	depth      INTEGER NOT NULL DEFAULT 0,
-	chain_bytes INTEGER NOT NULL DEFAULT 0,
-	UNIQUE (thread_id, id)
-);
-CREATE INDEX IF NOT EXISTS ilmek_checkpoints_latest ON ilmek_checkpoints (thread_id, seq);
-CREATE INDEX IF NOT EXISTS ilmek_checkpoints_chain ON ilmek_checkpoints (thread_id, snap_id);
-CREATE TABLE IF NOT EXISTS ilmek_journals (
-	thread_id TEXT NOT NULL,
-	task_id   TEXT NOT NULL,
-	entries   BLOB,
-	PRIMARY KEY (thread_id, task_id)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS ilmek_documents (
-	fingerprint TEXT NOT NULL PRIMARY KEY,
-	doc         BLOB NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS ilmek_leases (
-	thread_id  TEXT    NOT NULL PRIMARY KEY,
-	owner      TEXT    NOT NULL,
-	holder     TEXT    NOT NULL,
-	expires_ns INTEGER NOT NULL
-) WITHOUT ROWID;
-` + threadsSchema
+// The schema is the embedded numbered migrations, as PostgreSQL's are:
+// migrations/NNNN_name.sql takes a file from version NNNN-1 to NNNN (0001
+// creates it). A new file runs them all; an older one the ones past its
+// version, in Open's transaction.
+//
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
 
-// threadsSchema is the part of version 3 that finds threads and keeps
-// runs' events: ilmek_threads, one row per thread with its metadata (a
-// JSON object of strings, as text), the outcome of its last run and the
-// interrupts it paused on (JSON), and when it was last written, kept by a
-// trigger on every checkpoint insert; and ilmek_events, the bounded event
-// log of each run (runtime.EventStore).
-const threadsSchema = `
-CREATE TABLE IF NOT EXISTS ilmek_threads (
-	thread_id  TEXT    NOT NULL PRIMARY KEY,
-	meta       TEXT,
-	status     TEXT    NOT NULL DEFAULT '',
-	run_id     TEXT    NOT NULL DEFAULT '',
-	ended_ns   INTEGER NOT NULL DEFAULT 0,
-	error      TEXT    NOT NULL DEFAULT '',
-	pending    BLOB,
-	updated_ns INTEGER NOT NULL DEFAULT 0
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS ilmek_threads_updated ON ilmek_threads (updated_ns, thread_id);
-CREATE TRIGGER IF NOT EXISTS ilmek_threads_touch AFTER INSERT ON ilmek_checkpoints BEGIN
-	INSERT INTO ilmek_threads (thread_id, updated_ns) VALUES (NEW.thread_id, NEW.created_ns)
-	ON CONFLICT (thread_id) DO UPDATE SET updated_ns = max(updated_ns, excluded.updated_ns);
-END;
-CREATE TABLE IF NOT EXISTS ilmek_events (
-	run_id    TEXT    NOT NULL,
-	seq       INTEGER NOT NULL,
-	thread_id TEXT    NOT NULL,
-	time_ns   INTEGER NOT NULL,
-	kind      TEXT    NOT NULL,
-	data      BLOB    NOT NULL,
-	PRIMARY KEY (run_id, seq)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS ilmek_events_thread ON ilmek_events (thread_id, time_ns);
-`
+// migration is one numbered step of the schema.
+type migration = store.Migration
 
-// addThreads adds what threadsSchema holds to a file of an earlier
-// schema, and gives every thread already stored its row: its latest
-// checkpoint's time as its update time, and, read from that checkpoint,
-// the outcome "interrupted" with its interrupts when it has pending ones,
-// "done" when nothing is planned, none otherwise (a run that failed or
-// is still going left planned tasks). Metadata starts empty.
+// migrations returns the embedded migrations by version, from 1 up to
+// schemaVersion without gaps.
+func migrations() ([]migration, error) {
+	ms, err := store.Migrations(migrationFiles, "migrations/*.sql")
+	if err == nil && len(ms) != schemaVersion {
+		err = fmt.Errorf("%d migration files for schema version %d", len(ms), schemaVersion)
+	}
+	return ms, err
+}
+
+// threadsMarker starts the part of migration 3 that a pre-release version
+// 3 file lacks (the thread records and the event log).
+const threadsMarker = "-- threads --"
+
+// addThreads adds the thread records and event log to a pre-release
+// version 3 file (see migration 0003).
 func addThreads(ctx context.Context, tx *sql.Tx) error {
-	if _, err := tx.ExecContext(ctx, threadsSchema); err != nil {
+	ms, err := migrations()
+	if err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, `
-INSERT INTO ilmek_threads (thread_id, status, pending, updated_ns)
-SELECT c.thread_id,
-	CASE WHEN coalesce(CAST(c.pending AS TEXT), 'null') NOT IN ('null', '[]') THEN 'interrupted'
-	     WHEN coalesce(CAST(c.next AS TEXT), 'null') IN ('null', '[]') THEN 'done'
-	     ELSE '' END,
-	CASE WHEN coalesce(CAST(c.pending AS TEXT), 'null') NOT IN ('null', '[]') THEN c.pending END,
-	m.updated
-FROM ilmek_checkpoints c
-JOIN (SELECT thread_id, max(seq) AS seq, max(created_ns) AS updated FROM ilmek_checkpoints GROUP BY thread_id) m ON c.seq = m.seq
-WHERE true
-ON CONFLICT (thread_id) DO NOTHING`)
+	_, part, ok := strings.Cut(ms[2].SQL, threadsMarker)
+	if !ok {
+		return fmt.Errorf("migration 0003 has no %q part", threadsMarker)
+	}
+	_, err = tx.ExecContext(ctx, part)
 	return err
 }
 
 // ErrSchema is matched (errors.Is) by the error of Open when the file's
 // ilmek tables cannot be used by this build: ilmek tables without a valid
 // version row (a dropped ilmek_meta, a garbled or missing version), or a
-// version this build does not know. The file is left as it was.
+// version this build does not know. The file is left as it was. A file
+// with ilmek tables but no ilmek_meta was not written by a complete store,
+// or the table was dropped: restore ilmek_meta (key 'schema_version') from
+// a backup.
 var ErrSchema = errors.New("the file's ilmek schema cannot be used by this build")
 
 // schemaError is an ErrSchema with what was found and the fix.
@@ -135,7 +77,7 @@ func (e *schemaError) Is(target error) bool { return target == ErrSchema }
 // version this build does not know, is refused with ErrSchema.
 func (s *Store) migrate() error {
 	ctx := context.Background()
-	return s.tx(ctx, "", func(tx *sql.Tx) error {
+	return s.tx(ctx, nil, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'ilmek\_%' ESCAPE '\' ORDER BY name`)
 		if err != nil {
 			return fmt.Errorf("read schema: %w", err)
@@ -157,7 +99,7 @@ func (s *Store) migrate() error {
 			return s.create(ctx, tx)
 		}
 		if !slices.Contains(tables, "ilmek_meta") {
-			return &schemaError{fmt.Sprintf("the file has ilmek tables (%s) but no ilmek_meta table recording their schema version; it was not written by a complete ilmek store, or the table was dropped: restore ilmek_meta (key 'schema_version') from a backup, or use another file", strings.Join(tables, ", "))}
+			return &schemaError{fmt.Sprintf("the file has ilmek tables (%s) but no ilmek_meta table with their schema version; restore ilmek_meta from a backup or use another file", strings.Join(tables, ", "))}
 		}
 		var raw string
 		err = tx.QueryRowContext(ctx, "SELECT CAST(value AS TEXT) FROM ilmek_meta WHERE key = 'schema_version'").Scan(&raw)
@@ -181,13 +123,14 @@ func (s *Store) migrate() error {
 				return fmt.Errorf("add the thread records to schema version %d: %w", v, err)
 			}
 		}
+		ms, err := migrations()
+		if err != nil {
+			return err
+		}
 		for ; v < schemaVersion; v++ {
-			step := migrations[v]
-			if step.apply == nil {
-				return &schemaError{fmt.Sprintf("the file has ilmek schema version %d, which this build (version %d) cannot migrate", v, schemaVersion)}
-			}
-			if err := step.apply(ctx, tx); err != nil {
-				return fmt.Errorf("migrate schema from version %d to %d (%s): %w", v, v+1, step.name, err)
+			step := ms[v]
+			if _, err := tx.ExecContext(ctx, step.SQL); err != nil {
+				return fmt.Errorf("migrate schema from version %d to %d (%s): %w", v, v+1, step.Name, err)
 			}
 			if _, err := tx.ExecContext(ctx, "UPDATE ilmek_meta SET value = ? WHERE key = 'schema_version'", strconv.Itoa(v+1)); err != nil {
 				return fmt.Errorf("write schema version %d: %w", v+1, err)
@@ -202,66 +145,17 @@ func (s *Store) create(ctx context.Context, tx *sql.Tx) error {
 	if _, err := tx.ExecContext(ctx, "CREATE TABLE ilmek_meta (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID"); err != nil {
 		return fmt.Errorf("create schema: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, schema); err != nil {
+	ms, err := migrations()
+	if err != nil {
 		return fmt.Errorf("create schema: %w", err)
+	}
+	for _, m := range ms {
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+			return fmt.Errorf("create schema: migration %s: %w", m.Name, err)
+		}
 	}
 	if _, err := tx.ExecContext(ctx, "INSERT INTO ilmek_meta (key, value) VALUES ('schema_version', ?)", strconv.Itoa(schemaVersion)); err != nil {
 		return fmt.Errorf("write schema version: %w", err)
-	}
-	return nil
-}
-
-// migration is one in-place step from a schema version to the next. Steps
-// run in migrate's transaction: a file is migrated entirely or not at all.
-type migration struct {
-	name  string
-	apply func(ctx context.Context, tx *sql.Tx) error
-}
-
-// migrations holds the step from each version to the next, by the version
-// it starts from.
-var migrations = map[int]migration{
-	1: {"document versions", migrateDocumentVersions},
-	2: {"incremental checkpoints", migrateIncremental},
-}
-
-// migrateIncremental (version 2 to 3) adds the thread records and event
-// log (addThreads) and lets a checkpoint be stored as the
-// delta of another (runtime.DeltaCheckpointer): base_id names the
-// checkpoint the row's channels column changes (its channels then hold the
-// JSON array of runtime.ChannelWrite), snap_id the full snapshot its chain
-// of deltas starts at, depth and chain_bytes the chain's length and delta
-// bytes up to the row (what compaction is decided on). The checkpoints
-// already stored are full snapshots: every new column's default.
-func migrateIncremental(ctx context.Context, tx *sql.Tx) error {
-	for _, q := range []string{
-		"ALTER TABLE ilmek_checkpoints ADD COLUMN base_id TEXT NOT NULL DEFAULT ''",
-		"ALTER TABLE ilmek_checkpoints ADD COLUMN snap_id TEXT NOT NULL DEFAULT ''",
-		"ALTER TABLE ilmek_checkpoints ADD COLUMN depth INTEGER NOT NULL DEFAULT 0",
-		"ALTER TABLE ilmek_checkpoints ADD COLUMN chain_bytes INTEGER NOT NULL DEFAULT 0",
-		"CREATE INDEX ilmek_checkpoints_chain ON ilmek_checkpoints (thread_id, snap_id)",
-	} {
-		if _, err := tx.ExecContext(ctx, q); err != nil {
-			return err
-		}
-	}
-	return addThreads(ctx, tx)
-}
-
-// migrateDocumentVersions (version 1 to 2) gives every checkpoint the
-// fingerprint of the graph version that wrote it, the checkpoint format and
-// the version a migration moved it from (all empty for the checkpoints already stored: any version runs them
-// unchecked), and adds ilmek_documents, the documents by fingerprint.
-func migrateDocumentVersions(ctx context.Context, tx *sql.Tx) error {
-	for _, q := range []string{
-		"ALTER TABLE ilmek_checkpoints ADD COLUMN fingerprint TEXT NOT NULL DEFAULT ''",
-		"ALTER TABLE ilmek_checkpoints ADD COLUMN format INTEGER NOT NULL DEFAULT 0",
-		"ALTER TABLE ilmek_checkpoints ADD COLUMN migrated_from TEXT NOT NULL DEFAULT ''",
-		"CREATE TABLE ilmek_documents (fingerprint TEXT NOT NULL PRIMARY KEY, doc BLOB NOT NULL) WITHOUT ROWID",
-	} {
-		if _, err := tx.ExecContext(ctx, q); err != nil {
-			return err
-		}
 	}
 	return nil
 }

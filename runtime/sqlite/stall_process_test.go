@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/runtime/sqlite"
 	"github.com/ilmek-go/ilmek/spec"
 )
@@ -26,7 +27,7 @@ import (
 // freezes it with SIGSTOP past its lease's TTL, takes the thread over,
 // and wakes it with SIGCONT. The woken child must start no effect: its
 // lease's local deadline has passed, so Step refuses before calling the
-// effect, and the run ends with ErrLeaseExpired (or ErrLeaseLost, if the
+// effect, and the run ends with ErrLeaseLost (deadline passed, or taken over if the
 // heartbeat notices first).
 //
 // What this cannot prevent, and the test does not count: an effect that
@@ -112,7 +113,7 @@ func runStallChild(db, thread, effects string) error {
 		fmt.Println("RUNNING")
 	}()
 	res, err := g.Invoke(context.Background(), nil, runtime.Thread(thread), runtime.WithCheckpointer(s))
-	fmt.Printf("ENDED %s expired=%t lost=%t %v\n", res.Status, errors.Is(err, runtime.ErrLeaseExpired), errors.Is(err, sqlite.ErrLeaseLost), err)
+	fmt.Printf("ENDED %s expired=%t lost=%t %v\n", res.Status, errors.Is(err, checkpoint.ErrLeaseLost), errors.Is(err, sqlite.ErrLeaseLost), err)
 	return nil
 }
 
@@ -188,7 +189,7 @@ func stallRound(t *testing.T, parent *sqlite.Store, db, dir string, round int) (
 	pid := cmd.Process.Pid
 	var (
 		frozen time.Time
-		held   runtime.Lease
+		held   checkpoint.Lease
 	)
 	for try := 0; ; try++ {
 		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
@@ -196,7 +197,7 @@ func stallRound(t *testing.T, parent *sqlite.Store, db, dir string, round int) (
 		}
 		waitStopped(t, pid)
 		frozen = time.Now()
-		l, err := parent.Lease(t.Context(), thread, runtime.LeaseOptions{})
+		l, err := parent.Lease(t.Context(), thread, checkpoint.LeaseOptions{})
 		if err == nil {
 			// The child's lease lapsed before the freeze (a starved
 			// heartbeat on a loaded machine): the thread is taken over
@@ -217,7 +218,7 @@ func stallRound(t *testing.T, parent *sqlite.Store, db, dir string, round int) (
 
 	// Take the thread over once the frozen child's lease has expired.
 	for held == nil {
-		l, err := parent.Lease(t.Context(), thread, runtime.LeaseOptions{})
+		l, err := parent.Lease(t.Context(), thread, checkpoint.LeaseOptions{})
 		if err == nil {
 			held = l
 			break
@@ -245,7 +246,7 @@ func stallRound(t *testing.T, parent *sqlite.Store, db, dir string, round int) (
 		t.Fatalf("round %d: child failed: %v; stderr:\n%s", round, err, &stderr)
 	}
 	if !strings.HasPrefix(ended, "ENDED error ") || !strings.Contains(ended, "=true") {
-		t.Errorf("round %d: the woken child's run ended %q; want an error matching ErrLeaseExpired or ErrLeaseLost", round, ended)
+		t.Errorf("round %d: the woken child's run ended %q; want an error matching ErrLeaseLost", round, ended)
 	}
 	// An effect that ran is late when the node asked for it after the
 	// wake: Step then decided after the lease's deadline, and must have

@@ -13,7 +13,7 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
-	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // Store is a runtime.Checkpointer backed by one SQLite file. Create it with
@@ -32,7 +32,7 @@ type Store struct {
 	closed bool
 }
 
-var _ runtime.DeltaCheckpointer = (*Store)(nil)
+var _ checkpoint.DeltaCheckpointer = (*Store)(nil)
 
 // Option configures Open.
 type Option func(*options)
@@ -42,7 +42,7 @@ type options struct {
 	ttl       time.Duration
 	sync      string
 	readConns int
-	compact   runtime.Compaction
+	compact   checkpoint.Compaction
 }
 
 // BusyTimeout sets how long a statement waits for another process's write
@@ -65,9 +65,9 @@ func Synchronous(mode string) Option { return func(o *options) { o.sync = mode }
 func ReadConns(n int) Option { return func(o *options) { o.readConns = n } }
 
 // Compact sets how often PutDelta stores a full snapshot of a thread's
-// channels instead of a delta (runtime.Compaction; zero fields take
-// runtime.DefaultCompaction).
-func Compact(c runtime.Compaction) Option { return func(o *options) { o.compact = c } }
+// channels instead of a delta (checkpoint.Compaction; zero fields take
+// checkpoint.DefaultCompaction).
+func Compact(c checkpoint.Compaction) Option { return func(o *options) { o.compact = c } }
 
 // DefaultLeaseTTL is the lease time to live unless LeaseTTL says otherwise.
 const DefaultLeaseTTL = 30 * time.Second
@@ -203,15 +203,15 @@ func (s *Store) closeDBs() error {
 }
 
 // tx runs fn in one IMMEDIATE transaction on the writer connection. When
-// fence names a thread whose lease this Store holds, the transaction first
+// l is not nil (a run's write, fenced by its lease), the transaction first
 // checks that the lease is still this Store's.
-func (s *Store) tx(ctx context.Context, fence string, fn func(*sql.Tx) error) error {
+func (s *Store) tx(ctx context.Context, l *heldLease, fn func(*sql.Tx) error) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	if fence != "" {
-		if err := s.checkFence(ctx, tx, fence); err != nil {
+	if l != nil {
+		if err := s.checkFence(ctx, tx, l); err != nil {
 			tx.Rollback()
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 func openT(t *testing.T, path string, opts ...Option) *Store {
@@ -111,7 +112,7 @@ func TestOpenRefuses(t *testing.T) {
 func TestPutIsAtomic(t *testing.T) {
 	s := openT(t, filepath.Join(t.TempDir(), "a.db"))
 	ctx := t.Context()
-	entries := []runtime.JournalEntry{{Key: "charge#0", Value: json.RawMessage(`"r-1"`)}}
+	entries := []checkpoint.JournalEntry{{Key: "charge#0", Value: json.RawMessage(`"r-1"`)}}
 	if err := s.Put(ctx, cp("t", "1"), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -147,19 +148,18 @@ func TestLostLeaseFencesWrites(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a.db")
 	old, cur := openT(t, path), openT(t, path)
 	ctx := t.Context()
-	leaseOld, err := old.Lease(ctx, "t", runtime.LeaseOptions{})
+	leaseOld, err := old.Lease(ctx, "t", checkpoint.LeaseOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	oldCtx := runtime.ContextWithLease(ctx, leaseOld)
-	if err := old.Put(oldCtx, cp("t", "1"), nil); err != nil {
+	if err := leaseOld.Commit(ctx, checkpoint.Commit{Checkpoint: cp("t", "1")}); err != nil {
 		t.Fatalf("Put while holding the lease: %v", err)
 	}
-	if _, err := cur.Lease(ctx, "t", runtime.LeaseOptions{}); !errors.Is(err, runtime.ErrThreadBusy) {
+	if _, err := cur.Lease(ctx, "t", checkpoint.LeaseOptions{}); !errors.Is(err, runtime.ErrThreadBusy) {
 		t.Fatalf("Lease from a second store: %v, want ErrThreadBusy", err)
 	}
 	expire(t, old, "t")
-	leaseCur, err := cur.Lease(ctx, "t", runtime.LeaseOptions{})
+	leaseCur, err := cur.Lease(ctx, "t", checkpoint.LeaseOptions{})
 	if err != nil {
 		t.Fatalf("taking over an expired lease: %v", err)
 	}
@@ -167,17 +167,17 @@ func TestLostLeaseFencesWrites(t *testing.T) {
 	if leaseCur.Fence() == leaseOld.Fence() {
 		t.Errorf("both leases have the fencing token %q", leaseCur.Fence())
 	}
-	if err := old.Put(oldCtx, cp("t", "2"), nil); !errors.Is(err, ErrLeaseLost) {
+	if err := leaseOld.Commit(ctx, checkpoint.Commit{Checkpoint: cp("t", "2")}); !errors.Is(err, ErrLeaseLost) {
 		t.Errorf("Put by the old holder: %v, want ErrLeaseLost", err)
 	}
-	if err := old.PutJournal(oldCtx, "t", "1:a", nil); !errors.Is(err, ErrLeaseLost) {
+	if err := leaseOld.PutJournal(ctx, "1:a", nil); !errors.Is(err, ErrLeaseLost) {
 		t.Errorf("PutJournal by the old holder: %v, want ErrLeaseLost", err)
 	}
-	if err := cur.Put(runtime.ContextWithLease(ctx, leaseCur), cp("t", "3"), nil); err != nil {
+	if err := leaseCur.Commit(ctx, checkpoint.Commit{Checkpoint: cp("t", "3")}); err != nil {
 		t.Errorf("Put by the new holder: %v", err)
 	}
 	leaseOld.Release()
-	if _, err := old.Lease(ctx, "t", runtime.LeaseOptions{}); !errors.Is(err, runtime.ErrThreadBusy) {
+	if _, err := old.Lease(ctx, "t", checkpoint.LeaseOptions{}); !errors.Is(err, runtime.ErrThreadBusy) {
 		t.Errorf("after the old holder's release, Lease = %v; want ErrThreadBusy (the new holder keeps it)", err)
 	}
 	if cps, _ := cur.List(ctx, "t", 0); len(cps) != 2 {
@@ -193,7 +193,7 @@ func TestHeartbeatRenewsLease(t *testing.T) {
 	const ttl = 200 * time.Millisecond
 	holder, other := openT(t, path, LeaseTTL(ttl)), openT(t, path, LeaseTTL(ttl))
 	taken := time.Now()
-	release, err := leaseFunc(holder.Lease(t.Context(), "t", runtime.LeaseOptions{}))
+	release, err := leaseFunc(holder.Lease(t.Context(), "t", checkpoint.LeaseOptions{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,14 +217,14 @@ func TestHeartbeatRenewsLease(t *testing.T) {
 		t.Fatalf("3 renewals within %v: the heartbeat runs too often (want every %v)", time.Since(taken), ttl/3)
 	}
 	// Held past its first expiry, the lease is still taken.
-	if r, err := leaseFunc(other.Lease(t.Context(), "t", runtime.LeaseOptions{})); !errors.Is(err, runtime.ErrThreadBusy) {
+	if r, err := leaseFunc(other.Lease(t.Context(), "t", checkpoint.LeaseOptions{})); !errors.Is(err, runtime.ErrThreadBusy) {
 		if r != nil {
 			r()
 		}
 		t.Fatalf("%v into a renewed lease of TTL %v, another store got it: %v", time.Since(taken), ttl, err)
 	}
 	release()
-	r, err := leaseFunc(other.Lease(t.Context(), "t", runtime.LeaseOptions{}))
+	r, err := leaseFunc(other.Lease(t.Context(), "t", checkpoint.LeaseOptions{}))
 	if err != nil {
 		t.Fatalf("Lease right after release: %v", err)
 	}
@@ -241,7 +241,7 @@ func TestCloseReleasesLeases(t *testing.T) {
 	}
 	var releases []func()
 	for i := range 3 {
-		r, err := leaseFunc(s.Lease(t.Context(), fmt.Sprint("t", i), runtime.LeaseOptions{}))
+		r, err := leaseFunc(s.Lease(t.Context(), fmt.Sprint("t", i), checkpoint.LeaseOptions{}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -256,12 +256,12 @@ func TestCloseReleasesLeases(t *testing.T) {
 	for _, r := range releases {
 		r()
 	}
-	if _, err := leaseFunc(s.Lease(t.Context(), "t9", runtime.LeaseOptions{})); err == nil || !strings.Contains(err.Error(), "closed") {
+	if _, err := leaseFunc(s.Lease(t.Context(), "t9", checkpoint.LeaseOptions{})); err == nil || !strings.Contains(err.Error(), "closed") {
 		t.Errorf("Lease on a closed store: %v, want an error saying it is closed", err)
 	}
 	other := openT(t, path)
 	for i := range 3 {
-		r, err := leaseFunc(other.Lease(t.Context(), fmt.Sprint("t", i), runtime.LeaseOptions{}))
+		r, err := leaseFunc(other.Lease(t.Context(), fmt.Sprint("t", i), checkpoint.LeaseOptions{}))
 		if err != nil {
 			t.Fatalf("lease of thread t%d after the holder closed: %v", i, err)
 		}
@@ -284,7 +284,7 @@ func TestTwoStoresOneFile(t *testing.T) {
 			ctx := context.Background()
 			for i := range rounds {
 				task := fmt.Sprintf("w%d:%d", w, i)
-				if err := s.PutJournal(ctx, "shared", task, []runtime.JournalEntry{{Key: "k#0"}}); err != nil {
+				if err := s.PutJournal(ctx, "shared", task, []checkpoint.JournalEntry{{Key: "k#0"}}); err != nil {
 					errs <- err
 					return
 				}

@@ -12,11 +12,12 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 var (
-	_ runtime.ThreadLister   = (*Store)(nil)
-	_ runtime.ThreadRecorder = (*Store)(nil)
+	_ checkpoint.ThreadLister   = (*Store)(nil)
+	_ checkpoint.ThreadRecorder = (*Store)(nil)
 )
 
 const (
@@ -31,8 +32,8 @@ const (
 
 // RecordThread merges w's metadata into the thread's and records its
 // outcome, in one transaction, fenced by the run's lease like Put.
-func (s *Store) RecordThread(ctx context.Context, threadID string, w runtime.ThreadWrite) error {
-	err := s.tx(ctx, threadID, func(tx *sql.Tx) error { return s.recordTx(ctx, tx, threadID, &w) })
+func (s *Store) RecordThread(ctx context.Context, threadID string, w checkpoint.ThreadWrite) error {
+	err := s.tx(ctx, nil, func(tx *sql.Tx) error { return s.recordTx(ctx, tx, threadID, &w) })
 	if err != nil {
 		return fmt.Errorf("sqlite: record thread %q in %q: %w", threadID, s.path, err)
 	}
@@ -40,7 +41,7 @@ func (s *Store) RecordThread(ctx context.Context, threadID string, w runtime.Thr
 }
 
 // recordTx writes w of the thread in tx.
-func (s *Store) recordTx(ctx context.Context, tx *sql.Tx, threadID string, w *runtime.ThreadWrite) error {
+func (s *Store) recordTx(ctx context.Context, tx *sql.Tx, threadID string, w *checkpoint.ThreadWrite) error {
 	now := time.Now().UnixNano()
 	if w.Outcome != nil {
 		ended := int64(0)
@@ -72,7 +73,7 @@ func (s *Store) recordTx(ctx context.Context, tx *sql.Tx, threadID string, w *ru
 		return err
 	}
 	var meta sql.NullString
-	if m := runtime.MergeMeta(old, w.Meta); m != nil {
+	if m := checkpoint.MergeMeta(old, w.Meta); m != nil {
 		b, err := json.Marshal(m)
 		if err != nil {
 			return fmt.Errorf("encode metadata: %w", err)
@@ -97,10 +98,10 @@ func decodeMeta(raw sql.NullString) (map[string]string, error) {
 }
 
 // ListThreads returns the page of threads q selects, in one read.
-func (s *Store) ListThreads(ctx context.Context, q runtime.ThreadQuery) (runtime.ThreadPage, error) {
-	limit, cursor, err := runtime.CheckThreadQuery(q)
+func (s *Store) ListThreads(ctx context.Context, q checkpoint.ThreadQuery) (checkpoint.ThreadPage, error) {
+	limit, cursor, err := checkpoint.CheckThreadQuery(q)
 	if err != nil {
-		return runtime.ThreadPage{}, err
+		return checkpoint.ThreadPage{}, err
 	}
 	var b strings.Builder
 	var args []any
@@ -129,32 +130,32 @@ func (s *Store) ListThreads(ctx context.Context, q runtime.ThreadQuery) (runtime
 	args = append(args, limit+1)
 	rows, err := s.r.QueryContext(ctx, b.String(), args...)
 	if err != nil {
-		return runtime.ThreadPage{}, fmt.Errorf("sqlite: list threads in %q: %w", s.path, err)
+		return checkpoint.ThreadPage{}, fmt.Errorf("sqlite: list threads in %q: %w", s.path, err)
 	}
 	defer rows.Close()
-	var page runtime.ThreadPage
+	var page checkpoint.ThreadPage
 	for rows.Next() {
 		info, err := scanThread(rows)
 		if err != nil {
-			return runtime.ThreadPage{}, fmt.Errorf("sqlite: list threads in %q: %w", s.path, err)
+			return checkpoint.ThreadPage{}, fmt.Errorf("sqlite: list threads in %q: %w", s.path, err)
 		}
 		page.Threads = append(page.Threads, info)
 	}
 	if err := rows.Err(); err != nil {
-		return runtime.ThreadPage{}, fmt.Errorf("sqlite: list threads in %q: %w", s.path, err)
+		return checkpoint.ThreadPage{}, fmt.Errorf("sqlite: list threads in %q: %w", s.path, err)
 	}
 	if len(page.Threads) > limit {
 		page.Threads = page.Threads[:limit]
 		last := page.Threads[limit-1]
-		page.Next = runtime.EncodeThreadCursor(runtime.ThreadCursor{Updated: last.Updated.UnixNano(), ID: last.ID})
+		page.Next = checkpoint.EncodeThreadCursor(checkpoint.ThreadCursor{Updated: last.Updated.UnixNano(), ID: last.ID})
 	}
 	return page, nil
 }
 
 // scanThread reads a row of threadColumns.
-func scanThread(sc scanner) (runtime.ThreadInfo, error) {
+func scanThread(sc scanner) (checkpoint.ThreadInfo, error) {
 	var (
-		info           runtime.ThreadInfo
+		info           checkpoint.ThreadInfo
 		meta           sql.NullString
 		status         string
 		ended, updated int64

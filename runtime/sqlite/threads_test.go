@@ -8,11 +8,12 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
 // TestEventsReconnectFromAnotherStore: a run stores its events as it goes
-// (one write per superstep); a reader with its own Store on the same file
+// (with the checkpoint of each superstep, in its commit); a reader with its own Store on the same file
 // reads what is there mid-run, then reconnects after the last Seq it saw
 // and gets the rest, gap-free, up to run_end.
 func TestEventsReconnectFromAnotherStore(t *testing.T) {
@@ -46,11 +47,12 @@ func TestEventsReconnectFromAnotherStore(t *testing.T) {
 		done <- nil
 	}()
 	id := <-runID
-	// Wait until the first superstep's events are stored: node b's start
-	// is in the batch of the superstep it runs in, which has not ended.
-	var seen []runtime.StoredEvent
+	// Wait until the first superstep's events are stored (node a's end,
+	// committed with its checkpoint): node b's start is in the batch of
+	// the superstep it runs in, which has not ended.
+	var seen []checkpoint.StoredEvent
 	deadline := time.Now().Add(10 * time.Second)
-	for !slices.ContainsFunc(seen, func(e runtime.StoredEvent) bool { return e.Kind == string(runtime.EventCheckpoint) }) {
+	for !slices.ContainsFunc(seen, func(e checkpoint.StoredEvent) bool { return e.Kind == string(runtime.EventNodeEnd) }) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the first superstep's events never reached the file; read %d", len(seen))
 		}
@@ -59,7 +61,7 @@ func TestEventsReconnectFromAnotherStore(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if slices.ContainsFunc(seen, func(e runtime.StoredEvent) bool { return e.Kind == string(runtime.EventRunEnd) }) {
+	if slices.ContainsFunc(seen, func(e checkpoint.StoredEvent) bool { return e.Kind == string(runtime.EventRunEnd) }) {
 		t.Fatal("run_end stored while node b still waits")
 	}
 	n := seen[len(seen)-1].Seq
@@ -108,7 +110,7 @@ func TestPreReleaseVersion3File(t *testing.T) {
 	}
 	db.Close()
 	s = openT(t, path)
-	page, err := s.ListThreads(t.Context(), runtime.ThreadQuery{})
+	page, err := s.ListThreads(t.Context(), checkpoint.ThreadQuery{})
 	if err != nil || len(page.Threads) != 1 || page.Threads[0].ID != "old" || page.Threads[0].Outcome.Status != runtime.StatusDone {
 		t.Fatalf("threads after reopening: %+v %v, want old, done", page.Threads, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -129,7 +130,7 @@ func TestChangedDocumentUnderPausedThreadSQLite(t *testing.T) {
 					t.Fatalf("resume: %v %v", res.Status, err)
 				}
 				latest, _ := s.Get(t.Context(), "t", "")
-				if latest.Fingerprint != v2.Fingerprint() || latest.Format != runtime.CheckpointFormat {
+				if latest.Fingerprint != v2.Fingerprint() || latest.Format != checkpoint.Format {
 					t.Errorf("latest checkpoint records %q/%d", latest.Fingerprint, latest.Format)
 				}
 				return

@@ -4,7 +4,7 @@
 //
 // A projection adds no information: it is a pure function of one event, so
 // a projected part keeps the Seq and NS of its event, and a client that
-// reconnects after the last Seq it saw (runtime.EventStore.ReadEvents)
+// reconnects after the last Seq it saw (checkpoint.EventStore.ReadEvents)
 // projects what it reads the same way.
 //
 //	for p, err := range stream.Projected(g.Stream(ctx, in), stream.ModeUpdates, stream.ModeMessages) {

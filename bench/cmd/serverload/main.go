@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/runtime/sqlite"
 	"github.com/ilmek-go/ilmek/server"
 )
@@ -98,7 +99,7 @@ func Load(ctx context.Context, clients, runs int, dur time.Duration, ckpt string
 	var cp runtime.Checkpointer
 	switch ckpt {
 	case "memory":
-		cp = runtime.NewMemory()
+		cp = checkpoint.NewMemory()
 	case "sqlite":
 		dir, err := os.MkdirTemp("", "serverload")
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/ilmek-go/ilmek/examples/approval/approvalgraph"
 	"github.com/ilmek-go/ilmek/examples/approval/expense"
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // nodes implements approvalgraph.Nodes: one constructor per node type of
@@ -49,7 +50,7 @@ func ExampleNew() {
 		return
 	}
 	ctx := context.Background()
-	store := runtime.NewMemory() // sqlite.Open or postgres.Open keep it across processes
+	store := checkpoint.NewMemory() // sqlite.Open or postgres.Open keep it across processes
 	on := []runtime.RunOption{runtime.Thread("exp-1"), runtime.WithCheckpointer(store)}
 
 	claim := expense.Claim{ID: "exp-1", Employee: "alice", Amount: 1200, Purpose: "travel"}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // The environment through which a parent tells a child what to do.
@@ -75,7 +76,7 @@ func child(mode string, open OpenFunc, kinds []Kind) error {
 	defer closeCP()
 	switch mode {
 	case ModeHold:
-		release, err := leaseFunc(cp.Lease(ctx, thread, runtime.LeaseOptions{}))
+		release, err := leaseFunc(cp.Lease(ctx, thread, checkpoint.LeaseOptions{}))
 		if err != nil {
 			return err
 		}
@@ -126,7 +127,7 @@ func child(mode string, open OpenFunc, kinds []Kind) error {
 }
 
 // leaseFunc adapts a Lease to the func() its callers release it with.
-func leaseFunc(l runtime.Lease, err error) (func(), error) {
+func leaseFunc(l checkpoint.Lease, err error) (func(), error) {
 	if err != nil {
 		return nil, err
 	}

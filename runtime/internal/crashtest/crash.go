@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // Crash proves that a completed step survives a SIGKILL in the middle of
@@ -51,7 +52,7 @@ func Crash(t *testing.T, open OpenFunc, kind Kind) {
 	if err != nil || len(journal) != 1 || journal[0].Key != "charge#0" {
 		t.Fatalf("after the kill, task a's journal = %+v, %v; want the step charge#0", journal, err)
 	}
-	if release, err := leaseFunc(cp.Lease(t.Context(), env.Thread, runtime.LeaseOptions{})); !errors.Is(err, runtime.ErrThreadBusy) {
+	if release, err := leaseFunc(cp.Lease(t.Context(), env.Thread, checkpoint.LeaseOptions{})); !errors.Is(err, runtime.ErrThreadBusy) {
 		if release != nil {
 			release()
 		}
@@ -95,7 +96,7 @@ func Crash(t *testing.T, open OpenFunc, kind Kind) {
 	}
 }
 
-func journalReceipt(t *testing.T, j []runtime.JournalEntry) string {
+func journalReceipt(t *testing.T, j []checkpoint.JournalEntry) string {
 	t.Helper()
 	var r string
 	if err := json.Unmarshal(j[0].Value, &r); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/ilmek-go/ilmek/internal/pgtest"
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/postgres"
 	"github.com/ilmek-go/ilmek/runtime/postgres/workers"
@@ -85,7 +86,7 @@ func effect(ctx context.Context, pool *pgxpool.Pool, schema, key, thread, task, 
 func chaosWorker() error {
 	ctx := context.Background()
 	schema := os.Getenv(envSchema)
-	s, err := postgres.Open(ctx, os.Getenv(envDSN), postgres.Schema(schema), postgres.LeaseTTL(chaosTTL))
+	s, err := postgres.Open(ctx, os.Getenv(pgtest.EnvDSN), postgres.Schema(schema), postgres.LeaseTTL(chaosTTL))
 	if err != nil {
 		return err
 	}
@@ -117,9 +118,9 @@ func TestChaos(t *testing.T) {
 		t.Fatal(err)
 	}
 	app := fmt.Sprintf("ilmek_chaos_%d", os.Getpid())
-	u, err := url.Parse(os.Getenv(envDSN))
+	u, err := url.Parse(os.Getenv(pgtest.EnvDSN))
 	if err != nil {
-		t.Fatalf("%s must be a postgres:// URL for the chaos test: %v", envDSN, err)
+		t.Fatalf("%s must be a postgres:// URL for the chaos test: %v", pgtest.EnvDSN, err)
 	}
 	qs := u.Query()
 	qs.Set("application_name", app)
@@ -135,7 +136,7 @@ func TestChaos(t *testing.T) {
 	procs := make([]*exec.Cmd, chaosWorkers)
 	start := func(i int) {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), envChild+"=chaos", envSchema+"="+schema, envDSN+"="+childDSN)
+		cmd.Env = append(os.Environ(), envChild+"=chaos", envSchema+"="+schema, pgtest.EnvDSN+"="+childDSN)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}

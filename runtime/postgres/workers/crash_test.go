@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/ilmek-go/ilmek/internal/pgtest"
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/postgres"
 	"github.com/ilmek-go/ilmek/runtime/postgres/workers"
@@ -68,7 +69,7 @@ func ledgerGraph(pool *pgxpool.Pool, schema string, pause time.Duration) (*runti
 func childWorker() error {
 	ctx := context.Background()
 	schema := os.Getenv(envSchema)
-	s, err := postgres.Open(ctx, os.Getenv(envDSN), postgres.Schema(schema), postgres.LeaseTTL(crashTTL))
+	s, err := postgres.Open(ctx, os.Getenv(pgtest.EnvDSN), postgres.Schema(schema), postgres.LeaseTTL(crashTTL))
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // Worker claims requests from a queue and runs them on its graphs.
@@ -249,7 +250,7 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 		// another claim's run moved it meanwhile, a later claim looks again.
 		extra = append(extra, runtime.IfLatest(latest))
 	}
-	if _, ok := runtime.Checkpointer(cp).(runtime.EventStore); ok {
+	if _, ok := runtime.Checkpointer(cp).(checkpoint.EventStore); ok {
 		extra = append(extra, runtime.WithEventStore())
 	}
 	out, err := g.run(runCtx, cp, c.thread, c.input, mode, extra...)

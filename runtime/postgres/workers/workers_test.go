@@ -10,13 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ilmek-go/ilmek/internal/pgtest"
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/postgres"
 	"github.com/ilmek-go/ilmek/runtime/postgres/workers"
 	"github.com/ilmek-go/ilmek/spec"
 )
-
-const envDSN = "ILMEK_POSTGRES_DSN"
 
 var schemas atomic.Int64
 
@@ -24,13 +23,7 @@ var schemas atomic.Int64
 // queue. Without ILMEK_POSTGRES_DSN the test skips, unless CI=true.
 func openQueue(t testing.TB, opts ...postgres.Option) *workers.Queue {
 	t.Helper()
-	dsn := os.Getenv(envDSN)
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not set; CI must run the PostgreSQL tests (.ci/run sets it)", envDSN)
-		}
-		t.Skipf("%s not set: skipping the PostgreSQL tests (see README, \"PostgreSQL tests\")", envDSN)
-	}
+	dsn := pgtest.DSN(t)
 	schema := fmt.Sprintf("ilmek_pgtest_workers_%d_%d", os.Getpid(), schemas.Add(1))
 	s, err := postgres.Open(context.Background(), dsn, append([]postgres.Option{postgres.Schema(schema)}, opts...)...)
 	if err != nil {
@@ -278,7 +271,7 @@ func TestRequestEventsAreStored(t *testing.T) {
 	if o.State != "done" || len(o.Runs) != 1 {
 		t.Fatalf("outcome %s, runs %v; want done after one run", o.State, o.Runs)
 	}
-	other, err := postgres.Open(context.Background(), os.Getenv(envDSN), postgres.Schema(q.Store().SchemaName()))
+	other, err := postgres.Open(context.Background(), os.Getenv(pgtest.EnvDSN), postgres.Schema(q.Store().SchemaName()))
 	if err != nil {
 		t.Fatal(err)
 	}

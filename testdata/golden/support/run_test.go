@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 	"github.com/ilmek-go/ilmek/testdata/golden/support/supportgraph"
 )
@@ -93,7 +94,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem := runtime.NewMemory()
+	mem := checkpoint.NewMemory()
 	ctx := context.Background()
 	opts := []runtime.RunOption{runtime.Thread("t1"), runtime.WithCheckpointer(mem)}
 	if _, err := g.Invoke(ctx, supportgraph.Update{Messages: []string{"buy"}}, opts...); err != nil {

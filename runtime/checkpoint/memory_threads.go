@@ -1,4 +1,4 @@
-package runtime
+package checkpoint
 
 import (
 	"cmp"
@@ -41,15 +41,11 @@ func (m *Memory) rec(threadID string) *memRec {
 	return r
 }
 
-// touch records a stored checkpoint in its thread's record, with the
-// ThreadWrite the write carried; m.mu is held.
-func (m *Memory) touch(ctx context.Context, cp *Checkpoint) {
+// touch records a stored checkpoint in its thread's record; m.mu is held.
+func (m *Memory) touch(cp *Checkpoint) {
 	r := m.rec(cp.ThreadID)
 	if !cp.Created.IsZero() { // (the zero Time has no UnixNano)
 		r.updated = max(r.updated, cp.Created.UnixNano())
-	}
-	if w := ThreadWriteFromContext(ctx); w != nil {
-		r.apply(*w)
 	}
 }
 
@@ -68,13 +64,10 @@ func (r *memRec) apply(w ThreadWrite) {
 }
 
 // RecordThread merges w's metadata into the thread's and records its
-// outcome; fenced by the run's lease like Put.
-func (m *Memory) RecordThread(ctx context.Context, threadID string, w ThreadWrite) error {
+// outcome, unleased.
+func (m *Memory) RecordThread(_ context.Context, threadID string, w ThreadWrite) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.fence(ctx, threadID); err != nil {
-		return err
-	}
 	m.rec(threadID).apply(w)
 	return nil
 }
@@ -118,16 +111,18 @@ func (m *Memory) ListThreads(_ context.Context, q ThreadQuery) (ThreadPage, erro
 }
 
 // AppendEvents stores events of one run, keeping those of its last
-// MaxStoredEvents sequence numbers;
-// fenced by the run's lease like Put.
-func (m *Memory) AppendEvents(ctx context.Context, events []StoredEvent) error {
-	if len(events) == 0 {
-		return nil
-	}
+// MaxStoredEvents sequence numbers; unleased.
+func (m *Memory) AppendEvents(_ context.Context, events []StoredEvent) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.fence(ctx, events[0].ThreadID); err != nil {
-		return err
+	m.appendEvents(events)
+	return nil
+}
+
+// appendEvents is AppendEvents with m.mu held.
+func (m *Memory) appendEvents(events []StoredEvent) {
+	if len(events) == 0 {
+		return
 	}
 	if m.runs == nil {
 		m.runs = map[string]*memRun{}
@@ -147,7 +142,6 @@ func (m *Memory) AppendEvents(ctx context.Context, events []StoredEvent) error {
 		last := run.events[len(run.events)-1].Seq
 		run.events = slices.DeleteFunc(run.events, func(e StoredEvent) bool { return e.Seq <= last-MaxStoredEvents })
 	}
-	return nil
 }
 
 // ReadEvents returns the run's events after afterSeq, at most limit.

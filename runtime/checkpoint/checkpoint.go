@@ -1,11 +1,16 @@
-package runtime
+package checkpoint
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 )
+
+// Format is the version of the checkpoint format the runtime writes;
+// every checkpoint records it in Checkpoint.Format.
+const Format = 1
 
 // Checkpoint is the durable record of a thread after a superstep: its
 // channels and what runs next. Checkpoints name their parent, so a thread is
@@ -31,7 +36,7 @@ type Checkpoint struct {
 	// Fingerprint identifies the graph version that wrote the checkpoint
 	// (Graph.Fingerprint); "" for checkpoints written before versions were
 	// recorded, which any version runs unchecked. Format is the checkpoint
-	// format version (CheckpointFormat), 0 for those.
+	// format version (Format), 0 for those.
 	Fingerprint string `json:"fingerprint,omitempty"`
 	Format      int    `json:"format,omitempty"`
 	// MigratedFrom is set on a checkpoint written by Migrate: the
@@ -45,6 +50,13 @@ type TaskRef struct {
 	Key  string `json:"key"`
 	// Input is a send's input (the task's state), nil for a static task.
 	Input json.RawMessage `json:"input,omitempty"`
+	// Journal is the task's journal as it stood when the checkpoint was
+	// committed, for a task in flight then (a superstep that paused): a
+	// run or resume from this checkpoint when it is no longer the
+	// thread's latest (a fork) restores it, so the fork replays exactly
+	// the steps that had run when the checkpoint was current. Nil for a
+	// task that had not started.
+	Journal []JournalEntry `json:"journal,omitempty"`
 }
 
 // PendingInterrupt is an open question to a person. Answer it by ID.
@@ -81,9 +93,14 @@ type JournalEntry struct {
 // Checkpointer is the memory port: where threads keep their checkpoints and
 // their tasks' journals. Every backend passes the same contract tests
 // (runtime/checkpointtest).
+//
+// A run writes only through the Lease it takes, which fences every write.
+// Put and PutJournal are the unleased path, unfenced, for writes outside a
+// run (tests, tools that seed a store).
 type Checkpointer interface {
-	// Put stores cp and, in the same atomic commit, drops the journals of the
-	// task ids in done (the tasks whose superstep cp commits).
+	// Put stores cp and, in the same atomic commit, drops the journals of
+	// the task ids in done (the tasks whose superstep cp commits),
+	// without a lease: nothing fences it.
 	Put(ctx context.Context, cp *Checkpoint, done []string) error
 	// Get returns the checkpoint id of thread, or its latest checkpoint when
 	// id is "". It returns ErrNotFound when there is none.
@@ -91,7 +108,7 @@ type Checkpointer interface {
 	// List returns the thread's checkpoints newest first, at most limit of
 	// them (all when limit <= 0).
 	List(ctx context.Context, threadID string, limit int) ([]*Checkpoint, error)
-	// PutJournal replaces the journal of a task.
+	// PutJournal replaces the journal of a task, without a lease.
 	PutJournal(ctx context.Context, threadID, taskID string, entries []JournalEntry) error
 	// GetJournal returns the journal of a task (nil when it has none).
 	GetJournal(ctx context.Context, threadID, taskID string) ([]JournalEntry, error)
@@ -105,15 +122,38 @@ type Checkpointer interface {
 	DeleteThread(ctx context.Context, threadID string) error
 	// Lease takes the thread's exclusive lease for one run. It fails fast
 	// with an error matching ErrThreadBusy while another run holds it.
-	// While the lease is held, every Put and PutJournal of the thread
-	// through this Checkpointer is fenced: checked, in the write's own
-	// transaction, against the lease's fencing token, so that a holder
-	// that lost the lease (it stalled past its expiry and another run took
-	// the thread over, or the thread was deleted) writes nothing.
+	// The lease is the run's write handle: each of its writes is checked,
+	// in the write's own transaction, against the lease's fencing token,
+	// so that a holder that lost the lease (it stalled past its expiry and
+	// another run took the thread over, or the thread was deleted) writes
+	// nothing.
 	Lease(ctx context.Context, threadID string, opts LeaseOptions) (Lease, error)
 }
 
-// Lease is one run's exclusive hold on a thread (Checkpointer.Lease).
+// Commit is one atomic write of a run (Lease.Commit): a superstep's
+// checkpoint with what rides along, or the run's final write.
+type Commit struct {
+	// Checkpoint is the checkpoint to store; nil for a write without one
+	// (the run's final write of its thread record and last events).
+	Checkpoint *Checkpoint
+	// Delta, when not nil, stores Checkpoint as the change from
+	// checkpoint Delta.Base of the same thread (see DeltaCheckpointer);
+	// Checkpoint.Channels is then ignored. A store that is not a
+	// DeltaCheckpointer is never handed one.
+	Delta *Delta
+	// Done are the task ids whose journals the checkpoint's superstep
+	// finished: they are dropped.
+	Done []string
+	// Thread, when not nil, is recorded in the thread's record
+	// (ThreadRecorder).
+	Thread *ThreadWrite
+	// Events are the run's events since its last commit, in Seq order
+	// (EventStore); empty unless the run stores its events.
+	Events []StoredEvent
+}
+
+// Lease is one run's exclusive hold on a thread (Checkpointer.Lease), and
+// the handle through which every write of the run goes, fenced by it.
 type Lease interface {
 	// Fence is the lease's fencing token: a different value every time
 	// the thread's lease is taken (an epoch or a random token, as the
@@ -127,26 +167,17 @@ type Lease interface {
 	// expire (an in-process backend). Past the deadline Step starts no
 	// effect: another process may have taken the thread over.
 	Deadline() time.Time
+	// Commit writes c in one atomic commit, fenced: the checkpoint (full
+	// or delta), the dropped journals of c.Done, the thread record and
+	// the events all land, or none of them does. A lease that is no
+	// longer current writes nothing and gets an error (matching
+	// ErrThreadDeleted when the thread was deleted). A delta whose base
+	// the thread lacks fails with an error matching ErrNotFound.
+	Commit(ctx context.Context, c Commit) error
+	// PutJournal replaces the journal of a task of the thread, fenced.
+	PutJournal(ctx context.Context, taskID string, entries []JournalEntry) error
 	// Release gives the lease back; later calls do nothing.
 	Release()
-}
-
-type leaseKey struct{}
-
-// LeaseFromContext returns the lease under which a run makes a write: the
-// executor passes its lease to every Checkpointer call of the run through
-// the context. A backend fences a write by it (the write of a lease that is
-// no longer current must fail); it is nil for a write made outside a run.
-func LeaseFromContext(ctx context.Context) Lease {
-	l, _ := ctx.Value(leaseKey{}).(Lease)
-	return l
-}
-
-// ContextWithLease returns ctx carrying l, so that the Checkpointer writes
-// made with it are fenced by l, as the executor's are. For backends' tests
-// and for programs that write a thread directly under a lease they took.
-func ContextWithLease(ctx context.Context, l Lease) context.Context {
-	return context.WithValue(ctx, leaseKey{}, l)
 }
 
 // LeaseOptions are the notices a lease holder receives. Both functions may
@@ -165,19 +196,59 @@ type LeaseOptions struct {
 	Renewed func(deadline time.Time)
 }
 
-// leaseLostError is the cancellation cause of a run whose lease was lost,
-// or passed its deadline.
-type leaseLostError struct{ err error }
+// ErrLeaseLost is matched (errors.Is) by every error that says a run's
+// lease on its thread is gone (a *LeaseLostError): another run took the
+// thread over after the lease expired unrenewed, the holder's own deadline
+// passed without a renewal, or the thread was deleted. A write under the
+// lost lease was refused, so the new holder's state is not overwritten; the
+// run that held it stops before starting another effect, and a later run
+// of the thread takes its work up.
+var ErrLeaseLost = errors.New("the thread's lease was lost")
 
-func (e *leaseLostError) Error() string { return "lease lost: " + e.err.Error() }
-func (e *leaseLostError) Unwrap() error { return e.err }
+// LeaseLostReason says why a lease is gone.
+type LeaseLostReason string
 
-// ErrLeaseExpired ends a run whose lease passed its local deadline (see
-// Lease.Deadline) without a renewal: the process stalled or lost its
-// storage for longer than the lease lasts, so another run may hold the
-// thread now. The run starts no further effect and commits nothing; a
-// later run of the thread takes its work up.
-var ErrLeaseExpired = errors.New("the run's lease passed its deadline without renewal (the process stalled, or storage was unreachable, for longer than the lease lasts); the run was stopped before starting another effect, because another run may hold the thread now")
+// The reasons of a LeaseLostError.
+const (
+	// LeaseTakenOver: another run took the thread over after the lease
+	// expired unrenewed.
+	LeaseTakenOver LeaseLostReason = "taken over"
+	// LeaseDeadlinePassed: the lease passed its local deadline without a
+	// renewal (the process stalled, or storage was unreachable, for
+	// longer than the lease lasts), so another run may hold the thread.
+	LeaseDeadlinePassed LeaseLostReason = "deadline passed"
+	// LeaseThreadDeleted: the thread was deleted while the run held it.
+	LeaseThreadDeleted LeaseLostReason = "thread deleted"
+)
+
+// LeaseLostError is the error of a lost lease. It matches ErrLeaseLost, and
+// also ErrThreadDeleted when Reason is LeaseThreadDeleted.
+type LeaseLostError struct {
+	Thread string
+	// Store names where the lease was kept (a file, a schema); "" for a
+	// loss the runtime found by the clock.
+	Store string
+	// Fence is the lost lease's fencing token (Lease.Fence).
+	Fence  string
+	Reason LeaseLostReason
+	// Found says how the loss was found: "fenced write", "heartbeat",
+	// "delete" or "deadline".
+	Found string
+}
+
+func (e *LeaseLostError) Error() string {
+	where := ""
+	if e.Store != "" {
+		where = " in " + e.Store
+	}
+	return fmt.Sprintf("the lease of thread %q%s (fence %s) was lost (%s, found by %s): nothing more of the run is written", e.Thread, where, e.Fence, e.Reason, e.Found)
+}
+
+// Is makes a LeaseLostError match ErrLeaseLost, and ErrThreadDeleted for
+// a deleted thread.
+func (e *LeaseLostError) Is(target error) bool {
+	return target == ErrLeaseLost || target == ErrThreadDeleted && e.Reason == LeaseThreadDeleted
+}
 
 // ErrThreadDeleted is the cause of a run whose thread was deleted while it
 // ran (Checkpointer.DeleteThread). Nothing of the thread was written after

@@ -1,4 +1,4 @@
-package runtime
+package checkpoint
 
 import (
 	"bytes"
@@ -51,10 +51,11 @@ func (d Delta) Size() int {
 // DeltaCheckpointer is a Checkpointer that stores a checkpoint as what
 // changed since another one, so that a superstep writes what its updates
 // touched and not the thread's whole state (an append channel: only the
-// appended elements). The executor uses PutDelta, when the backend has
-// it, for every checkpoint whose parent it holds and whose channels keep
-// the parent's channel list; otherwise it calls Put with the full
-// channels. Memory, the SQLite and the PostgreSQL stores implement it; a
+// appended elements). The executor commits a Delta (Commit.Delta), when
+// the backend is a DeltaCheckpointer, for every checkpoint whose parent
+// it holds and whose channels keep the parent's channel list; otherwise
+// it commits the full channels.
+// Memory, the SQLite and the PostgreSQL stores implement it; a
 // backend without it keeps working with full snapshots.
 //
 // Get and List return checkpoints stored by PutDelta with Channels
@@ -65,9 +66,10 @@ type DeltaCheckpointer interface {
 	Checkpointer
 	// PutDelta stores cp, whose channels are those of checkpoint d.Base of
 	// the same thread with d.Writes applied, and drops the journals of the
-	// task ids in done, in one atomic commit, fenced as Put is.
-	// cp.Channels is ignored. It fails with an error matching ErrNotFound
-	// when the thread has no checkpoint d.Base.
+	// task ids in done, in one atomic commit, without a lease (a run
+	// commits deltas through Lease.Commit). cp.Channels is ignored. It
+	// fails with an error matching ErrNotFound when the thread has no
+	// checkpoint d.Base.
 	PutDelta(ctx context.Context, cp *Checkpoint, d Delta, done []string) error
 }
 
@@ -236,28 +238,23 @@ func scanValue(data []byte, i int) int {
 	}
 }
 
-// deltaWrites returns the writes that turn the encoded state prev into
-// next. ok is false when a delta cannot express the change (the channel
-// list differs, either is not a compact JSON object): store a full
-// snapshot.
-func deltaWrites(prev, next []byte) (writes []ChannelWrite, ok bool) {
-	var c splitCache
-	return c.writes(prev, next)
-}
-
-// splitCache finds deltas between successive encoded states. It keeps the
-// members of the last state it was handed as next, so that the following
-// delta, whose prev is that state, does not split it again.
-type splitCache struct {
+// Differ finds the delta between successive encoded states of a thread
+// (the writes of a Delta). It keeps the members of the last state it was
+// handed as next, so that the following diff, whose prev is that state,
+// does not split it again. The zero Differ is ready to use; it is not safe
+// for concurrent use.
+type Differ struct {
 	data      []byte // the state ms splits
 	ms, spare []member
 }
 
-// writes returns the writes that turn prev into next (see deltaWrites).
+// Writes returns the writes that turn the encoded state prev into next.
+// ok is false when a delta cannot express the change (the channel list
+// differs, or either is not a compact JSON object): store a full snapshot.
 // An unchanged channel costs a comparison of its bytes, an appended array
 // a comparison and a scan of the new elements; only a channel whose value
 // changed otherwise is scanned whole.
-func (c *splitCache) writes(prev, next []byte) (writes []ChannelWrite, ok bool) {
+func (c *Differ) Writes(prev, next []byte) (writes []ChannelWrite, ok bool) {
 	if !sameBytes(c.data, prev) {
 		ms, ok := splitObject(prev, c.ms)
 		c.data, c.ms = nil, ms
@@ -584,4 +581,16 @@ func RebuildChain(writes []byte, base string, chain map[string]ChainLink) (json.
 		}
 		writes, cur = l.Channels, l.Base
 	}
+}
+
+// sameBytes reports whether a and b are the same slice.
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// deltaWrites returns the writes that turn prev into next (Differ.Writes
+// without a kept split).
+func deltaWrites(prev, next []byte) (writes []ChannelWrite, ok bool) {
+	var c Differ
+	return c.Writes(prev, next)
 }

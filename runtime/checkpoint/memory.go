@@ -1,4 +1,4 @@
-package runtime
+package checkpoint
 
 import (
 	"context"
@@ -70,16 +70,54 @@ func (l *memLease) Release() {
 	})
 }
 
-// fence refuses a run's write made under a lease of m that is no longer
-// current (its thread was deleted); m.mu is held.
-func (m *Memory) fence(ctx context.Context, threadID string) error {
-	l, _ := LeaseFromContext(ctx).(*memLease)
-	if l == nil || l.m != m || l.thread != threadID {
-		return nil
-	}
+// check refuses a write of l that is no longer current (its thread was
+// deleted); m.mu is held.
+func (l *memLease) check() error {
 	if l.lost != nil {
-		return fmt.Errorf("memory: write of thread %q refused: %w", threadID, l.lost)
+		return fmt.Errorf("memory: write of thread %q refused: %w", l.thread, l.lost)
 	}
+	return nil
+}
+
+// Commit stores c in one step under Memory's lock: nothing of it is
+// visible until all of it is.
+func (l *memLease) Commit(_ context.Context, c Commit) error {
+	m := l.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := l.check(); err != nil {
+		return err
+	}
+	if c.Checkpoint != nil && c.Checkpoint.ThreadID != l.thread {
+		return fmt.Errorf("memory: commit of checkpoint %s of thread %q under the lease of thread %q refused", c.Checkpoint.ID, c.Checkpoint.ThreadID, l.thread)
+	}
+	if c.Checkpoint != nil {
+		var err error
+		if c.Delta != nil {
+			err = m.putDelta(c.Checkpoint, *c.Delta, c.Done)
+		} else {
+			m.put(c.Checkpoint, c.Done)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if c.Thread != nil {
+		m.rec(l.thread).apply(*c.Thread)
+	}
+	m.appendEvents(c.Events)
+	return nil
+}
+
+// PutJournal replaces a task's journal with a copy of entries, fenced.
+func (l *memLease) PutJournal(_ context.Context, taskID string, entries []JournalEntry) error {
+	m := l.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := l.check(); err != nil {
+		return err
+	}
+	m.putJournal(l.thread, taskID, entries)
 	return nil
 }
 
@@ -107,27 +145,31 @@ func (m *Memory) thread(id string) *memThread {
 	return t
 }
 
-// Put stores a copy of cp and drops the journals of done.
-func (m *Memory) Put(ctx context.Context, cp *Checkpoint, done []string) error {
-	c := cloneCheckpoint(cp)
+// Put stores a copy of cp and drops the journals of done, unleased.
+func (m *Memory) Put(_ context.Context, cp *Checkpoint, done []string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.fence(ctx, cp.ThreadID); err != nil {
-		return err
-	}
-	m.add(&memCP{cp: c}, done)
-	m.touch(ctx, c)
+	m.put(cp, done)
 	return nil
 }
 
+// put stores a copy of cp; m.mu is held.
+func (m *Memory) put(cp *Checkpoint, done []string) {
+	c := cloneCheckpoint(cp)
+	m.add(&memCP{cp: c}, done)
+	m.touch(c)
+}
+
 // PutDelta stores a copy of cp as d, or as a full snapshot when the chain
-// of deltas since the last one reaches the Compaction limits.
-func (m *Memory) PutDelta(ctx context.Context, cp *Checkpoint, d Delta, done []string) error {
+// of deltas since the last one reaches the Compaction limits; unleased.
+func (m *Memory) PutDelta(_ context.Context, cp *Checkpoint, d Delta, done []string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.fence(ctx, cp.ThreadID); err != nil {
-		return err
-	}
+	return m.putDelta(cp, d, done)
+}
+
+// putDelta is PutDelta with m.mu held.
+func (m *Memory) putDelta(cp *Checkpoint, d Delta, done []string) error {
 	t := m.threads[cp.ThreadID]
 	i, ok := 0, false
 	if t != nil {
@@ -153,7 +195,7 @@ func (m *Memory) PutDelta(ctx context.Context, cp *Checkpoint, d Delta, done []s
 		e.cp.Channels = chans
 	}
 	m.add(e, done)
-	m.touch(ctx, e.cp)
+	m.touch(e.cp)
 	return nil
 }
 
@@ -336,20 +378,22 @@ func (m *Memory) List(_ context.Context, threadID string, limit int) ([]*Checkpo
 	return out, nil
 }
 
-// PutJournal replaces a task's journal with a copy of entries.
-func (m *Memory) PutJournal(ctx context.Context, threadID, taskID string, entries []JournalEntry) error {
+// PutJournal replaces a task's journal with a copy of entries, unleased.
+func (m *Memory) PutJournal(_ context.Context, threadID, taskID string, entries []JournalEntry) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.fence(ctx, threadID); err != nil {
-		return err
-	}
+	m.putJournal(threadID, taskID, entries)
+	return nil
+}
+
+// putJournal stores a copy of entries; m.mu is held.
+func (m *Memory) putJournal(threadID, taskID string, entries []JournalEntry) {
 	js := m.journals[threadID]
 	if js == nil {
 		js = map[string][]JournalEntry{}
 		m.journals[threadID] = js
 	}
 	js[taskID] = slices.Clone(entries)
-	return nil
 }
 
 // GetJournal returns a copy of a task's journal.

@@ -1,4 +1,4 @@
-package runtime
+package checkpoint
 
 import (
 	"context"
@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // ThreadOutcome is how the last run of a thread ended, as the executor
@@ -125,46 +123,16 @@ type ThreadWrite struct {
 // run's checkpointer has it:
 //
 //   - the metadata of WithThreadMeta, and the outcome of a run that ends
-//     done or interrupted, travel with the run's checkpoint writes: a Put
-//     or PutDelta whose context carries a ThreadWrite
-//     (ThreadWriteFromContext) records it in the same atomic commit as
-//     the checkpoint, fenced the same way;
+//     done or interrupted, travel with the run's checkpoint writes
+//     (Commit.Thread): recorded in the same atomic commit as the
+//     checkpoint, fenced the same way;
 //   - what no checkpoint carried (the outcome error or aborted: a failed
-//     superstep writes no checkpoint) is recorded with RecordThread at
-//     the end of the run, under the run's lease.
+//     superstep writes no checkpoint) is recorded by the run's final
+//     Lease.Commit, without a checkpoint.
 type ThreadRecorder interface {
 	// RecordThread records w for the thread, creating its record when it
-	// has none. A write made under a lease (LeaseFromContext) is fenced as
-	// Put is: a lease that is no longer current writes nothing.
+	// has none, without a lease (a run records through Lease.Commit).
 	RecordThread(ctx context.Context, threadID string, w ThreadWrite) error
-}
-
-type threadWriteKey struct{}
-
-// ContextWithThreadWrite returns ctx carrying w: a ThreadRecorder's Put or
-// PutDelta made with it records w with the checkpoint, in the same commit.
-// The executor passes every checkpoint write of a run such a context; a
-// backend's tests use it to check that their writes record w
-// (ThreadWriteFromContext is the backend's side).
-func ContextWithThreadWrite(ctx context.Context, w *ThreadWrite) context.Context {
-	return context.WithValue(ctx, threadWriteKey{}, w)
-}
-
-// ThreadWriteFromContext returns the ThreadWrite a checkpoint write must
-// record with the checkpoint (see ThreadRecorder), or nil.
-func ThreadWriteFromContext(ctx context.Context) *ThreadWrite {
-	w, _ := ctx.Value(threadWriteKey{}).(*ThreadWrite)
-	return w
-}
-
-// WithThreadMeta gives the run's thread metadata: string pairs stored with
-// the thread (unlike WithMeta, which only this run's nodes see), which
-// ListThreads filters on. The pairs are merged into what the thread holds:
-// each key is set to its value, a key given "" is removed, other keys stay.
-// They are recorded with the run's first checkpoint write, so a refused
-// run changes nothing. It needs a checkpointer that is a ThreadRecorder.
-func WithThreadMeta(meta map[string]string) RunOption {
-	return func(c *runConfig) { c.threadMeta = maps.Clone(meta) }
 }
 
 // ErrThreadQuery is matched (errors.Is) by the error of ListThreads for a
@@ -175,7 +143,7 @@ var ErrThreadQuery = errors.New("invalid thread query")
 // threadQueryError is an ErrThreadQuery naming what is wrong.
 type threadQueryError struct{ msg string }
 
-func (e *threadQueryError) Error() string        { return "runtime: " + e.msg }
+func (e *threadQueryError) Error() string        { return "checkpoint: " + e.msg }
 func (e *threadQueryError) Is(target error) bool { return target == ErrThreadQuery }
 
 // ThreadCursor is a position in the order of ListThreads: the last thread
@@ -279,35 +247,4 @@ func MergeMeta(meta, w map[string]string) map[string]string {
 		return nil
 	}
 	return out
-}
-
-// checkThreadMeta refuses metadata a thread cannot hold.
-func checkThreadMeta(meta map[string]string) error {
-	keys := slices.Sorted(maps.Keys(meta))
-	for _, k := range keys {
-		if k == "" {
-			return &OptionError{Msg: "runtime: WithThreadMeta: a key is empty; name every metadata key"}
-		}
-		if !utf8.ValidString(k) || !utf8.ValidString(meta[k]) {
-			return &OptionError{Msg: fmt.Sprintf("runtime: WithThreadMeta: key %q or its value is not valid UTF-8", k)}
-		}
-	}
-	return nil
-}
-
-// shortError cuts an error text to MaxOutcomeError bytes.
-func shortError(err error) string {
-	if err == nil {
-		return ""
-	}
-	s := err.Error()
-	if len(s) <= MaxOutcomeError {
-		return s
-	}
-	const ell = "…"
-	cut := MaxOutcomeError - len(ell)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + ell
 }
