@@ -18,6 +18,7 @@ import (
 	"github.com/ilmek-go/ilmek/nodes/mcp"
 	"github.com/ilmek-go/ilmek/nodes/mcp/mcptest"
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -178,7 +179,7 @@ func TestToolNodeOnceThroughSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(runtime.NewMemory())}
+	run := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(checkpoint.NewMemory())}
 	if res, err := g.Invoke(ctx, nil, run...); err != nil || res.Status != runtime.StatusInterrupted {
 		t.Fatalf("%v, %v", res.Status, err)
 	}
