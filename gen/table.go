@@ -51,16 +51,6 @@ func (m *model) table(where int) (jen.Code, *table) {
 	return ph, t
 }
 
-// elements returns the elements of a composite literal that holds only
-// the table with placeholder ph: none when the table is empty, so that the
-// literal is written {} as gofmt writes an empty one.
-func (t *table) elements(ph jen.Code) []jen.Code {
-	if t.Len() == 0 {
-		return nil
-	}
-	return []jen.Code{ph}
-}
-
 // line writes one line of the table: indent tabs, then the parts.
 func (t *table) line(indent int, parts ...string) {
 	for range indent {

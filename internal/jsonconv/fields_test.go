@@ -19,6 +19,7 @@ type fieldsOuter struct {
 	D      int    `json:"d,string"`
 	Plain  string
 	Skip   string `json:"-"`
+	//lint:ignore U1000 the rule must pass over an unexported member
 	hidden string
 	Outer  string `json:"outer"`
 	fieldsInner
