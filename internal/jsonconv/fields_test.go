@@ -13,12 +13,12 @@ type fieldsInner struct {
 }
 
 type fieldsOuter struct {
-	A      string `json:"a"`
-	B      int    `json:"b,omitempty"`
-	C      bool   `json:"c,omitzero"`
-	D      int    `json:"d,string"`
-	Plain  string
-	Skip   string `json:"-"`
+	A     string `json:"a"`
+	B     int    `json:"b,omitempty"`
+	C     bool   `json:"c,omitzero"`
+	D     int    `json:"d,string"`
+	Plain string
+	Skip  string `json:"-"`
 	//lint:ignore U1000 the rule must pass over an unexported member
 	hidden string
 	Outer  string `json:"outer"`
