@@ -37,7 +37,7 @@ func CheckThreadID(id string) error {
 	case id == "":
 		return &threadIDError{id: id, why: "is empty; name the thread"}
 	case len(id) > MaxThreadIDBytes:
-		return &threadIDError{id: id, why: fmt.Sprintf("is %d bytes long, more than the %d a thread id may hold", len(id), MaxThreadIDBytes)}
+		return &threadIDError{id: id, why: fmt.Sprintf("is %d bytes, over the %d allowed", len(id), MaxThreadIDBytes)}
 	}
 	for i, r := range id {
 		var what string
@@ -49,7 +49,7 @@ func CheckThreadID(id string) error {
 		case unicode.IsControl(r):
 			what = fmt.Sprintf("%U, a control character", r)
 		case 0x202A <= r && r <= 0x202E || 0x2066 <= r && r <= 0x2069:
-			what = fmt.Sprintf("%U, a bidirectional override that reorders how text around it is shown", r)
+			what = fmt.Sprintf("%U, a bidirectional override", r)
 		case !unicode.IsPrint(r):
 			what = fmt.Sprintf("%U, which is not a printable character", r)
 		default:
@@ -66,10 +66,11 @@ type threadIDError struct {
 	why string
 }
 
-// Error names the id, what is wrong and what ids may hold, in one sentence.
+// Error names the id and what is wrong with it, in one sentence; the
+// rule (at most 200 bytes of printable UTF-8 without / ? # or %) is
+// CheckThreadID's doc.
 func (e *threadIDError) Error() string {
-	return "runtime: thread id " + quoteID(e.id) + " " + e.why +
-		"; a thread id is at most 200 bytes of printable UTF-8 without / ? # or %"
+	return "runtime: thread id " + quoteID(e.id) + " " + e.why
 }
 
 // Is makes the error match ErrThreadID.
