@@ -206,25 +206,7 @@ func scanValue(data []byte, i int) int {
 	case '"':
 		return scanString(data, i)
 	case '{', '[':
-		depth := 0
-		for j := i; j < len(data); j++ {
-			switch data[j] {
-			case '"':
-				e := scanString(data, j)
-				if e < 0 {
-					return -1
-				}
-				j = e - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return -1
+		return scanClose(data, i, 0)
 	default:
 		j := i
 		for j < len(data) && data[j] != ',' && data[j] != '}' && data[j] != ']' &&
@@ -415,8 +397,11 @@ func encodeMembers(dst []byte, ms []member) []byte {
 
 // scanTail returns the index just past the array whose elements continue
 // at data[i] (inside the array, after a comma), or -1.
-func scanTail(data []byte, i int) int {
-	depth := 1
+func scanTail(data []byte, i int) int { return scanClose(data, i, 1) }
+
+// scanClose returns the index just past the bracket that brings the
+// nesting depth, counted from data[i] on, from depth back to 0, or -1.
+func scanClose(data []byte, i, depth int) int {
 	for j := i; j < len(data); j++ {
 		switch data[j] {
 		case '"':
