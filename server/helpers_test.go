@@ -69,7 +69,7 @@ func slowGraph(t testing.TB, gate <-chan struct{}) *runtime.Graph[runtime.Values
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
-			n, _ := runtime.AsFloat(s["n"])
+			n, _ := s["n"].(float64)
 			return runtime.Values{"n": n + 1, "log": []any{fmt.Sprint(s["tag"])}}, nil
 		}).
 		Channel("tag", "").
