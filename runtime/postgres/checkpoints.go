@@ -50,13 +50,13 @@ func (s *Store) put(ctx context.Context, db txer, cp *runtime.Checkpoint, done [
 	err = func() error {
 		switch {
 		case l != nil:
-			if err := l.refused(); err != nil {
+			if err := l.Refused(); err != nil {
 				return err
 			}
 			var n int
 			err := db.QueryRow(ctx, s.q.insertFenced, append(args, l.epoch, done)...).Scan(&n)
 			if err == nil && n == 0 {
-				err = s.lost(cp.ThreadID, l.epoch)
+				err = l.lost()
 			}
 			return err
 		case len(done) == 0:
@@ -186,22 +186,7 @@ func (s *Store) List(ctx context.Context, threadID string, limit int) ([]*runtim
 // LeaseOptions.Lost (an error matching checkpoint.ErrThreadDeleted), every
 // later write under that lease is refused, and its release does nothing.
 func (s *Store) DeleteThread(ctx context.Context, threadID string) error {
-	s.mu.Lock()
-	l := s.held[threadID]
-	delete(s.held, threadID)
-	s.mu.Unlock()
-	if l != nil {
-		// Mark the lease before the rows go, so no write of the run slips
-		// in between; its writes stay refused, and its release does nothing.
-		l.mu.Lock()
-		already := l.deleted
-		l.deleted = true
-		l.mu.Unlock()
-		l.stopHeartbeatAsync()
-		if !already && l.opts.Lost != nil {
-			defer l.opts.Lost(s.lostEpoch(threadID, l.epoch, checkpoint.LeaseThreadDeleted, "delete"))
-		}
-	}
+	defer s.leases.Deleting(threadID)()
 	if _, err := s.pool.Exec(ctx, s.q.deleteThread, threadID); err != nil {
 		return fmt.Errorf("postgres: delete thread %q from %s: %w", threadID, s.where(), err)
 	}

@@ -100,7 +100,7 @@ func (s *Store) putDeltaOn(ctx context.Context, db txer, cp *runtime.Checkpoint,
 		created = cp.Created.UnixNano()
 	}
 	if l != nil {
-		if err := l.refused(); err != nil {
+		if err := l.Refused(); err != nil {
 			return fail(err)
 		}
 	}
@@ -132,7 +132,7 @@ func (s *Store) putDelta(ctx context.Context, db txer, cp *runtime.Checkpoint, d
 	}
 	switch {
 	case fenced == 0:
-		return s.lost(cp.ThreadID, l.epoch)
+		return l.lost()
 	case found == 0:
 		return fmt.Errorf("its base checkpoint %s: %w", d.Base, runtime.ErrNotFound)
 	case inserted == 1:
@@ -145,7 +145,7 @@ func (s *Store) putDelta(ctx context.Context, db txer, cp *runtime.Checkpoint, d
 			// takeover wait for this write, and this write fail after one.
 			var one int
 			if err := tx.QueryRow(ctx, s.q.fenceShare, cp.ThreadID, l.epoch).Scan(&one); errors.Is(err, pgx.ErrNoRows) {
-				return s.lost(cp.ThreadID, l.epoch)
+				return l.lost()
 			} else if err != nil {
 				return err
 			}

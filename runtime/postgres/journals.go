@@ -30,17 +30,17 @@ func (l *heldLease) PutJournal(ctx context.Context, taskID string, entries []che
 	s := l.s
 	raw, err := json.Marshal(entries)
 	if err != nil {
-		return fmt.Errorf("postgres: put journal of task %q of thread %q: encode entries: %w", taskID, l.thread, err)
+		return fmt.Errorf("postgres: put journal of task %q of thread %q: encode entries: %w", taskID, l.Thread, err)
 	}
-	if err = l.refused(); err == nil {
-		tag, e := s.pool.Exec(ctx, s.q.putJournalFenced, l.thread, taskID, raw, l.epoch)
+	if err = l.Refused(); err == nil {
+		tag, e := s.pool.Exec(ctx, s.q.putJournalFenced, l.Thread, taskID, raw, l.epoch)
 		err = e
 		if err == nil && tag.RowsAffected() == 0 {
-			err = s.lost(l.thread, l.epoch)
+			err = l.lost()
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("postgres: put journal of task %q of thread %q in %s: %w", taskID, l.thread, s.where(), err)
+		return fmt.Errorf("postgres: put journal of task %q of thread %q in %s: %w", taskID, l.Thread, s.where(), err)
 	}
 	return nil
 }
@@ -50,8 +50,8 @@ func (l *heldLease) PutJournal(ctx context.Context, taskID string, entries []che
 // the lease row FOR SHARE until it commits.
 func (l *heldLease) Commit(ctx context.Context, c checkpoint.Commit) error {
 	s := l.s
-	if c.Checkpoint != nil && c.Checkpoint.ThreadID != l.thread {
-		return fmt.Errorf("postgres: commit of checkpoint %s of thread %q under the lease of thread %q refused", c.Checkpoint.ID, c.Checkpoint.ThreadID, l.thread)
+	if c.Checkpoint != nil && c.Checkpoint.ThreadID != l.Thread {
+		return fmt.Errorf("postgres: commit of checkpoint %s of thread %q under the lease of thread %q refused", c.Checkpoint.ID, c.Checkpoint.ThreadID, l.Thread)
 	}
 	write := func(db txer) error {
 		switch {
@@ -67,21 +67,21 @@ func (l *heldLease) Commit(ctx context.Context, c checkpoint.Commit) error {
 		return write(s.pool)
 	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := s.fenceTx(ctx, tx, l.thread, l); err != nil {
+		if err := s.fenceTx(ctx, tx, l.Thread, l); err != nil {
 			return err
 		}
 		if err := write(tx); err != nil {
 			return err
 		}
 		if c.Thread != nil {
-			if err := s.recordTx(ctx, tx, l.thread, c.Thread); err != nil {
+			if err := s.recordTx(ctx, tx, l.Thread, c.Thread); err != nil {
 				return fmt.Errorf("record the thread: %w", err)
 			}
 		}
 		return s.appendEventsTx(ctx, tx, c.Events)
 	})
 	if err != nil {
-		return fmt.Errorf("postgres: commit of thread %q in %s: %w", l.thread, s.where(), err)
+		return fmt.Errorf("postgres: commit of thread %q in %s: %w", l.Thread, s.where(), err)
 	}
 	return nil
 }

@@ -3,14 +3,13 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"os"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+	"github.com/ilmek-go/ilmek/runtime/internal/store"
 )
 
 // Store is a runtime.Checkpointer on PostgreSQL. Create it with Open (from
@@ -24,9 +23,7 @@ type Store struct {
 	opts    options
 	q       statements
 
-	mu     sync.Mutex
-	held   map[string]*heldLease // leases this Store holds, by thread id
-	closed bool
+	leases *store.Leases // the leases this Store holds
 }
 
 var _ runtime.Checkpointer = (*Store)(nil)
@@ -87,12 +84,6 @@ func (o options) validate() error {
 	return nil
 }
 
-// defaultOwner names this process in lease rows.
-var defaultOwner = func() string {
-	host, _ := os.Hostname()
-	return fmt.Sprintf("pid %d on %s", os.Getpid(), host)
-}()
-
 // Open connects to the database at dsn (a postgres:// URL or a key=value
 // connection string, as pgx reads it), creates or migrates the schema, and
 // returns a Store that owns its connection pool; Close closes it.
@@ -123,7 +114,7 @@ func OpenPool(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, 
 }
 
 func open(ctx context.Context, pool *pgxpool.Pool, own bool, opts []Option) (*Store, error) {
-	o := options{schema: DefaultSchema, ttl: DefaultLeaseTTL, owner: defaultOwner, compact: DefaultCompaction}
+	o := options{schema: DefaultSchema, ttl: DefaultLeaseTTL, owner: store.Holder, compact: DefaultCompaction}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -134,7 +125,7 @@ func open(ctx context.Context, pool *pgxpool.Pool, own bool, opts []Option) (*St
 		host := pool.Config().ConnConfig.Host
 		return nil, fmt.Errorf("postgres.Open (server %s, database %q): %w", host, pool.Config().ConnConfig.Database, err)
 	}
-	return &Store{pool: pool, ownPool: own, schema: o.schema, opts: o, q: newStatements(quote(o.schema)), held: map[string]*heldLease{}}, nil
+	return &Store{pool: pool, ownPool: own, schema: o.schema, opts: o, q: newStatements(quote(o.schema)), leases: store.NewLeases(o.ttl)}, nil
 }
 
 // Pool returns the Store's connection pool.
@@ -147,18 +138,8 @@ func (s *Store) SchemaName() string { return s.schema }
 // pool, closes it. The Store must not be used afterwards; release functions
 // of its leases become no-ops.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if !s.leases.Close() {
 		return nil
-	}
-	s.closed = true
-	held := s.held
-	s.held = map[string]*heldLease{}
-	s.mu.Unlock()
-	for _, l := range held {
-		l.stopHeartbeat()
-		s.deleteLease(l)
 	}
 	if s.ownPool {
 		s.pool.Close()

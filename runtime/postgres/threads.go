@@ -35,13 +35,13 @@ func (s *Store) fenceTx(ctx context.Context, tx pgx.Tx, threadID string, l *held
 	if l == nil {
 		return nil
 	}
-	if err := l.refused(); err != nil {
+	if err := l.Refused(); err != nil {
 		return err
 	}
 	var one int
 	err := tx.QueryRow(ctx, s.q.fenceShare, threadID, l.epoch).Scan(&one)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return s.lost(threadID, l.epoch)
+		return l.lost()
 	}
 	return err
 }

@@ -234,22 +234,7 @@ func (s *Store) List(ctx context.Context, threadID string, limit int) ([]*runtim
 // (LeaseOptions.Lost, with an error matching checkpoint.ErrThreadDeleted) and
 // every later write of it is refused; DeleteThread does not wait for it.
 func (s *Store) DeleteThread(ctx context.Context, threadID string) error {
-	s.mu.Lock()
-	l := s.held[threadID]
-	delete(s.held, threadID)
-	s.mu.Unlock()
-	if l != nil {
-		// Mark the lease before the rows go, so no write of the run slips
-		// in between; its writes stay refused, and its release does nothing.
-		l.mu.Lock()
-		already := l.deleted
-		l.deleted = true
-		l.mu.Unlock()
-		l.stopHeartbeatAsync()
-		if !already && l.opts.Lost != nil {
-			defer l.opts.Lost(s.lostLease(l, checkpoint.LeaseThreadDeleted, "delete"))
-		}
-	}
+	defer s.leases.Deleting(threadID)()
 	err := s.tx(ctx, nil, func(tx *sql.Tx) error {
 		for _, table := range []string{"ilmek_checkpoints", "ilmek_journals", "ilmek_leases", "ilmek_threads", "ilmek_events"} {
 			if _, err := tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE thread_id = ?", threadID); err != nil {
