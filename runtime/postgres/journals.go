@@ -7,40 +7,43 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+	"github.com/ilmek-go/ilmek/runtime/internal/store"
 )
 
 // PutJournal replaces the journal of a task, unleased (a run writes its
 // journals through its lease).
 func (s *Store) PutJournal(ctx context.Context, threadID, taskID string, entries []checkpoint.JournalEntry) error {
-	raw, err := json.Marshal(entries)
-	if err != nil {
-		return fmt.Errorf("postgres: put journal of task %q of thread %q: encode entries: %w", taskID, threadID, err)
-	}
-	if _, err = s.pool.Exec(ctx, s.q.putJournal, threadID, taskID, raw); err != nil {
-		return fmt.Errorf("postgres: put journal of task %q of thread %q in %s: %w", taskID, threadID, s.where(), err)
-	}
-	return nil
+	return s.putJournal(ctx, nil, threadID, taskID, entries)
 }
 
 // PutJournal replaces the journal of a task, fenced by the lease's epoch:
 // it fails with ErrLeaseLost when another run took the thread.
 func (l *heldLease) PutJournal(ctx context.Context, taskID string, entries []checkpoint.JournalEntry) error {
-	s := l.s
+	return l.s.putJournal(ctx, l, l.Thread, taskID, entries)
+}
+
+// putJournal replaces the journal of a task in one statement, fenced by
+// l's epoch unless l is nil.
+func (s *Store) putJournal(ctx context.Context, l *heldLease, threadID, taskID string, entries []checkpoint.JournalEntry) error {
 	raw, err := json.Marshal(entries)
-	if err != nil {
-		return fmt.Errorf("postgres: put journal of task %q of thread %q: encode entries: %w", taskID, l.Thread, err)
-	}
-	if err = l.Refused(); err == nil {
-		tag, e := s.pool.Exec(ctx, s.q.putJournalFenced, l.Thread, taskID, raw, l.epoch)
-		err = e
-		if err == nil && tag.RowsAffected() == 0 {
-			err = l.lost()
+	switch {
+	case err != nil:
+	case l == nil:
+		_, err = s.pool.Exec(ctx, s.q.putJournal, threadID, taskID, raw)
+	default:
+		if err = l.Refused(); err == nil {
+			var tag pgconn.CommandTag
+			tag, err = s.pool.Exec(ctx, s.q.putJournalFenced, threadID, taskID, raw, l.epoch)
+			if err == nil && tag.RowsAffected() == 0 {
+				err = l.lost()
+			}
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("postgres: put journal of task %q of thread %q in %s: %w", taskID, l.Thread, s.where(), err)
+		return fmt.Errorf("postgres: put journal of task %q of thread %q in %s: %w", taskID, threadID, s.where(), err)
 	}
 	return nil
 }
@@ -70,15 +73,9 @@ func (l *heldLease) Commit(ctx context.Context, c checkpoint.Commit) error {
 		if err := s.fenceTx(ctx, tx, l.Thread, l); err != nil {
 			return err
 		}
-		if err := write(tx); err != nil {
-			return err
-		}
-		if c.Thread != nil {
-			if err := s.recordTx(ctx, tx, l.Thread, c.Thread); err != nil {
-				return fmt.Errorf("record the thread: %w", err)
-			}
-		}
-		return s.appendEventsTx(ctx, tx, c.Events)
+		return store.Commit(c, func() error { return write(tx) },
+			func(w *checkpoint.ThreadWrite) error { return s.recordTx(ctx, tx, l.Thread, w) },
+			func(ev []checkpoint.StoredEvent) error { return s.appendEventsTx(ctx, tx, ev) })
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: commit of thread %q in %s: %w", l.Thread, s.where(), err)
@@ -90,15 +87,12 @@ func (l *heldLease) Commit(ctx context.Context, c checkpoint.Commit) error {
 func (s *Store) GetJournal(ctx context.Context, threadID, taskID string) ([]checkpoint.JournalEntry, error) {
 	var raw []byte
 	err := s.pool.QueryRow(ctx, s.q.getJournal, threadID, taskID).Scan(&raw)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
+	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
-	case err != nil:
-		return nil, fmt.Errorf("postgres: get journal of task %q of thread %q from %s: %w", taskID, threadID, s.where(), err)
 	}
-	var entries []checkpoint.JournalEntry
-	if err := json.Unmarshal(raw, &entries); err != nil {
-		return nil, fmt.Errorf("postgres: journal of task %q of thread %q in %s is corrupt: %w", taskID, threadID, s.where(), err)
+	entries, err := store.DecodeJournal(raw, err)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: get journal of task %q of thread %q from %s: %w", taskID, threadID, s.where(), err)
 	}
 	return entries, nil
 }

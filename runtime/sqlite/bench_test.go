@@ -8,28 +8,14 @@ import (
 
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+	"github.com/ilmek-go/ilmek/runtime/internal/store/storetest"
 	"github.com/ilmek-go/ilmek/runtime/sqlite"
-	"github.com/ilmek-go/ilmek/spec"
 )
 
 // chain10 is a chain of 10 nodes, each writing a channel: a run is 10
 // supersteps and 11 checkpoints (the start and one per superstep).
 func chain10(b *testing.B) *runtime.Graph[runtime.Values, runtime.Values] {
-	bld := runtime.NewBuilder("chain10").Channel("n", "").Channel("trail", spec.Append)
-	prev := spec.Start
-	for i := range 10 {
-		id := fmt.Sprintf("n%d", i)
-		bld.Node(id, func(*runtime.Ctx, runtime.Values) (runtime.Values, error) {
-			return runtime.Values{"n": i, "trail": id}, nil
-		})
-		bld.Edge(prev, id)
-		prev = id
-	}
-	g, err := bld.Compile()
-	if err != nil {
-		b.Fatal(err)
-	}
-	return g
+	return storetest.Chain(b, "chain10", 10, true)
 }
 
 type backend struct {

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -119,24 +118,17 @@ func (l *heldLease) Commit(ctx context.Context, c checkpoint.Commit) error {
 	if c.Checkpoint != nil && c.Checkpoint.ThreadID != l.Thread {
 		return fmt.Errorf("sqlite: commit of checkpoint %s of thread %q under the lease of thread %q refused", c.Checkpoint.ID, c.Checkpoint.ThreadID, l.Thread)
 	}
-	var put func(tx *sql.Tx) error
+	put := func(*sql.Tx) error { return nil }
 	if c.Checkpoint != nil {
 		var err error
-		if put, err = s.prepareCommit(ctx, c.Checkpoint, c.Delta, c.Done, c.Thread); err != nil {
+		if put, err = s.prepareCommit(ctx, c.Checkpoint, c.Delta, c.Done); err != nil {
 			return err
 		}
 	}
 	err := s.tx(ctx, l, func(tx *sql.Tx) error {
-		if put != nil {
-			if err := put(tx); err != nil {
-				return err
-			}
-		} else if c.Thread != nil {
-			if err := s.recordTx(ctx, tx, l.Thread, c.Thread); err != nil {
-				return fmt.Errorf("record the thread: %w", err)
-			}
-		}
-		return s.appendEventsTx(ctx, tx, c.Events)
+		return store.Commit(c, func() error { return put(tx) },
+			func(w *checkpoint.ThreadWrite) error { return s.recordTx(ctx, tx, l.Thread, w) },
+			func(ev []checkpoint.StoredEvent) error { return s.appendEventsTx(ctx, tx, ev) })
 	})
 	if err != nil {
 		what := "the run's final write"
@@ -144,23 +136,6 @@ func (l *heldLease) Commit(ctx context.Context, c checkpoint.Commit) error {
 			what = "checkpoint " + c.Checkpoint.ID
 		}
 		return fmt.Errorf("sqlite: commit %s of thread %q in %q: %w", what, l.Thread, s.path, err)
-	}
-	return nil
-}
-
-// PutJournal replaces the journal of a task, fenced by the lease.
-func (l *heldLease) PutJournal(ctx context.Context, taskID string, entries []checkpoint.JournalEntry) error {
-	s := l.s
-	raw, err := json.Marshal(entries)
-	if err != nil {
-		return fmt.Errorf("sqlite: put journal of task %q of thread %q: encode entries: %w", taskID, l.Thread, err)
-	}
-	err = s.tx(ctx, l, func(tx *sql.Tx) error {
-		_, err := s.ws.in(ctx, tx, qPutJournal).ExecContext(ctx, l.Thread, taskID, raw)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("sqlite: put journal of task %q of thread %q in %q: %w", taskID, l.Thread, s.path, err)
 	}
 	return nil
 }
