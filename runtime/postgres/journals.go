@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/runtime/internal/store"
@@ -34,13 +33,17 @@ func (s *Store) putJournal(ctx context.Context, l *heldLease, threadID, taskID s
 	case l == nil:
 		_, err = s.pool.Exec(ctx, s.q.putJournal, threadID, taskID, raw)
 	default:
-		if err = l.Refused(); err == nil {
-			var tag pgconn.CommandTag
-			tag, err = s.pool.Exec(ctx, s.q.putJournalFenced, threadID, taskID, raw, l.epoch)
+		// The write is an upsert: redone after a cut, it writes the same.
+		err = s.retry.Do(ctx, "journal", threadID, nil, func(ctx context.Context) error {
+			if err := l.Refused(); err != nil {
+				return err
+			}
+			tag, err := s.pool.Exec(ctx, s.q.putJournalFenced, threadID, taskID, raw, l.epoch)
 			if err == nil && tag.RowsAffected() == 0 {
 				err = l.lost()
 			}
-		}
+			return err
+		})
 	}
 	if err != nil {
 		return fmt.Errorf("postgres: put journal of task %q of thread %q in %s: %w", taskID, threadID, s.where(), err)
@@ -56,7 +59,7 @@ func (l *heldLease) Commit(ctx context.Context, c checkpoint.Commit) error {
 	if c.Checkpoint != nil && c.Checkpoint.ThreadID != l.Thread {
 		return fmt.Errorf("postgres: commit of checkpoint %s of thread %q under the lease of thread %q refused", c.Checkpoint.ID, c.Checkpoint.ThreadID, l.Thread)
 	}
-	write := func(db txer) error {
+	write := func(ctx context.Context, db txer) error {
 		switch {
 		case c.Checkpoint == nil:
 			return nil
@@ -66,16 +69,29 @@ func (l *heldLease) Commit(ctx context.Context, c checkpoint.Commit) error {
 			return s.put(ctx, db, c.Checkpoint, c.Done, l)
 		}
 	}
-	if c.Thread == nil && len(c.Events) == 0 {
-		return write(s.pool)
-	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := s.fenceTx(ctx, tx, l.Thread, l); err != nil {
-			return err
+	// A commit cut off on its way back may have committed: before a retry,
+	// the checkpoint's row says whether it did (the thread record and the
+	// events commit with it). Without a checkpoint the write is upserts.
+	var settled func(ctx context.Context) (bool, error)
+	if c.Checkpoint != nil {
+		settled = func(ctx context.Context) (bool, error) {
+			var ok bool
+			err := s.pool.QueryRow(ctx, s.q.stored, l.Thread, c.Checkpoint.ID).Scan(&ok)
+			return ok, err
 		}
-		return store.Commit(c, func() error { return write(tx) },
-			func(w *checkpoint.ThreadWrite) error { return s.recordTx(ctx, tx, l.Thread, w) },
-			func(ev []checkpoint.StoredEvent) error { return s.appendEventsTx(ctx, tx, ev) })
+	}
+	err := s.retry.Do(ctx, "commit", l.Thread, settled, func(ctx context.Context) error {
+		if c.Thread == nil && len(c.Events) == 0 {
+			return write(ctx, s.pool)
+		}
+		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if err := s.fenceTx(ctx, tx, l.Thread, l); err != nil {
+				return err
+			}
+			return store.Commit(c, func() error { return write(ctx, tx) },
+				func(w *checkpoint.ThreadWrite) error { return s.recordTx(ctx, tx, l.Thread, w) },
+				func(ev []checkpoint.StoredEvent) error { return s.appendEventsTx(ctx, tx, ev) })
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: commit of thread %q in %s: %w", l.Thread, s.where(), err)

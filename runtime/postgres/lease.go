@@ -33,8 +33,13 @@ type heldLease struct {
 
 // Renew extends the lease row if it still carries the epoch.
 func (l *heldLease) Renew(ctx context.Context) (bool, error) {
-	tag, err := l.s.pool.Exec(ctx, l.s.q.renewLease, l.Thread, l.epoch, l.s.opts.ttl.Microseconds())
-	return err == nil && tag.RowsAffected() > 0, err
+	var held bool
+	err := l.s.retry.Do(ctx, "renew lease", l.Thread, nil, func(ctx context.Context) error {
+		tag, err := l.s.pool.Exec(ctx, l.s.q.renewLease, l.Thread, l.epoch, l.s.opts.ttl.Microseconds())
+		held = err == nil && tag.RowsAffected() > 0
+		return err
+	})
+	return held, err
 }
 
 // Drop deletes the lease row if it still carries the epoch.

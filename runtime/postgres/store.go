@@ -23,7 +23,8 @@ type Store struct {
 	opts    options
 	q       statements
 
-	leases *store.Leases // the leases this Store holds
+	leases *store.Leases  // the leases this Store holds
+	retry  *store.Retrier // retries a run's writes after errors safe to retry
 }
 
 var _ runtime.Checkpointer = (*Store)(nil)
@@ -36,6 +37,9 @@ type options struct {
 	ttl     time.Duration
 	owner   string
 	compact checkpoint.Compaction
+
+	retryBudget time.Duration
+	onRetry     func(Retry)
 }
 
 // DefaultSchema is the PostgreSQL schema a Store uses unless Schema says
@@ -78,6 +82,8 @@ func (o options) validate() error {
 		return fmt.Errorf("Schema(%q): want a lower-case SQL identifier of at most 63 characters, [a-z_][a-z0-9_]*, such as %q", o.schema, DefaultSchema)
 	case o.ttl < 30*time.Millisecond:
 		return fmt.Errorf("LeaseTTL(%v) is too short to renew; use at least 30ms (default %v)", o.ttl, DefaultLeaseTTL)
+	case o.retryBudget < 0:
+		return fmt.Errorf("RetryBudget(%v) must not be negative; 0 turns retries off", o.retryBudget)
 	case o.owner == "":
 		return fmt.Errorf("Owner(\"\"): the owner name must not be empty")
 	}
@@ -114,7 +120,7 @@ func OpenPool(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, 
 }
 
 func open(ctx context.Context, pool *pgxpool.Pool, own bool, opts []Option) (*Store, error) {
-	o := options{schema: DefaultSchema, ttl: DefaultLeaseTTL, owner: store.Holder, compact: DefaultCompaction}
+	o := options{schema: DefaultSchema, ttl: DefaultLeaseTTL, owner: store.Holder, compact: DefaultCompaction, retryBudget: DefaultRetryBudget}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -125,7 +131,9 @@ func open(ctx context.Context, pool *pgxpool.Pool, own bool, opts []Option) (*St
 		host := pool.Config().ConnConfig.Host
 		return nil, fmt.Errorf("postgres.Open (server %s, database %q): %w", host, pool.Config().ConnConfig.Database, err)
 	}
-	return &Store{pool: pool, ownPool: own, schema: o.schema, opts: o, q: newStatements(quote(o.schema)), leases: store.NewLeases(o.ttl)}, nil
+	s := &Store{pool: pool, ownPool: own, schema: o.schema, opts: o, q: newStatements(quote(o.schema)), leases: store.NewLeases(o.ttl)}
+	s.retry = s.retrier()
+	return s, nil
 }
 
 // Pool returns the Store's connection pool.
