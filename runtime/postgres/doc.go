@@ -79,6 +79,23 @@
 // last successful renewal was sent, plus the TTL minus a tenth of it), the
 // runtime starts no further effect (checkpoint.LeaseDeadlinePassed).
 //
+// # Dropped connections
+//
+// A run's fenced writes (commits, journal writes, lease renewals) are
+// retried with backoff, within RetryBudget (default 30 s) and the write's
+// context, after an error that is safe to retry: a dropped or refused
+// connection (a terminated backend, a restarted server, a proxy's idle
+// timeout), a server shutting down, a serialization failure or a deadlock.
+// A journal write and a renewal are upserts, so a retry writes the same
+// again; a commit cut off on its way back may have committed, so before a
+// retry the Store checks for the checkpoint's row and, when it is there,
+// does not write again. Each retry goes to OnRetry (by default a WARN line
+// through slog). TestRetryAfterTerminatedConnection ends the Store's
+// connections with pg_terminate_backend between a step's effect and its
+// journal write and before a commit: the run finishes and the effect runs
+// once; TestRetryAcrossRestart does the same across a server restart
+// (ILMEK_PGTEST_RESTART=1).
+//
 // # Tests
 //
 // The package's tests run against the server named by ILMEK_POSTGRES_DSN,
