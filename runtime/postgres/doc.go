@@ -42,7 +42,9 @@
 // The Store is a runtime.ThreadLister, runtime.ThreadRecorder and
 // runtime.EventStore (migration 4). ilmek_threads holds a row per thread:
 // its metadata as jsonb (runtime.WithThreadMeta; a metadata condition of
-// ListThreads is one containment test, @>, on a GIN index), the outcome of
+// ListThreads is one containment test, @>, on a GIN index; the key
+// "owner" has a btree index in list order, migration 6, so a listing with
+// Meta{"owner": o} reads only o's rows), the outcome of
 // its last run with the interrupts it paused on, and its update time,
 // which a trigger on ilmek_checkpoints keeps and ListThreads orders by
 // (ties by thread id, bytewise). The outcome of a run that ends done or

@@ -95,6 +95,10 @@ func (s *Store) ListThreads(ctx context.Context, q checkpoint.ThreadQuery) (chec
 			return checkpoint.ThreadPage{}, fmt.Errorf("postgres: list threads: encode the metadata condition: %w", err)
 		}
 		b.WriteString(" AND meta @> " + b.Arg(string(raw)) + "::jsonb")
+		if o, ok := q.Meta[store.OwnerKey]; ok && o != "" {
+			// The owner index (migration 6) holds exactly this expression.
+			b.WriteString(" AND (meta ->> '" + store.OwnerKey + "') = " + b.Arg(o))
+		}
 	}
 	rows, err := s.pool.Query(ctx, b.End(), b.Args...)
 	if err != nil {

@@ -92,6 +92,10 @@ func (s *Store) ListThreads(ctx context.Context, q checkpoint.ThreadQuery) (chec
 	if err != nil {
 		return checkpoint.ThreadPage{}, err
 	}
+	if o, ok := q.Meta[store.OwnerKey]; ok && o != "" {
+		// The owner index (migration 4) holds exactly this expression.
+		b.WriteString(" AND json_extract(meta, '$." + store.OwnerKey + "') = " + b.Arg(o))
+	}
 	for _, k := range slices.Sorted(maps.Keys(q.Meta)) {
 		b.WriteString(" AND EXISTS (SELECT 1 FROM json_each(t.meta) j WHERE j.key = " + b.Arg(k) + " AND j.type = 'text' AND j.value = " + b.Arg(q.Meta[k]) + ")")
 	}

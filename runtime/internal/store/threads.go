@@ -7,6 +7,10 @@ import (
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
+// OwnerKey is the thread metadata key both stores index: a listing with
+// Meta{OwnerKey: o} reads only the rows of owner o.
+const OwnerKey = "owner"
+
 // ThreadSQL is the statement of a thread listing as it is built: its text
 // and its arguments.
 type ThreadSQL struct {
