@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"fmt"
 	"path/filepath"
+	goruntime "runtime"
 	"sync/atomic"
 	"testing"
 
@@ -91,4 +92,24 @@ func BenchmarkChain10Parallel(b *testing.B) {
 			reportSupersteps(b, n.Load())
 		})
 	}
+}
+
+// BenchmarkChain10Concurrent runs 16 threads at once (8 goroutines per
+// CPU) on one store at synchronous FULL, the default: what the group
+// commit of runs' writes is for (commits that arrive during a flush share
+// the next one).
+func BenchmarkChain10Concurrent(b *testing.B) {
+	g, cp := chain10(b), sqliteBackend("sqlite").open(b)
+	var n atomic.Int64
+	b.SetParallelism(16 / max(1, goruntime.GOMAXPROCS(0)))
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			id := n.Add(1)
+			if _, err := g.Invoke(b.Context(), nil, runtime.Thread(fmt.Sprint("t", id)), runtime.WithCheckpointer(cp)); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	reportSupersteps(b, n.Load())
 }

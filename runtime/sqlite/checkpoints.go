@@ -32,11 +32,11 @@ func (s *Store) Put(ctx context.Context, cp *runtime.Checkpoint, done []string) 
 
 // putUnleased is Put (d nil) or PutDelta in one transaction.
 func (s *Store) putUnleased(ctx context.Context, cp *runtime.Checkpoint, d *checkpoint.Delta, done []string) error {
-	put, err := s.prepareCommit(ctx, cp, d, done)
+	put, err := s.prepareCommit(cp, d, done)
 	if err != nil {
 		return err
 	}
-	if err := s.tx(ctx, nil, put); err != nil {
+	if err := s.tx(ctx, nil, func(tx *sql.Tx) error { return put(ctx, tx) }); err != nil {
 		return fmt.Errorf("sqlite: put checkpoint %s of thread %q in %q: %w", cp.ID, cp.ThreadID, s.path, err)
 	}
 	return nil
@@ -55,7 +55,7 @@ func checkpointArgs(cp *runtime.Checkpoint) ([]any, error) {
 // prepareCommit encodes cp (as the delta d when d is not nil) and returns
 // the body of the transaction that stores it and drops the journals of
 // done.
-func (s *Store) prepareCommit(ctx context.Context, cp *runtime.Checkpoint, d *checkpoint.Delta, done []string) (func(*sql.Tx) error, error) {
+func (s *Store) prepareCommit(cp *runtime.Checkpoint, d *checkpoint.Delta, done []string) (func(context.Context, *sql.Tx) error, error) {
 	if cp == nil || cp.ID == "" {
 		return nil, fmt.Errorf("sqlite: a checkpoint write in %q: the checkpoint is nil or has no ID", s.path)
 	}
@@ -64,14 +64,14 @@ func (s *Store) prepareCommit(ctx context.Context, cp *runtime.Checkpoint, d *ch
 		return nil, fmt.Errorf("sqlite: put checkpoint %s of thread %q: %w", cp.ID, cp.ThreadID, err)
 	}
 	if d == nil {
-		return func(tx *sql.Tx) error { return s.putTx(ctx, tx, args, cp.ThreadID, done) }, nil
+		return func(ctx context.Context, tx *sql.Tx) error { return s.putTx(ctx, tx, args, cp.ThreadID, done) }, nil
 	}
 	writes, err := json.Marshal(d.Writes)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: put checkpoint %s of thread %q: encode its delta: %w", cp.ID, cp.ThreadID, err)
 	}
 	args[6] = writes
-	return func(tx *sql.Tx) error {
+	return func(ctx context.Context, tx *sql.Tx) error {
 		if err := s.deltaArgs(ctx, tx, cp, *d, args); err != nil {
 			return fmt.Errorf("as a delta of %s: %w", d.Base, err)
 		}

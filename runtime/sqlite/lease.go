@@ -118,15 +118,15 @@ func (l *heldLease) Commit(ctx context.Context, c checkpoint.Commit) error {
 	if c.Checkpoint != nil && c.Checkpoint.ThreadID != l.Thread {
 		return fmt.Errorf("sqlite: commit of checkpoint %s of thread %q under the lease of thread %q refused", c.Checkpoint.ID, c.Checkpoint.ThreadID, l.Thread)
 	}
-	put := func(*sql.Tx) error { return nil }
+	put := func(context.Context, *sql.Tx) error { return nil }
 	if c.Checkpoint != nil {
 		var err error
-		if put, err = s.prepareCommit(ctx, c.Checkpoint, c.Delta, c.Done); err != nil {
+		if put, err = s.prepareCommit(c.Checkpoint, c.Delta, c.Done); err != nil {
 			return err
 		}
 	}
-	err := s.tx(ctx, l, func(tx *sql.Tx) error {
-		return store.Commit(c, func() error { return put(tx) },
+	err := s.groupTx(ctx, l, func(ctx context.Context, tx *sql.Tx) error {
+		return store.Commit(c, func() error { return put(ctx, tx) },
 			func(w *checkpoint.ThreadWrite) error { return s.recordTx(ctx, tx, l.Thread, w) },
 			func(ev []checkpoint.StoredEvent) error { return s.appendEventsTx(ctx, tx, ev) })
 	})

@@ -28,6 +28,7 @@ type Store struct {
 	rs   prepared
 
 	leases *store.Leases // the leases this Store holds
+	group  group         // the group commit of runs' writes
 }
 
 var _ checkpoint.DeltaCheckpointer = (*Store)(nil)
