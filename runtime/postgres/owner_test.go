@@ -1,21 +1,28 @@
 package postgres_test
 
 import (
+	"cmp"
 	"context"
 	"strings"
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+	"github.com/ilmek-go/ilmek/runtime/internal/store/storetest"
 	"github.com/ilmek-go/ilmek/runtime/postgres"
 )
 
-// fillOwners stores n threads, thread i owned by owners[i%len(owners)]
-// and in team t(i%2), in one statement.
-func fillOwners(tb testing.TB, s *postgres.Store, n int, owners ...string) {
+// fillOwners stores n threads in one statement, thread i owned by
+// storetest.OwnerOf(i) in team storetest.TeamOf(i), or all by owner when
+// it is not "".
+func fillOwners(tb testing.TB, s *postgres.Store, n int, owner string) {
 	tb.Helper()
+	owners, teams := make([]string, n), make([]string, n)
+	for i := range n {
+		owners[i], teams[i] = cmp.Or(owner, storetest.OwnerOf(i)), storetest.TeamOf(i)
+	}
 	_, err := s.Pool().Exec(context.Background(), `INSERT INTO "`+s.SchemaName()+`".ilmek_threads (thread_id, meta, updated_ns)
-		SELECT format('th-%s', lpad(i::text, 6, '0')), jsonb_build_object('owner', ($2::text[])[i % cardinality($2::text[]) + 1], 'team', 't' || (i % 2)), i + 1
-		FROM generate_series(0, $1 - 1) i`, n, owners)
+		SELECT format('th-%s', lpad((i - 1)::text, 6, '0')), jsonb_build_object('owner', o, 'team', t), i
+		FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS x(o, t, i)`, owners, teams)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -29,45 +36,8 @@ func fillOwners(tb testing.TB, s *postgres.Store, n int, owners ...string) {
 // pages, and such a statement reads the owner index.
 func TestListByOwner(t *testing.T) {
 	s := openStore(t, "owner")
-	fillOwners(t, s, 3000, "alice", "bob", "carol")
-	for _, tc := range []struct {
-		name string
-		meta map[string]string
-		want int
-	}{
-		{"owner", map[string]string{"owner": "bob"}, 1000},
-		{"owner and team", map[string]string{"owner": "bob", "team": "t0"}, 500},
-		{"no such owner", map[string]string{"owner": "dave"}, 0},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var got []checkpoint.ThreadInfo
-			q := checkpoint.ThreadQuery{Meta: tc.meta, Limit: 400}
-			for {
-				page, err := s.ListThreads(t.Context(), q)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got = append(got, page.Threads...)
-				if page.Next == "" {
-					break
-				}
-				q.Cursor = page.Next
-			}
-			if len(got) != tc.want {
-				t.Fatalf("%d threads, want %d", len(got), tc.want)
-			}
-			for i, th := range got {
-				for k, v := range tc.meta {
-					if th.Meta[k] != v {
-						t.Errorf("thread %s has %s=%q, want %q", th.ID, k, th.Meta[k], v)
-					}
-				}
-				if i > 0 && !got[i-1].Updated.After(th.Updated) {
-					t.Errorf("thread %s not older than %s", th.ID, got[i-1].ID)
-				}
-			}
-		})
-	}
+	fillOwners(t, s, 3000, "")
+	storetest.ListByOwner(t, s, 3000, 400)
 	rows, err := s.Pool().Query(t.Context(), `EXPLAIN SELECT thread_id FROM "`+s.SchemaName()+`".ilmek_threads
 		WHERE meta @> '{"owner":"dave"}'::jsonb AND (meta ->> 'owner') = 'dave' ORDER BY updated_ns DESC, thread_id DESC LIMIT 51`)
 	if err != nil {

@@ -1,17 +1,20 @@
 package sqlite
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+	"github.com/ilmek-go/ilmek/runtime/internal/store/storetest"
 )
 
-// fillOwners stores n threads, thread i owned by owners[i%len(owners)],
-// in one transaction.
-func fillOwners(tb testing.TB, s *Store, n int, owners ...string) {
+// fillOwners stores n threads in one transaction, thread i owned by
+// storetest.OwnerOf(i) in team storetest.TeamOf(i), or all by owner when
+// it is not "".
+func fillOwners(tb testing.TB, s *Store, n int, owner string) {
 	tb.Helper()
 	tx, err := s.w.Begin()
 	if err != nil {
@@ -19,7 +22,7 @@ func fillOwners(tb testing.TB, s *Store, n int, owners ...string) {
 	}
 	defer tx.Rollback()
 	for i := range n {
-		meta := fmt.Sprintf(`{"owner":%q,"team":"t%d"}`, owners[i%len(owners)], i%2)
+		meta := fmt.Sprintf(`{"owner":%q,"team":%q}`, cmp.Or(owner, storetest.OwnerOf(i)), storetest.TeamOf(i))
 		if _, err := tx.Exec("INSERT INTO ilmek_threads (thread_id, meta, updated_ns) VALUES (?, ?, ?)", fmt.Sprintf("th-%06d", i), meta, i+1); err != nil {
 			tb.Fatal(err)
 		}
@@ -35,46 +38,8 @@ func fillOwners(tb testing.TB, s *Store, n int, owners ...string) {
 // index.
 func TestListByOwner(t *testing.T) {
 	s := openT(t, filepath.Join(t.TempDir(), "owners.db"))
-	fillOwners(t, s, 30, "alice", "bob", "carol")
-	for _, tc := range []struct {
-		name string
-		meta map[string]string
-		want int
-	}{
-		{"owner", map[string]string{"owner": "bob"}, 10},
-		{"owner and team", map[string]string{"owner": "bob", "team": "t0"}, 5},
-		{"no such owner", map[string]string{"owner": "dave"}, 0},
-		{"team only", map[string]string{"team": "t1"}, 15},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var got []checkpoint.ThreadInfo
-			q := checkpoint.ThreadQuery{Meta: tc.meta, Limit: 4}
-			for {
-				page, err := s.ListThreads(t.Context(), q)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got = append(got, page.Threads...)
-				if page.Next == "" {
-					break
-				}
-				q.Cursor = page.Next
-			}
-			if len(got) != tc.want {
-				t.Fatalf("%d threads, want %d", len(got), tc.want)
-			}
-			for i, th := range got {
-				for k, v := range tc.meta {
-					if th.Meta[k] != v {
-						t.Errorf("thread %s has %s=%q, want %q", th.ID, k, th.Meta[k], v)
-					}
-				}
-				if i > 0 && !got[i-1].Updated.After(th.Updated) {
-					t.Errorf("thread %s not older than %s", th.ID, got[i-1].ID)
-				}
-			}
-		})
-	}
+	fillOwners(t, s, 30, "")
+	storetest.ListByOwner(t, s, 30, 4)
 	var detail, plan string
 	rows, err := s.r.Query("EXPLAIN QUERY PLAN SELECT "+threadColumns+" FROM ilmek_threads t WHERE true AND json_extract(meta, '$.owner') = ?1"+
 		" AND EXISTS (SELECT 1 FROM json_each(t.meta) j WHERE j.key = ?2 AND j.type = 'text' AND j.value = ?1) ORDER BY updated_ns DESC, thread_id DESC LIMIT ?3", "bob", "owner", 5)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -83,4 +84,58 @@ func ChatTurns(b *testing.B, g *runtime.Graph[runtime.Values, runtime.Values], c
 		}
 	}
 	return obs.n
+}
+
+// OwnerOf and TeamOf are the metadata of thread i of the n threads a
+// test of ListByOwner stores (n a multiple of 6): owner alice, bob or
+// carol in turn, team t0 or t1 in turn.
+func OwnerOf(i int) string { return []string{"alice", "bob", "carol"}[i%3] }
+
+// TeamOf is the team of thread i (see OwnerOf).
+func TeamOf(i int) string { return fmt.Sprintf("t%d", i%2) }
+
+// ListByOwner checks listings of the n threads of OwnerOf and TeamOf by
+// owner (the key the stores index), alone or with another key, and by
+// another key alone: each returns exactly its threads, newest first,
+// across pages of size page.
+func ListByOwner(t *testing.T, s checkpoint.ThreadLister, n, page int) {
+	for _, tc := range []struct {
+		name string
+		meta map[string]string
+		want int
+	}{
+		{"owner", map[string]string{"owner": "bob"}, n / 3},
+		{"owner and team", map[string]string{"owner": "bob", "team": "t0"}, n / 6},
+		{"no such owner", map[string]string{"owner": "dave"}, 0},
+		{"team only", map[string]string{"team": "t1"}, n / 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []checkpoint.ThreadInfo
+			q := checkpoint.ThreadQuery{Meta: tc.meta, Limit: page}
+			for {
+				p, err := s.ListThreads(t.Context(), q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, p.Threads...)
+				if p.Next == "" {
+					break
+				}
+				q.Cursor = p.Next
+			}
+			if len(got) != tc.want {
+				t.Fatalf("%d threads, want %d", len(got), tc.want)
+			}
+			for i, th := range got {
+				for k, v := range tc.meta {
+					if th.Meta[k] != v {
+						t.Errorf("thread %s has %s=%q, want %q", th.ID, k, th.Meta[k], v)
+					}
+				}
+				if i > 0 && !got[i-1].Updated.After(th.Updated) {
+					t.Errorf("thread %s not older than %s", th.ID, got[i-1].ID)
+				}
+			}
+		})
+	}
 }
