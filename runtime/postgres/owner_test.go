@@ -59,35 +59,17 @@ func TestListByOwner(t *testing.T) {
 	}
 }
 
-// BenchmarkListOtherOwner lists the threads of an owner who has none in a
-// schema of 10,000 threads of another owner: with the owner index
-// (migration 6), without it (the listing before it), and on an empty
-// schema for scale.
+// BenchmarkListOtherOwner is storetest.ListOtherOwner: the owner index is
+// migration 6.
 func BenchmarkListOtherOwner(b *testing.B) {
-	for _, tc := range []struct {
-		name    string
-		threads int
-		drop    bool
-	}{
-		{"indexed", 10000, false},
-		{"no-index", 10000, true},
-		{"empty", 0, false},
-	} {
-		b.Run(tc.name, func(b *testing.B) {
-			s := openStore(b, "owners")
-			fillOwners(b, s, tc.threads, "alice")
-			if tc.drop {
-				if _, err := s.Pool().Exec(b.Context(), `DROP INDEX "`+s.SchemaName()+`".ilmek_threads_owner`); err != nil {
-					b.Fatal(err)
-				}
+	storetest.ListOtherOwner(b, func(b *testing.B, threads int, drop bool) checkpoint.ThreadLister {
+		s := openStore(b, "owners")
+		fillOwners(b, s, threads, "alice")
+		if drop {
+			if _, err := s.Pool().Exec(b.Context(), `DROP INDEX "`+s.SchemaName()+`".ilmek_threads_owner`); err != nil {
+				b.Fatal(err)
 			}
-			q := checkpoint.ThreadQuery{Meta: map[string]string{"owner": "bob"}}
-			for b.Loop() {
-				page, err := s.ListThreads(b.Context(), q)
-				if err != nil || len(page.Threads) != 0 {
-					b.Fatal(len(page.Threads), err)
-				}
-			}
-		})
-	}
+		}
+		return s
+	})
 }

@@ -93,6 +93,23 @@ func chargeGraph(t *testing.T, charges *int, cut func()) *runtime.Graph[runtime.
 	return g
 }
 
+// runCharged runs chargeGraph on s with cut and checks that the run
+// finished and charged once.
+func runCharged(t *testing.T, s *postgres.Store, cut func()) {
+	t.Helper()
+	charges := 0
+	g := chargeGraph(t, &charges, cut)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := g.Invoke(ctx, nil, runtime.Thread("t1"), runtime.WithCheckpointer(s))
+	if err != nil || res.Status != runtime.StatusDone {
+		t.Fatalf("run: %s, %v", res.Status, err)
+	}
+	if charges != 1 {
+		t.Errorf("charged %d times, want 1", charges)
+	}
+}
+
 // TestRetryAfterTerminatedConnection: pg_terminate_backend of every
 // connection of the store between an effect and its journal write, and
 // again before a commit, neither fails the run nor runs the effect twice;
@@ -101,15 +118,7 @@ func chargeGraph(t *testing.T, charges *int, cut func()) *runtime.Graph[runtime.
 func TestRetryAfterTerminatedConnection(t *testing.T) {
 	r := &retries{byOp: map[string]int{}}
 	s, cut := cutStore(t, "cut", r)
-	charges := 0
-	g := chargeGraph(t, &charges, cut)
-	res, err := g.Invoke(context.Background(), nil, runtime.Thread("t1"), runtime.WithCheckpointer(s))
-	if err != nil || res.Status != runtime.StatusDone {
-		t.Fatalf("run: %s, %v", res.Status, err)
-	}
-	if charges != 1 {
-		t.Errorf("charged %d times, want 1", charges)
-	}
+	runCharged(t, s, cut)
 	if r.get("journal") == 0 || r.get("commit") == 0 {
 		t.Errorf("retries %v, want at least one journal and one commit retry", r.byOp)
 	}
@@ -126,29 +135,18 @@ func TestRetryAcrossRestart(t *testing.T) {
 	if os.Getenv(envRestart) != "1" {
 		t.Skipf("%s=1 restarts the PostgreSQL server; not set", envRestart)
 	}
+	ver, _ := os.ReadDir("/etc/postgresql")
+	if len(ver) == 0 {
+		t.Fatalf("%s=1 but no cluster in /etc/postgresql", envRestart)
+	}
 	r := &retries{byOp: map[string]int{}}
 	s, _ := cutStore(t, "restart", r)
-	restart := func() {
-		ver, _ := os.ReadDir("/etc/postgresql")
-		if len(ver) == 0 {
-			t.Fatalf("%s=1 but no cluster in /etc/postgresql", envRestart)
-		}
+	runCharged(t, s, func() {
 		out, err := exec.Command("pg_ctlcluster", "--skip-systemctl-redirect", ver[0].Name(), "main", "restart").CombinedOutput()
 		if err != nil {
 			t.Errorf("restart PostgreSQL: %v\n%s", err, out)
 		}
-	}
-	charges := 0
-	g := chargeGraph(t, &charges, restart)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	res, err := g.Invoke(ctx, nil, runtime.Thread("t1"), runtime.WithCheckpointer(s))
-	if err != nil || res.Status != runtime.StatusDone {
-		t.Fatalf("run: %s, %v", res.Status, err)
-	}
-	if charges != 1 {
-		t.Errorf("charged %d times, want 1", charges)
-	}
+	})
 	if r.get("journal")+r.get("commit") == 0 {
 		t.Errorf("retries %v, want some", r.byOp)
 	}

@@ -70,15 +70,24 @@ func BenchmarkChain10(b *testing.B) {
 
 // BenchmarkChain10Parallel runs threads from GOMAXPROCS goroutines on one
 // store: it measures the one-writer-connection design with and without the
-// pool of read connections.
+// pool of read connections; and 16 threads at once at synchronous FULL,
+// the default, which is what the group commit of runs' writes is for
+// (commits that arrive during a flush share the next one).
 func BenchmarkChain10Parallel(b *testing.B) {
-	for _, be := range []backend{
-		sqliteBackend("sqlite-sync-normal", sqlite.Synchronous("NORMAL")),
-		sqliteBackend("sqlite-sync-normal-one-conn", sqlite.Synchronous("NORMAL"), sqlite.ReadConns(0)),
+	for _, tc := range []struct {
+		be      backend
+		threads int // 0: GOMAXPROCS
+	}{
+		{sqliteBackend("sqlite-sync-normal", sqlite.Synchronous("NORMAL")), 0},
+		{sqliteBackend("sqlite-sync-normal-one-conn", sqlite.Synchronous("NORMAL"), sqlite.ReadConns(0)), 0},
+		{sqliteBackend("sqlite-16-threads"), 16},
 	} {
-		b.Run(be.name, func(b *testing.B) {
-			g, cp := chain10(b), be.open(b)
+		b.Run(tc.be.name, func(b *testing.B) {
+			g, cp := chain10(b), tc.be.open(b)
 			b.ReportAllocs()
+			if tc.threads > 0 {
+				b.SetParallelism(max(1, tc.threads/goruntime.GOMAXPROCS(0)))
+			}
 			var n atomic.Int64
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
@@ -92,24 +101,4 @@ func BenchmarkChain10Parallel(b *testing.B) {
 			reportSupersteps(b, n.Load())
 		})
 	}
-}
-
-// BenchmarkChain10Concurrent runs 16 threads at once (8 goroutines per
-// CPU) on one store at synchronous FULL, the default: what the group
-// commit of runs' writes is for (commits that arrive during a flush share
-// the next one).
-func BenchmarkChain10Concurrent(b *testing.B) {
-	g, cp := chain10(b), sqliteBackend("sqlite").open(b)
-	var n atomic.Int64
-	b.SetParallelism(16 / max(1, goruntime.GOMAXPROCS(0)))
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			id := n.Add(1)
-			if _, err := g.Invoke(b.Context(), nil, runtime.Thread(fmt.Sprint("t", id)), runtime.WithCheckpointer(cp)); err != nil {
-				b.Error(err)
-				return
-			}
-		}
-	})
-	reportSupersteps(b, n.Load())
 }

@@ -77,7 +77,8 @@
 // each in a savepoint of its own. Every caller gets its own result: a
 // write whose fence or statements fail is rolled back alone, and if the
 // shared commit fails each write is tried again alone (TestGroupCommit;
-// BenchmarkChain10Concurrent measures 16 threads at once).
+// BenchmarkChain10Parallel/sqlite-16-threads measures 16 threads
+// at once).
 //
 // # Leases
 //

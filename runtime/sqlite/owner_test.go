@@ -59,39 +59,21 @@ func TestListByOwner(t *testing.T) {
 	}
 }
 
-// BenchmarkListOtherOwner lists the threads of an owner who has none in a
-// store of 10,000 threads of another owner: with the owner index
-// (migration 4), without it (the listing before it), and on an empty
-// store for scale.
+// BenchmarkListOtherOwner is storetest.ListOtherOwner: the owner index is
+// migration 4.
 func BenchmarkListOtherOwner(b *testing.B) {
-	for _, tc := range []struct {
-		name    string
-		threads int
-		drop    bool
-	}{
-		{"indexed", 10000, false},
-		{"no-index", 10000, true},
-		{"empty", 0, false},
-	} {
-		b.Run(tc.name, func(b *testing.B) {
-			s, err := Open(filepath.Join(b.TempDir(), "owners.db"))
-			if err != nil {
+	storetest.ListOtherOwner(b, func(b *testing.B, threads int, drop bool) checkpoint.ThreadLister {
+		s, err := Open(filepath.Join(b.TempDir(), "owners.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Close() })
+		fillOwners(b, s, threads, "alice")
+		if drop {
+			if _, err := s.w.Exec("DROP INDEX ilmek_threads_owner"); err != nil {
 				b.Fatal(err)
 			}
-			defer s.Close()
-			fillOwners(b, s, tc.threads, "alice")
-			if tc.drop {
-				if _, err := s.w.Exec("DROP INDEX ilmek_threads_owner"); err != nil {
-					b.Fatal(err)
-				}
-			}
-			q := checkpoint.ThreadQuery{Meta: map[string]string{"owner": "bob"}}
-			for b.Loop() {
-				page, err := s.ListThreads(b.Context(), q)
-				if err != nil || len(page.Threads) != 0 {
-					b.Fatal(len(page.Threads), err)
-				}
-			}
-		})
-	}
+		}
+		return s
+	})
 }

@@ -72,12 +72,15 @@ const approvalDoc = `{
   ]
 }`
 
+// writerNode is the node type "writer" of approvalDoc: it writes a draft.
+func writerNode(spec.Node) (runtime.NodeFunc, error) {
+	return func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return runtime.Values{"draft": "d"}, nil }, nil
+}
+
 func approvalGraph(t *testing.T, doc string) *runtime.Graph[runtime.Values, runtime.Values] {
 	t.Helper()
 	g, err := runtime.Load("approval.json", []byte(doc), runtime.Registry{
-		"writer": func(spec.Node) (runtime.NodeFunc, error) {
-			return func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return runtime.Values{"draft": "d"}, nil }, nil
-		},
+		"writer": writerNode,
 		"approval": func(spec.Node) (runtime.NodeFunc, error) {
 			return func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
 				a, err := runtime.Interrupt[string](ctx, "ok?")
@@ -149,9 +152,7 @@ func TestChangedDocumentUnderPausedThreadSQLite(t *testing.T) {
 func approvalGraphTyped(t *testing.T, doc string) *runtime.Graph[runtime.Values, runtime.Values] {
 	t.Helper()
 	g, err := runtime.Load("approval.json", []byte(doc), runtime.Registry{
-		"writer": func(spec.Node) (runtime.NodeFunc, error) {
-			return func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return runtime.Values{"draft": "d"}, nil }, nil
-		},
+		"writer": writerNode,
 		"approval2": func(spec.Node) (runtime.NodeFunc, error) {
 			return func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return nil, nil }, nil
 		},

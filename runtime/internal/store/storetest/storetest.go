@@ -139,3 +139,31 @@ func ListByOwner(t *testing.T, s checkpoint.ThreadLister, n, page int) {
 		})
 	}
 }
+
+// ListOtherOwner benchmarks listing the threads of an owner who has none
+// among 10,000 threads of another: with the store's owner index, without
+// it (open drops it: the listing before the index), and on an empty store
+// for scale. open returns a store holding threads threads of owner
+// "alice".
+func ListOtherOwner(b *testing.B, open func(b *testing.B, threads int, dropIndex bool) checkpoint.ThreadLister) {
+	for _, tc := range []struct {
+		name    string
+		threads int
+		drop    bool
+	}{
+		{"indexed", 10000, false},
+		{"no-index", 10000, true},
+		{"empty", 0, false},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			s := open(b, tc.threads, tc.drop)
+			q := checkpoint.ThreadQuery{Meta: map[string]string{"owner": "bob"}}
+			for b.Loop() {
+				page, err := s.ListThreads(b.Context(), q)
+				if err != nil || len(page.Threads) != 0 {
+					b.Fatal(len(page.Threads), err)
+				}
+			}
+		})
+	}
+}
