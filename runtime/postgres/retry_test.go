@@ -101,7 +101,7 @@ func runCharged(t *testing.T, s *postgres.Store, cut func()) {
 	g := chargeGraph(t, &charges, cut)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	res, err := g.Invoke(ctx, nil, runtime.Thread("t1"), runtime.WithCheckpointer(s))
+	res, err := g.Thread(s, "t1").Invoke(ctx, nil)
 	if err != nil || res.Status != runtime.StatusDone {
 		t.Fatalf("run: %s, %v", res.Status, err)
 	}
