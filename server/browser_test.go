@@ -173,7 +173,7 @@ func TestInboxInBrowser(t *testing.T) {
 		Log      []string
 	}
 	_ = json.Unmarshal(got.Values, &v)
-	if got.Status != ThreadIdle || !v.Decision || strings.Join(v.Log, " ") != "write review publish" {
+	if got.Status != "done" || !v.Decision || strings.Join(v.Log, " ") != "write review publish" {
 		t.Fatalf("thread after the browser's answer: %s %s", got.Status, got.Values)
 	}
 }

@@ -7,17 +7,26 @@
 //
 //   - threads: POST /threads creates one (of a graph, with string
 //     metadata); GET /threads lists them with filters (graph, status,
-//     pending, metadata.<key>) and cursor paging; GET /threads/{id} is its
-//     state, what runs next and the interrupts it waits on;
+//     pending, metadata.<key>, q: a search of ids and metadata) and cursor
+//     paging; GET /threads/{id} is its state, what runs next and the
+//     interrupts it waits on; DELETE /threads/{id} deletes it. A thread's
+//     status is the runtime's (runtime.Status): new, running, interrupted,
+//     parked, done, error or aborted;
 //   - runs: POST /threads/{id}/runs starts one with input; its events
 //     stream as Server-Sent Events (GET .../runs/{run}/stream, ids
 //     "<run>:<seq>", reconnect with Last-Event-ID from the run's event
 //     log); GET .../wait waits for the outcome; POST .../cancel cancels it;
+//     GET /threads/{id}/runs lists the thread's latest runs. A run's
+//     lookup and wait read the store's event log for a run this process
+//     does not hold (before a restart, or in another process);
 //   - resume: POST /threads/{id}/resume answers interrupts by id; the
 //     runtime's refusals become precise statuses with RFC 9457 problem
 //     bodies (a wrong answer type 422, a busy thread 409...);
-//   - history: GET /threads/{id}/history lists checkpoints and
-//     POST .../history/{checkpoint}/fork runs from one;
+//   - history: GET /threads/{id}/history lists checkpoints (each with the
+//     nodes, start, duration and channel writes of the superstep that
+//     wrote it), GET .../history/{checkpoint} is the state at one, and
+//     POST .../history/{checkpoint}/fork runs from one with edited channel
+//     values (input) or an edited answer (answers);
 //   - GET /threads/{id}/diagram draws the graph with where the thread
 //     stands: the MODEL.md §9.1 Mermaid text (package mermaid), DOT
 //     (package dot), or SVG laid out by Config.RenderSVG (package graphviz

@@ -311,6 +311,9 @@ func checkAgainstOpenAPI(t testing.TB, req *http.Request, r resp) {
 	seen[pattern+" "+status] = true
 	seenMu.Unlock()
 	content, _ := respObj["content"].(map[string]any)
+	if content == nil && r.Status == http.StatusNoContent && len(r.Body) == 0 {
+		return // a documented answer without a body
+	}
 	ct := r.Header.Get("Content-Type")
 	mt, _, _ := strings.Cut(ct, ";")
 	if _, ok := content[mt]; !ok {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ilmek-go/ilmek/internal/pgtest"
+	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/postgres"
 	"github.com/ilmek-go/ilmek/runtime/postgres/workers"
 	. "github.com/ilmek-go/ilmek/server"
@@ -53,7 +54,7 @@ func TestQueue(t *testing.T) {
 	runs := "/threads/" + th.ThreadID + "/runs"
 	var run RunView
 	ts.Must("alice", "POST", runs, map[string]any{"input": map[string]any{"topic": "otters"}}, 202).JSON(t, &run)
-	if run.Status != "queued" || run.RunID[:2] != "q-" {
+	if run.Status != runtime.StatusNew || run.RunID[:2] != "q-" {
 		t.Fatalf("queued run: %+v", run)
 	}
 	ts.Must("alice", "GET", runs+"/"+run.RunID, nil, 200)
@@ -63,7 +64,7 @@ func TestQueue(t *testing.T) {
 	}
 	var got ThreadView
 	ts.Must("alice", "GET", "/threads/"+th.ThreadID, nil, 200).JSON(t, &got)
-	if got.Status != ThreadInterrupted {
+	if got.Status != runtime.StatusInterrupted {
 		t.Fatalf("thread: %+v", got)
 	}
 	ts.Must("alice", "POST", "/threads/"+th.ThreadID+"/resume", map[string]any{"answers": map[string]any{run.Pending[0].ID: map[string]any{"approved": true}}}, 202).JSON(t, &run)
@@ -71,7 +72,7 @@ func TestQueue(t *testing.T) {
 		t.Fatalf("resume: %+v", run)
 	}
 	ts.Must("alice", "GET", "/threads/"+th.ThreadID, nil, 200).JSON(t, &got)
-	if got.Status != ThreadIdle || len(got.Pending) != 0 || got.Step != 3 {
+	if got.Status != runtime.StatusDone || len(got.Pending) != 0 || got.Step != 3 {
 		t.Fatalf("finished thread: %+v", got)
 	}
 	ts.Must("alice", "POST", runs+"/"+run.RunID+"/cancel", nil, 202)

@@ -11,14 +11,6 @@ import (
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
-// Run statuses besides the runtime's run_end statuses (done, interrupted,
-// error, aborted): a run waiting for its thread or its queue, and a run
-// going on.
-const (
-	StatusQueued  runtime.Status = "queued"
-	StatusRunning runtime.Status = "running"
-)
-
 // run is one request the server executes on a thread: a run with input,
 // a resume with answers, or a fork from a checkpoint.
 type run struct {
@@ -52,7 +44,7 @@ type run struct {
 func newRun(id, thread, graph, kind string, maxLog int) *run {
 	return &run{id: id, thread: thread, graph: graph, kind: kind, created: time.Now().UTC(),
 		stop: make(chan struct{}), started: make(chan struct{}), done: make(chan struct{}),
-		status: StatusQueued, notify: make(chan struct{}), maxLog: maxLog}
+		status: runtime.StatusNew, notify: make(chan struct{}), maxLog: maxLog}
 }
 
 // appendLog keeps ev in the run's live log, dropping the oldest event past
@@ -193,7 +185,7 @@ func (s *Server) startNext(q *threadRuns) {
 	ctx, cancel := context.WithCancel(s.base)
 	r.mu.Lock()
 	r.cancel = cancel
-	r.status = StatusRunning
+	r.status = runtime.StatusRunning
 	r.mu.Unlock()
 	s.wg.Add(1)
 	go func() {
@@ -270,7 +262,7 @@ func (s *Server) execute(ctx context.Context, r *run) runEnd {
 	}
 	opts = append(opts, s.cfg.RunOptions...)
 	var events iter.Seq2[runtime.Event, error]
-	if r.kind == "resume" {
+	if r.answers != nil {
 		events = v.streamResume(ctx, runtime.AnswersByID(r.answers), opts...)
 	} else {
 		events, err = v.stream(ctx, r.input, opts...)
