@@ -32,13 +32,24 @@
 //     (package dot), or SVG laid out by Config.RenderSVG (package graphviz
 //     runs Graphviz in process; without a renderer format=svg answers 501);
 //   - GET /openapi.json is the API's OpenAPI 3.1 document (OpenAPI);
-//   - /inbox/ is a page for people, served from embedded files: the
-//     threads waiting on the principal, each interrupt's payload and a form
-//     to answer it (fields from the answer's JSON Schema when it is a flat
-//     object or a scalar, else a JSON text area that starts from a skeleton
-//     of the schema, never null), the thread's diagram as
-//     SVG (the Mermaid text in its place without a renderer) with the
-//     Mermaid text beside it, and its events, live.
+//   - /inbox/ is the console, a page for people served from embedded
+//     files (no CDN, a strict Content-Security-Policy): threads of every
+//     status with filters, a search by id or metadata and paging; a page
+//     per thread at its own URL (/inbox/?thread=ID, &cp=CHECKPOINT for an
+//     earlier state) with its status, the diagram (SVG from
+//     Config.RenderSVG, the Mermaid text without one) marking the path
+//     taken and where it stands, the questions it waits on, the timeline
+//     of its supersteps (nodes, start, duration, channels written), the
+//     channel values at any checkpoint, its runs, and their events live.
+//     An answer form shows the question as text and a field per member of
+//     the answer, labelled by the `title:"..."` and `description:"..."`
+//     struct tags of the Interrupt[T] type (a JSON box starting from a
+//     skeleton of the schema when the answer nests); it is updated in
+//     place, never rebuilt while someone types, checks the answer against
+//     the schema before sending it, and confirms what the run then did.
+//     Cancel a run, fork from a checkpoint with an edited answer or edited
+//     channel values, and delete a thread are buttons behind a
+//     confirmation, through the routes above (and so the Access hook).
 //
 // Threads and the runs' events live in the checkpointer when it keeps them
 // (checkpoint.ThreadLister and ThreadRecorder for threads, with the graph,

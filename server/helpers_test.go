@@ -25,8 +25,8 @@ import (
 
 // Decision is the answer the approval graph's "review" node asks for.
 type Decision struct {
-	Approved bool   `json:"approved"`
-	Note     string `json:"note,omitempty"`
+	Approved bool   `json:"approved" title:"Publish it" description:"Tick to publish the draft; leave it to drop it."`
+	Note     string `json:"note,omitempty" title:"Note to the author"`
 }
 
 // approvalGraph drafts, asks a person to review (a typed interrupt),

@@ -56,9 +56,9 @@ func TestInboxJSONAnswerStartsFromSkeleton(t *testing.T) {
 	defer cancelC()
 	ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
 	defer cancelT()
-	area := `li.card[data-thread="` + th.ThreadID + `"] textarea[name="answer"]`
+	area := `.question form.answer textarea[name="answer"]`
 	var text string
-	if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/inbox/"), chromedp.WaitVisible(chromedp.CSS(area))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/inbox/?thread="+th.ThreadID), chromedp.WaitVisible(chromedp.CSS(area))); err != nil {
 		t.Fatalf("seeing the answer box: %v", err)
 	}
 	text, err = chromedp.Run(ctx, chromedp.Value(chromedp.CSS(area)))

@@ -73,7 +73,9 @@ type QueueOutcome struct {
 }
 
 // Ended reports whether the request has ended.
-func (o QueueOutcome) Ended() bool { return o.Status != runtime.StatusNew && o.Status != runtime.StatusRunning }
+func (o QueueOutcome) Ended() bool {
+	return o.Status != runtime.StatusNew && o.Status != runtime.StatusRunning
+}
 
 // queuedPrefix starts the id of a run submitted to Config.Queue; the rest
 // is the request's id in the queue.

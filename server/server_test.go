@@ -146,7 +146,7 @@ func TestApprovalFlow(t *testing.T) {
 		t.Fatalf("mermaid:\n%s", d.Body)
 	}
 	d = ts.must("alice", "GET", "/threads/"+th.ThreadID+"/diagram?format=dot", nil, 200)
-	if !strings.Contains(string(d.Body), `"review" [label="⏸ review", id="node_review", class="pending"`) {
+	if !strings.Contains(string(d.Body), `"review" [label="review (waiting)", id="node_review", class="pending"`) {
 		t.Fatalf("dot:\n%s", d.Body)
 	}
 	ts.must("alice", "GET", "/threads/"+th.ThreadID+"/diagram?format=png", nil, 400)
