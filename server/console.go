@@ -132,8 +132,8 @@ func (s *Server) anyRun(ctx context.Context, t threadRecord, id, kind string) (*
 	return nil, v, err
 }
 
-// RunList is GET /threads/{id}/runs: the thread's latest runs, newest
-// first.
+// RunList is GET /threads/{id}/runs: the thread's latest runs (at most
+// 50), newest first.
 type RunList struct {
 	Runs []RunView `json:"runs"`
 }
@@ -164,6 +164,9 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, p Principal) e
 		}
 	}
 	s.mu.Unlock()
+	// Newest first: the record lists runs in the order they were
+	// submitted (a queued run's view has no times to sort by).
+	slices.Reverse(ids)
 	out := RunList{Runs: []RunView{}}
 	for _, id := range ids {
 		_, v, err := s.anyRun(r.Context(), t, id, kinds[id])
@@ -175,7 +178,6 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, p Principal) e
 		}
 		out.Runs = append(out.Runs, v)
 	}
-	slices.SortStableFunc(out.Runs, func(a, b RunView) int { return b.Created.Compare(a.Created) })
 	return writeJSON(w, http.StatusOK, out)
 }
 
