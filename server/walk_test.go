@@ -215,6 +215,10 @@ func walk(t *testing.T, ts *TestServer, queued bool) {
 		t.Errorf("checkpoint %s: %+v", last.CheckpointID, at)
 	}
 	ts.Must("alice", "GET", "/threads/"+id+"/history/nope", nil, 404)
+	if d := ts.Must("alice", "GET", "/threads/"+id+"/diagram?format=dot&checkpoint="+hist.Checkpoints[len(hist.Checkpoints)-1].CheckpointID, nil, 200); !strings.Contains(string(d.Body), `"write" [label="write", id="node_write", class="next"`) {
+		t.Errorf("the diagram at the first checkpoint:\n%s", d.Body)
+	}
+	ts.Must("alice", "GET", "/threads/"+id+"/diagram?checkpoint=nope", nil, 404)
 	if !queued {
 		// A fork from the pause with another answer.
 		pause := ""

@@ -522,14 +522,15 @@ function drawFork(cp) {
 
 async function drawDiagram(cp) {
   const id = enc(view.thread);
+  const at = cp && thread && cp.checkpoint_id !== thread.checkpoint_id ? "&checkpoint=" + enc(cp.checkpoint_id) : "";
   let svg, mmd;
   try {
     [svg, mmd] = await Promise.all([
-      call("GET", "/threads/" + id + "/diagram?format=svg").catch((err) => {
+      call("GET", "/threads/" + id + "/diagram?format=svg" + at).catch((err) => {
         if (err.problem && err.problem.status === 501) return null;
         throw err;
       }),
-      call("GET", "/threads/" + id + "/diagram?format=mermaid"),
+      call("GET", "/threads/" + id + "/diagram?format=mermaid" + at),
     ]);
   } catch (err) {
     $("diagram").textContent = "Could not draw the graph: " + err.message;
