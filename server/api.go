@@ -247,6 +247,8 @@ func (s *Server) threadView(ctx context.Context, t threadRecord, info *runtime.T
 		v.LastRunID = lv.RunID
 		if last.isDone() && last.refusedWith() == nil && (ended == "" || info == nil || lv.Ended != nil && lv.Ended.After(info.Outcome.Ended)) {
 			ended = lv.Status
+		} else if e := last.ending(); e != "" && !last.isDone() {
+			ended = e // sent its run_end, not yet freed the thread
 		}
 	}
 	v.Status = threadStatus(v, ended)

@@ -34,6 +34,7 @@ type run struct {
 	checkpointID string
 	pending      []runtime.PendingInterrupt
 	lastSeq      int64
+	endSeen      runtime.Status // the status of the run's run_end event, once recorded
 	ended        time.Time
 	notify       chan struct{}            // closed and replaced on every new event
 	log          []checkpoint.StoredEvent // the run's latest events, live (at most maxLog)
@@ -134,7 +135,7 @@ func (s *Server) submit(r *run, policy runtime.DoubleTexting) (bool, error) {
 		q = &threadRuns{}
 		s.queues[r.thread] = q
 	}
-	busy := q.active != nil || len(q.queue) > 0
+	busy := len(q.queue) > 0 || q.active != nil && q.active.ending() == ""
 	if busy {
 		switch policy {
 		case runtime.DoubleTextReject:
@@ -156,7 +157,17 @@ func (s *Server) submit(r *run, policy runtime.DoubleTexting) (bool, error) {
 		s.startNext(q)
 		return true, nil
 	}
-	return false, nil
+	// The active run has sent its run_end and is about to free the
+	// thread: r starts as soon as it does.
+	return !busy, nil
+}
+
+// ending is the status of the run's run_end event once it was recorded
+// (the run is then over but may not have freed its thread yet), else "".
+func (r *run) ending() runtime.Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.endSeen
 }
 
 // remember keeps r for lookups, forgetting the oldest ended runs past the
@@ -220,7 +231,9 @@ type runEnd struct {
 	err    error
 }
 
-// threadBusy reports whether the thread has a run queued or running here.
+// threadBusy reports whether the thread has a run queued or running here;
+// a run that has sent its run_end is not running, so that no client that
+// saw the end reads the thread as busy.
 func (s *Server) threadBusy(thread string) (*run, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -228,7 +241,7 @@ func (s *Server) threadBusy(thread string) (*run, bool) {
 	if q == nil {
 		return nil, false
 	}
-	return q.active, q.active != nil || len(q.queue) > 0
+	return q.active, len(q.queue) > 0 || q.active != nil && q.active.ending() == ""
 }
 
 // lastRun is the latest run of a thread this server remembers.
@@ -325,6 +338,8 @@ func (s *Server) record(ctx context.Context, r *run, ev runtime.Event) error {
 		r.checkpointID = ev.CheckpointID
 	case runtime.EventInterrupt:
 		r.pending = ev.Pending
+	case runtime.EventRunEnd:
+		r.endSeen = ev.Status
 	}
 	close(r.notify)
 	r.notify = make(chan struct{})
