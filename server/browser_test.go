@@ -77,7 +77,8 @@ func screenshotDir(t *testing.T) string {
 // the page confirms the answer and shows the run's result; a done thread
 // opened by URL shows the path taken in the diagram and its timeline; a
 // fork from the question's checkpoint with another answer ends with that
-// answer; back and forward move between the list and the thread.
+// answer; back and forward move between the list and the thread; the
+// thread is deleted only after a confirmation.
 func TestConsoleInBrowser(t *testing.T) {
 	ctx := browser(t, 150*time.Second)
 	ts := newTestServer(t, func(c *Config) { c.Authenticate, c.RenderSVG = Anonymous, graphviz.New().SVG })
@@ -277,6 +278,26 @@ func TestConsoleInBrowser(t *testing.T) {
 		if got.Status != "done" || v.Decision || strings.Join(v.Log, " ") != "write review publish" {
 			t.Fatalf("%s px: thread after the fork: %s %s", w, got.Status, got.Values)
 		}
+
+		// Delete, behind its confirmation: "Keep it" keeps the thread.
+		if err := chromedp.Do(ctx,
+			chromedp.Click(q("#delete-thread")),
+			chromedp.WaitVisible(q("#confirm-no")),
+			chromedp.Click(q("#confirm-no")),
+			poll(`document.getElementById("confirm").hidden`),
+		); err != nil {
+			fail("keeping the thread", err)
+		}
+		ts.must("", "GET", "/threads/"+th.ThreadID, nil, 200)
+		if err := chromedp.Do(ctx,
+			chromedp.Click(q("#delete-thread")),
+			chromedp.WaitVisible(q("#confirm-yes")),
+			chromedp.Click(q("#confirm-yes")),
+			poll(`!document.getElementById("list").hidden && location.search === ""`),
+		); err != nil {
+			fail("deleting the thread", err)
+		}
+		ts.must("", "GET", "/threads/"+th.ThreadID, nil, 404)
 	}
 
 	// The answer is checked against its schema before it is sent.
