@@ -96,7 +96,28 @@ func (s *Server) storedRun(ctx context.Context, t threadRecord, id, kind string)
 			v.Ended = &ended
 		}
 	}
+	if v.Ended == nil {
+		// No run_end: still going, unless a later run of the thread
+		// started, which it could not have while this one held the thread.
+		if runs := s.runIDs(ctx, t.ID); len(runs) > 0 && runs[len(runs)-1] != id && slices.Contains(runs, id) {
+			v.Status, v.Error = runtime.StatusAborted, "the run's process ended before the run did; a later run took the thread"
+			ended := evs[len(evs)-1].Time
+			v.Ended = &ended
+		}
+	}
 	return v, nil
+}
+
+// runIDs lists the runs the thread's record holds, oldest first.
+func (s *Server) runIDs(ctx context.Context, thread string) []string {
+	var out []string
+	if info := s.info(ctx, thread); info != nil {
+		for _, e := range strings.Fields(info.Meta[metaRuns]) {
+			id, _, _ := strings.Cut(e, ":")
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // runKind is the kind of run id as its thread's record lists it ("run"
@@ -249,6 +270,17 @@ func (s *Server) deleteThread(w http.ResponseWriter, r *http.Request, p Principa
 	if _, busy := s.threadBusy(t.ID); busy {
 		return errf(http.StatusConflict, "thread-busy", "The thread is busy",
 			"thread "+t.ID+" has a run queued or running; cancel it (POST .../runs/{run}/cancel), then delete the thread")
+	}
+	if s.cfg.Queue != nil {
+		// A request the workers have queued or running holds the thread.
+		for _, id := range s.runIDs(r.Context(), t.ID) {
+			if qid, ok := s.queuedID(id); ok {
+				if o, err := s.cfg.Queue.Outcome(r.Context(), qid); err == nil && !o.Ended() {
+					return errf(http.StatusConflict, "thread-busy", "The thread is busy",
+						"thread "+t.ID+" has run "+id+" queued or running; cancel it (POST .../runs/"+id+"/cancel), then delete the thread")
+				}
+			}
+		}
 	}
 	if err := s.cfg.Checkpointer.DeleteThread(r.Context(), t.ID); err != nil {
 		return err

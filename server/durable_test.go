@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
@@ -140,5 +141,35 @@ func TestRunsAfterRestart(t *testing.T) {
 	b.must("alice", "GET", "/threads/"+th.ThreadID, nil, 200).json(t, &got)
 	if got.Status != "done" || got.LastRunID != second.RunID {
 		t.Fatalf("thread after the restart: %s, last run %s", got.Status, got.LastRunID)
+	}
+}
+
+// TestDeadRunAfterRestart: a run whose process died before its run_end
+// reads as running while it is the thread's last, and as aborted once a
+// later run took the thread.
+func TestDeadRunAfterRestart(t *testing.T) {
+	store := checkpoint.NewMemory()
+	a := newTestServer(t, func(c *Config) { c.Checkpointer = store })
+	th := a.newThread("alice", nil)
+	ctx := context.Background()
+	if err := store.AppendEvents(ctx, []checkpoint.StoredEvent{{RunID: "dead", Seq: 1, ThreadID: th.ThreadID, Time: time.Now().UTC(), Kind: "run_start", Data: []byte(`{"type":"run_start"}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	a.noteRun(ctx, th.ThreadID, "dead", "run")
+	b := newTestServer(t, func(c *Config) { c.Checkpointer = store })
+	path := "/threads/" + th.ThreadID + "/runs/dead"
+	var got RunView
+	b.must("alice", "GET", path, nil, 200).json(t, &got)
+	if got.Status != "running" || got.Ended != nil {
+		t.Fatalf("the last run without its end: %+v", got)
+	}
+	b.must("alice", "GET", path+"/wait?timeout=300ms", nil, 202)
+	b.must("alice", "POST", path+"/cancel", nil, 409)
+	var run RunView
+	b.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": map[string]any{"topic": "x"}}, 202).json(t, &run)
+	b.wait("alice", run)
+	b.must("alice", "GET", path, nil, 200).json(t, &got)
+	if got.Status != "aborted" || got.Ended == nil || got.Error == "" {
+		t.Fatalf("a run without its end, after a later run: %+v", got)
 	}
 }
