@@ -254,6 +254,11 @@ func (s *Server) threadView(ctx context.Context, t threadRecord, info *runtime.T
 	v.Status = threadStatus(v, ended)
 	if _, busy := s.threadBusy(t.ID); busy {
 		v.Status = runtime.StatusRunning
+	} else if qid, ok := s.queuedID(v.LastRunID); ok {
+		// The workers' request of the thread, queued or running.
+		if o, err := s.cfg.Queue.Outcome(ctx, qid); err == nil && !o.Ended() {
+			v.Status = runtime.StatusRunning
+		}
 	}
 	return v, nil
 }

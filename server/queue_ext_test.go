@@ -98,3 +98,31 @@ func TestQueue(t *testing.T) {
 		t.Fatalf("fork: %+v", p)
 	}
 }
+
+// TestQueueThreadRunning: a thread whose request waits in the queue reads
+// as running, is listed under status=running and cannot be deleted until
+// the request is cancelled.
+func TestQueueThreadRunning(t *testing.T) {
+	q := openQueue(t) // no worker: the request stays queued
+	ts := NewTestServer(t, func(c *Config) { c.Queue, c.Checkpointer = workersqueue.New(q), nil })
+	th := ts.NewThread("alice", nil)
+	var run RunView
+	ts.Must("alice", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": map[string]any{"topic": "otters"}}, 202).JSON(t, &run)
+	var got ThreadView
+	ts.Must("alice", "GET", "/threads/"+th.ThreadID, nil, 200).JSON(t, &got)
+	if got.Status != runtime.StatusRunning || got.LastRunID != run.RunID {
+		t.Fatalf("a thread with a queued request: %s, last run %s", got.Status, got.LastRunID)
+	}
+	var list ThreadList
+	ts.Must("alice", "GET", "/threads?status=running", nil, 200).JSON(t, &list)
+	if len(list.Threads) != 1 || list.Threads[0].ThreadID != th.ThreadID {
+		t.Fatalf("status=running: %+v", list)
+	}
+	ts.Must("alice", "DELETE", "/threads/"+th.ThreadID, nil, 409)
+	ts.Must("alice", "POST", "/threads/"+th.ThreadID+"/runs/"+run.RunID+"/cancel", nil, 202)
+	ts.Must("alice", "GET", "/threads/"+th.ThreadID, nil, 200).JSON(t, &got)
+	if got.Status != runtime.StatusNew {
+		t.Fatalf("after the cancel: %s", got.Status)
+	}
+	ts.Must("alice", "DELETE", "/threads/"+th.ThreadID, nil, 204)
+}
