@@ -454,7 +454,13 @@ function drawQuestions(th) {
   $("questions-empty").hidden = th.pending.length > 0;
 }
 
+let runsKey = "";
+
+// drawRuns redraws the runs when they changed (so that focus stays put).
 function drawRuns() {
+  const key = JSON.stringify([view && view.run, runs.map((r) => [r.run_id, r.status, r.ended])]);
+  if (key === runsKey) return;
+  runsKey = key;
   const ul = $("runs");
   ul.replaceChildren(...runs.map((r) => {
     const dur = r.ended ? " · " + ms(new Date(r.ended) - new Date(r.created)) : "";
