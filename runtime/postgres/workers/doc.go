@@ -64,4 +64,21 @@
 // server runs again). A re-claimed start request folds its input in again
 // only when the thread has no checkpoint written since the request was
 // first claimed.
+//
+// # Transient errors
+//
+// The worker's own statements (the claim, its renewals, the request's base
+// checkpoint and run ids, the outcome, a release) are retried after a
+// transient error (a connection cut or terminated, the server shutting
+// down or starting, a serialization failure, a deadlock) with pauses that
+// double from 20 ms to 1 s, within a budget per statement: 5 s for a claim,
+// a third of ClaimTTL for a renewal, 30 s for an outcome. Each is safe to
+// apply twice: every write after the claim is fenced by the claim's number
+// and writes the same values again, and a claim whose reply was lost after
+// it committed is found again by the tag it wrote in the request's worker
+// column, so it neither runs a request twice nor leaves it to wait for its
+// claim to expire. Each retry is logged as a warning (Logger), counted
+// (Worker.Retries) and passed to OnRetry, for a metrics system to count.
+// TestQueueStatementsSurviveTerminatedConnections cuts the connections
+// with pg_terminate_backend before and after each of these commits.
 package workers

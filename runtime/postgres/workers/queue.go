@@ -243,7 +243,9 @@ func (q *Queue) Outcome(ctx context.Context, id int64) (Outcome, error) {
 // Wait returns request id's outcome once it has ended, or ctx's error. It
 // listens for the notification the worker sends when it records the
 // outcome, and reads the outcome again at least every poll (default 1 s)
-// in case a notification was lost.
+// in case a notification was lost. A read that fails with a transient
+// error (a connection cut, a server restart) is tried again until ctx is
+// done.
 func (q *Queue) Wait(ctx context.Context, id int64, poll time.Duration) (Outcome, error) {
 	if poll <= 0 {
 		poll = time.Second
@@ -252,7 +254,12 @@ func (q *Queue) Wait(ctx context.Context, id int64, poll time.Duration) (Outcome
 	defer done()
 	for {
 		o, err := q.Outcome(ctx, id)
-		if err != nil || o.Ended() {
+		switch {
+		case err != nil && transient(err):
+			// A read: try again at the next notification or poll (a
+			// notification may have been missed too: poll soon).
+			poll = min(poll, 100*time.Millisecond)
+		case err != nil || o.Ended():
 			return o, err
 		}
 		select {

@@ -2,16 +2,17 @@ package workers
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -30,6 +31,7 @@ type Worker struct {
 	wake    chan struct{}    // a request may have become runnable
 	mu      sync.Mutex       // guards running
 	running map[int64]func() // request id → ask its run to stop
+	retries atomic.Int64     // statements retried (Retries)
 }
 
 // WorkerOption configures NewWorker.
@@ -41,6 +43,7 @@ type workerOptions struct {
 	poll        time.Duration
 	concurrency int
 	logger      *slog.Logger
+	onRetry     func(Retry)
 }
 
 // DefaultClaimTTL is how long a claim lasts without renewal unless ClaimTTL
@@ -61,7 +64,8 @@ func Poll(d time.Duration) WorkerOption { return func(o *workerOptions) { o.poll
 func Concurrency(n int) WorkerOption { return func(o *workerOptions) { o.concurrency = n } }
 
 // Name sets how the worker names itself in the requests it claims
-// (default "pid N on HOST").
+// (default "pid N on HOST"); the request's worker column holds the name,
+// " #" and a tag of the claim.
 func Name(s string) WorkerOption { return func(o *workerOptions) { o.name = s } }
 
 // Logger sets where the worker logs requests it could not run.
@@ -155,11 +159,27 @@ func (w *Worker) notified(payload string) {
 }
 
 // claim takes the oldest runnable request: queued, or running under a
-// claim that expired; and the oldest active one of its thread.
+// claim that expired; and the oldest active one of its thread. A transient
+// failure is retried (within claimBudget); since the failed attempt may
+// have committed before its reply was lost, each claim writes a tag of its
+// own into the request's worker column, and a retry first takes back the
+// request that carries it.
 func (w *Worker) claim(ctx context.Context) (*claimed, error) {
 	r := w.q.t("ilmek_requests")
+	var b [8]byte
+	rand.Read(b[:])
+	tag := w.opts.name + " #" + hex.EncodeToString(b[:])
 	var c claimed
-	err := w.q.store.Pool().QueryRow(ctx, `UPDATE `+r+` SET state = 'running', worker = $1, claim = claim + 1,
+	err := w.retry(ctx, "claim", 0, claimBudget, func(attempt int) error {
+		if attempt > 1 {
+			err := w.q.store.Pool().QueryRow(ctx, `SELECT id, thread_id, graph, kind, input, claim, base_cp, cancel FROM `+r+`
+				WHERE state IN ('queued', 'running') AND state = 'running' AND worker = $1 AND claim_until > clock_timestamp()`, tag).
+				Scan(&c.id, &c.thread, &c.graph, &c.kind, &c.input, &c.claim, &c.baseCP, &c.cancelled)
+			if !errors.Is(err, pgx.ErrNoRows) {
+				return err
+			}
+		}
+		return w.q.store.Pool().QueryRow(ctx, `UPDATE `+r+` SET state = 'running', worker = $1, claim = claim + 1,
 			claim_until = clock_timestamp() + $2::bigint * interval '1 microsecond', updated = clock_timestamp()
 		WHERE id = (
 			SELECT q.id FROM `+r+` q
@@ -167,7 +187,8 @@ func (w *Worker) claim(ctx context.Context) (*claimed, error) {
 			  AND NOT EXISTS (SELECT 1 FROM `+r+` e WHERE e.thread_id = q.thread_id AND e.id < q.id AND e.state IN ('queued', 'running'))
 			ORDER BY q.id LIMIT 1 FOR UPDATE SKIP LOCKED)
 		RETURNING id, thread_id, graph, kind, input, claim, base_cp, cancel`,
-		w.opts.name, w.opts.ttl.Microseconds()).Scan(&c.id, &c.thread, &c.graph, &c.kind, &c.input, &c.claim, &c.baseCP, &c.cancelled)
+			tag, w.opts.ttl.Microseconds()).Scan(&c.id, &c.thread, &c.graph, &c.kind, &c.input, &c.claim, &c.baseCP, &c.cancelled)
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
@@ -176,6 +197,14 @@ func (w *Worker) claim(ctx context.Context) (*claimed, error) {
 	}
 	return &c, nil
 }
+
+// The budgets of the worker's retried statements: a claim gives up and
+// waits for the next poll; an outcome is retried for longer, since a
+// request whose outcome is not recorded waits for its claim to expire.
+const (
+	claimBudget  = 5 * time.Second
+	finishBudget = 30 * time.Second
+)
 
 // runClaimed runs a claimed request and records its outcome.
 func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
@@ -203,7 +232,12 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 	if c.baseCP == nil {
 		// First claim: note where the thread stood, so a later claim knows
 		// whether this request's input was folded in already.
-		tag, err := w.q.store.Pool().Exec(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET base_cp = $1 WHERE id = $2 AND claim = $3", latest, c.id, c.claim)
+		var tag pgconn.CommandTag
+		err := w.retry(ctx, "start", c.id, w.opts.ttl/3, func(int) error {
+			var err error
+			tag, err = w.q.store.Pool().Exec(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET base_cp = $1 WHERE id = $2 AND claim = $3", latest, c.id, c.claim)
+			return err
+		})
 		if err != nil {
 			w.release(c, err)
 			return
@@ -301,14 +335,20 @@ func (w *Worker) heartbeat(ctx context.Context, c *claimed, cancel context.Cance
 		case <-t.C:
 		}
 		var cancelled bool
-		err := w.q.store.Pool().QueryRow(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET claim_until = clock_timestamp() + $3::bigint * interval '1 microsecond' WHERE id = $1 AND claim = $2 RETURNING cancel",
-			c.id, c.claim, w.opts.ttl.Microseconds()).Scan(&cancelled)
+		// A renewal is retried until the next one is due: it only moves
+		// the claim's deadline, under the claim.
+		err := w.retry(ctx, "renew", c.id, w.opts.ttl/3, func(int) error {
+			return w.q.store.Pool().QueryRow(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET claim_until = clock_timestamp() + $3::bigint * interval '1 microsecond' WHERE id = $1 AND claim = $2 RETURNING cancel",
+				c.id, c.claim, w.opts.ttl.Microseconds()).Scan(&cancelled)
+		})
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			cancel(errors.New("the claim on the request was taken over"))
 			return
 		case err == nil && cancelled:
 			requestStop()
+		case err != nil && ctx.Err() == nil:
+			w.opts.logger.Warn("renew a claim", "request", c.id, "err", err) // the next renewal may still reach the server in time
 		}
 	}
 }
@@ -319,23 +359,22 @@ func (w *Worker) finish(c *claimed, state string, out *runOutcome, msg string) {
 	if out != nil {
 		result, _ = json.Marshal(out)
 	}
-	// A few tries: a connection cut now would leave the request to be
-	// claimed and run again.
-	for try := 0; try < 5; try++ {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := pgx.BeginFunc(ctx, w.q.store.Pool(), func(tx pgx.Tx) error {
+	// Retried: a connection cut now would leave the request to be claimed
+	// again once its claim expires. The update is fenced by the claim and
+	// writes the same values when applied twice.
+	ctx, cancel := context.WithTimeout(context.Background(), finishBudget)
+	defer cancel()
+	err := w.retry(ctx, "finish", c.id, finishBudget, func(int) error {
+		return pgx.BeginFunc(ctx, w.q.store.Pool(), func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET state = $3, result = $4, error = $5, claim_until = NULL, updated = clock_timestamp() WHERE id = $1 AND claim = $2",
 				c.id, c.claim, state, result, msg); err != nil {
 				return err
 			}
 			return w.q.notify(ctx, tx, noteEnd+strconv.FormatInt(c.id, 10))
 		})
-		cancel()
-		if err == nil {
-			return
-		}
+	})
+	if err != nil {
 		w.opts.logger.Warn("record a request's outcome", "request", c.id, "err", err)
-		time.Sleep(200 * time.Millisecond)
 	}
 }
 
@@ -345,23 +384,13 @@ func (w *Worker) release(c *claimed, why error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	w.opts.logger.Info("request released", "request", c.id, "why", why)
-	w.q.store.Pool().Exec(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET claim_until = clock_timestamp() + interval '200 milliseconds' WHERE id = $1 AND claim = $2", c.id, c.claim)
-}
-
-// transient reports whether err comes from the server or the connection to
-// it rather than from the graph: the connection was cut or could not be
-// made, the server is shutting down or starting, or a transaction lost a
-// serialization race. Running the request again later is then right.
-func transient(err error) bool {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "57P") ||
-			strings.HasPrefix(pe.Code, "53") || pe.Code == "40001" || pe.Code == "40P01"
+	err := w.retry(ctx, "release", c.id, 5*time.Second, func(int) error {
+		_, err := w.q.store.Pool().Exec(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET claim_until = clock_timestamp() + interval '200 milliseconds' WHERE id = $1 AND claim = $2", c.id, c.claim)
+		return err
+	})
+	if err != nil {
+		w.opts.logger.Warn("release a request", "request", c.id, "err", err)
 	}
-	var ce *pgconn.ConnectError
-	var ne net.Error
-	return errors.As(err, &ce) || errors.As(err, &ne) || pgconn.Timeout(err) ||
-		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
 }
 
 // runStarted records, as a run of a claimed request starts, its run id in
@@ -374,8 +403,12 @@ type runStarted struct {
 }
 
 func (o runStarted) RunStart(ctx context.Context, run runtime.RunRecord) context.Context {
-	if _, err := o.w.q.store.Pool().Exec(ctx, "UPDATE "+o.w.q.t("ilmek_requests")+" SET run_ids = array_append(run_ids, $3) WHERE id = $1 AND claim = $2",
-		o.c.id, o.c.claim, run.RunID); err != nil {
+	// Retried, so written only when the id is not there yet.
+	if err := o.w.retry(ctx, "run", o.c.id, o.w.opts.ttl/3, func(int) error {
+		_, err := o.w.q.store.Pool().Exec(ctx, "UPDATE "+o.w.q.t("ilmek_requests")+" SET run_ids = array_append(run_ids, $3) WHERE id = $1 AND claim = $2 AND NOT $3 = ANY(run_ids)",
+			o.c.id, o.c.claim, run.RunID)
+		return err
+	}); err != nil {
 		o.w.opts.logger.Warn("record a request's run", "request", o.c.id, "run", run.RunID, "err", err)
 	}
 	return ctx
