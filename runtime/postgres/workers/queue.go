@@ -112,6 +112,19 @@ func (q *Queue) Submit(ctx context.Context, r Request) (int64, error) {
 		return 0, fmt.Errorf("workers: submit to thread %q: %w", r.Thread, err)
 	}
 	var id int64
+	if r.Policy == runtime.DoubleTextEnqueue {
+		// One statement: it reads nothing, so it needs no transaction of
+		// its own; the thread's lock (held to its commit) still orders it
+		// after a submitter of another policy that holds it.
+		err := q.store.Pool().QueryRow(ctx, `WITH l AS (SELECT pg_advisory_xact_lock(hashtextextended($1, 1))),
+			ins AS (INSERT INTO `+q.t("ilmek_requests")+` (thread_id, graph, kind, input, policy) SELECT $2, $3, $4, $5, $6 FROM l RETURNING id)
+			SELECT id, pg_notify($7, $8) FROM ins`,
+			q.s+"/"+r.Thread, r.Thread, r.Graph, string(r.Kind), []byte(r.Input), string(r.Policy), q.ch, noteNew).Scan(&id, nil)
+		if err != nil {
+			return 0, fmt.Errorf("workers: submit a %s request for thread %q: %w", r.Kind, r.Thread, err)
+		}
+		return id, nil
+	}
 	err := pgx.BeginFunc(ctx, q.store.Pool(), func(tx pgx.Tx) error {
 		// One submitter per thread at a time, so the policy sees every
 		// request before it.

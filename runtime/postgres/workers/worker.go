@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
@@ -28,10 +27,11 @@ type Worker struct {
 	graphs map[string]Runnable
 	opts   workerOptions
 
-	wake    chan struct{}    // a request may have become runnable
-	mu      sync.Mutex       // guards running
-	running map[int64]func() // request id → ask its run to stop
-	retries atomic.Int64     // statements retried (Retries)
+	wake    chan struct{}      // a request may have become runnable
+	mu      sync.Mutex         // guards running and ended
+	running map[int64]func()   // request id → ask its run to stop
+	ended   map[int64]struct{} // requests whose end this worker recorded, until their notification arrives
+	retries atomic.Int64       // statements retried (Retries)
 }
 
 // WorkerOption configures NewWorker.
@@ -82,7 +82,7 @@ func NewWorker(q *Queue, graphs map[string]Runnable, opts ...WorkerOption) *Work
 	if o.concurrency < 1 {
 		o.concurrency = 1
 	}
-	return &Worker{q: q, graphs: graphs, opts: o, wake: make(chan struct{}, 1), running: map[int64]func(){}}
+	return &Worker{q: q, graphs: graphs, opts: o, wake: make(chan struct{}, 1), running: map[int64]func(){}, ended: map[int64]struct{}{}}
 }
 
 // claimed is a request a worker claimed.
@@ -91,8 +91,10 @@ type claimed struct {
 	thread, graph, kind string
 	input               []byte
 	claim               int64
-	baseCP              *string
+	baseCP              *string // the request's base_cp before this claim (nil at its first)
+	latest              string  // the thread's latest checkpoint as the claim found it ("" for none)
 	cancelled           bool
+	more                bool // another request was queued when this one was claimed
 }
 
 // Run claims and runs requests until ctx is done, then waits for the
@@ -109,7 +111,16 @@ func (w *Worker) Run(ctx context.Context) error {
 		defer wg.Done()
 		w.q.listen(lctx, w.notified, func() { signal(w.wake) })
 	}()
+	claimNow := true // claim without waiting: at the start, and while requests may be queued
 	for {
+		if !claimNow {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-w.wake:
+			case <-time.After(w.opts.poll):
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -121,14 +132,14 @@ func (w *Worker) Run(ctx context.Context) error {
 			if err != nil && ctx.Err() == nil {
 				w.opts.logger.Warn("claim a request", "err", err)
 			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-w.wake:
-			case <-time.After(w.opts.poll):
-			}
+			claimNow = false
 			continue
 		}
+		// Claim again as soon as a slot is free only when more requests
+		// were queued; otherwise a notification (a new request, or the
+		// end of one that another of its thread waited behind) or the
+		// poll wakes the loop.
+		claimNow = c.more
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -155,6 +166,18 @@ func (w *Worker) notified(payload string) {
 		}
 		return
 	}
+	if id, ok := strings.CutPrefix(payload, noteEnd); ok {
+		// The end of a request this worker recorded: finish already woke
+		// the loop if a request of its thread waited behind it.
+		n, err := strconv.ParseInt(id, 10, 64)
+		w.mu.Lock()
+		_, own := w.ended[n]
+		delete(w.ended, n)
+		w.mu.Unlock()
+		if err == nil && own {
+			return
+		}
+	}
 	signal(w.wake)
 }
 
@@ -169,25 +192,41 @@ func (w *Worker) claim(ctx context.Context) (*claimed, error) {
 	var b [8]byte
 	rand.Read(b[:])
 	tag := w.opts.name + " #" + hex.EncodeToString(b[:])
+	cps := w.q.t("ilmek_checkpoints")
 	var c claimed
 	err := w.retry(ctx, "claim", 0, claimBudget, func(attempt int) error {
 		if attempt > 1 {
-			err := w.q.store.Pool().QueryRow(ctx, `SELECT id, thread_id, graph, kind, input, claim, base_cp, cancel FROM `+r+`
+			err := w.q.store.Pool().QueryRow(ctx, `SELECT id, thread_id, graph, kind, input, claim, base_cp, cancel,
+				COALESCE((SELECT c.id FROM `+cps+` c WHERE c.thread_id = r.thread_id ORDER BY c.seq DESC LIMIT 1), ''), true FROM `+r+` r
 				WHERE state IN ('queued', 'running') AND state = 'running' AND worker = $1 AND claim_until > clock_timestamp()`, tag).
-				Scan(&c.id, &c.thread, &c.graph, &c.kind, &c.input, &c.claim, &c.baseCP, &c.cancelled)
+				Scan(&c.id, &c.thread, &c.graph, &c.kind, &c.input, &c.claim, &c.baseCP, &c.cancelled, &c.latest, &c.more)
 			if !errors.Is(err, pgx.ErrNoRows) {
+				if err == nil && c.baseCP != nil && c.latest != "" && *c.baseCP == c.latest {
+					// The lost attempt set the base: this claim is its first.
+					c.baseCP = nil
+				}
 				return err
 			}
 		}
-		return w.q.store.Pool().QueryRow(ctx, `UPDATE `+r+` SET state = 'running', worker = $1, claim = claim + 1,
-			claim_until = clock_timestamp() + $2::bigint * interval '1 microsecond', updated = clock_timestamp()
-		WHERE id = (
-			SELECT q.id FROM `+r+` q
+		// One statement: the claim, the thread's latest checkpoint (the
+		// request's base at its first claim) and whether more requests
+		// are queued.
+		return w.q.store.Pool().QueryRow(ctx, `WITH pick AS (
+			SELECT q.id, q.base_cp,
+				COALESCE((SELECT c.id FROM `+cps+` c WHERE c.thread_id = q.thread_id ORDER BY c.seq DESC LIMIT 1), '') AS latest
+			FROM `+r+` q
 			WHERE q.state IN ('queued', 'running') AND (q.state = 'queued' OR q.claim_until < clock_timestamp())
 			  AND NOT EXISTS (SELECT 1 FROM `+r+` e WHERE e.thread_id = q.thread_id AND e.id < q.id AND e.state IN ('queued', 'running'))
-			ORDER BY q.id LIMIT 1 FOR UPDATE SKIP LOCKED)
-		RETURNING id, thread_id, graph, kind, input, claim, base_cp, cancel`,
-			tag, w.opts.ttl.Microseconds()).Scan(&c.id, &c.thread, &c.graph, &c.kind, &c.input, &c.claim, &c.baseCP, &c.cancelled)
+			ORDER BY q.id LIMIT 1 FOR UPDATE OF q SKIP LOCKED),
+		upd AS (UPDATE `+r+` u SET state = 'running', worker = $1, claim = u.claim + 1,
+			claim_until = clock_timestamp() + $2::bigint * interval '1 microsecond', updated = clock_timestamp(),
+			base_cp = COALESCE(u.base_cp, pick.latest)
+			FROM pick WHERE u.id = pick.id
+			RETURNING u.id, u.thread_id, u.graph, u.kind, u.input, u.claim, u.cancel)
+		SELECT upd.id, upd.thread_id, upd.graph, upd.kind, upd.input, upd.claim, pick.base_cp, upd.cancel, pick.latest,
+			EXISTS (SELECT 1 FROM `+r+` m WHERE m.state IN ('queued', 'running') AND m.state = 'queued' AND m.id <> upd.id)
+		FROM upd, pick`,
+			tag, w.opts.ttl.Microseconds()).Scan(&c.id, &c.thread, &c.graph, &c.kind, &c.input, &c.claim, &c.baseCP, &c.cancelled, &c.latest, &c.more)
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
@@ -222,30 +261,10 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 	if c.kind == string(KindResume) {
 		mode = modeResume
 	}
-	latest := ""
-	if last, err := cp.Get(ctx, c.thread, ""); err == nil {
-		latest = last.ID
-	} else if !errors.Is(err, runtime.ErrNotFound) {
-		w.release(c, err)
-		return
-	}
-	if c.baseCP == nil {
-		// First claim: note where the thread stood, so a later claim knows
-		// whether this request's input was folded in already.
-		var tag pgconn.CommandTag
-		err := w.retry(ctx, "start", c.id, w.opts.ttl/3, func(int) error {
-			var err error
-			tag, err = w.q.store.Pool().Exec(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET base_cp = $1 WHERE id = $2 AND claim = $3", latest, c.id, c.claim)
-			return err
-		})
-		if err != nil {
-			w.release(c, err)
-			return
-		}
-		if tag.RowsAffected() == 0 {
-			return // the claim expired: another worker has the request now
-		}
-	} else if *c.baseCP != latest {
+	// The first claim noted where the thread stood (base_cp), so that a
+	// later claim knows whether this request's input was folded in already.
+	latest := c.latest
+	if c.baseCP != nil && *c.baseCP != latest {
 		// An earlier claim ran this request past its first commit. If the
 		// run ended before its worker could record that, record it now;
 		// running again would start the thread anew.
@@ -359,22 +378,34 @@ func (w *Worker) finish(c *claimed, state string, out *runOutcome, msg string) {
 	if out != nil {
 		result, _ = json.Marshal(out)
 	}
-	// Retried: a connection cut now would leave the request to be claimed
-	// again once its claim expires. The update is fenced by the claim and
-	// writes the same values when applied twice.
+	// One statement, retried: a connection cut now would leave the request
+	// to be claimed again once its claim expires. The update is fenced by
+	// the claim and writes the same values when applied twice. It says
+	// whether a request of the thread waits behind this one; if so, the
+	// claim loop is woken (the worker ignores its own end notification).
 	ctx, cancel := context.WithTimeout(context.Background(), finishBudget)
 	defer cancel()
+	r := w.q.t("ilmek_requests")
+	w.mu.Lock()
+	if len(w.ended) > 1024 {
+		clear(w.ended) // notifications lost while the listener reconnected
+	}
+	w.ended[c.id] = struct{}{}
+	w.mu.Unlock()
+	var next bool
 	err := w.retry(ctx, "finish", c.id, finishBudget, func(int) error {
-		return pgx.BeginFunc(ctx, w.q.store.Pool(), func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET state = $3, result = $4, error = $5, claim_until = NULL, updated = clock_timestamp() WHERE id = $1 AND claim = $2",
-				c.id, c.claim, state, result, msg); err != nil {
-				return err
-			}
-			return w.q.notify(ctx, tx, noteEnd+strconv.FormatInt(c.id, 10))
-		})
+		return w.q.store.Pool().QueryRow(ctx, `WITH u AS (UPDATE `+r+` SET state = $3, result = $4, error = $5, claim_until = NULL, updated = clock_timestamp()
+				WHERE id = $1 AND claim = $2 RETURNING thread_id)
+			SELECT pg_notify($6, $7), EXISTS (SELECT 1 FROM `+r+` e, u WHERE e.thread_id = u.thread_id AND e.state IN ('queued', 'running') AND e.state = 'queued') FROM u`,
+			c.id, c.claim, state, result, msg, w.q.ch, noteEnd+strconv.FormatInt(c.id, 10)).Scan(nil, &next)
 	})
-	if err != nil {
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		// The claim was taken over: the outcome is the new claim's.
+	case err != nil:
 		w.opts.logger.Warn("record a request's outcome", "request", c.id, "err", err)
+	case next:
+		signal(w.wake)
 	}
 }
 
