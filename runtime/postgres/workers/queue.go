@@ -77,6 +77,7 @@ type Queue struct {
 	s       string // the quoted schema
 	ch      string // the NOTIFY channel
 	waiters waiters
+	local   localWorkers // the workers running on this Queue in this process
 }
 
 // NewQueue returns the queue in store's schema (created by its migrations).
@@ -118,11 +119,12 @@ func (q *Queue) Submit(ctx context.Context, r Request) (int64, error) {
 		// after a submitter of another policy that holds it.
 		err := q.store.Pool().QueryRow(ctx, `WITH l AS (SELECT pg_advisory_xact_lock(hashtextextended($1, 1))),
 			ins AS (INSERT INTO `+q.t("ilmek_requests")+` (thread_id, graph, kind, input, policy) SELECT $2, $3, $4, $5, $6 FROM l RETURNING id)
-			SELECT id, pg_notify($7, $8) FROM ins`,
+			SELECT id, pg_notify($7, $8 || id) FROM ins`,
 			q.s+"/"+r.Thread, r.Thread, r.Graph, string(r.Kind), []byte(r.Input), string(r.Policy), q.ch, noteNew).Scan(&id, nil)
 		if err != nil {
 			return 0, fmt.Errorf("workers: submit a %s request for thread %q: %w", r.Kind, r.Thread, err)
 		}
+		q.local.submittedHere(id)
 		return id, nil
 	}
 	err := pgx.BeginFunc(ctx, q.store.Pool(), func(tx pgx.Tx) error {
@@ -152,11 +154,12 @@ func (q *Queue) Submit(ctx context.Context, r Request) (int64, error) {
 			r.Thread, r.Graph, string(r.Kind), []byte(r.Input), string(r.Policy)).Scan(&id); err != nil {
 			return err
 		}
-		return q.notify(ctx, tx, noteNew)
+		return q.notify(ctx, tx, noteNew+strconv.FormatInt(id, 10))
 	})
 	if err != nil {
 		return 0, fmt.Errorf("workers: submit a %s request for thread %q: %w", r.Kind, r.Thread, err)
 	}
+	q.local.submittedHere(id)
 	return id, nil
 }
 

@@ -104,6 +104,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	sem := make(chan struct{}, w.opts.concurrency)
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	defer w.q.local.add(w.wake)() // before listening: a notification heard wakes the local workers
 	lctx, stopListening := context.WithCancel(ctx)
 	defer stopListening()
 	wg.Add(1)
@@ -140,6 +141,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		// end of one that another of its thread waited behind) or the
 		// poll wakes the loop.
 		claimNow = c.more
+		w.q.local.claimedHere(c.id)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -165,6 +167,12 @@ func (w *Worker) notified(payload string) {
 			stop()
 		}
 		return
+	}
+	if id, ok := strings.CutPrefix(payload, noteNew); ok {
+		if n, err := strconv.ParseInt(id, 10, 64); err == nil {
+			w.q.local.heard(n) // unless Submit or another worker's notification woke them
+			return
+		}
 	}
 	if id, ok := strings.CutPrefix(payload, noteEnd); ok {
 		// The end of a request this worker recorded: finish already woke
@@ -404,8 +412,11 @@ func (w *Worker) finish(c *claimed, state string, out *runOutcome, msg string) {
 		// The claim was taken over: the outcome is the new claim's.
 	case err != nil:
 		w.opts.logger.Warn("record a request's outcome", "request", c.id, "err", err)
-	case next:
-		signal(w.wake)
+	default:
+		w.q.deliverEnd(noteEnd + strconv.FormatInt(c.id, 10)) // this process's waiters, at once
+		if next {
+			signal(w.wake)
+		}
 	}
 }
 
