@@ -47,7 +47,20 @@
 // at once, a cancel reaches the running request's worker at once, and Wait
 // returns as soon as the outcome is recorded. Polling (Poll, Wait's poll)
 // remains the safety net for what sends no notification (an expired claim)
-// and for notifications lost while a listener reconnects.
+// and for notifications lost while a listener reconnects. Within one
+// process, workers and waiters that share a Queue are woken directly as
+// well (a submit wakes its workers, an outcome its waiters), without
+// waiting for the notification's round trip; a worker ignores its own end
+// notifications and claims again only when more requests were queued, or
+// when the request it ended had another of its thread waiting behind it.
+//
+// # Statements per request
+//
+// Besides its run, a request costs the queue six statements: the submit
+// (one, under DoubleTextEnqueue), the claim (which also reads the thread's
+// latest checkpoint and records it as the request's base), the run's id,
+// the outcome with its notification (one), and Wait's two reads
+// (TestRequestStatements counts them).
 //
 // # Workers and crashes
 //
