@@ -108,12 +108,14 @@ var threadSeq atomic.Int64
 
 func newThread() string { return "t" + strconv.FormatInt(threadSeq.Add(1), 10) }
 
-// parallel runs op b.N times on conc goroutines and reports supersteps/s
-// (steps per op), requests/s and, when the disk's flush rate is known,
-// supersteps/s as a ratio of it ("x_flush").
+// parallel runs op b.N times, and at least conc times, on conc
+// goroutines and reports supersteps/s (steps per op), requests/s and,
+// when the disk's flush rate is known, supersteps/s as a ratio of it
+// ("x_flush"). ns/op is the time of all runs divided by b.N.
 func parallel(b *testing.B, conc, steps int, op func(ctx context.Context) error) {
 	b.Helper()
 	ctx := context.Background()
+	n := max(b.N, conc)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var failed atomic.Value
@@ -121,7 +123,7 @@ func parallel(b *testing.B, conc, steps int, op func(ctx context.Context) error)
 	t0 := time.Now()
 	for range conc {
 		wg.Go(func() {
-			for next.Add(1) <= int64(b.N) {
+			for next.Add(1) <= int64(n) {
 				if err := op(ctx); err != nil {
 					failed.CompareAndSwap(nil, err)
 					return
@@ -135,9 +137,9 @@ func parallel(b *testing.B, conc, steps int, op func(ctx context.Context) error)
 	if err, _ := failed.Load().(error); err != nil {
 		b.Fatal(err)
 	}
-	sps := float64(b.N*steps) / d.Seconds()
+	sps := float64(n*steps) / d.Seconds()
 	b.ReportMetric(sps, "supersteps/s")
-	b.ReportMetric(float64(b.N)/d.Seconds(), "requests/s")
+	b.ReportMetric(float64(n)/d.Seconds(), "requests/s")
 	if f := flushRate(b); f > 0 {
 		b.ReportMetric(sps/f, "x_flush")
 	}
