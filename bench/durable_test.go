@@ -97,7 +97,7 @@ func startBenchWorkers(b *testing.B, q *workers.Queue, g *runtime.Graph[runtime.
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for range n {
-		w := workers.NewWorker(q, map[string]workers.Runnable{"chain": workers.Graph(g, runtime.RecursionLimit(steps+1))},
+		w := workers.NewWorker(q, map[string]workers.Runnable{"chain": workers.Graph(g, runtime.WithRecursionLimit(steps+1))},
 			workers.Concurrency(conc), workers.Poll(50*time.Millisecond))
 		wg.Go(func() { w.Run(ctx) })
 	}
@@ -148,7 +148,7 @@ func parallel(b *testing.B, conc, steps int, op func(ctx context.Context) error)
 // invokeOp runs g once on a new thread of cp.
 func invokeOp(g *runtime.Graph[runtime.Values, runtime.Values], cp runtime.Checkpointer, steps int) func(context.Context) error {
 	return func(ctx context.Context) error {
-		res, err := g.Invoke(ctx, runtime.Values{}, runtime.Thread(newThread()), runtime.WithCheckpointer(cp), runtime.RecursionLimit(steps+1))
+		res, err := g.Thread(cp, newThread()).Invoke(ctx, runtime.Values{}, runtime.WithRecursionLimit(steps+1))
 		if err == nil && res.Status != runtime.StatusDone {
 			err = fmt.Errorf("a direct run ended %s, want done", res.Status)
 		}
