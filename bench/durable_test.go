@@ -49,7 +49,11 @@ func pgDSN(b *testing.B, conns int) string {
 	b.Helper()
 	d := os.Getenv(pgtest.EnvDSN)
 	if d == "" {
-		b.Skipf("no PostgreSQL server: %s is not set (a postgres:// URL; see README, \"PostgreSQL tests\")", pgtest.EnvDSN)
+		// Printed once, in every mode: go test shows a benchmark's skip
+		// only with -v.
+		why := fmt.Sprintf("no PostgreSQL server: %s is not set (a postgres:// URL; see README, \"PostgreSQL tests\")", pgtest.EnvDSN)
+		noPGOnce.Do(func() { fmt.Println("bench: the PostgreSQL rows are skipped:", why) })
+		b.Skip(why)
 	}
 	u, err := url.Parse(d)
 	if err != nil {
@@ -61,7 +65,10 @@ func pgDSN(b *testing.B, conns int) string {
 	return u.String()
 }
 
-var benchSchemas atomic.Int64
+var (
+	benchSchemas atomic.Int64
+	noPGOnce     sync.Once
+)
 
 // openPG opens a store in a fresh schema, dropped at cleanup.
 func openPG(b *testing.B, conns int) *postgres.Store {
