@@ -47,7 +47,20 @@
 // at once, a cancel reaches the running request's worker at once, and Wait
 // returns as soon as the outcome is recorded. Polling (Poll, Wait's poll)
 // remains the safety net for what sends no notification (an expired claim)
-// and for notifications lost while a listener reconnects.
+// and for notifications lost while a listener reconnects. Within one
+// process, workers and waiters that share a Queue are woken directly as
+// well (a submit wakes its workers, an outcome its waiters), without
+// waiting for the notification's round trip; a worker ignores its own end
+// notifications and claims again only when more requests were queued, or
+// when the request it ended had another of its thread waiting behind it.
+//
+// # Statements per request
+//
+// Besides its run, a request costs the queue six statements: the submit
+// (one, under DoubleTextEnqueue), the claim (which also reads the thread's
+// latest checkpoint and records it as the request's base), the run's id,
+// the outcome with its notification (one), and Wait's two reads
+// (TestRequestStatements counts them).
 //
 // # Workers and crashes
 //
@@ -64,4 +77,21 @@
 // server runs again). A re-claimed start request folds its input in again
 // only when the thread has no checkpoint written since the request was
 // first claimed.
+//
+// # Transient errors
+//
+// The worker's own statements (the claim, its renewals, the request's base
+// checkpoint and run ids, the outcome, a release) are retried after a
+// transient error (a connection cut or terminated, the server shutting
+// down or starting, a serialization failure, a deadlock) with pauses that
+// double from 20 ms to 1 s, within a budget per statement: 5 s for a claim,
+// a third of ClaimTTL for a renewal, 30 s for an outcome. Each is safe to
+// apply twice: every write after the claim is fenced by the claim's number
+// and writes the same values again, and a claim whose reply was lost after
+// it committed is found again by the tag it wrote in the request's worker
+// column, so it neither runs a request twice nor leaves it to wait for its
+// claim to expire. Each retry is logged as a warning (Logger), counted
+// (Worker.Retries) and passed to OnRetry, for a metrics system to count.
+// TestQueueStatementsSurviveTerminatedConnections cuts the connections
+// with pg_terminate_backend before and after each of these commits.
 package workers

@@ -18,7 +18,7 @@ import (
 // stays as the safety net: a notification sent while a listener was
 // reconnecting is lost, and an expired claim sends none.
 const (
-	noteNew    = "new"     // a request was queued
+	noteNew    = "new:"    // + id: a request was queued
 	noteEnd    = "end:"    // + id: a request ended
 	noteCancel = "cancel:" // + id: a running request was asked to stop
 )
@@ -185,4 +185,71 @@ func signal(ch chan struct{}) {
 	case ch <- struct{}{}:
 	default:
 	}
+}
+
+// localWorkers are the wake channels of the workers that run on one Queue
+// in this process. Submit wakes them and a worker's recorded outcome
+// reaches the Queue's waiters directly, without the notification's round
+// trip through the server (which still goes to every other process).
+type localWorkers struct {
+	mu    sync.Mutex
+	wakes map[chan struct{}]struct{}
+	// known holds the last requests that Submit woke the local workers
+	// for or that one of them claimed: their new-request notification
+	// wakes nobody again.
+	known map[int64]struct{}
+}
+
+func (l *localWorkers) add(ch chan struct{}) func() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.wakes == nil {
+		l.wakes = map[chan struct{}]struct{}{}
+	}
+	l.wakes[ch] = struct{}{}
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		delete(l.wakes, ch)
+	}
+}
+
+// note records request id as known; it reports whether it was already.
+// Call with l.mu held.
+func (l *localWorkers) note(id int64) bool {
+	if _, ok := l.known[id]; ok {
+		return true
+	}
+	if l.known == nil || len(l.known) > 1024 {
+		l.known = map[int64]struct{}{} // the oldest notifications have arrived
+	}
+	l.known[id] = struct{}{}
+	return false
+}
+
+// submittedHere wakes the local workers for request id, submitted through
+// this Queue, unless they were woken for it or claimed it already.
+func (l *localWorkers) submittedHere(id int64) { l.wakeFor(id) }
+
+// heard wakes the local workers for request id, whose new-request
+// notification a worker heard, unless they were woken for it or claimed
+// it already: each request wakes them once, whichever comes first.
+func (l *localWorkers) heard(id int64) { l.wakeFor(id) }
+
+func (l *localWorkers) wakeFor(id int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.wakes) == 0 || l.note(id) {
+		return
+	}
+	for ch := range l.wakes {
+		signal(ch)
+	}
+}
+
+// claimedHere records that a local worker claimed request id.
+func (l *localWorkers) claimedHere(id int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.note(id)
 }

@@ -77,6 +77,7 @@ type Queue struct {
 	s       string // the quoted schema
 	ch      string // the NOTIFY channel
 	waiters waiters
+	local   localWorkers // the workers running on this Queue in this process
 }
 
 // NewQueue returns the queue in store's schema (created by its migrations).
@@ -112,6 +113,20 @@ func (q *Queue) Submit(ctx context.Context, r Request) (int64, error) {
 		return 0, fmt.Errorf("workers: submit to thread %q: %w", r.Thread, err)
 	}
 	var id int64
+	if r.Policy == runtime.DoubleTextEnqueue {
+		// One statement: it reads nothing, so it needs no transaction of
+		// its own; the thread's lock (held to its commit) still orders it
+		// after a submitter of another policy that holds it.
+		err := q.store.Pool().QueryRow(ctx, `WITH l AS (SELECT pg_advisory_xact_lock(hashtextextended($1, 1))),
+			ins AS (INSERT INTO `+q.t("ilmek_requests")+` (thread_id, graph, kind, input, policy) SELECT $2, $3, $4, $5, $6 FROM l RETURNING id)
+			SELECT id, pg_notify($7, $8 || id) FROM ins`,
+			q.s+"/"+r.Thread, r.Thread, r.Graph, string(r.Kind), []byte(r.Input), string(r.Policy), q.ch, noteNew).Scan(&id, nil)
+		if err != nil {
+			return 0, fmt.Errorf("workers: submit a %s request for thread %q: %w", r.Kind, r.Thread, err)
+		}
+		q.local.submittedHere(id)
+		return id, nil
+	}
 	err := pgx.BeginFunc(ctx, q.store.Pool(), func(tx pgx.Tx) error {
 		// One submitter per thread at a time, so the policy sees every
 		// request before it.
@@ -139,11 +154,12 @@ func (q *Queue) Submit(ctx context.Context, r Request) (int64, error) {
 			r.Thread, r.Graph, string(r.Kind), []byte(r.Input), string(r.Policy)).Scan(&id); err != nil {
 			return err
 		}
-		return q.notify(ctx, tx, noteNew)
+		return q.notify(ctx, tx, noteNew+strconv.FormatInt(id, 10))
 	})
 	if err != nil {
 		return 0, fmt.Errorf("workers: submit a %s request for thread %q: %w", r.Kind, r.Thread, err)
 	}
+	q.local.submittedHere(id)
 	return id, nil
 }
 
@@ -243,7 +259,9 @@ func (q *Queue) Outcome(ctx context.Context, id int64) (Outcome, error) {
 // Wait returns request id's outcome once it has ended, or ctx's error. It
 // listens for the notification the worker sends when it records the
 // outcome, and reads the outcome again at least every poll (default 1 s)
-// in case a notification was lost.
+// in case a notification was lost. A read that fails with a transient
+// error (a connection cut, a server restart) is tried again until ctx is
+// done.
 func (q *Queue) Wait(ctx context.Context, id int64, poll time.Duration) (Outcome, error) {
 	if poll <= 0 {
 		poll = time.Second
@@ -252,7 +270,12 @@ func (q *Queue) Wait(ctx context.Context, id int64, poll time.Duration) (Outcome
 	defer done()
 	for {
 		o, err := q.Outcome(ctx, id)
-		if err != nil || o.Ended() {
+		switch {
+		case err != nil && transient(err):
+			// A read: try again at the next notification or poll (a
+			// notification may have been missed too: poll soon).
+			poll = min(poll, 100*time.Millisecond)
+		case err != nil || o.Ended():
 			return o, err
 		}
 		select {

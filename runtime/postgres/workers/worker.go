@@ -2,20 +2,20 @@ package workers
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
@@ -27,9 +27,11 @@ type Worker struct {
 	graphs map[string]Runnable
 	opts   workerOptions
 
-	wake    chan struct{}    // a request may have become runnable
-	mu      sync.Mutex       // guards running
-	running map[int64]func() // request id → ask its run to stop
+	wake    chan struct{}      // a request may have become runnable
+	mu      sync.Mutex         // guards running and ended
+	running map[int64]func()   // request id → ask its run to stop
+	ended   map[int64]struct{} // requests whose end this worker recorded, until their notification arrives
+	retries atomic.Int64       // statements retried (Retries)
 }
 
 // WorkerOption configures NewWorker.
@@ -41,6 +43,7 @@ type workerOptions struct {
 	poll        time.Duration
 	concurrency int
 	logger      *slog.Logger
+	onRetry     func(Retry)
 }
 
 // DefaultClaimTTL is how long a claim lasts without renewal unless ClaimTTL
@@ -61,7 +64,8 @@ func Poll(d time.Duration) WorkerOption { return func(o *workerOptions) { o.poll
 func Concurrency(n int) WorkerOption { return func(o *workerOptions) { o.concurrency = n } }
 
 // Name sets how the worker names itself in the requests it claims
-// (default "pid N on HOST").
+// (default "pid N on HOST"); the request's worker column holds the name,
+// " #" and a tag of the claim.
 func Name(s string) WorkerOption { return func(o *workerOptions) { o.name = s } }
 
 // Logger sets where the worker logs requests it could not run.
@@ -78,7 +82,7 @@ func NewWorker(q *Queue, graphs map[string]Runnable, opts ...WorkerOption) *Work
 	if o.concurrency < 1 {
 		o.concurrency = 1
 	}
-	return &Worker{q: q, graphs: graphs, opts: o, wake: make(chan struct{}, 1), running: map[int64]func(){}}
+	return &Worker{q: q, graphs: graphs, opts: o, wake: make(chan struct{}, 1), running: map[int64]func(){}, ended: map[int64]struct{}{}}
 }
 
 // claimed is a request a worker claimed.
@@ -87,8 +91,10 @@ type claimed struct {
 	thread, graph, kind string
 	input               []byte
 	claim               int64
-	baseCP              *string
+	baseCP              *string // the request's base_cp before this claim (nil at its first)
+	latest              string  // the thread's latest checkpoint as the claim found it ("" for none)
 	cancelled           bool
+	more                bool // another request was queued when this one was claimed
 }
 
 // Run claims and runs requests until ctx is done, then waits for the
@@ -98,6 +104,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	sem := make(chan struct{}, w.opts.concurrency)
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	defer w.q.local.add(w.wake)() // before listening: a notification heard wakes the local workers
 	lctx, stopListening := context.WithCancel(ctx)
 	defer stopListening()
 	wg.Add(1)
@@ -105,7 +112,16 @@ func (w *Worker) Run(ctx context.Context) error {
 		defer wg.Done()
 		w.q.listen(lctx, w.notified, func() { signal(w.wake) })
 	}()
+	claimNow := true // claim without waiting: at the start, and while requests may be queued
 	for {
+		if !claimNow {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-w.wake:
+			case <-time.After(w.opts.poll):
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -117,14 +133,15 @@ func (w *Worker) Run(ctx context.Context) error {
 			if err != nil && ctx.Err() == nil {
 				w.opts.logger.Warn("claim a request", "err", err)
 			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-w.wake:
-			case <-time.After(w.opts.poll):
-			}
+			claimNow = false
 			continue
 		}
+		// Claim again as soon as a slot is free only when more requests
+		// were queued; otherwise a notification (a new request, or the
+		// end of one that another of its thread waited behind) or the
+		// poll wakes the loop.
+		claimNow = c.more
+		w.q.local.claimedHere(c.id)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -151,23 +168,74 @@ func (w *Worker) notified(payload string) {
 		}
 		return
 	}
+	if id, ok := strings.CutPrefix(payload, noteNew); ok {
+		if n, err := strconv.ParseInt(id, 10, 64); err == nil {
+			w.q.local.heard(n) // unless Submit or another worker's notification woke them
+			return
+		}
+	}
+	if id, ok := strings.CutPrefix(payload, noteEnd); ok {
+		// The end of a request this worker recorded: finish already woke
+		// the loop if a request of its thread waited behind it.
+		n, err := strconv.ParseInt(id, 10, 64)
+		w.mu.Lock()
+		_, own := w.ended[n]
+		delete(w.ended, n)
+		w.mu.Unlock()
+		if err == nil && own {
+			return
+		}
+	}
 	signal(w.wake)
 }
 
 // claim takes the oldest runnable request: queued, or running under a
-// claim that expired; and the oldest active one of its thread.
+// claim that expired; and the oldest active one of its thread. A transient
+// failure is retried (within claimBudget); since the failed attempt may
+// have committed before its reply was lost, each claim writes a tag of its
+// own into the request's worker column, and a retry first takes back the
+// request that carries it.
 func (w *Worker) claim(ctx context.Context) (*claimed, error) {
 	r := w.q.t("ilmek_requests")
+	var b [8]byte
+	rand.Read(b[:])
+	tag := w.opts.name + " #" + hex.EncodeToString(b[:])
+	cps := w.q.t("ilmek_checkpoints")
 	var c claimed
-	err := w.q.store.Pool().QueryRow(ctx, `UPDATE `+r+` SET state = 'running', worker = $1, claim = claim + 1,
-			claim_until = clock_timestamp() + $2::bigint * interval '1 microsecond', updated = clock_timestamp()
-		WHERE id = (
-			SELECT q.id FROM `+r+` q
+	err := w.retry(ctx, "claim", 0, claimBudget, func(attempt int) error {
+		if attempt > 1 {
+			err := w.q.store.Pool().QueryRow(ctx, `SELECT id, thread_id, graph, kind, input, claim, base_cp, cancel,
+				COALESCE((SELECT c.id FROM `+cps+` c WHERE c.thread_id = r.thread_id ORDER BY c.seq DESC LIMIT 1), ''), true FROM `+r+` r
+				WHERE state IN ('queued', 'running') AND state = 'running' AND worker = $1 AND claim_until > clock_timestamp()`, tag).
+				Scan(&c.id, &c.thread, &c.graph, &c.kind, &c.input, &c.claim, &c.baseCP, &c.cancelled, &c.latest, &c.more)
+			if !errors.Is(err, pgx.ErrNoRows) {
+				if err == nil && c.baseCP != nil && c.latest != "" && *c.baseCP == c.latest {
+					// The lost attempt set the base: this claim is its first.
+					c.baseCP = nil
+				}
+				return err
+			}
+		}
+		// One statement: the claim, the thread's latest checkpoint (the
+		// request's base at its first claim) and whether more requests
+		// are queued.
+		return w.q.store.Pool().QueryRow(ctx, `WITH pick AS (
+			SELECT q.id, q.base_cp,
+				COALESCE((SELECT c.id FROM `+cps+` c WHERE c.thread_id = q.thread_id ORDER BY c.seq DESC LIMIT 1), '') AS latest
+			FROM `+r+` q
 			WHERE q.state IN ('queued', 'running') AND (q.state = 'queued' OR q.claim_until < clock_timestamp())
 			  AND NOT EXISTS (SELECT 1 FROM `+r+` e WHERE e.thread_id = q.thread_id AND e.id < q.id AND e.state IN ('queued', 'running'))
-			ORDER BY q.id LIMIT 1 FOR UPDATE SKIP LOCKED)
-		RETURNING id, thread_id, graph, kind, input, claim, base_cp, cancel`,
-		w.opts.name, w.opts.ttl.Microseconds()).Scan(&c.id, &c.thread, &c.graph, &c.kind, &c.input, &c.claim, &c.baseCP, &c.cancelled)
+			ORDER BY q.id LIMIT 1 FOR UPDATE OF q SKIP LOCKED),
+		upd AS (UPDATE `+r+` u SET state = 'running', worker = $1, claim = u.claim + 1,
+			claim_until = clock_timestamp() + $2::bigint * interval '1 microsecond', updated = clock_timestamp(),
+			base_cp = COALESCE(u.base_cp, pick.latest)
+			FROM pick WHERE u.id = pick.id
+			RETURNING u.id, u.thread_id, u.graph, u.kind, u.input, u.claim, u.cancel)
+		SELECT upd.id, upd.thread_id, upd.graph, upd.kind, upd.input, upd.claim, pick.base_cp, upd.cancel, pick.latest,
+			EXISTS (SELECT 1 FROM `+r+` m WHERE m.state IN ('queued', 'running') AND m.state = 'queued' AND m.id <> upd.id)
+		FROM upd, pick`,
+			tag, w.opts.ttl.Microseconds()).Scan(&c.id, &c.thread, &c.graph, &c.kind, &c.input, &c.claim, &c.baseCP, &c.cancelled, &c.latest, &c.more)
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
@@ -176,6 +244,14 @@ func (w *Worker) claim(ctx context.Context) (*claimed, error) {
 	}
 	return &c, nil
 }
+
+// The budgets of the worker's retried statements: a claim gives up and
+// waits for the next poll; an outcome is retried for longer, since a
+// request whose outcome is not recorded waits for its claim to expire.
+const (
+	claimBudget  = 5 * time.Second
+	finishBudget = 30 * time.Second
+)
 
 // runClaimed runs a claimed request and records its outcome.
 func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
@@ -193,25 +269,10 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 	if c.kind == string(KindResume) {
 		mode = modeResume
 	}
-	latest := ""
-	if last, err := cp.Get(ctx, c.thread, ""); err == nil {
-		latest = last.ID
-	} else if !errors.Is(err, runtime.ErrNotFound) {
-		w.release(c, err)
-		return
-	}
-	if c.baseCP == nil {
-		// First claim: note where the thread stood, so a later claim knows
-		// whether this request's input was folded in already.
-		tag, err := w.q.store.Pool().Exec(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET base_cp = $1 WHERE id = $2 AND claim = $3", latest, c.id, c.claim)
-		if err != nil {
-			w.release(c, err)
-			return
-		}
-		if tag.RowsAffected() == 0 {
-			return // the claim expired: another worker has the request now
-		}
-	} else if *c.baseCP != latest {
+	// The first claim noted where the thread stood (base_cp), so that a
+	// later claim knows whether this request's input was folded in already.
+	latest := c.latest
+	if c.baseCP != nil && *c.baseCP != latest {
 		// An earlier claim ran this request past its first commit. If the
 		// run ended before its worker could record that, record it now;
 		// running again would start the thread anew.
@@ -301,14 +362,20 @@ func (w *Worker) heartbeat(ctx context.Context, c *claimed, cancel context.Cance
 		case <-t.C:
 		}
 		var cancelled bool
-		err := w.q.store.Pool().QueryRow(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET claim_until = clock_timestamp() + $3::bigint * interval '1 microsecond' WHERE id = $1 AND claim = $2 RETURNING cancel",
-			c.id, c.claim, w.opts.ttl.Microseconds()).Scan(&cancelled)
+		// A renewal is retried until the next one is due: it only moves
+		// the claim's deadline, under the claim.
+		err := w.retry(ctx, "renew", c.id, w.opts.ttl/3, func(int) error {
+			return w.q.store.Pool().QueryRow(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET claim_until = clock_timestamp() + $3::bigint * interval '1 microsecond' WHERE id = $1 AND claim = $2 RETURNING cancel",
+				c.id, c.claim, w.opts.ttl.Microseconds()).Scan(&cancelled)
+		})
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			cancel(errors.New("the claim on the request was taken over"))
 			return
 		case err == nil && cancelled:
 			requestStop()
+		case err != nil && ctx.Err() == nil:
+			w.opts.logger.Warn("renew a claim", "request", c.id, "err", err) // the next renewal may still reach the server in time
 		}
 	}
 }
@@ -319,23 +386,37 @@ func (w *Worker) finish(c *claimed, state string, out *runOutcome, msg string) {
 	if out != nil {
 		result, _ = json.Marshal(out)
 	}
-	// A few tries: a connection cut now would leave the request to be
-	// claimed and run again.
-	for try := 0; try < 5; try++ {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := pgx.BeginFunc(ctx, w.q.store.Pool(), func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET state = $3, result = $4, error = $5, claim_until = NULL, updated = clock_timestamp() WHERE id = $1 AND claim = $2",
-				c.id, c.claim, state, result, msg); err != nil {
-				return err
-			}
-			return w.q.notify(ctx, tx, noteEnd+strconv.FormatInt(c.id, 10))
-		})
-		cancel()
-		if err == nil {
-			return
-		}
+	// One statement, retried: a connection cut now would leave the request
+	// to be claimed again once its claim expires. The update is fenced by
+	// the claim and writes the same values when applied twice. It says
+	// whether a request of the thread waits behind this one; if so, the
+	// claim loop is woken (the worker ignores its own end notification).
+	ctx, cancel := context.WithTimeout(context.Background(), finishBudget)
+	defer cancel()
+	r := w.q.t("ilmek_requests")
+	w.mu.Lock()
+	if len(w.ended) > 1024 {
+		clear(w.ended) // notifications lost while the listener reconnected
+	}
+	w.ended[c.id] = struct{}{}
+	w.mu.Unlock()
+	var next bool
+	err := w.retry(ctx, "finish", c.id, finishBudget, func(int) error {
+		return w.q.store.Pool().QueryRow(ctx, `WITH u AS (UPDATE `+r+` SET state = $3, result = $4, error = $5, claim_until = NULL, updated = clock_timestamp()
+				WHERE id = $1 AND claim = $2 RETURNING thread_id)
+			SELECT pg_notify($6, $7), EXISTS (SELECT 1 FROM `+r+` e, u WHERE e.thread_id = u.thread_id AND e.state IN ('queued', 'running') AND e.state = 'queued') FROM u`,
+			c.id, c.claim, state, result, msg, w.q.ch, noteEnd+strconv.FormatInt(c.id, 10)).Scan(nil, &next)
+	})
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		// The claim was taken over: the outcome is the new claim's.
+	case err != nil:
 		w.opts.logger.Warn("record a request's outcome", "request", c.id, "err", err)
-		time.Sleep(200 * time.Millisecond)
+	default:
+		w.q.deliverEnd(noteEnd + strconv.FormatInt(c.id, 10)) // this process's waiters, at once
+		if next {
+			signal(w.wake)
+		}
 	}
 }
 
@@ -345,23 +426,13 @@ func (w *Worker) release(c *claimed, why error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	w.opts.logger.Info("request released", "request", c.id, "why", why)
-	w.q.store.Pool().Exec(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET claim_until = clock_timestamp() + interval '200 milliseconds' WHERE id = $1 AND claim = $2", c.id, c.claim)
-}
-
-// transient reports whether err comes from the server or the connection to
-// it rather than from the graph: the connection was cut or could not be
-// made, the server is shutting down or starting, or a transaction lost a
-// serialization race. Running the request again later is then right.
-func transient(err error) bool {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "57P") ||
-			strings.HasPrefix(pe.Code, "53") || pe.Code == "40001" || pe.Code == "40P01"
+	err := w.retry(ctx, "release", c.id, 5*time.Second, func(int) error {
+		_, err := w.q.store.Pool().Exec(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET claim_until = clock_timestamp() + interval '200 milliseconds' WHERE id = $1 AND claim = $2", c.id, c.claim)
+		return err
+	})
+	if err != nil {
+		w.opts.logger.Warn("release a request", "request", c.id, "err", err)
 	}
-	var ce *pgconn.ConnectError
-	var ne net.Error
-	return errors.As(err, &ce) || errors.As(err, &ne) || pgconn.Timeout(err) ||
-		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
 }
 
 // runStarted records, as a run of a claimed request starts, its run id in
@@ -374,8 +445,12 @@ type runStarted struct {
 }
 
 func (o runStarted) RunStart(ctx context.Context, run runtime.RunRecord) context.Context {
-	if _, err := o.w.q.store.Pool().Exec(ctx, "UPDATE "+o.w.q.t("ilmek_requests")+" SET run_ids = array_append(run_ids, $3) WHERE id = $1 AND claim = $2",
-		o.c.id, o.c.claim, run.RunID); err != nil {
+	// Retried, so written only when the id is not there yet.
+	if err := o.w.retry(ctx, "run", o.c.id, o.w.opts.ttl/3, func(int) error {
+		_, err := o.w.q.store.Pool().Exec(ctx, "UPDATE "+o.w.q.t("ilmek_requests")+" SET run_ids = array_append(run_ids, $3) WHERE id = $1 AND claim = $2 AND NOT $3 = ANY(run_ids)",
+			o.c.id, o.c.claim, run.RunID)
+		return err
+	}); err != nil {
 		o.w.opts.logger.Warn("record a request's run", "request", o.c.id, "run", run.RunID, "err", err)
 	}
 	return ctx

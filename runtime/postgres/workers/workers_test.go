@@ -223,8 +223,10 @@ func TestCancelReplaceStopsTheRunningRequest(t *testing.T) {
 	}
 	close(gate)
 	o := wait(t, q, first)
-	if o.State != "aborted" || logOf(t, o) != "[a:1 b]" || cRuns.Load() != 0 {
-		t.Errorf("the replaced running request: state %s, log %s, c ran %d times, err %q; want aborted after b's superstep", o.State, logOf(t, o), cRuns.Load(), o.Error)
+	// c's runs are counted below, with the replacing request's: that one
+	// may run c as soon as this one ended.
+	if o.State != "aborted" || logOf(t, o) != "[a:1 b]" {
+		t.Errorf("the replaced running request: state %s, log %s, err %q; want aborted after b's superstep", o.State, logOf(t, o), o.Error)
 	}
 	o = wait(t, q, second)
 	if o.State != "done" || bRuns.Load() != 1 || cRuns.Load() != 1 {

@@ -1,0 +1,292 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ilmek-go/ilmek/internal/pgtest"
+	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/postgres"
+	"github.com/ilmek-go/ilmek/runtime/postgres/workers"
+	"github.com/ilmek-go/ilmek/runtime/sqlite"
+	"github.com/ilmek-go/ilmek/spec"
+)
+
+// builderChain is the durable benchmarks' graph: steps nodes built with
+// runtime.Builder, one after the other, each writing the one last_write
+// channel "n" (its number plus one): one superstep per node.
+func builderChain(b *testing.B, steps int) *runtime.Graph[runtime.Values, runtime.Values] {
+	b.Helper()
+	bld := runtime.NewBuilder("chain").Channel("n", spec.LastWrite)
+	prev := spec.Start
+	for i := range steps {
+		id := "n" + strconv.Itoa(i)
+		bld.Node(id, func(*runtime.Ctx, runtime.Values) (runtime.Values, error) {
+			return runtime.Values{"n": i + 1}, nil
+		})
+		bld.Edge(prev, id)
+		prev = id
+	}
+	g, err := bld.Compile()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return g
+}
+
+// pgDSN returns the PostgreSQL server's DSN (pgtest.EnvDSN) with the
+// pool's size set to conns, or skips the benchmark saying why.
+func pgDSN(b *testing.B, conns int) string {
+	b.Helper()
+	d := os.Getenv(pgtest.EnvDSN)
+	if d == "" {
+		// Printed once, in every mode: go test shows a benchmark's skip
+		// only with -v.
+		why := fmt.Sprintf("no PostgreSQL server: %s is not set (a postgres:// URL; see README, \"PostgreSQL tests\")", pgtest.EnvDSN)
+		noPGOnce.Do(func() { fmt.Println("bench: the PostgreSQL rows are skipped:", why) })
+		b.Skip(why)
+	}
+	u, err := url.Parse(d)
+	if err != nil {
+		b.Fatalf("%s must be a postgres:// URL: %v", pgtest.EnvDSN, err)
+	}
+	q := u.Query()
+	q.Set("pool_max_conns", strconv.Itoa(conns))
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+var (
+	benchSchemas atomic.Int64
+	noPGOnce     sync.Once
+)
+
+// openPG opens a store in a fresh schema, dropped at cleanup.
+func openPG(b *testing.B, conns int) *postgres.Store {
+	b.Helper()
+	schema := fmt.Sprintf("ilmek_bench_%d_%d", os.Getpid(), benchSchemas.Add(1))
+	s, err := postgres.Open(context.Background(), pgDSN(b, conns), postgres.Schema(schema))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		s.Pool().Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
+		s.Close()
+	})
+	return s
+}
+
+// openSQLite opens a store in a new file under the benchmark's temporary
+// directory, with the default, durable settings (synchronous=FULL).
+func openSQLite(b *testing.B) *sqlite.Store {
+	b.Helper()
+	s, err := sqlite.Open(filepath.Join(b.TempDir(), "bench.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	return s
+}
+
+// startBenchWorkers runs n workers on q, each running up to conc requests
+// at once, until the benchmark ends.
+func startBenchWorkers(b *testing.B, q *workers.Queue, g *runtime.Graph[runtime.Values, runtime.Values], steps, n, conc int) {
+	b.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for range n {
+		w := workers.NewWorker(q, map[string]workers.Runnable{"chain": workers.Graph(g, runtime.WithRecursionLimit(steps+1))},
+			workers.Concurrency(conc), workers.Poll(50*time.Millisecond))
+		wg.Go(func() { w.Run(ctx) })
+	}
+	b.Cleanup(func() { cancel(); wg.Wait() })
+}
+
+var threadSeq atomic.Int64
+
+func newThread() string { return "t" + strconv.FormatInt(threadSeq.Add(1), 10) }
+
+// parallel runs op b.N times, and at least conc times, on conc
+// goroutines and reports supersteps/s (steps per op), requests/s and,
+// when the disk's flush rate is known, supersteps/s as a ratio of it
+// ("x_flush"). ns/op is the time of all runs divided by b.N.
+func parallel(b *testing.B, conc, steps int, op func(ctx context.Context) error) {
+	b.Helper()
+	ctx := context.Background()
+	n := max(b.N, conc)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	b.ResetTimer()
+	t0 := time.Now()
+	for range conc {
+		wg.Go(func() {
+			for next.Add(1) <= int64(n) {
+				if err := op(ctx); err != nil {
+					failed.CompareAndSwap(nil, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	d := time.Since(t0)
+	b.StopTimer()
+	if err, _ := failed.Load().(error); err != nil {
+		b.Fatal(err)
+	}
+	sps := float64(n*steps) / d.Seconds()
+	b.ReportMetric(sps, "supersteps/s")
+	b.ReportMetric(float64(n)/d.Seconds(), "requests/s")
+	if f := flushRate(b); f > 0 {
+		b.ReportMetric(sps/f, "x_flush")
+	}
+}
+
+// invokeOp runs g once on a new thread of cp.
+func invokeOp(g *runtime.Graph[runtime.Values, runtime.Values], cp runtime.Checkpointer, steps int) func(context.Context) error {
+	return func(ctx context.Context) error {
+		res, err := g.Thread(cp, newThread()).Invoke(ctx, runtime.Values{}, runtime.WithRecursionLimit(steps+1))
+		if err == nil && res.Status != runtime.StatusDone {
+			err = fmt.Errorf("a direct run ended %s, want done", res.Status)
+		}
+		return err
+	}
+}
+
+// queueOp submits a request for a new thread to q and waits for its end.
+func queueOp(q *workers.Queue) func(context.Context) error {
+	return func(ctx context.Context) error {
+		id, err := q.Submit(ctx, workers.Request{Graph: "chain", Thread: newThread(), Input: json.RawMessage(`{}`)})
+		if err != nil {
+			return err
+		}
+		o, err := q.Wait(ctx, id, time.Second)
+		if err == nil && o.State != "done" {
+			err = fmt.Errorf("request %d ended %s, want done: %s", id, o.State, o.Error)
+		}
+		return err
+	}
+}
+
+// BenchmarkQueueVsDirect compares, on PostgreSQL in one run, a chain of
+// Builder nodes run directly (Invoke on a new thread, one at a time) with
+// the same chain through the queue and one worker running one request at
+// a time (workers.Concurrency(1)), each request submitted and then waited
+// for: chain100 in supersteps/s, chain10 in requests/s (a short request's
+// fixed cost).
+func BenchmarkQueueVsDirect(b *testing.B) {
+	for _, steps := range []int{100, 10} {
+		g := builderChain(b, steps)
+		b.Run(fmt.Sprintf("chain%d/direct", steps), func(b *testing.B) {
+			parallel(b, 1, steps, invokeOp(g, openPG(b, 4), steps))
+		})
+		b.Run(fmt.Sprintf("chain%d/queue-1worker", steps), func(b *testing.B) {
+			q := workers.NewQueue(openPG(b, 4))
+			startBenchWorkers(b, q, g, steps, 1, 1)
+			parallel(b, 1, steps, queueOp(q))
+		})
+	}
+}
+
+// BenchmarkDurableThreads runs chain100 (Builder) durably on 1, 4, 16 and
+// 64 threads at once: on SQLite (synchronous=FULL) and PostgreSQL
+// directly, and on PostgreSQL through the queue with 1 and 4 workers
+// (each running up to threads/workers requests at once, so that as many
+// requests run as threads are submitted). It reports supersteps/s in
+// total and as a ratio of the disk's raw flush rate (x_flush; see
+// BenchmarkFlush). The PostgreSQL pool has 2×threads+4 connections.
+// Without a PostgreSQL server those rows are skipped with the reason.
+func BenchmarkDurableThreads(b *testing.B) {
+	const steps = 100
+	g := builderChain(b, steps)
+	for _, threads := range []int{1, 4, 16, 64} {
+		b.Run(fmt.Sprintf("sqlite/direct/threads=%d", threads), func(b *testing.B) {
+			parallel(b, threads, steps, invokeOp(g, openSQLite(b), steps))
+		})
+		b.Run(fmt.Sprintf("postgres/direct/threads=%d", threads), func(b *testing.B) {
+			parallel(b, threads, steps, invokeOp(g, openPG(b, 2*threads+4), steps))
+		})
+		for _, n := range []int{1, 4} {
+			b.Run(fmt.Sprintf("postgres/queue-%dworkers/threads=%d", n, threads), func(b *testing.B) {
+				q := workers.NewQueue(openPG(b, 2*threads+4))
+				startBenchWorkers(b, q, g, steps, n, max(1, threads/n))
+				parallel(b, threads, steps, queueOp(q))
+			})
+		}
+	}
+}
+
+// flushBytes is the size of one append of the raw flush loop, about a
+// superstep's checkpoint of chain100.
+const flushBytes = 200
+
+var (
+	flushOnce sync.Once
+	flushHz   float64
+)
+
+// flushRate measures, once per process, how many appends of flushBytes
+// each followed by fdatasync (fsync where there is none) the disk of the
+// temporary directory completes per second on one goroutine, for 300 ms:
+// the disk's limit for one durable commit after another. 0 when it could
+// not be measured.
+func flushRate(b *testing.B) float64 {
+	flushOnce.Do(func() {
+		f, err := os.CreateTemp("", "ilmek-flush-")
+		if err != nil {
+			b.Logf("no flush rate: %v", err)
+			return
+		}
+		defer os.Remove(f.Name())
+		defer f.Close()
+		buf := make([]byte, flushBytes)
+		n := 0
+		t0 := time.Now()
+		for time.Since(t0) < 300*time.Millisecond {
+			if _, err := f.Write(buf); err != nil {
+				b.Logf("no flush rate: %v", err)
+				return
+			}
+			if err := fdatasync(f); err != nil {
+				b.Logf("no flush rate: %v", err)
+				return
+			}
+			n++
+		}
+		flushHz = float64(n) / time.Since(t0).Seconds()
+	})
+	return flushHz
+}
+
+// BenchmarkFlush is the raw flush loop itself: one op appends flushBytes
+// to a file in the temporary directory and flushes it with fdatasync. Its
+// flushes/s is the limit the durable figures are compared with.
+func BenchmarkFlush(b *testing.B) {
+	f, err := os.CreateTemp("", "ilmek-flush-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	buf := make([]byte, flushBytes)
+	t0 := time.Now()
+	for b.Loop() {
+		if _, err := f.Write(buf); err != nil {
+			b.Fatal(err)
+		}
+		if err := fdatasync(f); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/time.Since(t0).Seconds(), "flushes/s")
+}
