@@ -31,6 +31,9 @@ func registry() runtime.Registry {
 			if err := runtime.DecodeConfig(n, &c); err != nil {
 				return nil, err
 			}
+			if c.Text == "" {
+				return nil, errors.New("config.text is required: give the text to say")
+			}
 			return func(*runtime.Ctx, runtime.Values) (runtime.Values, error) {
 				return runtime.Values{"log": []any{c.Text}}, nil
 			}, nil
