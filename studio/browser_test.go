@@ -164,6 +164,7 @@ func TestStudioBuildsAGraph(t *testing.T) {
 	b.do("opening the studio",
 		chromedp.Navigate(ts.URL+"/"),
 		chromedp.WaitVisible(chromedp.CSS("#new-name")),
+		eval(`window.cspViolations = []; document.addEventListener("securitypolicyviolation", e => cspViolations.push(e.violatedDirective + " " + e.blockedURI)); true`),
 		chromedp.SendKeys(chromedp.CSS("#new-name"), "built"),
 		chromedp.Click(chromedp.CSS("#new-doc")),
 		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(node, "__end__"))),
@@ -235,6 +236,10 @@ func TestStudioBuildsAGraph(t *testing.T) {
 		chromedp.Click(chromedp.CSS("#publish-confirm")),
 		poll(`document.querySelector("#status").textContent.startsWith("Published version 1")`),
 	)
+
+	if got, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]string](`cspViolations`)); err != nil || len(got) != 0 {
+		t.Errorf("the page broke its Content-Security-Policy: %v %v", got, err)
+	}
 
 	ctx := context.Background()
 	v, err := repo.Published(ctx, "built")

@@ -24,8 +24,11 @@ type Review struct {
 	Same     bool           `json:"same,omitempty"`
 	Changes  []Change       `json:"changes"`
 	Affected []AffectedView `json:"affected"`
-	// Unsafe is set when a change is unsafe for paused or new threads or
-	// a thread is affected: publishing then needs confirm_unsafe.
+	// Unsafe is set when publishing needs confirm_unsafe: a change is
+	// unsafe for new threads, a thread is affected, or, without
+	// Config.Checkpointer to tell which threads are paused, a change is
+	// unsafe for paused threads. (With a checkpointer, a change unsafe
+	// only for paused threads that touches none is not.)
 	Unsafe bool `json:"unsafe"`
 	// Errors are the revision's errors; a revision with errors cannot be
 	// published.
@@ -92,7 +95,7 @@ func (s *Studio) review(ctx context.Context, d Document, rev Revision) (*Review,
 	for _, c := range spec.Compare(old, rep.graph) {
 		out.Changes = append(out.Changes, Change{Kind: string(c.Kind), Subject: c.Subject, OldPath: c.OldPath, NewPath: c.NewPath,
 			Detail: c.Detail, UnsafePaused: c.UnsafePaused, UnsafeNew: c.UnsafeNew, Reason: c.Reason})
-		out.Unsafe = out.Unsafe || c.Unsafe()
+		out.Unsafe = out.Unsafe || c.UnsafeNew || (c.UnsafePaused && s.cfg.Checkpointer == nil)
 	}
 	if s.cfg.Checkpointer != nil && !out.Same {
 		from, err := runtime.FromSpec(old, s.cfg.Registry)

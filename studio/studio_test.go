@@ -296,9 +296,14 @@ func TestPublish(t *testing.T) {
 	}
 	problem(t, s.do("ann", "POST", "/api/documents/"+d.ID+"/publish", map[string]any{"revision": 2, "published": 1}), 409, "unchanged")
 	problem(t, s.do("ann", "POST", "/api/documents/"+d.ID+"/publish", map[string]any{"revision": 2, "published": 0}), 409, "stale")
+	// Without a checkpointer a change unsafe for paused threads needs
+	// confirming: the studio cannot tell that none is paused.
+	d = s.save("ann", d, strings.Replace(d.Source, `"bye"`, `"ciao"`, 1))
+	problem(t, s.do("ann", "POST", "/api/documents/"+d.ID+"/publish", map[string]any{"revision": 3, "published": 1}), 409, "unsafe-change")
+	s.must("ann", "POST", "/api/documents/"+d.ID+"/publish", map[string]any{"revision": 3, "published": 1, "confirm_unsafe": true}, 200)
 	var vs struct{ Versions []studio.Version }
 	s.must("ann", "GET", "/api/documents/"+d.ID+"/versions", nil, 200).json(t, &vs)
-	if len(vs.Versions) != 1 || vs.Versions[0].Revision != 2 {
+	if len(vs.Versions) != 2 || vs.Versions[0].Revision != 2 || vs.Versions[1].Revision != 3 {
 		t.Errorf("versions %+v", vs.Versions)
 	}
 }
@@ -360,6 +365,15 @@ func TestPublishReview(t *testing.T) {
 		t.Fatalf("review of a safe change: %+v", rv)
 	}
 	s.must("ann", "POST", "/api/documents/"+d.ID+"/publish", map[string]any{"revision": d3.Revision, "published": 2}, 200)
+
+	// A new config of "say", unsafe for threads paused in it, where no
+	// thread is: the checkpointer tells, so no confirmation either.
+	d4 := s.save("ann", d3, strings.Replace(strings.Replace(removed, `"answer":{}`, `"answer":{},"extra":{}`, 1), `"done"`, `"finished"`, 1))
+	s.must("ann", "GET", "/api/documents/"+d.ID+"/review", nil, 200).json(t, &rv)
+	if rv.Unsafe || len(rv.Changes) == 0 || !rv.Changes[0].UnsafePaused {
+		t.Fatalf("review of a config change no thread meets: %+v", rv)
+	}
+	s.must("ann", "POST", "/api/documents/"+d.ID+"/publish", map[string]any{"revision": d4.Revision, "published": 3}, 200)
 }
 
 // TestHTTP: authentication, bodies, routes and headers.

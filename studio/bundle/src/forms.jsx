@@ -5,7 +5,7 @@ import { useState, useEffect } from 'react';
 // object schema, else a JSON text area.
 export function ConfigForm({ schema, value, onChange }) {
   const props = schema && schema.type === 'object' && schema.properties;
-  const flat = props && Object.values(props).every((p) => ['string', 'integer', 'number', 'boolean'].includes(kindOf(p)));
+  const flat = props && Object.values(props).every((p) => ['string', 'integer', 'number', 'boolean'].includes(kindOf(p)) || stringList(p));
   if (!flat) return <JSONField value={value} onChange={onChange} />;
   const v = value && typeof value === 'object' ? value : {};
   const required = new Set(schema.required || []);
@@ -30,6 +30,11 @@ function kindOf(p) {
   return t;
 }
 
+// stringList is an array of strings, edited as comma-separated text.
+function stringList(p) {
+  return kindOf(p) === 'array' && p.items && kindOf(p.items) === 'string' && !p.items.enum;
+}
+
 function Field({ name, prop, required, value, onChange }) {
   const id = 'cfg-' + name;
   const kind = kindOf(prop);
@@ -45,6 +50,15 @@ function Field({ name, prop, required, value, onChange }) {
       <div className="field check">
         <input id={id} type="checkbox" checked={value === true} onChange={(e) => onChange(e.target.checked)} />
         {label}
+      </div>
+    );
+  }
+  if (stringList(prop)) {
+    return (
+      <div className="field">
+        {label}
+        <TextInput id={id} placeholder="comma-separated" value={Array.isArray(value) ? value.join(', ') : ''}
+          onCommit={(s) => onChange(s.trim() === '' ? undefined : s.split(',').map((x) => x.trim()).filter(Boolean))} />
       </div>
     );
   }
