@@ -53,7 +53,7 @@ func newBrowser(t *testing.T) *browser {
 	t.Cleanup(cancelA)
 	ctx, cancelC := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
 	t.Cleanup(cancelC)
-	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
+	ctx, cancelT := context.WithTimeout(ctx, 2*time.Minute)
 	t.Cleanup(cancelT)
 	return &browser{t: t, ctx: ctx}
 }
@@ -80,7 +80,7 @@ func (b *browser) do(step string, actions ...chromedp.Action[chromedp.Void]) {
 }
 
 func poll(expr string) chromedp.Action[chromedp.Void] {
-	a := chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(20*time.Second))
+	a := chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(30*time.Second))
 	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
 		_, err := a(ctx, tg)
 		return chromedp.Void{}, err
@@ -180,9 +180,9 @@ func TestStudioBuildsAGraph(t *testing.T) {
 
 	// Drag two node types from the palette onto the canvas.
 	px, py := b.center(".react-flow__pane", 0, 0)
-	b.drag("dragging say", `.palette-item[data-type="say"]`, px-200, py+40)
+	b.drag("dragging say", `.palette-item[data-type="say"]`, px-260, py+40)
 	b.do("seeing say", chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(node, "say"))))
-	b.drag("dragging say again", `.palette-item[data-type="say"]`, px+200, py+40)
+	b.drag("dragging say again", `.palette-item[data-type="say"]`, px+260, py+40)
 	b.do("seeing say_2", chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(node, "say_2"))),
 		chromedp.Click(chromedp.CSS(".react-flow__controls-fitview")), chromedp.Sleep(300*time.Millisecond))
 

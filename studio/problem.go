@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 )
 
 // Problem is an error response body (RFC 9457, application/problem+json).
@@ -92,7 +93,7 @@ func (s *Studio) writeProblem(w http.ResponseWriter, r *http.Request, err error)
 			Detail: "the studio failed; error_id names its log record", ErrorID: id}
 	}
 	if len(q.Detail) > maxDetail {
-		q.Detail = q.Detail[:maxDetail-3] + "..."
+		q.Detail = strings.ToValidUTF8(q.Detail[:maxDetail-3], "") + "..."
 	}
 	q.Instance = r.URL.Path
 	w.Header().Set("Content-Type", "application/problem+json")
