@@ -323,7 +323,7 @@ func TestPublishReview(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res, err := g.Invoke(ctx, runtime.Values{}, runtime.Thread("t1"), runtime.WithCheckpointer(cp)); err != nil || res.Status != runtime.StatusInterrupted {
+	if res, err := g.Thread(cp, "t1").Invoke(ctx, runtime.Values{}); err != nil || res.Status != runtime.StatusInterrupted {
 		t.Fatalf("pausing t1: %v %v", res.Status, err)
 	}
 
