@@ -151,6 +151,22 @@ func browserStudio(t *testing.T, cp runtime.Checkpointer) (*httptest.Server, stu
 
 const node = `.react-flow__node[data-id="%s"]`
 
+// selectNode clicks a node on the canvas until the inspector shows it: a
+// click can land before the canvas has fitted its view and miss.
+func (b *browser) selectNode(id string) {
+	b.t.Helper()
+	sel := fmt.Sprintf(node, id)
+	shown := fmt.Sprintf(`document.querySelector(".inspector h2 code")?.textContent === %q`, id)
+	for range 5 {
+		b.do("clicking "+id, chromedp.WaitVisible(chromedp.CSS(sel)), chromedp.Click(chromedp.CSS(sel)))
+		a := chromedp.Poll[bool](shown, chromedp.WithPollingTimeout(3*time.Second))
+		if _, err := chromedp.Run(b.ctx, a); err == nil {
+			return
+		}
+	}
+	b.fail("selecting "+id, fmt.Errorf("the inspector does not show node %s", id))
+}
+
 // TestStudioBuildsAGraph builds a graph in Chromium from an empty canvas:
 // drags two node types from the palette, connects __start__ -> say ->
 // say_2 -> __end__ by their handles, adds a guarded edge through the
@@ -192,6 +208,7 @@ func TestStudioBuildsAGraph(t *testing.T) {
 		b.drag("connecting "+c[0]+" to "+c[1], fmt.Sprintf(node+" .react-flow__handle.source", c[0]), x, y)
 		b.do("seeing the edge", poll(fmt.Sprintf(`document.querySelectorAll(".react-flow__edge").length === %d`, i+1)))
 	}
+	b.do("fitting the view", chromedp.Click(chromedp.CSS(".react-flow__controls-fitview")), chromedp.Sleep(300*time.Millisecond))
 	b.shot("studio-canvas")
 
 	// A guarded edge through the form, first with a wrong literal.
@@ -217,9 +234,9 @@ func TestStudioBuildsAGraph(t *testing.T) {
 
 	// The config forms: the empty text is an error on the node until filled.
 	for _, c := range [][2]string{{"say", "hello"}, {"say_2", "bye"}} {
+		b.do("seeing "+c[0]+"'s error", poll(fmt.Sprintf(`!!document.querySelector('%s .gnode.has-error')`, fmt.Sprintf(node, c[0]))))
+		b.selectNode(c[0])
 		b.do("filling "+c[0]+"'s config",
-			poll(fmt.Sprintf(`!!document.querySelector('%s .gnode.has-error')`, fmt.Sprintf(node, c[0]))),
-			chromedp.Click(chromedp.CSS(fmt.Sprintf(node, c[0]))),
 			chromedp.WaitVisible(chromedp.CSS("#cfg-text")),
 			chromedp.SendKeys(chromedp.CSS("#cfg-text"), c[1]+"\r"),
 			poll(fmt.Sprintf(`!document.querySelector('%s .gnode.has-error')`, fmt.Sprintf(node, c[0]))),
@@ -322,8 +339,9 @@ func TestStudioPublishReviewInBrowser(t *testing.T) {
 		chromedp.Navigate(ts.URL+"/"),
 		poll(`document.querySelectorAll('[aria-label="Document"] option').length === 2`),
 		choose(`[aria-label="Document"]`, made.ID),
-		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(node, "ask"))),
-		chromedp.Click(chromedp.CSS(fmt.Sprintf(node, "ask"))),
+	)
+	b.selectNode("ask")
+	b.do("removing ask",
 		chromedp.Click(chromedp.CSS(".inspector button.danger")),
 		chromedp.WaitNotPresent(chromedp.CSS(fmt.Sprintf(node, "ask"))),
 		choose("#edge-from", "__start__"), choose("#edge-to", "say"),

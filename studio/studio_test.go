@@ -270,6 +270,7 @@ func TestPublish(t *testing.T) {
 	if string(r.body) != d.Source || r.header.Get("Ilmek-Fingerprint") != d.Report.Fingerprint || r.header.Get("Ilmek-Version") != "1" {
 		t.Fatalf("published bytes or headers wrong: %v\n%s", r.header, r.body)
 	}
+	problem(t, s.do("bob", "GET", "/api/published/chain", nil), 404, "not-found")
 	req, _ := http.NewRequest("GET", s.ts.URL+"/api/published/chain", nil)
 	req.Header.Set("X-User", "ann")
 	req.Header.Set("If-None-Match", r.header.Get("ETag"))
