@@ -11,11 +11,13 @@
 // keep it on the loopback interface, or give it a real Authenticate hook.
 //
 // The config forms come from the JSON Schemas that ilmekgen prints for the
-// node types' Go config structs; go generate writes them to schemas/.
+// node types' Go config structs; go generate writes them to schemas/ (as
+// .jsonschema files: every examples/**/*.json is a graph document that
+// make generated checks).
 package main
 
-//go:generate sh -c "go tool ilmekgen schema --config llm=github.com/ilmek-go/ilmek/examples/support/supportgraph.LLMConfig > schemas/llm.json"
-//go:generate sh -c "go tool ilmekgen schema --config http=github.com/ilmek-go/ilmek/examples/support/supportgraph.HTTPConfig > schemas/http.json"
+//go:generate sh -c "go tool ilmekgen schema --config llm=github.com/ilmek-go/ilmek/examples/support/supportgraph.LLMConfig > schemas/llm.jsonschema"
+//go:generate sh -c "go tool ilmekgen schema --config http=github.com/ilmek-go/ilmek/examples/support/supportgraph.HTTPConfig > schemas/http.jsonschema"
 
 import (
 	"context"
@@ -40,7 +42,7 @@ import (
 	"github.com/ilmek-go/ilmek/studio/sqlite"
 )
 
-//go:embed schemas/*.json support.json
+//go:embed schemas/*.jsonschema support.json
 var files embed.FS
 
 // document is the name the service runs the published version of.
@@ -94,7 +96,7 @@ func setup(ctx context.Context, path string) (http.Handler, *sql.DB, error) {
 // config schemas go generate wrote.
 func nodeTypes() []studio.NodeType {
 	schema := func(name string) json.RawMessage {
-		b, _ := files.ReadFile("schemas/" + name + ".json")
+		b, _ := files.ReadFile("schemas/" + name + ".jsonschema")
 		return b
 	}
 	return []studio.NodeType{
