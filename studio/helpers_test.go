@@ -8,6 +8,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime"
@@ -130,7 +134,66 @@ func (s *testStudio) do(user, method, path string, body any) reply {
 	if err != nil {
 		s.t.Fatal(err)
 	}
+	if strings.HasPrefix(path, "/api/") {
+		checkDeclared(s.t, method, path, res.StatusCode)
+	}
 	return reply{res.StatusCode, res.Header, b}
+}
+
+// param is a path parameter of the OpenAPI document, such as {id}.
+var param = regexp.MustCompile(`\{[a-z]+\}`)
+
+// routes are the OpenAPI document's operations: a path pattern and the
+// statuses each method declares.
+var routes = sync.OnceValue(func() (out []struct {
+	re      *regexp.Regexp
+	methods map[string]map[string]bool
+}) {
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(studio.OpenAPI, &doc); err != nil {
+		panic(err)
+	}
+	for p, ops := range doc.Paths {
+		r := struct {
+			re      *regexp.Regexp
+			methods map[string]map[string]bool
+		}{regexp.MustCompile("^" + strings.ReplaceAll(regexp.QuoteMeta(param.ReplaceAllString(p, "PARAM")), "PARAM", "[^/]+") + "$"), map[string]map[string]bool{}}
+		for m, raw := range ops {
+			var op struct {
+				Responses map[string]json.RawMessage `json:"responses"`
+			}
+			if m == "parameters" || json.Unmarshal(raw, &op) != nil {
+				continue
+			}
+			r.methods[strings.ToUpper(m)] = map[string]bool{}
+			for st := range op.Responses {
+				r.methods[strings.ToUpper(m)][st] = true
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+})
+
+// checkDeclared fails the test when the OpenAPI document does not
+// declare the status a route answered (unknown routes answer 404).
+func checkDeclared(t *testing.T, method, path string, status int) {
+	t.Helper()
+	path, _, _ = strings.Cut(path, "?")
+	for _, r := range routes() {
+		if !r.re.MatchString(path) {
+			continue
+		}
+		if sts, ok := r.methods[method]; ok && !sts[strconv.Itoa(status)] {
+			t.Errorf("%s %s answered %d, which the OpenAPI document does not declare", method, path, status)
+		}
+		return
+	}
+	if status != http.StatusNotFound {
+		t.Errorf("%s %s is not in the OpenAPI document but answered %d", method, path, status)
+	}
 }
 
 // must does a request and fails unless it answers status.
