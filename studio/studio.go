@@ -82,8 +82,10 @@ type Config struct {
 	// builds both versions for runtime.AffectedThreads. Required.
 	Registry runtime.Registry
 	// NodeTypes describe the registry's types for the palette; a type of
-	// Registry not described here is listed with its name only. Each must
-	// be in Registry.
+	// Registry not described here is listed with its name only, or, for
+	// the engine's built-in types (mcp_tool, mcp_resource, a2a_call, skill,
+	// skills), with their description and config schema. Each must be in
+	// Registry.
 	NodeTypes []NodeType
 	// Checkpointer, when set, is where the services running the published
 	// versions keep their threads: the publish review lists the threads a
@@ -150,7 +152,12 @@ func New(cfg Config) (*Studio, error) {
 		s.types = append(s.types, t)
 	}
 	for name := range cfg.Registry {
-		if !seen[name] {
+		if seen[name] {
+			continue
+		}
+		if t, ok := builtin(name); ok {
+			s.types = append(s.types, t)
+		} else {
 			s.types = append(s.types, NodeType{Type: name})
 		}
 	}

@@ -74,6 +74,14 @@ func TestNodeTypes(t *testing.T) {
 	if !got.NodeTypes[3].Builtin {
 		t.Errorf("subgraph is not marked built-in: %+v", got.NodeTypes[3])
 	}
+
+	// The engine's node types are recognized by name, with their schemas.
+	s = newStudio(t, func(c *studio.Config) { c.Registry["a2a_call"] = c.Registry["say"] })
+	s.must("ann", "GET", "/api/node-types", nil, 200).json(t, &got)
+	last := got.NodeTypes[len(got.NodeTypes)-1]
+	if last.Type != "a2a_call" || !last.Builtin || last.Category != "a2a" || !bytes.Contains(last.ConfigSchema, []byte("nodes/a2a.CallConfig")) {
+		t.Errorf("a2a_call: %+v", last)
+	}
 }
 
 // TestCheck: every kind of problem comes back placed on the node or edge
