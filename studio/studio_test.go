@@ -490,3 +490,37 @@ func TestCoreGainsNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestFetchPublished: a service fetches the published version by name;
+// a missing one is a *Problem.
+func TestFetchPublished(t *testing.T) {
+	s := newStudio(t, nil)
+	d := s.create("anonymous", "chain", chain)
+	ctx := context.Background()
+	c := &http.Client{Transport: userTransport("anonymous")}
+	if _, _, err := studio.FetchPublished(ctx, c, s.ts.URL+"/", "chain"); !isProblem(err, 404) {
+		t.Fatalf("before publishing: %v, want a 404 problem", err)
+	}
+	s.must("anonymous", "POST", "/api/documents/"+d.ID+"/publish", map[string]any{"revision": 1, "published": 0}, 200)
+	body, fp, err := studio.FetchPublished(ctx, c, s.ts.URL, "chain")
+	if err != nil || string(body) != d.Source || fp != d.Report.Fingerprint {
+		t.Fatalf("fetched %q %s %v", body, fp, err)
+	}
+	if _, _, err := studio.FetchPublished(ctx, c, s.ts.URL, "../x"); err == nil || !strings.Contains(err.Error(), "document name") {
+		t.Fatalf("a bad name: %v", err)
+	}
+}
+
+func isProblem(err error, status int) bool {
+	var p *studio.Problem
+	return errors.As(err, &p) && p.Status == status
+}
+
+// userTransport authenticates every request as user.
+type userTransport string
+
+func (u userTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("X-User", string(u))
+	return http.DefaultTransport.RoundTrip(r)
+}
