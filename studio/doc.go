@@ -19,7 +19,7 @@
 //     so a document opened and saved unchanged is byte-identical, with its
 //     "x-" members kept); publishing a revision without errors makes a
 //     version (its fingerprint) that services fetch by name with
-//     GET api/published/{name} and run with runtime.Load;
+//     GET api/published/{name} (FetchPublished) and run with runtime.Load;
 //   - live checking: POST api/check runs the decoder and validator of
 //     `ilmekgen check` and builds each node's config with its type's
 //     factory, and answers the diagnostics placed on the node or edge they
