@@ -151,6 +151,25 @@ func browserStudio(t *testing.T, cp runtime.Checkpointer) (*httptest.Server, stu
 
 const node = `.react-flow__node[data-id="%s"]`
 
+// connect drags from one node's source handle to another's target handle
+// until the canvas has want edges. The view is fitted and zoomed out
+// first, so no handle is near the pane's edge, where the canvas pans
+// while a connection is dragged; a drag that still misses is retried.
+func (b *browser) connect(from, to string, want int) {
+	b.t.Helper()
+	done := fmt.Sprintf(`document.querySelectorAll(".react-flow__edge").length === %d`, want)
+	for range 3 {
+		b.do("fitting the view", chromedp.Click(chromedp.CSS(".react-flow__controls-fitview")),
+			chromedp.Click(chromedp.CSS(".react-flow__controls-zoomout")), chromedp.Sleep(400*time.Millisecond))
+		x, y := b.center(fmt.Sprintf(node+" .react-flow__handle.target", to), 0, 0)
+		b.drag("connecting "+from+" to "+to, fmt.Sprintf(node+" .react-flow__handle.source", from), x, y)
+		if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool](done, chromedp.WithPollingTimeout(3*time.Second))); err == nil {
+			return
+		}
+	}
+	b.fail("connecting "+from+" to "+to, fmt.Errorf("the canvas does not have %d edges", want))
+}
+
 // selectNode clicks a node on the canvas until the inspector shows it: a
 // click can land before the canvas has fitted its view and miss.
 func (b *browser) selectNode(id string) {
@@ -204,9 +223,7 @@ func TestStudioBuildsAGraph(t *testing.T) {
 
 	// Connect the handles: __start__ -> say -> say_2 -> __end__.
 	for i, c := range [][2]string{{"__start__", "say"}, {"say", "say_2"}, {"say_2", "__end__"}} {
-		x, y := b.center(fmt.Sprintf(node+" .react-flow__handle.target", c[1]), 0, 0)
-		b.drag("connecting "+c[0]+" to "+c[1], fmt.Sprintf(node+" .react-flow__handle.source", c[0]), x, y)
-		b.do("seeing the edge", poll(fmt.Sprintf(`document.querySelectorAll(".react-flow__edge").length === %d`, i+1)))
+		b.connect(c[0], c[1], i+1)
 	}
 	b.do("fitting the view", chromedp.Click(chromedp.CSS(".react-flow__controls-fitview")), chromedp.Sleep(300*time.Millisecond))
 	b.shot("studio-canvas")
