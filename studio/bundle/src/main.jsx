@@ -1,0 +1,543 @@
+import { StrictMode, useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { createRoot } from 'react-dom/client';
+import { ReactFlow, ReactFlowProvider, Background, Controls, Handle, Position, MarkerType, useReactFlow, applyNodeChanges } from '@xyflow/react';
+import '@xyflow/react/dist/style.css';
+import './studio.css';
+import { api, Problem } from './api.js';
+import { ConfigForm, GuardForm, TextInput } from './forms.jsx';
+
+const START = '__start__';
+const END = '__end__';
+const REDUCERS = ['last_write', 'append', 'merge'];
+
+// pos reads a canvas position: only "x-studio" members hold them, which
+// the fingerprint leaves out.
+function posOf(doc, id, i, n) {
+  if (id === START || id === END) {
+    const p = doc['x-studio'] && doc['x-studio'][id === START ? 'start' : 'end'];
+    return p || { x: 250, y: id === START ? 0 : 120 * (n + 1) };
+  }
+  const node = doc.nodes[i];
+  return (node['x-studio'] && { x: node['x-studio'].x, y: node['x-studio'].y }) || { x: 250, y: 120 * (i + 1) };
+}
+
+function withPos(doc, id, p) {
+  const q = { x: Math.round(p.x), y: Math.round(p.y) };
+  if (id === START || id === END) {
+    return { ...doc, 'x-studio': { ...(doc['x-studio'] || {}), [id === START ? 'start' : 'end']: q } };
+  }
+  return { ...doc, nodes: doc.nodes.map((n) => (n.id === id ? { ...n, 'x-studio': { ...(n['x-studio'] || {}), ...q } } : n)) };
+}
+
+function guardText(w) {
+  if (!w) return '';
+  const op = ['eq', 'neq', 'in', 'gt', 'lt', 'truthy'].find((o) => o in w);
+  return w.channel + ' ' + op + ' ' + JSON.stringify(w[op]);
+}
+
+function GraphNode({ data, selected }) {
+  const cls = 'gnode' + (data.errors.length ? ' has-error' : data.warnings.length ? ' has-warning' : '') + (selected ? ' selected' : '') + (data.terminal ? ' terminal' : '');
+  const first = data.errors[0] || data.warnings[0];
+  return (
+    <div className={cls} data-node={data.id}>
+      {data.id !== START ? <Handle type="target" position={Position.Top} /> : null}
+      <div className="gnode-id">{data.id}</div>
+      {data.type ? <div className="gnode-type">{data.type}</div> : null}
+      {first ? (
+        <div className={'gnode-diag ' + first.severity} role="alert">
+          {first.message}
+          {first.hint ? <em> {first.hint}</em> : null}
+        </div>
+      ) : null}
+      {data.id !== END ? <Handle type="source" position={Position.Bottom} /> : null}
+    </div>
+  );
+}
+const nodeTypes = { g: GraphNode };
+
+function Palette({ types, onAdd }) {
+  const groups = {};
+  for (const t of types) {
+    const g = t.builtin ? 'built-in' : t.category || 'other';
+    (groups[g] = groups[g] || []).push(t);
+  }
+  return (
+    <aside className="palette" aria-label="Node types">
+      <h2>Node types</h2>
+      {Object.entries(groups).map(([g, ts]) => (
+        <section key={g}>
+          <h3>{g}</h3>
+          {ts.map((t) => (
+            <button key={t.type} type="button" className="palette-item" data-type={t.type} draggable
+              title={t.description || t.type}
+              onDragStart={(e) => {
+                e.dataTransfer.setData('application/x-ilmek-type', t.type);
+                e.dataTransfer.effectAllowed = 'move';
+              }}
+              onClick={() => onAdd(t.type)}>
+              <strong>{t.type}</strong>
+              {t.description ? <small>{t.description}</small> : null}
+            </button>
+          ))}
+        </section>
+      ))}
+    </aside>
+  );
+}
+
+function Diagnostics({ report, onPick }) {
+  if (!report) return null;
+  return (
+    <section className="diagnostics" aria-label="Diagnostics">
+      <h2>Checks {report.errors ? <span className="badge error">{report.errors} errors</span> : <span className="badge ok">no errors</span>}</h2>
+      <ul>
+        {report.diagnostics.map((d, i) => (
+          <li key={i} className={'diag ' + d.severity}>
+            <button type="button" onClick={() => onPick(d)}>
+              <b>{d.severity}</b> {d.path ? <code>{d.path}</code> : null} {d.message}
+              {d.hint ? <em> — {d.hint}</em> : null}
+            </button>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+function Channels({ doc, edit }) {
+  const chans = doc.channels || {};
+  const [name, setName] = useState('');
+  return (
+    <div className="form" data-testid="channels">
+      <h3>Channels</h3>
+      {Object.entries(chans).map(([c, ch]) => (
+        <div className="row" key={c}>
+          <code>{c}</code>
+          <select aria-label={'reducer of ' + c} value={ch.reducer || 'last_write'}
+            onChange={(e) => edit((d) => ({ ...d, channels: { ...d.channels, [c]: e.target.value === 'last_write' ? omit(ch, 'reducer') : { ...ch, reducer: e.target.value } } }))}>
+            {REDUCERS.map((r) => <option key={r} value={r}>{r}</option>)}
+          </select>
+          <button type="button" aria-label={'remove channel ' + c} onClick={() => edit((d) => ({ ...d, channels: omit(d.channels, c) }))}>×</button>
+        </div>
+      ))}
+      <div className="row">
+        <input id="channel-name" placeholder="new channel" value={name} onChange={(e) => setName(e.target.value)} />
+        <button id="channel-add" type="button" disabled={!name || name in chans}
+          onClick={() => { edit((d) => ({ ...d, channels: { ...(d.channels || {}), [name]: {} } })); setName(''); }}>Add channel</button>
+      </div>
+    </div>
+  );
+}
+
+function omit(o, k) {
+  const r = { ...o };
+  delete r[k];
+  return r;
+}
+
+function EdgeAdder({ doc, edit }) {
+  const ids = doc.nodes.map((n) => n.id);
+  const [from, setFrom] = useState(START);
+  const [to, setTo] = useState(END);
+  return (
+    <div className="form" data-testid="edge-adder">
+      <h3>Connect</h3>
+      <div className="row">
+        <select id="edge-from" aria-label="from" value={from} onChange={(e) => setFrom(e.target.value)}>
+          {[START, ...ids].map((x) => <option key={x} value={x}>{x}</option>)}
+        </select>
+        →
+        <select id="edge-to" aria-label="to" value={to} onChange={(e) => setTo(e.target.value)}>
+          {[...ids, END].map((x) => <option key={x} value={x}>{x}</option>)}
+        </select>
+        <button id="edge-add" type="button" onClick={() => edit((d) => ({ ...d, edges: [...(d.edges || []), { from, to }] }))}>Add edge</button>
+      </div>
+    </div>
+  );
+}
+
+function Inspector({ doc, sel, types, report, edit, setSel }) {
+  const diags = (report ? report.diagnostics : []).filter((d) => (sel && sel.node && d.node === sel.node) || (sel && sel.edge !== undefined && d.edge === sel.edge));
+  if (sel && sel.node && sel.node !== START && sel.node !== END) {
+    const i = doc.nodes.findIndex((n) => n.id === sel.node);
+    if (i < 0) return null;
+    const n = doc.nodes[i];
+    const t = types.find((x) => x.type === n.type);
+    const set = (f) => edit((d) => ({ ...d, nodes: d.nodes.map((m, j) => (j === i ? f(m) : m)) }));
+    return (
+      <aside className="inspector" aria-label="Inspector">
+        <h2>Node <code>{n.id}</code> <small>{n.type}</small></h2>
+        {t && t.description ? <p>{t.description}</p> : null}
+        <DiagList diags={diags} />
+        <ConfigForm schema={t && t.config_schema} value={n.config} onChange={(c) => set((m) => (c === undefined ? omit(m, 'config') : { ...m, config: c }))} />
+        <div className="field">
+          <label htmlFor="node-goto">goto (node ids, comma-separated)</label>
+          <TextInput id="node-goto" value={(n.goto || []).join(', ')}
+            onCommit={(s) => set((m) => (s.trim() === '' ? omit(m, 'goto') : { ...m, goto: s.split(',').map((x) => x.trim()).filter(Boolean) }))} />
+        </div>
+        <button type="button" className="danger" onClick={() => { edit((d) => removeNode(d, n.id)); setSel(null); }}>Delete node</button>
+      </aside>
+    );
+  }
+  if (sel && sel.edge !== undefined && doc.edges[sel.edge]) {
+    const e = doc.edges[sel.edge];
+    return (
+      <aside className="inspector" aria-label="Inspector">
+        <h2>Edge <code>{e.from} → {e.to}</code></h2>
+        <DiagList diags={diags} />
+        <h3>Guard</h3>
+        <GuardForm key={sel.edge} channels={Object.keys(doc.channels || {})} when={e.when}
+          onChange={(w) => edit((d) => ({ ...d, edges: d.edges.map((x, j) => (j === sel.edge ? (w === undefined ? omit(x, 'when') : { ...x, when: w }) : x)) }))} />
+        <button type="button" className="danger" onClick={() => { edit((d) => ({ ...d, edges: d.edges.filter((_, j) => j !== sel.edge) })); setSel(null); }}>Delete edge</button>
+      </aside>
+    );
+  }
+  return (
+    <aside className="inspector" aria-label="Inspector">
+      <h2>Graph <code>{doc.name}</code></h2>
+      <Channels doc={doc} edit={edit} />
+      <EdgeAdder doc={doc} edit={edit} />
+      <h3>Edges</h3>
+      <ul className="edge-list">
+        {(doc.edges || []).map((e, i) => (
+          <li key={i}>
+            <button type="button" data-edge={i} onClick={() => setSel({ edge: i })}>{e.from} → {e.to}{e.when ? ' [' + guardText(e.when) + ']' : ''}</button>
+          </li>
+        ))}
+      </ul>
+    </aside>
+  );
+}
+
+function DiagList({ diags }) {
+  if (!diags.length) return null;
+  return (
+    <ul className="placed">
+      {diags.map((d, i) => (
+        <li key={i} className={'diag ' + d.severity} role="alert">
+          {d.message}
+          {d.hint ? <em> — {d.hint}</em> : null}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function removeNode(d, id) {
+  return { ...d, nodes: d.nodes.filter((n) => n.id !== id), edges: (d.edges || []).filter((e) => e.from !== id && e.to !== id) };
+}
+
+function PublishReview({ review, busy, onPublish, onClose }) {
+  const [ok, setOk] = useState(false);
+  const blocked = review.errors && review.errors.length;
+  return (
+    <div className="modal" role="dialog" aria-label="Publish review" aria-modal="true">
+      <div className="modal-body">
+        <h2>Publish revision {review.revision}</h2>
+        {review.published ? <p>Over version {review.published} <code>{review.from}</code></p> : <p>First version.</p>}
+        {blocked ? <p className="diag error">The document has errors; fix them before publishing.</p> : null}
+        {review.changes.length ? (
+          <table className="changes">
+            <thead><tr><th>change</th><th>subject</th><th>paused threads</th><th>new threads</th><th>why</th></tr></thead>
+            <tbody>
+              {review.changes.map((c, i) => (
+                <tr key={i} className={c.unsafe_paused || c.unsafe_new ? 'unsafe' : 'safe'}>
+                  <td>{c.kind}</td><td><code>{c.subject}</code></td>
+                  <td>{c.unsafe_paused ? 'unsafe' : 'safe'}</td><td>{c.unsafe_new ? 'unsafe' : 'safe'}</td>
+                  <td>{c.detail}{c.reason ? <em> — {c.reason}</em> : null}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        ) : null}
+        {review.affected.length ? (
+          <>
+            <h3>Paused threads this change touches</h3>
+            <ul className="affected">
+              {review.affected.map((a) => (
+                <li key={a.thread} data-thread={a.thread}>
+                  <code>{a.thread}</code> ({a.status}) in {(a.nodes || []).join(', ') || '—'}:{' '}
+                  {a.continues ? 'continues on the new version' : 'cannot continue on the new version'}
+                  {(a.reasons || []).map((r, i) => <div key={i} className="reason">{r.message}{r.fix ? <em> Fix: {r.fix}</em> : null}</div>)}
+                </li>
+              ))}
+            </ul>
+          </>
+        ) : null}
+        {review.unsafe && !blocked ? (
+          <label className="confirm">
+            <input id="confirm-unsafe" type="checkbox" checked={ok} onChange={(e) => setOk(e.target.checked)} />
+            I understand this change is unsafe for running threads and publish it anyway.
+          </label>
+        ) : null}
+        <div className="row">
+          <button id="publish-confirm" type="button" disabled={busy || blocked || (review.unsafe && !ok)} onClick={() => onPublish(review.unsafe && ok)}>Publish</button>
+          <button type="button" onClick={onClose}>Cancel</button>
+        </div>
+      </div>
+    </div>
+  );
+}
+
+function Studio() {
+  const [types, setTypes] = useState([]);
+  const [docs, setDocs] = useState([]);
+  const [meta, setMeta] = useState(null); // the open document: id, name, revision, published
+  const [source, setSource] = useState(''); // the stored source of meta.revision
+  const [hist, setHist] = useState({ past: [], doc: null, future: [] });
+  const [report, setReport] = useState(null);
+  const [sel, setSel] = useState(null);
+  const [tab, setTab] = useState('canvas');
+  const [status, setStatus] = useState('');
+  const [review, setReview] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const [newName, setNewName] = useState('');
+  const [drag, setDrag] = useState({});
+  const doc = hist.doc;
+  const dirty = hist.past.length > 0 && meta && JSON.stringify(doc) !== JSON.stringify(parse(source));
+  const flow = useReactFlow();
+
+  const fail = (e) => setStatus(e instanceof Problem ? e.problem.title + ': ' + e.problem.detail : String(e));
+  useEffect(() => {
+    api.nodeTypes().then(setTypes, fail);
+    api.documents().then(setDocs, fail);
+  }, []);
+
+  const load = (v) => {
+    setMeta(v);
+    setSource(v.source);
+    setReport(v.report);
+    setHist({ past: [], doc: parse(v.source) || emptyDoc(v.name), future: [] });
+    setSel(null);
+  };
+
+  // edit applies f to the document as one undo step.
+  const edit = useCallback((f) => setHist((h) => ({ past: [...h.past, h.doc], doc: f(h.doc), future: [] })), []);
+  const undo = () => setHist((h) => (h.past.length ? { past: h.past.slice(0, -1), doc: h.past[h.past.length - 1], future: [h.doc, ...h.future] } : h));
+  const redo = () => setHist((h) => (h.future.length ? { past: [...h.past, h.doc], doc: h.future[0], future: h.future.slice(1) } : h));
+
+  // Live checking: every edit runs the document checker.
+  const text = doc ? JSON.stringify(doc, null, 2) : '';
+  useEffect(() => {
+    if (!doc) return;
+    const t = setTimeout(() => api.check(text).then(setReport, fail), 150);
+    return () => clearTimeout(t);
+  }, [text]);
+
+  const save = async () => {
+    if (!meta) return;
+    try {
+      const v = await api.save(meta.id, meta.revision, dirty ? text : source);
+      setMeta(v);
+      setSource(v.source);
+      setReport(v.report);
+      setStatus('Saved revision ' + v.revision);
+      return v;
+    } catch (e) {
+      fail(e);
+    }
+  };
+
+  const startPublish = async () => {
+    const v = dirty ? await save() : meta;
+    if (!v) return;
+    try {
+      setReview(await api.review(v.id, v.revision));
+    } catch (e) {
+      fail(e);
+    }
+  };
+  const publish = async (confirm) => {
+    setBusy(true);
+    try {
+      const r = await api.publish(meta.id, review.revision, review.published, confirm);
+      setMeta({ ...meta, published: r.version.number });
+      setStatus('Published version ' + r.version.number + ' ' + r.version.fingerprint);
+      setReview(null);
+    } catch (e) {
+      if (e instanceof Problem && e.problem.review) setReview(e.problem.review);
+      fail(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  useEffect(() => {
+    const k = (e) => {
+      const mod = e.ctrlKey || e.metaKey;
+      if (!mod || ['INPUT', 'TEXTAREA', 'SELECT'].includes(document.activeElement.tagName)) return;
+      if (e.key === 'z' && !e.shiftKey) { e.preventDefault(); undo(); }
+      if ((e.key === 'z' && e.shiftKey) || e.key === 'y') { e.preventDefault(); redo(); }
+      if (e.key === 's') { e.preventDefault(); save(); }
+    };
+    window.addEventListener('keydown', k);
+    return () => window.removeEventListener('keydown', k);
+  });
+
+  const addNode = useCallback((type, at) => {
+    edit((d) => {
+      let id = type, i = 1;
+      while (d.nodes.some((n) => n.id === id)) id = type + '_' + ++i;
+      const t = types.find((x) => x.type === type);
+      const p = at || { x: 250 + 40 * (d.nodes.length % 3), y: 120 * (d.nodes.length + 1) };
+      const n = { id, type };
+      if (t && t.config_schema && t.config_schema.properties) n.config = {};
+      n['x-studio'] = { x: Math.round(p.x), y: Math.round(p.y) };
+      return { ...d, nodes: [...d.nodes, n] };
+    });
+  }, [types, edit]);
+
+  const byNode = useMemo(() => {
+    const m = {};
+    for (const d of report ? report.diagnostics : []) {
+      if (d.node) (m[d.node] = m[d.node] || []).push(d);
+    }
+    return m;
+  }, [report]);
+
+  const rfNodes = useMemo(() => {
+    if (!doc) return [];
+    const n = doc.nodes.length;
+    const mk = (id, type, i) => {
+      const ds = byNode[id] || [];
+      return {
+        id, type: 'g', position: drag[id] || posOf(doc, id, i, n), selected: sel && sel.node === id,
+        data: { id, type, terminal: id === START || id === END, errors: ds.filter((d) => d.severity === 'error'), warnings: ds.filter((d) => d.severity === 'warning') },
+        deletable: id !== START && id !== END,
+      };
+    };
+    return [mk(START, '', -1), ...doc.nodes.map((x, i) => mk(x.id, x.type, i)), mk(END, '', -1)];
+  }, [doc, byNode, drag, sel]);
+
+  const rfEdges = useMemo(() => {
+    if (!doc) return [];
+    const bad = new Set((report ? report.diagnostics : []).filter((d) => d.edge >= 0).map((d) => d.edge));
+    return (doc.edges || []).map((e, i) => ({
+      id: 'e' + i, source: e.from, target: e.to, label: guardText(e.when) || undefined,
+      selected: sel && sel.edge === i, className: bad.has(i) ? 'edge-bad' : e.when ? 'edge-guarded' : '',
+      markerEnd: { type: MarkerType.ArrowClosed },
+    }));
+  }, [doc, report, sel]);
+
+  const onNodesChange = (changes) => {
+    for (const c of changes) {
+      if (c.type !== 'position') continue;
+      if (c.dragging && c.position) setDrag((m) => ({ ...m, [c.id]: c.position }));
+      if (!c.dragging) {
+        setDrag((m) => {
+          const p = m[c.id];
+          if (p) edit((d) => withPos(d, c.id, p));
+          return omit(m, c.id);
+        });
+      }
+    }
+    applyNodeChanges(changes, rfNodes);
+  };
+
+  const pick = (d) => {
+    setTab('canvas');
+    if (d.node) setSel({ node: d.node });
+    else if (d.edge >= 0) setSel({ edge: d.edge });
+  };
+
+  return (
+    <div className="studio">
+      <header>
+        <h1>ilmek studio</h1>
+        <select aria-label="Document" value={meta ? meta.id : ''} onChange={(e) => e.target.value && api.open(e.target.value).then(load, fail)}>
+          <option value="">Open a document…</option>
+          {docs.map((d) => <option key={d.id} value={d.id}>{d.name}{d.published ? ' (v' + d.published + ')' : ''}</option>)}
+        </select>
+        <input id="new-name" aria-label="New document name" placeholder="new document name" value={newName} onChange={(e) => setNewName(e.target.value)} />
+        <button id="new-doc" type="button" disabled={!newName} onClick={() => api.create(newName).then((v) => { load(v); setNewName(''); return api.documents().then(setDocs); }).catch(fail)}>New</button>
+        {meta ? (
+          <>
+            <button type="button" onClick={undo} disabled={!hist.past.length} aria-keyshortcuts="Control+Z">Undo</button>
+            <button type="button" onClick={redo} disabled={!hist.future.length} aria-keyshortcuts="Control+Shift+Z">Redo</button>
+            <button id="save" type="button" onClick={save} aria-keyshortcuts="Control+S">Save draft</button>
+            <button id="publish" type="button" onClick={startPublish}>Publish…</button>
+            <span className="meta">rev {meta.revision}{meta.published ? ' · published v' + meta.published : ''}{dirty ? ' · unsaved' : ''}</span>
+          </>
+        ) : null}
+        <span id="status" role="status">{status}</span>
+      </header>
+      {doc ? (
+        <main>
+          <Palette types={types} onAdd={(t) => addNode(t)} />
+          <section className="center">
+            <nav className="tabs" role="tablist">
+              {['canvas', 'diagram', 'json'].map((t) => (
+                <button key={t} id={'tab-' + t} role="tab" aria-selected={tab === t} type="button" onClick={() => setTab(t)}>{t}</button>
+              ))}
+            </nav>
+            {tab === 'canvas' ? (
+              <div className="canvas" onDragOver={(e) => { e.preventDefault(); e.dataTransfer.dropEffect = 'move'; }}
+                onDrop={(e) => {
+                  const t = e.dataTransfer.getData('application/x-ilmek-type');
+                  if (t) { e.preventDefault(); addNode(t, flow.screenToFlowPosition({ x: e.clientX, y: e.clientY })); }
+                }}>
+                <ReactFlow nodes={rfNodes} edges={rfEdges} nodeTypes={nodeTypes} fitView
+                  onNodesChange={onNodesChange}
+                  onConnect={(c) => edit((d) => ({ ...d, edges: [...(d.edges || []), { from: c.source, to: c.target }] }))}
+                  onNodeClick={(_, n) => setSel({ node: n.id })}
+                  onEdgeClick={(_, e) => setSel({ edge: Number(e.id.slice(1)) })}
+                  onPaneClick={() => setSel(null)}
+                  onNodesDelete={(ns) => edit((d) => ns.reduce((x, n) => removeNode(x, n.id), d))}
+                  onEdgesDelete={(es) => { const gone = new Set(es.map((e) => Number(e.id.slice(1)))); edit((d) => ({ ...d, edges: d.edges.filter((_, i) => !gone.has(i)) })); }}>
+                  <Background />
+                  <Controls />
+                </ReactFlow>
+              </div>
+            ) : tab === 'diagram' ? (
+              <pre className="code" id="mermaid" aria-label="Diagram (Mermaid)">{report && report.mermaid}</pre>
+            ) : (
+              <JSONTab text={(report && report.canonical) || text} onApply={(d) => edit(() => d)} />
+            )}
+            <Diagnostics report={report} onPick={pick} />
+          </section>
+          <Inspector doc={doc} sel={sel} types={types} report={report} edit={edit} setSel={setSel} />
+        </main>
+      ) : (
+        <p className="empty">Open a document or create one to start.</p>
+      )}
+      {review ? <PublishReview review={review} busy={busy} onPublish={publish} onClose={() => setReview(null)} /> : null}
+    </div>
+  );
+}
+
+function JSONTab({ text, onApply }) {
+  const [t, setT] = useState(text);
+  const [err, setErr] = useState('');
+  const last = useRef(text);
+  useEffect(() => { if (text !== last.current) { setT(text); last.current = text; } }, [text]);
+  return (
+    <div className="json">
+      <textarea id="json" aria-label="Document (canonical JSON)" value={t} onChange={(e) => setT(e.target.value)} spellCheck={false} />
+      <div className="row">
+        <button type="button" onClick={() => { try { onApply(JSON.parse(t)); setErr(''); } catch (e) { setErr(e.message); } }}>Apply JSON</button>
+        {err ? <span className="diag error">{err}</span> : null}
+      </div>
+    </div>
+  );
+}
+
+function parse(s) {
+  try {
+    const d = JSON.parse(s);
+    return d && typeof d === 'object' ? { ...d, nodes: d.nodes || [], edges: d.edges || [] } : null;
+  } catch {
+    return null;
+  }
+}
+
+function emptyDoc(name) {
+  return { name, channels: {}, nodes: [], edges: [] };
+}
+
+createRoot(document.getElementById('root')).render(
+  <StrictMode>
+    <ReactFlowProvider>
+      <Studio />
+    </ReactFlowProvider>
+  </StrictMode>,
+);
