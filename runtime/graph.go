@@ -215,6 +215,7 @@ type runConfig struct {
 	threadMeta map[string]string // WithThreadMeta
 	events     bool              // WithEventStore
 	ifLatest   *string           // IfLatest
+	timers     timerOptions      // WithParkAfter
 }
 
 // DefaultRecursionLimit is the number of supersteps a run may take unless
@@ -306,13 +307,17 @@ type Result[S any] struct {
 	// Err is why the run ended in StatusError or StatusAborted.
 	Err error
 	// Pending lists the open interrupts when Status is StatusInterrupted,
-	// sorted by id.
+	// and the timers too when it is StatusParked, sorted by id.
 	Pending []PendingInterrupt
 	RunID   string
 	// CheckpointID is the thread's latest checkpoint ("" without one).
 	CheckpointID string
 	// Supersteps is the number of supersteps this run executed.
 	Supersteps int
+	// WakeAt is when the thread is to be woken (the earliest timer or
+	// interrupt deadline of Pending; see Graph.Wake); zero when nothing
+	// but an answer continues it.
+	WakeAt time.Time
 }
 
 // Answers is what a resume hands to the pending interrupts: one bare answer
@@ -321,6 +326,7 @@ type Answers struct {
 	bare  any
 	keyed map[string]any
 	isMap bool
+	wake  bool // Graph.Wake: no answers, a due timer continues the thread
 }
 
 // Answer is a bare answer to the one open interrupt of a thread.
@@ -353,7 +359,7 @@ func (g *Graph[S, U]) invoke(ctx context.Context, in *U, a *Answers, opts []RunO
 	r := newRunner(g, ctx, cfg, nil)
 	res := r.run(in, a)
 	r.release()
-	if res.Status == StatusDone || (res.Status == StatusInterrupted && res.Err == nil) {
+	if res.Status == StatusDone || ((res.Status == StatusInterrupted || res.Status == StatusParked) && res.Err == nil) {
 		return res, nil
 	}
 	return res, res.Err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // ThreadState is what a thread holds between runs: its state as of its
@@ -19,10 +20,14 @@ type ThreadState[S any] struct {
 	// Open lists the interrupts still waiting for an answer, sorted by id;
 	// when it is empty the thread takes plain runs.
 	Open []PendingInterrupt
+	// WakeAt is when the thread is to be woken: its earliest timer or
+	// interrupt deadline (Graph.Wake); zero when it waits on none.
+	WakeAt time.Time
 }
 
-// Waiting reports whether the thread waits on a person: a plain run is
-// refused until Resume answers every open interrupt.
+// Waiting reports whether the thread waits on a person or a timer: a
+// plain run is refused until Resume answers every open interrupt and
+// every timer has fired.
 func (t ThreadState[S]) Waiting() bool { return len(t.Open) > 0 }
 
 // ThreadState reads the thread's latest state from cp. A thread that has no
@@ -44,7 +49,7 @@ func (g *Graph[S, U]) ThreadState(ctx context.Context, cp Checkpointer, threadID
 	if err != nil {
 		return ts, err
 	}
-	ts.State, ts.Checkpoint, ts.Open = st, latest, open
+	ts.State, ts.Checkpoint, ts.Open, ts.WakeAt = st, latest, open, EarliestWake(open)
 	for _, t := range latest.Next {
 		ts.Next = append(ts.Next, t.Key)
 	}

@@ -158,7 +158,7 @@ func (s *Store) ListThreads(ctx context.Context, q checkpoint.ThreadQuery) (chec
 			info.Outcome.Ended = time.Unix(0, ended).UTC()
 		}
 		info.Updated = time.Unix(0, updated).UTC()
-		if len(pending) > 0 && info.Outcome.Status == runtime.StatusInterrupted {
+		if len(pending) > 0 && (info.Outcome.Status == runtime.StatusInterrupted || info.Outcome.Status == runtime.StatusParked) {
 			if err := json.Unmarshal(pending, &info.Pending); err != nil {
 				return checkpoint.ThreadPage{}, fmt.Errorf("postgres: list threads in %s: thread %q: decode pending interrupts: %w", s.where(), info.ID, err)
 			}

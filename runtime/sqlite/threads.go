@@ -174,7 +174,7 @@ func scanThread(sc scanner) (checkpoint.ThreadInfo, error) {
 		info.Outcome.Ended = time.Unix(0, ended).UTC()
 	}
 	info.Updated = time.Unix(0, updated).UTC()
-	if len(pending) > 0 && info.Outcome.Status == runtime.StatusInterrupted {
+	if len(pending) > 0 && (info.Outcome.Status == runtime.StatusInterrupted || info.Outcome.Status == runtime.StatusParked) {
 		if err := json.Unmarshal(pending, &info.Pending); err != nil {
 			return info, fmt.Errorf("thread %q: decode pending interrupts: %w", info.ID, err)
 		}
