@@ -1,0 +1,272 @@
+// Package waker wakes parked threads in one process: the threads whose run
+// stopped on a timer (runtime.Sleep, runtime.Until past
+// runtime.WithParkAfter) or that wait on an interrupt with a deadline
+// (runtime.WithTimeout), once the time has come. It is for deployments on
+// the memory store or runtime/sqlite:
+//
+//	w, err := waker.New(store, []waker.Target{waker.Graph(g)})
+//	go w.Run(ctx) // until ctx is done
+//
+// Every poll (WithPollInterval) the waker lists the store's parked and
+// interrupted threads, and wakes each whose earliest WakeAt has passed
+// with runtime's Graph.Wake, which replays the paused superstep under the
+// thread's lease: the timers that are due return, the deadlines that
+// passed take their timeout path, and the rest pause again. Graph.Wake
+// refuses a thread with nothing due, under the lease, so a thread is
+// continued once however many wakes race; a thread deleted or answered
+// before its time is not woken (it is no longer listed as waiting on it).
+//
+// The waker holds no state of its own: a process killed during a wait,
+// or during a wake, is restarted with a new waker and finds the threads
+// where the store left them. A wake that the kill cut short runs again
+// once the thread's lease expires, and its completed steps are not
+// repeated (the journal).
+//
+// Limits: one process. Each poll reads every parked and interrupted
+// thread of the store, and the wake runs in the waker's process. Several
+// processes each running a waker on one SQLite file stay correct (the
+// lease and the due check fence them) but each does the listing. Threads
+// of PostgreSQL deployments are to be woken by the queue's workers
+// (runtime/postgres/workers), which do not do it yet.
+package waker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+)
+
+// Store is what a waker reads and runs threads on: a checkpointer that
+// lists threads (checkpoint.NewMemory, runtime/sqlite).
+type Store interface {
+	runtime.Checkpointer
+	checkpoint.ThreadLister
+}
+
+// Target is a graph whose threads a waker wakes. Make one with Graph.
+type Target interface {
+	fingerprint() string
+	wake(ctx context.Context, cp runtime.Checkpointer, thread string) (runtime.Status, error)
+}
+
+// Graph makes g's threads wakeable; opts are added to every wake's run
+// options (WithLogger, WithObserver, WithParkAfter, ...); the thread and
+// the checkpointer are the waker's.
+func Graph[S, U any](g *runtime.Graph[S, U], opts ...runtime.RunOption) Target {
+	return graphTarget[S, U]{g, opts}
+}
+
+type graphTarget[S, U any] struct {
+	g    *runtime.Graph[S, U]
+	opts []runtime.RunOption
+}
+
+func (t graphTarget[S, U]) fingerprint() string { return t.g.Fingerprint() }
+
+func (t graphTarget[S, U]) wake(ctx context.Context, cp runtime.Checkpointer, thread string) (runtime.Status, error) {
+	opts := append(t.opts[:len(t.opts):len(t.opts)], runtime.Thread(thread), runtime.WithCheckpointer(cp))
+	res, err := t.g.Wake(ctx, opts...)
+	return res.Status, err
+}
+
+// DefaultPollInterval is how often a waker looks for due threads unless
+// WithPollInterval says otherwise; it also wakes at the earliest wake
+// time it saw when that comes sooner.
+const DefaultPollInterval = time.Second
+
+// Option configures New.
+type Option func(*Waker)
+
+// WithPollInterval sets how often the waker lists the store's waiting
+// threads (default DefaultPollInterval): the longest a thread woken by
+// another process's run, or parked after the last listing, waits past
+// its time.
+func WithPollInterval(d time.Duration) Option { return func(w *Waker) { w.poll = d } }
+
+// WithLogger sets the logger of the waker's records (default
+// slog.Default()): each wake, and each thread it cannot wake.
+func WithLogger(l *slog.Logger) Option { return func(w *Waker) { w.log = l } }
+
+// Waker wakes the due threads of one store (see the package doc).
+type Waker struct {
+	store   Store
+	targets []Target
+	poll    time.Duration
+	log     *slog.Logger
+
+	mu     sync.Mutex
+	active map[string]bool // threads being woken by this waker
+	count  int             // wakes that ran
+	wg     sync.WaitGroup
+}
+
+// ErrNoTarget is matched (errors.Is) by New's error when no target is
+// given.
+var ErrNoTarget = errors.New("waker: no graph to wake threads of; pass at least one waker.Graph")
+
+// New returns a waker of store's threads, run on the graph of targets
+// whose fingerprint is the one the thread's latest checkpoint records (or
+// on the only target, when there is one).
+func New(store Store, targets []Target, opts ...Option) (*Waker, error) {
+	if len(targets) == 0 {
+		return nil, ErrNoTarget
+	}
+	w := &Waker{store: store, targets: targets, poll: DefaultPollInterval, log: slog.Default(), active: map[string]bool{}}
+	for _, o := range opts {
+		o(w)
+	}
+	if w.poll <= 0 {
+		return nil, fmt.Errorf("waker: poll interval %v must be positive (WithPollInterval)", w.poll)
+	}
+	return w, nil
+}
+
+// Run wakes due threads until ctx is done, then waits for the wakes it
+// started and returns ctx's error. A failing listing is logged and tried
+// again at the next poll.
+func (w *Waker) Run(ctx context.Context) error {
+	defer w.wg.Wait()
+	for {
+		next, err := w.wakeDue(ctx, false)
+		if err != nil && ctx.Err() == nil {
+			w.log.WarnContext(ctx, "waker: list waiting threads", "err", err)
+		}
+		d := w.poll
+		if !next.IsZero() {
+			d = min(d, max(time.Until(next), time.Millisecond))
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// WakeDue wakes every thread that is due now and waits for those wakes;
+// it returns how many threads it woke. For tests and for a program that
+// drives its own loop.
+func (w *Waker) WakeDue(ctx context.Context) (int, error) {
+	before := w.woken()
+	_, err := w.wakeDue(ctx, true)
+	return w.woken() - before, err
+}
+
+// woken counts this waker's wakes that ran (for WakeDue).
+func (w *Waker) woken() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.count
+}
+
+// wakeDue starts a wake of each due thread not being woken already, and
+// returns the earliest wake time of the threads not due yet. With wait it
+// waits for the wakes.
+func (w *Waker) wakeDue(ctx context.Context, wait bool) (time.Time, error) {
+	var next time.Time
+	now := time.Now()
+	var wg sync.WaitGroup
+	for _, status := range []runtime.Status{runtime.StatusParked, runtime.StatusInterrupted} {
+		q := runtime.ThreadQuery{Status: status, Limit: checkpoint.MaxThreadLimit}
+		for {
+			page, err := w.store.ListThreads(ctx, q)
+			if err != nil {
+				return next, err
+			}
+			for _, th := range page.Threads {
+				at := runtime.EarliestWake(th.Pending)
+				switch {
+				case at.IsZero():
+				case at.After(now):
+					if next.IsZero() || at.Before(next) {
+						next = at
+					}
+				default:
+					w.start(ctx, th.ID, &wg)
+				}
+			}
+			if page.Next == "" {
+				break
+			}
+			q.Cursor = page.Next
+		}
+	}
+	if wait {
+		wg.Wait()
+	}
+	return next, nil
+}
+
+// start wakes thread in a goroutine of its own unless this waker is
+// waking it already.
+func (w *Waker) start(ctx context.Context, thread string, wg *sync.WaitGroup) {
+	w.mu.Lock()
+	if w.active[thread] {
+		w.mu.Unlock()
+		return
+	}
+	w.active[thread] = true
+	w.mu.Unlock()
+	w.wg.Add(1)
+	wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		defer wg.Done()
+		defer func() {
+			w.mu.Lock()
+			delete(w.active, thread)
+			w.mu.Unlock()
+		}()
+		w.wakeOne(ctx, thread)
+	}()
+}
+
+// wakeOne wakes thread on its graph and logs how it went.
+func (w *Waker) wakeOne(ctx context.Context, thread string) {
+	t, err := w.target(ctx, thread)
+	if err != nil {
+		w.log.WarnContext(ctx, "waker: cannot wake thread", "thread", thread, "err", err)
+		return
+	}
+	status, err := t.wake(ctx, w.store, thread)
+	switch {
+	case errors.Is(err, runtime.ErrNotDue), errors.Is(err, runtime.ErrThreadBusy):
+		// Woken by another waker, answered, or held by a run: the next
+		// listing says what is left.
+		w.log.DebugContext(ctx, "waker: thread not woken", "thread", thread, "err", err)
+		return
+	case status == "":
+		w.log.WarnContext(ctx, "waker: wake refused", "thread", thread, "err", err)
+		return
+	}
+	w.mu.Lock()
+	w.count++
+	w.mu.Unlock()
+	w.log.InfoContext(ctx, "waker: thread woken", "thread", thread, "status", string(status), "err", err)
+}
+
+// target picks the graph of thread: the one its latest checkpoint's
+// fingerprint names, or the only one.
+func (w *Waker) target(ctx context.Context, thread string) (Target, error) {
+	if len(w.targets) == 1 {
+		return w.targets[0], nil
+	}
+	cp, err := w.store.Get(ctx, thread, "")
+	if err != nil {
+		return nil, fmt.Errorf("read the latest checkpoint: %w", err)
+	}
+	for _, t := range w.targets {
+		if t.fingerprint() == cp.Fingerprint {
+			return t, nil
+		}
+	}
+	return nil, fmt.Errorf("no target graph has the fingerprint %q of its latest checkpoint; add that graph version to the waker's targets", cp.Fingerprint)
+}
