@@ -32,6 +32,7 @@ package waker
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -53,6 +54,7 @@ type Store interface {
 type Target interface {
 	fingerprint() string
 	wake(ctx context.Context, cp runtime.Checkpointer, thread string) (runtime.Status, error)
+	start(ctx context.Context, cp runtime.Checkpointer, thread string, input json.RawMessage, meta map[string]string, stop <-chan struct{}) (runtime.Status, error)
 }
 
 // Graph makes g's threads wakeable; opts are added to every wake's run
@@ -100,29 +102,40 @@ type Waker struct {
 	poll    time.Duration
 	log     *slog.Logger
 
+	schedules []Schedule
+	states    []*scheduleState
+
 	mu     sync.Mutex
 	active map[string]bool // threads being woken by this waker
 	count  int             // wakes that ran
+	fired  int             // schedule firings that ran
 	wg     sync.WaitGroup
 }
 
-// ErrNoTarget is matched (errors.Is) by New's error when no target is
-// given.
+// ErrNoTarget is matched (errors.Is) by New's error when neither a
+// target nor a schedule is given.
 var ErrNoTarget = errors.New("waker: no graph to wake threads of; pass at least one waker.Graph")
 
 // New returns a waker of store's threads, run on the graph of targets
-// whose fingerprint is the one the thread's latest checkpoint records (or
-// on the only target, when there is one).
+// (and of the schedules, WithSchedules) whose fingerprint is the one the
+// thread's latest checkpoint records, or on the only one. It fails with
+// an error matching ErrSchedule for a schedule that cannot run.
 func New(store Store, targets []Target, opts ...Option) (*Waker, error) {
-	if len(targets) == 0 {
-		return nil, ErrNoTarget
-	}
 	w := &Waker{store: store, targets: targets, poll: DefaultPollInterval, log: slog.Default(), active: map[string]bool{}}
 	for _, o := range opts {
 		o(w)
 	}
 	if w.poll <= 0 {
 		return nil, fmt.Errorf("waker: poll interval %v must be positive (WithPollInterval)", w.poll)
+	}
+	if err := w.prepare(); err != nil {
+		return nil, err
+	}
+	for _, s := range w.schedules {
+		w.targets = append(w.targets[:len(w.targets):len(w.targets)], s.Graph)
+	}
+	if len(w.targets) == 0 {
+		return nil, ErrNoTarget
 	}
 	return w, nil
 }
@@ -132,8 +145,14 @@ func New(store Store, targets []Target, opts ...Option) (*Waker, error) {
 // again at the next poll.
 func (w *Waker) Run(ctx context.Context) error {
 	defer w.wg.Wait()
+	var wg sync.WaitGroup // Run waits through w.wg
 	for {
-		next, err := w.wakeDue(ctx, false)
+		next, err := w.wakeDue(ctx, &wg)
+		if t, ferr := w.fireDue(ctx, &wg); ferr != nil {
+			err = errors.Join(err, ferr)
+		} else if !t.IsZero() && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
 		if err != nil && ctx.Err() == nil {
 			w.log.WarnContext(ctx, "waker: list waiting threads", "err", err)
 		}
@@ -156,7 +175,9 @@ func (w *Waker) Run(ctx context.Context) error {
 // drives its own loop.
 func (w *Waker) WakeDue(ctx context.Context) (int, error) {
 	before := w.woken()
-	_, err := w.wakeDue(ctx, true)
+	var wg sync.WaitGroup
+	_, err := w.wakeDue(ctx, &wg)
+	wg.Wait()
 	return w.woken() - before, err
 }
 
@@ -167,13 +188,20 @@ func (w *Waker) woken() int {
 	return w.count
 }
 
+// Fired is how many schedule firings this waker has started that ran
+// (a tick another waker fired first is not counted).
+func (w *Waker) Fired() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.fired
+}
+
 // wakeDue starts a wake of each due thread not being woken already, and
-// returns the earliest wake time of the threads not due yet. With wait it
-// waits for the wakes.
-func (w *Waker) wakeDue(ctx context.Context, wait bool) (time.Time, error) {
+// returns the earliest wake time of the threads not due yet; wg counts
+// the wakes it started.
+func (w *Waker) wakeDue(ctx context.Context, wg *sync.WaitGroup) (time.Time, error) {
 	var next time.Time
 	now := time.Now()
-	var wg sync.WaitGroup
 	for _, status := range []runtime.Status{runtime.StatusParked, runtime.StatusInterrupted} {
 		q := runtime.ThreadQuery{Status: status, Limit: checkpoint.MaxThreadLimit}
 		for {
@@ -190,7 +218,7 @@ func (w *Waker) wakeDue(ctx context.Context, wait bool) (time.Time, error) {
 						next = at
 					}
 				default:
-					w.start(ctx, th.ID, &wg)
+					w.start(ctx, th.ID, wg)
 				}
 			}
 			if page.Next == "" {
@@ -198,9 +226,6 @@ func (w *Waker) wakeDue(ctx context.Context, wait bool) (time.Time, error) {
 			}
 			q.Cursor = page.Next
 		}
-	}
-	if wait {
-		wg.Wait()
 	}
 	return next, nil
 }
