@@ -16,6 +16,12 @@
 // continued once however many wakes race; a thread deleted or answered
 // before its time is not woken (it is no longer listed as waiting on it).
 //
+// WithSchedules has the waker also start runs on schedules (Schedule: a
+// cron expression with its time zone, or an interval), each tick on a
+// thread of its own, so a tick fires once across wakers and restarts,
+// with an overlap policy (runtime.DoubleTexting) and a catch-up policy
+// for ticks missed while no waker ran.
+//
 // The waker holds no state of its own: a process killed during a wait,
 // or during a wake, is restarted with a new waker and finds the threads
 // where the store left them. A wake that the kill cut short runs again
