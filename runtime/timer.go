@@ -151,10 +151,12 @@ var ErrNotDue = errors.New("the thread waits on no timer or deadline that has pa
 // interrupt deadline (WithTimeout) once the wake time has passed: the
 // paused superstep replays, timers that are due return, deadlines that
 // passed take their timeout path, and the rest pause again. opts name the
-// thread and its store as for Resume. A thread with nothing due (woken
-// already, answered, or not yet due) is refused with a *ResumeError whose
-// Reason is ErrNotDue, writing nothing; since the check is made under the
-// thread's lease, wakers that race wake a thread once.
+// thread and its store as for Resume. A thread whose last run stopped
+// before its end without pausing (its process died during a wake) is
+// continued from its last checkpoint. A thread with nothing due (woken
+// already, answered, not yet due, or done) is refused with a *ResumeError
+// whose Reason is ErrNotDue, writing nothing; since the check is made
+// under the thread's lease, wakers that race wake a thread once.
 func (g *Graph[S, U]) Wake(ctx context.Context, opts ...RunOption) (Result[S], error) {
 	return g.invoke(ctx, nil, &Answers{wake: true}, opts)
 }
@@ -162,7 +164,8 @@ func (g *Graph[S, U]) Wake(ctx context.Context, opts ...RunOption) (Result[S], e
 // startWake loads the paused superstep of latest for a replay when one
 // of its pauses is due.
 func (r *runner[S, U]) startWake(latest *Checkpoint) error {
-	if at := EarliestWake(latestPending(latest)); at.IsZero() || time.Now().Before(at) {
+	cutShort := latest != nil && len(latest.Pending) == 0 && len(latest.Next) > 0
+	if at := EarliestWake(latestPending(latest)); !cutShort && (at.IsZero() || time.Now().Before(at)) {
 		msg := fmt.Sprintf("thread %q waits on no timer or deadline that has passed; nothing was run", r.cfg.thread)
 		if !at.IsZero() {
 			msg = fmt.Sprintf("thread %q is not due before %s; nothing was run", r.cfg.thread, at.Format(time.RFC3339Nano))

@@ -212,3 +212,47 @@ func TestInterruptTimeout(t *testing.T) {
 		})
 	}
 }
+
+// TestWakeContinuesACutShortWake: a wake whose run stopped before its end
+// (here cancelled in the superstep after the timer's) is continued by the
+// next wake from its last checkpoint; the timer's step is not repeated.
+func TestWakeContinuesACutShortWake(t *testing.T) {
+	var after atomic.Int32
+	var block atomic.Bool
+	block.Store(true)
+	g := mustCompile(t, runtime.NewBuilder("two").Channel("out", "").
+		Node("a", func(c *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+			if err := runtime.Sleep(c, "wait", 50*time.Millisecond); err != nil {
+				return nil, err
+			}
+			_, err := runtime.Step(c, "after", func() (int, error) { return int(after.Add(1)), nil })
+			return nil, err
+		}).
+		Node("b", func(c *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+			if block.Load() {
+				<-c.Done()
+				return nil, c.Err()
+			}
+			return runtime.Values{"out": "b"}, nil
+		}).Edge(spec.Start, "a").Edge("a", "b"))
+	cp := checkpoint.NewMemory()
+	opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(cp), runtime.WithParkAfter(0)}
+	res, err := g.Invoke(context.Background(), nil, opts...)
+	if err != nil || res.Status != runtime.StatusParked {
+		t.Fatalf("%q %v", res.Status, err)
+	}
+	time.Sleep(time.Until(res.WakeAt))
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if res, _ := g.Wake(ctx, opts...); res.Status != runtime.StatusAborted {
+		t.Fatalf("the cut-short wake: %q, want aborted", res.Status)
+	}
+	block.Store(false)
+	res, err = g.Wake(context.Background(), opts...)
+	if err != nil || res.Status != runtime.StatusDone || res.State["out"] != "b" || after.Load() != 1 {
+		t.Fatalf("the second wake: %q %v %v, step ran %d times", res.Status, err, res.State, after.Load())
+	}
+	if _, err := g.Wake(context.Background(), opts...); !errors.Is(err, runtime.ErrNotDue) {
+		t.Errorf("a wake of a done thread: %v, want ErrNotDue", err)
+	}
+}
