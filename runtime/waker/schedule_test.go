@@ -145,3 +145,75 @@ func TestScheduleRefused(t *testing.T) {
 		t.Errorf("a valid cron schedule: %v", err)
 	}
 }
+
+// TestScheduleOverlap: firings of a 1 s schedule whose run takes 1.5 s
+// never run at once; reject skips the ticks that come while one runs,
+// enqueue runs them after it, cancel-and-replace stops it at its next
+// superstep boundary (its thread ends aborted).
+func TestScheduleOverlap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a 1 s schedule for about 5 s; run without -short")
+	}
+	for _, policy := range []runtime.DoubleTexting{runtime.DoubleTextReject, runtime.DoubleTextEnqueue, runtime.DoubleTextCancelReplace} {
+		t.Run(string(policy), func(t *testing.T) {
+			t.Parallel()
+			store := checkpoint.NewMemory()
+			var mu sync.Mutex
+			running, most, started := 0, 0, 0
+			g, err := runtime.NewBuilder("slow").Channel("n", "").
+				Node("a", func(c *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+					mu.Lock()
+					running++
+					started++
+					most = max(most, running)
+					mu.Unlock()
+					defer func() { mu.Lock(); running--; mu.Unlock() }()
+					time.Sleep(1500 * time.Millisecond)
+					return nil, nil
+				}).
+				Node("b", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return runtime.Values{"n": 1}, nil }).
+				Edge(spec.Start, "a").Edge("a", "b").Compile()
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := waker.New(store, nil, waker.WithSchedules(waker.Schedule{Name: "slow", Every: time.Second, Graph: waker.Graph(g), Overlap: policy}),
+				waker.WithPollInterval(50*time.Millisecond))
+			if err != nil {
+				t.Fatal(err)
+			}
+			halfSecond()
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second) // ticks at +0.5 … +3.5
+			defer cancel()
+			_ = w.Run(ctx)
+			page, err := store.ListThreads(context.Background(), runtime.ThreadQuery{Meta: map[string]string{waker.MetaSchedule: "slow"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			aborted := 0
+			for _, th := range page.Threads {
+				if th.Outcome.Status == runtime.StatusAborted {
+					aborted++
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if most != 1 {
+				t.Errorf("%d firings ran at once, want 1", most)
+			}
+			switch policy {
+			case runtime.DoubleTextReject:
+				if started != 2 || len(page.Threads) != 2 {
+					t.Errorf("reject: %d firings started on %d threads; want 2 (ticks 1 and 3)", started, len(page.Threads))
+				}
+			case runtime.DoubleTextEnqueue:
+				if len(page.Threads) != 4 {
+					t.Errorf("enqueue: %d firing threads, want 4 (each tick)", len(page.Threads))
+				}
+			case runtime.DoubleTextCancelReplace:
+				if aborted < 2 {
+					t.Errorf("cancel-and-replace: %d firings aborted, want at least 2", aborted)
+				}
+			}
+		})
+	}
+}

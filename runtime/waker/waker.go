@@ -146,8 +146,9 @@ func New(store Store, targets []Target, opts ...Option) (*Waker, error) {
 	return w, nil
 }
 
-// Run wakes due threads until ctx is done, then waits for the wakes it
-// started and returns ctx's error. A failing listing is logged and tried
+// Run wakes due threads and fires due schedules until ctx is done, then
+// waits for the runs it started, which ctx cancels (they end aborted),
+// and returns ctx's error. A failing listing is logged and tried
 // again at the next poll.
 func (w *Waker) Run(ctx context.Context) error {
 	defer w.wg.Wait()
