@@ -11,7 +11,7 @@ import (
 )
 
 // A node that waits longer than WithParkAfter parks its thread: the run
-// returns at once, and Graph.Wake (or package runtime/waker) continues
+// returns at once, and Thread.Wake (or package runtime/waker) continues
 // the thread once the wake time has passed, from any process.
 func ExampleSleep() {
 	g, err := runtime.NewBuilder("remind").Channel("sent", "").
@@ -25,11 +25,11 @@ func ExampleSleep() {
 		panic(err)
 	}
 	ctx := context.Background()
-	opts := []runtime.RunOption{runtime.Thread("approval-7"), runtime.WithCheckpointer(checkpoint.NewMemory()), runtime.WithParkAfter(10 * time.Millisecond)}
-	res, err := g.Invoke(ctx, nil, opts...)
+	th := g.Thread(checkpoint.NewMemory(), "approval-7")
+	res, err := th.Invoke(ctx, nil, runtime.WithParkAfter(10*time.Millisecond))
 	fmt.Println(res.Status, err, !res.WakeAt.IsZero())
 	time.Sleep(time.Until(res.WakeAt))
-	res, err = g.Wake(ctx, opts...)
+	res, err = th.Wake(ctx)
 	fmt.Println(res.Status, err, res.State["sent"])
 	// Output:
 	// parked <nil> true

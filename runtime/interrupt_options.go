@@ -42,7 +42,7 @@ func WithKey(key string) InterruptOption {
 // WithTimeout gives an interrupt a deadline d after it is first asked
 // (journaled then, so a resume or a crash never moves it; the pending
 // interrupt's WakeAt). When nobody has answered by then, the thread is
-// woken (a waker such as runtime/waker, or Graph.Wake) and Interrupt
+// woken (a waker such as runtime/waker, or Thread.Wake) and Interrupt
 // returns the default answer (WithDefaultAnswer) or, without one, an
 // *InterruptTimeoutError matching ErrInterruptTimeout; the outcome is
 // journaled, so the node takes that path once. An answer that arrives

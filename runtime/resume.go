@@ -23,9 +23,9 @@ func (r *runner[S, U]) startResume(latest *Checkpoint, a *Answers) error {
 	if err != nil {
 		return &CheckpointError{Op: "get journal", Err: err}
 	}
-	// A timer is not a question: the clock ends it (Graph.Wake).
+	// A timer is not a question: the clock ends it (Thread.Wake).
 	if pauses, open = answerable(pauses, open); len(pauses) == 0 {
-		return &ResumeError{ThreadID: thread, Reason: ErrNotInterrupted, Msg: fmt.Sprintf("cannot resume thread %q — it is parked on a timer, not interrupted; it continues when woken (Graph.Wake)", thread)}
+		return &ResumeError{ThreadID: thread, Reason: ErrNotInterrupted, Msg: fmt.Sprintf("cannot resume thread %q — it is parked on a timer, not interrupted; it continues when woken (Thread.Wake)", thread)}
 	}
 	answers := map[string]json.RawMessage{} // pause id -> answer to journal
 	encode := func(id string, v any) (json.RawMessage, error) {

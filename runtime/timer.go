@@ -31,11 +31,11 @@ func (o timerOptions) threshold() time.Duration {
 // thread's lease and a goroutine for (default DefaultParkAfter): a longer
 // one parks the thread. The run ends StatusParked with no error and the
 // wake time in Result.WakeAt; the thread continues when a waker (the
-// package runtime/waker) or a call of Graph.Wake runs it once the time has
+// package runtime/waker) or a call of Thread.Wake runs it once the time has
 // come, in any process. d <= 0 parks every wait that has not passed yet.
 // A run without a checkpointer never parks: it waits in process.
 func WithParkAfter(d time.Duration) RunOption {
-	return func(c *runConfig) { c.timers = timerOptions{parkAfter: d, set: true} }
+	return runOption(func(c *runConfig) { c.timers = timerOptions{parkAfter: d, set: true} })
 }
 
 // Sleep waits d inside a node. The wake time is journaled under key
@@ -143,22 +143,21 @@ func (c *interruptConfig) checkDefault(x *Expects) error {
 	return nil
 }
 
-// ErrNotDue is the Reason of the ResumeError of Graph.Wake on a thread
+// ErrNotDue is the Reason of the ResumeError of Thread.Wake on a thread
 // that waits on no timer or deadline that has passed.
 var ErrNotDue = errors.New("the thread waits on no timer or deadline that has passed")
 
 // Wake continues a thread that waits on a timer (Sleep, Until) or on an
-// interrupt deadline (WithTimeout) once the wake time has passed: the
-// paused superstep replays, timers that are due return, deadlines that
-// passed take their timeout path, and the rest pause again. opts name the
-// thread and its store as for Resume. A thread whose last run stopped
-// before its end without pausing (its process died during a wake) is
-// continued from its last checkpoint. A thread with nothing due (woken
+// interrupt deadline (WithTimeout) once the wake time has passed, from
+// any process: the paused superstep replays, timers that are due return,
+// deadlines that passed take their timeout path, and the rest pause
+// again. A thread whose last run stopped before its end without pausing
+// (its process died during a wake) is continued from its last checkpoint. A thread with nothing due (woken
 // already, answered, not yet due, or done) is refused with a *ResumeError
 // whose Reason is ErrNotDue, writing nothing; since the check is made
 // under the thread's lease, wakers that race wake a thread once.
-func (g *Graph[S, U]) Wake(ctx context.Context, opts ...RunOption) (Result[S], error) {
-	return g.invoke(ctx, nil, &Answers{wake: true}, opts)
+func (t *Thread[S, U]) Wake(ctx context.Context, opts ...RunOption) (Result[S], error) {
+	return t.g.invoke(ctx, t, nil, &Answers{wake: true}, opts)
 }
 
 // startWake loads the paused superstep of latest for a replay when one

@@ -36,13 +36,18 @@ func TestSleepShortWaitsInProcess(t *testing.T) {
 		opts []runtime.RunOption
 	}{
 		{"no thread", nil},
-		{"thread", []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(checkpoint.NewMemory())}},
+		{"thread", nil},
 		{"no thread never parks", []runtime.RunOption{runtime.WithParkAfter(0)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var after atomic.Int32
 			t0 := time.Now()
-			res, err := sleeper(t, 50*time.Millisecond, &after).Invoke(context.Background(), nil, tc.opts...)
+			g := sleeper(t, 50*time.Millisecond, &after)
+			run := g.Invoke
+			if tc.name == "thread" {
+				run = g.Thread(checkpoint.NewMemory(), "t").Invoke
+			}
+			res, err := run(context.Background(), nil, tc.opts...)
 			if err != nil || res.Status != runtime.StatusDone {
 				t.Fatalf("status %q err %v, want done", res.Status, err)
 			}
@@ -66,9 +71,10 @@ func TestSleepParksAndWakesOnce(t *testing.T) {
 	var after atomic.Int32
 	g := sleeper(t, 300*time.Millisecond, &after)
 	cp := checkpoint.NewMemory()
-	opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(cp), runtime.WithParkAfter(100 * time.Millisecond)}
+	th := g.Thread(cp, "t")
+	opts := []runtime.RunOption{runtime.WithParkAfter(100 * time.Millisecond)}
 	t0 := time.Now()
-	res, err := g.Invoke(ctx, nil, opts...)
+	res, err := th.Invoke(ctx, nil, opts...)
 	if err != nil || res.Status != runtime.StatusParked {
 		t.Fatalf("status %q err %v, want parked and no error", res.Status, err)
 	}
@@ -82,7 +88,7 @@ func TestSleepParksAndWakesOnce(t *testing.T) {
 	if len(res.Pending) != 1 || !res.Pending[0].Timer || !res.Pending[0].WakeAt.Equal(want) {
 		t.Fatalf("pending %+v, want one timer at %v", res.Pending, want)
 	}
-	ts, err := g.ThreadState(ctx, cp, "t")
+	ts, err := th.State(ctx)
 	if err != nil || !ts.WakeAt.Equal(want) {
 		t.Fatalf("thread state WakeAt %v (%v), want %v", ts.WakeAt, err, want)
 	}
@@ -91,24 +97,24 @@ func TestSleepParksAndWakesOnce(t *testing.T) {
 		runtime.EarliestWake(page.Threads[0].Pending) != want {
 		t.Fatalf("parked threads: %+v %v", page.Threads, err)
 	}
-	if _, err := g.Resume(ctx, runtime.Answer("now"), opts...); !errors.Is(err, runtime.ErrNotInterrupted) {
+	if _, err := th.Resume(ctx, runtime.Answer("now"), opts...); !errors.Is(err, runtime.ErrNotInterrupted) {
 		t.Errorf("a person's answer to a timer: %v, want ErrNotInterrupted", err)
 	}
-	if _, err := g.Wake(ctx, opts...); !errors.Is(err, runtime.ErrNotDue) {
+	if _, err := th.Wake(ctx, opts...); !errors.Is(err, runtime.ErrNotDue) {
 		t.Fatalf("wake before the time: %v, want ErrNotDue", err)
 	}
 	// A resume after a crash never moves the wake time: running the
 	// superstep again (as a wake would) before it is due parks again at
 	// the same time.
 	time.Sleep(time.Until(want))
-	res, err = g.Wake(ctx, opts...)
+	res, err = th.Wake(ctx, opts...)
 	if err != nil || res.Status != runtime.StatusDone || res.State["out"] != "woke" {
 		t.Fatalf("wake: status %q err %v state %v", res.Status, err, res.State)
 	}
 	if after.Load() != 1 {
 		t.Errorf("the step after the sleep ran %d times, want 1", after.Load())
 	}
-	if _, err := g.Wake(ctx, opts...); !errors.Is(err, runtime.ErrNotDue) {
+	if _, err := th.Wake(ctx, opts...); !errors.Is(err, runtime.ErrNotDue) {
 		t.Errorf("a second wake: %v, want ErrNotDue", err)
 	}
 }
@@ -127,14 +133,15 @@ func TestSleepWakeTimeIsJournaledOnce(t *testing.T) {
 			return nil, err
 		}).Edge(spec.Start, "sleep").Edge(spec.Start, "ask"))
 	cp := checkpoint.NewMemory()
-	opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(cp)}
-	res, err := g.Invoke(ctx, nil, opts...)
+	th := g.Thread(cp, "t")
+	var opts []runtime.RunOption
+	res, err := th.Invoke(ctx, nil, opts...)
 	if err != nil || res.Status != runtime.StatusInterrupted || len(res.Pending) != 2 {
 		t.Fatalf("status %q err %v pending %d; want interrupted on a question and a timer", res.Status, err, len(res.Pending))
 	}
 	first := res.WakeAt
 	time.Sleep(10 * time.Millisecond)
-	res, err = g.Resume(ctx, runtime.Answer("yes"), opts...)
+	res, err = th.Resume(ctx, runtime.Answer("yes"), opts...)
 	if err != nil || res.Status != runtime.StatusParked {
 		t.Fatalf("after the answer: status %q err %v, want parked", res.Status, err)
 	}
@@ -178,8 +185,9 @@ func TestInterruptTimeout(t *testing.T) {
 					return runtime.Values{"out": a}, nil
 				}).Edge(spec.Start, "n"))
 			cp := checkpoint.NewMemory()
-			opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(cp)}
-			res, _ := g.Invoke(ctx, nil, opts...)
+			th := g.Thread(cp, "t")
+			var opts []runtime.RunOption
+			res, _ := th.Invoke(ctx, nil, opts...)
 			if res.Status != tc.wantStart {
 				t.Fatalf("first run %q (%v), want %q", res.Status, res.Err, tc.wantStart)
 			}
@@ -190,12 +198,12 @@ func TestInterruptTimeout(t *testing.T) {
 				t.Fatalf("WakeAt %v pending %+v: want a question with a deadline", res.WakeAt, res.Pending)
 			}
 			if tc.answer != nil {
-				if res, err := g.Resume(ctx, runtime.Answer(tc.answer), opts...); err != nil || res.Status != runtime.StatusDone {
+				if res, err := th.Resume(ctx, runtime.Answer(tc.answer), opts...); err != nil || res.Status != runtime.StatusDone {
 					t.Fatalf("answer: %q %v", res.Status, err)
 				}
 			} else {
 				time.Sleep(time.Until(res.WakeAt))
-				if res, err := g.Wake(ctx, opts...); err != nil || res.Status != runtime.StatusDone {
+				if res, err := th.Wake(ctx, opts...); err != nil || res.Status != runtime.StatusDone {
 					t.Fatalf("wake: %q %v", res.Status, err)
 				}
 			}
@@ -206,7 +214,7 @@ func TestInterruptTimeout(t *testing.T) {
 			if tc.wantErr != nil && (!errors.As(got[0].err, &te) || te.Interrupt != "n:interrupt#0") {
 				t.Errorf("timeout error %v does not name the interrupt", got[0].err)
 			}
-			if _, err := g.Wake(ctx, opts...); !errors.Is(err, runtime.ErrNotDue) {
+			if _, err := th.Wake(ctx, opts...); !errors.Is(err, runtime.ErrNotDue) {
 				t.Errorf("a second wake: %v, want ErrNotDue", err)
 			}
 		})
@@ -236,23 +244,24 @@ func TestWakeContinuesACutShortWake(t *testing.T) {
 			return runtime.Values{"out": "b"}, nil
 		}).Edge(spec.Start, "a").Edge("a", "b"))
 	cp := checkpoint.NewMemory()
-	opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(cp), runtime.WithParkAfter(0)}
-	res, err := g.Invoke(context.Background(), nil, opts...)
+	th := g.Thread(cp, "t")
+	opts := []runtime.RunOption{runtime.WithParkAfter(0)}
+	res, err := th.Invoke(context.Background(), nil, opts...)
 	if err != nil || res.Status != runtime.StatusParked {
 		t.Fatalf("%q %v", res.Status, err)
 	}
 	time.Sleep(time.Until(res.WakeAt))
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	if res, _ := g.Wake(ctx, opts...); res.Status != runtime.StatusAborted {
+	if res, _ := th.Wake(ctx, opts...); res.Status != runtime.StatusAborted {
 		t.Fatalf("the cut-short wake: %q, want aborted", res.Status)
 	}
 	block.Store(false)
-	res, err = g.Wake(context.Background(), opts...)
+	res, err = th.Wake(context.Background(), opts...)
 	if err != nil || res.Status != runtime.StatusDone || res.State["out"] != "b" || after.Load() != 1 {
 		t.Fatalf("the second wake: %q %v %v, step ran %d times", res.Status, err, res.State, after.Load())
 	}
-	if _, err := g.Wake(context.Background(), opts...); !errors.Is(err, runtime.ErrNotDue) {
+	if _, err := th.Wake(context.Background(), opts...); !errors.Is(err, runtime.ErrNotDue) {
 		t.Errorf("a wake of a done thread: %v, want ErrNotDue", err)
 	}
 }

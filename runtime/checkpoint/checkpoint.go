@@ -80,7 +80,7 @@ type PendingInterrupt struct {
 	// (runtime.WithTimeout). Zero when nothing but an answer ends it.
 	WakeAt time.Time `json:"wake_at,omitzero"`
 	// Timer is true for a timer's pause: nobody answers it, the clock
-	// ends it (a waker, or runtime's Graph.Wake once WakeAt has passed).
+	// ends it (a waker, or runtime's Thread.Wake once WakeAt has passed).
 	Timer bool `json:"timer,omitempty"`
 }
 

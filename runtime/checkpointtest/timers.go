@@ -29,12 +29,12 @@ func testThreadsParked(t *testing.T, cp runtime.Checkpointer) {
 			}
 			return runtime.Values{"out": "woke"}, nil
 		}).Edge(spec.Start, "wait"))
-	opts := append(on(cp, "t-nap"), runtime.WithParkAfter(0))
-	res, err := g.Invoke(ctx, nil, opts...)
+	nap := g.Thread(cp, "t-nap")
+	res, err := nap.Invoke(ctx, nil, runtime.WithParkAfter(0))
 	if err != nil || res.Status != runtime.StatusParked || res.WakeAt.IsZero() {
 		t.Fatalf("the sleeping run: %s %v, wake at %v; want parked with a wake time", res.Status, err, res.WakeAt)
 	}
-	ask, err := g.Invoke(ctx, runtime.Values{"out": "ask"}, on(cp, "t-ask")...)
+	ask, err := g.Thread(cp, "t-ask").Invoke(ctx, runtime.Values{"out": "ask"})
 	if err != nil || ask.Status != runtime.StatusInterrupted || ask.WakeAt.IsZero() {
 		t.Fatalf("the asking run: %s %v, wake at %v; want interrupted with a deadline", ask.Status, err, ask.WakeAt)
 	}
@@ -57,7 +57,7 @@ func testThreadsParked(t *testing.T, cp runtime.Checkpointer) {
 		}
 	}
 	time.Sleep(time.Until(res.WakeAt))
-	if res, err := g.Wake(ctx, opts...); err != nil || res.Status != runtime.StatusDone || res.State["out"] != "woke" {
+	if res, err := nap.Wake(ctx); err != nil || res.Status != runtime.StatusDone || res.State["out"] != "woke" {
 		t.Fatalf("wake: %s %v %v", res.Status, err, res.State)
 	}
 	page, err := l.ListThreads(ctx, checkpoint.ThreadQuery{Status: runtime.StatusParked})

@@ -47,7 +47,7 @@ func BenchmarkParkAndWake(b *testing.B) {
 			b.ResetTimer()
 			t0 := time.Now()
 			for i := range b.N {
-				res, err := g.Invoke(ctx, nil, runtime.Thread("t"+strconv.Itoa(i)), runtime.WithCheckpointer(store), runtime.WithParkAfter(0))
+				res, err := g.Thread(store, "t"+strconv.Itoa(i)).Invoke(ctx, nil, runtime.WithParkAfter(0))
 				if err != nil || res.Status != runtime.StatusParked {
 					b.Fatalf("%s %v", res.Status, err)
 				}

@@ -17,7 +17,7 @@ import (
 // an interval. Each tick runs on a thread of its own, named
 // Name + "@" + the tick in UTC (20060102T150405Z), so a tick fires once
 // however many wakers or restarts see it: the run starts only on a thread
-// that has no checkpoint yet (runtime.IfLatest("")), under its lease.
+// that has no checkpoint yet (runtime.WithExpectedLatest("")), under its lease.
 // The thread's metadata records the schedule (MetaSchedule) and the tick
 // (MetaTick).
 type Schedule struct {
@@ -81,9 +81,8 @@ func (t graphTarget[S, U]) start(ctx context.Context, cp runtime.Checkpointer, t
 			return "", fmt.Errorf("decode the schedule's input into %T: %w", in, err)
 		}
 	}
-	opts := append(t.opts[:len(t.opts):len(t.opts)], runtime.Thread(thread), runtime.WithCheckpointer(cp),
-		runtime.IfLatest(""), runtime.WithThreadMeta(meta), runtime.StopAtBoundary(stop))
-	res, err := t.g.Invoke(ctx, in, opts...)
+	opts := append(t.opts[:len(t.opts):len(t.opts)], runtime.WithExpectedLatest(""), runtime.WithThreadMeta(meta), runtime.WithStopSignal(stop))
+	res, err := t.g.Thread(cp, thread).Invoke(ctx, in, opts...)
 	return res.Status, err
 }
 

@@ -9,9 +9,9 @@
 //
 // Every poll (WithPollInterval) the waker lists the store's parked and
 // interrupted threads, and wakes each whose earliest WakeAt has passed
-// with runtime's Graph.Wake, which replays the paused superstep under the
+// with runtime's Thread.Wake, which replays the paused superstep under the
 // thread's lease: the timers that are due return, the deadlines that
-// passed take their timeout path, and the rest pause again. Graph.Wake
+// passed take their timeout path, and the rest pause again. Thread.Wake
 // refuses a thread with nothing due, under the lease, so a thread is
 // continued once however many wakes race; a thread deleted or answered
 // before its time is not woken (it is no longer listed as waiting on it).
@@ -78,8 +78,7 @@ type graphTarget[S, U any] struct {
 func (t graphTarget[S, U]) fingerprint() string { return t.g.Fingerprint() }
 
 func (t graphTarget[S, U]) wake(ctx context.Context, cp runtime.Checkpointer, thread string) (runtime.Status, error) {
-	opts := append(t.opts[:len(t.opts):len(t.opts)], runtime.Thread(thread), runtime.WithCheckpointer(cp))
-	res, err := t.g.Wake(ctx, opts...)
+	res, err := t.g.Thread(cp, thread).Wake(ctx, t.opts...)
 	return res.Status, err
 }
 

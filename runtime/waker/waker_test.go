@@ -79,23 +79,21 @@ func TestWakersRaceWakeOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	on := func(id string, extra ...runtime.RunOption) []runtime.RunOption {
-		return append([]runtime.RunOption{runtime.Thread(id), runtime.WithCheckpointer(store), runtime.WithParkAfter(50 * time.Millisecond)}, extra...)
-	}
+	park := runtime.WithParkAfter(50 * time.Millisecond)
 	for _, id := range []string{"s1", "s2", "s3", "gone"} {
-		if res, err := g.Invoke(ctx, nil, on(id)...); err != nil || res.Status != runtime.StatusParked {
+		if res, err := g.Thread(store, id).Invoke(ctx, nil, park); err != nil || res.Status != runtime.StatusParked {
 			t.Fatalf("%s: %q %v, want parked", id, res.Status, err)
 		}
 	}
-	if res, err := sleepGraph(t, time.Hour, nil).Invoke(ctx, nil, on("later")...); err != nil || res.Status != runtime.StatusParked {
+	if res, err := sleepGraph(t, time.Hour, nil).Thread(store, "later").Invoke(ctx, nil, park); err != nil || res.Status != runtime.StatusParked {
 		t.Fatalf("later: %q %v", res.Status, err)
 	}
 	for _, id := range []string{"a1", "answered"} {
-		if res, err := ask.Invoke(ctx, nil, on(id)...); err != nil || res.Status != runtime.StatusInterrupted {
+		if res, err := ask.Thread(store, id).Invoke(ctx, nil, park); err != nil || res.Status != runtime.StatusInterrupted {
 			t.Fatalf("%s: %q %v", id, res.Status, err)
 		}
 	}
-	if _, err := ask.Resume(ctx, runtime.Answer("yes"), on("answered")...); err != nil {
+	if _, err := ask.Thread(store, "answered").Resume(ctx, runtime.Answer("yes")); err != nil {
 		t.Fatal(err)
 	}
 	if err := store.DeleteThread(ctx, "gone"); err != nil {
@@ -157,7 +155,7 @@ func TestWakerRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan error, 1)
 	go func() { ran <- w.Run(ctx) }()
-	res, err := g.Invoke(ctx, nil, runtime.Thread("t"), runtime.WithCheckpointer(store), runtime.WithParkAfter(0))
+	res, err := g.Thread(store, "t").Invoke(ctx, nil, runtime.WithParkAfter(0))
 	if err != nil || res.Status != runtime.StatusParked {
 		t.Fatalf("%q %v", res.Status, err)
 	}
@@ -208,7 +206,7 @@ func child(db, effects string) int {
 		return 2
 	}
 	if _, err := store.Get(ctx, "t", ""); errors.Is(err, runtime.ErrNotFound) {
-		res, err := g.Invoke(ctx, nil, runtime.Thread("t"), runtime.WithCheckpointer(store))
+		res, err := g.Thread(store, "t").Invoke(ctx, nil)
 		if err != nil || res.Status != runtime.StatusParked {
 			fmt.Println("error", res.Status, err)
 			return 2
