@@ -29,9 +29,10 @@ type Graph[S, U any] struct {
 	warnings spec.Diagnostics // the document's warnings (FromSpec, Load)
 	logger   *slog.Logger     // WithLogger; nil: the runtime logs nothing
 
-	version version    // Fingerprint and the stored form of the graph's document
-	gobs    []Observer // WithObserver
-	obs     Observer   // what observes a run without observers or logger of its own
+	version version      // Fingerprint and the stored form of the graph's document
+	gobs    []Observer   // WithObserver
+	obs     Observer     // what observes a run without observers or logger of its own
+	timers  timerOptions // WithParkAfter given to the graph
 }
 
 // RetryPolicy re-runs a failing node body within its superstep. Completed
@@ -71,6 +72,7 @@ type graphConfig struct {
 	strict    bool             // WithWarningsAsErrors
 	warnings  spec.Diagnostics // set by FromSpec
 	observers []Observer       // WithObserver
+	timers    timerOptions     // WithParkAfter
 }
 
 // Warnings returns the warnings of the document the graph was built from by
@@ -102,7 +104,7 @@ func (g *Graph[S, U]) init(p program[S, U], opts []Option) error {
 	}
 	shape := p.Describe()
 	*g = Graph[S, U]{p: p, shape: shape, ids: make([]string, len(shape.Nodes)), retry: make([]*RetryPolicy, len(shape.Nodes)), index: make(map[string]int, len(shape.Nodes)),
-		warnings: cfg.warnings, logger: cfg.logger, gobs: cfg.observers}
+		warnings: cfg.warnings, logger: cfg.logger, gobs: cfg.observers, timers: cfg.timers}
 	g.obs = g.runObserver(nil, nil)
 	for i, n := range shape.Nodes {
 		g.ids[i] = n.ID

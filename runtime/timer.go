@@ -19,6 +19,14 @@ type timerOptions struct {
 	set       bool
 }
 
+// or returns o when it was set, else g (the graph's).
+func (o timerOptions) or(g timerOptions) timerOptions {
+	if o.set {
+		return o
+	}
+	return g
+}
+
 // threshold is the longest wait a run holds its thread for.
 func (o timerOptions) threshold() time.Duration {
 	if !o.set {
@@ -28,14 +36,19 @@ func (o timerOptions) threshold() time.Duration {
 }
 
 // WithParkAfter sets the longest wait (Sleep, Until) a run holds its
-// thread's lease and a goroutine for (default DefaultParkAfter): a longer
+// thread's lease and a goroutine for (default DefaultParkAfter), given to
+// a graph for every run of it, or to one run: a longer
 // one parks the thread. The run ends StatusParked with no error and the
 // wake time in Result.WakeAt; the thread continues when a waker (the
 // package runtime/waker) or a call of Thread.Wake runs it once the time has
 // come, in any process. d <= 0 parks every wait that has not passed yet.
 // A run without a checkpointer never parks: it waits in process.
-func WithParkAfter(d time.Duration) RunOption {
-	return runOption(func(c *runConfig) { c.timers = timerOptions{parkAfter: d, set: true} })
+func WithParkAfter(d time.Duration) SharedOption {
+	o := timerOptions{parkAfter: d, set: true}
+	return sharedOption{
+		graph: func(c *graphConfig) { c.timers = o },
+		run:   func(c *runConfig) { c.timers = o },
+	}
 }
 
 // Sleep waits d inside a node. The wake time is journaled under key

@@ -265,3 +265,32 @@ func TestWakeContinuesACutShortWake(t *testing.T) {
 		t.Errorf("a wake of a done thread: %v, want ErrNotDue", err)
 	}
 }
+
+// TestParkAfterOnTheGraph: WithParkAfter given to a graph applies to its
+// runs, and a run's own WithParkAfter wins.
+func TestParkAfterOnTheGraph(t *testing.T) {
+	node := func(c *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+		return nil, runtime.Sleep(c, "wait", 30*time.Millisecond)
+	}
+	for _, tc := range []struct {
+		name  string
+		graph []runtime.Option
+		run   []runtime.RunOption
+		want  runtime.Status
+	}{
+		{"default waits in process", nil, nil, runtime.StatusDone},
+		{"graph parks", []runtime.Option{runtime.WithParkAfter(0)}, nil, runtime.StatusParked},
+		{"run wins", []runtime.Option{runtime.WithParkAfter(0)}, []runtime.RunOption{runtime.WithParkAfter(time.Second)}, runtime.StatusDone},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, err := runtime.NewBuilder("nap").Node("n", node).Edge(spec.Start, "n").Compile(tc.graph...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := g.Thread(checkpoint.NewMemory(), "t").Invoke(context.Background(), nil, tc.run...)
+			if err != nil || res.Status != tc.want {
+				t.Fatalf("%q %v, want %q", res.Status, err, tc.want)
+			}
+		})
+	}
+}
