@@ -43,6 +43,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
@@ -112,7 +113,6 @@ type Waker struct {
 
 	mu     sync.Mutex
 	active map[string]bool // threads being woken by this waker
-	count  int             // wakes that ran
 	fired  int             // schedule firings that ran
 	wg     sync.WaitGroup
 }
@@ -152,8 +152,9 @@ func New(store Store, targets []Target, opts ...Option) (*Waker, error) {
 func (w *Waker) Run(ctx context.Context) error {
 	defer w.wg.Wait()
 	var wg sync.WaitGroup // Run waits through w.wg
+	var n atomic.Int32
 	for {
-		next, err := w.wakeDue(ctx, &wg)
+		next, err := w.wakeDue(ctx, &wg, &n)
 		if t, ferr := w.fireDue(ctx, &wg); ferr != nil {
 			err = errors.Join(err, ferr)
 		} else if !t.IsZero() && (next.IsZero() || t.Before(next)) {
@@ -177,21 +178,15 @@ func (w *Waker) Run(ctx context.Context) error {
 }
 
 // WakeDue wakes every thread that is due now and waits for those wakes;
-// it returns how many threads it woke. For tests and for a program that
+// it returns how many of them ran (not those another waker, or another
+// call, took first). For tests and for a program that
 // drives its own loop.
 func (w *Waker) WakeDue(ctx context.Context) (int, error) {
-	before := w.woken()
 	var wg sync.WaitGroup
-	_, err := w.wakeDue(ctx, &wg)
+	var n atomic.Int32
+	_, err := w.wakeDue(ctx, &wg, &n)
 	wg.Wait()
-	return w.woken() - before, err
-}
-
-// woken counts this waker's wakes that ran (for WakeDue).
-func (w *Waker) woken() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.count
+	return int(n.Load()), err
 }
 
 // Fired is how many schedule firings this waker has started that ran
@@ -204,8 +199,8 @@ func (w *Waker) Fired() int {
 
 // wakeDue starts a wake of each due thread not being woken already, and
 // returns the earliest wake time of the threads not due yet; wg counts
-// the wakes it started.
-func (w *Waker) wakeDue(ctx context.Context, wg *sync.WaitGroup) (time.Time, error) {
+// the wakes it started, and n those that ran.
+func (w *Waker) wakeDue(ctx context.Context, wg *sync.WaitGroup, n *atomic.Int32) (time.Time, error) {
 	var next time.Time
 	now := time.Now()
 	for _, status := range []runtime.Status{runtime.StatusParked, runtime.StatusInterrupted} {
@@ -224,7 +219,7 @@ func (w *Waker) wakeDue(ctx context.Context, wg *sync.WaitGroup) (time.Time, err
 						next = at
 					}
 				default:
-					w.start(ctx, th.ID, wg)
+					w.start(ctx, th.ID, wg, n)
 				}
 			}
 			if page.Next == "" {
@@ -238,7 +233,7 @@ func (w *Waker) wakeDue(ctx context.Context, wg *sync.WaitGroup) (time.Time, err
 
 // start wakes thread in a goroutine of its own unless this waker is
 // waking it already.
-func (w *Waker) start(ctx context.Context, thread string, wg *sync.WaitGroup) {
+func (w *Waker) start(ctx context.Context, thread string, wg *sync.WaitGroup, n *atomic.Int32) {
 	w.mu.Lock()
 	if w.active[thread] {
 		w.mu.Unlock()
@@ -256,16 +251,19 @@ func (w *Waker) start(ctx context.Context, thread string, wg *sync.WaitGroup) {
 			delete(w.active, thread)
 			w.mu.Unlock()
 		}()
-		w.wakeOne(ctx, thread)
+		if w.wakeOne(ctx, thread) {
+			n.Add(1)
+		}
 	}()
 }
 
-// wakeOne wakes thread on its graph and logs how it went.
-func (w *Waker) wakeOne(ctx context.Context, thread string) {
+// wakeOne wakes thread on its graph, logs how it went, and reports
+// whether the wake ran.
+func (w *Waker) wakeOne(ctx context.Context, thread string) bool {
 	t, err := w.target(ctx, thread)
 	if err != nil {
 		w.log.WarnContext(ctx, "waker: cannot wake thread", "thread", thread, "err", err)
-		return
+		return false
 	}
 	status, err := t.wake(ctx, w.store, thread)
 	switch {
@@ -273,15 +271,13 @@ func (w *Waker) wakeOne(ctx context.Context, thread string) {
 		// Woken by another waker, answered, or held by a run: the next
 		// listing says what is left.
 		w.log.DebugContext(ctx, "waker: thread not woken", "thread", thread, "err", err)
-		return
+		return false
 	case status == "":
 		w.log.WarnContext(ctx, "waker: wake refused", "thread", thread, "err", err)
-		return
+		return false
 	}
-	w.mu.Lock()
-	w.count++
-	w.mu.Unlock()
 	w.log.InfoContext(ctx, "waker: thread woken", "thread", thread, "status", string(status), "err", err)
+	return true
 }
 
 // target picks the graph of thread: the one its latest checkpoint's
