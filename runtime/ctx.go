@@ -36,6 +36,7 @@ type runInfo struct {
 	obs       Observer                // nil: nobody observes the run
 	stepIndex int
 	runSteps  int
+	parkAfter time.Duration // the longest in-process wait (WithParkAfter)
 }
 
 // leaseValid reports whether the run may still start an effect as far as

@@ -168,6 +168,22 @@
 // [Thread.Pending] show where a thread stands, [Thread.History] lists its
 // checkpoints, and [ThreadMermaid] draws it.
 //
+// # Timers
+//
+// [Sleep] and [Until] wait inside a node. The wake time is journaled the
+// first time the task asks, so a resume or a crash never moves it. A wait
+// of at most [WithParkAfter] (default [DefaultParkAfter]) happens in
+// process; a longer one parks the thread: the run ends [StatusParked]
+// with no error, the lease and the goroutine are released, and the wake
+// time is in [Result.WakeAt], [ThreadState.WakeAt] and the thread's
+// listing (its pending timer, a [PendingInterrupt] with Timer set). An
+// interrupt with a deadline ([WithTimeout]) is woken the same way, and
+// its node then gets the default answer ([WithDefaultAnswer]) or an
+// *[InterruptTimeoutError], once. [Thread.Wake] continues a thread whose
+// time has come, from any process, and refuses one with nothing due
+// ([ErrNotDue]); package runtime/waker calls it for the threads of a
+// memory or SQLite store, and fires scheduled runs.
+//
 // # Checkpoints and threads
 //
 // A run on a thread continues from the thread's latest [Checkpoint]: new

@@ -70,7 +70,7 @@ func newRunner[S, U any](g *Graph[S, U], ctx context.Context, cfg runConfig, yie
 	}
 	rctx, cancel := context.WithCancelCause(ctx)
 	r.g, r.p, r.cfg, r.ctx, r.cancel, r.yield = g, g.p, cfg, rctx, cancel, yield
-	r.info = runInfo{shape: g.shape, runID: newID(), threadID: cfg.thread, meta: cfg.meta, logger: cfg.logger, limit: cfg.limit, strict: cfg.strict, cp: cfg.cp}
+	r.info = runInfo{shape: g.shape, runID: newID(), threadID: cfg.thread, meta: cfg.meta, logger: cfg.logger, limit: cfg.limit, strict: cfg.strict, cp: cfg.cp, parkAfter: cfg.timers.or(g.timers).threshold()}
 	r.obs = g.observer(&cfg)
 	r.info.obs = r.obs
 	r.encoded, r.werr = false, nil
@@ -189,8 +189,9 @@ func (r *runner[S, U]) runBody(in *U, a *Answers) (res Result[S]) {
 		res.Supersteps++
 		status, err := r.timedSuperstep()
 		if status != "" {
-			if status == StatusInterrupted {
+			if status == StatusInterrupted || status == StatusParked {
 				res.Pending = r.pending()
+				res.WakeAt = EarliestWake(res.Pending)
 			}
 			return r.end(res, status, err)
 		}
@@ -275,7 +276,7 @@ func (r *runner[S, U]) superstep() (status Status, err error) {
 				return StatusInterrupted, rf
 			}
 		}
-		return StatusInterrupted, nil
+		return pauseStatus(r.pending()), nil
 	}
 	// Reducers and guards are the program's (and, in code-built graphs, the
 	// application's) code: a panic there fails the run like a node's does.

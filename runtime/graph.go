@@ -29,9 +29,10 @@ type Graph[S, U any] struct {
 	warnings spec.Diagnostics // the document's warnings (FromSpec, Load)
 	logger   *slog.Logger     // WithLogger; nil: the runtime logs nothing
 
-	version version    // Fingerprint and the stored form of the graph's document
-	gobs    []Observer // WithObserver
-	obs     Observer   // what observes a run without observers or logger of its own
+	version version      // Fingerprint and the stored form of the graph's document
+	gobs    []Observer   // WithObserver
+	obs     Observer     // what observes a run without observers or logger of its own
+	timers  timerOptions // WithParkAfter given to the graph
 }
 
 // RetryPolicy re-runs a failing node body within its superstep. Completed
@@ -71,6 +72,7 @@ type graphConfig struct {
 	strict    bool             // WithWarningsAsErrors
 	warnings  spec.Diagnostics // set by FromSpec
 	observers []Observer       // WithObserver
+	timers    timerOptions     // WithParkAfter
 }
 
 // Warnings returns the warnings of the document the graph was built from by
@@ -102,7 +104,7 @@ func (g *Graph[S, U]) init(p program[S, U], opts []Option) error {
 	}
 	shape := p.Describe()
 	*g = Graph[S, U]{p: p, shape: shape, ids: make([]string, len(shape.Nodes)), retry: make([]*RetryPolicy, len(shape.Nodes)), index: make(map[string]int, len(shape.Nodes)),
-		warnings: cfg.warnings, logger: cfg.logger, gobs: cfg.observers}
+		warnings: cfg.warnings, logger: cfg.logger, gobs: cfg.observers, timers: cfg.timers}
 	g.obs = g.runObserver(nil, nil)
 	for i, n := range shape.Nodes {
 		g.ids[i] = n.ID
@@ -177,6 +179,7 @@ type runConfig struct {
 	threadMeta map[string]string // WithThreadMeta
 	events     bool              // WithEventLog
 	ifLatest   *string           // WithExpectedLatest
+	timers     timerOptions      // WithParkAfter
 }
 
 // DefaultRecursionLimit is the number of supersteps a run may take unless
@@ -219,13 +222,17 @@ type Result[S any] struct {
 	// Err is why the run ended in StatusError or StatusAborted.
 	Err error
 	// Pending lists the open interrupts when Status is StatusInterrupted,
-	// sorted by id.
+	// and the timers too when it is StatusParked, sorted by id.
 	Pending []PendingInterrupt
 	RunID   string
 	// CheckpointID is the thread's latest checkpoint ("" without one).
 	CheckpointID string
 	// Supersteps is the number of supersteps this run executed.
 	Supersteps int
+	// WakeAt is when the thread is to be woken (the earliest timer or
+	// interrupt deadline of Pending; see Thread.Wake); zero when nothing
+	// but an answer continues it.
+	WakeAt time.Time
 }
 
 // Answers is what a resume hands to the pending interrupts: one bare answer
@@ -234,6 +241,7 @@ type Answers struct {
 	bare  any
 	keyed map[string]any
 	isMap bool
+	wake  bool // Thread.Wake: no answers, a due timer continues the thread
 }
 
 // Answer is a bare answer to the one open interrupt of a thread.
@@ -261,7 +269,7 @@ func (g *Graph[S, U]) invoke(ctx context.Context, t *Thread[S, U], in *U, a *Ans
 	r := newRunner(g, ctx, cfg, nil)
 	res := r.run(in, a)
 	r.release()
-	if res.Status == StatusDone || (res.Status == StatusInterrupted && res.Err == nil) {
+	if res.Status == StatusDone || ((res.Status == StatusInterrupted || res.Status == StatusParked) && res.Err == nil) {
 		return res, nil
 	}
 	return res, res.Err

@@ -160,22 +160,14 @@ func runStep[T any](ctx *Ctx, full string, fn func() (T, error)) (T, error) {
 	return v, nil
 }
 
-// InterruptOption configures Interrupt.
-type InterruptOption func(*string)
-
-// WithKey gives an interrupt an explicit key instead of "interrupt" (use a
-// stable key derived from the data inside loops, e.g. "approve:"+item.ID).
-// The interrupt's id is "<task key>:<key>#<n>"; a pause in which two tasks
-// spell the same id (possible when node ids hold ':' too) cannot be
-// answered by id, so the run fails with a NodeError that names it.
-func WithKey(key string) InterruptOption { return func(k *string) { *k = key } }
-
 // Interrupt asks a person: on the first pass it journals payload as pending
 // and returns an error for which IsInterrupt is true; the node must return
 // it, which halts the task and, with it, the superstep. When the thread is
 // resumed with an answer, the task replays and Interrupt returns the answer
 // decoded into T. The default key is "interrupt", suffixed #0, #1... by
 // occurrence, so several pauses in one node resolve one at a time.
+// WithTimeout gives the question a deadline, after which the node gets a
+// default answer or an *InterruptTimeoutError instead.
 func Interrupt[T any](ctx *Ctx, payload any, opts ...InterruptOption) (T, error) {
 	var zero T
 	if ctx == nil || ctx.t == nil {
@@ -185,16 +177,24 @@ func Interrupt[T any](ctx *Ctx, payload any, opts ...InterruptOption) (T, error)
 	if t.halted {
 		return zero, &haltError{id: t.pending[0].ID}
 	}
-	base := "interrupt"
-	for _, o := range opts {
-		o(&base)
+	cfg := interruptOptions(opts)
+	if err := cfg.checkDefault(expectsOf[T]()); err != nil {
+		return zero, err
 	}
 	j := t.j()
-	full := j.next(base)
+	full := j.next(cfg.key)
 	id := t.key + ":" + full
 	if e, ok := j.lookup(full); ok {
 		if !e.Interrupt {
 			return zero, &NondeterminismError{Node: ctx.Node(), Key: full, Reason: "the journal holds a step under this key, the replay asked for an interrupt"}
+		}
+		if timedOut(e) {
+			if err := ctx.timeOut(e, &cfg); err != nil {
+				return zero, fmt.Errorf("interrupt %q: journal its timeout: %w", id, err)
+			}
+		}
+		if e.TimedOut && len(e.Value) == 0 {
+			return zero, &InterruptTimeoutError{Interrupt: id, Deadline: e.WakeAt}
 		}
 		if e.Answered {
 			var v T
@@ -216,22 +216,29 @@ func Interrupt[T any](ctx *Ctx, payload any, opts ...InterruptOption) (T, error)
 				}
 				t.refused = refused
 				t.halt(ctx, id, full, e.Payload, expectsOf[T]())
+				t.wakeAt(e.WakeAt, false)
 				return zero, &haltError{id: id}
 			}
 			return v, nil
 		}
 		t.halt(ctx, id, full, e.Payload, expectsOf[T]())
+		t.wakeAt(e.WakeAt, false)
 		return zero, &haltError{id: id}
 	}
 	raw, err := json.Marshal(payload)
 	if err != nil {
 		return zero, fmt.Errorf("interrupt %q: payload must be JSON-serializable: %w", id, err)
 	}
-	j.add(checkpoint.JournalEntry{Key: full, Interrupt: true, Payload: raw})
+	var deadline time.Time
+	if cfg.timeout > 0 {
+		deadline = time.Now().Add(cfg.timeout).UTC()
+	}
+	j.add(checkpoint.JournalEntry{Key: full, Interrupt: true, Payload: raw, WakeAt: deadline})
 	if err := ctx.persistJournal(); err != nil {
 		return zero, fmt.Errorf("interrupt %q: persist journal: %w", id, err)
 	}
 	t.halt(ctx, id, full, raw, expectsOf[T]())
+	t.wakeAt(deadline, false)
 	return zero, &haltError{id: id}
 }
 

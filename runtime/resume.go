@@ -13,12 +13,19 @@ import (
 // for replay. A refused resume writes nothing.
 func (r *runner[S, U]) startResume(latest *Checkpoint, a *Answers) error {
 	thread := r.cfg.thread
+	if a.wake {
+		return r.startWake(latest)
+	}
 	if latest == nil || len(latest.Pending) == 0 {
 		return &ResumeError{ThreadID: thread, Reason: ErrNotInterrupted, Msg: fmt.Sprintf("cannot resume thread %q — it is not interrupted; start a run with Invoke instead", thread)}
 	}
 	pauses, open, err := readPauses(r.ctx, r.cfg.cp, thread, latest.Pending)
 	if err != nil {
 		return &CheckpointError{Op: "get journal", Err: err}
+	}
+	// A timer is not a question: the clock ends it (Thread.Wake).
+	if pauses, open = answerable(pauses, open); len(pauses) == 0 {
+		return &ResumeError{ThreadID: thread, Reason: ErrNotInterrupted, Msg: fmt.Sprintf("cannot resume thread %q — it is parked on a timer, not interrupted; it continues when woken (Thread.Wake)", thread)}
 	}
 	answers := map[string]json.RawMessage{} // pause id -> answer to journal
 	encode := func(id string, v any) (json.RawMessage, error) {

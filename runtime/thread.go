@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"time"
 )
 
 // Thread is a handle on one thread of a graph: a conversation or a case
@@ -114,10 +115,14 @@ type ThreadState[S any] struct {
 	// Open lists the interrupts still waiting for an answer, sorted by id;
 	// when it is empty the thread takes plain runs.
 	Open []PendingInterrupt
+	// WakeAt is when the thread is to be woken: its earliest timer or
+	// interrupt deadline (Thread.Wake); zero when it waits on none.
+	WakeAt time.Time
 }
 
-// Waiting reports whether the thread waits on a person: a plain run is
-// refused until Resume answers every open interrupt.
+// Waiting reports whether the thread waits on a person or a timer: a
+// plain run is refused until Resume answers every open interrupt and
+// every timer has fired.
 func (t ThreadState[S]) Waiting() bool { return len(t.Open) > 0 }
 
 // State reads the thread as of its latest checkpoint. A thread that has no
@@ -145,7 +150,7 @@ func (t *Thread[S, U]) StateAt(ctx context.Context, checkpointID string) (Thread
 	if err != nil {
 		return ts, err
 	}
-	ts.State, ts.Checkpoint, ts.Open = st, at, open
+	ts.State, ts.Checkpoint, ts.Open, ts.WakeAt = st, at, open, EarliestWake(open)
 	for _, n := range at.Next {
 		ts.Next = append(ts.Next, n.Key)
 	}

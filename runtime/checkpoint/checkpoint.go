@@ -75,6 +75,13 @@ type PendingInterrupt struct {
 	// (the OpenTelemetry package: the pausing run's trace context); it is
 	// stored with the checkpoint's interrupts.
 	Meta map[string]string `json:"meta,omitempty"`
+	// WakeAt is when the pause ends without an answer: a timer's wake
+	// time (runtime.Sleep, runtime.Until) or an interrupt's deadline
+	// (runtime.WithTimeout). Zero when nothing but an answer ends it.
+	WakeAt time.Time `json:"wake_at,omitzero"`
+	// Timer is true for a timer's pause: nobody answers it, the clock
+	// ends it (a waker, or runtime's Thread.Wake once WakeAt has passed).
+	Timer bool `json:"timer,omitempty"`
 }
 
 // JournalEntry is one recorded step or interrupt of a task.
@@ -88,6 +95,13 @@ type JournalEntry struct {
 	Answered bool `json:"answered,omitempty"`
 	// Payload is an interrupt's question (JSON).
 	Payload json.RawMessage `json:"payload,omitempty"`
+	// WakeAt is a timer's wake time or an interrupt's deadline, journaled
+	// once when first asked for, so a replay never moves it.
+	WakeAt time.Time `json:"wake_at,omitzero"`
+	// TimedOut is true once an interrupt's deadline passed without an
+	// answer: Value holds its default answer, or nothing when the node
+	// gets a timeout error instead.
+	TimedOut bool `json:"timed_out,omitempty"`
 }
 
 // Checkpointer is the memory port: where threads keep their checkpoints and

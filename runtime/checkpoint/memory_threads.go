@@ -89,7 +89,7 @@ func (m *Memory) ListThreads(_ context.Context, q ThreadQuery) (ThreadPage, erro
 			continue
 		}
 		info := ThreadInfo{ID: id, Meta: maps.Clone(r.meta), Updated: time.Unix(0, r.updated).UTC(), Outcome: r.outcome}
-		if r.outcome.Status == StatusInterrupted {
+		if r.outcome.Status == StatusInterrupted || r.outcome.Status == StatusParked {
 			info.Pending = slices.Clone(r.pending)
 		}
 		out = append(out, info)

@@ -17,7 +17,8 @@ const (
 	// StatusRunning is a thread a run holds right now.
 	StatusRunning Status = "running"
 	// StatusParked is a thread whose run stopped at a superstep boundary
-	// to be continued later, by this process or another.
+	// to be continued later, by this process or another: its tasks wait
+	// on timers (runtime.Sleep, runtime.Until) until their wake time.
 	StatusParked Status = "parked"
 	// StatusDone is a run that reached the end.
 	StatusDone Status = "done"

@@ -16,7 +16,7 @@ import (
 // resume whose answers do not fit) records nothing; a run whose process
 // died leaves the outcome of the run before it.
 type ThreadOutcome struct {
-	// Status is done, interrupted, error or aborted; "" when no run of the
+	// Status is done, interrupted, parked, error or aborted; "" when no run of the
 	// thread has ended yet (a thread created by metadata alone, or one
 	// whose only run is still going).
 	Status Status `json:"status,omitempty"`
@@ -49,7 +49,9 @@ type ThreadInfo struct {
 	Outcome ThreadOutcome `json:"outcome"`
 	// Pending lists the interrupts the thread's last run paused on when
 	// Outcome.Status is StatusInterrupted, sorted by id: what an inbox
-	// shows, and answers with Resume and AnswersByID. Empty otherwise.
+	// shows, and answers with Resume and AnswersByID; and the timers a
+	// parked thread waits on (StatusParked, PendingInterrupt.Timer and
+	// WakeAt). Empty otherwise.
 	Pending []PendingInterrupt `json:"pending,omitempty"`
 }
 
@@ -168,9 +170,9 @@ func (c ThreadCursor) After(updated int64, id string) bool {
 // ""), as every backend interprets them. For backends.
 func CheckThreadQuery(q ThreadQuery) (limit int, cursor *ThreadCursor, err error) {
 	switch q.Status {
-	case "", StatusDone, StatusInterrupted, StatusError, StatusAborted:
+	case "", StatusDone, StatusInterrupted, StatusParked, StatusError, StatusAborted:
 	default:
-		return 0, nil, &threadQueryError{fmt.Sprintf("thread query: status %q is not one of done, interrupted, error, aborted (or \"\" for any)", q.Status)}
+		return 0, nil, &threadQueryError{fmt.Sprintf("thread query: status %q is not one of done, interrupted, parked, error, aborted (or \"\" for any)", q.Status)}
 	}
 	for k := range q.Meta {
 		if k == "" {

@@ -26,6 +26,7 @@ var threadContracts = []contract{
 	{"ThreadsRecordFencedAndDeleted", testThreadsFenced},
 	{"ThreadsDeletedDuringRunStayGone", testThreadsDeletedDuringRun},
 	{"ThreadsStoppedAtBoundaryAborted", testThreadsStopped},
+	{"ThreadsParkedOnTimerThenWoken", testThreadsParked},
 }
 
 // lister returns cp's ThreadLister and ThreadRecorder, or skips the test.

@@ -110,7 +110,7 @@ func (r ThreadRow) Decode(info *checkpoint.ThreadInfo) error {
 		info.Outcome.Ended = time.Unix(0, r.Ended).UTC()
 	}
 	info.Updated = time.Unix(0, r.Updated).UTC()
-	if len(r.Pending) > 0 && info.Outcome.Status == checkpoint.StatusInterrupted {
+	if len(r.Pending) > 0 && (info.Outcome.Status == checkpoint.StatusInterrupted || info.Outcome.Status == checkpoint.StatusParked) {
 		if err := json.Unmarshal(r.Pending, &info.Pending); err != nil {
 			return fmt.Errorf("thread %q: decode pending interrupts: %w", info.ID, err)
 		}

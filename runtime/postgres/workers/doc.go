@@ -94,4 +94,43 @@
 // (Worker.Retries) and passed to OnRetry, for a metrics system to count.
 // TestQueueStatementsSurviveTerminatedConnections cuts the connections
 // with pg_terminate_backend before and after each of these commits.
+//
+// # Why not River
+//
+// River (github.com/riverqueue/river v0.51.2) was evaluated as the engine
+// under the queue and is not used, because the guarantees above do not map
+// onto its jobs (checked against its source and in a scratch program on
+// PostgreSQL 15):
+//
+//   - A claim is not fenced. River finishes a job by id while its state is
+//     running (JobSetStateIfRunningMany), not by attempt: a job made
+//     available again while attempt 1 still ran was claimed as attempt 2
+//     by another client, and attempt 1's return marked it completed while
+//     attempt 2 was still running. Here an outcome is written only under
+//     the claim number that is current.
+//   - No claim deadline is renewed. A running job is rescued when it has
+//     run longer than RescueStuckJobsAfter (default one hour, checked
+//     every 30 s by the leader), whatever its worker's health: a short
+//     value runs healthy long runs twice, a long one leaves a dead
+//     worker's request stuck for that long. Here a claim is renewed every
+//     third of ClaimTTL and expires ClaimTTL after its worker dies.
+//   - One run per thread in submission order, and the DoubleTexting
+//     policies, need jobs serialized by key. River's open-source unique
+//     jobs reject a duplicate insert (reject maps; enqueue behind and
+//     cancel-and-replace do not); per-key sequences and partition limits
+//     are in its paid edition.
+//   - Periodic jobs are approximate: the elected leader keeps the
+//     schedule in memory and starts over after a restart or a new
+//     election, so neither exactly one firing per tick across a restart
+//     nor a catch-up policy holds; intervals under a minute are
+//     discouraged.
+//
+// What does map (priorities, a maximum number of attempts with a
+// discarded state, jobs scheduled for a time, retention by a cleaner)
+// is each a column, an ORDER BY term or a DELETE in ilmek_requests, and
+// is added there rather than running a second queue beside this one.
+// Waking parked threads (runtime.Sleep, interrupt deadlines) from the
+// queue is not done yet: a due timer is to become a claimable request
+// fenced like any run. Until then runtime/waker wakes them in one
+// process.
 package workers

@@ -1,0 +1,299 @@
+package waker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/ilmek-go/ilmek/runtime"
+)
+
+// Schedule starts a run of a graph at each tick of a cron expression or
+// an interval. Each tick runs on a thread of its own, named
+// Name + "@" + the tick in UTC (20060102T150405Z), so a tick fires once
+// however many wakers or restarts see it: the run starts only on a thread
+// that has no checkpoint yet (runtime.WithExpectedLatest("")), under its lease.
+// The thread's metadata records the schedule (MetaSchedule) and the tick
+// (MetaTick).
+type Schedule struct {
+	// Name names the schedule and prefixes its threads' ids.
+	Name string
+	// Cron is a cron expression of five fields (minute, hour, day of
+	// month, month, day of week) or a descriptor (@daily, @every 1h30m),
+	// parsed by github.com/robfig/cron/v3; "" when Every is set.
+	Cron string
+	// TimeZone is the IANA zone the cron expression is read in (e.g.
+	// "Europe/Istanbul"); "" is UTC.
+	TimeZone string
+	// Every is a fixed interval between ticks, counted from the Unix
+	// epoch (ticks fall on multiples of it); 0 when Cron is set.
+	Every time.Duration
+	// Graph runs the firings: waker.Graph(g).
+	Graph Target
+	// Input is the JSON of each firing's input (decoded into the graph's
+	// update type); nil is its zero value.
+	Input json.RawMessage
+	// Overlap is what a tick does while this waker's run of an earlier
+	// tick has not ended: runtime.DoubleTextReject (the default) skips the
+	// tick; runtime.DoubleTextEnqueue starts it when the earlier one ends;
+	// runtime.DoubleTextCancelReplace stops the earlier one at its next
+	// superstep boundary and starts it.
+	Overlap runtime.DoubleTexting
+	// CatchUp is what the ticks missed while no waker ran (the process
+	// was down) become: CatchUpNone (the default) fires none of them,
+	// CatchUpOne fires the latest, CatchUpAll fires each, oldest first, at
+	// most MaxCatchUp of them (the latest).
+	CatchUp    CatchUp
+	MaxCatchUp int
+}
+
+// CatchUp is a schedule's policy for ticks missed while no waker ran.
+type CatchUp string
+
+// The catch-up policies.
+const (
+	CatchUpNone CatchUp = "none"
+	CatchUpOne  CatchUp = "one"
+	CatchUpAll  CatchUp = "all"
+)
+
+// DefaultMaxCatchUp bounds CatchUpAll when Schedule.MaxCatchUp is 0.
+const DefaultMaxCatchUp = 100
+
+// The metadata keys of a firing's thread.
+const (
+	MetaSchedule = "ilmek.schedule"
+	MetaTick     = "ilmek.tick"
+)
+
+// tickFormat spells a tick in a firing's thread id and metadata.
+const tickFormat = "20060102T150405Z"
+
+func (t graphTarget[S, U]) start(ctx context.Context, cp runtime.Checkpointer, thread string, input json.RawMessage, meta map[string]string, stop <-chan struct{}) (runtime.Status, error) {
+	var in U
+	if len(input) > 0 {
+		if err := json.Unmarshal(input, &in); err != nil {
+			return "", fmt.Errorf("decode the schedule's input into %T: %w", in, err)
+		}
+	}
+	opts := append(t.opts[:len(t.opts):len(t.opts)], runtime.WithExpectedLatest(""), runtime.WithThreadMeta(meta), runtime.WithStopSignal(stop))
+	res, err := t.g.Thread(cp, thread).Invoke(ctx, in, opts...)
+	return res.Status, err
+}
+
+// ErrSchedule is matched (errors.Is) by the error of WithSchedules for a
+// schedule that cannot run.
+var ErrSchedule = errors.New("waker: invalid schedule")
+
+// WithSchedules has the waker fire the schedules (see Schedule).
+func WithSchedules(s ...Schedule) Option {
+	return func(w *Waker) { w.schedules = append(w.schedules, s...) }
+}
+
+// scheduleState is a schedule as a waker runs it.
+type scheduleState struct {
+	Schedule
+	sched cron.Schedule
+	last  time.Time // the latest tick fired (or skipped); zero before the first pass
+	// caught is set after the first pass, which applies the catch-up
+	// policy to the ticks missed while no waker ran.
+	caught bool
+	// running is the run of the latest firing this waker started: closed
+	// when it ends; stop stops it at its boundary.
+	running chan struct{}
+	stop    chan struct{}
+}
+
+// every is a cron.Schedule of ticks on multiples of d since the epoch.
+type every time.Duration
+
+func (e every) Next(t time.Time) time.Time {
+	d := time.Duration(e)
+	return t.Truncate(d).Add(d)
+}
+
+// prepare parses the waker's schedules.
+func (w *Waker) prepare() error {
+	seen := map[string]bool{}
+	for _, s := range w.schedules {
+		bad := func(format string, a ...any) error {
+			return fmt.Errorf("%w %q: %s", ErrSchedule, s.Name, fmt.Sprintf(format, a...))
+		}
+		if err := runtime.CheckThreadID(s.Name + "@" + tickFormat); err != nil || s.Name == "" || seen[s.Name] {
+			return bad("a name must be unique, non-empty and fit a thread id (no '/', '?', '#', '%%')")
+		}
+		seen[s.Name] = true
+		if s.Graph == nil {
+			return bad("no graph: set Graph to waker.Graph(g)")
+		}
+		st := &scheduleState{Schedule: s}
+		switch {
+		case (s.Cron == "") == (s.Every == 0):
+			return bad("set exactly one of Cron and Every")
+		case s.Every < 0 || (s.Every > 0 && s.Every < time.Second):
+			return bad("Every %v is under a second", s.Every)
+		case s.Every > 0:
+			st.sched = every(s.Every)
+		default:
+			spec := s.Cron
+			if s.TimeZone != "" {
+				if _, err := time.LoadLocation(s.TimeZone); err != nil {
+					return bad("time zone: %v", err)
+				}
+				spec = "CRON_TZ=" + s.TimeZone + " " + spec
+			}
+			sched, err := cron.ParseStandard(spec)
+			if err != nil {
+				return bad("cron expression %q: %v", s.Cron, err)
+			}
+			st.sched = sched
+		}
+		switch st.Overlap {
+		case "":
+			st.Overlap = runtime.DoubleTextReject
+		case runtime.DoubleTextReject, runtime.DoubleTextEnqueue, runtime.DoubleTextCancelReplace:
+		default:
+			return bad("overlap %q is not reject, enqueue or cancel-and-replace", s.Overlap)
+		}
+		switch st.CatchUp {
+		case "":
+			st.CatchUp = CatchUpNone
+		case CatchUpNone, CatchUpOne, CatchUpAll:
+		default:
+			return bad("catch-up %q is not none, one or all", s.CatchUp)
+		}
+		if st.MaxCatchUp <= 0 {
+			st.MaxCatchUp = DefaultMaxCatchUp
+		}
+		w.states = append(w.states, st)
+	}
+	return nil
+}
+
+// lastFired finds the latest tick of s whose thread the store holds: where
+// a restarted waker takes the schedule up. Zero when it has none.
+func (w *Waker) lastFired(ctx context.Context, s *scheduleState) (time.Time, error) {
+	var last time.Time
+	q := runtime.ThreadQuery{Meta: map[string]string{MetaSchedule: s.Name}, Limit: 1000}
+	for {
+		page, err := w.store.ListThreads(ctx, q)
+		if err != nil {
+			return last, err
+		}
+		for _, th := range page.Threads {
+			if t, err := time.Parse(tickFormat, th.Meta[MetaTick]); err == nil && t.After(last) {
+				last = t
+			}
+		}
+		if page.Next == "" {
+			return last, nil
+		}
+		q.Cursor = page.Next
+	}
+}
+
+// fireDue fires each schedule's due ticks and returns the earliest tick
+// to come.
+func (w *Waker) fireDue(ctx context.Context, wg *sync.WaitGroup) (time.Time, error) {
+	var next time.Time
+	now := time.Now()
+	for _, s := range w.states {
+		if s.last.IsZero() {
+			last, err := w.lastFired(ctx, s)
+			if err != nil {
+				return next, err
+			}
+			if last.IsZero() {
+				// A schedule seen for the first time starts now: no tick
+				// before it was missed.
+				last = now.Add(-time.Nanosecond)
+			}
+			s.last = last
+		}
+		var due []time.Time
+		for t := s.sched.Next(s.last); !t.After(now); t = s.sched.Next(t) {
+			due = append(due, t)
+			if len(due) > s.MaxCatchUp {
+				due = due[1:]
+			}
+		}
+		if len(due) > 0 {
+			s.last = due[len(due)-1]
+			if !s.caught {
+				// Ticks due at the first pass came while no waker ran.
+				switch s.CatchUp {
+				case CatchUpNone:
+					due = nil
+				case CatchUpOne:
+					due = due[len(due)-1:]
+				}
+			}
+			// Ticks that fire together (a catch-up, a slow pass) run one
+			// after the other; the overlap policy is for the first.
+			for i, t := range due {
+				w.fire(ctx, s, t, i > 0, wg)
+			}
+		}
+		s.caught = true
+		if t := s.sched.Next(s.last); next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	return next, nil
+}
+
+// fire starts the run of tick t of s, following its overlap policy, or
+// behind the earlier firing when queue is set.
+func (w *Waker) fire(ctx context.Context, s *scheduleState, t time.Time, queue bool, wg *sync.WaitGroup) {
+	prev, prevStop := s.running, s.stop
+	if prev != nil {
+		select {
+		case <-prev:
+			prev = nil
+		default:
+		}
+	}
+	policy := s.Overlap
+	if queue {
+		policy = runtime.DoubleTextEnqueue
+	}
+	if prev != nil && policy == runtime.DoubleTextReject {
+		w.log.InfoContext(ctx, "waker: tick skipped, the previous firing still runs", "schedule", s.Name, "tick", t)
+		return
+	}
+	if prev != nil && policy == runtime.DoubleTextCancelReplace {
+		close(prevStop)
+	}
+	tick := t.UTC().Format(tickFormat)
+	thread := s.Name + "@" + tick
+	done, stop := make(chan struct{}), make(chan struct{})
+	s.running, s.stop = done, stop
+	w.wg.Add(1)
+	wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		defer wg.Done()
+		defer close(done)
+		if prev != nil {
+			<-prev // enqueue, and cancel-and-replace waits for the boundary
+		}
+		status, err := s.Graph.start(ctx, w.store, thread, s.Input, map[string]string{MetaSchedule: s.Name, MetaTick: tick}, stop)
+		switch {
+		case errors.Is(err, runtime.ErrThreadMoved), errors.Is(err, runtime.ErrThreadBusy):
+			w.log.DebugContext(ctx, "waker: tick fired elsewhere", "schedule", s.Name, "thread", thread)
+			return
+		case status == "":
+			w.log.WarnContext(ctx, "waker: tick not fired", "schedule", s.Name, "thread", thread, "err", err)
+			return
+		}
+		w.mu.Lock()
+		w.fired++
+		w.mu.Unlock()
+		w.log.InfoContext(ctx, "waker: schedule fired", "schedule", s.Name, "thread", thread, "status", string(status), "err", err)
+	}()
+}

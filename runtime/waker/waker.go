@@ -1,0 +1,299 @@
+// Package waker wakes parked threads in one process: the threads whose run
+// stopped on a timer (runtime.Sleep, runtime.Until past
+// runtime.WithParkAfter) or that wait on an interrupt with a deadline
+// (runtime.WithTimeout), once the time has come. It is for deployments on
+// the memory store or runtime/sqlite:
+//
+//	w, err := waker.New(store, []waker.Target{waker.Graph(g)})
+//	go w.Run(ctx) // until ctx is done
+//
+// Every poll (WithPollInterval) the waker lists the store's parked and
+// interrupted threads, and wakes each whose earliest WakeAt has passed
+// with runtime's Thread.Wake, which replays the paused superstep under the
+// thread's lease: the timers that are due return, the deadlines that
+// passed take their timeout path, and the rest pause again. Thread.Wake
+// refuses a thread with nothing due, under the lease, so a thread is
+// continued once however many wakes race; a thread deleted or answered
+// before its time is not woken (it is no longer listed as waiting on it).
+//
+// WithSchedules has the waker also start runs on schedules (Schedule: a
+// cron expression with its time zone, or an interval), each tick on a
+// thread of its own, so a tick fires once across wakers and restarts,
+// with an overlap policy (runtime.DoubleTexting) and a catch-up policy
+// for ticks missed while no waker ran.
+//
+// The waker holds no state of its own: a process killed during a wait,
+// or during a wake, is restarted with a new waker and finds the threads
+// where the store left them. A wake that the kill cut short runs again
+// once the thread's lease expires, and its completed steps are not
+// repeated (the journal).
+//
+// Limits: one process. Each poll reads every parked and interrupted
+// thread of the store, and the wake runs in the waker's process. Several
+// processes each running a waker on one SQLite file stay correct (the
+// lease and the due check fence them) but each does the listing. Threads
+// of PostgreSQL deployments are to be woken by the queue's workers
+// (runtime/postgres/workers), which do not do it yet.
+package waker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+)
+
+// Store is what a waker reads and runs threads on: a checkpointer that
+// lists threads (checkpoint.NewMemory, runtime/sqlite).
+type Store interface {
+	runtime.Checkpointer
+	checkpoint.ThreadLister
+}
+
+// Target is a graph whose threads a waker wakes. Make one with Graph.
+type Target interface {
+	fingerprint() string
+	wake(ctx context.Context, cp runtime.Checkpointer, thread string) (runtime.Status, error)
+	start(ctx context.Context, cp runtime.Checkpointer, thread string, input json.RawMessage, meta map[string]string, stop <-chan struct{}) (runtime.Status, error)
+}
+
+// Graph makes g's threads wakeable; opts are added to every wake's run
+// options (WithLogger, WithObserver, WithParkAfter, ...); the thread and
+// the checkpointer are the waker's.
+func Graph[S, U any](g *runtime.Graph[S, U], opts ...runtime.RunOption) Target {
+	return graphTarget[S, U]{g, opts}
+}
+
+type graphTarget[S, U any] struct {
+	g    *runtime.Graph[S, U]
+	opts []runtime.RunOption
+}
+
+func (t graphTarget[S, U]) fingerprint() string { return t.g.Fingerprint() }
+
+func (t graphTarget[S, U]) wake(ctx context.Context, cp runtime.Checkpointer, thread string) (runtime.Status, error) {
+	res, err := t.g.Thread(cp, thread).Wake(ctx, t.opts...)
+	return res.Status, err
+}
+
+// DefaultPollInterval is how often a waker looks for due threads unless
+// WithPollInterval says otherwise; it also wakes at the earliest wake
+// time it saw when that comes sooner.
+const DefaultPollInterval = time.Second
+
+// Option configures New.
+type Option func(*Waker)
+
+// WithPollInterval sets how often the waker lists the store's waiting
+// threads (default DefaultPollInterval): the longest a thread woken by
+// another process's run, or parked after the last listing, waits past
+// its time.
+func WithPollInterval(d time.Duration) Option { return func(w *Waker) { w.poll = d } }
+
+// WithLogger sets the logger of the waker's records (default
+// slog.Default()): each wake, and each thread it cannot wake.
+func WithLogger(l *slog.Logger) Option { return func(w *Waker) { w.log = l } }
+
+// Waker wakes the due threads of one store (see the package doc).
+type Waker struct {
+	store   Store
+	targets []Target
+	poll    time.Duration
+	log     *slog.Logger
+
+	schedules []Schedule
+	states    []*scheduleState
+
+	mu     sync.Mutex
+	active map[string]bool // threads being woken by this waker
+	fired  int             // schedule firings that ran
+	wg     sync.WaitGroup
+}
+
+// ErrNoTarget is matched (errors.Is) by New's error when neither a
+// target nor a schedule is given.
+var ErrNoTarget = errors.New("waker: no graph to wake threads of; pass at least one waker.Graph")
+
+// New returns a waker of store's threads, run on the graph of targets
+// (and of the schedules, WithSchedules) whose fingerprint is the one the
+// thread's latest checkpoint records, or on the only one. It fails with
+// an error matching ErrSchedule for a schedule that cannot run.
+func New(store Store, targets []Target, opts ...Option) (*Waker, error) {
+	w := &Waker{store: store, targets: targets, poll: DefaultPollInterval, log: slog.Default(), active: map[string]bool{}}
+	for _, o := range opts {
+		o(w)
+	}
+	if w.poll <= 0 {
+		return nil, fmt.Errorf("waker: poll interval %v must be positive (WithPollInterval)", w.poll)
+	}
+	if err := w.prepare(); err != nil {
+		return nil, err
+	}
+	for _, s := range w.schedules {
+		w.targets = append(w.targets[:len(w.targets):len(w.targets)], s.Graph)
+	}
+	if len(w.targets) == 0 {
+		return nil, ErrNoTarget
+	}
+	return w, nil
+}
+
+// Run wakes due threads and fires due schedules until ctx is done, then
+// waits for the runs it started, which ctx cancels (they end aborted),
+// and returns ctx's error. A failing listing is logged and tried
+// again at the next poll.
+func (w *Waker) Run(ctx context.Context) error {
+	defer w.wg.Wait()
+	var wg sync.WaitGroup // Run waits through w.wg
+	var n atomic.Int32
+	for {
+		next, err := w.wakeDue(ctx, &wg, &n)
+		if t, ferr := w.fireDue(ctx, &wg); ferr != nil {
+			err = errors.Join(err, ferr)
+		} else if !t.IsZero() && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+		if err != nil && ctx.Err() == nil {
+			w.log.WarnContext(ctx, "waker: list waiting threads", "err", err)
+		}
+		d := w.poll
+		if !next.IsZero() {
+			d = min(d, max(time.Until(next), time.Millisecond))
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// WakeDue wakes every thread that is due now and waits for those wakes;
+// it returns how many of them ran (not those another waker, or another
+// call, took first). For tests and for a program that
+// drives its own loop.
+func (w *Waker) WakeDue(ctx context.Context) (int, error) {
+	var wg sync.WaitGroup
+	var n atomic.Int32
+	_, err := w.wakeDue(ctx, &wg, &n)
+	wg.Wait()
+	return int(n.Load()), err
+}
+
+// Fired is how many schedule firings this waker has started that ran
+// (a tick another waker fired first is not counted).
+func (w *Waker) Fired() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.fired
+}
+
+// wakeDue starts a wake of each due thread not being woken already, and
+// returns the earliest wake time of the threads not due yet; wg counts
+// the wakes it started, and n those that ran.
+func (w *Waker) wakeDue(ctx context.Context, wg *sync.WaitGroup, n *atomic.Int32) (time.Time, error) {
+	var next time.Time
+	now := time.Now()
+	for _, status := range []runtime.Status{runtime.StatusParked, runtime.StatusInterrupted} {
+		q := runtime.ThreadQuery{Status: status, Limit: checkpoint.MaxThreadLimit}
+		for {
+			page, err := w.store.ListThreads(ctx, q)
+			if err != nil {
+				return next, err
+			}
+			for _, th := range page.Threads {
+				at := runtime.EarliestWake(th.Pending)
+				switch {
+				case at.IsZero():
+				case at.After(now):
+					if next.IsZero() || at.Before(next) {
+						next = at
+					}
+				default:
+					w.start(ctx, th.ID, wg, n)
+				}
+			}
+			if page.Next == "" {
+				break
+			}
+			q.Cursor = page.Next
+		}
+	}
+	return next, nil
+}
+
+// start wakes thread in a goroutine of its own unless this waker is
+// waking it already.
+func (w *Waker) start(ctx context.Context, thread string, wg *sync.WaitGroup, n *atomic.Int32) {
+	w.mu.Lock()
+	if w.active[thread] {
+		w.mu.Unlock()
+		return
+	}
+	w.active[thread] = true
+	w.mu.Unlock()
+	w.wg.Add(1)
+	wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		defer wg.Done()
+		defer func() {
+			w.mu.Lock()
+			delete(w.active, thread)
+			w.mu.Unlock()
+		}()
+		if w.wakeOne(ctx, thread) {
+			n.Add(1)
+		}
+	}()
+}
+
+// wakeOne wakes thread on its graph, logs how it went, and reports
+// whether the wake ran.
+func (w *Waker) wakeOne(ctx context.Context, thread string) bool {
+	t, err := w.target(ctx, thread)
+	if err != nil {
+		w.log.WarnContext(ctx, "waker: cannot wake thread", "thread", thread, "err", err)
+		return false
+	}
+	status, err := t.wake(ctx, w.store, thread)
+	switch {
+	case errors.Is(err, runtime.ErrNotDue), errors.Is(err, runtime.ErrThreadBusy):
+		// Woken by another waker, answered, or held by a run: the next
+		// listing says what is left.
+		w.log.DebugContext(ctx, "waker: thread not woken", "thread", thread, "err", err)
+		return false
+	case status == "":
+		w.log.WarnContext(ctx, "waker: wake refused", "thread", thread, "err", err)
+		return false
+	}
+	w.log.InfoContext(ctx, "waker: thread woken", "thread", thread, "status", string(status), "err", err)
+	return true
+}
+
+// target picks the graph of thread: the one its latest checkpoint's
+// fingerprint names, or the only one.
+func (w *Waker) target(ctx context.Context, thread string) (Target, error) {
+	if len(w.targets) == 1 {
+		return w.targets[0], nil
+	}
+	cp, err := w.store.Get(ctx, thread, "")
+	if err != nil {
+		return nil, fmt.Errorf("read the latest checkpoint: %w", err)
+	}
+	for _, t := range w.targets {
+		if t.fingerprint() == cp.Fingerprint {
+			return t, nil
+		}
+	}
+	return nil, fmt.Errorf("no target graph has the fingerprint %q of its latest checkpoint; add that graph version to the waker's targets", cp.Fingerprint)
+}
