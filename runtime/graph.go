@@ -74,6 +74,7 @@ type graphConfig struct {
 	strict    bool             // WarningsAsErrors
 	warnings  spec.Diagnostics // set by FromSpec
 	observers []Observer       // GraphObserver
+	subgraphs map[string]Child // WithSubgraphs (subgraph.go)
 }
 
 // GraphLogger gives the graph a logger for what the runtime itself reports:

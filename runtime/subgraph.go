@@ -1,0 +1,712 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+	"github.com/ilmek-go/ilmek/spec"
+)
+
+// Subgraphs: a graph that runs another compiled graph as one of its nodes.
+//
+// A subgraph node's task runs the child graph to its end inside the task,
+// with the child's own channels, supersteps and recursion limit. Everything
+// the child stores lives in the parent task's journal, in the parent's
+// thread, so it shares the task's identity (its task id, planID:key, which
+// survives resumes, retries and crashes) and its fate:
+//
+//   - the child's latest checkpoint, under the journal key
+//     "subgraph:checkpoint";
+//   - the journal of each child task in flight, entry by entry, under
+//     `sub"<child task id>"/<entry key>` (a nested child's entries nest the
+//     same way inside its parent's).
+//
+// Each child commit is one write of the parent task's journal, so the
+// child's checkpoint and the journals it drops change together. A replayed
+// parent task (resume, retry, a crash, a sibling's pause) continues the
+// child from its latest checkpoint: nothing the child committed, and no
+// step it journaled, runs again; a child that reached its end is not run
+// again at all. The parent's superstep commit drops the task's journal, and
+// with it everything of the child, in the same write that commits the
+// task's update (the mapped output channels): the parent's channels change
+// only when the child reached its end. A pause of the parent keeps the
+// task's journal with the checkpoint (checkpoint.TaskRef.Journal), so a
+// fork of the parent from it forks the child from the matching point.
+//
+// An interrupt inside the child pauses the parent task. It is listed on
+// the parent's pending list with the id "<parent task key>/<child
+// interrupt id>" (so "refund/approve:interrupt#0", and one more segment per
+// level of nesting), the parent node, the parent task's id, and a key
+// addressing the mirrored entry in the parent task's journal. Resume
+// answers it by that id, as any interrupt: the runtime's rule that a
+// resume answers every open interrupt or writes nothing applies across the
+// whole tree, and each answer lands in its own child's entry.
+
+// SubgraphType is the node type of a document's subgraph node, provided by
+// the runtime (FromSpec with WithSubgraphs) rather than a registry. Its
+// config is a SubgraphConfig.
+const SubgraphType = "subgraph"
+
+// subgraphCheckpointKey is the journal key of the child's latest checkpoint
+// in its parent task's journal.
+const subgraphCheckpointKey = "subgraph:checkpoint"
+
+// SubgraphConfig is the config of a "subgraph" node: the child graph by
+// name (the name of its document, Shape().Name), optionally pinned to a
+// fingerprint, and explicit channel maps. Nothing crosses the boundary
+// that the maps do not name.
+//
+//	{ "id": "refund", "type": "subgraph",
+//	  "config": { "graph": "refund", "in": {"order": "order_id"}, "out": {"refund_status": "status"} } }
+type SubgraphConfig struct {
+	// Graph names the child graph.
+	Graph string `json:"graph"`
+	// Fingerprint, when set, pins the child: a child whose
+	// Graph.Fingerprint differs is refused when the parent is built.
+	Fingerprint string `json:"fingerprint,omitempty"`
+	// In maps each child channel to the parent channel it starts from.
+	In map[string]string `json:"in,omitempty"`
+	// Out maps each parent channel to the child channel whose final value
+	// the parent task writes to it.
+	Out map[string]string `json:"out,omitempty"`
+}
+
+// Child is a compiled graph another graph can run as a node
+// (Builder.Subgraph, a document's "subgraph" node with WithSubgraphs).
+// Every *Graph[S, U] is one, whatever its state type; no other type is.
+type Child interface {
+	// Shape is the child's static shape: its name, nodes and channels.
+	Shape() *Shape
+	// Fingerprint identifies the child's version (Graph.Fingerprint).
+	Fingerprint() string
+	runChild(ctx *Ctx, store *subStore, emit func(Event)) (childOutcome, error)
+	childNames() []string
+}
+
+// childOutcome is how one pass of a child run ended.
+type childOutcome struct {
+	status   Status
+	channels []byte // the child's channels when it reached its end
+	pending  []PendingInterrupt
+	refused  *ResumeError
+}
+
+// WithSubgraphs hands FromSpec and Load the graphs a document's "subgraph"
+// nodes may name, each under its Shape().Name. A document naming a graph
+// not given here is refused when it is built.
+func WithSubgraphs(children ...Child) Option {
+	return func(c *graphConfig) {
+		if c.subgraphs == nil {
+			c.subgraphs = map[string]Child{}
+		}
+		for _, ch := range children {
+			if ch != nil {
+				c.subgraphs[ch.Shape().Name] = ch
+			}
+		}
+	}
+}
+
+// ErrSubgraph is matched (errors.Is) by the errors that refuse a subgraph
+// node when its graph is built: an unknown child, a fingerprint pin the
+// child does not match, a channel a map names that a graph does not
+// declare, reducers whose meaning the mapping would change, and a graph
+// that contains itself.
+var ErrSubgraph = errors.New("the subgraph node cannot be built")
+
+// SubgraphError is a child's failure inside a parent task: it names the
+// path of subgraph nodes (outermost first) and wraps the child's error.
+type SubgraphError struct {
+	Path []string
+	Err  error
+}
+
+func (e *SubgraphError) Error() string {
+	return "subgraph " + strings.Join(e.Path, "/") + ": " + e.Err.Error()
+}
+
+func (e *SubgraphError) Unwrap() error { return e.Err }
+
+// Subgraph adds node id running child, a compiled graph of any state type,
+// to its end in each of id's tasks. in maps each child channel to the
+// parent channel it starts from; out maps each parent channel to the child
+// channel whose final value the task writes to it. Compile refuses a
+// channel that either graph does not declare and a mapping whose reducers
+// change its meaning (see CheckSubgraph). ToSpec stores the node as a
+// "subgraph" node whose config is a SubgraphConfig.
+func (b *Builder) Subgraph(id string, child Child, in, out map[string]string) *Builder {
+	if child == nil {
+		b.errs = append(b.errs, fmt.Sprintf("node %q: Subgraph needs a child graph, got nil", id))
+		return b
+	}
+	cfg := SubgraphConfig{Graph: child.Shape().Name, In: maps.Clone(in), Out: maps.Clone(out)}
+	b.nodes = append(b.nodes, builderNode{id: id, typ: SubgraphType, config: cfg, fn: subgraphFunc(id, child, cfg), sub: child})
+	return b
+}
+
+// checkSubgraphs returns what is wrong with the builder's subgraph nodes.
+func (b *Builder) checkSubgraphs() []string {
+	var errs []string
+	chans := map[string]string{}
+	for _, c := range b.channels {
+		red := string(c.reducer)
+		switch {
+		case c.custom != nil:
+			red = "custom"
+		case red == "":
+			red = string(spec.LastWrite)
+		}
+		chans[c.name] = red
+	}
+	for _, n := range b.nodes {
+		if n.sub == nil {
+			continue
+		}
+		cfg := n.config.(SubgraphConfig)
+		for _, p := range subgraphProblems(b.name, chans, cfg, n.sub) {
+			errs = append(errs, fmt.Sprintf("node %q: %s: %s", n.id, p.path, p.msg))
+		}
+	}
+	return errs
+}
+
+// problem is one refusal of a subgraph node, at a path from its config.
+type problem struct{ path, msg, fix string }
+
+// subgraphProblems checks a subgraph node of graph parent, whose channels
+// map to their reducers, against child: every mapped channel declared on
+// its side, reducers that keep the mapping's meaning, and no cycle.
+func subgraphProblems(parent string, chans map[string]string, cfg SubgraphConfig, child Child) []problem {
+	var out []problem
+	cs := child.Shape()
+	creds := map[string]string{}
+	for _, c := range cs.Channels {
+		creds[c.Name] = c.Reducer
+	}
+	if cfg.Fingerprint != "" && cfg.Fingerprint != child.Fingerprint() {
+		out = append(out, problem{"config.fingerprint", fmt.Sprintf("pins graph %q at %s, but the graph given is %s", cfg.Graph, cfg.Fingerprint, child.Fingerprint()), "pin the child's current fingerprint or give the pinned version"})
+	}
+	if cs.Name == parent || slices.Contains(child.childNames(), parent) {
+		out = append(out, problem{"config.graph", fmt.Sprintf("graph %q contains itself through subgraph %q", parent, cfg.Graph), "remove the cycle of subgraphs"})
+	}
+	fed := map[string]bool{}
+	for _, cc := range slices.Sorted(maps.Keys(cfg.In)) {
+		pc := cfg.In[cc]
+		path := "config.in." + cc
+		cr, cok := creds[cc]
+		pr, pok := chans[pc]
+		switch {
+		case !cok:
+			out = append(out, problem{path, fmt.Sprintf("graph %q has no channel %q", cfg.Graph, cc), "name a channel of the child"})
+		case !pok:
+			out = append(out, problem{path, fmt.Sprintf("feeds from channel %q, which graph %q does not declare", pc, parent), "declare it or name a declared channel"})
+		case cr != string(spec.LastWrite) && cr != pr:
+			out = append(out, problem{path, fmt.Sprintf("child channel %q (%s) cannot start from parent channel %q (%s)", cc, cr, pc, pr), "map channels of the same reducer, or feed a last_write child channel"})
+		default:
+			if pr == string(spec.Append) && cr == string(spec.Append) {
+				fed[cc+"\x00"+pc] = true
+			}
+		}
+	}
+	for _, pc := range slices.Sorted(maps.Keys(cfg.Out)) {
+		cc := cfg.Out[pc]
+		path := "config.out." + pc
+		cr, cok := creds[cc]
+		pr, pok := chans[pc]
+		switch {
+		case !pok:
+			out = append(out, problem{path, fmt.Sprintf("graph %q has no channel %q", parent, pc), "declare it or name a declared channel"})
+		case !cok:
+			out = append(out, problem{path, fmt.Sprintf("takes channel %q, which graph %q does not declare", cc, cfg.Graph), "name a channel of the child"})
+		case pr == string(spec.Append) && cr == string(spec.Append) && fed[cc+"\x00"+pc]:
+			out = append(out, problem{path, fmt.Sprintf("append channel %q would get back the elements it fed to %q, twice", pc, cc), "write back to another channel"})
+		case pr == string(spec.Merge) && cr == string(spec.Append), pr == string(spec.Append) && cr == string(spec.Merge):
+			out = append(out, problem{path, fmt.Sprintf("parent channel %q (%s) cannot take child channel %q (%s)", pc, pr, cc, cr), "map channels of the same reducer, or write to a last_write parent channel"})
+		}
+	}
+	return out
+}
+
+// CheckSubgraphs reports, placed in doc, every "subgraph" node whose
+// config is malformed, names a graph children does not hold (by
+// Shape().Name), or maps channels that subgraphProblems refuses. FromSpec
+// and Load run it; a tool checking documents calls it beside spec.Decode.
+func CheckSubgraphs(doc *spec.Graph, children ...Child) spec.Diagnostics {
+	byName := map[string]Child{}
+	for _, c := range children {
+		if c != nil {
+			byName[c.Shape().Name] = c
+		}
+	}
+	return checkSubgraphDoc(doc, byName)
+}
+
+func checkSubgraphDoc(doc *spec.Graph, byName map[string]Child) spec.Diagnostics {
+	chans := map[string]string{}
+	for _, c := range doc.Channels {
+		chans[c.Name] = string(c.Kind())
+	}
+	var out spec.Diagnostics
+	for i, n := range doc.Nodes {
+		if n.Type != SubgraphType {
+			continue
+		}
+		node := spec.PathIndex("nodes", i)
+		place := func(rel, msg, fix string) {
+			path := node + "." + rel
+			pos := doc.Pos(path)
+			for pos == (spec.Pos{}) && strings.Contains(rel, ".") {
+				rel = rel[:strings.LastIndex(rel, ".")]
+				path = node + "." + rel
+				pos = doc.Pos(path)
+			}
+			out = append(out, spec.Diagnostic{Severity: spec.SeverityError, Pos: pos, Path: path, Message: "node " + strconv.Quote(n.ID) + ": " + msg, Hint: fix})
+		}
+		var cfg SubgraphConfig
+		if err := DecodeConfig(n, &cfg); err != nil {
+			place("config", err.Error(), "fix the config: {\"graph\": NAME, \"in\": {...}, \"out\": {...}}")
+			continue
+		}
+		if cfg.Graph == "" {
+			place("config.graph", "names no graph", "set config.graph to the child document's name")
+			continue
+		}
+		if cfg.Graph == doc.Name {
+			place("config.graph", fmt.Sprintf("graph %q contains itself", doc.Name), "remove the cycle of subgraphs")
+			continue
+		}
+		child, ok := byName[cfg.Graph]
+		if !ok {
+			known := slices.Sorted(maps.Keys(byName))
+			place("config.graph", fmt.Sprintf("graph %q is not registered (registered: %s)", cfg.Graph, strings.Join(known, ", ")), "pass the child with runtime.WithSubgraphs")
+			continue
+		}
+		for _, p := range subgraphProblems(doc.Name, chans, cfg, child) {
+			place(p.path, p.msg, p.fix)
+		}
+	}
+	return out
+}
+
+// CheckSubgraphCycles reports every document of docs (by name) that
+// contains itself through the "subgraph" nodes of the set, directly or
+// through others, placed at the node that closes the cycle.
+func CheckSubgraphCycles(docs ...*spec.Graph) spec.Diagnostics {
+	byName := map[string]*spec.Graph{}
+	for _, d := range docs {
+		byName[d.Name] = d
+	}
+	var out spec.Diagnostics
+	for _, d := range docs {
+		seen := map[string]bool{}
+		var walk func(g *spec.Graph) bool
+		walk = func(g *spec.Graph) bool {
+			for _, n := range g.Nodes {
+				if n.Type != SubgraphType {
+					continue
+				}
+				var cfg SubgraphConfig
+				if DecodeConfig(n, &cfg) != nil {
+					continue
+				}
+				if cfg.Graph == d.Name {
+					return true
+				}
+				if c := byName[cfg.Graph]; c != nil && !seen[cfg.Graph] {
+					seen[cfg.Graph] = true
+					if walk(c) {
+						return true
+					}
+				}
+			}
+			return false
+		}
+		for i, n := range d.Nodes {
+			if n.Type != SubgraphType {
+				continue
+			}
+			var cfg SubgraphConfig
+			if DecodeConfig(n, &cfg) != nil {
+				continue
+			}
+			clear(seen)
+			c := byName[cfg.Graph]
+			if cfg.Graph == d.Name || (c != nil && walk(c)) {
+				path := spec.PathKey(spec.PathKey(spec.PathIndex("nodes", i), "config"), "graph")
+				out = append(out, spec.Diagnostic{Severity: spec.SeverityError, Pos: d.Pos(path), Path: path,
+					Message: fmt.Sprintf("node %q: graph %q contains itself through subgraph %q", n.ID, d.Name, cfg.Graph), Hint: "remove the cycle of subgraphs"})
+			}
+		}
+	}
+	return out
+}
+
+// specSubgraph adds a document's "subgraph" node n for FromSpec.
+func (b *Builder) specSubgraph(n spec.Node, byName map[string]Child) error {
+	var cfg SubgraphConfig
+	if err := DecodeConfig(n, &cfg); err != nil {
+		return err
+	}
+	child, ok := byName[cfg.Graph]
+	if !ok {
+		return fmt.Errorf("graph %q is not registered; pass it with runtime.WithSubgraphs: %w", cfg.Graph, ErrSubgraph)
+	}
+	b.nodes = append(b.nodes, builderNode{id: n.ID, typ: SubgraphType, config: cfg, fn: subgraphFunc(n.ID, child, cfg), sub: child})
+	return nil
+}
+
+// childNames returns the names of the graphs g contains as subgraphs, at
+// any depth.
+func (g *Graph[S, U]) childNames() []string {
+	if u, ok := any(g.p).(*untyped); ok && u.builder != nil {
+		return u.builder.subgraphNames()
+	}
+	return nil
+}
+
+// subgraphNames lists the names of the children of the subgraph nodes a
+// builder holds, at any depth.
+func (b *Builder) subgraphNames() []string {
+	var out []string
+	for _, n := range b.nodes {
+		if n.sub != nil {
+			out = append(out, n.sub.Shape().Name)
+			out = append(out, n.sub.childNames()...)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// subgraphFunc is the body of a subgraph node.
+func subgraphFunc(id string, child Child, cfg SubgraphConfig) NodeFunc {
+	ins := slices.Sorted(maps.Keys(cfg.In))
+	outs := slices.Sorted(maps.Keys(cfg.Out))
+	return func(ctx *Ctx, state Values) (Values, error) {
+		if ctx == nil || ctx.t == nil {
+			return nil, ErrNotInTask
+		}
+		j := ctx.t.j()
+		markUsed(j)
+		store := &subStore{parent: ctx, j: j}
+		if cp := store.latest(); cp != nil && len(cp.Next) == 0 && len(cp.Pending) == 0 {
+			// The child reached its end on an earlier pass of this task.
+			return subgraphOutput(cp.Channels, cfg, outs)
+		}
+		seed := Values{}
+		for _, cc := range ins {
+			if v, ok := state[cfg.In[cc]]; ok {
+				seed[cc] = v
+			}
+		}
+		raw, err := json.Marshal(seed)
+		if err != nil {
+			return nil, fmt.Errorf("subgraph %q: encode the input of graph %q: %w", id, cfg.Graph, err)
+		}
+		store.seed = raw
+		var emit func(Event)
+		if em := ctx.t.emit; em != nil {
+			key := ctx.t.key
+			emit = func(ev Event) {
+				if ev.Type == EventRunStart || ev.Type == EventRunEnd {
+					return
+				}
+				ev.NS = append([]string{key}, ev.NS...)
+				em(ev)
+			}
+		}
+		o, err := child.runChild(ctx, store, emit)
+		if err != nil {
+			var se *SubgraphError
+			if errors.As(err, &se) {
+				se.Path = append([]string{ctx.t.key}, se.Path...)
+				return nil, se
+			}
+			return nil, &SubgraphError{Path: []string{ctx.t.key}, Err: err}
+		}
+		if o.status == StatusInterrupted {
+			t := ctx.t
+			for _, p := range o.pending {
+				q := p
+				q.ID = t.key + "/" + p.ID
+				q.Key = subKey(p.TaskID, p.Key)
+				q.Node = ctx.Node()
+				q.TaskID = t.taskID()
+				t.pending = append(t.pending, q)
+			}
+			t.halted = true
+			if o.refused != nil {
+				rf := *o.refused
+				rf.Interrupt = t.key + "/" + rf.Interrupt
+				t.refused = &rf
+			}
+			return nil, &haltError{id: t.pending[0].ID}
+		}
+		return subgraphOutput(o.channels, cfg, outs)
+	}
+}
+
+// subgraphOutput is the parent update: each out channel's final value in
+// the child, for the child channels its encoding holds.
+func subgraphOutput(channels []byte, cfg SubgraphConfig, outs []string) (Values, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(channels, &m); err != nil {
+		return nil, fmt.Errorf("decode the channels of graph %q: %w", cfg.Graph, err)
+	}
+	up := Values{}
+	for _, pc := range outs {
+		raw, ok := m[cfg.Out[pc]]
+		if !ok {
+			continue
+		}
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, fmt.Errorf("decode channel %q of graph %q: %w", cfg.Out[pc], cfg.Graph, err)
+		}
+		up[pc] = v
+	}
+	return up, nil
+}
+
+// runChild runs g as the child of the task of ctx, from the child's latest
+// checkpoint in store (its seed when it has none), to its end or a pause.
+func (g *Graph[S, U]) runChild(ctx *Ctx, store *subStore, emit func(Event)) (childOutcome, error) {
+	cfg := runConfig{thread: ctx.r.threadID, cp: store, limit: DefaultRecursionLimit, strict: ctx.r.strict, meta: ctx.r.meta, logger: ctx.r.logger}
+	var yield func(Event, error) bool
+	if emit != nil {
+		yield = func(ev Event, err error) bool {
+			if err == nil {
+				emit(ev)
+			}
+			return true
+		}
+	}
+	r := newRunner(g, ctx.Context, cfg, yield)
+	res := r.run(nil, nil)
+	r.release()
+	switch res.Status {
+	case StatusDone:
+		chans, err := g.p.EncodeState(res.State)
+		if err != nil {
+			return childOutcome{}, fmt.Errorf("encode the final state: %w", err)
+		}
+		return childOutcome{status: StatusDone, channels: chans}, nil
+	case StatusInterrupted:
+		o := childOutcome{status: StatusInterrupted, pending: res.Pending}
+		var rf *ResumeError
+		if errors.As(res.Err, &rf) {
+			o.refused = rf
+		}
+		return o, nil
+	}
+	if res.Err == nil {
+		return childOutcome{}, fmt.Errorf("ended %s", res.Status)
+	}
+	return childOutcome{}, res.Err
+}
+
+// subKey is the key, in a parent task's journal, of entry key of the child
+// task taskID.
+func subKey(taskID, key string) string { return subPrefix(taskID) + key }
+
+func subPrefix(taskID string) string { return "sub" + strconv.Quote(taskID) + "/" }
+
+// markUsed marks every entry of j as asked for by this pass: a subgraph
+// task's journal holds only the child's records, which strict replay must
+// not count as skipped steps.
+func markUsed(j *journal) {
+	if j.used == nil {
+		j.used = map[string]bool{}
+	}
+	for _, e := range j.entries {
+		j.used[e.Key] = true
+	}
+	j.loaded = min(j.loaded, len(j.entries))
+}
+
+// subStore is the Checkpointer a child run writes through: it keeps the
+// child's latest checkpoint and its tasks' journals in the parent task's
+// journal, and writes that journal through the parent run's lease.
+type subStore struct {
+	mu     sync.Mutex
+	parent *Ctx
+	j      *journal
+	seed   []byte // the child's channels before its first superstep
+}
+
+var _ Checkpointer = (*subStore)(nil)
+
+// latest decodes the child's latest checkpoint; nil when it has none.
+func (s *subStore) latest() *Checkpoint {
+	e, ok := s.j.lookup(subgraphCheckpointKey)
+	if !ok {
+		return nil
+	}
+	var cp Checkpoint
+	if json.Unmarshal(e.Value, &cp) != nil {
+		return nil
+	}
+	return &cp
+}
+
+// Get returns the child's latest checkpoint, or a seed checkpoint holding
+// its input when it has none (a run from it plans the child's entry).
+func (s *subStore) Get(_ context.Context, thread, id string) (*Checkpoint, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cp := s.latest()
+	if cp == nil {
+		cp = &Checkpoint{ID: "seed", PlanID: "seed", ThreadID: thread, Channels: s.seed, Created: time.Now().UTC()}
+	}
+	if id != "" && id != cp.ID {
+		return nil, ErrNotFound
+	}
+	return cp, nil
+}
+
+// List returns the child's latest checkpoint, the only one kept.
+func (s *subStore) List(ctx context.Context, thread string, _ int) ([]*Checkpoint, error) {
+	cp, err := s.Get(ctx, thread, "")
+	if err != nil {
+		return nil, err
+	}
+	return []*Checkpoint{cp}, nil
+}
+
+// Put stores cp as the child's latest checkpoint and drops the journals of
+// done.
+func (s *subStore) Put(ctx context.Context, cp *Checkpoint, done []string) error {
+	return s.commit(ctx, cp, done)
+}
+
+// PutJournal replaces the journal of a child task.
+func (s *subStore) PutJournal(ctx context.Context, _, taskID string, entries []checkpoint.JournalEntry) error {
+	return s.putJournal(ctx, taskID, entries)
+}
+
+// GetJournal returns the journal of a child task.
+func (s *subStore) GetJournal(_ context.Context, _, taskID string) ([]checkpoint.JournalEntry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	prefix := subPrefix(taskID)
+	var out []checkpoint.JournalEntry
+	for _, e := range s.j.entries {
+		if k, ok := strings.CutPrefix(e.Key, prefix); ok {
+			e.Key = k
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// DeleteThread is not a child's to do.
+func (s *subStore) DeleteThread(context.Context, string) error {
+	return errors.New("runtime: a subgraph cannot delete its parent's thread")
+}
+
+// Lease returns the child's write handle: the parent run's lease, through
+// the parent task's journal.
+func (s *subStore) Lease(context.Context, string, checkpoint.LeaseOptions) (checkpoint.Lease, error) {
+	return subLease{s}, nil
+}
+
+func (s *subStore) commit(_ context.Context, cp *Checkpoint, done []string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cp != nil {
+		raw, err := json.Marshal(cp)
+		if err != nil {
+			return err
+		}
+		s.set(checkpoint.JournalEntry{Key: subgraphCheckpointKey, Value: raw})
+	}
+	for _, id := range done {
+		s.remove(subPrefix(id))
+	}
+	return s.persist()
+}
+
+func (s *subStore) putJournal(_ context.Context, taskID string, entries []checkpoint.JournalEntry) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	prefix := subPrefix(taskID)
+	s.remove(prefix)
+	for _, e := range entries {
+		e.Key = prefix + e.Key
+		s.j.add(e)
+	}
+	markUsed(s.j)
+	return s.persist()
+}
+
+// set replaces (or adds) the entry of e's key.
+func (s *subStore) set(e checkpoint.JournalEntry) {
+	if i, ok := s.j.index[e.Key]; ok {
+		s.j.entries[i] = e
+	} else {
+		s.j.add(e)
+	}
+	markUsed(s.j)
+}
+
+// remove drops the entries whose keys start with prefix.
+func (s *subStore) remove(prefix string) {
+	j := s.j
+	kept := j.entries[:0]
+	for _, e := range j.entries {
+		if !strings.HasPrefix(e.Key, prefix) {
+			kept = append(kept, e)
+		}
+	}
+	if len(kept) == len(j.entries) {
+		return
+	}
+	clear(j.entries[len(kept):])
+	j.entries = kept
+	clear(j.index)
+	for i, e := range j.entries {
+		j.index[e.Key] = i
+	}
+	j.loaded = min(j.loaded, len(j.entries))
+}
+
+// persist writes the parent task's journal.
+func (s *subStore) persist() error {
+	return s.parent.persistJournal()
+}
+
+// subLease is a child run's lease: the parent run's.
+type subLease struct{ s *subStore }
+
+func (l subLease) Fence() string {
+	if le := l.s.parent.r.lease; le != nil {
+		return le.Fence()
+	}
+	return ""
+}
+
+func (l subLease) Deadline() time.Time {
+	if le := l.s.parent.r.lease; le != nil {
+		return le.Deadline()
+	}
+	return time.Time{}
+}
+
+func (l subLease) Commit(ctx context.Context, c checkpoint.Commit) error {
+	return l.s.commit(ctx, c.Checkpoint, c.Done)
+}
+
+func (l subLease) PutJournal(ctx context.Context, taskID string, entries []checkpoint.JournalEntry) error {
+	return l.s.putJournal(ctx, taskID, entries)
+}
+
+func (subLease) Release() {}
