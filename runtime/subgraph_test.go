@@ -207,3 +207,263 @@ func TestSubgraphNestedTwoLevels(t *testing.T) {
 		}
 	}
 }
+
+// TestSubgraphPeerBugs reproduces, one scenario each, the composition bugs
+// peers' users report, and shows they do not happen here.
+func TestSubgraphPeerBugs(t *testing.T) {
+	ctx := context.Background()
+	t.Run("fork of the parent while the child is paused does not restart the child", func(t *testing.T) {
+		var runs counter
+		child := refundChild(t, "refund", &runs)
+		parent := mustCompile(t, runtime.NewBuilder("support").
+			Channel("order", "").Channel("status", "").
+			Subgraph("refund", child, map[string]string{"order": "order"}, map[string]string{"status": "status"}).
+			Edge(spec.Start, "refund").Edge("refund", spec.End))
+		cp := checkpoint.NewMemory()
+		opts := []runtime.RunOption{runtime.Thread("fork"), runtime.WithCheckpointer(cp)}
+		paused, err := parent.Invoke(ctx, runtime.Values{"order": "F1"}, opts...)
+		if err != nil || paused.Status != runtime.StatusInterrupted {
+			t.Fatalf("first run: %+v %v", paused, err)
+		}
+		if res, err := parent.Resume(ctx, runtime.Answer("main"), opts...); err != nil || res.State["status"] != "main" {
+			t.Fatalf("resume: %+v %v", res, err)
+		}
+		res, err := parent.Resume(ctx, runtime.Answer("forked"), append(opts, runtime.FromCheckpoint(paused.CheckpointID))...)
+		if err != nil || res.Status != runtime.StatusDone || res.State["status"] != "forked" {
+			t.Fatalf("fork: %+v %v", res, err)
+		}
+		if got := runs.get("refund.check.effect"); got != 1 {
+			t.Errorf("the child's first step ran %d times across the fork, want 1", got)
+		}
+		if got := runs.get("refund.check.body"); got != 1 {
+			t.Errorf("the child's first node ran %d times across the fork, want 1 (the child restarted)", got)
+		}
+	})
+	t.Run("several interrupts in one child get their own answers", func(t *testing.T) {
+		ask := func(name string) runtime.NodeFunc {
+			return func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+				v, err := runtime.Interrupt[string](ctx, name+"?")
+				return runtime.Values{name: v}, err
+			}
+		}
+		child := mustCompile(t, runtime.NewBuilder("two").Channel("x", "").Channel("y", "").
+			Node("x", ask("x")).Node("y", ask("y")).
+			Edge(spec.Start, "x").Edge(spec.Start, "y").Edge("x", spec.End).Edge("y", spec.End))
+		parent := mustCompile(t, runtime.NewBuilder("p").Channel("px", "").Channel("py", "").
+			Subgraph("s", child, nil, map[string]string{"px": "x", "py": "y"}).
+			Edge(spec.Start, "s").Edge("s", spec.End))
+		cp := checkpoint.NewMemory()
+		opts := []runtime.RunOption{runtime.Thread("two"), runtime.WithCheckpointer(cp)}
+		res, err := parent.Invoke(ctx, nil, opts...)
+		if err != nil || len(res.Pending) != 2 {
+			t.Fatalf("first run: %+v %v", res, err)
+		}
+		if _, err := parent.Resume(ctx, runtime.Answer("bare"), opts...); !errors.Is(err, runtime.ErrAmbiguousAnswer) {
+			t.Fatalf("bare answer to two: %v", err)
+		}
+		res, err = parent.Resume(ctx, runtime.AnswersByID(map[string]any{"s/x:interrupt#0": "to-x", "s/y:interrupt#0": "to-y"}), opts...)
+		if err != nil || res.State["px"] != "to-x" || res.State["py"] != "to-y" {
+			t.Fatalf("resume: %+v %v", res, err)
+		}
+	})
+	t.Run("a resumed child does not overwrite what a sibling task wrote", func(t *testing.T) {
+		var runs counter
+		child := mustCompile(t, runtime.NewBuilder("c").Channel("notes", "").Channel("status", "").
+			Node("ask", func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+				v, err := runtime.Interrupt[string](ctx, "ok?")
+				return runtime.Values{"status": v, "notes": "child's own"}, err
+			}).Edge(spec.Start, "ask").Edge("ask", spec.End))
+		parent := mustCompile(t, runtime.NewBuilder("p").Channel("notes", "").Channel("status", "").
+			Subgraph("c", child, nil, map[string]string{"status": "status"}).
+			Node("sib", func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+				runs.add("sib")
+				return runtime.Values{"notes": "sibling"}, nil
+			}).
+			Edge(spec.Start, "c").Edge(spec.Start, "sib").Edge("c", spec.End).Edge("sib", spec.End))
+		cp := checkpoint.NewMemory()
+		opts := []runtime.RunOption{runtime.Thread("sib"), runtime.WithCheckpointer(cp)}
+		if _, err := parent.Invoke(ctx, nil, opts...); err != nil {
+			t.Fatal(err)
+		}
+		res, err := parent.Resume(ctx, runtime.Answer("yes"), opts...)
+		if err != nil || res.State["notes"] != "sibling" || res.State["status"] != "yes" {
+			t.Fatalf("resume: %+v %v", res, err)
+		}
+	})
+	t.Run("a child-only channel is refused at the boundary, not dropped", func(t *testing.T) {
+		child := mustCompile(t, runtime.NewBuilder("c").Channel("secret", "").
+			Node("n", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return nil, nil }).
+			Edge(spec.Start, "n").Edge("n", spec.End))
+		_, err := runtime.NewBuilder("p").Channel("a", "").
+			Subgraph("c", child, nil, map[string]string{"secret": "secret"}).
+			Edge(spec.Start, "c").Edge("c", spec.End).Compile()
+		if err == nil || !strings.Contains(err.Error(), `graph "p" has no channel "secret"`) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+}
+
+// TestSubgraphCrashInsideChildContinues cancels the run inside the child
+// after a step ran (as a crash would stop it) and runs the thread again:
+// the child continues from its latest checkpoint, and nothing it completed
+// runs again.
+func TestSubgraphCrashInsideChildContinues(t *testing.T) {
+	var runs counter
+	ctx, cancel := context.WithCancel(context.Background())
+	child := mustCompile(t, runtime.NewBuilder("c").Channel("out", spec.Append).
+		Node("a", func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+			runs.add("a.body")
+			_, err := runtime.Step(ctx, "a", func() (int, error) { runs.add("a.effect"); return 1, nil })
+			return runtime.Values{"out": "a"}, err
+		}).
+		Node("b", func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+			runs.add("b.body")
+			_, err := runtime.Step(ctx, "b", func() (int, error) { runs.add("b.effect"); return 1, nil })
+			if err != nil {
+				return nil, err
+			}
+			if runs.get("b.body") == 1 {
+				cancel()
+				return nil, ctx.Err()
+			}
+			return runtime.Values{"out": "b"}, nil
+		}).
+		Edge(spec.Start, "a").Edge("a", "b").Edge("b", spec.End))
+	parent := mustCompile(t, runtime.NewBuilder("p").Channel("got", "").
+		Subgraph("c", child, nil, map[string]string{"got": "out"}).
+		Edge(spec.Start, "c").Edge("c", spec.End))
+	cp := checkpoint.NewMemory()
+	opts := []runtime.RunOption{runtime.Thread("crash"), runtime.WithCheckpointer(cp)}
+	if res, _ := parent.Invoke(ctx, nil, opts...); res.Status != runtime.StatusAborted {
+		t.Fatalf("first run: %+v", res)
+	}
+	res, err := parent.Invoke(context.Background(), nil, opts...)
+	if err != nil || res.Status != runtime.StatusDone {
+		t.Fatalf("second run: %+v %v", res, err)
+	}
+	if got := strings.Join(anyStrings(res.State["got"]), ","); got != "a,b" {
+		t.Fatalf("got = %s", got)
+	}
+	for k, want := range map[string]int{"a.body": 1, "a.effect": 1, "b.body": 2, "b.effect": 1} {
+		if got := runs.get(k); got != want {
+			t.Errorf("%s ran %d times, want %d", k, got, want)
+		}
+	}
+}
+
+func TestSubgraphFromSpec(t *testing.T) {
+	var runs counter
+	child := refundChild(t, "refund", &runs)
+	const doc = `{
+  "name": "support",
+  "channels": {"order": {}, "status": {}, "log": {"reducer": "append"}},
+  "nodes": [
+    {"id": "refund", "type": "subgraph", "config": {"graph": "refund", "in": {"order": "order"}, "out": {"status": "status", "log": "trail"}}}
+  ],
+  "edges": [{"from": "__start__", "to": "refund"}, {"from": "refund", "to": "__end__"}]
+}`
+	g, err := runtime.Load("support.json", []byte(doc), runtime.Registry{}, runtime.WithSubgraphs(child))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := checkpoint.NewMemory()
+	opts := []runtime.RunOption{runtime.Thread("spec"), runtime.WithCheckpointer(cp)}
+	if res, err := g.Invoke(context.Background(), runtime.Values{"order": "S1"}, opts...); err != nil || len(res.Pending) != 1 {
+		t.Fatalf("first run: %+v %v", res, err)
+	}
+	res, err := g.Resume(context.Background(), runtime.Answer("ok"), opts...)
+	if err != nil || res.State["status"] != "ok" {
+		t.Fatalf("resume: %+v %v", res, err)
+	}
+	back, err := runtime.ToSpec(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Nodes[0].Type != runtime.SubgraphType {
+		t.Fatalf("round trip: %+v", back.Nodes[0])
+	}
+
+	// The code-built twin stores the same node.
+	code := mustCompile(t, runtime.NewBuilder("support").
+		Channel("order", "").Channel("status", "").Channel("log", spec.Append).
+		Subgraph("refund", child, map[string]string{"order": "order"}, map[string]string{"status": "status", "log": "trail"}).
+		Edge(spec.Start, "refund").Edge("refund", spec.End))
+	cs, err := runtime.ToSpec(code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := runtime.FromSpec(cs, runtime.Registry{}, runtime.WithSubgraphs(child))
+	if err != nil {
+		t.Fatalf("FromSpec(ToSpec(code)): %v", err)
+	}
+	if again.Fingerprint() != code.Fingerprint() && !spec.Equal(cs, mustSpec(t, again)) {
+		t.Fatal("the code-built graph's document does not round-trip")
+	}
+}
+
+func mustSpec(t *testing.T, g *runtime.Graph[runtime.Values, runtime.Values]) *spec.Graph {
+	t.Helper()
+	d, err := runtime.ToSpec(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestSubgraphPlacedErrors(t *testing.T) {
+	var runs counter
+	child := refundChild(t, "refund", &runs)
+	cases := []struct {
+		name, config, path, msg string
+	}{
+		{"unregistered child", `{"graph": "nope"}`, "nodes[0].config.graph", `graph "nope" is not registered`},
+		{"unknown child channel", `{"graph": "refund", "in": {"orderz": "order"}}`, "nodes[0].config.in.orderz", `graph "refund" has no channel "orderz"`},
+		{"unknown parent channel", `{"graph": "refund", "in": {"order": "missing"}}`, "nodes[0].config.in.order", `does not declare`},
+		{"unknown parent out channel", `{"graph": "refund", "out": {"missing": "status"}}`, "nodes[0].config.out.missing", `graph "support" has no channel "missing"`},
+		{"reducer mismatch", `{"graph": "refund", "in": {"trail": "order"}}`, "nodes[0].config.in.trail", `(append) cannot start from parent channel "order" (last_write)`},
+		{"append fed back", `{"graph": "refund", "in": {"trail": "log"}, "out": {"log": "trail"}}`, "nodes[0].config.out.log", `would get back the elements`},
+		{"itself", `{"graph": "support"}`, "nodes[0].config.graph", `contains itself`},
+		{"fingerprint pin", `{"graph": "refund", "fingerprint": "sha256:0"}`, "nodes[0].config.fingerprint", `pins graph "refund"`},
+		{"unknown key", `{"graph": "refund", "inn": {}}`, "nodes[0].config", `inn`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			doc := `{"name": "support", "channels": {"order": {}, "log": {"reducer": "append"}},
+  "nodes": [{"id": "r", "type": "subgraph", "config": ` + c.config + `}],
+  "edges": [{"from": "__start__", "to": "r"}, {"from": "r", "to": "__end__"}]}`
+			d, diags := spec.Decode("support.json", []byte(doc))
+			if diags.Err() != nil {
+				t.Fatal(diags.Err())
+			}
+			got := runtime.CheckSubgraphs(d, child)
+			if len(got) != 1 || got[0].Path != c.path || !strings.Contains(got[0].Message, c.msg) || got[0].Pos.Line == 0 {
+				t.Fatalf("diagnostics: %+v", got)
+			}
+			_, err := runtime.FromSpec(d, runtime.Registry{}, runtime.WithSubgraphs(child))
+			if !errors.Is(err, runtime.ErrSubgraph) || !strings.Contains(err.Error(), c.path) {
+				t.Fatalf("FromSpec: %v", err)
+			}
+		})
+	}
+}
+
+func TestSubgraphCycles(t *testing.T) {
+	mk := func(name, child string) *spec.Graph {
+		d, diags := spec.Decode(name+".json", []byte(`{"name": "`+name+`", "channels": {},
+  "nodes": [{"id": "s", "type": "subgraph", "config": {"graph": "`+child+`"}}],
+  "edges": [{"from": "__start__", "to": "s"}, {"from": "s", "to": "__end__"}]}`))
+		if diags.Err() != nil {
+			t.Fatal(diags.Err())
+		}
+		return d
+	}
+	got := runtime.CheckSubgraphCycles(mk("a", "b"), mk("b", "c"), mk("c", "a"), mk("d", "a"))
+	if len(got) != 3 {
+		t.Fatalf("want a, b and c in the cycle, got %+v", got)
+	}
+	for _, d := range got {
+		if d.Path != "nodes[0].config.graph" || !strings.Contains(d.Message, "contains itself") {
+			t.Fatalf("diagnostic: %+v", d)
+		}
+	}
+}
