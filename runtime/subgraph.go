@@ -26,9 +26,9 @@ import (
 //
 //   - the child's latest checkpoint, under the journal key
 //     "subgraph:checkpoint";
-//   - the journal of each child task in flight, entry by entry, under
-//     `sub"<child task id>"/<entry key>` (a nested child's entries nest the
-//     same way inside its parent's).
+//   - the journal of each child task of the superstep in flight, entry by
+//     entry, under `sub"<child task key>"/<entry key>` (a nested child's
+//     entries nest the same way inside its parent's).
 //
 // Each child commit is one write of the parent task's journal, so the
 // child's checkpoint and the journals it drops change together. A replayed
@@ -518,7 +518,16 @@ func (g *Graph[S, U]) runChild(ctx *Ctx, store *subStore, emit func(Event)) (chi
 // task taskID.
 func subKey(taskID, key string) string { return subPrefix(taskID) + key }
 
-func subPrefix(taskID string) string { return "sub" + strconv.Quote(taskID) + "/" }
+// subPrefix is the prefix of the entries of the child task taskID
+// (planID:key) in its parent task's journal. It names the task by its key
+// alone: the journals a child keeps are those of the one superstep in
+// flight (each commit drops the ones it finishes), whose task keys are
+// unique, and a key, unlike a plan id, reads the same in every run, so
+// the ids and keys a pause lists are deterministic.
+func subPrefix(taskID string) string {
+	_, key, _ := strings.Cut(taskID, ":")
+	return "sub" + strconv.Quote(key) + "/"
+}
 
 // markUsed marks every entry of j as asked for by this pass: a subgraph
 // task's journal holds only the child's records, which strict replay must
