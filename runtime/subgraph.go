@@ -417,7 +417,12 @@ func subgraphFunc(id string, child Child, cfg SubgraphConfig) NodeFunc {
 		if em := ctx.t.emit; em != nil {
 			key := ctx.t.key
 			emit = func(ev Event) {
-				if ev.Type == EventRunStart || ev.Type == EventRunEnd {
+				switch ev.Type {
+				case EventRunStart, EventRunEnd, EventCheckpoint, EventInterrupt:
+					// The parent's own events say these: the child's
+					// checkpoints are no checkpoints of the thread, and
+					// the parent's interrupt event lists the child's
+					// pauses by their path-qualified ids.
 					return
 				}
 				ev.NS = append([]string{key}, ev.NS...)
