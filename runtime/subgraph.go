@@ -54,7 +54,7 @@ import (
 // SubgraphType is the node type of a document's subgraph node, provided by
 // the runtime (FromSpec with WithSubgraphs) rather than a registry. Its
 // config is a SubgraphConfig.
-const SubgraphType = "subgraph"
+const SubgraphType = spec.SubgraphType
 
 // subgraphCheckpointKey is the journal key of the child's latest checkpoint
 // in its parent task's journal.

@@ -52,11 +52,12 @@ Example:
 	"schema": `Usage: ilmekgen schema [--config TYPE=GOTYPE]
 
 Prints the JSON Schema of a spec document, or of a node type's config bound
-to a Go struct.
+to a Go struct, or (--config subgraph) of a subgraph node's config.
 
 Example:
 
   ilmekgen schema --config llm=example.com/shop.LLMOptions
+  ilmekgen schema --config subgraph
 `,
 	"version": `Usage: ilmekgen version
 
