@@ -392,72 +392,122 @@ func subgraphFunc(id string, child Child, cfg SubgraphConfig) NodeFunc {
 	ins := slices.Sorted(maps.Keys(cfg.In))
 	outs := slices.Sorted(maps.Keys(cfg.Out))
 	return func(ctx *Ctx, state Values) (Values, error) {
-		if ctx == nil || ctx.t == nil {
-			return nil, ErrNotInTask
-		}
-		j := ctx.t.j()
-		markUsed(j)
-		store := &subStore{parent: ctx, j: j}
-		if cp := store.latest(); cp != nil && len(cp.Next) == 0 && len(cp.Pending) == 0 {
-			// The child reached its end on an earlier pass of this task.
-			return subgraphOutput(cp.Channels, cfg, outs)
-		}
-		seed := Values{}
-		for _, cc := range ins {
-			if v, ok := state[cfg.In[cc]]; ok {
-				seed[cc] = v
+		chans, err := runSubgraph(ctx, child, func() ([]byte, error) {
+			seed := Values{}
+			for _, cc := range ins {
+				if v, ok := state[cfg.In[cc]]; ok {
+					seed[cc] = v
+				}
 			}
-		}
-		raw, err := json.Marshal(seed)
+			raw, err := json.Marshal(seed)
+			if err != nil {
+				return nil, fmt.Errorf("subgraph %q: encode the input of graph %q: %w", id, cfg.Graph, err)
+			}
+			return raw, nil
+		})
 		if err != nil {
-			return nil, fmt.Errorf("subgraph %q: encode the input of graph %q: %w", id, cfg.Graph, err)
+			return nil, err
+		}
+		return subgraphOutput(chans, cfg, outs)
+	}
+}
+
+// RunSubgraph runs child to its end inside the task of ctx, as a subgraph
+// node does (see the package's manual, "Subgraphs"), starting from seed
+// (its channels before its first superstep: build it with the child's
+// State.With) unless the task already ran it, and returns the child's
+// final state. It is what a node of a typed graph calls to run a typed
+// child, where a mapping between channels of different Go types fails to
+// compile:
+//
+//	out, err := runtime.RunSubgraph(ctx, refund, refundgraph.State{}.With(refundgraph.Update{Order: &s.Order}))
+//	if err != nil {
+//		return supportgraph.Update{}, err // a pause of the child too
+//	}
+//	return supportgraph.Update{Status: &out.Status}, nil
+//
+// A pause inside the child returns an error for which IsInterrupt is true;
+// the node must return it. Call it once per task.
+func RunSubgraph[S, U any](ctx *Ctx, child *Graph[S, U], seed S) (S, error) {
+	var zero S
+	chans, err := runSubgraph(ctx, child, func() ([]byte, error) { return child.p.EncodeState(seed) })
+	if err != nil {
+		return zero, err
+	}
+	st, err := child.p.DecodeState(chans)
+	if err != nil {
+		return zero, fmt.Errorf("subgraph %q: decode the final state of graph %q: %w", ctx.t.key, child.shape.Name, err)
+	}
+	return st, nil
+}
+
+// runSubgraph runs child in the task of ctx and returns its final channels:
+// from the checkpoint of an earlier pass when the child ended there, else
+// from its latest checkpoint, or from the channels seed returns when it
+// has none. A pause halts the task with the child's interrupts.
+func runSubgraph(ctx *Ctx, child Child, seed func() ([]byte, error)) ([]byte, error) {
+	if ctx == nil || ctx.t == nil {
+		return nil, ErrNotInTask
+	}
+	j := ctx.t.j()
+	markUsed(j)
+	store := &subStore{parent: ctx, j: j}
+	cp := store.latest()
+	if cp != nil && len(cp.Next) == 0 && len(cp.Pending) == 0 {
+		// The child reached its end on an earlier pass of this task.
+		return cp.Channels, nil
+	}
+	if cp == nil {
+		raw, err := seed()
+		if err != nil {
+			return nil, err
 		}
 		store.seed = raw
-		var emit func(Event)
-		if em := ctx.t.emit; em != nil {
-			key := ctx.t.key
-			emit = func(ev Event) {
-				switch ev.Type {
-				case EventRunStart, EventRunEnd, EventCheckpoint, EventInterrupt:
-					// The parent's own events say these: the child's
-					// checkpoints are no checkpoints of the thread, and
-					// the parent's interrupt event lists the child's
-					// pauses by their path-qualified ids.
-					return
-				}
-				ev.NS = append([]string{key}, ev.NS...)
-				em(ev)
-			}
-		}
-		o, err := child.runChild(ctx, store, emit)
-		if err != nil {
-			var se *SubgraphError
-			if errors.As(err, &se) {
-				se.Path = append([]string{ctx.t.key}, se.Path...)
-				return nil, se
-			}
-			return nil, &SubgraphError{Path: []string{ctx.t.key}, Err: err}
-		}
-		if o.status == StatusInterrupted {
-			t := ctx.t
-			for _, p := range o.pending {
-				q := p
-				q.ID = t.key + "/" + p.ID
-				q.Key = subKey(p.TaskID, p.Key)
-				q.Node = ctx.Node()
-				q.TaskID = t.taskID()
-				t.pending = append(t.pending, q)
-			}
-			t.halted = true
-			if o.refused != nil {
-				rf := *o.refused
-				rf.Interrupt = t.key + "/" + rf.Interrupt
-				t.refused = &rf
-			}
-			return nil, &haltError{id: t.pending[0].ID}
-		}
-		return subgraphOutput(o.channels, cfg, outs)
 	}
+	var emit func(Event)
+	if em := ctx.t.emit; em != nil {
+		key := ctx.t.key
+		emit = func(ev Event) {
+			switch ev.Type {
+			case EventRunStart, EventRunEnd, EventCheckpoint, EventInterrupt:
+				// The parent's own events say these: the child's
+				// checkpoints are no checkpoints of the thread, and
+				// the parent's interrupt event lists the child's
+				// pauses by their path-qualified ids.
+				return
+			}
+			ev.NS = append([]string{key}, ev.NS...)
+			em(ev)
+		}
+	}
+	o, err := child.runChild(ctx, store, emit)
+	if err != nil {
+		var se *SubgraphError
+		if errors.As(err, &se) {
+			se.Path = append([]string{ctx.t.key}, se.Path...)
+			return nil, se
+		}
+		return nil, &SubgraphError{Path: []string{ctx.t.key}, Err: err}
+	}
+	if o.status == StatusInterrupted {
+		t := ctx.t
+		for _, p := range o.pending {
+			q := p
+			q.ID = t.key + "/" + p.ID
+			q.Key = subKey(p.TaskID, p.Key)
+			q.Node = ctx.Node()
+			q.TaskID = t.taskID()
+			t.pending = append(t.pending, q)
+		}
+		t.halted = true
+		if o.refused != nil {
+			rf := *o.refused
+			rf.Interrupt = t.key + "/" + rf.Interrupt
+			t.refused = &rf
+		}
+		return nil, &haltError{id: t.pending[0].ID}
+	}
+	return o.channels, nil
 }
 
 // subgraphOutput is the parent update: each out channel's final value in

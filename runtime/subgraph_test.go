@@ -466,3 +466,54 @@ func TestSubgraphCycles(t *testing.T) {
 		}
 	}
 }
+
+// TestRunSubgraphFromANode runs a child from a node's body, as a typed
+// graph's node does, across a pause and its resume.
+func TestRunSubgraphFromANode(t *testing.T) {
+	var runs counter
+	child := refundChild(t, "refund", &runs)
+	parent := mustCompile(t, runtime.NewBuilder("support").
+		Channel("order", "").Channel("status", "").
+		Node("refund", func(ctx *runtime.Ctx, s runtime.Values) (runtime.Values, error) {
+			runs.add("refund.body")
+			out, err := runtime.RunSubgraph(ctx, child, runtime.Values{"order": s["order"]})
+			if err != nil {
+				return nil, err
+			}
+			return runtime.Values{"status": out["status"]}, nil
+		}).
+		Edge(spec.Start, "refund").Edge("refund", spec.End))
+	cp := checkpoint.NewMemory()
+	opts := []runtime.RunOption{runtime.Thread("typed"), runtime.WithCheckpointer(cp)}
+	res, err := parent.Invoke(context.Background(), runtime.Values{"order": "T1"}, opts...)
+	if err != nil || len(res.Pending) != 1 || res.Pending[0].ID != "refund/approve:interrupt#0" {
+		t.Fatalf("first run: %+v %v", res, err)
+	}
+	res, err = parent.Resume(context.Background(), runtime.Answer("typed-ok"), opts...)
+	if err != nil || res.State["status"] != "typed-ok" {
+		t.Fatalf("resume: %+v %v", res, err)
+	}
+	for k, want := range map[string]int{"refund.body": 2, "refund.check.body": 1, "refund.check.effect": 1, "refund.pay.effect": 1} {
+		if got := runs.get(k); got != want {
+			t.Errorf("%s ran %d times, want %d", k, got, want)
+		}
+	}
+}
+
+// TestSubgraphFailureNamesThePath fails a node two levels down and checks
+// that the parent's error names the path and wraps the node's error.
+func TestSubgraphFailureNamesThePath(t *testing.T) {
+	boom := errors.New("boom")
+	inner := mustCompile(t, runtime.NewBuilder("inner").Channel("x", "").
+		Node("bad", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return nil, boom }).
+		Edge(spec.Start, "bad").Edge("bad", spec.End))
+	middle := mustCompile(t, runtime.NewBuilder("middle").Channel("x", "").
+		Subgraph("in", inner, nil, nil).Edge(spec.Start, "in").Edge("in", spec.End))
+	top := mustCompile(t, runtime.NewBuilder("top").Channel("x", "").
+		Subgraph("mid", middle, nil, nil).Edge(spec.Start, "mid").Edge("mid", spec.End))
+	res, err := top.Invoke(context.Background(), nil)
+	var se *runtime.SubgraphError
+	if res.Status != runtime.StatusError || !errors.Is(err, boom) || !errors.As(err, &se) || strings.Join(se.Path, "/") != "mid/in" {
+		t.Fatalf("status %s, err %v", res.Status, err)
+	}
+}
