@@ -532,10 +532,19 @@ func subgraphOutput(channels []byte, cfg SubgraphConfig, outs []string) (Values,
 	return up, nil
 }
 
+// zeroState is the state a run without a checkpointer starts from: the
+// program's zero, or a subgraph's seed.
+func (r *runner[S, U]) zeroState() S {
+	if r.seed != nil {
+		return *r.seed
+	}
+	return r.p.Zero()
+}
+
 // runChild runs g as the child of the task of ctx, from the child's latest
 // checkpoint in store (its seed when it has none), to its end or a pause.
 func (g *Graph[S, U]) runChild(ctx *Ctx, store *subStore, emit func(Event)) (childOutcome, error) {
-	cfg := runConfig{thread: ctx.r.threadID, cp: store, limit: DefaultRecursionLimit, strict: ctx.r.strict, meta: ctx.r.meta, logger: ctx.r.logger}
+	cfg := runConfig{thread: ctx.r.threadID, cp: store, limit: ctx.r.limit, strict: ctx.r.strict, meta: ctx.r.meta, logger: ctx.r.logger}
 	var yield func(Event, error) bool
 	if emit != nil {
 		yield = func(ev Event, err error) bool {
@@ -545,9 +554,28 @@ func (g *Graph[S, U]) runChild(ctx *Ctx, store *subStore, emit func(Event)) (chi
 			return true
 		}
 	}
+	if ctx.r.cp == nil {
+		// Nothing is durable without the parent's checkpointer: the child
+		// runs from its seed without one, and pays for no checkpoint.
+		seed, err := g.p.DecodeState(store.seed)
+		if err != nil {
+			return childOutcome{}, fmt.Errorf("decode the input: %w", err)
+		}
+		cfg.cp, cfg.thread = nil, ""
+		r := newRunner(g, ctx.Context, cfg, yield)
+		r.seed = &seed
+		res := r.run(nil, nil)
+		r.release()
+		return g.outcome(res)
+	}
 	r := newRunner(g, ctx.Context, cfg, yield)
 	res := r.run(nil, nil)
 	r.release()
+	return g.outcome(res)
+}
+
+// outcome is how the child run that ended with res ended.
+func (g *Graph[S, U]) outcome(res Result[S]) (childOutcome, error) {
 	switch res.Status {
 	case StatusDone:
 		chans, err := g.p.EncodeState(res.State)

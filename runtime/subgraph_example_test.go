@@ -31,7 +31,7 @@ func ExampleBuilder_Subgraph() {
 	support, _ := runtime.NewBuilder("support").
 		Channel("order", "").Channel("refund", "").
 		Subgraph("refund", refund,
-			map[string]string{"order": "order"},   // child channel <- parent channel
+			map[string]string{"order": "order"},    // child channel <- parent channel
 			map[string]string{"refund": "status"}). // parent channel <- child channel
 		Edge(spec.Start, "refund").Edge("refund", spec.End).
 		Compile()
