@@ -635,7 +635,10 @@ type subStore struct {
 	seed   []byte // the child's channels before its first superstep
 }
 
-var _ Checkpointer = (*subStore)(nil)
+var (
+	_ Checkpointer             = (*subStore)(nil)
+	_ checkpoint.DocumentStore = (*subStore)(nil)
+)
 
 // latest decodes the child's latest checkpoint; nil when it has none.
 func (s *subStore) latest() *Checkpoint {
@@ -802,3 +805,21 @@ func (l subLease) PutJournal(ctx context.Context, taskID string, entries []check
 }
 
 func (subLease) Release() {}
+
+// PutDocument stores a child version's document in the parent's store
+// when it keeps documents, so that a child paused on one version and
+// resumed on another gets the whole compatibility rule.
+func (s *subStore) PutDocument(ctx context.Context, fingerprint string, doc []byte) error {
+	if ds, ok := s.parent.r.cp.(checkpoint.DocumentStore); ok {
+		return ds.PutDocument(ctx, fingerprint, doc)
+	}
+	return nil
+}
+
+// GetDocument reads a child version's document from the parent's store.
+func (s *subStore) GetDocument(ctx context.Context, fingerprint string) ([]byte, error) {
+	if ds, ok := s.parent.r.cp.(checkpoint.DocumentStore); ok {
+		return ds.GetDocument(ctx, fingerprint)
+	}
+	return nil, ErrNotFound
+}
