@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ilmek-go/ilmek/mermaid"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
 )
@@ -90,6 +91,7 @@ type Child interface {
 	Fingerprint() string
 	runChild(ctx *Ctx, store *subStore, emit func(Event)) (childOutcome, error)
 	childNames() []string
+	childMermaid() (mermaid.Graph, error)
 }
 
 // childOutcome is how one pass of a child run ended.
@@ -369,6 +371,28 @@ func (b *Builder) specSubgraph(n spec.Node, byName map[string]Child) error {
 func (g *Graph[S, U]) childNames() []string {
 	if u, ok := any(g.p).(*untyped); ok && u.builder != nil {
 		return u.builder.subgraphNames()
+	}
+	return nil
+}
+
+// childMermaid is g's diagram, for a parent that expands its subgraphs.
+func (g *Graph[S, U]) childMermaid() (mermaid.Graph, error) { return mermaidGraph(g) }
+
+// mermaidChildren adds to mg the diagrams of the builder's subgraph nodes'
+// children (mermaid.Options.ExpandSubgraphs draws them).
+func (b *Builder) mermaidChildren(mg *mermaid.Graph) error {
+	for _, n := range b.nodes {
+		if n.sub == nil {
+			continue
+		}
+		cg, err := n.sub.childMermaid()
+		if err != nil {
+			return err
+		}
+		if mg.Subgraphs == nil {
+			mg.Subgraphs = map[string]mermaid.Graph{}
+		}
+		mg.Subgraphs[n.id] = cg
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ilmek-go/ilmek/mermaid"
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
@@ -566,3 +567,61 @@ func TestSubgraphChangedChildUnderPausedThread(t *testing.T) {
 		})
 	}
 }
+
+// TestSubgraphMermaid draws a parent with and without its subgraph
+// expanded: without, the subgraph node is a box as MODEL §9.1 draws any
+// node; with, it is a subgraph block holding the child's diagram.
+func TestSubgraphMermaid(t *testing.T) {
+	var runs counter
+	child := refundChild(t, "refund", &runs)
+	parent := mustCompile(t, runtime.NewBuilder("support").Channel("order", "").Channel("decision", "").
+		TypedNode("intake", "noop", nil, noop).
+		Subgraph("refund", child, map[string]string{"order": "order"}, map[string]string{"decision": "status"}).
+		Edge(spec.Start, "intake").Edge("intake", "refund").Edge("refund", spec.End))
+	plain, err := runtime.Mermaid(parent, mermaid.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const wantPlain = "flowchart TD\n  __start__([START])\n  intake[\"intake\"]\n  refund[\"refund\"]\n  __end__([END])\n  __start__ --> intake\n  intake --> refund\n  refund --> __end__\n"
+	if plain != wantPlain {
+		t.Fatalf("plain:\n%s\nwant:\n%s", plain, wantPlain)
+	}
+	expanded, err := runtime.Mermaid(parent, mermaid.Options{ExpandSubgraphs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `flowchart TD
+  __start__([START])
+  intake["intake"]
+  subgraph refund ["refund"]
+    refund___start__([START])
+    refund_check["check"]
+    refund_approve["approve"]
+    refund_pay["pay"]
+    refund___end__([END])
+    refund___start__ --> refund_check
+    refund_check --> refund_approve
+    refund_approve --> refund_pay
+    refund_pay --> refund___end__
+  end
+  __end__([END])
+  __start__ --> intake
+  intake --> refund
+  refund --> __end__
+`
+	if expanded != want {
+		t.Fatalf("expanded:\n%s\nwant:\n%s", expanded, want)
+	}
+	// A graph built from a document draws its children too.
+	doc := mustSpec(t, parent)
+	reg := runtime.Registry{"noop": func(spec.Node) (runtime.NodeFunc, error) { return noop, nil }}
+	fromDoc, err := runtime.FromSpec(doc, reg, runtime.WithSubgraphs(child))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := runtime.Mermaid(fromDoc, mermaid.Options{ExpandSubgraphs: true}); got != want {
+		t.Fatalf("from the document:\n%s", got)
+	}
+}
+
+func noop(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return nil, nil }
