@@ -158,14 +158,14 @@ func (b *Builder) Subgraph(id string, child Child, in, out map[string]string) *B
 // checkSubgraphs returns what is wrong with the builder's subgraph nodes.
 func (b *Builder) checkSubgraphs() []string {
 	var errs []string
-	chans := map[string]string{}
+	chans := map[string]spec.Reducer{}
 	for _, c := range b.channels {
-		red := string(c.reducer)
+		red := c.reducer
 		switch {
 		case c.custom != nil:
 			red = "custom"
 		case red == "":
-			red = string(spec.LastWrite)
+			red = spec.LastWrite
 		}
 		chans[c.name] = red
 	}
@@ -174,74 +174,28 @@ func (b *Builder) checkSubgraphs() []string {
 			continue
 		}
 		cfg := n.config.(SubgraphConfig)
-		for _, p := range subgraphProblems(b.name, chans, cfg, n.sub) {
-			errs = append(errs, fmt.Sprintf("node %q: %s: %s", n.id, p.path, p.msg))
+		for _, d := range spec.SubgraphMapping(b.name, chans, cfg.Graph, cfg.Fingerprint, cfg.In, cfg.Out, childView(n.sub)) {
+			errs = append(errs, fmt.Sprintf("node %q: %s: %s", n.id, d.Path, d.Message))
 		}
 	}
 	return errs
 }
 
-// problem is one refusal of a subgraph node, at a path from its config.
-type problem struct{ path, msg, fix string }
-
-// subgraphProblems checks a subgraph node of graph parent, whose channels
-// map to their reducers, against child: every mapped channel declared on
-// its side, reducers that keep the mapping's meaning, and no cycle.
-func subgraphProblems(parent string, chans map[string]string, cfg SubgraphConfig, child Child) []problem {
-	var out []problem
-	cs := child.Shape()
-	creds := map[string]string{}
-	for _, c := range cs.Channels {
-		creds[c.Name] = c.Reducer
+// childView is what the checks of spec need of a child.
+func childView(c Child) spec.SubgraphChild {
+	sh := c.Shape()
+	v := spec.SubgraphChild{Name: sh.Name, Fingerprint: c.Fingerprint(), Channels: map[string]spec.Reducer{}, Contains: c.childNames()}
+	for _, ch := range sh.Channels {
+		v.Channels[ch.Name] = spec.Reducer(ch.Reducer)
 	}
-	if cfg.Fingerprint != "" && cfg.Fingerprint != child.Fingerprint() {
-		out = append(out, problem{"config.fingerprint", fmt.Sprintf("pins graph %q at %s, but the graph given is %s", cfg.Graph, cfg.Fingerprint, child.Fingerprint()), "pin the child's current fingerprint or give the pinned version"})
-	}
-	if cs.Name == parent || slices.Contains(child.childNames(), parent) {
-		out = append(out, problem{"config.graph", fmt.Sprintf("graph %q contains itself through subgraph %q", parent, cfg.Graph), "remove the cycle of subgraphs"})
-	}
-	fed := map[string]bool{}
-	for _, cc := range slices.Sorted(maps.Keys(cfg.In)) {
-		pc := cfg.In[cc]
-		path := "config.in." + cc
-		cr, cok := creds[cc]
-		pr, pok := chans[pc]
-		switch {
-		case !cok:
-			out = append(out, problem{path, fmt.Sprintf("graph %q has no channel %q", cfg.Graph, cc), "name a channel of the child"})
-		case !pok:
-			out = append(out, problem{path, fmt.Sprintf("feeds from channel %q, which graph %q does not declare", pc, parent), "declare it or name a declared channel"})
-		case cr != string(spec.LastWrite) && cr != pr:
-			out = append(out, problem{path, fmt.Sprintf("child channel %q (%s) cannot start from parent channel %q (%s)", cc, cr, pc, pr), "map channels of the same reducer, or feed a last_write child channel"})
-		default:
-			if pr == string(spec.Append) && cr == string(spec.Append) {
-				fed[cc+"\x00"+pc] = true
-			}
-		}
-	}
-	for _, pc := range slices.Sorted(maps.Keys(cfg.Out)) {
-		cc := cfg.Out[pc]
-		path := "config.out." + pc
-		cr, cok := creds[cc]
-		pr, pok := chans[pc]
-		switch {
-		case !pok:
-			out = append(out, problem{path, fmt.Sprintf("graph %q has no channel %q", parent, pc), "declare it or name a declared channel"})
-		case !cok:
-			out = append(out, problem{path, fmt.Sprintf("takes channel %q, which graph %q does not declare", cc, cfg.Graph), "name a channel of the child"})
-		case pr == string(spec.Append) && cr == string(spec.Append) && fed[cc+"\x00"+pc]:
-			out = append(out, problem{path, fmt.Sprintf("append channel %q would get back the elements it fed to %q, twice", pc, cc), "write back to another channel"})
-		case pr == string(spec.Merge) && cr == string(spec.Append), pr == string(spec.Append) && cr == string(spec.Merge):
-			out = append(out, problem{path, fmt.Sprintf("parent channel %q (%s) cannot take child channel %q (%s)", pc, pr, cc, cr), "map channels of the same reducer, or write to a last_write parent channel"})
-		}
-	}
-	return out
+	return v
 }
 
 // CheckSubgraphs reports, placed in doc, every "subgraph" node whose
-// config is malformed, names a graph children does not hold (by
-// Shape().Name), or maps channels that subgraphProblems refuses. FromSpec
-// and Load run it; a tool checking documents calls it beside spec.Decode.
+// child is not among children (by Shape().Name) or whose channel maps
+// spec.SubgraphMapping refuses. FromSpec and Load run it (with the config
+// decoded as strictly as a factory decodes one); a tool checking
+// documents calls it beside spec.Decode.
 func CheckSubgraphs(doc *spec.Graph, children ...Child) spec.Diagnostics {
 	byName := map[string]Child{}
 	for _, c := range children {
@@ -253,50 +207,22 @@ func CheckSubgraphs(doc *spec.Graph, children ...Child) spec.Diagnostics {
 }
 
 func checkSubgraphDoc(doc *spec.Graph, byName map[string]Child) spec.Diagnostics {
-	chans := map[string]string{}
-	for _, c := range doc.Channels {
-		chans[c.Name] = string(c.Kind())
+	views := make(map[string]spec.SubgraphChild, len(byName))
+	for name, c := range byName {
+		views[name] = childView(c)
 	}
 	var out spec.Diagnostics
 	for i, n := range doc.Nodes {
 		if n.Type != SubgraphType {
 			continue
 		}
-		node := spec.PathIndex("nodes", i)
-		place := func(rel, msg, fix string) {
-			path := node + "." + rel
-			pos := doc.Pos(path)
-			for pos == (spec.Pos{}) && strings.Contains(rel, ".") {
-				rel = rel[:strings.LastIndex(rel, ".")]
-				path = node + "." + rel
-				pos = doc.Pos(path)
-			}
-			out = append(out, spec.Diagnostic{Severity: spec.SeverityError, Pos: pos, Path: path, Message: "node " + strconv.Quote(n.ID) + ": " + msg, Hint: fix})
-		}
 		var cfg SubgraphConfig
 		if err := DecodeConfig(n, &cfg); err != nil {
-			place("config", err.Error(), "fix the config: {\"graph\": NAME, \"in\": {...}, \"out\": {...}}")
-			continue
-		}
-		if cfg.Graph == "" {
-			place("config.graph", "names no graph", "set config.graph to the child document's name")
-			continue
-		}
-		if cfg.Graph == doc.Name {
-			place("config.graph", fmt.Sprintf("graph %q contains itself", doc.Name), "remove the cycle of subgraphs")
-			continue
-		}
-		child, ok := byName[cfg.Graph]
-		if !ok {
-			known := slices.Sorted(maps.Keys(byName))
-			place("config.graph", fmt.Sprintf("graph %q is not registered (registered: %s)", cfg.Graph, strings.Join(known, ", ")), "pass the child with runtime.WithSubgraphs")
-			continue
-		}
-		for _, p := range subgraphProblems(doc.Name, chans, cfg, child) {
-			place(p.path, p.msg, p.fix)
+			path := spec.PathKey(spec.PathIndex("nodes", i), "config")
+			out = append(out, spec.Diagnostic{Severity: spec.SeverityError, Pos: doc.Pos(path), Path: path, Message: "node " + strconv.Quote(n.ID) + ": " + err.Error(), Hint: "fix the stored config"})
 		}
 	}
-	return out
+	return append(out, spec.CheckSubgraphs(doc, views)...)
 }
 
 // CheckSubgraphCycles reports every document of docs (by name) that
