@@ -27,11 +27,14 @@ Example, next to the spec:
 `,
 	"check": `Usage: ilmekgen check [flags] SPEC...
 
-Checks each SPEC (and its bindings) as gen would, and writes nothing.
+Checks each SPEC (and its bindings) as gen would, and writes nothing. With
+--subgraph NAME=SPEC, the subgraph nodes are checked against the child
+documents too (gen takes the flag as well).
 
 Example:
 
   ilmekgen check --type intent=string --config llm=example.com/shop.LLMOptions support.json
+  ilmekgen check --subgraph refund=refund.json support.json
 `,
 	"fmt": `Usage: ilmekgen fmt [-w] [--check] SPEC...
 
