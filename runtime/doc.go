@@ -267,8 +267,9 @@
 // answered or nothing is written, each answer reaches its own child, and
 // paused siblings keep theirs. A child's step, node and state events reach
 // the parent's stream with [Event].NS set to the path of task keys;
-// stream.Root leaves them out. A child's failure fails the parent task with
-// a [SubgraphError] naming the path.
+// stream.Root leaves them out. [SubgraphStates] reads where each child of a
+// paused thread stands (its channels, next tasks and pauses). A child's
+// failure fails the parent task with a [SubgraphError] naming the path.
 //
 // # Document versions
 //

@@ -773,3 +773,64 @@ func (s *subStore) GetDocument(ctx context.Context, fingerprint string) ([]byte,
 	}
 	return nil, ErrNotFound
 }
+
+// SubgraphState is where a child run stands inside a task of its parent's
+// thread: the path of task keys to it (outermost first) and its latest
+// checkpoint (its channels as JSON, the tasks it runs next, and the
+// interrupts it waits on, with ids relative to the child).
+type SubgraphState struct {
+	Path       []string
+	Checkpoint *Checkpoint
+}
+
+// SubgraphStates returns the children, at every depth, that the planned
+// tasks of the thread's latest checkpoint hold: the children of a paused
+// parent (whose pauses Pending lists with path-qualified ids) and those a
+// crash or a failure left in flight. A thread whose tasks hold no child
+// has none. It reads the store only.
+func SubgraphStates(ctx context.Context, cp Checkpointer, threadID string) ([]SubgraphState, error) {
+	latest, err := cp.Get(ctx, threadID, "")
+	if err != nil {
+		return nil, err
+	}
+	var out []SubgraphState
+	for _, t := range latest.Next {
+		j, err := cp.GetJournal(ctx, threadID, latest.PlanID+":"+t.Key)
+		if err != nil {
+			return nil, err
+		}
+		if out, err = childStates(out, []string{t.Key}, j); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// childStates appends the child that the task journal entries hold, at
+// path, and its own children.
+func childStates(out []SubgraphState, path []string, entries []checkpoint.JournalEntry) ([]SubgraphState, error) {
+	i := slices.IndexFunc(entries, func(e checkpoint.JournalEntry) bool { return e.Key == subgraphCheckpointKey })
+	if i < 0 {
+		return out, nil
+	}
+	var c Checkpoint
+	if err := json.Unmarshal(entries[i].Value, &c); err != nil {
+		return nil, fmt.Errorf("subgraph %s: decode its checkpoint: %w", strings.Join(path, "/"), err)
+	}
+	out = append(out, SubgraphState{Path: path, Checkpoint: &c})
+	for _, t := range c.Next {
+		prefix := subPrefix(c.PlanID + ":" + t.Key)
+		var sub []checkpoint.JournalEntry
+		for _, e := range entries {
+			if k, ok := strings.CutPrefix(e.Key, prefix); ok {
+				e.Key = k
+				sub = append(sub, e)
+			}
+		}
+		var err error
+		if out, err = childStates(out, append(slices.Clip(path), t.Key), sub); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

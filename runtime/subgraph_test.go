@@ -189,6 +189,15 @@ func TestSubgraphNestedTwoLevels(t *testing.T) {
 	if err != nil || len(pend) != 1 || pend[0].ID != "billing/refund/approve:interrupt#0" {
 		t.Fatalf("pending: %+v %v", pend, err)
 	}
+	states, err := runtime.SubgraphStates(context.Background(), cp, "t3")
+	if err != nil || len(states) != 2 {
+		t.Fatalf("subgraph states: %+v %v", states, err)
+	}
+	if strings.Join(states[0].Path, "/") != "billing" || states[0].Checkpoint.Next[0].Node != "refund" ||
+		strings.Join(states[1].Path, "/") != "billing/refund" || states[1].Checkpoint.Next[0].Node != "approve" ||
+		len(states[1].Checkpoint.Pending) != 1 || !strings.Contains(string(states[1].Checkpoint.Channels), `"order":"C9"`) {
+		t.Fatalf("subgraph states: %+v / %+v", states[0].Checkpoint, states[1].Checkpoint)
+	}
 	sawNested := false
 	for _, ev := range events {
 		if ev.Type == runtime.EventNodeStart && ev.Node == "approve" && strings.Join(ev.NS, "/") == "billing/refund" {
