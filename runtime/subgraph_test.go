@@ -92,6 +92,10 @@ func TestSubgraphPausesAndResumesInsideChild(t *testing.T) {
 	if _, ok := res.State["refund_status"]; ok {
 		t.Fatalf("the parent's channels changed before the child's end: %v", res.State)
 	}
+	page, err := cp.ListThreads(context.Background(), checkpoint.ThreadQuery{Status: runtime.StatusInterrupted})
+	if err != nil || len(page.Threads) != 1 || len(page.Threads[0].Pending) != 1 || page.Threads[0].Pending[0].ID != "refund/approve:interrupt#0" {
+		t.Fatalf("an inbox does not list the child's pause by its path: %+v %v", page, err)
+	}
 	res, err = parent.Resume(context.Background(), runtime.AnswersByID(map[string]any{"refund/approve:interrupt#0": "granted"}), opts...)
 	if err != nil || res.Status != runtime.StatusDone {
 		t.Fatalf("resume: %+v %v", res, err)
