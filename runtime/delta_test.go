@@ -22,10 +22,9 @@ func TestMemoryStoresDeltas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &deltaRecorder{Memory: checkpoint.NewMemory()}
-	m.SetCompaction(checkpoint.Compaction{Every: 10})
+	m := &deltaRecorder{Memory: checkpoint.NewMemory(checkpoint.Compact(checkpoint.Compaction{Every: 10}))}
 	for i := 0; i < 50; i++ {
-		if _, err := g.Invoke(t.Context(), nil, Thread("t"), WithCheckpointer(m)); err != nil {
+		if _, err := g.Thread(m, "t").Invoke(t.Context(), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -68,7 +67,7 @@ func TestMergeChannelStoresMergedKeys(t *testing.T) {
 	}
 	m := &deltaRecorder{Memory: checkpoint.NewMemory()}
 	for i := 0; i < 60; i++ {
-		if _, err := g.Invoke(t.Context(), nil, Thread("t"), WithCheckpointer(m)); err != nil {
+		if _, err := g.Thread(m, "t").Invoke(t.Context(), nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -55,9 +55,9 @@ func ExampleLoad() {
 // and ToSpec says why such a graph cannot be stored.
 func ExampleBuilder() {
 	sum := func(cur, in any) (any, error) {
-		a, _ := runtime.AsFloat(cur)
-		b, _ := runtime.AsFloat(in)
-		return a + b, nil
+		a, _ := cur.(float64) // unset at first; a state holds numbers as float64
+		b, _ := in.(int)      // what the node wrote
+		return a + float64(b), nil
 	}
 	g, err := runtime.NewBuilder("counter").
 		ChannelFunc("total", sum).
@@ -130,10 +130,10 @@ func ExampleInterrupt() {
 		Edge(spec.Start, "checkout").
 		Compile()
 	ctx := context.Background()
-	opts := []runtime.RunOption{runtime.Thread("t-1"), runtime.WithCheckpointer(checkpoint.NewMemory())}
-	res, _ := g.Invoke(ctx, nil, opts...)
+	th := g.Thread(checkpoint.NewMemory(), "t-1")
+	res, _ := th.Invoke(ctx, nil)
 	fmt.Println(res.Status, res.Pending[0].ID, string(res.Pending[0].Payload))
-	res, _ = g.Resume(ctx, runtime.Answer(true), opts...)
+	res, _ = th.Resume(ctx, runtime.Answer(true))
 	fmt.Println(res.Status, res.State["receipt"], "orders created:", orders)
 	// Output:
 	// interrupted checkout:interrupt#0 {"order":1001,"question":"charge order?"}

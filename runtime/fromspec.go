@@ -24,7 +24,7 @@ type Registry map[string]Factory
 // be in the registry. ToSpec of the result returns the document.
 //
 // The document's warnings are kept (Graph.Warnings), logged at Warn through
-// GraphLogger when one is set, and refused with WarningsAsErrors.
+// WithLogger when one is set, and refused with WithWarningsAsErrors.
 func FromSpec(doc *spec.Graph, reg Registry, opts ...Option) (*Graph[Values, Values], error) {
 	diags := doc.Validate()
 	if err := diags.Err(); err != nil {
@@ -38,7 +38,9 @@ func FromSpec(doc *spec.Graph, reg Registry, opts ...Option) (*Graph[Values, Val
 	}
 	var gc graphConfig
 	for _, o := range opts {
-		o(&gc)
+		if o != nil {
+			o.applyGraph(&gc)
+		}
 	}
 	if _, own := reg[SubgraphType]; !own {
 		if err := checkSubgraphDoc(doc, gc.subgraphs).Err(); err != nil {
@@ -88,7 +90,7 @@ func FromSpec(doc *spec.Graph, reg Registry, opts ...Option) (*Graph[Values, Val
 		return nil, err
 	}
 	p.doc = doc.Clone()
-	opts = append(slices.Clip(opts), func(c *graphConfig) { c.warnings = warnings })
+	opts = append(slices.Clip(opts), graphOption(func(c *graphConfig) { c.warnings = warnings }))
 	return newGraph[Values, Values](p, opts...)
 }
 

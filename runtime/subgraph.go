@@ -106,7 +106,7 @@ type childOutcome struct {
 // nodes may name, each under its Shape().Name. A document naming a graph
 // not given here is refused when it is built.
 func WithSubgraphs(children ...Child) Option {
-	return func(c *graphConfig) {
+	return graphOption(func(c *graphConfig) {
 		if c.subgraphs == nil {
 			c.subgraphs = map[string]Child{}
 		}
@@ -115,7 +115,7 @@ func WithSubgraphs(children ...Child) Option {
 				c.subgraphs[ch.Shape().Name] = ch
 			}
 		}
-	}
+	})
 }
 
 // ErrSubgraph is matched (errors.Is) by the errors that refuse a subgraph

@@ -36,7 +36,7 @@ func BenchmarkSubgraphChain(b *testing.B) {
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
-				res, err := bc.g.Invoke(ctx, nil, runtime.RecursionLimit(1000))
+				res, err := bc.g.Invoke(ctx, nil, runtime.WithRecursionLimit(1000))
 				if err != nil || len(res.State["items"].([]any)) != bc.want {
 					b.Fatalf("%v %d", err, len(res.State["items"].([]any)))
 				}

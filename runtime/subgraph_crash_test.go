@@ -77,7 +77,7 @@ func subgraphCrashChild(mode, dir string) int {
 		}
 		deadline := time.Now().Add(time.Minute)
 		for {
-			res, err := parent.Invoke(context.Background(), nil, runtime.Thread("t"), runtime.WithCheckpointer(store))
+			res, err := parent.Thread(store, "t").Invoke(context.Background(), nil)
 			if errors.Is(err, runtime.ErrThreadBusy) && time.Now().Before(deadline) {
 				time.Sleep(20 * time.Millisecond)
 				continue

@@ -37,11 +37,11 @@ func ExampleBuilder_Subgraph() {
 		Compile()
 
 	store := checkpoint.NewMemory()
-	opts := []runtime.RunOption{runtime.Thread("ticket-7"), runtime.WithCheckpointer(store)}
-	res, _ := support.Invoke(context.Background(), runtime.Values{"order": "A7"}, opts...)
+	res, _ := support.Thread(store, "ticket-7").Invoke(context.Background(), runtime.Values{"order": "A7"})
 	fmt.Println(res.Status, res.Pending[0].ID, string(res.Pending[0].Payload))
 
-	res, _ = support.Resume(context.Background(), runtime.AnswersByID(map[string]any{"refund/approve:interrupt#0": true}), opts...)
+	// Another process, with the same store, answers the pause by its id.
+	res, _ = support.Thread(store, "ticket-7").Resume(context.Background(), runtime.AnswersByID(map[string]any{"refund/approve:interrupt#0": true}))
 	fmt.Println(res.Status, res.State["refund"])
 	// Output:
 	// interrupted refund/approve:interrupt#0 "refund order A7?"

@@ -81,8 +81,8 @@ func TestSubgraphPausesAndResumesInsideChild(t *testing.T) {
 		Edge(spec.Start, "intake").Edge("intake", "refund").Edge("refund", "reply").Edge("reply", spec.End))
 
 	cp := checkpoint.NewMemory()
-	opts := []runtime.RunOption{runtime.Thread("t1"), runtime.WithCheckpointer(cp)}
-	res, err := parent.Invoke(context.Background(), runtime.Values{"order": "A7"}, opts...)
+	tid, store := "t1", cp
+	res, err := parent.Thread(store, tid).Invoke(context.Background(), runtime.Values{"order": "A7"})
 	if err != nil || res.Status != runtime.StatusInterrupted {
 		t.Fatalf("first run: %+v %v", res, err)
 	}
@@ -96,7 +96,7 @@ func TestSubgraphPausesAndResumesInsideChild(t *testing.T) {
 	if err != nil || len(page.Threads) != 1 || len(page.Threads[0].Pending) != 1 || page.Threads[0].Pending[0].ID != "refund/approve:interrupt#0" {
 		t.Fatalf("an inbox does not list the child's pause by its path: %+v %v", page, err)
 	}
-	res, err = parent.Resume(context.Background(), runtime.AnswersByID(map[string]any{"refund/approve:interrupt#0": "granted"}), opts...)
+	res, err = parent.Thread(store, tid).Resume(context.Background(), runtime.AnswersByID(map[string]any{"refund/approve:interrupt#0": "granted"}))
 	if err != nil || res.Status != runtime.StatusDone {
 		t.Fatalf("resume: %+v %v", res, err)
 	}
@@ -135,8 +135,8 @@ func TestSubgraphSiblingsAnsweredInOneResume(t *testing.T) {
 		Edge(spec.Start, "first").Edge(spec.Start, "second").Edge(spec.Start, "other").
 		Edge("first", spec.End).Edge("second", spec.End).Edge("other", spec.End))
 	cp := checkpoint.NewMemory()
-	opts := []runtime.RunOption{runtime.Thread("t2"), runtime.WithCheckpointer(cp)}
-	res, err := parent.Invoke(context.Background(), runtime.Values{"order": "B1"}, opts...)
+	tid, store := "t2", cp
+	res, err := parent.Thread(store, tid).Invoke(context.Background(), runtime.Values{"order": "B1"})
 	if err != nil || res.Status != runtime.StatusInterrupted || len(res.Pending) != 2 {
 		t.Fatalf("first run: %+v %v", res, err)
 	}
@@ -147,11 +147,11 @@ func TestSubgraphSiblingsAnsweredInOneResume(t *testing.T) {
 		t.Fatal("a task of the paused superstep committed its write")
 	}
 	// A resume answering only one of them is refused and writes nothing.
-	_, err = parent.Resume(context.Background(), runtime.AnswersByID(map[string]any{"first/approve:interrupt#0": "x"}), opts...)
+	_, err = parent.Thread(store, tid).Resume(context.Background(), runtime.AnswersByID(map[string]any{"first/approve:interrupt#0": "x"}))
 	if !errors.Is(err, runtime.ErrMissingAnswer) {
 		t.Fatalf("partial resume: %v", err)
 	}
-	res, err = parent.Resume(context.Background(), runtime.AnswersByID(map[string]any{"first/approve:interrupt#0": "yes-1", "second/approve:interrupt#0": "yes-2"}), opts...)
+	res, err = parent.Thread(store, tid).Resume(context.Background(), runtime.AnswersByID(map[string]any{"first/approve:interrupt#0": "yes-1", "second/approve:interrupt#0": "yes-2"}))
 	if err != nil || res.Status != runtime.StatusDone {
 		t.Fatalf("resume: %+v %v", res, err)
 	}
@@ -181,15 +181,15 @@ func TestSubgraphNestedTwoLevels(t *testing.T) {
 		Subgraph("billing", middle, map[string]string{"order": "order"}, map[string]string{"result": "outcome"}).
 		Edge(spec.Start, "billing").Edge("billing", spec.End))
 	cp := checkpoint.NewMemory()
-	opts := []runtime.RunOption{runtime.Thread("t3"), runtime.WithCheckpointer(cp)}
+	tid, store := "t3", cp
 	var events []runtime.Event
-	for ev, err := range top.Stream(context.Background(), runtime.Values{"order": "C9"}, opts...) {
+	for ev, err := range top.Thread(store, tid).Stream(context.Background(), runtime.Values{"order": "C9"}) {
 		if err != nil {
 			t.Fatal(err)
 		}
 		events = append(events, ev)
 	}
-	pend, err := runtime.PendingInterrupts(context.Background(), cp, "t3")
+	pend, err := top.Thread(cp, "t3").Pending(context.Background())
 	if err != nil || len(pend) != 1 || pend[0].ID != "billing/refund/approve:interrupt#0" {
 		t.Fatalf("pending: %+v %v", pend, err)
 	}
@@ -211,7 +211,7 @@ func TestSubgraphNestedTwoLevels(t *testing.T) {
 	if !sawNested {
 		t.Fatal("no node_start of approve with ns [billing refund]")
 	}
-	res, err := top.Resume(context.Background(), runtime.Answer("deep"), opts...)
+	res, err := top.Thread(store, tid).Resume(context.Background(), runtime.Answer("deep"))
 	if err != nil || res.Status != runtime.StatusDone || res.State["result"] != "deep" {
 		t.Fatalf("resume: %+v %v", res, err)
 	}
@@ -234,15 +234,15 @@ func TestSubgraphPeerBugs(t *testing.T) {
 			Subgraph("refund", child, map[string]string{"order": "order"}, map[string]string{"status": "status"}).
 			Edge(spec.Start, "refund").Edge("refund", spec.End))
 		cp := checkpoint.NewMemory()
-		opts := []runtime.RunOption{runtime.Thread("fork"), runtime.WithCheckpointer(cp)}
-		paused, err := parent.Invoke(ctx, runtime.Values{"order": "F1"}, opts...)
+		tid, store := "fork", cp
+		paused, err := parent.Thread(store, tid).Invoke(ctx, runtime.Values{"order": "F1"})
 		if err != nil || paused.Status != runtime.StatusInterrupted {
 			t.Fatalf("first run: %+v %v", paused, err)
 		}
-		if res, err := parent.Resume(ctx, runtime.Answer("main"), opts...); err != nil || res.State["status"] != "main" {
+		if res, err := parent.Thread(store, tid).Resume(ctx, runtime.Answer("main")); err != nil || res.State["status"] != "main" {
 			t.Fatalf("resume: %+v %v", res, err)
 		}
-		res, err := parent.Resume(ctx, runtime.Answer("forked"), append(opts, runtime.FromCheckpoint(paused.CheckpointID))...)
+		res, err := parent.Thread(store, tid).Fork(paused.CheckpointID).Resume(ctx, runtime.Answer("forked"))
 		if err != nil || res.Status != runtime.StatusDone || res.State["status"] != "forked" {
 			t.Fatalf("fork: %+v %v", res, err)
 		}
@@ -267,15 +267,15 @@ func TestSubgraphPeerBugs(t *testing.T) {
 			Subgraph("s", child, nil, map[string]string{"px": "x", "py": "y"}).
 			Edge(spec.Start, "s").Edge("s", spec.End))
 		cp := checkpoint.NewMemory()
-		opts := []runtime.RunOption{runtime.Thread("two"), runtime.WithCheckpointer(cp)}
-		res, err := parent.Invoke(ctx, nil, opts...)
+		tid, store := "two", cp
+		res, err := parent.Thread(store, tid).Invoke(ctx, nil)
 		if err != nil || len(res.Pending) != 2 {
 			t.Fatalf("first run: %+v %v", res, err)
 		}
-		if _, err := parent.Resume(ctx, runtime.Answer("bare"), opts...); !errors.Is(err, runtime.ErrAmbiguousAnswer) {
+		if _, err := parent.Thread(store, tid).Resume(ctx, runtime.Answer("bare")); !errors.Is(err, runtime.ErrAmbiguousAnswer) {
 			t.Fatalf("bare answer to two: %v", err)
 		}
-		res, err = parent.Resume(ctx, runtime.AnswersByID(map[string]any{"s/x:interrupt#0": "to-x", "s/y:interrupt#0": "to-y"}), opts...)
+		res, err = parent.Thread(store, tid).Resume(ctx, runtime.AnswersByID(map[string]any{"s/x:interrupt#0": "to-x", "s/y:interrupt#0": "to-y"}))
 		if err != nil || res.State["px"] != "to-x" || res.State["py"] != "to-y" {
 			t.Fatalf("resume: %+v %v", res, err)
 		}
@@ -295,11 +295,11 @@ func TestSubgraphPeerBugs(t *testing.T) {
 			}).
 			Edge(spec.Start, "c").Edge(spec.Start, "sib").Edge("c", spec.End).Edge("sib", spec.End))
 		cp := checkpoint.NewMemory()
-		opts := []runtime.RunOption{runtime.Thread("sib"), runtime.WithCheckpointer(cp)}
-		if _, err := parent.Invoke(ctx, nil, opts...); err != nil {
+		tid, store := "sib", cp
+		if _, err := parent.Thread(store, tid).Invoke(ctx, nil); err != nil {
 			t.Fatal(err)
 		}
-		res, err := parent.Resume(ctx, runtime.Answer("yes"), opts...)
+		res, err := parent.Thread(store, tid).Resume(ctx, runtime.Answer("yes"))
 		if err != nil || res.State["notes"] != "sibling" || res.State["status"] != "yes" {
 			t.Fatalf("resume: %+v %v", res, err)
 		}
@@ -347,11 +347,11 @@ func TestSubgraphCrashInsideChildContinues(t *testing.T) {
 		Subgraph("c", child, nil, map[string]string{"got": "out"}).
 		Edge(spec.Start, "c").Edge("c", spec.End))
 	cp := checkpoint.NewMemory()
-	opts := []runtime.RunOption{runtime.Thread("crash"), runtime.WithCheckpointer(cp)}
-	if res, _ := parent.Invoke(ctx, nil, opts...); res.Status != runtime.StatusAborted {
+	tid, store := "crash", cp
+	if res, _ := parent.Thread(store, tid).Invoke(ctx, nil); res.Status != runtime.StatusAborted {
 		t.Fatalf("first run: %+v", res)
 	}
-	res, err := parent.Invoke(context.Background(), nil, opts...)
+	res, err := parent.Thread(store, tid).Invoke(context.Background(), nil)
 	if err != nil || res.Status != runtime.StatusDone {
 		t.Fatalf("second run: %+v %v", res, err)
 	}
@@ -381,11 +381,11 @@ func TestSubgraphFromSpec(t *testing.T) {
 		t.Fatal(err)
 	}
 	cp := checkpoint.NewMemory()
-	opts := []runtime.RunOption{runtime.Thread("spec"), runtime.WithCheckpointer(cp)}
-	if res, err := g.Invoke(context.Background(), runtime.Values{"order": "S1"}, opts...); err != nil || len(res.Pending) != 1 {
+	tid, store := "spec", cp
+	if res, err := g.Thread(store, tid).Invoke(context.Background(), runtime.Values{"order": "S1"}); err != nil || len(res.Pending) != 1 {
 		t.Fatalf("first run: %+v %v", res, err)
 	}
-	res, err := g.Resume(context.Background(), runtime.Answer("ok"), opts...)
+	res, err := g.Thread(store, tid).Resume(context.Background(), runtime.Answer("ok"))
 	if err != nil || res.State["status"] != "ok" {
 		t.Fatalf("resume: %+v %v", res, err)
 	}
@@ -498,12 +498,12 @@ func TestRunSubgraphFromANode(t *testing.T) {
 		}).
 		Edge(spec.Start, "refund").Edge("refund", spec.End))
 	cp := checkpoint.NewMemory()
-	opts := []runtime.RunOption{runtime.Thread("typed"), runtime.WithCheckpointer(cp)}
-	res, err := parent.Invoke(context.Background(), runtime.Values{"order": "T1"}, opts...)
+	tid, store := "typed", cp
+	res, err := parent.Thread(store, tid).Invoke(context.Background(), runtime.Values{"order": "T1"})
 	if err != nil || len(res.Pending) != 1 || res.Pending[0].ID != "refund/approve:interrupt#0" {
 		t.Fatalf("first run: %+v %v", res, err)
 	}
-	res, err = parent.Resume(context.Background(), runtime.Answer("typed-ok"), opts...)
+	res, err = parent.Thread(store, tid).Resume(context.Background(), runtime.Answer("typed-ok"))
 	if err != nil || res.State["status"] != "typed-ok" {
 		t.Fatalf("resume: %+v %v", res, err)
 	}
@@ -565,11 +565,11 @@ func TestSubgraphChangedChildUnderPausedThread(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cp := checkpoint.NewMemory()
-			opts := []runtime.RunOption{runtime.Thread("v"), runtime.WithCheckpointer(cp)}
-			if res, err := parent(child("v1", false)).Invoke(context.Background(), nil, opts...); err != nil || res.Status != runtime.StatusInterrupted {
+			tid, store := "v", cp
+			if res, err := parent(child("v1", false)).Thread(store, tid).Invoke(context.Background(), nil); err != nil || res.Status != runtime.StatusInterrupted {
 				t.Fatalf("first run: %+v %v", res, err)
 			}
-			res, err := parent(tt.next).Resume(context.Background(), runtime.Answer("ok"), opts...)
+			res, err := parent(tt.next).Thread(store, tid).Resume(context.Background(), runtime.Answer("ok"))
 			var ie *runtime.IncompatibleError
 			if got := errors.As(err, &ie); got != tt.refuse {
 				t.Fatalf("resume on the changed child: %+v %v", res, err)

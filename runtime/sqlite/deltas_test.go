@@ -69,8 +69,8 @@ func TestMigrateVersion2File(t *testing.T) {
 	}
 	s := openT(t, path)
 	var v string
-	if err := s.w.QueryRow("SELECT value FROM ilmek_meta WHERE key = 'schema_version'").Scan(&v); err != nil || v != "3" {
-		t.Fatalf("schema version after Open: %q %v, want 3", v, err)
+	if err := s.w.QueryRow("SELECT value FROM ilmek_meta WHERE key = 'schema_version'").Scan(&v); err != nil || v != "4" {
+		t.Fatalf("schema version after Open: %q %v, want 4", v, err)
 	}
 	if d, err := s.GetDocument(t.Context(), "sha256:doc"); err != nil || string(d) != `{"name":"chat"}` {
 		t.Fatalf("the stored document: %q %v", d, err)
@@ -104,12 +104,12 @@ func TestMigrateVersion2File(t *testing.T) {
 		t.Fatalf("the migrated file's interrupted threads: %+v %v, want chat", inbox.Threads, err)
 	}
 	g := chatGraph(t)
-	res, err := g.Resume(t.Context(), runtime.Answer("yes"), runtime.Thread("chat"), runtime.WithCheckpointer(s))
+	res, err := g.Thread(s, "chat").Resume(t.Context(), runtime.Answer("yes"))
 	if err != nil || res.Status != runtime.StatusDone {
 		t.Fatalf("resume of the migrated pause: %s %v", res.Status, err)
 	}
 	for i := 0; i < 5; i++ {
-		if _, err := g.Invoke(t.Context(), nil, runtime.Thread("chat"), runtime.WithCheckpointer(s)); err != nil {
+		if _, err := g.Thread(s, "chat").Invoke(t.Context(), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -146,7 +146,7 @@ func TestDeltaRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 40; i++ {
-		if _, err := g.Invoke(t.Context(), nil, runtime.Thread("t"), runtime.WithCheckpointer(s)); err != nil {
+		if _, err := g.Thread(s, "t").Invoke(t.Context(), nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -244,14 +244,14 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 	stop := make(chan struct{})
 	hb := make(chan struct{})
 	go func() { defer close(hb); w.heartbeat(runCtx, c, cancel, requestStop, stop) }()
-	extra := []runtime.RunOption{runtime.StopAtBoundary(stopRun), runtime.WithObserver(runStarted{w: w, c: c})}
+	extra := []runtime.RunOption{runtime.WithStopSignal(stopRun), runtime.WithObserver(runStarted{w: w, c: c})}
 	if mode == modeStart {
 		// Fold the input only into the thread as this claim found it: if
 		// another claim's run moved it meanwhile, a later claim looks again.
-		extra = append(extra, runtime.IfLatest(latest))
+		extra = append(extra, runtime.WithExpectedLatest(latest))
 	}
 	if _, ok := runtime.Checkpointer(cp).(checkpoint.EventStore); ok {
-		extra = append(extra, runtime.WithEventStore())
+		extra = append(extra, runtime.WithEventLog())
 	}
 	out, err := g.run(runCtx, cp, c.thread, c.input, mode, extra...)
 	close(stop)
