@@ -36,6 +36,12 @@ type Case struct {
 	// Divergence says why this project deliberately differs from the
 	// reference implementation on this case.
 	Divergence string `json:"divergence,omitempty"`
+	// Extension names the extension of ilmek/1 the case needs
+	// (ExtensionSubgraphs), "" for a case of ilmek/1 itself.
+	Extension string `json:"extension,omitempty"`
+	// Subgraphs are the child documents the spec's "subgraph" nodes name,
+	// by name (ExtensionSubgraphs).
+	Subgraphs map[string]json.RawMessage `json:"subgraphs,omitempty"`
 }
 
 // Run is one run of a multi-run case: exactly one of Input, Resume or
@@ -111,6 +117,8 @@ func ParseCase(file string, data []byte) (*Case, error) {
 		return nil, fmt.Errorf("%s: a case has either \"runs\" or \"expect\", not both", file)
 	case !c.Multi() && c.Expect == nil:
 		return nil, fmt.Errorf("%s: case has neither \"expect\" nor \"runs\"", file)
+	case len(c.Subgraphs) > 0 && c.Extension != ExtensionSubgraphs:
+		return nil, fmt.Errorf("%s: a case with \"subgraphs\" must say \"extension\": %q", file, ExtensionSubgraphs)
 	}
 	for i, r := range c.Runs {
 		n := 0

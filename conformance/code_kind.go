@@ -33,7 +33,17 @@ func runCodeKind(ctx context.Context, c *Case, newCP func() runtime.Checkpointer
 		return Invalid(&runtime.SpecError{Msg: err.Error(), Err: err})
 	}
 	fx := NewEffects()
-	b, err := CodeBuilder(doc, Registry(fx))
+	children, err := buildChildren(c, func(d *spec.Graph, kids []runtime.Child) (runtime.Child, error) {
+		b, err := CodeBuilderWith(d, Registry(fx), kids...)
+		if err != nil {
+			return nil, err
+		}
+		return b.Compile()
+	})
+	if err != nil {
+		return Invalid(err)
+	}
+	b, err := CodeBuilderWith(doc, Registry(fx), children...)
 	if err != nil {
 		return Invalid(err)
 	}
@@ -49,11 +59,33 @@ func runCodeKind(ctx context.Context, c *Case, newCP func() runtime.Checkpointer
 // CodeBuilder writes doc as Builder calls, with each node's function from
 // reg, as an application defining the same graph in Go would.
 func CodeBuilder(doc *spec.Graph, reg runtime.Registry) (*runtime.Builder, error) {
+	return CodeBuilderWith(doc, reg)
+}
+
+// CodeBuilderWith is CodeBuilder for a document whose "subgraph" nodes
+// name children (by Shape().Name): each becomes a Builder.Subgraph call.
+func CodeBuilderWith(doc *spec.Graph, reg runtime.Registry, children ...runtime.Child) (*runtime.Builder, error) {
 	b := runtime.NewBuilder(doc.Name)
 	for _, c := range doc.Channels {
 		b.Channel(c.Name, c.Reducer)
 	}
+	byName := map[string]runtime.Child{}
+	for _, ch := range children {
+		byName[ch.Shape().Name] = ch
+	}
 	for _, n := range doc.Nodes {
+		if _, own := reg[n.Type]; !own && n.Type == runtime.SubgraphType {
+			var cfg runtime.SubgraphConfig
+			if err := runtime.DecodeConfig(n, &cfg); err != nil {
+				return nil, &runtime.SpecError{Msg: fmt.Sprintf("node %q: %v", n.ID, err)}
+			}
+			ch := byName[cfg.Graph]
+			if ch == nil {
+				return nil, &runtime.SpecError{Msg: fmt.Sprintf("node %q: graph %q is not registered", n.ID, cfg.Graph), Err: runtime.ErrSubgraph}
+			}
+			b.Subgraph(n.ID, ch, cfg.In, cfg.Out)
+			continue
+		}
 		f := reg[n.Type]
 		if f == nil {
 			return nil, &runtime.SpecError{Msg: fmt.Sprintf("node %q has type %q, which is not in the registry", n.ID, n.Type)}

@@ -74,6 +74,9 @@ func observe(ctx context.Context, events func(func(runtime.Event, error) bool), 
 			}
 			break
 		}
+		if len(ev.NS) > 0 {
+			continue // a subgraph's event: the case describes the root graph
+		}
 		switch ev.Type {
 		case runtime.EventStepStart:
 			keys := slices.Clone(ev.Tasks)

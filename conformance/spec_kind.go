@@ -18,7 +18,13 @@ func RunSpecKind(ctx context.Context, c *Case, newCP func() runtime.Checkpointer
 		return Invalid(&runtime.SpecError{Msg: err.Error(), Err: err})
 	}
 	fx := NewEffects()
-	g, err := runtime.FromSpec(doc, Registry(fx))
+	children, err := buildChildren(c, func(d *spec.Graph, kids []runtime.Child) (runtime.Child, error) {
+		return runtime.FromSpec(d, Registry(fx), runtime.WithSubgraphs(kids...))
+	})
+	if err != nil {
+		return Invalid(err)
+	}
+	g, err := runtime.FromSpec(doc, Registry(fx), runtime.WithSubgraphs(children...))
 	if err != nil {
 		return Invalid(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/ilmek-go/ilmek/runtime"
@@ -57,8 +58,14 @@ func RunSuite(ctx context.Context, w io.Writer, cases []*Case, kinds []Kind, bac
 		for _, b := range backends {
 			var obs [][]Observation
 			var err error
+			skip := map[int]bool{}
 			if oop, isOOP := k.(OutOfProcessKind); isOOP {
-				obs, err = oop.RunOn(ctx, cases, b.Name)
+				run, left := withoutSubgraphs(cases)
+				obs, err = oop.RunOn(ctx, run, b.Name)
+				for _, i := range left {
+					skip[i] = true
+					obs = slices.Insert(obs, i, nil)
+				}
 			} else {
 				obs, err = k.RunAll(ctx, cases, b.New)
 			}
@@ -66,8 +73,12 @@ func RunSuite(ctx context.Context, w io.Writer, cases []*Case, kinds []Kind, bac
 				return rep, fmt.Errorf("kind %s, backend %s: %w", k.Name(), b.Name, err)
 			}
 			for i, c := range cases {
-				diffs := Compare(c, obs[i])
 				label := fmt.Sprintf("%s/%s", k.Name(), b.Name)
+				if skip[i] {
+					fmt.Fprintf(w, "skip %-18s %s (extension %s: the %s kind does not run it yet)\n", label, c.File, c.Extension, k.Name())
+					continue
+				}
+				diffs := Compare(c, obs[i])
 				if len(diffs) == 0 {
 					rep.Passed++
 					fmt.Fprintf(w, "ok   %-18s %s\n", label, c.File)

@@ -90,6 +90,9 @@ type Node struct {
 type Graph struct {
 	Nodes []Node
 	Edges []Edge
+	// Subgraphs are the graphs that subgraph nodes run, by node name;
+	// drawn only with Options.ExpandSubgraphs.
+	Subgraphs map[string]Graph
 }
 
 // Highlight marks where a thread stands: Next are the nodes it runs next,
@@ -112,6 +115,13 @@ type Options struct {
 	// not the normative format: use it for people, not for diffs across
 	// implementations.
 	Types bool
+	// ExpandSubgraphs draws each node of Graph.Subgraphs as a Mermaid
+	// "subgraph … end" block holding the child's own diagram (its START,
+	// nodes, END and edges, with ids of their own), nested as deep as the
+	// children go; the parent's edges reach the block. Without it a
+	// subgraph node is a box like any other, as MODEL §9.1 draws it. Not
+	// the normative format either.
+	ExpandSubgraphs bool
 }
 
 // Directions lists the flowchart directions Render accepts.
@@ -148,6 +158,17 @@ func Render(g Graph, o Options) (string, error) {
 	if !slices.Contains(Directions, dir) {
 		return "", fmt.Errorf("mermaid: unknown direction %q; use TD, TB, BT, LR or RL", dir)
 	}
+	var b strings.Builder
+	b.WriteString("flowchart " + dir + "\n")
+	body(&b, g, o, "", "  ", map[string]bool{})
+	return b.String(), nil
+}
+
+// body writes g's nodes, edges and classes, each line indented, with ids
+// that start with prefix and are not in taken (which it extends): the
+// whole diagram for the root (prefix "", nothing taken), a subgraph
+// block's content for a child.
+func body(b *strings.Builder, g Graph, o Options, prefix, indent string, taken map[string]bool) {
 	edges := g.Edges
 	if o.HideRouters {
 		edges = slices.DeleteFunc(slices.Clone(edges), func(e Edge) bool { return e.Kind == Router })
@@ -180,12 +201,7 @@ func Render(g Graph, o Options) (string, error) {
 		}
 	}
 
-	used := map[string]bool{spec.Start: true, spec.End: true}
-	for _, name := range order {
-		if plainID(name) {
-			used[name] = true
-		}
-	}
+	used := taken
 	fresh := func(base string) string {
 		id := base
 		for used[id] {
@@ -194,12 +210,27 @@ func Render(g Graph, o Options) (string, error) {
 		used[id] = true
 		return id
 	}
-	ids := map[string]string{spec.Start: spec.Start, spec.End: spec.End}
+	ids := map[string]string{}
+	if prefix == "" {
+		// The root keeps the normative ids: its plain names, then n<i>.
+		used[spec.Start], used[spec.End] = true, true
+		ids[spec.Start], ids[spec.End] = spec.Start, spec.End
+		for _, name := range order {
+			if plainID(name) {
+				used[name] = true
+			}
+		}
+	} else {
+		ids[spec.Start], ids[spec.End] = fresh(prefix+spec.Start), fresh(prefix+spec.End)
+	}
 	for i, name := range order {
-		if plainID(name) {
+		switch {
+		case prefix == "" && plainID(name):
 			ids[name] = name
-		} else {
-			ids[name] = fresh(fmt.Sprintf("n%d", i))
+		case plainID(name):
+			ids[name] = fresh(prefix + name)
+		default:
+			ids[name] = fresh(fmt.Sprintf("%sn%d", prefix, i))
 		}
 	}
 	unknown := map[int]string{} // edge index -> "?" node id
@@ -229,9 +260,7 @@ func Render(g Graph, o Options) (string, error) {
 		}
 	}
 
-	var b strings.Builder
-	b.WriteString("flowchart " + dir + "\n")
-	b.WriteString("  " + spec.Start + "([START])\n")
+	b.WriteString(indent + ids[spec.Start] + "([START])\n")
 	for _, name := range order {
 		text := label(name)
 		if pending[name] {
@@ -240,31 +269,39 @@ func Render(g Graph, o Options) (string, error) {
 		if o.Types && types[name] != "" {
 			text += "<br/><i>" + label(types[name]) + "</i>"
 		}
-		fmt.Fprintf(&b, "  %s[\"%s\"]\n", ids[name], text)
+		if child, ok := g.Subgraphs[name]; ok && o.ExpandSubgraphs {
+			fmt.Fprintf(b, "%ssubgraph %s [\"%s\"]\n", indent, ids[name], text)
+			co := o
+			co.Highlight = nil
+			body(b, child, co, ids[name]+"_", indent+"  ", used)
+			b.WriteString(indent + "end\n")
+			continue
+		}
+		fmt.Fprintf(b, "%s%s[\"%s\"]\n", indent, ids[name], text)
 	}
 	for i := range edges {
 		if id, ok := unknown[i]; ok {
-			fmt.Fprintf(&b, "  %s{\"?\"}\n", id)
+			fmt.Fprintf(b, "%s%s{\"?\"}\n", indent, id)
 		}
 	}
 	if usesEnd {
-		b.WriteString("  " + spec.End + "([END])\n")
+		b.WriteString(indent + ids[spec.End] + "([END])\n")
 	}
 	for i, e := range edges {
 		from := ids[e.From]
 		switch e.Kind {
 		case Static:
-			fmt.Fprintf(&b, "  %s --> %s\n", from, ids[e.To])
+			fmt.Fprintf(b, "%s%s --> %s\n", indent, from, ids[e.To])
 		case Predicate:
-			fmt.Fprintf(&b, "  %s -->|\"%s\"| %s\n", from, label(PredicateText(e.When)), ids[e.To])
+			fmt.Fprintf(b, "%s%s -->|\"%s\"| %s\n", indent, from, label(PredicateText(e.When)), ids[e.To])
 		case Guard:
-			fmt.Fprintf(&b, "  %s -.->|\"guard\"| %s\n", from, ids[e.To])
+			fmt.Fprintf(b, "%s%s -.->|\"guard\"| %s\n", indent, from, ids[e.To])
 		case Router:
 			if e.Targets == nil {
-				fmt.Fprintf(&b, "  %s -.-> %s\n", from, unknown[i])
+				fmt.Fprintf(b, "%s%s -.-> %s\n", indent, from, unknown[i])
 			}
 			for _, t := range e.Targets {
-				fmt.Fprintf(&b, "  %s -.-> %s\n", from, ids[t])
+				fmt.Fprintf(b, "%s%s -.-> %s\n", indent, from, ids[t])
 			}
 		}
 	}
@@ -278,14 +315,13 @@ func Render(g Graph, o Options) (string, error) {
 		return out
 	}
 	if ids := marked(next); len(ids) > 0 {
-		b.WriteString("  classDef next stroke-width:3px\n")
-		b.WriteString("  class " + strings.Join(ids, ",") + " next\n")
+		b.WriteString(indent + "classDef next stroke-width:3px\n")
+		b.WriteString(indent + "class " + strings.Join(ids, ",") + " next\n")
 	}
 	if ids := marked(pending); len(ids) > 0 {
-		b.WriteString("  classDef pending stroke-width:3px,stroke-dasharray:5 3\n")
-		b.WriteString("  class " + strings.Join(ids, ",") + " pending\n")
+		b.WriteString(indent + "classDef pending stroke-width:3px,stroke-dasharray:5 3\n")
+		b.WriteString(indent + "class " + strings.Join(ids, ",") + " pending\n")
 	}
-	return b.String(), nil
 }
 
 // FromSpec returns the Graph of a document: its nodes, its edges as Static

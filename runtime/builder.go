@@ -35,6 +35,7 @@ type builderNode struct {
 	id, typ string
 	config  any
 	fn      NodeFunc
+	sub     Child // the child of a subgraph node (subgraph.go)
 }
 
 type builderEdge struct {
@@ -238,6 +239,7 @@ func (b *Builder) program() (*untyped, error) {
 		errs = append(errs, "graph has no entry edge: add an edge from spec.Start")
 	}
 	errs = append(errs, b.checkGotos(index)...)
+	errs = append(errs, b.checkSubgraphs()...)
 	if len(errs) > 0 {
 		return nil, &SpecError{Msg: "runtime: cannot compile graph " + fmt.Sprintf("%q", b.name) + ":\n\t" + strings.Join(errs, "\n\t")}
 	}

@@ -254,6 +254,42 @@
 // either. The module github.com/ilmek-go/ilmek/otel turns the calls into
 // OpenTelemetry traces and metrics.
 //
+// # Subgraphs
+//
+// A graph runs another compiled graph, of any state type, as one of its
+// nodes: [Builder.Subgraph] in Go, a node of type "subgraph" in a document
+// ([SubgraphConfig]; FromSpec and Load take the children with
+// [WithSubgraphs] and place every refusal in the document, as
+// [CheckSubgraphs] does for tools; [CheckSubgraphCycles] finds a set of
+// documents that contain themselves). Explicit maps say which parent
+// channels feed which child channels and which child channels write back;
+// nothing else crosses, and a channel either side does not declare, or a
+// mapping whose reducers would change its meaning, is refused when the
+// graph is built.
+//
+// The child runs inside the parent task with its own channels, supersteps
+// and recursion limit, and everything it stores lives in the parent task's
+// journal, in the parent's thread: its latest checkpoint and its tasks'
+// journals, each child commit one fenced write under the parent's lease.
+// The task id (planID:key) survives resumes, retries and crashes, so a
+// replayed parent task continues the child from its latest checkpoint, no
+// step the child journaled runs again, and a child that reached its end
+// is not run again. The parent's channels change only in the superstep
+// commit after the child reached its end, which also drops everything the
+// child stored. A pause keeps the task's journal with the checkpoint, so a
+// fork of the parent from a pause forks the child from that point.
+//
+// An interrupt inside a child, at any depth, pauses the parent task and
+// is listed on the parent with the id "<task key>/<child interrupt id>"
+// ("refund/approve:interrupt#0"; one more segment per level). Resume
+// answers it like any other: every open interrupt of the whole tree is
+// answered or nothing is written, each answer reaches its own child, and
+// paused siblings keep theirs. A child's step, node and state events reach
+// the parent's stream with [Event].NS set to the path of task keys;
+// stream.Root leaves them out. [SubgraphStates] reads where each child of a
+// paused thread stands (its channels, next tasks and pauses). A child's
+// failure fails the parent task with a [SubgraphError] naming the path.
+//
 // # Document versions
 //
 // A document changes while threads are paused on it. Every checkpoint

@@ -47,6 +47,8 @@ type runner[S, U any] struct {
 	updates []U
 	msgs    chan int
 	noEdge  []string // nodes of this superstep whose guarded edges all failed (routes.go)
+
+	seed *S // a subgraph's first state, run without a checkpointer (subgraph.go)
 }
 
 // slot is the reusable per-task storage of a superstep. The task's update

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -35,6 +36,17 @@ func FromSpec(doc *spec.Graph, reg Registry, opts ...Option) (*Graph[Values, Val
 			warnings = append(warnings, d)
 		}
 	}
+	var gc graphConfig
+	for _, o := range opts {
+		if o != nil {
+			o.applyGraph(&gc)
+		}
+	}
+	if _, own := reg[SubgraphType]; !own {
+		if err := checkSubgraphDoc(doc, gc.subgraphs).Err(); err != nil {
+			return nil, &SpecError{Msg: "runtime: cannot build graph from spec:\n" + err.Error(), Err: errors.Join(err, ErrSubgraph)}
+		}
+	}
 	b := NewBuilder(doc.Name)
 	for _, c := range doc.Channels {
 		b.Channel(c.Name, c.Kind())
@@ -42,6 +54,12 @@ func FromSpec(doc *spec.Graph, reg Registry, opts ...Option) (*Graph[Values, Val
 	var errs []string
 	for _, n := range doc.Nodes {
 		f, ok := reg[n.Type]
+		if !ok && n.Type == SubgraphType {
+			if err := b.specSubgraph(n, gc.subgraphs); err != nil {
+				errs = append(errs, fmt.Sprintf("node %q (type %q): %v", n.ID, n.Type, err))
+			}
+			continue
+		}
 		if !ok {
 			errs = append(errs, fmt.Sprintf("node %q has type %q, which is not in the registry (registered: %s)", n.ID, n.Type, registered(reg)))
 			continue

@@ -73,6 +73,7 @@ type graphConfig struct {
 	warnings  spec.Diagnostics // set by FromSpec
 	observers []Observer       // WithObserver
 	timers    timerOptions     // WithParkAfter
+	subgraphs map[string]Child // WithSubgraphs (subgraph.go)
 }
 
 // Warnings returns the warnings of the document the graph was built from by

@@ -13,6 +13,9 @@ import (
 // TestMain runs the tests with the check that each superstep's encoded
 // writes give the state a full encoding would have stored.
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(envSubgraphCrash); mode != "" {
+		os.Exit(subgraphCrashChild(mode, os.Getenv(envSubgraphCrashDir)))
+	}
 	testhook.VerifyUnlessBenchmarking()
 	os.Exit(m.Run())
 }

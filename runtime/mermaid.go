@@ -35,14 +35,20 @@ func ThreadMermaid[S, U any](g *Graph[S, U], ts ThreadState[S], o mermaid.Option
 // mermaidGraph describes g's nodes and edges for the renderer: a graph
 // built in Go from its builder, any other from its document.
 func mermaidGraph[S, U any](g *Graph[S, U]) (mermaid.Graph, error) {
-	if u, ok := any(g.p).(*untyped); ok && u.doc == nil && u.builder != nil {
-		return u.builder.mermaidGraph(), nil
+	u, _ := any(g.p).(*untyped)
+	if u != nil && u.doc == nil && u.builder != nil {
+		mg := u.builder.mermaidGraph()
+		return mg, u.builder.mermaidChildren(&mg)
 	}
 	doc, err := g.p.Spec()
 	if err != nil {
 		return mermaid.Graph{}, err
 	}
-	return mermaid.FromSpec(doc), nil
+	mg := mermaid.FromSpec(doc)
+	if u != nil && u.builder != nil {
+		return mg, u.builder.mermaidChildren(&mg)
+	}
+	return mg, nil
 }
 
 func (b *Builder) mermaidGraph() mermaid.Graph {

@@ -190,7 +190,7 @@ func (r *runner[S, U]) start(in *U, a *Answers) error {
 		if a != nil {
 			return &ResumeError{Reason: ErrNotInterrupted, Msg: "cannot resume without a thread: resume through Graph.Thread(store, id)"}
 		}
-		r.state = r.p.Zero()
+		r.state = r.zeroState()
 		if err := r.foldInput(in); err != nil {
 			return err
 		}

@@ -246,7 +246,7 @@ func schemaCorpus(t *testing.T) []schemaDoc {
 		}
 		add(name, seed)
 	}
-	for _, pattern := range []string{"conformance/testdata/cases/*.json", "conformance/testdata/multirun/*.json"} {
+	for _, pattern := range []string{"conformance/testdata/cases/*.json", "conformance/testdata/multirun/*.json", "conformance/testdata/subgraphs/*.json"} {
 		for _, f := range glob(pattern) {
 			name, data := read(f)
 			var c struct {
@@ -309,6 +309,9 @@ func TestSchemaRules(t *testing.T) {
 	edge := func(when string) string {
 		return fmt.Sprintf(base, `{"from": "a", "to": "__end__", "when": `+when+`}`)
 	}
+	sub := func(config string) string {
+		return `{"nodes": [{"id": "s", "type": "subgraph", "config": ` + config + `}], "edges": [{"from": "__start__", "to": "s"}]}`
+	}
 	tests := []struct {
 		name string
 		doc  string
@@ -350,6 +353,17 @@ func TestSchemaRules(t *testing.T) {
 		{"operator and unknown member", edge(`{"channel": "c", "eq": 1, "note": "x"}`), false},
 		{"no channel", edge(`{"eq": 1}`), false},
 		{"when null", edge(`null`), false},
+		{"subgraph", sub(`{"graph": "child", "fingerprint": "f", "in": {"x": "c"}, "out": {"c": "y"}}`), true},
+		{"subgraph without config", `{"nodes": [{"id": "s", "type": "subgraph"}], "edges": [{"from": "__start__", "to": "s"}]}`, false},
+		{"subgraph config null", sub(`null`), false},
+		{"subgraph without graph", sub(`{"in": {}}`), false},
+		{"subgraph empty graph", sub(`{"graph": ""}`), false},
+		{"subgraph unknown member", sub(`{"graph": "g", "inn": {}}`), false},
+		{"subgraph fingerprint number", sub(`{"graph": "g", "fingerprint": 1}`), false},
+		{"subgraph in array", sub(`{"graph": "g", "in": []}`), false},
+		{"subgraph out value number", sub(`{"graph": "g", "out": {"a": 1}}`), false},
+		{"subgraph out empty name", sub(`{"graph": "g", "out": {"a": ""}}`), false},
+		{"subgraph in empty key", sub(`{"graph": "g", "in": {"": "a"}}`), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

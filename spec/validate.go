@@ -101,6 +101,7 @@ func (c *checker) run() {
 	c.extra("", "the document", g.Extra, topFields)
 	channels := c.channels()
 	ids := c.nodes()
+	c.subgraphs()
 	c.gotos(ids)
 	c.edges(ids, channels)
 	c.graph(ids)

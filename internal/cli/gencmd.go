@@ -43,6 +43,9 @@ type Invocation struct {
 	LoadDir string
 	// Specs are the SPEC arguments, as given.
 	Specs []string
+	// Subgraphs are the --subgraph flags: the child documents the specs'
+	// subgraph nodes are checked against.
+	Subgraphs []subgraphFlag
 }
 
 // ParseGen parses the arguments of the gen command (of check, when
@@ -58,6 +61,7 @@ func ParseGen(dir string, args []string, checkOnly bool) (*Invocation, error) {
 	typeFlags := fs.StringArray("type", nil, "bind a channel's type: CHANNEL=GOTYPE (repeatable)")
 	configFlags := fs.StringArray("config", nil, "bind a node type's config: NODETYPE=GOTYPE (repeatable)")
 	bindingsFile := fs.String("bindings", "", `JSON file of bindings: {"channels": {...}, "configs": {...}}`)
+	subgraphFlags := fs.StringArray("subgraph", nil, "a child graph the spec's subgraph nodes name, to check them against: NAME=SPEC[,IMPORTPATH] (repeatable)")
 	var out, pkg *string
 	stale := new(bool)
 	if checkOnly {
@@ -81,6 +85,9 @@ func ParseGen(dir string, args []string, checkOnly bool) (*Invocation, error) {
 	}
 	inv := &Invocation{Dir: dir, CheckOnly: checkOnly, Stale: *stale, Package: *pkg, Specs: fs.Args()}
 	var err error
+	if inv.Subgraphs, err = parseSubgraphFlags(*subgraphFlags); err != nil {
+		return nil, err
+	}
 	if inv.Bindings, err = inv.readBindings(*bindingsFile, *typeFlags, *configFlags); err != nil {
 		return nil, err
 	}
@@ -230,7 +237,10 @@ func (inv *Invocation) generateGraph(g *spec.Graph, specPath string, emit func(g
 		source = filepath.Base(absSpec)
 	}
 	opts := gen.Options{Package: inv.Package, PkgPath: importPath(inv.Out), Source: filepath.ToSlash(source)}
-	var all spec.Diagnostics
+	all, err := inv.checkSubgraphs(g)
+	if err != nil || all.HasErrors() {
+		return all, err
+	}
 	if !inv.Bindings.Empty() {
 		loadDir := inv.LoadDir
 		if loadDir == "" {

@@ -27,11 +27,14 @@ Example, next to the spec:
 `,
 	"check": `Usage: ilmekgen check [flags] SPEC...
 
-Checks each SPEC (and its bindings) as gen would, and writes nothing.
+Checks each SPEC (and its bindings) as gen would, and writes nothing. With
+--subgraph NAME=SPEC, the subgraph nodes are checked against the child
+documents too (gen takes the flag as well).
 
 Example:
 
   ilmekgen check --type intent=string --config llm=example.com/shop.LLMOptions support.json
+  ilmekgen check --subgraph refund=refund.json support.json
 `,
 	"fmt": `Usage: ilmekgen fmt [-w] [--check] SPEC...
 
@@ -52,11 +55,12 @@ Example:
 	"schema": `Usage: ilmekgen schema [--config TYPE=GOTYPE]
 
 Prints the JSON Schema of a spec document, or of a node type's config bound
-to a Go struct.
+to a Go struct, or (--config subgraph) of a subgraph node's config.
 
 Example:
 
   ilmekgen schema --config llm=example.com/shop.LLMOptions
+  ilmekgen schema --config subgraph
 `,
 	"version": `Usage: ilmekgen version
 

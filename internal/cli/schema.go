@@ -11,7 +11,9 @@ import (
 // runSchema is the schema command. Without flags it prints the JSON Schema
 // of the spec document (spec.Schema); with --config NODETYPE=GOTYPE it
 // resolves GOTYPE in the current module, as gen does, and prints the JSON
-// Schema of that node type's config (gen.LoadConfigSchema).
+// Schema of that node type's config (gen.LoadConfigSchema); --config
+// subgraph prints the schema of the subgraph node's config
+// (spec.SubgraphConfigSchema).
 func runSchema(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("schema")
 	configFlags := fs.StringArray("config", nil, "print the schema of a node type's config bound to a Go type: NODETYPE=GOTYPE")
@@ -28,6 +30,11 @@ func runSchema(args []string, stdout, stderr io.Writer) error {
 	case 1:
 	default:
 		return &usageError{"schema takes one --config NODETYPE=GOTYPE; run it once per node type"}
+	}
+	if (*configFlags)[0] == spec.SubgraphType {
+		// The runtime's own node type: its config is not bound to a Go type.
+		_, err := stdout.Write(spec.SubgraphConfigSchema())
+		return err
 	}
 	nodeType, goType, err := splitBinding("config", (*configFlags)[0])
 	if err != nil {

@@ -30,6 +30,7 @@ func TestSchemaCommand(t *testing.T) {
 	}{
 		{name: "document", args: []string{"schema"}, stdout: spec.Schema()},
 		{name: "config", args: []string{"schema", "--config", llm}, stdout: wantConfig},
+		{name: "subgraph config", args: []string{"schema", "--config", "subgraph"}, stdout: spec.SubgraphConfigSchema()},
 		{name: "config with =", args: []string{"schema", "--config=" + llm}, stdout: wantConfig},
 		{name: "help", args: []string{"schema", "--help"}, stderr: nil},
 		{name: "unknown type", args: []string{"schema", "--config", "llm=github.com/ilmek-go/ilmek/testdata/golden/bound/shop.Nope"}, code: 1,

@@ -1,0 +1,278 @@
+package spec
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// SubgraphType is the node type of a subgraph node: a node that runs
+// another graph, named by its document's name, to its end. The runtime
+// provides it (runtime.WithSubgraphs); its config is
+//
+//	{"graph": NAME, "fingerprint"?: FINGERPRINT,
+//	 "in"?: {CHILD_CHANNEL: PARENT_CHANNEL, ...},
+//	 "out"?: {PARENT_CHANNEL: CHILD_CHANNEL, ...}}
+//
+// Validate checks that shape: an object holding a non-empty string graph,
+// a string fingerprint, and in and out objects of non-empty channel names,
+// nothing else. Whether the channels and the child exist is the builder's
+// to check, since it alone knows the child (runtime.CheckSubgraphs).
+const SubgraphType = "subgraph"
+
+// subgraphKeys are the members of a subgraph node's config.
+var subgraphKeys = []string{"graph", "fingerprint", "in", "out"}
+
+// subgraphs checks the config of every subgraph node.
+func (c *checker) subgraphs() {
+	for i, n := range c.g.Nodes {
+		if n.Type != SubgraphType {
+			continue
+		}
+		node := PathIndex("nodes", i)
+		cfgPath := PathKey(node, "config")
+		hint := `write {"graph": "<child document name>", "in": {...}, "out": {...}}`
+		var cfg map[string]json.RawMessage
+		if len(n.Config) == 0 || string(n.Config) == "null" || json.Unmarshal(n.Config, &cfg) != nil {
+			path := cfgPath
+			if len(n.Config) == 0 {
+				path = PathKey(node, "type")
+			}
+			c.errorf(path, hint, "node %s is a subgraph node and needs a config object naming its graph", quote(n.ID))
+			continue
+		}
+		for _, k := range slices.Sorted(maps.Keys(cfg)) {
+			if !slices.Contains(subgraphKeys, k) {
+				c.errorf(PathKey(cfgPath, k), "the members are "+strings.Join(subgraphKeys, ", "), "subgraph node %s: unknown config member %s", quote(n.ID), quote(k))
+			}
+		}
+		var graph string
+		if raw, ok := cfg["graph"]; !ok || json.Unmarshal(raw, &graph) != nil || graph == "" {
+			path := PathKey(cfgPath, "graph")
+			if !ok {
+				path = cfgPath
+			}
+			c.errorf(path, hint, "subgraph node %s: config.graph must name the child graph (a non-empty string)", quote(n.ID))
+		}
+		if raw, ok := cfg["fingerprint"]; ok {
+			var fp string
+			if json.Unmarshal(raw, &fp) != nil {
+				c.errorf(PathKey(cfgPath, "fingerprint"), "pin the child with the string its Fingerprint returns", "subgraph node %s: config.fingerprint must be a string", quote(n.ID))
+			}
+		}
+		for _, m := range []string{"in", "out"} {
+			raw, ok := cfg[m]
+			if !ok {
+				continue
+			}
+			var chans map[string]json.RawMessage
+			mpath := PathKey(cfgPath, m)
+			if json.Unmarshal(raw, &chans) != nil || chans == nil {
+				c.errorf(mpath, "map channel names to channel names", "subgraph node %s: config.%s must be an object", quote(n.ID), m)
+				continue
+			}
+			for _, k := range slices.Sorted(maps.Keys(chans)) {
+				var v string
+				if k == "" || json.Unmarshal(chans[k], &v) != nil || v == "" {
+					c.errorf(PathKey(mpath, k), "map channel names to channel names", "subgraph node %s: config.%s maps %s to %s; both must be channel names", quote(n.ID), m, quote(k), string(chans[k]))
+				}
+			}
+		}
+	}
+}
+
+// SubgraphConfigSchema returns the JSON Schema (draft 2020-12) of a
+// subgraph node's config, the $defs.subgraphConfig of Schema, as a
+// document of its own, indented; `ilmekgen schema --config subgraph`
+// prints it.
+func SubgraphConfigSchema() []byte {
+	var top struct {
+		Defs map[string]json.RawMessage `json:"$defs"`
+	}
+	if err := json.Unmarshal(schemaJSON, &top); err != nil {
+		panic("spec: schema.json: " + err.Error())
+	}
+	var def map[string]json.RawMessage
+	if err := json.Unmarshal(top.Defs["subgraphConfig"], &def); err != nil {
+		panic("spec: schema.json: $defs.subgraphConfig: " + err.Error())
+	}
+	def["$schema"] = json.RawMessage(`"https://json-schema.org/draft/2020-12/schema"`)
+	out, err := json.MarshalIndent(def, "", "  ")
+	if err != nil {
+		panic("spec: schema.json: " + err.Error())
+	}
+	return append(out, '\n')
+}
+
+// SubgraphChild is what the checks of a subgraph node need of its child:
+// its name, its fingerprint (for a pin), its channels with their reducers
+// ("custom" for a reducer a document cannot name), and the names of the
+// graphs it contains through its own subgraph nodes, at any depth (for
+// cycles).
+type SubgraphChild struct {
+	Name        string
+	Fingerprint string
+	Channels    map[string]Reducer
+	Contains    []string
+}
+
+// SubgraphChildren returns the SubgraphChild of every document of set,
+// by name, each with the graphs it contains within set.
+func SubgraphChildren(set ...*Graph) map[string]SubgraphChild {
+	byName := map[string]*Graph{}
+	for _, d := range set {
+		byName[d.Name] = d
+	}
+	out := map[string]SubgraphChild{}
+	for _, d := range set {
+		c := SubgraphChild{Name: d.Name, Fingerprint: d.Fingerprint(), Channels: map[string]Reducer{}}
+		for _, ch := range d.Channels {
+			c.Channels[ch.Name] = ch.Kind()
+		}
+		seen := map[string]bool{}
+		var walk func(g *Graph)
+		walk = func(g *Graph) {
+			for _, name := range subgraphRefs(g) {
+				if seen[name] {
+					continue
+				}
+				seen[name] = true
+				if k := byName[name]; k != nil {
+					walk(k)
+				}
+			}
+		}
+		walk(d)
+		c.Contains = slices.Sorted(maps.Keys(seen))
+		out[d.Name] = c
+	}
+	return out
+}
+
+// subgraphRefs lists the graphs g's subgraph nodes name.
+func subgraphRefs(g *Graph) []string {
+	var out []string
+	for _, n := range g.Nodes {
+		if n.Type != SubgraphType {
+			continue
+		}
+		var cfg struct {
+			Graph string `json:"graph"`
+		}
+		if json.Unmarshal(n.Config, &cfg) == nil && cfg.Graph != "" {
+			out = append(out, cfg.Graph)
+		}
+	}
+	return out
+}
+
+// SubgraphMapping checks one subgraph node of graph parent, whose channels
+// are given with their reducers, against its child: the pin, no cycle,
+// every mapped channel declared on its side, and reducers that keep the
+// mapping's meaning. A child channel may start from a parent channel of
+// its own reducer, or be last_write (it takes the value as it is); a
+// parent channel may take a child channel of its own reducer, or be
+// last_write; an append channel may not take back the elements it fed.
+// The diagnostics are errors whose paths are relative to the node
+// ("config.in.order"), without positions.
+func SubgraphMapping(parent string, channels map[string]Reducer, graph, fingerprint string, in, out map[string]string, child SubgraphChild) Diagnostics {
+	var ds Diagnostics
+	add := func(path, msg, hint string) {
+		ds = append(ds, Diagnostic{Severity: SeverityError, Path: path, Message: msg, Hint: hint})
+	}
+	if fingerprint != "" && fingerprint != child.Fingerprint {
+		add("config.fingerprint", "pins graph "+quote(graph)+" at "+fingerprint+", but the graph given is "+child.Fingerprint, "pin the child's current fingerprint or give the pinned version")
+	}
+	if child.Name == parent || slices.Contains(child.Contains, parent) {
+		add("config.graph", "graph "+quote(parent)+" contains itself through subgraph "+quote(graph), "remove the cycle of subgraphs")
+	}
+	fed := map[[2]string]bool{}
+	for _, cc := range slices.Sorted(maps.Keys(in)) {
+		pc := in[cc]
+		path := PathKey("config.in", cc)
+		cr, cok := child.Channels[cc]
+		pr, pok := channels[pc]
+		switch {
+		case !cok:
+			add(path, "graph "+quote(graph)+" has no channel "+quote(cc), "name a channel of the child")
+		case !pok:
+			add(path, "feeds from channel "+quote(pc)+", which graph "+quote(parent)+" does not declare", "declare it or name a declared channel")
+		case cr != LastWrite && cr != pr:
+			add(path, "child channel "+quote(cc)+" ("+string(cr)+") cannot start from parent channel "+quote(pc)+" ("+string(pr)+")", "map channels of the same reducer, or feed a last_write child channel")
+		case pr == Append && cr == Append:
+			fed[[2]string{cc, pc}] = true
+		}
+	}
+	for _, pc := range slices.Sorted(maps.Keys(out)) {
+		cc := out[pc]
+		path := PathKey("config.out", pc)
+		cr, cok := child.Channels[cc]
+		pr, pok := channels[pc]
+		switch {
+		case !pok:
+			add(path, "graph "+quote(parent)+" has no channel "+quote(pc), "declare it or name a declared channel")
+		case !cok:
+			add(path, "takes channel "+quote(cc)+", which graph "+quote(graph)+" does not declare", "name a channel of the child")
+		case pr == Append && cr == Append && fed[[2]string{cc, pc}]:
+			add(path, "append channel "+quote(pc)+" would get back the elements it fed to "+quote(cc)+", twice", "write back to another channel")
+		case pr != LastWrite && cr != LastWrite && cr != pr:
+			add(path, "parent channel "+quote(pc)+" ("+string(pr)+") cannot take child channel "+quote(cc)+" ("+string(cr)+")", "map channels of the same reducer, or write to a last_write parent channel")
+		}
+	}
+	return ds
+}
+
+// CheckSubgraphs reports, placed in doc, every subgraph node whose child
+// is not among children (by name) or whose mapping SubgraphMapping
+// refuses. Decode checks the config's shape; this needs the children,
+// which the runtime (runtime.WithSubgraphs) and ilmekgen (--subgraph)
+// know.
+func CheckSubgraphs(doc *Graph, children map[string]SubgraphChild) Diagnostics {
+	chans := map[string]Reducer{}
+	for _, c := range doc.Channels {
+		chans[c.Name] = c.Kind()
+	}
+	var out Diagnostics
+	for i, n := range doc.Nodes {
+		if n.Type != SubgraphType {
+			continue
+		}
+		node := PathIndex("nodes", i)
+		place := func(d Diagnostic) {
+			rel := d.Path
+			path := node + "." + rel
+			pos := doc.Pos(path)
+			for pos == (Pos{}) && strings.Contains(rel, ".") {
+				rel = rel[:strings.LastIndex(rel, ".")]
+				path = node + "." + rel
+				pos = doc.Pos(path)
+			}
+			d.Path, d.Pos, d.Message = path, pos, "node "+quote(n.ID)+": "+d.Message
+			out = append(out, d)
+		}
+		var cfg struct {
+			Graph       string            `json:"graph"`
+			Fingerprint string            `json:"fingerprint"`
+			In          map[string]string `json:"in"`
+			Out         map[string]string `json:"out"`
+		}
+		if json.Unmarshal(n.Config, &cfg) != nil || cfg.Graph == "" {
+			continue // Decode placed it
+		}
+		if cfg.Graph == doc.Name {
+			place(Diagnostic{Severity: SeverityError, Path: "config.graph", Message: "graph " + quote(doc.Name) + " contains itself", Hint: "remove the cycle of subgraphs"})
+			continue
+		}
+		child, ok := children[cfg.Graph]
+		if !ok {
+			known := slices.Sorted(maps.Keys(children))
+			place(Diagnostic{Severity: SeverityError, Path: "config.graph", Message: "graph " + quote(cfg.Graph) + " is not registered (registered: " + strings.Join(known, ", ") + ")", Hint: "register the child graph (runtime.WithSubgraphs, ilmekgen --subgraph)"})
+			continue
+		}
+		for _, d := range SubgraphMapping(doc.Name, chans, cfg.Graph, cfg.Fingerprint, cfg.In, cfg.Out, child) {
+			place(d)
+		}
+	}
+	return out
+}
