@@ -34,9 +34,25 @@ type Request struct {
 	Kind   Kind // default KindStart
 	// Input is the start input or the answers, as JSON.
 	Input json.RawMessage
+	// From, when set, runs the request from that earlier checkpoint of the
+	// thread instead of its latest (runtime.FromCheckpoint), which forks a
+	// branch: a start request folds Input into the checkpoint's channels,
+	// a resume request answers the questions pending at it.
+	From string
 	// Policy applies when the thread has another request queued or
 	// running; default runtime.DoubleTextEnqueue.
 	Policy runtime.DoubleTexting
+}
+
+// kindFork is the stored kind of a request with From set; its input is a
+// forkInput.
+const kindFork = "fork"
+
+// forkInput is the stored input of a fork request.
+type forkInput struct {
+	From  string          `json:"from"`
+	Kind  Kind            `json:"kind"`
+	Input json.RawMessage `json:"input,omitempty"`
 }
 
 // Outcome is what became of a request.
@@ -111,6 +127,14 @@ func (q *Queue) Submit(ctx context.Context, r Request) (int64, error) {
 	if err := r.Policy.Validate(); err != nil {
 		return 0, fmt.Errorf("workers: submit to thread %q: %w", r.Thread, err)
 	}
+	kind, input := string(r.Kind), []byte(r.Input)
+	if r.From != "" {
+		var err error
+		kind = kindFork
+		if input, err = json.Marshal(forkInput{From: r.From, Kind: r.Kind, Input: r.Input}); err != nil {
+			return 0, fmt.Errorf("workers: submit a fork of thread %q: %w", r.Thread, err)
+		}
+	}
 	var id int64
 	err := pgx.BeginFunc(ctx, q.store.Pool(), func(tx pgx.Tx) error {
 		// One submitter per thread at a time, so the policy sees every
@@ -136,7 +160,7 @@ func (q *Queue) Submit(ctx context.Context, r Request) (int64, error) {
 			}
 		}
 		if err := tx.QueryRow(ctx, "INSERT INTO "+q.t("ilmek_requests")+" (thread_id, graph, kind, input, policy) VALUES ($1, $2, $3, $4, $5) RETURNING id",
-			r.Thread, r.Graph, string(r.Kind), []byte(r.Input), string(r.Policy)).Scan(&id); err != nil {
+			r.Thread, r.Graph, kind, input, string(r.Policy)).Scan(&id); err != nil {
 			return err
 		}
 		return q.notify(ctx, tx, noteNew)

@@ -189,6 +189,15 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 		return
 	}
 	cp := w.q.store
+	var from []runtime.RunOption // a fork's FromCheckpoint
+	if c.kind == kindFork {
+		var f forkInput
+		if err := json.Unmarshal(c.input, &f); err != nil {
+			w.finish(c, "error", nil, fmt.Sprintf("the stored fork request is not JSON: %v", err))
+			return
+		}
+		c.kind, c.input, from = string(f.Kind), f.Input, []runtime.RunOption{runtime.FromCheckpoint(f.From)}
+	}
 	mode := modeStart
 	if c.kind == string(KindResume) {
 		mode = modeResume
@@ -225,6 +234,7 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 			return
 		}
 		mode = modeContinue
+		from = nil // the fork's branch is the thread's latest now
 	}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -253,7 +263,7 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 	if _, ok := runtime.Checkpointer(cp).(checkpoint.EventStore); ok {
 		extra = append(extra, runtime.WithEventStore())
 	}
-	out, err := g.run(runCtx, cp, c.thread, c.input, mode, extra...)
+	out, err := g.run(runCtx, cp, c.thread, c.input, mode, append(extra, from...)...)
 	close(stop)
 	<-hb
 	stopped := errors.Is(err, runtime.ErrStopRequested)
