@@ -9,7 +9,6 @@ import (
 	"io"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -574,6 +573,3 @@ func parseAnswers(args []string, pending []runtime.PendingInterrupt) (map[string
 	}
 	return answers, nil
 }
-
-// itoa is strconv.FormatInt for request ids.
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -233,7 +233,7 @@ func TestCheckFindsDamage(t *testing.T) {
 	if len(data) < 3*page {
 		t.Skipf("the file has %d bytes, too few pages to damage one", len(data))
 	}
-	for p := len(data)/page/2*page; p+8 <= len(data); p += page {
+	for p := len(data) / page / 2 * page; p+8 <= len(data); p += page {
 		copy(data[p:], "\xA5\xA5\xA5\xA5\xA5\xA5\xA5\xA5") // the b-tree page headers of the file's second half
 	}
 	if err := os.WriteFile(db, data, 0o644); err != nil {

@@ -185,7 +185,7 @@ var errRefused = errors.New("refused")
 // refusedError is a command the store cannot do, with what to use instead.
 type refusedError struct{ msg string }
 
-func (e *refusedError) Error() string { return e.msg }
+func (e *refusedError) Error() string        { return e.msg }
 func (e *refusedError) Is(target error) bool { return target == errRefused }
 
 // common holds the flags every command takes.
@@ -344,14 +344,6 @@ func (s *store) close() {
 	if s.pg != nil {
 		s.pg.Close()
 	}
-}
-
-// kind is "SQLite" or "PostgreSQL".
-func (s *store) kind() string {
-	if s.pg != nil {
-		return "PostgreSQL"
-	}
-	return "SQLite"
 }
 
 // openStore opens the store spec names: a postgres:// or postgresql://

@@ -14,7 +14,8 @@
 // # Requests
 //
 // A request starts a thread's run with input (KindStart) or resumes it with
-// answers (KindResume); Cancel stops a thread's running request at its
+// answers (KindResume), from the thread's latest checkpoint or, with
+// Request.From, from an earlier one (a fork, runtime.FromCheckpoint); Cancel stops a thread's running request at its
 // next superstep boundary (runtime.StopAtBoundary: the superstep in flight
 // finishes and commits, then the request ends aborted) and drops its
 // queued ones. Submit returns at once
