@@ -122,8 +122,10 @@ func threadsCmd(fs *pflag.FlagSet) runFunc {
 			return err
 		}
 		q := checkpoint.ThreadQuery{Status: s, Limit: *limit, Cursor: *cursor}
-		if s == runtime.StatusNew {
-			q.Status = "" // no store records "new": it is a thread no run has ended on
+		local := s == runtime.StatusNew || s == runtime.StatusRunning || s == runtime.StatusParked
+		if local {
+			// A store records how runs ended; these are filtered here.
+			q.Status = ""
 		}
 		for _, kv := range *meta {
 			k, v, ok := strings.Cut(kv, "=")
@@ -150,11 +152,23 @@ func threadsCmd(fs *pflag.FlagSet) runFunc {
 			if err != nil {
 				return fmt.Errorf("list the threads of %s: %w", st.name, err)
 			}
-			for _, t := range p.Threads {
-				if s == runtime.StatusNew && t.Outcome.Status != "" {
+			views := make([]threadView, len(p.Threads))
+			ids := make([]string, len(p.Threads))
+			for i, t := range p.Threads {
+				views[i], ids[i] = viewOf(t), t.ID
+			}
+			running, err := runningThreads(ctx, st, ids)
+			if err != nil {
+				return err
+			}
+			for _, v := range views {
+				if running[v.ID] {
+					v.Status = runtime.StatusRunning
+				}
+				if local && v.Status != s {
 					continue
 				}
-				page.Threads = append(page.Threads, viewOf(t))
+				page.Threads = append(page.Threads, v)
 			}
 			page.Next = p.Next
 			if !*all || p.Next == "" {
@@ -261,6 +275,13 @@ func showCmd(fs *pflag.FlagSet) runFunc {
 			info = checkpoint.ThreadInfo{ID: id, Updated: latest.Created}
 		}
 		v := showView{threadView: viewOf(info), Next: []taskView{}}
+		running, err := runningThreads(ctx, st, []string{id})
+		if err != nil {
+			return err
+		}
+		if running[id] {
+			v.Status = runtime.StatusRunning
+		}
 		cp := latest
 		if *at != "" {
 			if cp, err = st.cp.Get(ctx, id, *at); err != nil {

@@ -108,14 +108,28 @@ func TestPostgres(t *testing.T) {
 		t.Errorf("history: %d checkpoints name the pause as parent, want 2 (the answer and the fork)", forks)
 	}
 
-	// Cancel: nothing is queued or running now.
+	// A request a worker holds (a claim that lasts an hour, made here so
+	// that no worker takes it): the thread is running, and cancel sets the
+	// request's cancel flag.
+	if _, err := st.Pool().Exec(ctx, `INSERT INTO `+schema+`.ilmek_requests (thread_id, graph, kind, policy, state, claim, claim_until)
+		VALUES ('refund-1', 'refund', 'start', 'enqueue', 'running', 1, clock_timestamp() + interval '1 hour')`); err != nil {
+		t.Fatal(err)
+	}
+	mustDecode(t, []byte(cli(exitOK, "threads", "--json", "--status", "running")), &page)
+	if len(page.Threads) != 1 || page.Threads[0].ID != "refund-1" || page.Threads[0].Status != runtime.StatusRunning {
+		t.Errorf("threads --status running: %+v", page.Threads)
+	}
 	var c struct {
 		Thread    string
 		Cancelled int
 	}
 	mustDecode(t, []byte(cli(exitOK, "cancel", "--json", "refund-1")), &c)
-	if c.Thread != "refund-1" || c.Cancelled != 0 {
+	if c.Thread != "refund-1" || c.Cancelled != 1 {
 		t.Errorf("cancel: %+v", c)
+	}
+	var flagged bool
+	if err := st.Pool().QueryRow(ctx, `SELECT cancel FROM `+schema+`.ilmek_requests WHERE state = 'running'`).Scan(&flagged); err != nil || !flagged {
+		t.Errorf("the running request's cancel flag: %v (%v)", flagged, err)
 	}
 	if out := cli(exitFail, "check"); !strings.Contains(out, "pg_amcheck") {
 		t.Errorf("check on PostgreSQL:\n%s", out)

@@ -68,6 +68,29 @@ func graphOf(ctx context.Context, st *store, thread string) (string, error) {
 	return g, nil
 }
 
+// runningThreads returns which of the threads a worker is running a
+// request of (PostgreSQL; none on SQLite, which has no queue), so that
+// threads and show say running where the store still holds the outcome of
+// the run before.
+func runningThreads(ctx context.Context, st *store, ids []string) (map[string]bool, error) {
+	if st.pg == nil || len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := st.pg.Pool().Query(ctx, `SELECT DISTINCT thread_id FROM "`+st.pg.SchemaName()+`".ilmek_requests WHERE state = 'running' AND thread_id = ANY($1)`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read the workers' queue: %w", err)
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("read the workers' queue: %w", err)
+	}
+	running := map[string]bool{}
+	for _, id := range got {
+		running[id] = true
+	}
+	return running, nil
+}
+
 // submit submits r (filling in its graph), waits when asked, and prints.
 func submit(ctx context.Context, st *store, qf queueFlags, r workers.Request, out *output) error {
 	r.Graph = *qf.graph
