@@ -46,4 +46,7 @@ func ExampleNew() {
 		fmt.Printf("%s%s\n", s.Name(), attrs)
 	}
 	// Output:
+	// task greet ilmek.node.id=greet ilmek.superstep=1
+	// superstep ilmek.superstep=1
+	// run greet ilmek.graph.name=greet
 }
