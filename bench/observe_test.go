@@ -97,8 +97,8 @@ func observedEngine(tb testing.TB, v observedVariant, ck string) engine {
 			if err != nil {
 				return nil, err
 			}
-			return func(ctx context.Context, more ...runtime.RunOption) (workload.Outcome, error) {
-				o, err := p(ctx, append(more, opts...)...)
+			return func(ctx context.Context, th *workload.Thread, more ...runtime.RunOption) (workload.Outcome, error) {
+				o, err := p(ctx, th, append(more, opts...)...)
 				after()
 				return o, err
 			}, nil

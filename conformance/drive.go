@@ -34,11 +34,12 @@ const Thread = "thread-1"
 // Drive runs every run of c, in order, on one thread of cp against g, and
 // returns one observation per run. decode turns a case's input JSON into the
 // program's update type. fx is the effect counter the graph's script nodes
-// count into. opts are added to every run's options (after the thread, the
-// checkpointer and the case's recursion limit), e.g. runtime.Strict(false).
+// count into. opts are added to every run's options (after the case's
+// recursion limit), e.g. runtime.WithStrictReplay(false).
 func Drive[S, U any](ctx context.Context, g *runtime.Graph[S, U], c *Case, fx *Effects, cp runtime.Checkpointer, decode func(json.RawMessage) (U, error), opts ...runtime.RunOption) []Observation {
 	var out []Observation
-	opts = append([]runtime.RunOption{runtime.Thread(Thread), runtime.WithCheckpointer(cp), runtime.RecursionLimit(c.Limit())}, opts...)
+	th := g.Thread(cp, Thread)
+	opts = append([]runtime.RunOption{runtime.WithRecursionLimit(c.Limit())}, opts...)
 	for _, r := range c.plan() {
 		var events func(func(runtime.Event, error) bool)
 		switch {
@@ -48,15 +49,15 @@ func Drive[S, U any](ctx context.Context, g *runtime.Graph[S, U], c *Case, fx *E
 				out = append(out, Observation{Status: "error", ErrorKind: "input", Error: err.Error(), Steps: [][]string{}, Effects: fx.Snapshot()})
 				continue
 			}
-			events = g.Stream(ctx, in, opts...)
+			events = th.Stream(ctx, in, opts...)
 		case r.ResumeKeyed != nil:
 			m := map[string]any{}
 			for k, v := range r.ResumeKeyed {
 				m[k] = decodeAny(v)
 			}
-			events = g.StreamResume(ctx, runtime.AnswersByID(m), opts...)
+			events = th.StreamResume(ctx, runtime.AnswersByID(m), opts...)
 		default:
-			events = g.StreamResume(ctx, runtime.Answer(decodeAny(r.Resume)), opts...)
+			events = th.StreamResume(ctx, runtime.Answer(decodeAny(r.Resume)), opts...)
 		}
 		out = append(out, observe(ctx, events, cp, fx))
 	}

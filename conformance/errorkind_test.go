@@ -21,8 +21,8 @@ func TestErrorKind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, optErr := g.Invoke(context.Background(), nil, runtime.Thread("t"))
-	_, resumeErr := g.Resume(context.Background(), runtime.Answer(1), runtime.Thread("t"), runtime.WithCheckpointer(checkpoint.NewMemory()))
+	_, optErr := g.Invoke(context.Background(), nil, runtime.WithRecursionLimit(-1))
+	_, resumeErr := g.Thread(checkpoint.NewMemory(), "t").Resume(context.Background(), runtime.Answer(1))
 	tests := []struct {
 		name string
 		err  error

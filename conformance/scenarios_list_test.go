@@ -54,7 +54,7 @@ var scenarios = []scenario{
 		dir: "strict", number: 7, registry: strictRegistry, code: strictCode,
 		variants: []variant{
 			{runs: "runs-strict.json"},
-			{runs: "runs-lenient.json", run: []runtime.RunOption{runtime.Strict(false)}},
+			{runs: "runs-lenient.json", run: []runtime.RunOption{runtime.WithStrictReplay(false)}},
 		},
 		pkg: packageOf(strictgraph.New, strictgraph.FromRegistry, strictgraph.UpdateOf,
 			func(fx *Effects) strictgraph.Nodes { return strictNodes{fx} }),
@@ -78,8 +78,8 @@ var scenarios = []scenario{
 	{
 		dir: "retry", number: 11, registry: retryRegistry, code: retryCode,
 		variants: []variant{
-			{name: "retry-node", runs: "runs-retry.json", graph: []runtime.Option{runtime.RetryNode("charge", retryPolicy)}, retries: []int{2}},
-			{name: "retry-type", runs: "runs-retry.json", graph: []runtime.Option{runtime.RetryType("charge", retryPolicy)}, retries: []int{2}},
+			{name: "retry-node", runs: "runs-retry.json", graph: []runtime.Option{runtime.WithNodeRetry("charge", retryPolicy)}, retries: []int{2}},
+			{name: "retry-type", runs: "runs-retry.json", graph: []runtime.Option{runtime.WithTypeRetry("charge", retryPolicy)}, retries: []int{2}},
 			{runs: "runs-noretry.json", retries: []int{0, 0, 0}},
 		},
 		pkg: packageOf(retrygraph.New, retrygraph.FromRegistry, retrygraph.UpdateOf,

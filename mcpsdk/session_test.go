@@ -179,11 +179,11 @@ func TestToolNodeOnceThroughSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(checkpoint.NewMemory())}
-	if res, err := g.Invoke(ctx, nil, run...); err != nil || res.Status != runtime.StatusInterrupted {
+	th := g.Thread(checkpoint.NewMemory(), "t")
+	if res, err := th.Invoke(ctx, nil); err != nil || res.Status != runtime.StatusInterrupted {
 		t.Fatalf("%v, %v", res.Status, err)
 	}
-	res, err := g.Resume(ctx, runtime.Answer("ok"), run...)
+	res, err := th.Resume(ctx, runtime.Answer("ok"))
 	if err != nil || res.Status != runtime.StatusDone {
 		t.Fatalf("%v, %v", res.Status, err)
 	}

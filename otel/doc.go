@@ -3,7 +3,7 @@
 // module does not depend on OpenTelemetry.
 //
 // An Observer is a runtime.Observer: add it to a graph with
-// runtime.GraphObserver or to one run with runtime.WithObserver.
+// runtime.WithObserver or to one run with runtime.WithObserver.
 //
 //	import (
 //		ilmekotel "github.com/ilmek-go/ilmek/otel"
@@ -17,9 +17,9 @@
 //	if err != nil {
 //		return err
 //	}
-//	g, err := runtime.FromSpec(doc, registry, runtime.GraphObserver(obs))
+//	g, err := runtime.FromSpec(doc, registry, runtime.WithObserver(obs))
 //	...
-//	res, err := g.Invoke(ctx, input, runtime.Thread(id), runtime.WithCheckpointer(store))
+//	res, err := g.Thread(store, id).Invoke(ctx, input)
 //
 // # Spans
 //

@@ -81,7 +81,7 @@ func TestFailureSpans(t *testing.T) {
 			name: "refused resume",
 			fn:   ok,
 			run: func(ctx context.Context, g *runtime.Graph[runtime.Values, runtime.Values], obs runtime.RunOption) error {
-				_, err := g.Resume(ctx, runtime.Answer(1), obs, runtime.Thread("t"), runtime.WithCheckpointer(checkpoint.NewMemory()))
+				_, err := g.Thread(checkpoint.NewMemory(), "t").Resume(ctx, runtime.Answer(1), obs)
 				return err
 			},
 			tree: `run one ilmek.graph.name=one ilmek.thread.id=t ilmek.run.resume=true ilmek.run.status=refused ilmek.run.supersteps=0 error.type=*runtime.ResumeError ERROR "cannot resume thread \"t\" — it is not interrupted; start a run with Invoke instead"
@@ -115,7 +115,7 @@ func TestFailureSpans(t *testing.T) {
 			name: "checkpoint write failed",
 			fn:   ok,
 			run: func(ctx context.Context, g *runtime.Graph[runtime.Values, runtime.Values], obs runtime.RunOption) error {
-				_, err := g.Invoke(ctx, runtime.Values{}, obs, runtime.Thread("t"), runtime.WithCheckpointer(failingPut{checkpoint.NewMemory()}))
+				_, err := g.Thread(failingPut{checkpoint.NewMemory()}, "t").Invoke(ctx, runtime.Values{}, obs)
 				return err
 			},
 			tree: `run one ilmek.graph.name=one ilmek.thread.id=t ilmek.run.status=refused ilmek.run.supersteps=0 error.type=*runtime.CheckpointError ERROR "checkpointer put: disk full"
@@ -169,7 +169,7 @@ func TestLeaseLost(t *testing.T) {
 		<-ctx.Done()
 		return nil, context.Cause(ctx)
 	})
-	if _, err := g.Invoke(context.Background(), runtime.Values{}, runtime.WithObserver(s.obs), runtime.Thread("t"), runtime.WithCheckpointer(cp)); !errors.Is(err, checkpoint.ErrThreadDeleted) {
+	if _, err := g.Thread(cp, "t").Invoke(context.Background(), runtime.Values{}, runtime.WithObserver(s.obs)); !errors.Is(err, checkpoint.ErrThreadDeleted) {
 		t.Fatalf("err = %v, want one matching ErrThreadDeleted", err)
 	}
 	want := `run one ilmek.graph.name=one ilmek.thread.id=t ilmek.run.status=error ilmek.run.supersteps=1 error.type=*runtime.CheckpointError ERROR "checkpointer lease: the thread was deleted while the run held it"

@@ -32,7 +32,7 @@ const (
 // OpenTelemetry spans and metrics, and a runtime.PauseAnnotator that keeps
 // the pausing run's span context with a pause so the run that resumes it
 // links to it. Make one with New and add it to a graph
-// (runtime.GraphObserver) or a run (runtime.WithObserver). It is safe for
+// (runtime.WithObserver) or a run (runtime.WithObserver). It is safe for
 // concurrent use by any number of runs.
 type Observer struct {
 	tracer trace.Tracer // nil: the tracer provider is a no-op; no spans

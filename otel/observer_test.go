@@ -71,7 +71,7 @@ func (s *setup) tree() string {
 func orderGraph(t *testing.T, opts ...runtime.Option) *runtime.Graph[runtime.Values, runtime.Values] {
 	t.Helper()
 	var calls atomic.Int32
-	opts = append(opts, runtime.RetryNode("fetch", runtime.RetryPolicy{MaxAttempts: 3, Backoff: time.Millisecond}))
+	opts = append(opts, runtime.WithNodeRetry("fetch", runtime.RetryPolicy{MaxAttempts: 3, Backoff: time.Millisecond}))
 	g, err := runtime.NewBuilder("order").Channel("out", spec.Append).
 		Node("plan", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return runtime.Values{"out": "plan"}, nil }).
 		TypedNode("fetch", "http.get", nil, func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
@@ -105,15 +105,15 @@ func orderGraph(t *testing.T, opts ...runtime.Option) *runtime.Graph[runtime.Val
 // under a span of the caller's, and returns the results.
 func runPauseResume(t *testing.T, s *setup, g *runtime.Graph[runtime.Values, runtime.Values], opts ...runtime.RunOption) (first, second runtime.Result[runtime.Values]) {
 	t.Helper()
-	opts = append([]runtime.RunOption{runtime.Thread("order-1"), runtime.WithCheckpointer(checkpoint.NewMemory())}, opts...)
+	th := g.Thread(checkpoint.NewMemory(), "order-1")
 	ctx, req := s.caller.Start(context.Background(), "request 1")
-	first, err := g.Invoke(ctx, runtime.Values{}, opts...)
+	first, err := th.Invoke(ctx, runtime.Values{}, opts...)
 	req.End()
 	if err != nil || first.Status != runtime.StatusInterrupted {
 		t.Fatalf("first run: %s %v", first.Status, err)
 	}
 	ctx, req = s.caller.Start(context.Background(), "request 2")
-	second, err = g.Resume(ctx, runtime.Answer(true), opts...)
+	second, err = th.Resume(ctx, runtime.Answer(true), opts...)
 	req.End()
 	if err != nil || second.Status != runtime.StatusDone {
 		t.Fatalf("resume: %s %v", second.Status, err)
@@ -126,7 +126,7 @@ func runPauseResume(t *testing.T, s *setup, g *runtime.Graph[runtime.Values, run
 // it: its tasks replay their steps, and it links to the run that paused.
 func TestSpanTree(t *testing.T) {
 	s := newSetup(t)
-	g := orderGraph(t, runtime.GraphObserver(s.obs))
+	g := orderGraph(t, runtime.WithObserver(s.obs))
 	runPauseResume(t, s, g)
 	want := `request 1
   run order ilmek.graph.name=order ilmek.thread.id=order-1 ilmek.run.status=interrupted ilmek.run.supersteps=2
@@ -245,7 +245,7 @@ func (s *setup) metrics(t *testing.T) []string {
 // TestMetrics checks the metrics of the runs of TestSpanTree.
 func TestMetrics(t *testing.T) {
 	s := newSetup(t)
-	g := orderGraph(t, runtime.GraphObserver(s.obs))
+	g := orderGraph(t, runtime.WithObserver(s.obs))
 	runPauseResume(t, s, g)
 	want := []string{
 		"ilmek.checkpoint.duration{ilmek.checkpoint.pause=false,ilmek.graph.name=order} count=3",
@@ -312,7 +312,7 @@ func TestNotSampled(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := &setup{obs: obs, spans: spans, reader: reader, caller: tp.Tracer("caller")}
-	runPauseResume(t, s, orderGraph(t, runtime.GraphObserver(obs)))
+	runPauseResume(t, s, orderGraph(t, runtime.WithObserver(obs)))
 	if n := len(spans.Ended()); n != 0 {
 		t.Errorf("%d spans recorded, want none", n)
 	}
@@ -324,7 +324,7 @@ func TestNotSampled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runPauseResume(t, s, orderGraph(t, runtime.GraphObserver(global)))
+	runPauseResume(t, s, orderGraph(t, runtime.WithObserver(global)))
 }
 
 func oneNodeGraph(t *testing.T, fn runtime.NodeFunc) *runtime.Graph[runtime.Values, runtime.Values] {

@@ -22,7 +22,7 @@ func TestAffectedThreads(t *testing.T) {
 	cp := checkpoint.NewMemory()
 	pause := func(thread string, g *runtime.Graph[runtime.Values, runtime.Values]) {
 		t.Helper()
-		res, err := g.Invoke(ctx, runtime.Values{}, runtime.Thread(thread), runtime.WithCheckpointer(cp))
+		res, err := g.Thread(cp, thread).Invoke(ctx, runtime.Values{})
 		if err != nil || res.Status != runtime.StatusInterrupted {
 			t.Fatalf("%s: %s %v", thread, res.Status, err)
 		}
@@ -31,7 +31,7 @@ func TestAffectedThreads(t *testing.T) {
 		pause(fmt.Sprintf("paused-%d", i), v1)
 	}
 	pause("done", v1)
-	if res, err := v1.Resume(ctx, runtime.Answer("yes"), runtime.Thread("done"), runtime.WithCheckpointer(cp)); err != nil || res.Status != runtime.StatusDone {
+	if res, err := v1.Thread(cp, "done").Resume(ctx, runtime.Answer("yes")); err != nil || res.Status != runtime.StatusDone {
 		t.Fatalf("done: %s %v", res.Status, err)
 	}
 	other := loadGraph(t, edit(t, approvalV1, `"hello"`, `"other"`))

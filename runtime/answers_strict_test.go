@@ -38,8 +38,8 @@ func TestInterruptAnswersStrict(t *testing.T) {
 			return runtime.Values{"out": string(b)}, nil
 		}).Edge(spec.Start, "ask"))
 	cp := checkpoint.NewMemory()
-	on := []runtime.RunOption{runtime.Thread("esc"), runtime.WithCheckpointer(cp)}
-	if _, err := g.Invoke(ctx, nil, on...); err != nil {
+	thread := g.Thread(cp, "esc")
+	if _, err := thread.Invoke(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -52,12 +52,12 @@ func TestInterruptAnswersStrict(t *testing.T) {
 		{`{"approved":true}`, `lacks the required member "page"`},
 		{`{"approved":true,"page":null}`, `answer.page is null, want boolean`},
 	} {
-		_, err := g.Resume(ctx, runtime.Answer(json.RawMessage(c.answer)), on...)
+		_, err := thread.Resume(ctx, runtime.Answer(json.RawMessage(c.answer)))
 		var re *runtime.ResumeError
 		if !errors.Is(err, runtime.ErrAnswerType) || !errors.As(err, &re) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("answer %s: %v; want ErrAnswerType saying %q", c.answer, err, c.want)
 		}
-		open, err := runtime.PendingInterrupts(ctx, cp, "esc")
+		open, err := thread.Pending(ctx)
 		if err != nil || len(open) != 1 {
 			t.Fatalf("after answer %s: open %v, %v; want the interrupt still open", c.answer, open, err)
 		}
@@ -65,14 +65,14 @@ func TestInterruptAnswersStrict(t *testing.T) {
 	if len(got) != 0 {
 		t.Fatalf("the node ran with a refused answer: %v", got)
 	}
-	pend, _ := runtime.PendingInterrupts(ctx, cp, "esc")
+	pend, _ := g.Thread(cp, "esc").Pending(ctx)
 	schema := string(pend[0].Expects.Schema)
 	for _, want := range []string{`"additionalProperties":false`, `"required":["approved","page"]`} {
 		if !strings.Contains(schema, want) {
 			t.Errorf("recorded schema lacks %s: %s", want, schema)
 		}
 	}
-	if _, err := g.Resume(ctx, runtime.Answer(json.RawMessage(`{"approved":true,"page":true}`)), on...); err != nil {
+	if _, err := thread.Resume(ctx, runtime.Answer(json.RawMessage(`{"approved":true,"page":true}`))); err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 1 || got[0] != `{"approved":true,"page":true}` {
@@ -90,11 +90,11 @@ func TestInterruptAnswersStrict(t *testing.T) {
 			gotNil = append(gotNil, e == nil)
 			return nil, nil
 		}).Edge(spec.Start, "ask"))
-	onp := []runtime.RunOption{runtime.Thread("ptr"), runtime.WithCheckpointer(cp)}
-	if _, err := gp.Invoke(ctx, nil, onp...); err != nil {
+	th := gp.Thread(cp, "ptr")
+	if _, err := th.Invoke(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := gp.Resume(ctx, runtime.Answer(nil), onp...); err != nil {
+	if _, err := th.Resume(ctx, runtime.Answer(nil)); err != nil {
 		t.Fatalf("null to a pointer answer: %v", err)
 	}
 	if len(gotNil) != 1 || !gotNil[0] {
@@ -118,11 +118,11 @@ func TestInterruptRefusesJournaledNull(t *testing.T) {
 			return nil, nil
 		}).Edge(spec.Start, "ask"))
 	cp := checkpoint.NewMemory()
-	on := []runtime.RunOption{runtime.Thread("old"), runtime.WithCheckpointer(cp)}
-	if _, err := g.Invoke(ctx, nil, on...); err != nil {
+	thread := g.Thread(cp, "old")
+	if _, err := thread.Invoke(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	pend, _ := runtime.PendingInterrupts(ctx, cp, "old")
+	pend, _ := g.Thread(cp, "old").Pending(ctx)
 	j, err := cp.GetJournal(ctx, "old", pend[0].TaskID)
 	if err != nil || len(j) != 1 {
 		t.Fatalf("journal %v, %v", j, err)
@@ -131,14 +131,14 @@ func TestInterruptRefusesJournaledNull(t *testing.T) {
 	if err := cp.PutJournal(ctx, "old", pend[0].TaskID, j); err != nil {
 		t.Fatal(err)
 	}
-	_, err = g.Resume(ctx, runtime.Answer(nil), on...)
+	_, err = thread.Resume(ctx, runtime.Answer(nil))
 	if !errors.Is(err, runtime.ErrAnswerType) {
 		t.Fatalf("replaying a journaled null: %v; want ErrAnswerType", err)
 	}
 	if ran != 0 {
 		t.Fatal("the node ran on with a null answer")
 	}
-	if open, _ := runtime.PendingInterrupts(ctx, cp, "old"); len(open) != 1 {
+	if open, _ := g.Thread(cp, "old").Pending(ctx); len(open) != 1 {
 		t.Fatalf("open %v; want the interrupt open again", open)
 	}
 }

@@ -64,13 +64,13 @@ func BenchmarkSpecBuilt(b *testing.B) {
 				ctx := context.Background()
 				b.ReportAllocs()
 				for i := 0; b.Loop(); i++ {
-					var opts []runtime.RunOption
+					var res runtime.Result[runtime.Values]
+					var err error
 					if ck == "memory" {
-						opts = []runtime.RunOption{runtime.Thread(fmt.Sprint(i)), runtime.WithCheckpointer(checkpoint.NewMemory()), runtime.RecursionLimit(1000)}
+						res, err = g.Thread(checkpoint.NewMemory(), fmt.Sprint(i)).Invoke(ctx, nil, runtime.WithRecursionLimit(1000))
 					} else {
-						opts = []runtime.RunOption{runtime.RecursionLimit(1000)}
+						res, err = g.Invoke(ctx, nil, runtime.WithRecursionLimit(1000))
 					}
-					res, err := g.Invoke(ctx, nil, opts...)
 					if err != nil || res.Supersteps != bc.supersteps {
 						b.Fatalf("%v %d", err, res.Supersteps)
 					}

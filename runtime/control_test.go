@@ -34,7 +34,7 @@ func TestSendFanOutThousandTasks(t *testing.T) {
 			return runtime.Values{"joined": len(s["out"].([]any))}, nil
 		}).
 		Edge(spec.Start, "fan").Edge("w", "join"))
-	st, end := steps(t, g.Stream(context.Background(), nil, runtime.Thread("t"), runtime.WithCheckpointer(checkpoint.NewMemory())))
+	st, end := steps(t, g.Thread(checkpoint.NewMemory(), "t").Stream(context.Background(), nil))
 	if end.Status != runtime.StatusDone {
 		t.Fatalf("run ended %s: %v", end.Status, end.Err)
 	}

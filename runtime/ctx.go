@@ -97,7 +97,7 @@ func (c *Ctx) RunID() string { return c.r.runID }
 // of the graph gets the same *Shape; read it only.
 func (c *Ctx) Graph() *Shape { return c.r.shape }
 
-// Meta is the map the caller passed to this run with WithMeta, nil without
+// Meta is the map the caller passed to this run with WithRunMeta, nil without
 // it. Every task of the run gets the same map; read it only. It is not
 // stored with the thread: a resumed run or a later turn sees the map its
 // own call passed.
@@ -113,7 +113,7 @@ func (c *Ctx) Meta() map[string]any { return c.r.meta }
 func (c *Ctx) StepIndex() int { return c.r.stepIndex }
 
 // RemainingSteps is how many more supersteps this run may start after the
-// running one before its recursion limit (RecursionLimit, by default
+// running one before its recursion limit (WithRecursionLimit, by default
 // DefaultRecursionLimit) stops it: the limit minus one in the run's first
 // superstep, 0 in the last one the limit allows. The limit counts the
 // supersteps of this run only, so a Resume or a later turn starts again
@@ -183,7 +183,7 @@ func (c *Ctx) State() any {
 }
 
 // Logger is the logger for a node's own records: the run's WithLogger (or
-// slog.Default() without it; a graph's GraphLogger is for the runtime's
+// slog.Default() without it; a graph's WithLogger is for the runtime's
 // records, not the nodes'), with the attributes thread and run, and node
 // and task (the TaskKey) inside a task.
 func (c *Ctx) Logger() *slog.Logger {

@@ -64,7 +64,7 @@ type supportKind struct {
 	name string
 	// types is NodeShape.Type of agent and checkout.
 	types [2]string
-	build func(t *testing.T, r *ctxRecorder) (invoke func(ctx context.Context, msg string, opts ...runtime.RunOption) (runtime.Status, error),
+	build func(t *testing.T, r *ctxRecorder, cp runtime.Checkpointer) (invoke func(ctx context.Context, msg string, opts ...runtime.RunOption) (runtime.Status, error),
 		resume func(ctx context.Context, opts ...runtime.RunOption) (runtime.Status, error))
 }
 
@@ -101,12 +101,12 @@ func untypedNodes(t *testing.T, r *ctxRecorder) (agent, checkout runtime.NodeFun
 }
 
 // untypedRuns runs a graph over Values with the message as the input.
-func untypedRuns(g *runtime.Graph[runtime.Values, runtime.Values]) (func(context.Context, string, ...runtime.RunOption) (runtime.Status, error), func(context.Context, ...runtime.RunOption) (runtime.Status, error)) {
+func untypedRuns(g *runtime.Graph[runtime.Values, runtime.Values], cp runtime.Checkpointer) (func(context.Context, string, ...runtime.RunOption) (runtime.Status, error), func(context.Context, ...runtime.RunOption) (runtime.Status, error)) {
 	return func(ctx context.Context, msg string, opts ...runtime.RunOption) (runtime.Status, error) {
-			res, err := g.Invoke(ctx, runtime.Values{"messages": msg}, opts...)
+			res, err := g.Thread(cp, "t").Invoke(ctx, runtime.Values{"messages": msg}, opts...)
 			return res.Status, err
 		}, func(ctx context.Context, opts ...runtime.RunOption) (runtime.Status, error) {
-			res, err := g.Resume(ctx, runtime.Answer("yes"), opts...)
+			res, err := g.Thread(cp, "t").Resume(ctx, runtime.Answer("yes"), opts...)
 			return res.Status, err
 		}
 }
@@ -149,7 +149,7 @@ var supportKinds = []supportKind{
 	{
 		name:  "spec-built",
 		types: [2]string{"llm", "http"},
-		build: func(t *testing.T, r *ctxRecorder) (func(context.Context, string, ...runtime.RunOption) (runtime.Status, error), func(context.Context, ...runtime.RunOption) (runtime.Status, error)) {
+		build: func(t *testing.T, r *ctxRecorder, cp runtime.Checkpointer) (func(context.Context, string, ...runtime.RunOption) (runtime.Status, error), func(context.Context, ...runtime.RunOption) (runtime.Status, error)) {
 			data, err := os.ReadFile("../examples/support/support.json")
 			if err != nil {
 				t.Fatal(err)
@@ -162,13 +162,13 @@ var supportKinds = []supportKind{
 			if err != nil {
 				t.Fatal(err)
 			}
-			return untypedRuns(g)
+			return untypedRuns(g, cp)
 		},
 	},
 	{
 		name:  "code-built",
 		types: [2]string{"", ""},
-		build: func(t *testing.T, r *ctxRecorder) (func(context.Context, string, ...runtime.RunOption) (runtime.Status, error), func(context.Context, ...runtime.RunOption) (runtime.Status, error)) {
+		build: func(t *testing.T, r *ctxRecorder, cp runtime.Checkpointer) (func(context.Context, string, ...runtime.RunOption) (runtime.Status, error), func(context.Context, ...runtime.RunOption) (runtime.Status, error)) {
 			agent, checkout := untypedNodes(t, r)
 			g := mustCompile(t, runtime.NewBuilder("support-agent").
 				Channel("messages", spec.Append).Channel("intent", "").
@@ -176,22 +176,22 @@ var supportKinds = []supportKind{
 				Edge(spec.Start, "agent").
 				EdgeWhen("agent", "checkout", spec.Eq("intent", "buy")).
 				Edge("checkout", spec.End))
-			return untypedRuns(g)
+			return untypedRuns(g, cp)
 		},
 	},
 	{
 		name:  "generated",
 		types: [2]string{"llm", "http"},
-		build: func(t *testing.T, r *ctxRecorder) (func(context.Context, string, ...runtime.RunOption) (runtime.Status, error), func(context.Context, ...runtime.RunOption) (runtime.Status, error)) {
+		build: func(t *testing.T, r *ctxRecorder, cp runtime.Checkpointer) (func(context.Context, string, ...runtime.RunOption) (runtime.Status, error), func(context.Context, ...runtime.RunOption) (runtime.Status, error)) {
 			g, err := supportgraph.New(ctxNodes{t, r})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return func(ctx context.Context, msg string, opts ...runtime.RunOption) (runtime.Status, error) {
-					res, err := g.Invoke(ctx, supportgraph.Update{Messages: []string{msg}}, opts...)
+					res, err := g.Thread(cp, "t").Invoke(ctx, supportgraph.Update{Messages: []string{msg}}, opts...)
 					return res.Status, err
 				}, func(ctx context.Context, opts ...runtime.RunOption) (runtime.Status, error) {
-					res, err := g.Resume(ctx, runtime.Answer("yes"), opts...)
+					res, err := g.Thread(cp, "t").Resume(ctx, runtime.Answer("yes"), opts...)
 					return res.Status, err
 				}
 		},
@@ -207,7 +207,7 @@ func TestCtxIntrospection(t *testing.T) {
 	type run struct {
 		resume   bool
 		msg      string // the input of a plain run
-		limit    int    // RecursionLimit; 0: the option is not given
+		limit    int    // WithRecursionLimit; 0: the option is not given
 		status   runtime.Status
 		limitErr bool // the run ends with a RecursionLimitError
 		want     []seen
@@ -252,12 +252,11 @@ func TestCtxIntrospection(t *testing.T) {
 		for _, tc := range tests {
 			t.Run(kind.name+"/"+tc.name, func(t *testing.T) {
 				var r ctxRecorder
-				invoke, resume := kind.build(t, &r)
-				base := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(checkpoint.NewMemory())}
+				invoke, resume := kind.build(t, &r, checkpoint.NewMemory())
 				for i, run := range tc.runs {
-					opts := slices.Clone(base)
+					var opts []runtime.RunOption
 					if run.limit > 0 {
-						opts = append(opts, runtime.RecursionLimit(run.limit))
+						opts = append(opts, runtime.WithRecursionLimit(run.limit))
 					}
 					var status runtime.Status
 					var err error
@@ -291,8 +290,8 @@ func TestCtxGraphShape(t *testing.T) {
 	for _, kind := range supportKinds {
 		t.Run(kind.name, func(t *testing.T) {
 			var r ctxRecorder
-			invoke, _ := kind.build(t, &r)
-			if _, err := invoke(context.Background(), "hi", runtime.Thread("t"), runtime.WithCheckpointer(checkpoint.NewMemory())); err != nil {
+			invoke, _ := kind.build(t, &r, checkpoint.NewMemory())
+			if _, err := invoke(context.Background(), "hi"); err != nil {
 				t.Fatal(err)
 			}
 			// Both tasks (agent, and checkout, which pauses) read the one
@@ -327,7 +326,7 @@ func TestCtxGraphShape(t *testing.T) {
 // TestCtxTaskIdentity pins Ctx.Node, TaskKey, ThreadID, Meta and State for
 // a static task and for the sends to one node: a send's task key numbers it
 // among the sends to that node in task order, its state is the send's
-// input, and WithMeta's map reaches every task of the run as given.
+// input, and WithRunMeta's map reaches every task of the run as given.
 func TestCtxTaskIdentity(t *testing.T) {
 	type ident struct{ Node, Key, Thread, Meta, State string }
 	var mu sync.Mutex
@@ -356,11 +355,15 @@ func TestCtxTaskIdentity(t *testing.T) {
 		meta   string
 	}{
 		{"no thread, no meta", nil, "", "<nil>"},
-		{"thread and meta", []runtime.RunOption{runtime.Thread("t-1"), runtime.WithCheckpointer(checkpoint.NewMemory()), runtime.WithMeta(map[string]any{"tenant": "acme"})}, "t-1", "acme"},
+		{"thread and meta", []runtime.RunOption{runtime.WithRunMeta(map[string]any{"tenant": "acme"})}, "t-1", "acme"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got = nil
-			if _, err := g.Invoke(context.Background(), nil, tc.opts...); err != nil {
+			run := g.Invoke
+			if tc.thread != "" {
+				run = g.Thread(checkpoint.NewMemory(), tc.thread).Invoke
+			}
+			if _, err := run(context.Background(), nil, tc.opts...); err != nil {
 				t.Fatal(err)
 			}
 			slices.SortFunc(got, func(a, b ident) int { return strings.Compare(a.Key, b.Key) })
@@ -376,20 +379,20 @@ func TestCtxTaskIdentity(t *testing.T) {
 
 // TestCtxLogger pins the records a node writes through Ctx.Logger: they go
 // to the run's WithLogger, carrying the thread, the run, the node and the
-// task key. The graph's GraphLogger is for the runtime's own records; it
+// task key. The graph's WithLogger is for the runtime's own records; it
 // does not receive the nodes' (they go to slog.Default without WithLogger).
 func TestCtxLogger(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		graph bool // GraphLogger instead of WithLogger
-	}{{"WithLogger", false}, {"GraphLogger alone", true}} {
+		graph bool // WithLogger instead of WithLogger
+	}{{"WithLogger", false}, {"WithLogger alone", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
 			logger := slog.New(slog.NewJSONHandler(&buf, nil))
 			var opts []runtime.Option
-			runOpts := []runtime.RunOption{runtime.Thread("t-9"), runtime.WithCheckpointer(checkpoint.NewMemory())}
+			var runOpts []runtime.RunOption
 			if tc.graph {
-				opts = append(opts, runtime.GraphLogger(logger))
+				opts = append(opts, runtime.WithLogger(logger))
 			} else {
 				runOpts = append(runOpts, runtime.WithLogger(logger))
 			}
@@ -398,7 +401,7 @@ func TestCtxLogger(t *testing.T) {
 					ctx.Logger().Info("charged", "amount", 3)
 					return nil, nil
 				}).Edge(spec.Start, "pay"), opts...)
-			res, err := g.Invoke(context.Background(), nil, runOpts...)
+			res, err := g.Thread(checkpoint.NewMemory(), "t-9").Invoke(context.Background(), nil, runOpts...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -440,12 +443,12 @@ func TestCtxStepIndexOfRetriedSuperstep(t *testing.T) {
 			return nil, nil
 		}).
 		Edge(spec.Start, "a").Edge("a", "b"))
-	opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(checkpoint.NewMemory())}
-	if _, err := g.Invoke(context.Background(), nil, opts...); err == nil {
+	th := g.Thread(checkpoint.NewMemory(), "t")
+	if _, err := th.Invoke(context.Background(), nil); err == nil {
 		t.Fatal("the first run did not fail")
 	}
 	fail = false
-	if _, err := g.Invoke(context.Background(), nil, opts...); err != nil {
+	if _, err := th.Invoke(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff([]int{2, 2}, steps); d != "" {

@@ -25,7 +25,7 @@ func TestMemoryStoresDeltas(t *testing.T) {
 	m := &deltaRecorder{Memory: checkpoint.NewMemory()}
 	m.SetCompaction(checkpoint.Compaction{Every: 10})
 	for i := 0; i < 50; i++ {
-		if _, err := g.Invoke(t.Context(), nil, Thread("t"), WithCheckpointer(m)); err != nil {
+		if _, err := g.Thread(m, "t").Invoke(t.Context(), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -68,7 +68,7 @@ func TestMergeChannelStoresMergedKeys(t *testing.T) {
 	}
 	m := &deltaRecorder{Memory: checkpoint.NewMemory()}
 	for i := 0; i < 60; i++ {
-		if _, err := g.Invoke(t.Context(), nil, Thread("t"), WithCheckpointer(m)); err != nil {
+		if _, err := g.Thread(m, "t").Invoke(t.Context(), nil); err != nil {
 			t.Fatal(err)
 		}
 	}

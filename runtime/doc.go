@@ -21,8 +21,8 @@
 // node is built when the graph is, reachable or not, so a missing type
 // fails at once with a *[SpecError]. A document's warnings (an unreachable
 // node, guards that may all fail) stay on the graph ([Graph.Warnings]), are
-// logged through [GraphLogger], and refuse the build with
-// [WarningsAsErrors].
+// logged through [WithLogger], and refuse the build with
+// [WithWarningsAsErrors].
 //
 // [NewBuilder] defines a graph in Go: channels with a built-in reducer
 // ([Builder.Channel]) or a Go one ([Builder.ChannelFunc]), nodes with or
@@ -64,13 +64,17 @@
 // reached by several edges in one superstep runs once. A failing task voids
 // its whole superstep: none of the superstep's updates is applied.
 //
-// Run options ([RunOption]) say where and how: [Thread] with
-// [WithCheckpointer] runs on a thread that keeps its state between runs
-// (see Checkpoints and threads); [RecursionLimit] bounds the supersteps of
+// A run goes on a thread when it must outlive its process or pause for a
+// person: [Graph.Thread] returns the handle ([Thread]) whose runs keep
+// their state between runs (see Checkpoints and threads); [Graph.Invoke]
+// and [Graph.Stream] run without one and keep nothing. Options are named
+// With<Noun>: an [Option] builds a graph, a [RunOption] sets one run, and a
+// [SharedOption] ([WithLogger], [WithObserver]) is taken by both.
+// [WithRecursionLimit] bounds the supersteps of
 // one run ([DefaultRecursionLimit] without it) and a run that would exceed
-// it ends with a *[RecursionLimitError]; [WithMeta] hands the nodes data of
+// it ends with a *[RecursionLimitError]; [WithRunMeta] hands the nodes data of
 // the request. Cancelling the run's context stops its tasks and voids the
-// superstep in flight; [StopAtBoundary] stops the run between supersteps
+// superstep in flight; [WithStopSignal] stops the run between supersteps
 // instead, after the superstep in flight commits. Either way the run ends
 // [StatusAborted] with an error matching [ErrAborted], the last commit
 // stands, and a later run continues from it.
@@ -107,7 +111,7 @@
 // after a resume or a failure keeps its number; [Ctx.RemainingSteps] is how
 // many more supersteps the recursion limit lets this run start; [Ctx.Graph]
 // is the graph's [Shape] (its nodes, in order, and channels); [Ctx.Meta] is
-// the caller's [WithMeta]. [Ctx.ThreadID], [Ctx.RunID], [Ctx.Node],
+// the caller's [WithRunMeta]. [Ctx.ThreadID], [Ctx.RunID], [Ctx.Node],
 // [Ctx.TaskKey] and [Ctx.TaskID] say where the task runs, and [Ctx.Logger]
 // is a log/slog logger scoped to them ([WithLogger]). [Ctx.Emit] and
 // [Ctx.EmitToken] send custom events to the run's stream while the task
@@ -119,8 +123,8 @@
 // keyed id#0, id#1… in task order (generated packages put the goto in their
 // Update). A document may declare the targets a node's goto and sends may
 // name ([Builder.Goto] in Go); a run refuses any other with an
-// *[UndeclaredGotoError]. [RetryNode]
-// and [RetryType] give nodes a [RetryPolicy]: a failing body runs again,
+// *[UndeclaredGotoError]. [WithNodeRetry]
+// and [WithTypeRetry] give nodes a [RetryPolicy]: a failing body runs again,
 // but its completed steps do not.
 //
 // # Durable steps
@@ -130,12 +134,12 @@
 // effect (a charge, an email) never happens twice: a replay of the task
 // gets the journaled result without calling the function. A function that
 // fails is not journaled, so a later pass calls it again. Steps are keyed
-// by name and occurrence. In strict mode (the default, [Strict]) a replay
+// by name and occurrence. In strict mode (the default, [WithStrictReplay]) a replay
 // that does not ask for a journaled step fails with a
 // *[NondeterminismError]: a node's body must be deterministic apart from
 // its steps. A journal lives until its task's superstep commits; a pause
 // keeps its tasks' journals with the checkpoint, so a fork from it
-// ([FromCheckpoint] of a pause that is no longer the latest) replays the
+// ([Thread.Fork] at a pause that is no longer the latest) replays the
 // steps that had run before the question, while a fork from a checkpoint
 // taken before a step ran runs the step again in the new branch
 // (runtime/checkpointtest: ForkFromPauseReplaysStep, ForkBeforeStepRunsIt).
@@ -152,7 +156,7 @@
 // documents are ([Expects] says how): null, a misspelt or missing member
 // never becomes a zero value.
 //
-// [Graph.Resume] (or [Graph.StreamResume]) answers: with [Answer] when one
+// [Thread.Resume] (or [Thread.StreamResume]) answers: with [Answer] when one
 // interrupt is open, with [AnswersByID] otherwise. It checks every answer
 // against what its interrupt expects before it writes anything, then
 // replays the paused superstep, in which Interrupt returns the answer and
@@ -161,17 +165,17 @@
 // answer, a thread that waits on nothing) is refused whole with a
 // *[ResumeError] whose reason matches [ErrAmbiguousAnswer] and its
 // siblings, and writes nothing; so is a plain run on a thread that waits on
-// a person ([ErrWaitingOnPerson]). [Graph.ThreadState] and
-// [PendingInterrupts] show where a thread stands, and [ThreadMermaid] draws
-// it.
+// a person ([ErrWaitingOnPerson]). [Thread.State] and
+// [Thread.Pending] show where a thread stands, [Thread.History] lists its
+// checkpoints, and [ThreadMermaid] draws it.
 //
 // # Checkpoints and threads
 //
 // A run on a thread continues from the thread's latest [Checkpoint]: new
 // input folds into its channels, and if it still plans tasks they run next,
 // else planning starts again at spec.Start (a chat thread accumulates its
-// messages turn after turn). [FromCheckpoint] continues from an older one
-// instead, which forks the thread. Checkpoints and journals live in a
+// messages turn after turn). [Thread.Fork] continues from an older one
+// instead, which forks the thread; [Thread.Delete] removes it. Checkpoints and journals live in a
 // [Checkpointer]: [checkpoint.NewMemory] keeps threads in the process; runtime/sqlite
 // keeps them in one file; runtime/postgres in a database that any number of
 // processes share. runtime/checkpointtest is the contract they all pass.
@@ -221,7 +225,7 @@
 // runtime/stream projects the stream into the values, updates, custom,
 // messages and debug views of popular streaming APIs.
 //
-// With [WithEventStore] a run also stores its events in its Checkpointer's
+// With [WithEventLog] a run also stores its events in its Checkpointer's
 // event log, whether or not anyone streams it, fenced by its lease: a
 // client that lost its stream, in this process or another, reads the events
 // after the last Seq it saw and goes on live. Each run keeps its last
@@ -229,9 +233,9 @@
 //
 // An [Observer] receives the lifecycle calls of runs (runs, supersteps,
 // tasks, retries, steps executed or replayed, interrupts, resumes, commits,
-// leases), set per graph ([GraphObserver]) or per run ([WithObserver]) and
+// leases), set per graph ([WithObserver]) or per run ([WithObserver]) and
 // combined with [Observers]; the runtime's own records go to a log/slog
-// logger ([GraphLogger], [WithLogger]). Without them a run pays nothing for
+// logger ([WithLogger], [WithLogger]). Without them a run pays nothing for
 // either. The module github.com/ilmek-go/ilmek/otel turns the calls into
 // OpenTelemetry traces and metrics.
 //

@@ -45,7 +45,7 @@ var (
 	// and map[string]any, follow a name and are not links).
 	bracketed = regexp.MustCompile(`(?:^|[^\w\]])(\[\*?[A-Za-z_][\w.]*\])`)
 	// goName is a word that can only be a Go name: a member (Graph.Invoke)
-	// or a mixed-case word (FromSpec, WithCheckpointer).
+	// or a mixed-case word (FromSpec, WithRecursionLimit).
 	goName = regexp.MustCompile(`\b(?:[A-Z]\w*\.[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*)\b`)
 	// subPackage is a package of this module named by its path.
 	subPackage = regexp.MustCompile(`\bruntime/[a-z][a-z/]*[a-z]\b`)

@@ -29,11 +29,11 @@ func TestStrictModeRaisesOnVanishedKey(t *testing.T) {
 				return nil, err
 			}).Edge(spec.Start, "n"))
 		cp := checkpoint.NewMemory()
-		opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(cp), runtime.Strict(strict)}
-		if res, err := g.Invoke(context.Background(), nil, opts...); err != nil || res.Status != runtime.StatusInterrupted {
+		opts, th := []runtime.RunOption{runtime.WithStrictReplay(strict)}, g.Thread(cp, "t")
+		if res, err := th.Invoke(context.Background(), nil, opts...); err != nil || res.Status != runtime.StatusInterrupted {
 			t.Fatalf("first pass: %+v %v", res, err)
 		}
-		_, err := g.Resume(context.Background(), runtime.Answer("yes"), opts...)
+		_, err := th.Resume(context.Background(), runtime.Answer("yes"), opts...)
 		var nd *runtime.NondeterminismError
 		if got := errors.As(err, &nd); got != strict {
 			t.Fatalf("strict=%v: err %v", strict, err)
@@ -54,7 +54,7 @@ func TestNodeThatSwallowsInterruptStillHalts(t *testing.T) {
 			}
 			return runtime.Values{"x": 1}, nil
 		}).Edge(spec.Start, "n"))
-	res, err := g.Invoke(context.Background(), nil, runtime.Thread("t"), runtime.WithCheckpointer(checkpoint.NewMemory()))
+	res, err := g.Thread(checkpoint.NewMemory(), "t").Invoke(context.Background(), nil)
 	if err != nil || res.Status != runtime.StatusInterrupted || after.Load() != 0 {
 		t.Fatalf("%+v %v effects=%d", res, err, after.Load())
 	}
@@ -69,15 +69,15 @@ func TestForkFromOlderCheckpoint(t *testing.T) {
 		Edge(spec.Start, "echo"))
 	cp := checkpoint.NewMemory()
 	ctx := context.Background()
-	opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(cp)}
-	first, err := g.Invoke(ctx, runtime.Values{"log": "one"}, opts...)
+	th := g.Thread(cp, "t")
+	first, err := th.Invoke(ctx, runtime.Values{"log": "one"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.Invoke(ctx, runtime.Values{"log": "two"}, opts...); err != nil {
+	if _, err := th.Invoke(ctx, runtime.Values{"log": "two"}); err != nil {
 		t.Fatal(err)
 	}
-	fork, err := g.Invoke(ctx, runtime.Values{"log": "other"}, append(opts, runtime.FromCheckpoint(first.CheckpointID))...)
+	fork, err := th.Fork(first.CheckpointID).Invoke(ctx, runtime.Values{"log": "other"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,15 +94,29 @@ func TestForkFromOlderCheckpoint(t *testing.T) {
 	}
 }
 
-func TestResumeWithoutThreadIsRefused(t *testing.T) {
+// TestThreadHandleRefusals pins what a thread handle refuses before the
+// store is touched: a missing checkpointer, a bad thread id, a thread-only
+// option on a run without a thread, and a resume of a thread that waits on
+// nothing.
+func TestThreadHandleRefusals(t *testing.T) {
 	g := mustCompile(t, runtime.NewBuilder("x").Node("a", write(nil)).Edge(spec.Start, "a"))
-	_, err := g.Resume(context.Background(), runtime.Answer(1))
+	ctx := context.Background()
+	var oe *runtime.OptionError
+	if _, err := g.Thread(nil, "t").Invoke(ctx, nil); !errors.As(err, &oe) || !strings.Contains(err.Error(), "has no checkpointer") {
+		t.Errorf("thread without checkpointer: %v, want an OptionError", err)
+	}
+	if _, err := g.Thread(checkpoint.NewMemory(), "a/b").State(ctx); !errors.Is(err, runtime.ErrThreadID) {
+		t.Errorf("thread id with a slash: %v, want ErrThreadID", err)
+	}
+	for _, o := range []runtime.RunOption{runtime.WithEventLog(), runtime.WithThreadMeta(map[string]string{"k": "v"}), runtime.WithExpectedLatest("")} {
+		if _, err := g.Invoke(ctx, nil, o); !errors.As(err, &oe) {
+			t.Errorf("thread option on a run without a thread: %v, want an OptionError", err)
+		}
+	}
+	_, err := g.Thread(checkpoint.NewMemory(), "t").Resume(ctx, runtime.Answer(1))
 	var re *runtime.ResumeError
 	if !errors.As(err, &re) || !errors.Is(err, runtime.ErrNotInterrupted) {
-		t.Fatalf("resume without a thread: %v, want a ResumeError matching ErrNotInterrupted", err)
-	}
-	if _, err := g.Invoke(context.Background(), nil, runtime.Thread("t")); err == nil || !strings.Contains(err.Error(), "needs WithCheckpointer") {
-		t.Fatalf("thread without checkpointer: %v", err)
+		t.Fatalf("resume of a new thread: %v, want a ResumeError matching ErrNotInterrupted", err)
 	}
 }
 
@@ -123,7 +137,7 @@ func TestInterruptIDCollisionIsRefused(t *testing.T) {
 		Node("a", ask(runtime.WithKey("b:interrupt"))).
 		Edge(spec.Start, "a:b").Edge(spec.Start, "a"))
 	cp := checkpoint.NewMemory()
-	res, err := g.Invoke(context.Background(), nil, runtime.Thread("t"), runtime.WithCheckpointer(cp))
+	res, err := g.Thread(cp, "t").Invoke(context.Background(), nil)
 	var ne *runtime.NodeError
 	if !errors.As(err, &ne) || res.Status != runtime.StatusError {
 		t.Fatalf("want a NodeError and status error, got %+v %v", res.Status, err)
@@ -131,7 +145,7 @@ func TestInterruptIDCollisionIsRefused(t *testing.T) {
 	if !strings.Contains(err.Error(), `"a:b:interrupt#0"`) || !strings.Contains(err.Error(), "runtime.WithKey") {
 		t.Errorf("error does not name the id and the fix: %v", err)
 	}
-	if pend, err := runtime.PendingInterrupts(context.Background(), cp, "t"); err != nil || len(pend) != 0 {
+	if pend, err := g.Thread(cp, "t").Pending(context.Background()); err != nil || len(pend) != 0 {
 		t.Errorf("pending after a refused pause: %v %v", pend, err)
 	}
 }
@@ -151,7 +165,7 @@ func TestStepOnCancelledRunDoesNotRun(t *testing.T) {
 			}
 			return nil, err
 		}).Edge(spec.Start, "n"))
-	res, _ := g.Invoke(ctx, nil, runtime.Thread("t"), runtime.WithCheckpointer(checkpoint.NewMemory()))
+	res, _ := g.Thread(checkpoint.NewMemory(), "t").Invoke(ctx, nil)
 	if res.Status != runtime.StatusAborted || ran.Load() != 0 {
 		t.Fatalf("status %q, step ran %d times; want aborted and 0", res.Status, ran.Load())
 	}
@@ -192,7 +206,7 @@ func TestLeaseWatcherCancelsTheRun(t *testing.T) {
 				_, err := runtime.Step(c, "effect", func() (int, error) { ran.Add(1); return 1, nil })
 				return nil, err
 			}).Edge(spec.Start, "n"))
-		res, err := g.Invoke(context.Background(), nil, runtime.Thread("t"), runtime.WithCheckpointer(w))
+		res, err := g.Thread(w, "t").Invoke(context.Background(), nil)
 		var ce *runtime.CheckpointError
 		if res.Status != runtime.StatusError || !errors.As(err, &ce) || ce.Op != "lease" || !errors.Is(err, errGone) {
 			t.Fatalf("honours=%v: status %q, err %v; want status error and a lease CheckpointError wrapping the loss", honours, res.Status, err)
@@ -249,7 +263,7 @@ func TestStepPastLeaseDeadlineDoesNotRun(t *testing.T) {
 			v, err := runtime.Step(c, "effect", func() (int, error) { ran.Add(1); return 1, nil })
 			return runtime.Values{"x": v}, err
 		}).Edge(spec.Start, "n"))
-	res, err := g.Invoke(context.Background(), nil, runtime.Thread("t"), runtime.WithCheckpointer(s))
+	res, err := g.Thread(s, "t").Invoke(context.Background(), nil)
 	var ce *runtime.CheckpointError
 	if res.Status != runtime.StatusError || !isDeadlinePassed(err) || !errors.As(err, &ce) || ce.Op != "lease" {
 		t.Fatalf("status %q, err %v; want a lost lease (deadline passed) in a lease CheckpointError", res.Status, err)
@@ -260,7 +274,7 @@ func TestStepPastLeaseDeadlineDoesNotRun(t *testing.T) {
 	// A later run, whose lease is fresh, runs the step once.
 	later := time.Now().Add(time.Hour)
 	s.deadline.Store(&later)
-	res, err = g.Invoke(context.Background(), nil, runtime.Thread("t"), runtime.WithCheckpointer(s))
+	res, err = g.Thread(s, "t").Invoke(context.Background(), nil)
 	if err != nil || res.Status != runtime.StatusDone || ran.Load() != 1 {
 		t.Fatalf("rerun: status %q, err %v, step ran %d times; want done and 1", res.Status, err, ran.Load())
 	}

@@ -75,7 +75,7 @@ type RecursionLimitError struct {
 
 // Error gives the limit and how to raise it.
 func (e *RecursionLimitError) Error() string {
-	return fmt.Sprintf("recursion limit reached: the run exceeded %d supersteps; raise it with runtime.RecursionLimit or give the loop an exit", e.Limit)
+	return fmt.Sprintf("recursion limit reached: the run exceeded %d supersteps; raise it with runtime.WithRecursionLimit or give the loop an exit", e.Limit)
 }
 
 // ResumeError is a run or resume refused before it started, e.g. a bare
@@ -124,8 +124,8 @@ var (
 	ErrAnswerType = errors.New("the answer does not decode into the type the interrupt expects")
 )
 
-// OptionError is a run refused for its options, e.g. Thread without
-// WithCheckpointer. Nothing ran.
+// OptionError is a run refused for its options, e.g. a negative
+// WithRecursionLimit or a thread handle without a checkpointer. Nothing ran.
 type OptionError struct{ Msg string }
 
 // Error names the option and what is wrong with it.
@@ -184,7 +184,7 @@ func (e *CheckpointError) Error() string { return "checkpointer " + e.Op + ": " 
 func (e *CheckpointError) Unwrap() error { return e.Err }
 
 // ErrStopRequested is matched (errors.Is), besides ErrAborted, by the error
-// of a run stopped between supersteps by StopAtBoundary.
+// of a run stopped between supersteps by WithStopSignal.
 var ErrStopRequested = errors.New("a stop was requested: the run stopped between supersteps, after the last commit")
 
 // ErrAborted is matched (errors.Is) by the error of a run that was

@@ -20,33 +20,33 @@ func TestRefusalsAreMatchable(t *testing.T) {
 	g := mustCompile(t, runtime.NewBuilder("two").Channel("a", "").Channel("b", "").
 		Node("a", ask).Node("b", ask).Edge(spec.Start, "a").Edge(spec.Start, "b"))
 	cp := checkpoint.NewMemory()
-	on := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(cp)}
-	if _, err := g.Invoke(context.Background(), nil, on...); err != nil {
+	th := g.Thread(cp, "t")
+	if _, err := th.Invoke(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
-	pend, _ := runtime.PendingInterrupts(context.Background(), cp, "t")
+	pend, _ := g.Thread(cp, "t").Pending(context.Background())
 	idA, idB := pend[0].ID, pend[1].ID
 	cases := []struct {
 		name   string
 		run    func() error
 		reason error
 	}{
-		{"input to a waiting thread", func() error { _, err := g.Invoke(context.Background(), nil, on...); return err }, runtime.ErrWaitingOnPerson},
-		{"bare answer, two open", func() error { _, err := g.Resume(context.Background(), runtime.Answer("x"), on...); return err }, runtime.ErrAmbiguousAnswer},
+		{"input to a waiting thread", func() error { _, err := th.Invoke(context.Background(), nil); return err }, runtime.ErrWaitingOnPerson},
+		{"bare answer, two open", func() error { _, err := th.Resume(context.Background(), runtime.Answer("x")); return err }, runtime.ErrAmbiguousAnswer},
 		{"unknown id", func() error {
-			_, err := g.Resume(context.Background(), runtime.AnswersByID(map[string]any{idA: "x", idB: "y", "nope": 1}), on...)
+			_, err := th.Resume(context.Background(), runtime.AnswersByID(map[string]any{idA: "x", idB: "y", "nope": 1}))
 			return err
 		}, runtime.ErrUnknownInterrupt},
 		{"missing answer", func() error {
-			_, err := g.Resume(context.Background(), runtime.AnswersByID(map[string]any{idA: "x"}), on...)
+			_, err := th.Resume(context.Background(), runtime.AnswersByID(map[string]any{idA: "x"}))
 			return err
 		}, runtime.ErrMissingAnswer},
 		{"wrong type", func() error {
-			_, err := g.Resume(context.Background(), runtime.AnswersByID(map[string]any{idA: "x", idB: 2}), on...)
+			_, err := th.Resume(context.Background(), runtime.AnswersByID(map[string]any{idA: "x", idB: 2}))
 			return err
 		}, runtime.ErrAnswerType},
 		{"not interrupted", func() error {
-			_, err := g.Resume(context.Background(), runtime.Answer("x"), runtime.Thread("other"), runtime.WithCheckpointer(cp))
+			_, err := g.Thread(cp, "other").Resume(context.Background(), runtime.Answer("x"))
 			return err
 		}, runtime.ErrNotInterrupted},
 	}
@@ -66,17 +66,17 @@ func TestRefusalsAreMatchable(t *testing.T) {
 			}
 			return nil, errors.New("fails after the answer")
 		}).Edge(spec.Start, "a"))
-	on2 := []runtime.RunOption{runtime.Thread("r"), runtime.WithCheckpointer(cp)}
-	failing.Invoke(context.Background(), nil, on2...)
-	failing.Resume(context.Background(), runtime.Answer("first"), on2...)
-	if _, err := failing.Resume(context.Background(), runtime.Answer("second"), on2...); !errors.Is(err, runtime.ErrAnswerConflict) {
+	r := failing.Thread(cp, "r")
+	r.Invoke(context.Background(), nil)
+	r.Resume(context.Background(), runtime.Answer("first"))
+	if _, err := r.Resume(context.Background(), runtime.Answer("second")); !errors.Is(err, runtime.ErrAnswerConflict) {
 		t.Errorf("a different answer: %v; want ErrAnswerConflict", err)
 	}
 
 	// Wrong options are an OptionError.
 	var oe *runtime.OptionError
-	if _, err := g.Invoke(context.Background(), nil, runtime.Thread("x")); !errors.As(err, &oe) {
-		t.Errorf("Thread without WithCheckpointer: %v; want an OptionError", err)
+	if _, err := g.Thread(nil, "x").Invoke(context.Background(), nil); !errors.As(err, &oe) {
+		t.Errorf("a thread without a checkpointer: %v; want an OptionError", err)
 	}
 
 	// A run cancelled with a cause of the caller's own matches ErrAborted,

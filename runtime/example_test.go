@@ -130,10 +130,10 @@ func ExampleInterrupt() {
 		Edge(spec.Start, "checkout").
 		Compile()
 	ctx := context.Background()
-	opts := []runtime.RunOption{runtime.Thread("t-1"), runtime.WithCheckpointer(checkpoint.NewMemory())}
-	res, _ := g.Invoke(ctx, nil, opts...)
+	th := g.Thread(checkpoint.NewMemory(), "t-1")
+	res, _ := th.Invoke(ctx, nil)
 	fmt.Println(res.Status, res.Pending[0].ID, string(res.Pending[0].Payload))
-	res, _ = g.Resume(ctx, runtime.Answer(true), opts...)
+	res, _ = th.Resume(ctx, runtime.Answer(true))
 	fmt.Println(res.Status, res.State["receipt"], "orders created:", orders)
 	// Output:
 	// interrupted checkout:interrupt#0 {"order":1001,"question":"charge order?"}

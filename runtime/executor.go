@@ -95,10 +95,10 @@ func (r *runner[S, U]) release() {
 }
 
 // live reports whether the run's events are wanted: by a consumer that
-// still iterates, or by the event store (WithEventStore).
+// still iterates, or by the event store (WithEventLog).
 func (r *runner[S, U]) live() bool { return (r.yield != nil && !r.stopped) || r.evs != nil }
 
-// stopRequested reports whether StopAtBoundary's channel is closed.
+// stopRequested reports whether WithStopSignal's channel is closed.
 func (r *runner[S, U]) stopRequested() bool {
 	if r.cfg.stop == nil {
 		return false

@@ -128,7 +128,7 @@ func TestRecursionLimit(t *testing.T) {
 		{limit: 100, wantSteps: 100, wantErr: false},
 	}
 	for _, tc := range tests {
-		res, err := g.Invoke(context.Background(), nil, runtime.RecursionLimit(tc.limit))
+		res, err := g.Invoke(context.Background(), nil, runtime.WithRecursionLimit(tc.limit))
 		var rl *runtime.RecursionLimitError
 		if got := errors.As(err, &rl); got != tc.wantErr {
 			t.Errorf("limit %d: err = %v, want recursion error %v", tc.limit, err, tc.wantErr)
@@ -144,7 +144,7 @@ func TestRecursionLimit(t *testing.T) {
 
 func TestStartToEndOnlyRunsNothingEvenAtLimitZero(t *testing.T) {
 	g := mustCompile(t, runtime.NewBuilder("empty").Edge(spec.Start, spec.End))
-	res, err := g.Invoke(context.Background(), nil, runtime.RecursionLimit(0))
+	res, err := g.Invoke(context.Background(), nil, runtime.WithRecursionLimit(0))
 	if err != nil || res.Status != runtime.StatusDone || res.Supersteps != 0 {
 		t.Fatalf("got %+v, %v; want done after 0 supersteps", res, err)
 	}
@@ -160,7 +160,7 @@ func TestCancellationAbortsAtBoundary(t *testing.T) {
 		Node("b", write(runtime.Values{"n": 2})).
 		Edge(spec.Start, "a").Edge("a", "b"))
 	cp := checkpoint.NewMemory()
-	res, err := g.Invoke(ctx, nil, runtime.Thread("t"), runtime.WithCheckpointer(cp))
+	res, err := g.Thread(cp, "t").Invoke(ctx, nil)
 	if res.Status != runtime.StatusAborted || !errors.Is(err, runtime.ErrAborted) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("status %s err %v, want aborted", res.Status, err)
 	}
@@ -168,7 +168,7 @@ func TestCancellationAbortsAtBoundary(t *testing.T) {
 		t.Errorf("state n = %v, want 1 (the superstep that finished stands)", res.State["n"])
 	}
 	// The thread resumes cleanly later: the pending plan (b) runs.
-	res, err = g.Invoke(context.Background(), nil, runtime.Thread("t"), runtime.WithCheckpointer(cp))
+	res, err = g.Thread(cp, "t").Invoke(context.Background(), nil)
 	if err != nil || res.State["n"] != 2.0 || res.Supersteps != 1 {
 		t.Fatalf("after abort: %+v %v", res, err)
 	}
@@ -264,7 +264,7 @@ func TestEventsCarryEnvelopeAndCheckpoints(t *testing.T) {
 	g := mustCompile(t, runtime.NewBuilder("env").Channel("x", "").
 		Node("a", write(runtime.Values{"x": 1})).Edge(spec.Start, "a").Edge("a", spec.End))
 	var got []string
-	for ev, err := range g.Stream(context.Background(), nil, runtime.Thread("t1"), runtime.WithCheckpointer(checkpoint.NewMemory())) {
+	for ev, err := range g.Thread(checkpoint.NewMemory(), "t1").Stream(context.Background(), nil) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -347,7 +347,7 @@ func TestRetryReRunsBodyNotSteps(t *testing.T) {
 			}
 			return runtime.Values{"out": "paid"}, nil
 		}).Edge(spec.Start, "pay"),
-		runtime.RetryNode("pay", runtime.RetryPolicy{MaxAttempts: 3, Backoff: time.Millisecond, Factor: 2}))
+		runtime.WithNodeRetry("pay", runtime.RetryPolicy{MaxAttempts: 3, Backoff: time.Millisecond, Factor: 2}))
 	start := time.Now()
 	for ev, err := range g.Stream(context.Background(), nil) {
 		if err != nil {
@@ -383,11 +383,11 @@ func TestLeaseRefusesConcurrentRunOfThread(t *testing.T) {
 	cp := checkpoint.NewMemory()
 	done := make(chan error)
 	go func() {
-		_, err := g.Invoke(context.Background(), nil, runtime.Thread("t"), runtime.WithCheckpointer(cp))
+		_, err := g.Thread(cp, "t").Invoke(context.Background(), nil)
 		done <- err
 	}()
 	<-inside
-	_, err := g.Invoke(context.Background(), nil, runtime.Thread("t"), runtime.WithCheckpointer(cp))
+	_, err := g.Thread(cp, "t").Invoke(context.Background(), nil)
 	if !errors.Is(err, runtime.ErrThreadBusy) {
 		t.Errorf("second run: %v, want ErrThreadBusy", err)
 	}

@@ -125,7 +125,7 @@ func TestNodeFaultAmongSiblings(t *testing.T) {
 			})
 			store := newFaultyStore()
 			defer store.checkReleased(t)
-			opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(store)}
+			th := g.Thread(store, "t")
 
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -137,7 +137,7 @@ func TestNodeFaultAmongSiblings(t *testing.T) {
 					cancel()
 				}()
 			}
-			res, err := g.Invoke(ctx, nil, opts...)
+			res, err := th.Invoke(ctx, nil)
 			var ne *runtime.NodeError
 			isNode := errors.As(err, &ne) && ne.Node == "bad"
 			if res.Status != tc.wantStatus || res.Err != err || isNode != (tc.wantStatus == runtime.StatusError) || errors.Is(err, runtime.ErrAborted) != (tc.wantStatus == runtime.StatusAborted) {
@@ -167,7 +167,7 @@ func TestNodeFaultAmongSiblings(t *testing.T) {
 			})
 
 			healed.Store(true)
-			res, err = g.Invoke(context.Background(), nil, opts...)
+			res, err = th.Invoke(context.Background(), nil)
 			if err != nil || res.Status != runtime.StatusDone || res.State["bad"] != "recovered" || fmt.Sprint(res.State["log"]) != "[s1 s2 s3]" {
 				t.Fatalf("the later run ended %s (%v) with state %v; want done with every update reduced", res.Status, err, res.State)
 			}
@@ -223,14 +223,14 @@ func TestCheckpointPutFails(t *testing.T) {
 		name  string
 		build func(t *testing.T) env
 		// setup runs on the healthy store before the fault is armed.
-		setup func(t *testing.T, e env, opts []runtime.RunOption)
+		setup func(t *testing.T, e env, th *runtime.Thread[runtime.Values, runtime.Values])
 		// fails chooses the Put to fail.
 		fails func(cp *runtime.Checkpoint) bool
 		// wantPrev is the step of the checkpoint that must stand; -1 when
 		// the thread must have none.
 		wantPrev int
 		// finish drives the thread to its end after the backend healed.
-		finish func(t *testing.T, e env, opts []runtime.RunOption) runtime.Result[runtime.Values]
+		finish func(t *testing.T, e env, th *runtime.Thread[runtime.Values, runtime.Values]) runtime.Result[runtime.Values]
 	}{
 		{
 			name:     "first checkpoint of a new thread",
@@ -247,8 +247,8 @@ func TestCheckpointPutFails(t *testing.T) {
 		{
 			name:  "checkpoint of new input on an existing thread",
 			build: chain,
-			setup: func(t *testing.T, e env, opts []runtime.RunOption) {
-				if _, err := e.g.Invoke(context.Background(), nil, opts...); err != nil {
+			setup: func(t *testing.T, e env, th *runtime.Thread[runtime.Values, runtime.Values]) {
+				if _, err := th.Invoke(context.Background(), nil); err != nil {
 					t.Fatal(err)
 				}
 			},
@@ -260,12 +260,12 @@ func TestCheckpointPutFails(t *testing.T) {
 			build:    ask,
 			fails:    func(cp *runtime.Checkpoint) bool { return len(cp.Pending) > 0 },
 			wantPrev: 0,
-			finish: func(t *testing.T, e env, opts []runtime.RunOption) runtime.Result[runtime.Values] {
-				res, err := e.g.Invoke(context.Background(), nil, opts...)
+			finish: func(t *testing.T, e env, th *runtime.Thread[runtime.Values, runtime.Values]) runtime.Result[runtime.Values] {
+				res, err := th.Invoke(context.Background(), nil)
 				if err != nil || res.Status != runtime.StatusInterrupted {
 					t.Fatalf("plain run after the failed pause: %s %v, want interrupted again", res.Status, err)
 				}
-				res, err = e.g.Resume(context.Background(), runtime.Answer(2), opts...)
+				res, err = th.Resume(context.Background(), runtime.Answer(2))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -279,9 +279,9 @@ func TestCheckpointPutFails(t *testing.T) {
 			e := tc.build(t)
 			store := newFaultyStore()
 			defer store.checkReleased(t)
-			opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(store)}
+			th := e.g.Thread(store, "t")
 			if tc.setup != nil {
-				tc.setup(t, e, opts)
+				tc.setup(t, e, th)
 			}
 			var before *runtime.Checkpoint
 			if tc.setup != nil {
@@ -293,7 +293,7 @@ func TestCheckpointPutFails(t *testing.T) {
 				}
 				return nil
 			}
-			res, err := e.g.Invoke(context.Background(), runtime.Values{"in": "second"}, opts...)
+			res, err := th.Invoke(context.Background(), runtime.Values{"in": "second"})
 			var ce *runtime.CheckpointError
 			if !errors.As(err, &ce) || ce.Op != "put" || !errors.Is(err, errInjected) || !strings.Contains(fmt.Sprint(err), "checkpointer put: disk full") {
 				t.Errorf("run ended %q with %v, want a CheckpointError of put wrapping the backend's", res.Status, err)
@@ -320,15 +320,15 @@ func TestCheckpointPutFails(t *testing.T) {
 
 			store.heal()
 			if tc.finish == nil {
-				tc.finish = func(t *testing.T, e env, opts []runtime.RunOption) runtime.Result[runtime.Values] {
-					res, err := e.g.Invoke(context.Background(), nil, opts...)
+				tc.finish = func(t *testing.T, e env, th *runtime.Thread[runtime.Values, runtime.Values]) runtime.Result[runtime.Values] {
+					res, err := th.Invoke(context.Background(), nil)
 					if err != nil {
 						t.Fatalf("the later run: %v", err)
 					}
 					return res
 				}
 			}
-			res = tc.finish(t, e, opts)
+			res = tc.finish(t, e, th)
 			if res.Status != runtime.StatusDone || res.State["n"] != 2.0 {
 				t.Errorf("the later run ended %s with n=%v, want done with n=2", res.Status, res.State["n"])
 			}
@@ -391,7 +391,7 @@ func TestJournalWriteFails(t *testing.T) {
 			charge.Store(0)
 			store := newFaultyStore()
 			defer store.checkReleased(t)
-			opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(store)}
+			th := g.Thread(store, "t")
 			var taskID string
 			store.failPutJournal = func(_ int, id string, entries []checkpoint.JournalEntry) error {
 				if entries[len(entries)-1].Key == tc.failKey {
@@ -400,7 +400,7 @@ func TestJournalWriteFails(t *testing.T) {
 				}
 				return nil
 			}
-			res, err := g.Invoke(context.Background(), nil, opts...)
+			res, err := th.Invoke(context.Background(), nil)
 			if res.Status != runtime.StatusError || !errors.Is(err, errInjected) || !strings.Contains(fmt.Sprint(err), tc.wantMsg) {
 				t.Fatalf("run ended %s with %v, want an error wrapping the backend's, containing %q", res.Status, err, tc.wantMsg)
 			}
@@ -418,14 +418,14 @@ func TestJournalWriteFails(t *testing.T) {
 			}
 
 			store.heal()
-			res, err = g.Invoke(context.Background(), nil, opts...)
+			res, err = th.Invoke(context.Background(), nil)
 			if err != nil || res.Status != runtime.StatusInterrupted {
 				t.Fatalf("the later run: %s %v, want interrupted", res.Status, err)
 			}
 			if got := [2]int32{reserve.Load(), charge.Load()}; got != tc.wantCalls {
 				t.Errorf("reserve and charge ran %v times, want %v: a journaled step replays, an unjournaled one re-runs once", got, tc.wantCalls)
 			}
-			res, err = g.Resume(context.Background(), runtime.Answer(true), opts...)
+			res, err = th.Resume(context.Background(), runtime.Answer(true))
 			if err != nil || res.State["paid"] != true {
 				t.Fatalf("resume: %v %v", res.State, err)
 			}
@@ -436,12 +436,12 @@ func TestJournalWriteFails(t *testing.T) {
 		leaktest.Check(t)
 		store := newFaultyStore()
 		defer store.checkReleased(t)
-		opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(store)}
-		if res, err := g.Invoke(context.Background(), nil, opts...); err != nil || res.Status != runtime.StatusInterrupted {
+		th := g.Thread(store, "t")
+		if res, err := th.Invoke(context.Background(), nil); err != nil || res.Status != runtime.StatusInterrupted {
 			t.Fatalf("%s %v", res.Status, err)
 		}
 		store.failPutJournal = func(int, string, []checkpoint.JournalEntry) error { return errInjected }
-		_, err := g.Resume(context.Background(), runtime.Answer(true), opts...)
+		_, err := th.Resume(context.Background(), runtime.Answer(true))
 		var ce *runtime.CheckpointError
 		if !errors.As(err, &ce) || !errors.Is(err, errInjected) {
 			t.Fatalf("resume with a failing journal: %v, want a CheckpointError", err)
@@ -449,10 +449,10 @@ func TestJournalWriteFails(t *testing.T) {
 		store.heal()
 		// The answer was not recorded: the thread still waits, and answers
 		// differently without conflict.
-		if _, err := g.Invoke(context.Background(), nil, opts...); !errors.Is(err, runtime.ErrWaitingOnPerson) {
+		if _, err := th.Invoke(context.Background(), nil); !errors.Is(err, runtime.ErrWaitingOnPerson) {
 			t.Errorf("plain run on the waiting thread: %v, want it refused as waiting", err)
 		}
-		res, err := g.Resume(context.Background(), runtime.Answer(false), opts...)
+		res, err := th.Resume(context.Background(), runtime.Answer(false))
 		if err != nil || res.State["paid"] != false {
 			t.Fatalf("resume after the failed one: %v %v", res.State, err)
 		}
@@ -482,16 +482,16 @@ func TestLeaseFails(t *testing.T) {
 				Edge(spec.Start, "a"))
 			store := newFaultyStore()
 			store.failLease = tc.err
-			opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(store)}
+			th := g.Thread(store, "t")
 			for _, run := range []struct {
 				name string
 				do   func() error
 			}{
-				{"Invoke", func() error { _, err := g.Invoke(context.Background(), runtime.Values{"x": 1}, opts...); return err }},
-				{"Resume", func() error { _, err := g.Resume(context.Background(), runtime.Answer(1), opts...); return err }},
+				{"Invoke", func() error { _, err := th.Invoke(context.Background(), runtime.Values{"x": 1}); return err }},
+				{"Resume", func() error { _, err := th.Resume(context.Background(), runtime.Answer(1)); return err }},
 				{"Stream", func() error {
 					var errs []error
-					for ev, err := range g.Stream(context.Background(), nil, opts...) {
+					for ev, err := range th.Stream(context.Background(), nil) {
 						if err == nil {
 							t.Errorf("Stream yielded event %s from a refused run", ev.Type)
 						}
@@ -533,10 +533,7 @@ func TestCheckpointerReadFails(t *testing.T) {
 			return nil, err
 		}).Edge(spec.Start, "a"))
 	inner := newFaultyStore()
-	opts := func(cp runtime.Checkpointer) []runtime.RunOption {
-		return []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(cp)}
-	}
-	if _, err := g.Invoke(context.Background(), nil, opts(inner)...); err != nil {
+	if _, err := g.Thread(inner, "t").Invoke(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
 	before := latest(t, inner, "t").ID
@@ -550,9 +547,9 @@ func TestCheckpointerReadFails(t *testing.T) {
 		for _, resume := range []bool{false, true} {
 			var err error
 			if resume {
-				_, err = g.Resume(context.Background(), runtime.Answer(1), opts(tc.cp)...)
+				_, err = g.Thread(tc.cp, "t").Resume(context.Background(), runtime.Answer(1))
 			} else {
-				_, err = g.Invoke(context.Background(), nil, opts(tc.cp)...)
+				_, err = g.Thread(tc.cp, "t").Invoke(context.Background(), nil)
 			}
 			var ce *runtime.CheckpointError
 			if !errors.As(err, &ce) || !errors.Is(err, errInjected) {
@@ -564,7 +561,7 @@ func TestCheckpointerReadFails(t *testing.T) {
 		t.Errorf("failed reads ran nodes (%d runs) or wrote checkpoints", ran.Load())
 	}
 	inner.checkReleased(t)
-	if res, err := g.Resume(context.Background(), runtime.Answer(1), opts(inner)...); err != nil || res.Status != runtime.StatusDone {
+	if res, err := g.Thread(inner, "t").Resume(context.Background(), runtime.Answer(1)); err != nil || res.Status != runtime.StatusDone {
 		t.Fatalf("resume on the healthy store: %s %v", res.Status, err)
 	}
 }
@@ -638,8 +635,8 @@ func TestNodeIDLikeSendKeyIsKeptApart(t *testing.T) {
 		return // refusing the graph is a correct outcome
 	}
 	store := checkpoint.NewMemory()
-	opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(store)}
-	res, err := g.Invoke(context.Background(), nil, opts...)
+	th := g.Thread(store, "t")
+	res, err := th.Invoke(context.Background(), nil)
 	if err != nil || res.Status != runtime.StatusInterrupted {
 		t.Fatalf("%s %v", res.Status, err)
 	}
@@ -654,7 +651,7 @@ func TestNodeIDLikeSendKeyIsKeptApart(t *testing.T) {
 	for id, node := range ids {
 		answers[id] = "answer for " + node
 	}
-	res, err = g.Resume(context.Background(), runtime.AnswersByID(answers), opts...)
+	res, err = th.Resume(context.Background(), runtime.AnswersByID(answers))
 	if err != nil {
 		t.Fatalf("resume: %v", err)
 	}
@@ -712,13 +709,13 @@ func TestCallbackPanicIsAnError(t *testing.T) {
 			g := mustCompile(t, tc.b(&armed))
 			store := newFaultyStore()
 			defer store.checkReleased(t)
-			opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(store)}
+			th := g.Thread(store, "t")
 			armed.Store(true)
 			var res runtime.Result[runtime.Values]
 			var err error
 			escaped := func() (v any) {
 				defer func() { v = recover() }()
-				res, err = g.Invoke(context.Background(), nil, opts...)
+				res, err = th.Invoke(context.Background(), nil)
 				return nil
 			}()
 			if escaped != nil {
@@ -730,7 +727,7 @@ func TestCallbackPanicIsAnError(t *testing.T) {
 				t.Errorf("run ended %s with %v, want an error carrying the panic (a NodeError: %v, else a ReduceError)", res.Status, err, tc.node)
 			}
 			armed.Store(false)
-			if res, err := g.Invoke(context.Background(), nil, opts...); err != nil || res.Status != runtime.StatusDone {
+			if res, err := th.Invoke(context.Background(), nil); err != nil || res.Status != runtime.StatusDone {
 				t.Errorf("the thread after the panic: %s %v", res.Status, err)
 			}
 		})
@@ -791,8 +788,8 @@ func TestHostileCorpusRuns(t *testing.T) {
 			if err != nil || !spec.Equal(back, doc) {
 				t.Errorf("ToSpec: %v, or not equal to the document", err)
 			}
-			opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(checkpoint.NewMemory())}
-			res, err := g.Invoke(context.Background(), nil, opts...)
+			th := g.Thread(checkpoint.NewMemory(), "t")
+			res, err := th.Invoke(context.Background(), nil)
 			for i := 0; err == nil && res.Status == runtime.StatusInterrupted; i++ {
 				if i > 2*len(doc.Nodes) {
 					t.Fatalf("still interrupted after %d resumes", i)
@@ -805,7 +802,7 @@ func TestHostileCorpusRuns(t *testing.T) {
 					}
 					answers[p.ID] = "answer:" + p.Node
 				}
-				res, err = g.Resume(context.Background(), runtime.AnswersByID(answers), opts...)
+				res, err = th.Resume(context.Background(), runtime.AnswersByID(answers))
 			}
 			if err != nil || res.Status != runtime.StatusDone {
 				t.Fatalf("ended %s: %v", res.Status, err)

@@ -23,7 +23,7 @@ type Registry map[string]Factory
 // be in the registry. ToSpec of the result returns the document.
 //
 // The document's warnings are kept (Graph.Warnings), logged at Warn through
-// GraphLogger when one is set, and refused with WarningsAsErrors.
+// WithLogger when one is set, and refused with WithWarningsAsErrors.
 func FromSpec(doc *spec.Graph, reg Registry, opts ...Option) (*Graph[Values, Values], error) {
 	diags := doc.Validate()
 	if err := diags.Err(); err != nil {
@@ -72,7 +72,7 @@ func FromSpec(doc *spec.Graph, reg Registry, opts ...Option) (*Graph[Values, Val
 		return nil, err
 	}
 	p.doc = doc.Clone()
-	opts = append(slices.Clip(opts), func(c *graphConfig) { c.warnings = warnings })
+	opts = append(slices.Clip(opts), graphOption(func(c *graphConfig) { c.warnings = warnings }))
 	return newGraph[Values, Values](p, opts...)
 }
 

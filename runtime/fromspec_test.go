@@ -46,10 +46,10 @@ func attrs(r slog.Record) map[string]string {
 
 // TestDocumentWarningsReachRunTimeUsers: a graph built by Load keeps its
 // document's warnings with their positions, logs them through its logger,
-// and WarningsAsErrors refuses them.
+// and WithWarningsAsErrors refuses them.
 func TestDocumentWarningsReachRunTimeUsers(t *testing.T) {
 	h := &recordingHandler{}
-	g, err := runtime.Load("flow.json", []byte(unreachableDoc), noopRegistry(), runtime.GraphLogger(slog.New(h)))
+	g, err := runtime.Load("flow.json", []byte(unreachableDoc), noopRegistry(), runtime.WithLogger(slog.New(h)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,15 +64,15 @@ func TestDocumentWarningsReachRunTimeUsers(t *testing.T) {
 		t.Errorf("log attributes = %v", a)
 	}
 
-	_, err = runtime.Load("flow.json", []byte(unreachableDoc), noopRegistry(), runtime.WarningsAsErrors())
+	_, err = runtime.Load("flow.json", []byte(unreachableDoc), noopRegistry(), runtime.WithWarningsAsErrors())
 	var se *runtime.SpecError
 	var de *spec.Error
 	if !errors.As(err, &se) || !errors.As(err, &de) || len(de.Diagnostics) != 1 || !strings.Contains(err.Error(), "flow.json:2:39") {
-		t.Fatalf("WarningsAsErrors: err = %v", err)
+		t.Fatalf("WithWarningsAsErrors: err = %v", err)
 	}
 
 	// A clean document has none, and a code-built graph none either.
-	g, err = runtime.Load("ok.json", []byte(`{"nodes": [{"id": "a", "type": "t"}], "edges": [{"from": "__start__", "to": "a"}]}`), noopRegistry(), runtime.WarningsAsErrors())
+	g, err = runtime.Load("ok.json", []byte(`{"nodes": [{"id": "a", "type": "t"}], "edges": [{"from": "__start__", "to": "a"}]}`), noopRegistry(), runtime.WithWarningsAsErrors())
 	if err != nil || g.Warnings() != nil {
 		t.Fatalf("clean document: %v, %v", err, g.Warnings())
 	}

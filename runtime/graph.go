@@ -27,10 +27,10 @@ type Graph[S, U any] struct {
 
 	routes   routes           // guarded nodes, to report one whose edges all failed
 	warnings spec.Diagnostics // the document's warnings (FromSpec, Load)
-	logger   *slog.Logger     // GraphLogger; nil: the runtime logs nothing
+	logger   *slog.Logger     // WithLogger; nil: the runtime logs nothing
 
 	version version    // Fingerprint and the stored form of the graph's document
-	gobs    []Observer // GraphObserver
+	gobs    []Observer // WithObserver
 	obs     Observer   // what observes a run without observers or logger of its own
 }
 
@@ -64,58 +64,19 @@ func (p *RetryPolicy) wait(attempt int) time.Duration {
 	return time.Duration(d)
 }
 
-// Option configures a Graph when it is built.
-type Option func(*graphConfig)
-
 type graphConfig struct {
 	byID      map[string]*RetryPolicy
 	byType    map[string]*RetryPolicy
 	logger    *slog.Logger
-	strict    bool             // WarningsAsErrors
+	strict    bool             // WithWarningsAsErrors
 	warnings  spec.Diagnostics // set by FromSpec
-	observers []Observer       // GraphObserver
+	observers []Observer       // WithObserver
 }
-
-// GraphLogger gives the graph a logger for what the runtime itself reports:
-// for a graph built from a document, the document's warnings at Warn when
-// the graph is built; for every run, what an operator needs (log.go lists
-// the records, their levels and attribute names). A run's WithLogger
-// replaces it for that run. Without either, the runtime's own records go
-// nowhere. Ctx.Logger, the logger nodes write to, is set per run with
-// WithLogger.
-func GraphLogger(l *slog.Logger) Option { return func(c *graphConfig) { c.logger = l } }
-
-// WarningsAsErrors makes FromSpec and Load refuse a document that has
-// warnings (an unreachable node, a repeated edge, a node whose guarded edges
-// may all fail), as CI should: the build fails with a *SpecError that lists
-// them.
-func WarningsAsErrors() Option { return func(c *graphConfig) { c.strict = true } }
 
 // Warnings returns the warnings of the document the graph was built from by
 // FromSpec or Load, with their positions; nil for other graphs (a generated
 // package's document was checked when it was generated).
 func (g *Graph[S, U]) Warnings() spec.Diagnostics { return g.warnings }
-
-// RetryNode sets the retry policy of the node with the given id.
-func RetryNode(id string, p RetryPolicy) Option {
-	return func(c *graphConfig) {
-		if c.byID == nil {
-			c.byID = map[string]*RetryPolicy{}
-		}
-		c.byID[id] = &p
-	}
-}
-
-// RetryType sets the retry policy of every node of a registry type. A policy
-// set with RetryNode for a node wins over its type's.
-func RetryType(typ string, p RetryPolicy) Option {
-	return func(c *graphConfig) {
-		if c.byType == nil {
-			c.byType = map[string]*RetryPolicy{}
-		}
-		c.byType[typ] = &p
-	}
-}
 
 // newGraph wraps a program in the executor: what FromSpec, Compile and,
 // through runtime/genimpl, every generated package's New do.
@@ -131,11 +92,13 @@ func newGraph[S, U any](p program[S, U], opts ...Option) (*Graph[S, U], error) {
 func (g *Graph[S, U]) init(p program[S, U], opts []Option) error {
 	var cfg graphConfig
 	for _, o := range opts {
-		o(&cfg)
+		if o != nil {
+			o.applyGraph(&cfg)
+		}
 	}
 	if cfg.strict && len(cfg.warnings) > 0 {
 		err := &spec.Error{Diagnostics: cfg.warnings}
-		return &SpecError{Msg: "runtime: the document has warnings, and WarningsAsErrors refuses them:\n" + err.Error(), Err: err}
+		return &SpecError{Msg: "runtime: the document has warnings, and WithWarningsAsErrors refuses them:\n" + err.Error(), Err: err}
 	}
 	shape := p.Describe()
 	*g = Graph[S, U]{p: p, shape: shape, ids: make([]string, len(shape.Nodes)), retry: make([]*RetryPolicy, len(shape.Nodes)), index: make(map[string]int, len(shape.Nodes)),
@@ -157,15 +120,15 @@ func (g *Graph[S, U]) init(p program[S, U], opts []Option) error {
 	}
 	for id, rp := range cfg.byID {
 		if _, ok := g.index[id]; !ok {
-			return &SpecError{Msg: fmt.Sprintf("RetryNode(%q): the graph has no such node", id)}
+			return &SpecError{Msg: fmt.Sprintf("WithNodeRetry(%q): the graph has no such node", id)}
 		}
 		if rp.MaxAttempts < 1 {
-			return &SpecError{Msg: fmt.Sprintf("RetryNode(%q): MaxAttempts must be at least 1", id)}
+			return &SpecError{Msg: fmt.Sprintf("WithNodeRetry(%q): MaxAttempts must be at least 1", id)}
 		}
 	}
 	for typ, rp := range cfg.byType {
 		if rp.MaxAttempts < 1 {
-			return &SpecError{Msg: fmt.Sprintf("RetryType(%q): MaxAttempts must be at least 1", typ)}
+			return &SpecError{Msg: fmt.Sprintf("WithTypeRetry(%q): MaxAttempts must be at least 1", typ)}
 		}
 	}
 	if g.logger != nil {
@@ -197,103 +160,53 @@ func (g *Graph[S, U]) Shape() *Shape { return g.shape }
 // spec it was built from, or an error naming what a document cannot hold.
 func ToSpec[S, U any](g *Graph[S, U]) (*spec.Graph, error) { return g.p.Spec() }
 
-// RunOption configures one run.
-type RunOption func(*runConfig)
-
+// runConfig is one run's settings: its thread (set by a Thread handle)
+// and its RunOptions.
 type runConfig struct {
-	thread string
-	cp     Checkpointer
-	fromID string
-	limit  int
-	strict bool
+	thread string       // Thread: the thread's id
+	cp     Checkpointer // Thread: where the thread lives
+	fromID string       // Thread.Fork: the checkpoint the run starts from
+	limit  int          // WithRecursionLimit
+	strict bool         // WithStrictReplay
 	meta   map[string]any
 	logger *slog.Logger
 
 	observers []Observer      // WithObserver
-	stop      <-chan struct{} // StopAtBoundary
+	stop      <-chan struct{} // WithStopSignal
 
 	threadMeta map[string]string // WithThreadMeta
-	events     bool              // WithEventStore
-	ifLatest   *string           // IfLatest
+	events     bool              // WithEventLog
+	ifLatest   *string           // WithExpectedLatest
 }
 
 // DefaultRecursionLimit is the number of supersteps a run may take unless
-// RecursionLimit says otherwise.
+// WithRecursionLimit says otherwise.
 const DefaultRecursionLimit = 25
 
-// Thread runs on the named thread (needs WithCheckpointer). The id must
-// pass CheckThreadID, or the run is refused before the store is touched.
-func Thread(id string) RunOption { return func(c *runConfig) { c.thread = id } }
-
-// WithCheckpointer keeps the thread's checkpoints and journals in cp.
-func WithCheckpointer(cp Checkpointer) RunOption { return func(c *runConfig) { c.cp = cp } }
-
-// FromCheckpoint runs from the given checkpoint of the thread instead of its
-// latest one; the new checkpoints fork a branch of the thread's tree.
-func FromCheckpoint(id string) RunOption { return func(c *runConfig) { c.fromID = id } }
-
-// IfLatest makes a run (not a resume) start only when the thread's latest
-// checkpoint is id ("": the thread has none yet). The check is made under
-// the thread's lease, before anything is written, so a caller that looked
-// at the thread before starting the run knows that no other run moved it
-// in between (a job queue whose request may have run already under an
-// expired claim). Otherwise the run writes nothing and ends with an error
-// matching ErrThreadMoved.
-func IfLatest(id string) RunOption { return func(c *runConfig) { c.ifLatest = &id } }
-
 // ErrThreadMoved is matched (errors.Is) by the error of a run started with
-// IfLatest when the thread's latest checkpoint was another one.
-var ErrThreadMoved = errors.New("the thread's latest checkpoint is not the one the run was started against (IfLatest); look at the thread again before running")
+// WithExpectedLatest when the thread's latest checkpoint was another one.
+var ErrThreadMoved = errors.New("the thread's latest checkpoint is not the one the run was started against (WithExpectedLatest); look at the thread again before running")
 
-// RecursionLimit bounds the supersteps of this run (default 25). A limit of
-// n allows n supersteps; 0 fails before the first unless nothing is planned.
-func RecursionLimit(n int) RunOption { return func(c *runConfig) { c.limit = n } }
-
-// Strict turns strict replay checking on or off (default on): a replayed task
-// that does not ask for a journaled key fails with a NondeterminismError.
-func Strict(on bool) RunOption { return func(c *runConfig) { c.strict = on } }
-
-// StopAtBoundary asks the run to stop between supersteps once stop is
-// closed: the superstep in flight runs to its end and commits, no other
-// starts, and the run ends StatusAborted with an error matching ErrAborted
-// and ErrStopRequested. Cancelling the run's context, by contrast, stops
-// the tasks in flight and voids their superstep. A later run of the thread
-// continues from the last commit. Queues use it to cancel a running
-// request in favour of a newer one (runtime.DoubleTextCancelReplace).
-func StopAtBoundary(stop <-chan struct{}) RunOption {
-	return func(c *runConfig) { c.stop = stop }
-}
-
-// WithMeta hands every node of this run the map m through Ctx.Meta: data
-// of the request that the state does not hold, such as a tenant or a
-// caller's identity. It is not stored with the thread, so each run passes
-// its own; the runtime never reads it.
-func WithMeta(m map[string]any) RunOption { return func(c *runConfig) { c.meta = m } }
-
-// WithLogger sets the logger behind Ctx.Logger (default slog.Default()) and
-// the one the runtime writes this run's own records to, instead of the
-// graph's (GraphLogger).
-func WithLogger(l *slog.Logger) RunOption { return func(c *runConfig) { c.logger = l } }
-
-func newRunConfig(opts []RunOption) (runConfig, error) {
+// newRunConfig makes the settings of a run of thread t (nil: a run
+// without a thread) from opts, or refuses them.
+func newRunConfig[S, U any](t *Thread[S, U], opts []RunOption) (runConfig, error) {
 	c := runConfig{limit: DefaultRecursionLimit, strict: true}
-	for _, o := range opts {
-		o(&c)
-	}
-	switch {
-	case c.thread != "" && c.cp == nil:
-		return c, &OptionError{Msg: fmt.Sprintf("runtime: Thread(%q) needs WithCheckpointer: a thread's state lives in a checkpointer (runtime.NewMemory() for one process)", c.thread)}
-	case c.thread == "" && c.cp != nil:
-		return c, &OptionError{Msg: "runtime: WithCheckpointer needs Thread(id): checkpoints belong to a thread"}
-	case c.fromID != "" && c.cp == nil:
-		return c, &OptionError{Msg: fmt.Sprintf("runtime: FromCheckpoint(%q) needs Thread and WithCheckpointer", c.fromID)}
-	case c.limit < 0:
-		return c, &OptionError{Msg: fmt.Sprintf("runtime: RecursionLimit(%d) must not be negative", c.limit)}
-	}
-	if c.thread != "" {
-		if err := CheckThreadID(c.thread); err != nil {
+	if t != nil {
+		if err := t.check(); err != nil {
 			return c, err
 		}
+		c.thread, c.cp, c.fromID = t.id, t.cp, t.from
+	}
+	for _, o := range opts {
+		if o != nil {
+			o.applyRun(&c)
+		}
+	}
+	if c.limit < 0 {
+		return c, &OptionError{Msg: fmt.Sprintf("runtime: WithRecursionLimit(%d) must not be negative", c.limit)}
+	}
+	if c.cp == nil && (c.threadMeta != nil || c.events || c.ifLatest != nil) {
+		return c, &OptionError{Msg: "runtime: WithThreadMeta, WithEventLog and WithExpectedLatest apply to a thread's run; run through g.Thread(store, id)"}
 	}
 	return c, checkThreadOptions(&c)
 }
@@ -331,22 +244,17 @@ func Answer(v any) Answers { return Answers{bare: v} }
 func AnswersByID(m map[string]any) Answers { return Answers{keyed: m, isMap: true} }
 
 // Invoke runs the graph to its end with input folded into the channels first
-// and returns the result. err is non-nil when the run was refused or ended in
-// error or aborted (then also Result.Err); an interrupted run is not an
-// error, except when it paused again because the answer it was resumed with
-// does not decode into the type the node asked for (a *ResumeError matching
-// ErrAnswerType, also in Result.Err).
+// and returns the result, keeping nothing: a run that must survive its
+// process, pause for a person or be looked at later runs on a thread
+// (Graph.Thread). err is non-nil when the run was refused or ended in error
+// or aborted (then also Result.Err). A run without a thread that reaches an
+// interrupt ends StatusInterrupted with nothing to resume.
 func (g *Graph[S, U]) Invoke(ctx context.Context, input U, opts ...RunOption) (Result[S], error) {
-	return g.invoke(ctx, &input, nil, opts)
+	return g.invoke(ctx, nil, &input, nil, opts)
 }
 
-// Resume answers the thread's pending interrupts and continues its run.
-func (g *Graph[S, U]) Resume(ctx context.Context, a Answers, opts ...RunOption) (Result[S], error) {
-	return g.invoke(ctx, nil, &a, opts)
-}
-
-func (g *Graph[S, U]) invoke(ctx context.Context, in *U, a *Answers, opts []RunOption) (Result[S], error) {
-	cfg, err := newRunConfig(opts)
+func (g *Graph[S, U]) invoke(ctx context.Context, t *Thread[S, U], in *U, a *Answers, opts []RunOption) (Result[S], error) {
+	cfg, err := newRunConfig(t, opts)
 	if err != nil {
 		return Result[S]{}, err
 	}
@@ -359,21 +267,16 @@ func (g *Graph[S, U]) invoke(ctx context.Context, in *U, a *Answers, opts []RunO
 	return res, res.Err
 }
 
-// Stream runs the graph and yields its events live. A refused run yields one
-// error and no event. Stopping the iteration aborts the run at the next
-// superstep boundary (the last checkpoint stands).
+// Stream runs the graph without a thread, as Invoke does, and yields its
+// events live. A refused run yields one error and no event. Stopping the
+// iteration aborts the run at the next superstep boundary.
 func (g *Graph[S, U]) Stream(ctx context.Context, input U, opts ...RunOption) iter.Seq2[Event, error] {
-	return g.stream(ctx, &input, nil, opts)
+	return g.stream(ctx, nil, &input, nil, opts)
 }
 
-// StreamResume is Resume with the events streamed as Stream does.
-func (g *Graph[S, U]) StreamResume(ctx context.Context, a Answers, opts ...RunOption) iter.Seq2[Event, error] {
-	return g.stream(ctx, nil, &a, opts)
-}
-
-func (g *Graph[S, U]) stream(ctx context.Context, in *U, a *Answers, opts []RunOption) iter.Seq2[Event, error] {
+func (g *Graph[S, U]) stream(ctx context.Context, t *Thread[S, U], in *U, a *Answers, opts []RunOption) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		cfg, err := newRunConfig(opts)
+		cfg, err := newRunConfig(t, opts)
 		if err != nil {
 			yield(Event{}, err)
 			return

@@ -10,7 +10,7 @@ import (
 	"github.com/ilmek-go/ilmek/spec"
 )
 
-// TestIfLatest: a run started with IfLatest runs only on the thread as the
+// TestIfLatest: a run started with WithExpectedLatest runs only on the thread as the
 // caller saw it, and otherwise writes nothing.
 func TestIfLatest(t *testing.T) {
 	g, err := runtime.NewBuilder("once").Channel("log", spec.Append).
@@ -22,7 +22,7 @@ func TestIfLatest(t *testing.T) {
 	cp := checkpoint.NewMemory()
 	ctx := context.Background()
 	run := func(latest string) (runtime.Result[runtime.Values], error) {
-		return g.Invoke(ctx, nil, runtime.Thread("t"), runtime.WithCheckpointer(cp), runtime.IfLatest(latest))
+		return g.Thread(cp, "t").Invoke(ctx, nil, runtime.WithExpectedLatest(latest))
 	}
 	// A new thread: "" is its latest.
 	if _, err := run(""); err != nil {

@@ -20,7 +20,7 @@ func (pj pauseJournal) answered() bool { return pj.at >= 0 && pj.entries[pj.at].
 // readPauses reads the journal of each pending interrupt's task and returns
 // them, and the interrupts still open: those whose answer is not journaled.
 // It is the one place that decides which interrupts are open, for
-// PendingInterrupts, a run's start and Resume.
+// Thread.Pending, a run's start and Resume.
 func readPauses(ctx context.Context, cp Checkpointer, thread string, pending []PendingInterrupt) ([]pauseJournal, []PendingInterrupt, error) {
 	pauses := make([]pauseJournal, len(pending))
 	var open []PendingInterrupt

@@ -184,15 +184,15 @@ func runThread(g *runtime.Graph[runtime.Values, runtime.Values], cp runtime.Chec
 	ctx := context.Background()
 	thread := fmt.Sprintf("thread-%04d", i)
 	who := fmt.Sprintf("user-%d", i)
-	opts := []runtime.RunOption{runtime.Thread(thread), runtime.WithCheckpointer(cp)}
-	res, err := g.Invoke(ctx, runtime.Values{"who": who}, opts...)
+	th := g.Thread(cp, thread)
+	res, err := th.Invoke(ctx, runtime.Values{"who": who})
 	if err != nil {
 		return fmt.Errorf("%s: invoke: %w", thread, err)
 	}
 	if res.Status != runtime.StatusInterrupted || len(res.Pending) != 1 || string(res.Pending[0].Payload) != strconv.Quote("approve "+who+"?") {
 		return fmt.Errorf("%s: invoke ended %s with pending %+v, want one interrupt asking about %s", thread, res.Status, res.Pending, who)
 	}
-	res, err = g.Resume(ctx, runtime.Answer("ok-"+who), opts...)
+	res, err = th.Resume(ctx, runtime.Answer("ok-"+who))
 	if err != nil {
 		return fmt.Errorf("%s: resume: %w", thread, err)
 	}
@@ -285,10 +285,10 @@ func TestStreamConsumerStopsMidSuperstep(t *testing.T) {
 	}
 	g := mustCompile(t, b.Edge(spec.Start, "talker"))
 	cp := checkpoint.NewMemory()
-	opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(cp)}
+	th := g.Thread(cp, "t")
 	before := ""
 	customs := 0
-	for ev, err := range g.Stream(context.Background(), nil, opts...) {
+	for ev, err := range th.Stream(context.Background(), nil) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -309,7 +309,7 @@ func TestStreamConsumerStopsMidSuperstep(t *testing.T) {
 	}
 	// The thread is not left busy and runs the void superstep again.
 	block.Store(false)
-	res, err := g.Invoke(context.Background(), nil, opts...)
+	res, err := th.Invoke(context.Background(), nil)
 	if err != nil || res.Status != runtime.StatusDone {
 		t.Fatalf("rerun after the consumer stopped: %s %v", res.Status, err)
 	}
@@ -337,7 +337,7 @@ func TestStreamPullStoppedEarly(t *testing.T) {
 		total++
 	}
 	for stopAfter := range total {
-		next, stop := iterPull(g.Stream(context.Background(), nil, runtime.Thread("t"), runtime.WithCheckpointer(checkpoint.NewMemory())))
+		next, stop := iterPull(g.Thread(checkpoint.NewMemory(), "t").Stream(context.Background(), nil))
 		for range stopAfter {
 			if _, ok := next(); !ok {
 				break
@@ -357,27 +357,27 @@ func TestStreamStoppedAtEveryEvent(t *testing.T) {
 	g := threadGraph(t, &effects)
 	in := runtime.Values{"who": "u"}
 	total := 0
-	for range g.Stream(context.Background(), in, runtime.Thread("count"), runtime.WithCheckpointer(checkpoint.NewMemory())) {
+	for range g.Thread(checkpoint.NewMemory(), "count").Stream(context.Background(), in) {
 		total++
 	}
 	for stopAfter := 1; stopAfter < total; stopAfter++ {
 		effects.Store(0)
 		store := newFaultyStore()
-		opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(store)}
+		th := g.Thread(store, "t")
 		seen := 0
-		for range g.Stream(context.Background(), in, opts...) {
+		for range th.Stream(context.Background(), in) {
 			if seen++; seen == stopAfter {
 				break
 			}
 		}
 		store.checkReleased(t)
 		// Finish the thread: resume it if it waits, else run it again first.
-		res, err := g.Resume(context.Background(), runtime.Answer("ok"), opts...)
+		res, err := th.Resume(context.Background(), runtime.Answer("ok"))
 		if errors.Is(err, runtime.ErrNotInterrupted) {
-			if res, err = g.Invoke(context.Background(), nil, opts...); err != nil || res.Status != runtime.StatusInterrupted {
+			if res, err = th.Invoke(context.Background(), nil); err != nil || res.Status != runtime.StatusInterrupted {
 				t.Fatalf("stopped after event %d: the rerun ended %s (%v), want interrupted", stopAfter, res.Status, err)
 			}
-			res, err = g.Resume(context.Background(), runtime.Answer("ok"), opts...)
+			res, err = th.Resume(context.Background(), runtime.Answer("ok"))
 		}
 		if err != nil || res.Status != runtime.StatusDone || fmt.Sprint(res.State["out"]) != "[did:u ok]" {
 			t.Fatalf("stopped after event %d: the thread ended %s with %v (%v)", stopAfter, res.Status, res.State, err)

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 )
 
-// The runtime's own records, written to the graph's logger (GraphLogger)
+// The runtime's own records, written to the graph's logger (WithLogger)
 // or the run's (WithLogger), and their levels:
 //
 //	Debug  run started, superstep started/ended, task started/ended, step

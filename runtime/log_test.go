@@ -63,17 +63,17 @@ func (h *attrHandler) Handle(_ context.Context, r slog.Record) error {
 
 func TestRuntimeLogs(t *testing.T) {
 	h := newRecordingHandler(slog.LevelInfo)
-	g := observedGraph(t, runtime.GraphLogger(slog.New(h)))
+	g := observedGraph(t, runtime.WithLogger(slog.New(h)))
 	cp := checkpoint.NewMemory()
-	opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(cp)}
+	th := g.Thread(cp, "t")
 	ctx := context.Background()
-	if _, err := g.Invoke(ctx, runtime.Values{}, opts...); err != nil {
+	if _, err := th.Invoke(ctx, runtime.Values{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.Resume(ctx, runtime.AnswersByID(map[string]any{"nope": 1}), opts...); err == nil {
+	if _, err := th.Resume(ctx, runtime.AnswersByID(map[string]any{"nope": 1})); err == nil {
 		t.Fatal("resume with an unknown id was accepted")
 	}
-	if _, err := g.Resume(ctx, runtime.Answer(true), opts...); err != nil {
+	if _, err := th.Resume(ctx, runtime.Answer(true)); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
@@ -108,9 +108,9 @@ func TestRuntimeLogs(t *testing.T) {
 // WithLogger replaces the graph's.
 func TestRuntimeLogsDebug(t *testing.T) {
 	graphH, runH := newRecordingHandler(slog.LevelDebug), newRecordingHandler(slog.LevelDebug)
-	g := observedGraph(t, runtime.GraphLogger(slog.New(graphH)))
-	opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(checkpoint.NewMemory()), runtime.WithLogger(slog.New(runH))}
-	if _, err := g.Invoke(context.Background(), runtime.Values{}, opts...); err != nil {
+	g := observedGraph(t, runtime.WithLogger(slog.New(graphH)))
+	opts, th := []runtime.RunOption{runtime.WithLogger(slog.New(runH))}, g.Thread(checkpoint.NewMemory(), "t")
+	if _, err := th.Invoke(context.Background(), runtime.Values{}, opts...); err != nil {
 		t.Fatal(err)
 	}
 	if len(graphH.lines) != 0 {
@@ -145,7 +145,7 @@ func TestRuntimeLogsPanic(t *testing.T) {
 		h := newRecordingHandler(level)
 		g := mustCompile(t, runtime.NewBuilder("boom").Channel("x", "").
 			Node("a", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { panic("boom") }).
-			Edge(spec.Start, "a"), runtime.GraphLogger(slog.New(h)))
+			Edge(spec.Start, "a"), runtime.WithLogger(slog.New(h)))
 		if _, err := g.Invoke(context.Background(), runtime.Values{}); err == nil {
 			t.Fatal("a panicking node did not fail the run")
 		}
@@ -208,7 +208,7 @@ func TestRuntimeLogsOperator(t *testing.T) {
 			name: "lease renewed",
 			node: func(runtime.Checkpointer) runtime.NodeFunc { return ok },
 			run: func(ctx context.Context, g *runtime.Graph[runtime.Values, runtime.Values], cp runtime.Checkpointer, l *slog.Logger) error {
-				_, err := g.Invoke(ctx, runtime.Values{}, runtime.Thread("t"), runtime.WithCheckpointer(renewingCheckpointer{cp}), runtime.WithLogger(l))
+				_, err := g.Thread(renewingCheckpointer{cp}, "t").Invoke(ctx, runtime.Values{}, runtime.WithLogger(l))
 				return err
 			},
 			msg:  []string{"lease taken", "lease renewed"},
@@ -226,7 +226,7 @@ func TestRuntimeLogsOperator(t *testing.T) {
 				}
 			},
 			run: func(ctx context.Context, g *runtime.Graph[runtime.Values, runtime.Values], cp runtime.Checkpointer, l *slog.Logger) error {
-				_, err := g.Invoke(ctx, runtime.Values{}, runtime.Thread("t"), runtime.WithCheckpointer(cp), runtime.WithLogger(l))
+				_, err := g.Thread(cp, "t").Invoke(ctx, runtime.Values{}, runtime.WithLogger(l))
 				if !errors.Is(err, checkpoint.ErrThreadDeleted) {
 					return fmt.Errorf("err = %v, want one matching ErrThreadDeleted", err)
 				}
@@ -256,7 +256,7 @@ func TestRuntimeLogsOperator(t *testing.T) {
 			name: "checkpoint write failed",
 			node: func(runtime.Checkpointer) runtime.NodeFunc { return ok },
 			run: func(ctx context.Context, g *runtime.Graph[runtime.Values, runtime.Values], cp runtime.Checkpointer, l *slog.Logger) error {
-				if _, err := g.Invoke(ctx, runtime.Values{}, runtime.Thread("t"), runtime.WithCheckpointer(failingCheckpointer{cp}), runtime.WithLogger(l)); err == nil {
+				if _, err := g.Thread(failingCheckpointer{cp}, "t").Invoke(ctx, runtime.Values{}, runtime.WithLogger(l)); err == nil {
 					return errors.New("a run whose checkpoint write failed succeeded")
 				}
 				return nil

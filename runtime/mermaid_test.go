@@ -28,11 +28,11 @@ func TestThreadMermaid(t *testing.T) {
 			return []runtime.Goto{{Node: spec.End}}, nil
 		}))
 	cp := checkpoint.NewMemory()
-	on := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(cp)}
-	if res, err := g.Invoke(context.Background(), nil, on...); err != nil || res.Status != runtime.StatusInterrupted {
+	th := g.Thread(cp, "t")
+	if res, err := th.Invoke(context.Background(), nil); err != nil || res.Status != runtime.StatusInterrupted {
 		t.Fatalf("%q %v", res.Status, err)
 	}
-	ts, err := g.ThreadState(context.Background(), cp, "t")
+	ts, err := g.Thread(cp, "t").State(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,12 +53,11 @@ func migrateCases(t *testing.T, newCP func(t *testing.T) runtime.Checkpointer) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			cp := newCP(t)
-			opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(cp)}
 			v1, v2 := loadGraph(t, approvalV1), loadGraph(t, tc.newDoc)
-			if res, err := v1.Invoke(ctx, runtime.Values{}, opts...); err != nil || res.Status != runtime.StatusInterrupted {
+			if res, err := v1.Thread(cp, "t").Invoke(ctx, runtime.Values{}); err != nil || res.Status != runtime.StatusInterrupted {
 				t.Fatalf("v1: %v %v", res.Status, err)
 			}
-			if _, err := v2.Resume(ctx, runtime.Answer("yes"), opts...); !errors.Is(err, runtime.ErrIncompatible) {
+			if _, err := v2.Thread(cp, "t").Resume(ctx, runtime.Answer("yes")); !errors.Is(err, runtime.ErrIncompatible) {
 				t.Fatalf("v2 resume: %v, want ErrIncompatible", err)
 			}
 			before, _ := cp.List(ctx, "t", 0)
@@ -82,12 +81,12 @@ func migrateCases(t *testing.T, newCP func(t *testing.T) runtime.Checkpointer) {
 				t.Fatalf("history after the migration: %+v %v", latest, err)
 			}
 			// The thread runs on v2 now: it re-asks in review, or ends.
-			res, err := v2.Invoke(ctx, runtime.Values{}, opts...)
+			res, err := v2.Thread(cp, "t").Invoke(ctx, runtime.Values{})
 			if err != nil {
 				t.Fatalf("v2 after the migration: %v", err)
 			}
 			if res.Status == runtime.StatusInterrupted {
-				res, err = v2.Resume(ctx, runtime.Answer("yes"), opts...)
+				res, err = v2.Thread(cp, "t").Resume(ctx, runtime.Answer("yes"))
 			}
 			if err != nil || res.Status != runtime.StatusDone {
 				t.Fatalf("v2 after the migration: %v %v", res.Status, err)
@@ -103,7 +102,7 @@ func migrateCases(t *testing.T, newCP func(t *testing.T) runtime.Checkpointer) {
 		ctx := context.Background()
 		cp := newCP(t)
 		v1, v2 := loadGraph(t, approvalV1), loadGraph(t, v2Removed)
-		if _, err := v1.Invoke(ctx, runtime.Values{}, runtime.Thread("t"), runtime.WithCheckpointer(cp)); err != nil {
+		if _, err := v1.Thread(cp, "t").Invoke(ctx, runtime.Values{}); err != nil {
 			t.Fatal(err)
 		}
 		before, _ := cp.List(ctx, "t", 0)

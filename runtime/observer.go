@@ -6,10 +6,10 @@ import (
 )
 
 // Observer receives the lifecycle calls of runs: the hook behind the
-// runtime's slog records (GraphLogger, WithLogger) and the OpenTelemetry
+// runtime's slog records (WithLogger, WithLogger) and the OpenTelemetry
 // package (module github.com/ilmek-go/ilmek/otel), and the place to plug in
 // anything else (metrics of your own, an audit log) without forking. Set one
-// per graph with GraphObserver or per run with WithObserver. A run without
+// per graph with WithObserver or per run with WithObserver. A run without
 // an observer and without a logger makes none of these calls and pays
 // nothing for them.
 //
@@ -224,25 +224,6 @@ func (NopObserver) CheckpointCommit(context.Context, RunRecord, CheckpointRecord
 
 // Lease does nothing.
 func (NopObserver) Lease(context.Context, RunRecord, LeaseRecord) {}
-
-// GraphObserver adds an observer to every run of the graph (after the
-// graph's logger, before the run's own observers).
-func GraphObserver(o Observer) Option {
-	return func(c *graphConfig) {
-		if o != nil {
-			c.observers = append(c.observers, o)
-		}
-	}
-}
-
-// WithObserver adds an observer to this run, after the graph's.
-func WithObserver(o Observer) RunOption {
-	return func(c *runConfig) {
-		if o != nil {
-			c.observers = append(c.observers, o)
-		}
-	}
-}
 
 // Observers combines observers into one that calls each in turn, threading
 // the contexts the Start calls return from one to the next; nil entries are

@@ -91,7 +91,7 @@ func (o *recorder) AnnotatePause(context.Context, runtime.RunRecord) map[string]
 // ever and retries; b journals a step and asks a person.
 func observedGraph(t *testing.T, opts ...runtime.Option) *runtime.Graph[runtime.Values, runtime.Values] {
 	var calls atomic.Int32
-	opts = append(opts, runtime.RetryNode("a", runtime.RetryPolicy{MaxAttempts: 3, Backoff: time.Millisecond}))
+	opts = append(opts, runtime.WithNodeRetry("a", runtime.RetryPolicy{MaxAttempts: 3, Backoff: time.Millisecond}))
 	return mustCompile(t, runtime.NewBuilder("observed").Channel("out", spec.Append).
 		Node("fan", write(runtime.Values{"out": "fan"})).
 		Node("a", func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
@@ -120,19 +120,19 @@ func TestObserverCalls(t *testing.T) {
 	g := observedGraph(t)
 	o := &recorder{}
 	cp := checkpoint.NewMemory()
-	opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(cp), runtime.WithObserver(o)}
+	opts, th := []runtime.RunOption{runtime.WithObserver(o)}, g.Thread(cp, "t")
 	ctx := context.Background()
-	res, err := g.Invoke(ctx, runtime.Values{}, opts...)
+	res, err := th.Invoke(ctx, runtime.Values{}, opts...)
 	if err != nil || res.Status != runtime.StatusInterrupted {
 		t.Fatalf("first run: %v %v", res.Status, err)
 	}
 	if got := res.Pending[0].Meta; !cmp.Equal(got, map[string]string{"k": "v"}) {
 		t.Errorf("pause meta = %v, want the annotation", got)
 	}
-	if _, err := g.Resume(ctx, runtime.AnswersByID(map[string]any{"nope": 1}), opts...); err == nil {
+	if _, err := th.Resume(ctx, runtime.AnswersByID(map[string]any{"nope": 1}), opts...); err == nil {
 		t.Fatal("resume with an unknown id was accepted")
 	}
-	if res, err := g.Resume(ctx, runtime.Answer(true), opts...); err != nil || res.Status != runtime.StatusDone {
+	if res, err := th.Resume(ctx, runtime.Answer(true), opts...); err != nil || res.Status != runtime.StatusDone {
 		t.Fatalf("resume: %v %v", res.Status, err)
 	}
 	wantRun := []string{
@@ -227,7 +227,7 @@ func TestTimedEvents(t *testing.T) {
 	var last time.Time
 	durations := map[runtime.EventType]int{}
 	var bytes int
-	for ev, err := range g.Stream(context.Background(), runtime.Values{}, runtime.Thread("t"), runtime.WithCheckpointer(checkpoint.NewMemory())) {
+	for ev, err := range g.Thread(checkpoint.NewMemory(), "t").Stream(context.Background(), runtime.Values{}) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -257,7 +257,7 @@ func TestTimedEvents(t *testing.T) {
 // TestNoObserverNoMeta checks that a pause nobody observes keeps no Meta.
 func TestNoObserverNoMeta(t *testing.T) {
 	g := observedGraph(t)
-	res, err := g.Invoke(context.Background(), runtime.Values{}, runtime.Thread("t"), runtime.WithCheckpointer(checkpoint.NewMemory()))
+	res, err := g.Thread(checkpoint.NewMemory(), "t").Invoke(context.Background(), runtime.Values{})
 	if err != nil || len(res.Pending) != 1 || res.Pending[0].Meta != nil {
 		t.Fatalf("res = %+v, %v; want one pending interrupt without meta", res, err)
 	}
@@ -296,7 +296,7 @@ func TestObservers(t *testing.T) {
 	run := func(o runtime.Observer) *runtime.Result[runtime.Values] {
 		t.Helper()
 		g := observedGraph(t)
-		res, err := g.Invoke(ctx, runtime.Values{}, runtime.Thread("t"), runtime.WithCheckpointer(checkpoint.NewMemory()), runtime.WithObserver(o))
+		res, err := g.Thread(checkpoint.NewMemory(), "t").Invoke(ctx, runtime.Values{}, runtime.WithObserver(o))
 		if err != nil || res.Status != runtime.StatusInterrupted {
 			t.Fatalf("run: %s %v", res.Status, err)
 		}

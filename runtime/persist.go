@@ -188,7 +188,7 @@ type checkpointAlloc struct {
 func (r *runner[S, U]) start(in *U, a *Answers) error {
 	if r.cfg.cp == nil {
 		if a != nil {
-			return &ResumeError{Reason: ErrNotInterrupted, Msg: "cannot resume without a thread: pass runtime.Thread and runtime.WithCheckpointer"}
+			return &ResumeError{Reason: ErrNotInterrupted, Msg: "cannot resume without a thread: resume through Graph.Thread(store, id)"}
 		}
 		r.state = r.p.Zero()
 		if err := r.foldInput(in); err != nil {
@@ -263,7 +263,7 @@ func (r *runner[S, U]) start(in *U, a *Answers) error {
 }
 
 // restoreJournals gives the planned tasks of from, the checkpoint a fork
-// starts at (FromCheckpoint of a checkpoint that is not the thread's
+// starts at (Thread.Fork at a checkpoint that is not the thread's
 // latest), the journals they had when from was committed
 // (checkpoint.TaskRef.Journal; none for a task that had not started), so
 // the fork replays exactly the steps that had run then, and runs the

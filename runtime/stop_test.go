@@ -38,21 +38,21 @@ func TestStopAtBoundary(t *testing.T) {
 		Node("a", node("a")).Node("b", node("b")).Node("c", node("c")).
 		Edge(spec.Start, "a").Edge("a", "b").Edge("b", "c").Edge("c", spec.End))
 	cp := checkpoint.NewMemory()
-	res, err := g.Invoke(context.Background(), nil, runtime.Thread("t"), runtime.WithCheckpointer(cp), runtime.StopAtBoundary(stop))
+	res, err := g.Thread(cp, "t").Invoke(context.Background(), nil, runtime.WithStopSignal(stop))
 	if res.Status != runtime.StatusAborted || !errors.Is(err, runtime.ErrAborted) || !errors.Is(err, runtime.ErrStopRequested) {
 		t.Fatalf("status %s, err %v; want aborted, matching ErrAborted and ErrStopRequested", res.Status, err)
 	}
 	if res.Supersteps != 1 || ran["b"] != 0 {
 		t.Fatalf("%d supersteps, b ran %d times; want the stop after a's superstep", res.Supersteps, ran["b"])
 	}
-	ts, err := g.ThreadState(context.Background(), cp, "t")
+	ts, err := g.Thread(cp, "t").State(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if log, _ := ts.State["log"].([]any); len(log) != 1 || log[0] != "a" {
 		t.Fatalf("the thread holds %v after the stop; want a's superstep committed", ts.State["log"])
 	}
-	res, err = g.Invoke(context.Background(), nil, runtime.Thread("t"), runtime.WithCheckpointer(cp))
+	res, err = g.Thread(cp, "t").Invoke(context.Background(), nil)
 	if err != nil || res.Status != runtime.StatusDone {
 		t.Fatalf("the run after the stop: %s %v", res.Status, err)
 	}
@@ -70,7 +70,7 @@ func TestStopAtBoundaryBeforeStart(t *testing.T) {
 			t.Error("a ran after the stop")
 			return nil, nil
 		}).Edge(spec.Start, "a").Edge("a", spec.End))
-	res, err := g.Invoke(context.Background(), nil, runtime.StopAtBoundary(stop))
+	res, err := g.Invoke(context.Background(), nil, runtime.WithStopSignal(stop))
 	if res.Status != runtime.StatusAborted || !errors.Is(err, runtime.ErrStopRequested) || res.Supersteps != 0 {
 		t.Fatalf("status %s after %d supersteps, err %v", res.Status, res.Supersteps, err)
 	}

@@ -9,16 +9,6 @@ import (
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
-// WithThreadMeta gives the run's thread metadata: string pairs stored with
-// the thread (unlike WithMeta, which only this run's nodes see), which
-// ListThreads filters on. The pairs are merged into what the thread holds:
-// each key is set to its value, a key given "" is removed, other keys stay.
-// They are recorded with the run's first checkpoint write, so a refused
-// run changes nothing. It needs a checkpointer that is a checkpoint.ThreadRecorder.
-func WithThreadMeta(meta map[string]string) RunOption {
-	return func(c *runConfig) { c.threadMeta = maps.Clone(meta) }
-}
-
 // checkThreadMeta refuses metadata a thread cannot hold.
 func checkThreadMeta(meta map[string]string) error {
 	keys := slices.Sorted(maps.Keys(meta))

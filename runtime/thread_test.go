@@ -22,32 +22,32 @@ func TestThreadStateAndPendingInterrupts(t *testing.T) {
 		Node("a", ask).Node("b", ask).Edge(spec.Start, "a").Edge(spec.Start, "b"))
 	cp := checkpoint.NewMemory()
 	ctx := context.Background()
-	opts := []runtime.RunOption{runtime.Thread("t"), runtime.WithCheckpointer(cp)}
+	th := g.Thread(cp, "t")
 
-	if _, err := g.ThreadState(ctx, cp, "t"); !errors.Is(err, runtime.ErrNotFound) {
+	if _, err := g.Thread(cp, "t").State(ctx); !errors.Is(err, runtime.ErrNotFound) {
 		t.Fatalf("new thread: %v, want ErrNotFound", err)
 	}
-	if _, err := g.Invoke(ctx, nil, opts...); err != nil {
+	if _, err := th.Invoke(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	ts, err := g.ThreadState(ctx, cp, "t")
+	ts, err := g.Thread(cp, "t").State(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !ts.Waiting() || len(ts.Open) != 2 || ts.Open[0].ID != "a:interrupt#0" || ts.Open[1].ID != "b:interrupt#0" || len(ts.Next) != 2 {
 		t.Fatalf("waiting thread: %+v", ts)
 	}
-	if _, err := g.Resume(ctx, runtime.AnswersByID(map[string]any{"a:interrupt#0": "yes", "b:interrupt#0": "no"}), opts...); err != nil {
+	if _, err := th.Resume(ctx, runtime.AnswersByID(map[string]any{"a:interrupt#0": "yes", "b:interrupt#0": "no"})); err != nil {
 		t.Fatal(err)
 	}
-	ts, err = g.ThreadState(ctx, cp, "t")
+	ts, err = g.Thread(cp, "t").State(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ts.Waiting() || len(ts.Next) != 0 || len(ts.State["log"].([]any)) != 2 {
 		t.Fatalf("finished thread: %+v", ts)
 	}
-	open, err := runtime.PendingInterrupts(ctx, cp, "nobody")
+	open, err := g.Thread(cp, "nobody").Pending(ctx)
 	if err != nil || open != nil {
 		t.Fatalf("unknown thread: %v %v", open, err)
 	}

@@ -27,7 +27,7 @@ var ErrThreadID = errors.New("runtime: invalid thread id")
 // written: no normalisation, no case folding.
 //
 // Every runtime entry point that takes a thread id (Thread, ThreadState,
-// PendingInterrupts, Versions.For, Migrate) checks it before it touches
+// Thread.Pending, Versions.For, Migrate) checks it before it touches
 // the store, and the server answers 400 for a bad one, so a thread id is
 // always safe to put in a header, a log line, a URL path segment or a
 // terminal. The error matches ErrThreadID and names the id (quoted, and

@@ -82,27 +82,27 @@ func TestCheckThreadID(t *testing.T) {
 		entries := map[string]func() error{
 			"CheckThreadID": func() error { return runtime.CheckThreadID(c.id) },
 			"Invoke": func() error {
-				_, err := g.Invoke(ctx, nil, runtime.Thread(c.id), runtime.WithCheckpointer(cp))
+				_, err := g.Thread(cp, c.id).Invoke(ctx, nil)
 				return err
 			},
 			"Resume": func() error {
-				_, err := g.Resume(ctx, runtime.Answer(true), runtime.Thread(c.id), runtime.WithCheckpointer(cp))
+				_, err := g.Thread(cp, c.id).Resume(ctx, runtime.Answer(true))
 				return err
 			},
 			"Stream": func() error {
-				for _, err := range g.Stream(ctx, nil, runtime.Thread(c.id), runtime.WithCheckpointer(cp)) {
+				for _, err := range g.Thread(cp, c.id).Stream(ctx, nil) {
 					if err != nil {
 						return err
 					}
 				}
 				return nil
 			},
-			"ThreadState": func() error {
-				_, err := g.ThreadState(ctx, cp, c.id)
+			"Thread.State": func() error {
+				_, err := g.Thread(cp, c.id).State(ctx)
 				return err
 			},
-			"PendingInterrupts": func() error {
-				_, err := runtime.PendingInterrupts(ctx, cp, c.id)
+			"Thread.Pending": func() error {
+				_, err := g.Thread(cp, c.id).Pending(ctx)
 				return err
 			},
 			"Versions.For": func() error {
@@ -115,9 +115,6 @@ func TestCheckThreadID(t *testing.T) {
 			},
 		}
 		for entry, call := range entries {
-			if c.id == "" && entry != "CheckThreadID" && entry != "ThreadState" && entry != "PendingInterrupts" && entry != "Versions.For" && entry != "Migrate" {
-				continue // no thread at all: a thread-less run
-			}
 			before := cp.calls
 			err := call()
 			if c.want == "" {

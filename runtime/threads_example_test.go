@@ -36,8 +36,7 @@ func ExampleThreadQuery_inbox() {
 		thread, team string
 		amount       float64
 	}{{"refund-1", "ops", 250}, {"refund-2", "ops", 40}, {"refund-3", "sales", 900}, {"refund-4", "ops", 120}} {
-		_, err := g.Invoke(ctx, runtime.Values{"amount": r.amount}, runtime.Thread(r.thread), runtime.WithCheckpointer(store),
-			runtime.WithThreadMeta(map[string]string{"team": r.team}))
+		_, err := g.Thread(store, r.thread).Invoke(ctx, runtime.Values{"amount": r.amount}, runtime.WithThreadMeta(map[string]string{"team": r.team}))
 		if err != nil {
 			fmt.Println(err)
 			return
@@ -55,7 +54,7 @@ func ExampleThreadQuery_inbox() {
 		fmt.Printf("%s waits on %s at node %s: %s\n", th.ID, p.ID, p.Node, p.Payload)
 	}
 	first := inbox()[0]
-	res, err := g.Resume(ctx, runtime.AnswersByID(map[string]any{first.Pending[0].ID: true}), runtime.Thread(first.ID), runtime.WithCheckpointer(store))
+	res, err := g.Thread(store, first.ID).Resume(ctx, runtime.AnswersByID(map[string]any{first.Pending[0].ID: true}))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -152,7 +152,7 @@ func TestOutcomeErrorIsCut(t *testing.T) {
 		Node("a", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return nil, errors.New(long) }).
 		Edge(spec.Start, "a"))
 	m := checkpoint.NewMemory()
-	_, runErr := g.Invoke(t.Context(), nil, runtime.Thread("t"), runtime.WithCheckpointer(m))
+	_, runErr := g.Thread(m, "t").Invoke(t.Context(), nil)
 	if runErr == nil {
 		t.Fatal("the run did not fail")
 	}

@@ -15,11 +15,11 @@ type threadRun struct {
 	trec     checkpoint.ThreadRecorder
 	tw       *checkpoint.ThreadWrite // what the next checkpoint write records with it
 	recorded Status                  // the outcome a checkpoint write recorded
-	evs      checkpoint.EventStore   // WithEventStore
+	evs      checkpoint.EventStore   // WithEventLog
 	evbuf    []checkpoint.StoredEvent
 }
 
-// checkThreadOptions refuses WithThreadMeta and WithEventStore without a
+// checkThreadOptions refuses WithThreadMeta and WithEventLog without a
 // checkpointer that can hold what they ask for.
 func checkThreadOptions(c *runConfig) error {
 	if c.threadMeta != nil {
@@ -32,7 +32,7 @@ func checkThreadOptions(c *runConfig) error {
 	}
 	if c.events {
 		if _, ok := c.cp.(checkpoint.EventStore); !ok {
-			return &OptionError{Msg: fmt.Sprintf("runtime: WithEventStore needs Thread and a checkpointer that keeps an event log (a checkpoint.EventStore), which %T is not", c.cp)}
+			return &OptionError{Msg: fmt.Sprintf("runtime: WithEventLog needs Thread and a checkpointer that keeps an event log (a checkpoint.EventStore), which %T is not", c.cp)}
 		}
 	}
 	return nil

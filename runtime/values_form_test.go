@@ -87,11 +87,11 @@ func TestValuesKeepTheirFormAcrossACheckpoint(t *testing.T) {
 	// again when the resumed run restores it from the checkpoint.
 	seen = nil
 	g, cp := build(true), checkpoint.NewMemory()
-	res, err := g.Invoke(context.Background(), nil, runtime.Thread("t"), runtime.WithCheckpointer(cp))
+	res, err := g.Thread(cp, "t").Invoke(context.Background(), nil)
 	if err != nil || res.Status != runtime.StatusInterrupted {
 		t.Fatalf("first run: %s %v", res.Status, err)
 	}
-	if _, err := g.Resume(context.Background(), runtime.Answer("yes"), runtime.Thread("t"), runtime.WithCheckpointer(cp)); err != nil {
+	if _, err := g.Thread(cp, "t").Resume(context.Background(), runtime.Answer("yes")); err != nil {
 		t.Fatal(err)
 	}
 	// look and ask in the first run, and again in the resumed run, which

@@ -104,7 +104,7 @@ func TestGeneratedVersionsFollowTheRule(t *testing.T) {
 	type resumer func(thread string, mem runtime.Checkpointer) error
 	specResume := func(g *runtime.Graph[runtime.Values, runtime.Values]) resumer {
 		return func(thread string, mem runtime.Checkpointer) error {
-			res, err := g.Resume(ctx, runtime.Answer("yes"), runtime.Thread(thread), runtime.WithCheckpointer(mem))
+			res, err := g.Thread(mem, thread).Resume(ctx, runtime.Answer("yes"))
 			if err == nil && res.Status != runtime.StatusDone {
 				return fmt.Errorf("not done: %v", res.Status)
 			}
@@ -112,7 +112,7 @@ func TestGeneratedVersionsFollowTheRule(t *testing.T) {
 		}
 	}
 	genResume := func(thread string, mem runtime.Checkpointer) error {
-		res, err := gen.Resume(ctx, runtime.Answer("yes"), runtime.Thread(thread), runtime.WithCheckpointer(mem))
+		res, err := gen.Thread(mem, thread).Resume(ctx, runtime.Answer("yes"))
 		if err == nil && res.Status != runtime.StatusDone {
 			return fmt.Errorf("not done: %v", res.Status)
 		}
@@ -120,7 +120,7 @@ func TestGeneratedVersionsFollowTheRule(t *testing.T) {
 	}
 	genPause := func(thread string, mem runtime.Checkpointer) {
 		t.Helper()
-		res, err := gen.Invoke(ctx, supportgraph.Update{Messages: []string{"hi"}}, runtime.Thread(thread), runtime.WithCheckpointer(mem))
+		res, err := gen.Thread(mem, thread).Invoke(ctx, supportgraph.Update{Messages: []string{"hi"}})
 		if err != nil || res.Status != runtime.StatusInterrupted {
 			t.Fatalf("generated run: %v %v", res.Status, err)
 		}
@@ -128,7 +128,7 @@ func TestGeneratedVersionsFollowTheRule(t *testing.T) {
 	specPause := func(g *runtime.Graph[runtime.Values, runtime.Values]) func(string, runtime.Checkpointer) {
 		return func(thread string, mem runtime.Checkpointer) {
 			t.Helper()
-			res, err := g.Invoke(ctx, runtime.Values{"messages": "hi"}, runtime.Thread(thread), runtime.WithCheckpointer(mem))
+			res, err := g.Thread(mem, thread).Invoke(ctx, runtime.Values{"messages": "hi"})
 			if err != nil || res.Status != runtime.StatusInterrupted {
 				t.Fatalf("spec-built run: %v %v", res.Status, err)
 			}

@@ -119,9 +119,8 @@ func TestChangedDocumentUnderPausedThread(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			mem := checkpoint.NewMemory()
-			opts := []runtime.RunOption{runtime.Thread("t1"), runtime.WithCheckpointer(mem)}
 			v1 := loadGraph(t, approvalV1)
-			res, err := v1.Invoke(ctx, runtime.Values{}, opts...)
+			res, err := v1.Thread(mem, "t1").Invoke(ctx, runtime.Values{})
 			if err != nil || res.Status != runtime.StatusInterrupted {
 				t.Fatalf("v1 run: %v %v", res.Status, err)
 			}
@@ -135,7 +134,7 @@ func TestChangedDocumentUnderPausedThread(t *testing.T) {
 			before, _ := mem.List(ctx, "t1", 0)
 
 			v2 := loadGraph(t, tc.newDoc(t))
-			res, err = v2.Resume(ctx, runtime.Answer("yes"), opts...)
+			res, err = v2.Thread(mem, "t1").Resume(ctx, runtime.Answer("yes"))
 			after, _ := mem.List(ctx, "t1", 0)
 			if tc.want == "node-writes-removed-channel" {
 				// Compatible for the thread (it holds no "decision"), but the
@@ -172,7 +171,7 @@ func TestChangedDocumentUnderPausedThread(t *testing.T) {
 				t.Errorf("a refused resume wrote %d checkpoints", len(after)-len(before))
 			}
 			// The thread still resumes on its own version.
-			if res, err := v1.Resume(ctx, runtime.Answer("yes"), opts...); err != nil || res.Status != runtime.StatusDone {
+			if res, err := v1.Thread(mem, "t1").Resume(ctx, runtime.Answer("yes")); err != nil || res.Status != runtime.StatusDone {
 				t.Errorf("resume on the old version: %v %v", res.Status, err)
 			}
 		})
@@ -235,7 +234,7 @@ func TestVersionsPickTheThreadsVersion(t *testing.T) {
 	v2 := loadGraph(t, edit(t, approvalV1, `"ship it?"`, `"ship it now?"`)) // config of the paused node
 	run := func(g *runtime.Graph[runtime.Values, runtime.Values], thread string) {
 		t.Helper()
-		res, err := g.Invoke(ctx, runtime.Values{}, runtime.Thread(thread), runtime.WithCheckpointer(mem))
+		res, err := g.Thread(mem, thread).Invoke(ctx, runtime.Values{})
 		if err != nil || res.Status != runtime.StatusInterrupted {
 			t.Fatalf("run %s: %v %v", thread, res.Status, err)
 		}
@@ -260,7 +259,7 @@ func TestVersionsPickTheThreadsVersion(t *testing.T) {
 		t.Error("a new thread does not get the newest version")
 	}
 	g := pick("old").(*runtime.Graph[runtime.Values, runtime.Values])
-	if res, err := g.Resume(ctx, runtime.Answer("yes"), runtime.Thread("old"), runtime.WithCheckpointer(mem)); err != nil || res.Status != runtime.StatusDone {
+	if res, err := g.Thread(mem, "old").Resume(ctx, runtime.Answer("yes")); err != nil || res.Status != runtime.StatusDone {
 		t.Fatalf("resume on the picked version: %v %v", res.Status, err)
 	}
 	// Without v1 in the set, the v1 thread paused in review is refused by

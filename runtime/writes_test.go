@@ -145,7 +145,7 @@ func TestCheckpointEncodesOnlyTheUpdate(t *testing.T) {
 	}
 	big := strings.Repeat("x", 1<<20)
 	var steps, maxBytes int
-	for ev, err := range g.Stream(context.Background(), Values{"big": big}, Thread("t"), WithCheckpointer(checkpoint.NewMemory())) {
+	for ev, err := range g.Thread(checkpoint.NewMemory(), "t").Stream(context.Background(), Values{"big": big}) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,7 +162,7 @@ func TestCheckpointEncodesOnlyTheUpdate(t *testing.T) {
 	}
 	// Without deltas every checkpoint is whole.
 	p.encodes = 0
-	if _, err := g.Invoke(context.Background(), Values{"big": "b"}, Thread("t"), WithCheckpointer(fullOnly{checkpoint.NewMemory()})); err != nil {
+	if _, err := g.Thread(fullOnly{checkpoint.NewMemory()}, "t").Invoke(context.Background(), Values{"big": "b"}); err != nil {
 		t.Fatal(err)
 	}
 	if p.encodes != 21 {
@@ -180,7 +180,7 @@ func TestVerifyWritesCatchesABrokenEncoder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = g.Invoke(context.Background(), nil, Thread("t"), WithCheckpointer(checkpoint.NewMemory()))
+	_, err = g.Thread(checkpoint.NewMemory(), "t").Invoke(context.Background(), nil)
 	if err == nil || !strings.Contains(err.Error(), "verify writes: the writes do not give the state after") {
 		t.Fatalf("a WriteEncoder that drops writes: err %v, want the check's panic", err)
 	}

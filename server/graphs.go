@@ -29,8 +29,8 @@ type version interface {
 	graph() runtime.Version
 	// stream starts a run with input (JSON of the update type; empty or
 	// null is the zero update, which folds nothing).
-	stream(ctx context.Context, input json.RawMessage, opts ...runtime.RunOption) (iter.Seq2[runtime.Event, error], error)
-	streamResume(ctx context.Context, a runtime.Answers, opts ...runtime.RunOption) iter.Seq2[runtime.Event, error]
+	stream(ctx context.Context, on threadRef, input json.RawMessage, opts ...runtime.RunOption) (iter.Seq2[runtime.Event, error], error)
+	streamResume(ctx context.Context, on threadRef, a runtime.Answers, opts ...runtime.RunOption) iter.Seq2[runtime.Event, error]
 	// thread reads the thread's latest state (runtime.ErrNotFound when it
 	// has none).
 	thread(ctx context.Context, cp runtime.Checkpointer, id string) (threadState, error)
@@ -63,7 +63,23 @@ type typed[S, U any] struct{ g *runtime.Graph[S, U] }
 
 func (t typed[S, U]) graph() runtime.Version { return t.g }
 
-func (t typed[S, U]) stream(ctx context.Context, input json.RawMessage, opts ...runtime.RunOption) (iter.Seq2[runtime.Event, error], error) {
+// threadRef names the thread a run of the server goes on, and the
+// checkpoint it forks from ("": the latest).
+type threadRef struct {
+	cp       runtime.Checkpointer
+	id, from string
+}
+
+// handle returns the thread handle of g that on names.
+func handle[S, U any](g *runtime.Graph[S, U], on threadRef) *runtime.Thread[S, U] {
+	th := g.Thread(on.cp, on.id)
+	if on.from != "" {
+		th = th.Fork(on.from)
+	}
+	return th
+}
+
+func (t typed[S, U]) stream(ctx context.Context, on threadRef, input json.RawMessage, opts ...runtime.RunOption) (iter.Seq2[runtime.Event, error], error) {
 	var u U
 	if in := bytes.TrimSpace(input); len(in) > 0 && !bytes.Equal(in, []byte("null")) {
 		dec := json.NewDecoder(bytes.NewReader(in))
@@ -72,15 +88,15 @@ func (t typed[S, U]) stream(ctx context.Context, input json.RawMessage, opts ...
 			return nil, &InputError{Graph: t.g.Shape().Name, Err: err}
 		}
 	}
-	return t.g.Stream(ctx, u, opts...), nil
+	return handle(t.g, on).Stream(ctx, u, opts...), nil
 }
 
-func (t typed[S, U]) streamResume(ctx context.Context, a runtime.Answers, opts ...runtime.RunOption) iter.Seq2[runtime.Event, error] {
-	return t.g.StreamResume(ctx, a, opts...)
+func (t typed[S, U]) streamResume(ctx context.Context, on threadRef, a runtime.Answers, opts ...runtime.RunOption) iter.Seq2[runtime.Event, error] {
+	return handle(t.g, on).StreamResume(ctx, a, opts...)
 }
 
 func (t typed[S, U]) thread(ctx context.Context, cp runtime.Checkpointer, id string) (threadState, error) {
-	ts, err := t.g.ThreadState(ctx, cp, id)
+	ts, err := t.g.Thread(cp, id).State(ctx)
 	if err != nil {
 		return threadState{}, err
 	}

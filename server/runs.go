@@ -260,20 +260,17 @@ func (s *Server) execute(ctx context.Context, r *run) runEnd {
 	if err != nil {
 		return runEnd{runtime.StatusError, "", err}
 	}
-	opts := []runtime.RunOption{runtime.WithCheckpointer(s.cfg.Checkpointer), runtime.Thread(r.thread),
-		runtime.StopAtBoundary(r.stop)}
+	on := threadRef{cp: s.cfg.Checkpointer, id: r.thread, from: r.from}
+	opts := []runtime.RunOption{runtime.WithStopSignal(r.stop)}
 	if s.cfg.Logger != nil {
 		opts = append(opts, runtime.WithLogger(s.cfg.Logger))
-	}
-	if r.from != "" {
-		opts = append(opts, runtime.FromCheckpoint(r.from))
 	}
 	opts = append(opts, s.cfg.RunOptions...)
 	var events iter.Seq2[runtime.Event, error]
 	if r.kind == "resume" {
-		events = v.streamResume(ctx, runtime.AnswersByID(r.answers), opts...)
+		events = v.streamResume(ctx, on, runtime.AnswersByID(r.answers), opts...)
 	} else {
-		events, err = v.stream(ctx, r.input, opts...)
+		events, err = v.stream(ctx, on, r.input, opts...)
 		if err != nil {
 			return runEnd{runtime.StatusError, "", err}
 		}

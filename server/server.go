@@ -92,7 +92,7 @@ type Config struct {
 	// Logger receives the server's records (internal errors with the id
 	// their response carries) and, when set, the runs' own (it is each
 	// run's runtime.WithLogger). Default: slog.Default() for the server's
-	// records; the runs' are then left to the graph's GraphLogger.
+	// records; the runs' are then left to the graph's WithLogger.
 	Logger *slog.Logger
 	// RunOptions are added to every run (an observer, a recursion limit).
 	RunOptions []runtime.RunOption

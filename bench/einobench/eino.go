@@ -111,7 +111,7 @@ func fanout(ctx context.Context, w workload.Workload) (workload.Program, error) 
 
 // items invokes a graph over the items list.
 func items(r compose.Runnable[[]int, []int]) workload.Program {
-	return func(ctx context.Context, _ ...runtime.RunOption) (workload.Outcome, error) {
+	return func(ctx context.Context, _ *workload.Thread, _ ...runtime.RunOption) (workload.Outcome, error) {
 		out, err := r.Invoke(ctx, nil)
 		return workload.Outcome{Supersteps: -1, Items: out}, err
 	}
@@ -139,7 +139,7 @@ func loop(ctx context.Context, w workload.Workload) (workload.Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context, _ ...runtime.RunOption) (workload.Outcome, error) {
+	return func(ctx context.Context, _ *workload.Thread, _ ...runtime.RunOption) (workload.Outcome, error) {
 		c, err := r.Invoke(ctx, 0)
 		return workload.Outcome{Supersteps: -1, Counter: c}, err
 	}, nil

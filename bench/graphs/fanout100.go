@@ -40,8 +40,8 @@ func newfanout100(w workload.Workload) (workload.Program, error) {
 	if c, ok := w.Input(); ok {
 		in.Counter = &c
 	}
-	return func(ctx context.Context, opts ...runtime.RunOption) (workload.Outcome, error) {
-		res, err := g.Invoke(ctx, in, opts...)
+	return func(ctx context.Context, th *workload.Thread, opts ...runtime.RunOption) (workload.Outcome, error) {
+		res, err := workload.Invoke(ctx, g, th, in, opts...)
 		if err != nil {
 			return workload.Outcome{}, err
 		}

@@ -81,16 +81,16 @@ func Chat(ctx context.Context, ckpt, dir string, turns int) (ChatResult, error) 
 		return ChatResult{}, fmt.Errorf("chat: checkpointer %q: want memory or sqlite", ckpt)
 	}
 	obs := &chatBytes{}
-	opts := []runtime.RunOption{runtime.Thread("chat"), runtime.WithCheckpointer(cp), runtime.WithObserver(obs)}
+	opts, th := []runtime.RunOption{runtime.WithObserver(obs)}, g.Thread(cp, "chat")
 	res := ChatResult{Turns: turns}
 	total := 0
 	start := time.Now()
 	for turn := 1; turn <= turns; turn++ {
 		obs.n = 0
 		msg := fmt.Sprintf("turn %d %s", turn, strings.Repeat("x", 100))[:100]
-		out, err := g.Invoke(ctx, runtime.Values{"messages": msg}, opts...)
+		out, err := th.Invoke(ctx, runtime.Values{"messages": msg}, opts...)
 		if err == nil && out.Status == runtime.StatusInterrupted {
-			out, err = g.Resume(ctx, runtime.Answer(true), opts...)
+			out, err = th.Resume(ctx, runtime.Answer(true), opts...)
 		}
 		if err != nil || out.Status != runtime.StatusDone {
 			return res, fmt.Errorf("chat turn %d: %s %v", turn, out.Status, err)

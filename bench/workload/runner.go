@@ -21,8 +21,23 @@ var Checkpointers = []string{"none", "memory", "sqlite"}
 // generated package, or send in an engine without dynamic fan-out.
 var ErrNotExpressible = errors.New("workload cannot be expressed")
 
-// Program runs a workload's graph once with the given run options.
-type Program func(ctx context.Context, opts ...runtime.RunOption) (Outcome, error)
+// Program runs a workload's graph once, on thread th (nil: without a
+// thread, keeping nothing), with the given run options.
+type Program func(ctx context.Context, th *Thread, opts ...runtime.RunOption) (Outcome, error)
+
+// Thread names the thread a durable run of a Program goes on.
+type Thread struct {
+	Store runtime.Checkpointer
+	ID    string
+}
+
+// Invoke runs g with input in on th (nil: without a thread).
+func Invoke[S, U any](ctx context.Context, g *runtime.Graph[S, U], th *Thread, in U, opts ...runtime.RunOption) (runtime.Result[S], error) {
+	if th == nil {
+		return g.Invoke(ctx, in, opts...)
+	}
+	return g.Thread(th.Store, th.ID).Invoke(ctx, in, opts...)
+}
 
 // SpecBuilt builds the workload's graph from its spec and Registry with
 // runtime.FromSpec.
@@ -39,8 +54,8 @@ func SpecBuilt(w Workload) (Program, error) {
 	if c, ok := w.Input(); ok {
 		in = runtime.Values{"counter": c}
 	}
-	return func(ctx context.Context, opts ...runtime.RunOption) (Outcome, error) {
-		res, err := g.Invoke(ctx, in, opts...)
+	return func(ctx context.Context, th *Thread, opts ...runtime.RunOption) (Outcome, error) {
+		res, err := Invoke(ctx, g, th, in, opts...)
 		if err != nil {
 			return Outcome{}, err
 		}
@@ -86,15 +101,16 @@ func NewRunner(w Workload, p Program, ckpt, dir string) (*Runner, error) {
 
 // Run runs the workload once.
 func (r *Runner) Run(ctx context.Context) (Outcome, error) {
-	opts := []runtime.RunOption{runtime.RecursionLimit(r.w.RecursionLimit())}
+	opts := []runtime.RunOption{runtime.WithRecursionLimit(r.w.RecursionLimit())}
 	r.runs++
+	var th *Thread
 	switch r.ckpt {
 	case "memory":
-		opts = append(opts, runtime.Thread("bench"), runtime.WithCheckpointer(checkpoint.NewMemory()))
+		th = &Thread{Store: checkpoint.NewMemory(), ID: "bench"}
 	case "sqlite":
-		opts = append(opts, runtime.Thread("bench-"+strconv.Itoa(r.runs)), runtime.WithCheckpointer(r.store))
+		th = &Thread{Store: r.store, ID: "bench-" + strconv.Itoa(r.runs)}
 	}
-	return r.p(ctx, opts...)
+	return r.p(ctx, th, opts...)
 }
 
 // Close closes and removes the SQLite file, if any.

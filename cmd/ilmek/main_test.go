@@ -60,7 +60,7 @@ func seedSQLite(t *testing.T) string {
 		thread string
 		amount float64
 	}{{"refund-1", 250}, {"refund-2", 40}} {
-		if _, err := g.Invoke(context.Background(), runtime.Values{"amount": r.amount}, runtime.Thread(r.thread), runtime.WithCheckpointer(st),
+		if _, err := g.Thread(st, r.thread).Invoke(context.Background(), runtime.Values{"amount": r.amount},
 			runtime.WithThreadMeta(map[string]string{"team": "ops"})); err != nil {
 			t.Fatal(err)
 		}
@@ -142,7 +142,7 @@ func TestSQLite(t *testing.T) {
 			}
 		}},
 		{name: "answer refused", args: []string{"--store", db, "answer", "refund-1", "true"}, code: exitFail, errs: []string{"answer on SQLite", "POST /threads/refund-1/resume"}},
-		{name: "fork refused", args: []string{"--store", db, "fork", "--from", "x", "refund-1"}, code: exitFail, errs: []string{"fork on SQLite", "FromCheckpoint"}},
+		{name: "fork refused", args: []string{"--store", db, "fork", "--from", "x", "refund-1"}, code: exitFail, errs: []string{"fork on SQLite", "Thread.Fork"}},
 		{name: "cancel refused", args: []string{"--store", db, "cancel", "refund-1"}, code: exitFail, errs: []string{"cancel on SQLite"}},
 		{name: "check", args: []string{"--store", db, "check"}, out: []string{"intact"}},
 		{name: "check json", args: []string{"--store", db, "check", "--json"}, decode: func(t *testing.T, out []byte) {

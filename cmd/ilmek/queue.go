@@ -26,8 +26,8 @@ var errDamaged = sqlite.ErrDamaged
 // queue for workers that can.
 func refuseSQLite(cmd, thread string) error {
 	how := map[string]string{
-		"answer": "answer through the application's server (POST /threads/" + thread + "/resume) or its own command (Graph.Resume)",
-		"fork":   "fork through the application's server (POST /threads/" + thread + "/history/{checkpoint}/fork) or its own command (runtime.FromCheckpoint)",
+		"answer": "answer through the application's server (POST /threads/" + thread + "/resume) or its own command (Thread.Resume)",
+		"fork":   "fork through the application's server (POST /threads/" + thread + "/history/{checkpoint}/fork) or its own command (Thread.Fork)",
 		"cancel": "cancel through the application's server (POST /threads/" + thread + "/runs/{run}/cancel) or stop the process that runs it",
 	}[cmd]
 	return &refusedError{fmt.Sprintf("%s on SQLite: ilmek cannot run the application's nodes and SQLite has no workers' queue; %s", cmd, how)}

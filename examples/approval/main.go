@@ -118,7 +118,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	on := []runtime.RunOption{runtime.Thread(*id), runtime.WithCheckpointer(store)}
+	thread := g.Thread(store, *id)
 	switch cmd {
 	case "submit":
 		switch _, err := store.Get(ctx, *id, ""); {
@@ -127,13 +127,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		case !errors.Is(err, runtime.ErrNotFound):
 			return err
 		}
-		res, err := g.Invoke(ctx, approvalgraph.Update{Claim: &claim}, on...)
+		res, err := thread.Invoke(ctx, approvalgraph.Update{Claim: &claim})
 		if err != nil {
 			return err
 		}
 		return report(out, *id, res)
 	case "pending":
-		pend, err := runtime.PendingInterrupts(ctx, store, *id)
+		pend, err := thread.Pending(ctx)
 		if err != nil {
 			return err
 		}
@@ -147,14 +147,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 		return nil
 	default: // decide
-		pend, err := runtime.PendingInterrupts(ctx, store, *id)
+		pend, err := thread.Pending(ctx)
 		if err != nil {
 			return err
 		}
 		if len(pend) == 0 {
 			return fmt.Errorf("decide: claim %s waits for no decision (never submitted, already decided, or paid at once); see pending -claim %s", *id, *id)
 		}
-		res, err := g.Resume(ctx, runtime.Answer(dec), on...)
+		res, err := thread.Resume(ctx, runtime.Answer(dec))
 		if err != nil {
 			return err
 		}

@@ -198,17 +198,17 @@ func TestAnswerMustFitTheInterrupt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	on := []runtime.RunOption{runtime.Thread("exp-3"), runtime.WithCheckpointer(store)}
+	thread := g.Thread(store, "exp-3")
 	for _, bad := range []any{"yes", true, map[string]any{"approved": "yes"}} {
-		if _, err := g.Resume(t.Context(), runtime.Answer(bad), on...); err == nil {
+		if _, err := thread.Resume(t.Context(), runtime.Answer(bad)); err == nil {
 			t.Errorf("Resume(%#v) succeeded; want a refusal of an answer that is not an expense.Decision", bad)
 		}
 	}
-	pend, err := runtime.PendingInterrupts(t.Context(), store, "exp-3")
+	pend, err := g.Thread(store, "exp-3").Pending(t.Context())
 	if err != nil || len(pend) != 1 || pend[0].Node != "review" {
 		t.Fatalf("after the refused answers: pending %v, %v; want the review still waiting", pend, err)
 	}
-	res, err := g.Resume(t.Context(), runtime.Answer(expense.Decision{Approved: true, Approver: "bob"}), on...)
+	res, err := thread.Resume(t.Context(), runtime.Answer(expense.Decision{Approved: true, Approver: "bob"}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -111,7 +111,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts := []runtime.RunOption{runtime.Thread(c.order), runtime.WithCheckpointer(store)}
+	thread := g.Thread(store, c.order)
 
 	latest, err := store.Get(ctx, c.order, "")
 	if err != nil && !errors.Is(err, runtime.ErrNotFound) {
@@ -123,7 +123,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		if latest == nil || len(latest.Pending) == 0 {
 			return fmt.Errorf("order %s is not waiting for an answer; run without -answer to start it", c.order)
 		}
-		res, err = g.Resume(ctx, runtime.Answer(c.answer), opts...)
+		res, err = thread.Resume(ctx, runtime.Answer(c.answer))
 	case latest != nil && len(latest.Pending) > 0:
 		fmt.Fprintf(out, "order %s is still waiting for approval\n", c.order)
 		printPending(out, c, latest.Pending)
@@ -134,7 +134,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		fmt.Fprintf(out, "order %s is already finished (%s); pass -order to start another\n", c.order, st.Status)
 		return printLedger(out, c.ledger)
 	default:
-		res, err = g.Invoke(ctx, runtime.Values{"order": c.order, "amount": c.amount}, opts...)
+		res, err = thread.Invoke(ctx, runtime.Values{"order": c.order, "amount": c.amount})
 	}
 	if err != nil {
 		return err

@@ -91,7 +91,7 @@ func run(ctx context.Context, w io.Writer) error {
 		fmt.Fprintf(w, "== user: %s\n", msg)
 		in := supportgraph.Update{Messages: []string{msg}}
 		var final any
-		for ev, err := range g.Stream(ctx, in, runtime.Thread("t-42"), runtime.WithCheckpointer(store)) {
+		for ev, err := range g.Thread(store, "t-42").Stream(ctx, in) {
 			if err != nil {
 				return err
 			}

@@ -69,14 +69,11 @@ func run(ctx context.Context, db string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	on := func(thread string) []runtime.RunOption {
-		return []runtime.RunOption{runtime.Thread(thread), runtime.WithCheckpointer(store)}
-	}
 
 	// Version 1 is live: two invoices pause on their approval.
 	for i, thread := range []string{"invoice-1", "invoice-2"} {
 		amount := float64(100 * (i + 1))
-		res, err := v1.Invoke(ctx, approvalv1.Update{Amount: &amount}, on(thread)...)
+		res, err := v1.Thread(store, thread).Invoke(ctx, approvalv1.Update{Amount: &amount})
 		if err != nil {
 			return err
 		}
@@ -99,7 +96,7 @@ func run(ctx context.Context, db string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	res, err := ver.(*approvalv2.Graph).Invoke(ctx, approvalv2.Update{Amount: &amount}, on("invoice-3")...)
+	res, err := ver.(*approvalv2.Graph).Thread(store, "invoice-3").Invoke(ctx, approvalv2.Update{Amount: &amount})
 	if err != nil {
 		return err
 	}
@@ -110,7 +107,7 @@ func run(ctx context.Context, db string, out io.Writer) error {
 
 	// Version 2 alone refuses a thread paused by version 1 on a node whose
 	// config changed, before anything runs or is written.
-	_, err = v2.Resume(ctx, runtime.Answer(true), on("invoice-2")...)
+	_, err = v2.Thread(store, "invoice-2").Resume(ctx, runtime.Answer(true))
 	var ie *runtime.IncompatibleError
 	if !errors.As(err, &ie) {
 		return fmt.Errorf("invoice-2 on version 2 alone: %v, want an incompatible-version refusal", err)
@@ -140,7 +137,7 @@ func run(ctx context.Context, db string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	res, err = ver.(*approvalv2.Graph).Invoke(ctx, approvalv2.Update{}, on("invoice-2")...)
+	res, err = ver.(*approvalv2.Graph).Thread(store, "invoice-2").Invoke(ctx, approvalv2.Update{})
 	if err != nil {
 		return err
 	}
@@ -155,16 +152,15 @@ func approve(ctx context.Context, vs *runtime.Versions, store runtime.Checkpoint
 	if err != nil {
 		return err
 	}
-	opts := []runtime.RunOption{runtime.Thread(thread), runtime.WithCheckpointer(store)}
 	switch g := ver.(type) {
 	case *approvalv1.Graph:
-		res, err := g.Resume(ctx, runtime.Answer(true), opts...)
+		res, err := g.Thread(store, thread).Resume(ctx, runtime.Answer(true))
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "%s: %s on version 1, log %q\n", thread, res.Status, res.State.Log)
 	case *approvalv2.Graph:
-		res, err := g.Resume(ctx, runtime.Answer(true), opts...)
+		res, err := g.Thread(store, thread).Resume(ctx, runtime.Answer(true))
 		if err != nil {
 			return err
 		}

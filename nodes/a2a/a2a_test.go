@@ -159,19 +159,19 @@ func TestCallAnswersARemotePause(t *testing.T) {
 		`{"id": "ask", "type": "ask_then_pause", "config": {"agent": "support-desk", "textFrom": "question"}},
 		 {"id": "reply", "type": "a2a_call", "config": {"agent": "support-desk", "textFrom": "answer", "taskFrom": "task", "contextFrom": "conv", "to": "reply", "textOnly": true}}`,
 		`{"from": "__start__", "to": "ask"}, {"from": "ask", "to": "reply"}, {"from": "reply", "to": "__end__"}`),
-		reg, runtime.GraphObserver(obs))
+		reg, runtime.WithObserver(obs))
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := []runtime.RunOption{runtime.Thread("t-1"), runtime.WithCheckpointer(checkpoint.NewMemory())}
-	res, err := g.Invoke(ctx, runtime.Values{"question": "refund please"}, run...)
+	thread := g.Thread(checkpoint.NewMemory(), "t-1")
+	res, err := thread.Invoke(ctx, runtime.Values{"question": "refund please"})
 	if err != nil || res.Status != runtime.StatusInterrupted {
 		t.Fatalf("first run: %v, %v", res.Status, err)
 	}
 	if p := res.Pending; len(p) != 1 || !strings.Contains(string(mustJSON(t, p[0].Payload)), "Refund 249.9?") {
 		t.Errorf("the pause does not carry the remote question: %+v", p)
 	}
-	res, err = g.Resume(ctx, runtime.Answer("Approve"), run...)
+	res, err = thread.Resume(ctx, runtime.Answer("Approve"))
 	if err != nil || res.Status != runtime.StatusDone {
 		t.Fatalf("resume: %v, %v", res.Status, err)
 	}

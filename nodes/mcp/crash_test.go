@@ -93,7 +93,7 @@ func crashChild(mode, dir string) error {
 	}
 	deadline := time.Now().Add(time.Minute)
 	for {
-		res, err := g.Invoke(ctx, nil, runtime.Thread("t"), runtime.WithCheckpointer(store))
+		res, err := g.Thread(store, "t").Invoke(ctx, nil)
 		if errors.Is(err, runtime.ErrThreadBusy) && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
 			continue

@@ -75,17 +75,17 @@ func TestToolNodeCallsOnceAcrossResume(t *testing.T) {
 	obs := &steps{}
 	g, err := runtime.Load("g.json", graphDoc("mcp_tool_then_ask",
 		`{"server": "github", "tool": "github__search", "arguments": {"q": "x", "limit": 5}, "argumentsFrom": "query", "to": "hits"}`),
-		thenAsk(mcp.Registry(tb), "mcp_tool"), runtime.GraphObserver(obs))
+		thenAsk(mcp.Registry(tb), "mcp_tool"), runtime.WithObserver(obs))
 	if err != nil {
 		t.Fatal(err)
 	}
 	store := checkpoint.NewMemory()
-	run := []runtime.RunOption{runtime.Thread("t-1"), runtime.WithCheckpointer(store)}
-	res, err := g.Invoke(ctx, runtime.Values{"query": map[string]any{"q": "ilmek", "page": 2}}, run...)
+	thread := g.Thread(store, "t-1")
+	res, err := thread.Invoke(ctx, runtime.Values{"query": map[string]any{"q": "ilmek", "page": 2}})
 	if err != nil || res.Status != runtime.StatusInterrupted {
 		t.Fatalf("first run: %v, %v", res.Status, err)
 	}
-	res, err = g.Resume(ctx, runtime.Answer("yes"), run...)
+	res, err = thread.Resume(ctx, runtime.Answer("yes"))
 	if err != nil || res.Status != runtime.StatusDone {
 		t.Fatalf("resume: %v, %v", res.Status, err)
 	}
@@ -111,16 +111,16 @@ func TestResourceNodeReadsOnceAcrossResume(t *testing.T) {
 	tb, _ := mcp.Connect(ctx, "github", sess)
 	obs := &steps{}
 	g, err := runtime.Load("g.json", graphDoc("mcp_resource_then_ask", `{"server": "github", "uri": "file:///README.md"}`),
-		thenAsk(mcp.Registry(tb), "mcp_resource"), runtime.GraphObserver(obs))
+		thenAsk(mcp.Registry(tb), "mcp_resource"), runtime.WithObserver(obs))
 	if err != nil {
 		t.Fatal(err)
 	}
 	store := checkpoint.NewMemory()
-	run := []runtime.RunOption{runtime.Thread("t-1"), runtime.WithCheckpointer(store)}
-	if _, err := g.Invoke(ctx, nil, run...); err != nil {
+	thread := g.Thread(store, "t-1")
+	if _, err := thread.Invoke(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	res, err := g.Resume(ctx, runtime.Answer("ok"), run...)
+	res, err := thread.Resume(ctx, runtime.Answer("ok"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,11 +173,11 @@ func TestToolNodeRetriesFailedCallOnly(t *testing.T) {
 			return a, nil
 		}, nil
 	}
-	g, err := runtime.Load("g.json", graphDoc("two_tools", `{}`), reg, runtime.RetryNode("n", runtime.RetryPolicy{MaxAttempts: 2}))
+	g, err := runtime.Load("g.json", graphDoc("two_tools", `{}`), reg, runtime.WithNodeRetry("n", runtime.RetryPolicy{MaxAttempts: 2}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := g.Invoke(ctx, nil, runtime.Thread("t"), runtime.WithCheckpointer(checkpoint.NewMemory()))
+	res, err := g.Thread(checkpoint.NewMemory(), "t").Invoke(ctx, nil)
 	if err != nil || res.Status != runtime.StatusDone {
 		t.Fatalf("%v, %v", res.Status, err)
 	}

@@ -70,7 +70,7 @@ func refundGraph(obs runtime.Observer) (*runtime.Graph[runtime.Values, runtime.V
 		}).
 		Edge(spec.Start, "triage").Edge("triage", "lookup").Edge("triage", "policy").
 		Edge("lookup", "pay").Edge("policy", "pay").
-		Compile(runtime.GraphObserver(obs), runtime.RetryNode("pay", runtime.RetryPolicy{MaxAttempts: 3, Backoff: 10 * time.Millisecond}))
+		Compile(runtime.WithObserver(obs), runtime.WithNodeRetry("pay", runtime.RetryPolicy{MaxAttempts: 3, Backoff: 10 * time.Millisecond}))
 }
 
 // run runs the graph until it pauses, resumes it with an approval, and
@@ -87,12 +87,12 @@ func run(ctx context.Context, w io.Writer, durations, ids bool) error {
 	if err != nil {
 		return err
 	}
-	opts := []runtime.RunOption{runtime.Thread("refund-A-1001"), runtime.WithCheckpointer(checkpoint.NewMemory())}
+	th := g.Thread(checkpoint.NewMemory(), "refund-A-1001")
 	// Each request to the service is a span of its own; the runs nest
 	// under them.
 	tracer := tp.Tracer("service")
 	rctx, req := tracer.Start(ctx, "POST /refunds")
-	res, err := g.Invoke(rctx, runtime.Values{}, opts...)
+	res, err := th.Invoke(rctx, runtime.Values{})
 	req.End()
 	if err != nil {
 		return err
@@ -101,7 +101,7 @@ func run(ctx context.Context, w io.Writer, durations, ids bool) error {
 		return fmt.Errorf("the run ended %s, want interrupted", res.Status)
 	}
 	rctx, req = tracer.Start(ctx, "POST /refunds/A-1001/approve")
-	res, err = g.Resume(rctx, runtime.Answer(true), opts...)
+	res, err = th.Resume(rctx, runtime.Answer(true))
 	req.End()
 	if err != nil {
 		return err

@@ -21,7 +21,7 @@ type StoredEvent struct {
 // run's events (Memory, the SQLite and the PostgreSQL stores implement
 // it), so that a client can reconnect to a run's stream from another
 // process: read the events after the last Seq it saw. A run stores its
-// events when started with WithEventStore.
+// events when started with WithEventLog.
 //
 // A store keeps the events of each run's last MaxStoredEvents sequence
 // numbers (Seq greater than the newest Seq minus MaxStoredEvents); older

@@ -29,7 +29,7 @@ var ErrPruneOptions = errors.New("prune options keep nothing by count or time: s
 //
 //  1. the thread's latest checkpoint (what the next run continues);
 //  2. every tip of a branch: a checkpoint no checkpoint names as its
-//     parent. A thread forked with FromCheckpoint keeps each branch's
+//     parent. A thread forked with Thread.Fork keeps each branch's
 //     newest state, so each can still be continued, and every pause that
 //     can still be answered (a tip's pending interrupts) stays;
 //  3. every fork point: a checkpoint two or more checkpoints name as their

@@ -18,7 +18,7 @@ var answerContracts = []contract{
 // testGraphWrongAnswer: an answer the asking node cannot decode (a string
 // for Interrupt[bool]) is not accepted: the caller gets a ResumeError with
 // ErrAnswerType naming the interrupt, the thread stays waiting on the same
-// interrupt (same id, same payload, listed by PendingInterrupts with what
+// interrupt (same id, same payload, listed by Thread.Pending with what
 // it expects), and a good answer then finishes the run with every earlier
 // step run once. With old, the checkpoint carries no Expects (as one
 // written before they were recorded): the answer is accepted, fails to
@@ -38,7 +38,7 @@ func testGraphWrongAnswer(t *testing.T, cp runtime.Checkpointer, old bool) {
 			}
 			return runtime.Values{"ok": ok}, nil
 		}).Edge(spec.Start, "ask"))
-	res, err := g.Invoke(ctx, nil, on(cp, "t")...)
+	res, err := g.Thread(cp, "t").Invoke(ctx, nil)
 	if err != nil || res.Status != runtime.StatusInterrupted || len(res.Pending) != 1 {
 		t.Fatalf("first run: %q, %v, %v", res.Status, err, res.Pending)
 	}
@@ -52,7 +52,7 @@ func testGraphWrongAnswer(t *testing.T, cp runtime.Checkpointer, old bool) {
 		latest.ID, latest.ParentID = latest.ID+"0", latest.ID
 		put(t, cp, latest)
 	}
-	res, err = g.Resume(ctx, runtime.Answer("yes"), on(cp, "t")...)
+	res, err = g.Thread(cp, "t").Resume(ctx, runtime.Answer("yes"))
 	var re *runtime.ResumeError
 	if !errors.Is(err, runtime.ErrAnswerType) || !errors.As(err, &re) || re.Interrupt != want.ID {
 		t.Fatalf("Resume with a string for Interrupt[bool]: %q, %v; want a ResumeError with ErrAnswerType for %s", res.Status, err, want.ID)
@@ -60,11 +60,11 @@ func testGraphWrongAnswer(t *testing.T, cp runtime.Checkpointer, old bool) {
 	if old && res.Status != runtime.StatusInterrupted {
 		t.Errorf("taken back at replay: status %q, want interrupted", res.Status)
 	}
-	open, err := runtime.PendingInterrupts(ctx, cp, "t")
+	open, err := g.Thread(cp, "t").Pending(ctx)
 	if err != nil || len(open) != 1 || open[0].ID != want.ID || string(open[0].Payload) != string(want.Payload) || open[0].Expects == nil {
 		t.Fatalf("after the refused answer: pending %+v, %v; want %s still open with its payload and expects", open, err, want.ID)
 	}
-	res, err = g.Resume(ctx, runtime.Answer(true), on(cp, "t")...)
+	res, err = g.Thread(cp, "t").Resume(ctx, runtime.Answer(true))
 	if err != nil || res.Status != runtime.StatusDone || res.State["ok"] != true {
 		t.Fatalf("good answer: %q, %v, state %v", res.Status, err, res.State)
 	}

@@ -57,7 +57,7 @@ func testGraphCancelCommits(t *testing.T, cp runtime.Checkpointer) {
 			b.Node("b", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return runtime.Values{"x": 10}, nil }).Edge("a", "b")
 		}
 		g := compile(t, b)
-		res, err := g.Invoke(ctx, nil, on(cp, thread)...)
+		res, err := g.Thread(cp, thread).Invoke(ctx, nil)
 		if res.Status != c.want {
 			t.Fatalf("%s: status %q (err %v), want %q", c.name, res.Status, err, c.want)
 		}
@@ -76,9 +76,9 @@ func testGraphCancelCommits(t *testing.T, cp runtime.Checkpointer) {
 		// finished: another Invoke would start a new turn).
 		switch c.want {
 		case runtime.StatusInterrupted:
-			res, err = g.Resume(t.Context(), runtime.Answer(true), on(cp, thread)...)
+			res, err = g.Thread(cp, thread).Resume(t.Context(), runtime.Answer(true))
 		case runtime.StatusAborted:
-			res, err = g.Invoke(t.Context(), nil, on(cp, thread)...)
+			res, err = g.Thread(cp, thread).Invoke(t.Context(), nil)
 		}
 		if err != nil || res.Status != runtime.StatusDone || effects.Load() != 1 {
 			t.Errorf("%s: finishing: status %q, err %v, effect ran %d times; want done and once", c.name, res.Status, err, effects.Load())
@@ -125,14 +125,14 @@ func testGraphRandomCancel(t *testing.T, cp runtime.Checkpointer) {
 				thread := fmt.Sprintf("rc-%d", i)
 				ctx, cancel := context.WithCancel(t.Context())
 				timer := time.AfterFunc(time.Duration(rand.IntN(3000))*time.Microsecond, cancel)
-				first, _ := g.Invoke(ctx, nil, on(cp, thread)...)
+				first, _ := g.Thread(cp, thread).Invoke(ctx, nil)
 				timer.Stop()
 				cancel()
 				// A plain run continues a thread whose run was aborted or
 				// failed; a done thread is finished (another run would
 				// start a new turn).
 				for attempt := 0; first.Status != runtime.StatusDone; attempt++ {
-					res, err := g.Invoke(t.Context(), nil, on(cp, thread)...)
+					res, err := g.Thread(cp, thread).Invoke(t.Context(), nil)
 					if err == nil && res.Status == runtime.StatusDone {
 						break
 					}

@@ -70,7 +70,7 @@ func checkChat(t *testing.T, c *runtime.Checkpoint) int {
 func chat(t *testing.T, g *graph, cp runtime.Checkpointer, thread string, turns int) {
 	t.Helper()
 	for i := 0; i < turns; i++ {
-		res, err := g.Invoke(t.Context(), nil, on(cp, thread)...)
+		res, err := g.Thread(cp, thread).Invoke(t.Context(), nil)
 		if err != nil || res.Status != runtime.StatusDone {
 			t.Fatalf("turn %d: %s %v", i, res.Status, err)
 		}
@@ -99,7 +99,7 @@ func testDeltaLongThread(t *testing.T, cp runtime.Checkpointer) {
 			t.Fatalf("Get(%s) channels %q, List gave %q", c.ID, got.Channels, c.Channels)
 		}
 	}
-	st, err := chatGraph(t, nil).ThreadState(t.Context(), cp, "t")
+	st, err := chatGraph(t, nil).Thread(cp, "t").State(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func testDeltaFork(t *testing.T, cp runtime.Checkpointer) {
 	if old == nil {
 		t.Fatal("no finished checkpoint with 7 messages")
 	}
-	res, err := g.Invoke(t.Context(), nil, append(on(cp, "t"), runtime.FromCheckpoint(old.ID))...)
+	res, err := g.Thread(cp, "t").Fork(old.ID).Invoke(t.Context(), nil)
 	if err != nil || res.Status != runtime.StatusDone {
 		t.Fatalf("run from %s: %s %v", old.ID, res.Status, err)
 	}
@@ -159,7 +159,7 @@ func testDeltaCrash(t *testing.T, cp runtime.Checkpointer) {
 			}
 			return stopped
 		})
-		res, err := g.Invoke(t.Context(), nil, on(cp, "t")...)
+		res, err := g.Thread(cp, "t").Invoke(t.Context(), nil)
 		if stopped {
 			if err == nil || res.Status != runtime.StatusError {
 				t.Fatalf("superstep %d: want a failed run, got %s %v", n, res.Status, err)

@@ -184,7 +184,7 @@ func testEventsDelete(t *testing.T, cp runtime.Checkpointer) {
 	}
 }
 
-// testEventsRun: a run with WithEventStore (Invoke, nobody streaming)
+// testEventsRun: a run with WithEventLog (Invoke, nobody streaming)
 // stores every event of its stream, gap-free from Seq 1 to its run_end; a
 // reader resumes after any Seq; a run without the option stores nothing.
 func testEventsRun(t *testing.T, cp runtime.Checkpointer) {
@@ -197,12 +197,12 @@ func testEventsRun(t *testing.T, cp runtime.Checkpointer) {
 		}).
 		Node("b", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return runtime.Values{"n": 2}, nil }).
 		Edge(spec.Start, "a").Edge("a", "b").Edge("b", spec.End))
-	res, err := g.Invoke(ctx, nil, append(on(cp, "ev"), runtime.WithEventStore())...)
+	res, err := g.Thread(cp, "ev").Invoke(ctx, nil, runtime.WithEventLog())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var streamed []runtime.EventType
-	for ev, err := range g.Stream(ctx, nil, runtime.Thread("ev-mem"), runtime.WithCheckpointer(checkpoint.NewMemory())) {
+	for ev, err := range g.Thread(checkpoint.NewMemory(), "ev-mem").Stream(ctx, nil) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -236,12 +236,12 @@ func testEventsRun(t *testing.T, cp runtime.Checkpointer) {
 	if got := readSeqs(t, es, res.RunID, 3, 0); len(got) != len(stored)-3 || got[0] != 4 {
 		t.Errorf("events after seq 3: %v", got)
 	}
-	plain, err := g.Invoke(ctx, nil, on(cp, "ev2")...)
+	plain, err := g.Thread(cp, "ev2").Invoke(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := readSeqs(t, es, plain.RunID, 0, 0); len(got) != 0 {
-		t.Errorf("a run without WithEventStore stored events %v", got)
+		t.Errorf("a run without WithEventLog stored events %v", got)
 	}
 }
 

@@ -124,7 +124,7 @@ func testGraphDeleteDuringRun(t *testing.T, cp runtime.Checkpointer) {
 			return runtime.Values{"x": 3}, nil
 		}).
 		Edge(spec.Start, "first").Edge("first", "second").Edge("second", "third"))
-	res, err := g.Invoke(t.Context(), nil, on(cp, "t")...)
+	res, err := g.Thread(cp, "t").Invoke(t.Context(), nil)
 	if res.Status != runtime.StatusError || !errors.Is(err, checkpoint.ErrThreadDeleted) {
 		t.Fatalf("status %q, err %v; want error matching ErrThreadDeleted", res.Status, err)
 	}

@@ -62,15 +62,15 @@ func testForkFromPauseReplaysStep(t *testing.T, cp runtime.Checkpointer) {
 	var charged atomic.Int32
 	g := chargeGraph(t, &charged)
 	ctx := t.Context()
-	if res, err := g.Invoke(ctx, nil, on(cp, "f")...); err != nil || res.Status != runtime.StatusInterrupted {
+	if res, err := g.Thread(cp, "f").Invoke(ctx, nil); err != nil || res.Status != runtime.StatusInterrupted {
 		t.Fatalf("run: %v %v", res.Status, err)
 	}
 	pause, _ := pauseOf(t, cp, "f")
-	res, err := g.Resume(ctx, runtime.Answer("A"), on(cp, "f")...)
+	res, err := g.Thread(cp, "f").Resume(ctx, runtime.Answer("A"))
 	if err != nil || res.Status != runtime.StatusDone || res.State["answer"] != "A" {
 		t.Fatalf("resume with A: %v %v %v", res.Status, res.State, err)
 	}
-	res, err = g.Resume(ctx, runtime.Answer("B"), append(on(cp, "f"), runtime.FromCheckpoint(pause.ID))...)
+	res, err = g.Thread(cp, "f").Fork(pause.ID).Resume(ctx, runtime.Answer("B"))
 	if err != nil || res.Status != runtime.StatusDone || res.State["answer"] != "B" {
 		t.Fatalf("resume of the pause with B: %v %v %v", res.Status, res.State, err)
 	}
@@ -85,24 +85,24 @@ func testForkBeforeStepRunsIt(t *testing.T, cp runtime.Checkpointer) {
 	var charged atomic.Int32
 	g := chargeGraph(t, &charged)
 	ctx := t.Context()
-	if res, err := g.Invoke(ctx, nil, on(cp, "b")...); err != nil || res.Status != runtime.StatusInterrupted {
+	if res, err := g.Thread(cp, "b").Invoke(ctx, nil); err != nil || res.Status != runtime.StatusInterrupted {
 		t.Fatalf("run: %v %v", res.Status, err)
 	}
 	_, plan := pauseOf(t, cp, "b")
 	if plan == nil {
 		t.Fatal("the pause's parent, where the task was planned, is not listed")
 	}
-	if res, err := g.Resume(ctx, runtime.Answer("A"), on(cp, "b")...); err != nil || res.Status != runtime.StatusDone {
+	if res, err := g.Thread(cp, "b").Resume(ctx, runtime.Answer("A")); err != nil || res.Status != runtime.StatusDone {
 		t.Fatalf("resume with A: %v %v", res.Status, err)
 	}
-	res, err := g.Invoke(ctx, nil, append(on(cp, "b"), runtime.FromCheckpoint(plan.ID))...)
+	res, err := g.Thread(cp, "b").Fork(plan.ID).Invoke(ctx, nil)
 	if err != nil || res.Status != runtime.StatusInterrupted {
 		t.Fatalf("run from the plan checkpoint: %v %v", res.Status, err)
 	}
 	if n := charged.Load(); n != 2 {
 		t.Errorf("the charge ran %d times, want twice: a fork from before the step runs it in the new branch", n)
 	}
-	res, err = g.Resume(ctx, runtime.Answer("B"), on(cp, "b")...)
+	res, err = g.Thread(cp, "b").Resume(ctx, runtime.Answer("B"))
 	if err != nil || res.Status != runtime.StatusDone || res.State["answer"] != "B" {
 		t.Fatalf("resume of the new branch with B: %v %v %v", res.Status, res.State, err)
 	}

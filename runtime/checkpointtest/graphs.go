@@ -31,10 +31,6 @@ func compile(t *testing.T, b *runtime.Builder) *graph {
 	return g
 }
 
-func on(cp runtime.Checkpointer, thread string) []runtime.RunOption {
-	return []runtime.RunOption{runtime.Thread(thread), runtime.WithCheckpointer(cp)}
-}
-
 // checkChain fails t unless the thread's checkpoints, newest first, each
 // name the next one as parent.
 func checkChain(t *testing.T, cp runtime.Checkpointer, thread string) []*runtime.Checkpoint {
@@ -68,7 +64,7 @@ func testGraphInterruptResume(t *testing.T, cp runtime.Checkpointer) {
 			return runtime.Values{"order": id, "approved": ok}, nil
 		}).
 		Edge(spec.Start, "checkout").Edge("checkout", spec.End))
-	res, err := g.Invoke(t.Context(), nil, on(cp, "t")...)
+	res, err := g.Thread(cp, "t").Invoke(t.Context(), nil)
 	if err != nil || res.Status != runtime.StatusInterrupted {
 		t.Fatalf("first run: status %s, err %v; want interrupted", res.Status, err)
 	}
@@ -82,7 +78,7 @@ func testGraphInterruptResume(t *testing.T, cp runtime.Checkpointer) {
 	if j, err := cp.GetJournal(t.Context(), "t", latest.Pending[0].TaskID); err != nil || len(j) != 2 {
 		t.Fatalf("journal of the paused task = %+v, %v; want the step and the interrupt", j, err)
 	}
-	res, err = g.Resume(t.Context(), runtime.Answer(true), on(cp, "t")...)
+	res, err = g.Thread(cp, "t").Resume(t.Context(), runtime.Answer(true))
 	if err != nil || res.Status != runtime.StatusDone {
 		t.Fatalf("resume: status %s, err %v; want done", res.Status, err)
 	}
@@ -99,7 +95,7 @@ func testGraphInterruptResume(t *testing.T, cp runtime.Checkpointer) {
 	if len(cps) != 3 || len(cps[0].Next) != 0 || len(cps[0].Pending) != 0 {
 		t.Errorf("thread has %d checkpoints (want start, pause, done) and the latest plans %v", len(cps), cps[0].Next)
 	}
-	if _, err := g.Resume(t.Context(), runtime.Answer(true), on(cp, "t")...); err == nil {
+	if _, err := g.Thread(cp, "t").Resume(t.Context(), runtime.Answer(true)); err == nil {
 		t.Error("a second resume of a finished thread was accepted")
 	}
 }
@@ -121,14 +117,14 @@ func testGraphErrorRerun(t *testing.T, cp runtime.Checkpointer) {
 			return runtime.Values{"shipped": true}, nil
 		}).
 		Edge(spec.Start, "pay").Edge(spec.Start, "ship"))
-	res, err := g.Invoke(t.Context(), nil, on(cp, "t")...)
+	res, err := g.Thread(cp, "t").Invoke(t.Context(), nil)
 	if res.Status != runtime.StatusError || err == nil {
 		t.Fatalf("first run: status %s, err %v; want the sibling's error", res.Status, err)
 	}
 	if _, ok := res.State["paid"]; ok {
 		t.Error("the failed superstep applied an update")
 	}
-	res, err = g.Invoke(t.Context(), nil, on(cp, "t")...)
+	res, err = g.Thread(cp, "t").Invoke(t.Context(), nil)
 	if err != nil || res.Status != runtime.StatusDone {
 		t.Fatalf("rerun: status %s, err %v; want done", res.Status, err)
 	}
@@ -164,7 +160,7 @@ func testGraphSends(t *testing.T, cp runtime.Checkpointer) {
 				runtime.SendTo("worker", runtime.Values{"item": "pear"}),
 			}, nil
 		}))
-	res, err := g.Invoke(t.Context(), nil, on(cp, "t")...)
+	res, err := g.Thread(cp, "t").Invoke(t.Context(), nil)
 	if err != nil || res.Status != runtime.StatusInterrupted || len(res.Pending) != 2 {
 		t.Fatalf("first run: %s %v pending %+v; want two interrupts", res.Status, err, res.Pending)
 	}
@@ -175,11 +171,11 @@ func testGraphSends(t *testing.T, cp runtime.Checkpointer) {
 	if len(latest.Next) != 2 || latest.Next[0].Input == nil || latest.Next[1].Input == nil {
 		t.Fatalf("the paused checkpoint lost its sends' inputs: %+v", latest.Next)
 	}
-	if _, err := g.Resume(t.Context(), runtime.Answer("yes"), on(cp, "t")...); err == nil {
+	if _, err := g.Thread(cp, "t").Resume(t.Context(), runtime.Answer("yes")); err == nil {
 		t.Error("a bare answer to two open interrupts was accepted")
 	}
 	answers := map[string]any{res.Pending[0].ID: "yes", res.Pending[1].ID: "no"}
-	res, err = g.Resume(t.Context(), runtime.AnswersByID(answers), on(cp, "t")...)
+	res, err = g.Thread(cp, "t").Resume(t.Context(), runtime.AnswersByID(answers))
 	if err != nil || res.Status != runtime.StatusDone {
 		t.Fatalf("resume by id: %s %v; want done", res.Status, err)
 	}
@@ -204,7 +200,7 @@ func testGraphLease(t *testing.T, cp runtime.Checkpointer) {
 		}).Edge(spec.Start, "a"))
 	done := make(chan error)
 	go func() {
-		_, err := g.Invoke(t.Context(), nil, on(cp, "t")...)
+		_, err := g.Thread(cp, "t").Invoke(t.Context(), nil)
 		done <- err
 	}()
 	select {
@@ -212,18 +208,18 @@ func testGraphLease(t *testing.T, cp runtime.Checkpointer) {
 	case err := <-done:
 		t.Fatalf("the first run ended before its node ran: %v", err)
 	}
-	_, err := g.Invoke(t.Context(), nil, on(cp, "t")...)
+	_, err := g.Thread(cp, "t").Invoke(t.Context(), nil)
 	if !errors.Is(err, runtime.ErrThreadBusy) {
 		t.Errorf("second run of a running thread: %v, want ErrThreadBusy", err)
 	}
-	if _, err := g.Invoke(t.Context(), nil, on(cp, "other")...); err != nil {
+	if _, err := g.Thread(cp, "other").Invoke(t.Context(), nil); err != nil {
 		t.Errorf("a run of another thread was refused: %v", err)
 	}
 	close(release)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.Invoke(t.Context(), nil, on(cp, "t")...); err != nil {
+	if _, err := g.Thread(cp, "t").Invoke(t.Context(), nil); err != nil {
 		t.Errorf("a run after the first one ended: %v", err)
 	}
 	if n := runs.Load(); n != 3 {
@@ -236,7 +232,7 @@ func testGraphFork(t *testing.T, cp runtime.Checkpointer) {
 		Node("a", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return runtime.Values{"trail": "a"}, nil }).
 		Node("b", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return runtime.Values{"trail": "b"}, nil }).
 		Edge(spec.Start, "a").Edge("a", "b"))
-	if _, err := g.Invoke(t.Context(), nil, on(cp, "t")...); err != nil {
+	if _, err := g.Thread(cp, "t").Invoke(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
 	cps := checkChain(t, cp, "t")
@@ -244,7 +240,7 @@ func testGraphFork(t *testing.T, cp runtime.Checkpointer) {
 		t.Fatalf("a two-superstep run wrote %d checkpoints, want 3", len(cps))
 	}
 	afterA := cps[1] // planned b
-	res, err := g.Invoke(t.Context(), runtime.Values{"trail": "fork"}, append(on(cp, "t"), runtime.FromCheckpoint(afterA.ID))...)
+	res, err := g.Thread(cp, "t").Fork(afterA.ID).Invoke(t.Context(), runtime.Values{"trail": "fork"})
 	if err != nil || res.Status != runtime.StatusDone {
 		t.Fatalf("run from %s: %s %v", afterA.ID, res.Status, err)
 	}

@@ -91,7 +91,7 @@ func testPruneFork(t *testing.T, cp runtime.Checkpointer) {
 			point = c
 		}
 	}
-	if _, err := g.Invoke(t.Context(), nil, append(on(cp, "t"), runtime.FromCheckpoint(point.ID))...); err != nil {
+	if _, err := g.Thread(cp, "t").Fork(point.ID).Invoke(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
 	chat(t, g, cp, "t", 20)
@@ -103,7 +103,7 @@ func testPruneFork(t *testing.T, cp runtime.Checkpointer) {
 	if !has[oldTip.ID] || !has[point.ID] {
 		t.Fatalf("the old branch's tip (%v) or the fork point (%v) went", has[oldTip.ID], has[point.ID])
 	}
-	res, err := g.Invoke(t.Context(), nil, append(on(cp, "t"), runtime.FromCheckpoint(oldTip.ID))...)
+	res, err := g.Thread(cp, "t").Fork(oldTip.ID).Invoke(t.Context(), nil)
 	if err != nil || countOf(res.State["messages"]) != 31 {
 		t.Fatalf("continuing the old branch after the prune: %v", err)
 	}
@@ -122,12 +122,12 @@ func testPrunePause(t *testing.T, cp runtime.Checkpointer) {
 			return runtime.Values{"messages": "x", "n": countOf(s["messages"]) + 1}, nil
 		}).
 		Edge("__start__", "say").Edge("say", "__end__"))
-	res, err := g.Invoke(t.Context(), nil, on(cp, "t")...)
+	res, err := g.Thread(cp, "t").Invoke(t.Context(), nil)
 	if err != nil || res.Status != runtime.StatusInterrupted {
 		t.Fatalf("pause: %s %v", res.Status, err)
 	}
 	prune(t, cp, "t", checkpoint.PruneOptions{KeepLast: 1})
-	res, err = g.Resume(t.Context(), runtime.Answer(true), on(cp, "t")...)
+	res, err = g.Thread(cp, "t").Resume(t.Context(), runtime.Answer(true))
 	if err != nil || res.Status != runtime.StatusDone || countOf(res.State["messages"]) != 41 {
 		t.Fatalf("resume after the prune: %s %v", res.Status, err)
 	}

@@ -100,12 +100,12 @@ func testThreadsOutcome(t *testing.T, cp runtime.Checkpointer) {
 		Edge(spec.Start, "work").Edge("work", spec.End))
 	runs := map[string]runtime.Result[runtime.Values]{}
 	for _, mode := range []string{"done", "ask", "fail"} {
-		res, _ := g.Invoke(ctx, runtime.Values{"mode": mode}, append(on(cp, "t-"+mode), runtime.WithThreadMeta(map[string]string{"mode": mode}))...)
+		res, _ := g.Thread(cp, "t-"+mode).Invoke(ctx, runtime.Values{"mode": mode}, runtime.WithThreadMeta(map[string]string{"mode": mode}))
 		runs[mode] = res
 	}
 	hctx, cancel := context.WithCancel(ctx)
 	go func() { <-started; cancel() }()
-	runs["hang"], _ = g.Invoke(hctx, runtime.Values{"mode": "hang"}, append(on(cp, "t-hang"), runtime.WithThreadMeta(map[string]string{"mode": "hang"}))...)
+	runs["hang"], _ = g.Thread(cp, "t-hang").Invoke(hctx, runtime.Values{"mode": "hang"}, runtime.WithThreadMeta(map[string]string{"mode": "hang"}))
 	want := map[string]runtime.Status{"done": runtime.StatusDone, "ask": runtime.StatusInterrupted, "fail": runtime.StatusError, "hang": runtime.StatusAborted}
 	for mode, status := range want {
 		if runs[mode].Status != status {
@@ -145,7 +145,7 @@ func testThreadsOutcome(t *testing.T, cp runtime.Checkpointer) {
 	if cps, _ := cp.List(ctx, "t-fail", 0); len(cps) != 1 {
 		t.Errorf("the failed run left %d checkpoints, want its start checkpoint only", len(cps))
 	}
-	res, err := g.Resume(ctx, runtime.Answer("yes"), on(cp, "t-ask")...)
+	res, err := g.Thread(cp, "t-ask").Resume(ctx, runtime.Answer("yes"))
 	if err != nil || res.Status != runtime.StatusDone {
 		t.Fatalf("resume: %s, %v", res.Status, err)
 	}
@@ -157,7 +157,7 @@ func testThreadsOutcome(t *testing.T, cp runtime.Checkpointer) {
 		t.Errorf("the resumed thread: %+v; want the resume's run id, no pending, its metadata kept", done[0])
 	}
 	// A refused run (the thread is not interrupted) records nothing.
-	if _, err := g.Resume(ctx, runtime.Answer("again"), on(cp, "t-done")...); err == nil {
+	if _, err := g.Thread(cp, "t-done").Resume(ctx, runtime.Answer("again")); err == nil {
 		t.Fatal("resuming a finished thread was not refused")
 	}
 	again := listAll(t, l, checkpoint.ThreadQuery{Status: runtime.StatusDone})
@@ -177,13 +177,13 @@ func testThreadsMeta(t *testing.T, cp runtime.Checkpointer) {
 		Edge(spec.Start, "a").Edge("a", spec.End))
 	meta := func(m map[string]string) {
 		t.Helper()
-		if _, err := g.Invoke(ctx, nil, append(on(cp, "m"), runtime.WithThreadMeta(m))...); err != nil {
+		if _, err := g.Thread(cp, "m").Invoke(ctx, nil, runtime.WithThreadMeta(m)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	meta(map[string]string{"user": "ada", "team": "ops"})
 	meta(map[string]string{"team": "", "ticket": "42"})
-	if _, err := g.Invoke(ctx, nil, on(cp, "m")...); err != nil { // no metadata: kept as is
+	if _, err := g.Thread(cp, "m").Invoke(ctx, nil); err != nil { // no metadata: kept as is
 		t.Fatal(err)
 	}
 	all := listAll(t, l, checkpoint.ThreadQuery{})
@@ -203,7 +203,7 @@ func testThreadsMeta(t *testing.T, cp runtime.Checkpointer) {
 	if got[0].Outcome.Status != "" || len(got[0].Pending) != 0 {
 		t.Errorf("a thread with no run has outcome %+v", got[0].Outcome)
 	}
-	if _, err := g.Invoke(ctx, nil, append(on(cp, "bad"), runtime.WithThreadMeta(map[string]string{"": "x"}))...); err == nil {
+	if _, err := g.Thread(cp, "bad").Invoke(ctx, nil, runtime.WithThreadMeta(map[string]string{"": "x"})); err == nil {
 		t.Error("WithThreadMeta with an empty key was not refused")
 	}
 	if _, err := g.Invoke(ctx, nil, runtime.WithThreadMeta(map[string]string{"a": "b"})); err == nil {
@@ -414,16 +414,16 @@ func testThreadsDeletedDuringRun(t *testing.T, cp runtime.Checkpointer) {
 			return runtime.Values{"x": 2}, nil
 		}).
 		Edge(spec.Start, "first").Edge("first", "second").Edge("second", spec.End))
-	opts := append(on(cp, "gone"), runtime.WithThreadMeta(map[string]string{"k": "v"}))
+	opts := []runtime.RunOption{runtime.WithThreadMeta(map[string]string{"k": "v"})}
 	if es, ok := cp.(checkpoint.EventStore); ok {
-		opts = append(opts, runtime.WithEventStore())
+		opts = append(opts, runtime.WithEventLog())
 		defer func() {
 			if got, err := es.ReadEvents(t.Context(), run, 0, 0); err != nil || len(got) != 0 {
 				t.Errorf("the deleted thread's run left %d events (%v)", len(got), err)
 			}
 		}()
 	}
-	res, err := g.Invoke(t.Context(), nil, opts...)
+	res, err := g.Thread(cp, "gone").Invoke(t.Context(), nil, opts...)
 	if res.Status != runtime.StatusError || !errors.Is(err, checkpoint.ErrThreadDeleted) {
 		t.Fatalf("status %q, err %v; want error matching ErrThreadDeleted", res.Status, err)
 	}
@@ -432,7 +432,7 @@ func testThreadsDeletedDuringRun(t *testing.T, cp runtime.Checkpointer) {
 	}
 }
 
-// testThreadsStopped: a run stopped between supersteps (StopAtBoundary)
+// testThreadsStopped: a run stopped between supersteps (WithStopSignal)
 // records the outcome aborted with why.
 func testThreadsStopped(t *testing.T, cp runtime.Checkpointer) {
 	l, _ := lister(t, cp)
@@ -444,7 +444,7 @@ func testThreadsStopped(t *testing.T, cp runtime.Checkpointer) {
 		}).
 		Node("second", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return runtime.Values{"x": 2}, nil }).
 		Edge(spec.Start, "first").Edge("first", "second").Edge("second", spec.End))
-	res, _ := g.Invoke(t.Context(), nil, append(on(cp, "s"), runtime.StopAtBoundary(stop))...)
+	res, _ := g.Thread(cp, "s").Invoke(t.Context(), nil, runtime.WithStopSignal(stop))
 	if res.Status != runtime.StatusAborted {
 		t.Fatalf("status %q, want aborted", res.Status)
 	}

@@ -73,7 +73,7 @@ func testVersionRule(t *testing.T, cp runtime.Checkpointer) {
 	v1 := versionGraph(t, versionDoc)
 	for _, tc := range cases {
 		thread := "v-" + strings.ReplaceAll(tc.name, " ", "-")
-		res, err := v1.Invoke(t.Context(), runtime.Values{}, on(cp, thread)...)
+		res, err := v1.Thread(cp, thread).Invoke(t.Context(), runtime.Values{})
 		if err != nil || res.Status != runtime.StatusInterrupted {
 			t.Fatalf("%s: v1: %v %v", tc.name, res.Status, err)
 		}
@@ -95,7 +95,7 @@ func testVersionRule(t *testing.T, cp runtime.Checkpointer) {
 		}
 		v2 := versionGraph(t, doc)
 		before := len(list(t, cp, thread, 0))
-		res, err = v2.Resume(t.Context(), runtime.Answer("yes"), on(cp, thread)...)
+		res, err = v2.Thread(cp, thread).Resume(t.Context(), runtime.Answer("yes"))
 		after := len(list(t, cp, thread, 0))
 		if tc.want == "" {
 			if err != nil || res.Status != runtime.StatusDone {

@@ -143,7 +143,7 @@ func BenchmarkDurableSupersteps(b *testing.B) {
 									thread = fmt.Sprintf("w%d-t%d", w, i%16)
 									in = runtime.Values{"messages": fmt.Sprint("message ", i)}
 								}
-								res, err := g.Invoke(context.Background(), in, runtime.Thread(thread), runtime.WithCheckpointer(cp), runtime.RecursionLimit(200))
+								res, err := g.Thread(cp, thread).Invoke(context.Background(), in, runtime.WithRecursionLimit(200))
 								if err == nil && res.Supersteps != per {
 									err = fmt.Errorf("%d supersteps, want %d", res.Supersteps, per)
 								}

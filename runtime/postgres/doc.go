@@ -7,7 +7,7 @@
 //	store, err := postgres.Open(ctx, "postgres://app@db:5432/app?sslmode=disable")
 //	if err != nil { ... }
 //	defer store.Close()
-//	res, err := graph.Invoke(ctx, input, runtime.Thread("order-42"), runtime.WithCheckpointer(store))
+//	res, err := graph.Thread(store, "order-42").Invoke(ctx, input)
 //
 // OpenPool does the same on a *pgxpool.Pool the application already has.
 //
@@ -48,7 +48,7 @@
 // (ties by thread id, bytewise). The outcome of a run that ends done or
 // interrupted is written in the transaction of its last checkpoint, an
 // error or abort under the run's lease at its end. ilmek_events is each
-// run's event log (runtime.WithEventStore), appended once per superstep
+// run's event log (runtime.WithEventLog), appended once per superstep
 // in one fenced statement, trimmed to the run's last
 // runtime.MaxStoredEvents, deleted with the thread and pruned with its
 // history.

@@ -35,15 +35,15 @@ func ExampleOpen() {
 		fmt.Println(err)
 		return
 	}
-	thread := []runtime.RunOption{runtime.Thread("refund-7"), runtime.WithCheckpointer(store)}
-	res, err := g.Invoke(ctx, nil, thread...)
+	thread := g.Thread(store, "refund-7")
+	res, err := thread.Invoke(ctx, nil)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	fmt.Println(res.Status, res.Pending[0].ID)
 	// Later, in any process:
-	res, err = g.Resume(ctx, runtime.Answer(true), thread...)
+	res, err = thread.Resume(ctx, runtime.Answer(true))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -71,7 +71,7 @@ func BenchmarkChain10(b *testing.B) {
 			var n int64
 			for b.Loop() {
 				n++
-				res, err := g.Invoke(b.Context(), nil, runtime.Thread(fmt.Sprint("t", n)), runtime.WithCheckpointer(cp))
+				res, err := g.Thread(cp, fmt.Sprint("t", n)).Invoke(b.Context(), nil)
 				if err != nil || res.Supersteps != 10 {
 					b.Fatalf("run %d: %d supersteps, %v", n, res.Supersteps, err)
 				}
@@ -96,7 +96,7 @@ func BenchmarkChain10Parallel(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					id := n.Add(1)
-					if _, err := g.Invoke(b.Context(), nil, runtime.Thread(fmt.Sprint("t", id)), runtime.WithCheckpointer(cp)); err != nil {
+					if _, err := g.Thread(cp, fmt.Sprint("t", id)).Invoke(b.Context(), nil); err != nil {
 						b.Error(err)
 						return
 					}

@@ -70,13 +70,13 @@ func BenchmarkChat(b *testing.B) {
 					cp = s
 				}
 				obs := &chatBytes{}
-				opts := []runtime.RunOption{runtime.Thread("chat"), runtime.WithCheckpointer(cp), runtime.WithObserver(obs)}
+				thread, opts := g.Thread(cp, "chat"), []runtime.RunOption{runtime.WithObserver(obs)}
 				for turn := 1; turn <= *chatTurns; turn++ {
 					obs.n = 0
 					msg := fmt.Sprintf("turn %d %s", turn, strings.Repeat("x", 100))[:100]
-					res, err := g.Invoke(b.Context(), runtime.Values{"messages": msg}, opts...)
+					res, err := thread.Invoke(b.Context(), runtime.Values{"messages": msg}, opts...)
 					if err == nil && res.Status == runtime.StatusInterrupted {
-						res, err = g.Resume(b.Context(), runtime.Answer(true), opts...)
+						res, err = thread.Resume(b.Context(), runtime.Answer(true), opts...)
 					}
 					if err != nil || res.Status != runtime.StatusDone {
 						b.Fatalf("turn %d: %s %v", turn, res.Status, err)

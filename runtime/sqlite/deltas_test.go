@@ -104,12 +104,12 @@ func TestMigrateVersion2File(t *testing.T) {
 		t.Fatalf("the migrated file's interrupted threads: %+v %v, want chat", inbox.Threads, err)
 	}
 	g := chatGraph(t)
-	res, err := g.Resume(t.Context(), runtime.Answer("yes"), runtime.Thread("chat"), runtime.WithCheckpointer(s))
+	res, err := g.Thread(s, "chat").Resume(t.Context(), runtime.Answer("yes"))
 	if err != nil || res.Status != runtime.StatusDone {
 		t.Fatalf("resume of the migrated pause: %s %v", res.Status, err)
 	}
 	for i := 0; i < 5; i++ {
-		if _, err := g.Invoke(t.Context(), nil, runtime.Thread("chat"), runtime.WithCheckpointer(s)); err != nil {
+		if _, err := g.Thread(s, "chat").Invoke(t.Context(), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -146,7 +146,7 @@ func TestDeltaRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 40; i++ {
-		if _, err := g.Invoke(t.Context(), nil, runtime.Thread("t"), runtime.WithCheckpointer(s)); err != nil {
+		if _, err := g.Thread(s, "t").Invoke(t.Context(), nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -5,7 +5,7 @@
 //	store, err := sqlite.Open("app.db")
 //	if err != nil { ... }
 //	defer store.Close()
-//	res, err := graph.Invoke(ctx, input, runtime.Thread("order-42"), runtime.WithCheckpointer(store))
+//	res, err := graph.Thread(store, "order-42").Invoke(ctx, input)
 //
 // # Storage
 //
@@ -45,7 +45,7 @@
 // done or interrupted is written in the transaction of its last
 // checkpoint; an error or abort, which writes no checkpoint, in one of its
 // own under the run's lease. ilmek_events is each run's event log
-// (runtime.WithEventStore): a transaction per superstep appends its
+// (runtime.WithEventLog): a transaction per superstep appends its
 // events, the run keeps its last runtime.MaxStoredEvents, DeleteThread
 // deletes them and Prune drops those older than the oldest checkpoint it
 // keeps. Migrating a file of version 1 or 2 gives each stored thread its

@@ -53,7 +53,7 @@ func ExampleOpen() {
 		fmt.Println(err)
 		return
 	}
-	res, err := g.Invoke(ctx, nil, runtime.Thread("ticket-9"), runtime.WithCheckpointer(store))
+	res, err := g.Thread(store, "ticket-9").Invoke(ctx, nil)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -68,9 +68,9 @@ func ExampleOpen() {
 		return
 	}
 	defer store.Close()
-	pend, _ := runtime.PendingInterrupts(ctx, store, "ticket-9")
+	pend, _ := g.Thread(store, "ticket-9").Pending(ctx)
 	fmt.Println("pending:", pend[0].ID)
-	res, err = g.Resume(ctx, runtime.Answer(true), runtime.Thread("ticket-9"), runtime.WithCheckpointer(store))
+	res, err = g.Thread(store, "ticket-9").Resume(ctx, runtime.Answer(true))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -65,15 +65,15 @@ func TestConcurrentThreadsOnOneFile(t *testing.T) {
 	run := func(i int) error {
 		ctx := context.Background()
 		thread, who := fmt.Sprintf("thread-%04d", i), fmt.Sprintf("user-%d", i)
-		opts := []runtime.RunOption{runtime.Thread(thread), runtime.WithCheckpointer(store)}
-		res, err := g.Invoke(ctx, runtime.Values{"who": who}, opts...)
+		th := g.Thread(store, thread)
+		res, err := th.Invoke(ctx, runtime.Values{"who": who})
 		if err != nil {
 			return fmt.Errorf("%s: invoke: %w", thread, err)
 		}
 		if res.Status != runtime.StatusInterrupted || len(res.Pending) != 1 || string(res.Pending[0].Payload) != strconv.Quote("approve "+who+"?") {
 			return fmt.Errorf("%s: invoke ended %s with pending %+v, want one interrupt about %s", thread, res.Status, res.Pending, who)
 		}
-		res, err = g.Resume(ctx, runtime.Answer("ok-"+who), opts...)
+		res, err = th.Resume(ctx, runtime.Answer("ok-"+who))
 		if err != nil {
 			return fmt.Errorf("%s: resume: %w", thread, err)
 		}

@@ -43,9 +43,9 @@ func TestLeaseAcrossProcesses(t *testing.T) {
 	defer closeCP()
 	var runs atomic.Int32
 	g := leaseGraph(t, &runs)
-	opts := []runtime.RunOption{runtime.Thread(env.Thread), runtime.WithCheckpointer(cp)}
+	th := g.Thread(cp, env.Thread)
 	start := time.Now()
-	_, err = g.Invoke(t.Context(), nil, opts...)
+	_, err = th.Invoke(t.Context(), nil)
 	if el := time.Since(start); el > 2*time.Second {
 		t.Errorf("the refused run took %v; it must fail fast, not wait for the lease", el)
 	}
@@ -53,7 +53,7 @@ func TestLeaseAcrossProcesses(t *testing.T) {
 		t.Fatalf("run while another process holds the lease: %v, want ErrThreadBusy", err)
 	}
 	t.Logf("refused with: %v", err)
-	if _, err := g.Invoke(t.Context(), nil, runtime.Thread("other"), runtime.WithCheckpointer(cp)); err != nil {
+	if _, err := g.Thread(cp, "other").Invoke(t.Context(), nil); err != nil {
 		t.Errorf("a run of another thread was refused: %v", err)
 	}
 	if n := runs.Load(); n != 1 {
@@ -64,7 +64,7 @@ func TestLeaseAcrossProcesses(t *testing.T) {
 	}
 
 	holder.Finish(30 * time.Second)
-	res, err := g.Invoke(t.Context(), nil, opts...)
+	res, err := th.Invoke(t.Context(), nil)
 	if err != nil || res.Status != runtime.StatusDone {
 		t.Fatalf("run after the other process released the lease: %s %v", res.Status, err)
 	}

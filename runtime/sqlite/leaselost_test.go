@@ -56,7 +56,7 @@ func TestLostLeaseCancelsTheRun(t *testing.T) {
 		}
 	}()
 	begin := time.Now()
-	res, err := g.Invoke(context.Background(), nil, runtime.Thread("t"), runtime.WithCheckpointer(s))
+	res, err := g.Thread(s, "t").Invoke(context.Background(), nil)
 	took := time.Since(begin)
 	var ce *runtime.CheckpointError
 	if res.Status != runtime.StatusError || !errors.As(err, &ce) || ce.Op != "lease" || !errors.Is(err, sqlite.ErrLeaseLost) {

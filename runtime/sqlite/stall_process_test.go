@@ -112,7 +112,7 @@ func runStallChild(db, thread, effects string) error {
 		<-started
 		fmt.Println("RUNNING")
 	}()
-	res, err := g.Invoke(context.Background(), nil, runtime.Thread(thread), runtime.WithCheckpointer(s))
+	res, err := g.Thread(s, thread).Invoke(context.Background(), nil)
 	fmt.Printf("ENDED %s expired=%t lost=%t %v\n", res.Status, errors.Is(err, checkpoint.ErrLeaseLost), errors.Is(err, sqlite.ErrLeaseLost), err)
 	return nil
 }

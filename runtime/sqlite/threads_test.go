@@ -34,7 +34,7 @@ func TestEventsReconnectFromAnotherStore(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		first := true
-		for ev, err := range g.Stream(t.Context(), nil, runtime.Thread("t"), runtime.WithCheckpointer(writer), runtime.WithEventStore()) {
+		for ev, err := range g.Thread(writer, "t").Stream(t.Context(), nil, runtime.WithEventLog()) {
 			if err != nil {
 				done <- err
 				return
@@ -95,7 +95,7 @@ func TestPreReleaseVersion3File(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.Invoke(t.Context(), nil, runtime.Thread("old"), runtime.WithCheckpointer(s)); err != nil {
+	if _, err := g.Thread(s, "old").Invoke(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()

@@ -109,7 +109,7 @@ func TestChangedDocumentUnderPausedThreadSQLite(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "threads.db")
 			s := openT(t, path)
 			v1 := approvalGraph(t, approvalDoc)
-			res, err := v1.Invoke(t.Context(), runtime.Values{}, runtime.Thread("t"), runtime.WithCheckpointer(s))
+			res, err := v1.Thread(s, "t").Invoke(t.Context(), runtime.Values{})
 			if err != nil || res.Status != runtime.StatusInterrupted {
 				t.Fatalf("v1: %v %v", res.Status, err)
 			}
@@ -123,7 +123,7 @@ func TestChangedDocumentUnderPausedThreadSQLite(t *testing.T) {
 				v2 = approvalGraph(t, newDoc)
 			}
 			before, _ := s.List(t.Context(), "t", 0)
-			res, err = v2.Resume(t.Context(), runtime.Answer("yes"), runtime.Thread("t"), runtime.WithCheckpointer(s))
+			res, err = v2.Thread(s, "t").Resume(t.Context(), runtime.Answer("yes"))
 			after, _ := s.List(t.Context(), "t", 0)
 			if tc.want == "" {
 				if err != nil || res.Status != runtime.StatusDone {
@@ -170,7 +170,7 @@ func TestMigrateSQLite(t *testing.T) {
 	v1 := approvalGraph(t, approvalDoc)
 	v2 := approvalGraph(t, `{"name": "approval", "channels": {"decision": {}, "draft": {}},
 		"nodes": [{"id": "write", "type": "writer"}], "edges": [{"from": "__start__", "to": "write"}, {"from": "write", "to": "__end__"}]}`)
-	if res, err := v1.Invoke(t.Context(), runtime.Values{}, runtime.Thread("t"), runtime.WithCheckpointer(s)); err != nil || res.Status != runtime.StatusInterrupted {
+	if res, err := v1.Thread(s, "t").Invoke(t.Context(), runtime.Values{}); err != nil || res.Status != runtime.StatusInterrupted {
 		t.Fatalf("v1: %v %v", res.Status, err)
 	}
 	rep, err := runtime.Migrate(t.Context(), s, "t", v1, v2, func(old runtime.Values, planned []string) (runtime.Values, []string, error) {
@@ -186,7 +186,7 @@ func TestMigrateSQLite(t *testing.T) {
 	if err != nil || latest.ID != rep.CheckpointID || latest.MigratedFrom != v1.Fingerprint() || latest.Fingerprint != v2.Fingerprint() || len(latest.Next) != 0 {
 		t.Fatalf("after reopen: %+v %v", latest, err)
 	}
-	if res, err := v2.Invoke(t.Context(), runtime.Values{}, runtime.Thread("t"), runtime.WithCheckpointer(s)); err != nil || res.Status != runtime.StatusDone {
+	if res, err := v2.Thread(s, "t").Invoke(t.Context(), runtime.Values{}); err != nil || res.Status != runtime.StatusDone {
 		t.Fatalf("v2 after the migration: %v %v", res.Status, err)
 	}
 }

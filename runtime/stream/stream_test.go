@@ -108,7 +108,7 @@ func TestProjected(t *testing.T) {
 
 	// A run refused before it starts yields its error once.
 	var errs []error
-	for p, err := range stream.Projected(g.Stream(context.Background(), nil, runtime.Thread("t")), stream.ModeDebug) {
+	for p, err := range stream.Projected(g.Stream(context.Background(), nil, runtime.WithRecursionLimit(-1)), stream.ModeDebug) {
 		if err == nil {
 			t.Errorf("part %+v from a refused run", p)
 		}
@@ -116,6 +116,6 @@ func TestProjected(t *testing.T) {
 	}
 	var oe *runtime.OptionError
 	if len(errs) != 1 || !errors.As(errs[0], &oe) {
-		t.Errorf("errors %v, want one OptionError (Thread without WithCheckpointer)", errs)
+		t.Errorf("errors %v, want one OptionError (a negative recursion limit)", errs)
 	}
 }

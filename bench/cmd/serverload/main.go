@@ -262,7 +262,7 @@ func Load(ctx context.Context, clients, runs int, dur time.Duration, ckpt string
 
 	// Nothing lost: every thread ended, answered once, in order.
 	for _, id := range threads {
-		ts, err := g.ThreadState(ctx, cp, id)
+		ts, err := g.Thread(cp, id).State(ctx)
 		if err != nil {
 			return rep, fmt.Errorf("thread %s: %w", id, err)
 		}

@@ -51,17 +51,17 @@ func ExampleNew() {
 	}
 	ctx := context.Background()
 	store := checkpoint.NewMemory() // sqlite.Open or postgres.Open keep it across processes
-	on := []runtime.RunOption{runtime.Thread("exp-1"), runtime.WithCheckpointer(store)}
+	thread := g.Thread(store, "exp-1")
 
 	claim := expense.Claim{ID: "exp-1", Employee: "alice", Amount: 1200, Purpose: "travel"}
-	res, err := g.Invoke(ctx, approvalgraph.Update{Claim: &claim}, on...)
+	res, err := thread.Invoke(ctx, approvalgraph.Update{Claim: &claim})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	fmt.Println(res.Status, "at", res.Pending[0].Node, string(res.Pending[0].Payload))
 
-	res, err = g.Resume(ctx, runtime.Answer(expense.Decision{Approved: true, Approver: "bob"}), on...)
+	res, err = thread.Resume(ctx, runtime.Answer(expense.Decision{Approved: true, Approver: "bob"}))
 	if err != nil {
 		fmt.Println(err)
 		return

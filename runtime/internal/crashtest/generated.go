@@ -17,7 +17,7 @@ var Generated = Kind{Name: "generated", Build: func(fx *Effects) (Runner, error)
 		return nil, err
 	}
 	return func(ctx context.Context, cp runtime.Checkpointer, thread string) (runtime.Status, error) {
-		res, err := g.Invoke(ctx, crashgraph.Update{}, runtime.Thread(thread), runtime.WithCheckpointer(cp))
+		res, err := g.Thread(cp, thread).Invoke(ctx, crashgraph.Update{})
 		return res.Status, err
 	}, nil
 }}

@@ -176,7 +176,7 @@ func nodeB(fx *Effects) runtime.NodeFunc {
 
 func untypedRunner(g *runtime.Graph[runtime.Values, runtime.Values]) Runner {
 	return func(ctx context.Context, cp runtime.Checkpointer, thread string) (runtime.Status, error) {
-		res, err := g.Invoke(ctx, nil, runtime.Thread(thread), runtime.WithCheckpointer(cp))
+		res, err := g.Thread(cp, thread).Invoke(ctx, nil)
 		return res.Status, err
 	}
 }

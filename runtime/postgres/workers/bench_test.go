@@ -40,7 +40,7 @@ func benchWorkers(b *testing.B, steps int) {
 	for _, n := range []int{1, 2, 4} {
 		b.Run(fmt.Sprintf("workers=%d", n), func(b *testing.B) {
 			q := openQueue(b)
-			startWorkers(b, q, map[string]workers.Runnable{"chain": workers.Graph(g, runtime.RecursionLimit(steps))}, n, workers.Concurrency(1))
+			startWorkers(b, q, map[string]workers.Runnable{"chain": workers.Graph(g, runtime.WithRecursionLimit(steps))}, n, workers.Concurrency(1))
 			ctx := context.Background()
 			ids := make([]int64, b.N)
 			b.ResetTimer()

@@ -15,8 +15,9 @@
 //
 // A request starts a thread's run with input (KindStart) or resumes it with
 // answers (KindResume), from the thread's latest checkpoint or, with
-// Request.From, from an earlier one (a fork, runtime.FromCheckpoint); Cancel stops a thread's running request at its
-// next superstep boundary (runtime.StopAtBoundary: the superstep in flight
+// Request.From, from an earlier one (a fork, runtime.Thread.Fork);
+// Cancel stops a thread's running request at its next superstep boundary
+// (runtime.WithStopSignal: the superstep in flight
 // finishes and commits, then the request ends aborted) and drops its
 // queued ones. Submit returns at once
 // with the request's id; the request is a row of ilmek_requests in the
@@ -34,7 +35,7 @@
 // Outcome (from any process) says where a request stands: queued, running,
 // or how it ended, with the thread's state and pending interrupts; Wait
 // blocks until it ends. Each run a worker starts for a request stores its
-// events in the store's event log (runtime.WithEventStore) and its id in
+// events in the store's event log (runtime.WithEventLog) and its id in
 // the request (Outcome.Runs, as the run starts), so a process other than
 // the worker follows a request live with Store().ReadEvents(run, afterSeq,
 // limit) and reconnects after the last Seq it saw.

@@ -35,7 +35,7 @@ type Request struct {
 	// Input is the start input or the answers, as JSON.
 	Input json.RawMessage
 	// From, when set, runs the request from that earlier checkpoint of the
-	// thread instead of its latest (runtime.FromCheckpoint), which forks a
+	// thread instead of its latest (runtime.Thread.Fork), which forks a
 	// branch: a start request folds Input into the checkpoint's channels,
 	// a resume request answers the questions pending at it.
 	From string

@@ -14,7 +14,8 @@ type Runnable interface {
 	// run runs one request on thread through cp: with input (fold true),
 	// continuing (fold false and resume false), or resuming with answers.
 	// extra options are added to the run's.
-	run(ctx context.Context, cp runtime.Checkpointer, thread string, input json.RawMessage, mode runMode, extra ...runtime.RunOption) (runOutcome, error)
+	// from, when set, forks the thread at that checkpoint (Thread.Fork).
+	run(ctx context.Context, cp runtime.Checkpointer, thread, from string, input json.RawMessage, mode runMode, extra ...runtime.RunOption) (runOutcome, error)
 	// ended returns the outcome of the thread's last run when it has
 	// ended (nothing planned next), ok false when it has work to do.
 	ended(ctx context.Context, cp runtime.Checkpointer, thread string) (out runOutcome, ok bool, err error)
@@ -38,7 +39,7 @@ type runOutcome struct {
 // Graph makes g runnable by workers: a start request's input decodes into
 // U, a resume request's into a JSON object of answers by interrupt id, and
 // the outcome's result is S encoded as JSON. opts are added to every run's
-// options (RecursionLimit for long runs, WithLogger, WithObserver, ...);
+// options (WithRecursionLimit for long runs, WithLogger, WithObserver, ...);
 // the thread and the checkpointer are the worker's.
 func Graph[S, U any](g *runtime.Graph[S, U], opts ...runtime.RunOption) Runnable {
 	return graphRunner[S, U]{g, opts}
@@ -49,8 +50,12 @@ type graphRunner[S, U any] struct {
 	opts []runtime.RunOption
 }
 
-func (r graphRunner[S, U]) run(ctx context.Context, cp runtime.Checkpointer, thread string, input json.RawMessage, mode runMode, extra ...runtime.RunOption) (runOutcome, error) {
-	opts := append(append(r.opts[:len(r.opts):len(r.opts)], runtime.Thread(thread), runtime.WithCheckpointer(cp)), extra...)
+func (r graphRunner[S, U]) run(ctx context.Context, cp runtime.Checkpointer, thread, from string, input json.RawMessage, mode runMode, extra ...runtime.RunOption) (runOutcome, error) {
+	th := r.g.Thread(cp, thread)
+	if from != "" {
+		th = th.Fork(from)
+	}
+	opts := append(r.opts[:len(r.opts):len(r.opts)], extra...)
 	var (
 		res runtime.Result[S]
 		err error
@@ -63,16 +68,16 @@ func (r graphRunner[S, U]) run(ctx context.Context, cp runtime.Checkpointer, thr
 				return runOutcome{}, fmt.Errorf("decode the start input: %w", err)
 			}
 		}
-		res, err = r.g.Invoke(ctx, in, opts...)
+		res, err = th.Invoke(ctx, in, opts...)
 	case modeContinue:
 		var zero U
-		res, err = r.g.Invoke(ctx, zero, opts...)
+		res, err = th.Invoke(ctx, zero, opts...)
 	case modeResume:
 		var answers map[string]any
 		if err := json.Unmarshal(input, &answers); err != nil {
 			return runOutcome{}, fmt.Errorf("decode the answers (a JSON object by interrupt id): %w", err)
 		}
-		res, err = r.g.Resume(ctx, runtime.AnswersByID(answers), opts...)
+		res, err = th.Resume(ctx, runtime.AnswersByID(answers), opts...)
 	}
 	state, merr := json.Marshal(res.State)
 	if merr != nil {
@@ -82,7 +87,7 @@ func (r graphRunner[S, U]) run(ctx context.Context, cp runtime.Checkpointer, thr
 }
 
 func (r graphRunner[S, U]) ended(ctx context.Context, cp runtime.Checkpointer, thread string) (runOutcome, bool, error) {
-	ts, err := r.g.ThreadState(ctx, cp, thread)
+	ts, err := r.g.Thread(cp, thread).State(ctx)
 	if err != nil {
 		return runOutcome{}, false, err
 	}

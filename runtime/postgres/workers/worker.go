@@ -189,14 +189,14 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 		return
 	}
 	cp := w.q.store
-	var from []runtime.RunOption // a fork's FromCheckpoint
+	from := "" // a fork's checkpoint
 	if c.kind == kindFork {
 		var f forkInput
 		if err := json.Unmarshal(c.input, &f); err != nil {
 			w.finish(c, "error", nil, fmt.Sprintf("the stored fork request is not JSON: %v", err))
 			return
 		}
-		c.kind, c.input, from = string(f.Kind), f.Input, []runtime.RunOption{runtime.FromCheckpoint(f.From)}
+		c.kind, c.input, from = string(f.Kind), f.Input, f.From
 	}
 	mode := modeStart
 	if c.kind == string(KindResume) {
@@ -234,7 +234,7 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 			return
 		}
 		mode = modeContinue
-		from = nil // the fork's branch is the thread's latest now
+		from = "" // the fork's branch is the thread's latest now
 	}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -254,16 +254,16 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 	stop := make(chan struct{})
 	hb := make(chan struct{})
 	go func() { defer close(hb); w.heartbeat(runCtx, c, cancel, requestStop, stop) }()
-	extra := []runtime.RunOption{runtime.StopAtBoundary(stopRun), runtime.WithObserver(runStarted{w: w, c: c})}
+	extra := []runtime.RunOption{runtime.WithStopSignal(stopRun), runtime.WithObserver(runStarted{w: w, c: c})}
 	if mode == modeStart {
 		// Fold the input only into the thread as this claim found it: if
 		// another claim's run moved it meanwhile, a later claim looks again.
-		extra = append(extra, runtime.IfLatest(latest))
+		extra = append(extra, runtime.WithExpectedLatest(latest))
 	}
 	if _, ok := runtime.Checkpointer(cp).(checkpoint.EventStore); ok {
-		extra = append(extra, runtime.WithEventStore())
+		extra = append(extra, runtime.WithEventLog())
 	}
-	out, err := g.run(runCtx, cp, c.thread, c.input, mode, append(extra, from...)...)
+	out, err := g.run(runCtx, cp, c.thread, from, c.input, mode, extra...)
 	close(stop)
 	<-hb
 	stopped := errors.Is(err, runtime.ErrStopRequested)

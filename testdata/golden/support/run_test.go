@@ -96,11 +96,11 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	}
 	mem := checkpoint.NewMemory()
 	ctx := context.Background()
-	opts := []runtime.RunOption{runtime.Thread("t1"), runtime.WithCheckpointer(mem)}
-	if _, err := g.Invoke(ctx, supportgraph.Update{Messages: []string{"buy"}}, opts...); err != nil {
+	th := g.Thread(mem, "t1")
+	if _, err := th.Invoke(ctx, supportgraph.Update{Messages: []string{"buy"}}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := g.Invoke(ctx, supportgraph.Update{Messages: []string{"hi"}}, opts...)
+	res, err := th.Invoke(ctx, supportgraph.Update{Messages: []string{"hi"}})
 	if err != nil {
 		t.Fatal(err)
 	}
