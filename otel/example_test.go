@@ -40,7 +40,7 @@ func ExampleNew() {
 		attrs := ""
 		for _, a := range s.Attributes() {
 			if a.Key == otel.KeyGraph || a.Key == otel.KeyNode || a.Key == otel.KeySuperstep {
-				attrs += fmt.Sprintf(" %s=%s", a.Key, a.Value.Emit())
+				attrs += fmt.Sprintf(" %s=%s", a.Key, a.Value.String())
 			}
 		}
 		fmt.Printf("%s%s\n", s.Name(), attrs)
