@@ -60,6 +60,13 @@ func TestPostgres(t *testing.T) {
 		return out + errs
 	}
 
+	if code, _, errs := ilmek("--store", dsn, "--schema", schema+"_none", "threads"); code != exitFail || !strings.Contains(errs, "no ilmek schema") {
+		t.Errorf("a schema that does not exist: exit %d\n%s", code, errs)
+	}
+	var n int
+	if err := st.Pool().QueryRow(ctx, "SELECT count(*) FROM information_schema.schemata WHERE schema_name = $1", schema+"_none").Scan(&n); err != nil || n != 0 {
+		t.Errorf("ilmek created the schema it was pointed at (%d, %v)", n, err)
+	}
 	var page threadsPage
 	mustDecode(t, []byte(cli(exitOK, "threads", "--json")), &page)
 	if len(page.Threads) != 2 {

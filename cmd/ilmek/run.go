@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/spf13/pflag"
 
 	"github.com/ilmek-go/ilmek/internal/suggest"
@@ -354,6 +355,9 @@ func openStore(ctx context.Context, spec, schema string) (*store, error) {
 	case spec == "":
 		return nil, &usageError{"no store: pass --store app.db (a SQLite file) or --store postgres://... (or set $" + envStore + ")"}
 	case strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://"):
+		if err := schemaExists(ctx, spec, schema); err != nil {
+			return nil, err
+		}
 		pg, err := postgres.Open(ctx, spec, postgres.Schema(schema))
 		if err != nil {
 			return nil, fmt.Errorf("open the PostgreSQL store: %w", err)
@@ -369,6 +373,25 @@ func openStore(ctx context.Context, spec, schema string) (*store, error) {
 		return nil, fmt.Errorf("open the SQLite store %s: %w", path, err)
 	}
 	return &store{name: path, cp: lite, lite: lite}, nil
+}
+
+// schemaExists checks that the database holds an ilmek schema of that
+// name, so that ilmek never creates one (postgres.Open would).
+func schemaExists(ctx context.Context, dsn, schema string) error {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return fmt.Errorf("connect to the PostgreSQL store: %w", err)
+	}
+	defer conn.Close(ctx)
+	var ok bool
+	err = conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'ilmek_migrations')", schema).Scan(&ok)
+	if err != nil {
+		return fmt.Errorf("look for the ilmek schema %q: %w", schema, err)
+	}
+	if !ok {
+		return fmt.Errorf("the database holds no ilmek schema %q; pass --schema with the name the application gives postgres.Schema (ilmek creates no store)", schema)
+	}
+	return nil
 }
 
 // lister is the store's ThreadLister.
