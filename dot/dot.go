@@ -1,8 +1,9 @@
 // Package dot draws ilmek graphs as Graphviz DOT, beside the Mermaid text
 // of package mermaid and from the same model (mermaid.Graph, and a
 // thread's position as a mermaid.Highlight): nodes planned next carry the
-// class "next", nodes waiting on a person the class "pending" and ⏸ before
-// the name, and every node's id (the SVG element id once laid out) is
+// class "next", nodes waiting on a person the class "pending" and
+// " (waiting)" after the name (text, so that no emoji font is needed), and
+// every node's id (the SVG element id once laid out) is
 // "node_" and its name.
 //
 // Names and labels are written so that no text of a graph can change the
@@ -51,7 +52,7 @@ func Diagram(g mermaid.Graph, h *mermaid.Highlight) string {
 		label, attrs := name, ""
 		switch {
 		case pending[name]:
-			label = "⏸ " + name
+			label = name + " (waiting)"
 			attrs = ", class=\"pending\", fillcolor=\"#fde68a\", penwidth=2.5"
 		case next[name]:
 			attrs = ", class=\"next\", fillcolor=\"#bfdbfe\", penwidth=2.5"

@@ -39,7 +39,7 @@ func TestDiagram(t *testing.T) {
 			`"write" -> "extra" [style=dashed];`,
 		}, nope: []string{"class=\"next\"", "class=\"pending\""}},
 		{name: "pending and next", g: chain, h: &mermaid.Highlight{Next: []string{"publish"}, Pending: []string{"review"}}, want: []string{
-			`"review" [label="⏸ review", id="node_review", class="pending"`,
+			`"review" [label="review (waiting)", id="node_review", class="pending"`,
 			`"publish" [label="publish", id="node_publish", class="next"`,
 		}},
 		{name: "no end", g: mermaid.Graph{Nodes: []mermaid.Node{{ID: "a"}}}, nope: []string{"__end__"}},

@@ -82,7 +82,7 @@ func TestSmallDocumentChangeSmallDiff(t *testing.T) {
 		// The document's line and the config literal's line in New.
 		{"config value", doc("medium", 1000), 4},
 		// The guard's line in the document; in program.gen.go the edge's
-		// comment in Plan and the predicate runtime.Holds evaluates (its
+		// comment in Plan and the predicate spec.Predicate.Holds evaluates (its
 		// comment and its literal) for a channel typed any.
 		{"guard literal", strings.Replace(doc("large", 1000), `"lt": 1100}`, `"lt": 1234}`, 1), 8},
 	} {

@@ -103,8 +103,8 @@
 // # Guards
 //
 // Guards compile to Go over the typed fields and route exactly as
-// runtime.Holds does on the channel's JSON value (see guards.go): channels
-// typed any call runtime.Holds with the predicate kept in a package
+// spec.Predicate.Holds does on the channel's JSON value (see guards.go): channels
+// typed any call spec.Predicate.Holds with the predicate kept in a package
 // variable; typed channels compare directly (numbers as float64, a
 // float32 as the float64 its JSON reads back as; a string literal holding
 // U+FFFD against the string with invalid UTF-8 replaced, as JSON does); a

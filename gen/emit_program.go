@@ -150,7 +150,7 @@ func (m *model) emitRun(f *jen.File) {
 	)
 }
 
-// emitGuardVars writes the predicates that runtime.Holds evaluates.
+// emitGuardVars writes the predicates that spec.Predicate.Holds evaluates.
 func (m *model) emitGuardVars(f *jen.File) {
 	var defs []jen.Code
 	for _, es := range m.edges {
@@ -170,7 +170,7 @@ func (m *model) emitGuardVars(f *jen.File) {
 	}
 	f.Line()
 	f.Comment("The predicates of the guards on channels typed any, evaluated by")
-	f.Comment("runtime.Holds exactly as the spec-built program evaluates them.")
+	f.Comment("spec.Predicate.Holds exactly as the spec-built program evaluates them.")
 	f.Var().Defs(defs...)
 }
 

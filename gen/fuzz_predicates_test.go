@@ -19,12 +19,12 @@ import (
 )
 
 // FuzzPredicatesAgree checks that the guards the generator compiles route
-// exactly as the spec-built program's evaluation, runtime.Holds, on the
+// exactly as the spec-built program's evaluation, spec.Predicate.Holds, on the
 // value the spec-built program would hold for the channel. It runs the
 // committed probe graph (testdata/predfuzz, see fuzz_predspec_test.go) with
 // random channel values, set or unset, and compares the hit nodes that
 // ran — the targets the generated Plan planned — with the edges whose
-// predicate runtime.Holds accepts. The value runtime.Holds sees is the
+// predicate spec.Predicate.Holds accepts. The value spec.Predicate.Holds sees is the
 // channel's JSON value for bound channels (what Adapt hands an untyped
 // node, and what a checkpoint stores), the Go value itself for unbound
 // ones; an unset last_write channel is unset (not null), and an append or
@@ -286,7 +286,7 @@ func (probeNodes) Hit(id predgraph.NodeID, _ predgraph.HitConfig) (predgraph.Nod
 }
 
 // check runs the probe graph with input in and compares the hit nodes with
-// runtime.Holds on the state the probe node saw.
+// spec.Predicate.Holds on the state the probe node saw.
 func (p *probe) check(t *testing.T, in predgraph.Update) {
 	t.Helper()
 	res, err := p.graph.Invoke(context.Background(), in)
@@ -304,9 +304,9 @@ func (p *probe) check(t *testing.T, in predgraph.Update) {
 			continue
 		}
 		v, set := p.view(state, e.When.Channel)
-		want := runtime.Holds(e.When, v, set)
+		want := e.When.Holds(v, set)
 		if got[e.To] != want {
-			diffs = append(diffs, fmt.Sprintf("%s: %s on %s (%s) = %#v, set %v: generated %v, runtime.Holds %v",
+			diffs = append(diffs, fmt.Sprintf("%s: %s on %s (%s) = %#v, set %v: generated %v, spec.Predicate.Holds %v",
 				e.To, predicateText(e.When), e.When.Channel, p.chans[e.When.Channel].gotype, v, set, got[e.To], want))
 		}
 	}
@@ -314,11 +314,11 @@ func (p *probe) check(t *testing.T, in predgraph.Update) {
 		if len(diffs) > 20 {
 			diffs = append(diffs[:20], fmt.Sprintf("... and %d more", len(diffs)-20))
 		}
-		t.Fatalf("generated guards and runtime.Holds disagree:\n\t%s", strings.Join(diffs, "\n\t"))
+		t.Fatalf("generated guards and spec.Predicate.Holds disagree:\n\t%s", strings.Join(diffs, "\n\t"))
 	}
 }
 
-// view returns the value runtime.Holds sees for channel name of s in the
+// view returns the value spec.Predicate.Holds sees for channel name of s in the
 // spec-built program, and whether it is set.
 func (p *probe) view(s predgraph.State, name string) (any, bool) {
 	c := p.chans[name]

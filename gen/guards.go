@@ -15,10 +15,10 @@ import (
 
 // Guards are compiled so that the generated program routes exactly like
 // the program runtime.FromSpec builds from the same document, whose
-// predicates see the JSON value of each channel (runtime.Holds):
+// predicates see the JSON value of each channel (spec.Predicate.Holds):
 //
 //   - A channel typed any (unbound, or bound to an interface) calls
-//     runtime.Holds with the predicate itself, kept in a package variable.
+//     spec.Predicate.Holds with the predicate itself, kept in a package variable.
 //   - An unbound append or merge channel always holds a list or an object:
 //     truthy compiles to len(s.X) > 0; eq, in, gt and lt never hold and neq
 //     always does, so such an edge is left out or followed unconditionally.
@@ -39,7 +39,7 @@ type guard struct {
 	code   jen.Code // nil when the edge is always or never followed
 	always bool     // followed unconditionally (code is nil)
 	never  bool     // never followed (code is nil)
-	holds  bool     // code calls runtime.Holds with the predicate variable
+	holds  bool     // code calls spec.Predicate.Holds with the predicate variable
 	note   string   // why the guard is constant
 }
 
@@ -55,7 +55,7 @@ func compileGuard(em *edgeModel) (guard, string) {
 	p, c := em.when, em.ch
 	field := jen.Id("s").Dot(c.field)
 	if isEmptyInterface(c.typ) || isInterface(c.typ) {
-		return guard{holds: true, code: jen.Qual(runtimePath, "Holds").Call(jen.Id(guardVar(em)), field, jen.Id("s").Dot(c.has).Call())}, ""
+		return guard{holds: true, code: jen.Id(guardVar(em)).Dot("Holds").Call(field, jen.Id("s").Dot(c.has).Call())}, ""
 	}
 	if !c.lastWrite() && !c.bound {
 		// An unbound list or object channel.
@@ -207,7 +207,7 @@ func cmpCode(x *jen.Statement, t types.Type, op string, f float64) (jen.Code, bo
 	return nil, false
 }
 
-// truthyCode compiles JSON truthiness of x (see runtime.Truthy).
+// truthyCode compiles JSON truthiness of x (see spec.Predicate.Holds).
 func truthyCode(x *jen.Statement, t types.Type, nullable bool) (jen.Code, bool) {
 	switch u := t.Underlying().(type) {
 	case *types.Pointer:

@@ -22,8 +22,7 @@ func TestMemoryStoresDeltas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &deltaRecorder{Memory: checkpoint.NewMemory()}
-	m.SetCompaction(checkpoint.Compaction{Every: 10})
+	m := &deltaRecorder{Memory: checkpoint.NewMemory(checkpoint.Compact(checkpoint.Compaction{Every: 10}))}
 	for i := 0; i < 50; i++ {
 		if _, err := g.Thread(m, "t").Invoke(t.Context(), nil); err != nil {
 			t.Fatal(err)

@@ -32,8 +32,7 @@
 // ([Builder.EdgeIf]), and routers that pick targets from the state
 // ([Builder.Router], [Builder.RouterTo]). [Builder.Compile] reports every
 // problem at once. A Go guard that should read the state as a document's
-// guard does uses [Holds], or [Truthy] and [AsFloat] for the JSON
-// truthiness and numbers it works with.
+// guard does evaluates the predicate with [spec.Predicate.Holds].
 //
 // A package that ilmekgen generated has its own New over its typed State
 // and Update, and implements the graph-specific half of a run in plain Go.

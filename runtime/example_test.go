@@ -55,9 +55,9 @@ func ExampleLoad() {
 // and ToSpec says why such a graph cannot be stored.
 func ExampleBuilder() {
 	sum := func(cur, in any) (any, error) {
-		a, _ := runtime.AsFloat(cur)
-		b, _ := runtime.AsFloat(in)
-		return a + b, nil
+		a, _ := cur.(float64) // unset at first; a state holds numbers as float64
+		b, _ := in.(int)      // what the node wrote
+		return a + float64(b), nil
 	}
 	g, err := runtime.NewBuilder("counter").
 		ChannelFunc("total", sum).

@@ -57,7 +57,7 @@ func steps(t *testing.T, seq func(func(runtime.Event, error) bool)) ([][]string,
 func TestTaskIsolation(t *testing.T) {
 	// Both tasks read n from the same snapshot: one increment is lost.
 	incr := func(_ *runtime.Ctx, s runtime.Values) (runtime.Values, error) {
-		n, _ := runtime.AsFloat(s["n"])
+		n, _ := s["n"].(float64)
 		return runtime.Values{"n": n + 1}, nil
 	}
 	sawSibling := atomic.Bool{}
@@ -112,7 +112,7 @@ func TestReduceOrderIsTaskOrderNotCompletionOrder(t *testing.T) {
 func TestRecursionLimit(t *testing.T) {
 	loop := runtime.NewBuilder("loop").Channel("n", "").
 		Node("inc", func(_ *runtime.Ctx, s runtime.Values) (runtime.Values, error) {
-			n, _ := runtime.AsFloat(s["n"])
+			n, _ := s["n"].(float64)
 			return runtime.Values{"n": n + 1}, nil
 		}).
 		Edge(spec.Start, "inc").

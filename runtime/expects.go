@@ -146,12 +146,25 @@ func (b *schemaBuilder) structSchema(t reflect.Type) map[string]any {
 	props := map[string]any{}
 	required := []string{}
 	for _, f := range jsonconv.ReflectFields(t, true) {
-		ft := t.FieldByIndex(f.Index).Type
+		sf := t.FieldByIndex(f.Index)
+		ft := sf.Type
+		var ps map[string]any
 		if f.Quoted && quotable(ft) {
-			props[f.Name] = map[string]any{"type": "string"} // `json:",string"`
+			ps = map[string]any{"type": "string"} // `json:",string"`
 		} else {
-			props[f.Name] = b.schema(ft)
+			ps = b.schema(ft)
 		}
+		// `title:"..."` and `description:"..."` label the member for a
+		// form that asks a person for the answer (the server's inbox).
+		if v := sf.Tag.Get("title"); v != "" {
+			ps = maps.Clone(ps)
+			ps["title"] = v
+		}
+		if v := sf.Tag.Get("description"); v != "" {
+			ps = maps.Clone(ps)
+			ps["description"] = v
+		}
+		props[f.Name] = ps
 		if f.Required {
 			required = append(required, f.Name)
 		}

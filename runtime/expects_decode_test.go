@@ -213,3 +213,26 @@ func FuzzCheckAnswer(f *testing.F) {
 		}
 	})
 }
+
+// labelledAnswer carries the labels a form shows for its members.
+type labelledAnswer struct {
+	Approve bool   `json:"approve" title:"Approve the refund" description:"Tick to pay it out."`
+	Note    string `json:"note,omitempty" title:"Note"`
+	Plain   int    `json:"plain"`
+}
+
+func TestExpectsSchemaLabels(t *testing.T) {
+	got := string(schemaJSON(t, reflect.TypeFor[labelledAnswer]()))
+	for _, want := range []string{
+		`"approve":{"description":"Tick to pay it out.","title":"Approve the refund","type":"boolean"}`,
+		`"note":{"title":"Note","type":"string"}`,
+		`"plain":{"maximum"`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("schema lacks %s:\n%s", want, got)
+		}
+	}
+	if err := checkAnswer(schemaJSON(t, reflect.TypeFor[labelledAnswer]()), json.RawMessage(`{"approve":true,"plain":1}`)); err != nil {
+		t.Errorf("a labelled schema refuses a good answer: %v", err)
+	}
+}

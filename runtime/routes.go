@@ -247,7 +247,7 @@ func (r *runner[S, U]) noEdgeHeld(i int, held int, s *S) bool {
 	}
 	for _, p := range rt.endWhen[i] {
 		v, set := vals[p.Channel]
-		if Holds(p, v, set) {
+		if p.Holds(v, set) {
 			return false
 		}
 	}

@@ -127,7 +127,7 @@ func (u *untyped) Plan(s *Values, from int, pl *contract.Planner[Values]) error 
 			continue
 		case e.pred != nil:
 			v, set := (*s)[e.pred.Channel]
-			if !Holds(e.pred, v, set) {
+			if !e.pred.Holds(v, set) {
 				continue
 			}
 		case e.guard != nil:

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 	"reflect"
 	"strings"
 
@@ -25,100 +24,6 @@ type Values map[string]any
 // returns a partial update (nil for none). To return a command, call
 // ctx.Command before returning.
 type NodeFunc func(ctx *Ctx, state Values) (Values, error)
-
-// asFloat returns v as a double when v is a number of any Go numeric kind.
-func asFloat(v any) (float64, bool) { return jsonconv.AsFloat(v) }
-
-// AsFloat returns v as an IEEE double when it is a number of any Go numeric
-// kind (or json.Number): the precision predicates compare numbers at.
-func AsFloat(v any) (float64, bool) { return asFloat(v) }
-
-// Holds evaluates a declarative predicate on a channel value with JSON
-// semantics: v is the channel's value and set whether it was ever written
-// (an unset channel is not null). Numbers compare as IEEE doubles; eq, neq
-// and in compare scalars only; gt and lt are false unless v is a number;
-// truthy treats unset, null, false, 0, "", [] and {} as falsy.
-func Holds(p *spec.Predicate, v any, set bool) bool {
-	switch p.Op {
-	case spec.OpEq:
-		return set && scalarEqual(v, p.Value)
-	case spec.OpNeq:
-		return !(set && scalarEqual(v, p.Value))
-	case spec.OpIn:
-		if !set {
-			return false
-		}
-		for _, l := range p.Values {
-			if scalarEqual(v, l) {
-				return true
-			}
-		}
-		return false
-	case spec.OpGt, spec.OpLt:
-		if !set {
-			return false
-		}
-		f, ok := asFloat(v)
-		if !ok {
-			return false
-		}
-		if p.Op == spec.OpGt {
-			return f > p.Value.Float()
-		}
-		return f < p.Value.Float()
-	case spec.OpTruthy:
-		return Truthy(v, set) == p.Value.Bool
-	}
-	return false
-}
-
-func scalarEqual(v any, l spec.Literal) bool {
-	switch l.Kind {
-	case spec.LitNull:
-		return v == nil
-	case spec.LitString:
-		s, ok := v.(string)
-		return ok && s == l.Str
-	case spec.LitBool:
-		b, ok := v.(bool)
-		return ok && b == l.Bool
-	case spec.LitNumber:
-		f, ok := asFloat(v)
-		return ok && f == l.Float()
-	}
-	return false
-}
-
-// Truthy is JSON truthiness: unset, null, false, 0, NaN, "", an empty list
-// and an empty object are false; everything else is true.
-func Truthy(v any, set bool) bool {
-	if !set || v == nil {
-		return false
-	}
-	switch x := v.(type) {
-	case bool:
-		return x
-	case string:
-		return x != ""
-	case []any:
-		return len(x) > 0
-	case map[string]any:
-		return len(x) > 0
-	case Values:
-		return len(x) > 0
-	}
-	if f, ok := asFloat(v); ok {
-		return f != 0 && !math.IsNaN(f)
-	}
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Slice, reflect.Array, reflect.Map:
-		return rv.Len() > 0
-	case reflect.Pointer, reflect.Interface:
-		return !rv.IsNil()
-	}
-	return true
-}
 
 // ReducerFunc is a custom reducer of a code-built graph: it folds incoming
 // into current (nil when the channel is unset) and returns the next value.

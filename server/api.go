@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,11 +32,14 @@ var routes = []route{
 	{"POST", "/threads", (*Server).createThread},
 	{"GET", "/threads", (*Server).listThreads},
 	{"GET", "/threads/{thread_id}", (*Server).getThread},
+	{"DELETE", "/threads/{thread_id}", (*Server).deleteThread},
 	{"GET", "/threads/{thread_id}/history", (*Server).history},
+	{"GET", "/threads/{thread_id}/history/{checkpoint_id}", (*Server).checkpointAt},
 	{"POST", "/threads/{thread_id}/history/{checkpoint_id}/fork", (*Server).fork},
 	{"GET", "/threads/{thread_id}/diagram", (*Server).diagram},
 	{"POST", "/threads/{thread_id}/runs", (*Server).startRun},
 	{"POST", "/threads/{thread_id}/resume", (*Server).resume},
+	{"GET", "/threads/{thread_id}/runs", (*Server).listRuns},
 	{"GET", "/threads/{thread_id}/runs/{run_id}", (*Server).getRun},
 	{"GET", "/threads/{thread_id}/runs/{run_id}/wait", (*Server).waitRun},
 	{"GET", "/threads/{thread_id}/runs/{run_id}/stream", (*Server).streamRun},
@@ -133,16 +137,13 @@ type ThreadView struct {
 	LastRunID    string                     `json:"last_run_id,omitempty"`
 }
 
-// Thread statuses (ThreadView.Status, and the status filter of
-// GET /threads): idle (no run going, none waiting), busy (a run queued or
-// going on here), interrupted (waiting on a person) and error (the last
-// run here failed).
-const (
-	ThreadIdle        runtime.Status = "idle"
-	ThreadBusy        runtime.Status = "busy"
-	ThreadInterrupted                = runtime.StatusInterrupted
-	ThreadError                      = runtime.StatusError
-)
+// Thread statuses are the runtime's (runtime.Status), in ThreadView.Status
+// and the status filter of GET /threads: new (never ran), running (a run
+// queued or going on here), interrupted (waiting on a person), parked
+// (stopped at a superstep boundary with work left), and how its last run
+// ended: done, error or aborted.
+var threadStatuses = []runtime.Status{runtime.StatusNew, runtime.StatusRunning, runtime.StatusInterrupted,
+	runtime.StatusParked, runtime.StatusDone, runtime.StatusError, runtime.StatusAborted}
 
 type createThreadBody struct {
 	Graph    string            `json:"graph"`
@@ -193,7 +194,7 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request, p Principa
 	if !created {
 		return errf(http.StatusConflict, "thread-exists", "Thread exists", "thread "+t.ID+" exists already; pick another thread_id")
 	}
-	view, err := s.threadView(r.Context(), t)
+	view, err := s.threadView(r.Context(), t, nil)
 	if err != nil {
 		return err
 	}
@@ -213,8 +214,10 @@ func (s *Server) thread(ctx context.Context, p Principal, id string, a Action) (
 	return t, s.access(ctx, p, t, a)
 }
 
-func (s *Server) threadView(ctx context.Context, t threadRecord) (ThreadView, error) {
-	v := ThreadView{ThreadID: t.ID, Graph: t.Graph, Metadata: t.Meta, Created: t.Created, Status: ThreadIdle,
+// threadView reads thread t's view; info is its stored record when the
+// caller has it fresh (the outcome of its last run), else nil.
+func (s *Server) threadView(ctx context.Context, t threadRecord, info *runtime.ThreadInfo) (ThreadView, error) {
+	v := ThreadView{ThreadID: t.ID, Graph: t.Graph, Metadata: t.Meta, Created: t.Created, Status: runtime.StatusNew,
 		Next: []string{}, Pending: []runtime.PendingInterrupt{}}
 	ts, err := s.state(ctx, t)
 	switch {
@@ -228,19 +231,52 @@ func (s *Server) threadView(ctx context.Context, t threadRecord) (ThreadView, er
 		}
 		if ts.Open != nil {
 			v.Pending = ts.Open
-			v.Status = ThreadInterrupted
+		}
+	}
+	// How the last run ended: the store's record, else the last run this
+	// server ran (a run refused before it started ended nothing).
+	var ended runtime.Status
+	if info != nil {
+		ended = info.Outcome.Status
+		if l := strings.Fields(info.Meta[metaRuns]); len(l) > 0 {
+			v.LastRunID, _, _ = strings.Cut(l[len(l)-1], ":")
 		}
 	}
 	if last := s.lastRun(t.ID); last != nil {
-		v.LastRunID = last.id
-		if st := last.view().Status; st == runtime.StatusError && v.Status == ThreadIdle {
-			v.Status = ThreadError
+		lv := last.view()
+		v.LastRunID = lv.RunID
+		if last.isDone() && last.refusedWith() == nil && (ended == "" || info == nil || lv.Ended != nil && lv.Ended.After(info.Outcome.Ended)) {
+			ended = lv.Status
+		} else if e := last.ending(); e != "" && !last.isDone() {
+			ended = e // sent its run_end, not yet freed the thread
 		}
 	}
+	v.Status = threadStatus(v, ended)
 	if _, busy := s.threadBusy(t.ID); busy {
-		v.Status = ThreadBusy
+		v.Status = runtime.StatusRunning
+	} else if qid, ok := s.queuedID(v.LastRunID); ok {
+		// The workers' request of the thread, queued or running.
+		if o, err := s.cfg.Queue.Outcome(ctx, qid); err == nil && !o.Ended() {
+			v.Status = runtime.StatusRunning
+		}
 	}
 	return v, nil
+}
+
+// threadStatus is where a thread stands from its latest checkpoint and how
+// its last run ended ("" when unknown).
+func threadStatus(v ThreadView, ended runtime.Status) runtime.Status {
+	switch {
+	case len(v.Pending) > 0:
+		return runtime.StatusInterrupted
+	case ended == runtime.StatusError || ended == runtime.StatusAborted || ended == runtime.StatusParked:
+		return ended
+	case v.CheckpointID == "":
+		return runtime.StatusNew
+	case len(v.Next) > 0:
+		return runtime.StatusParked
+	}
+	return runtime.StatusDone
 }
 
 // state reads a thread's latest state through the version that runs it.
@@ -265,7 +301,7 @@ func (s *Server) getThread(w http.ResponseWriter, r *http.Request, p Principal) 
 	if err != nil {
 		return err
 	}
-	v, err := s.threadView(r.Context(), t)
+	v, err := s.threadView(r.Context(), t, s.info(r.Context(), t.ID))
 	if err != nil {
 		return err
 	}
@@ -289,11 +325,10 @@ func (s *Server) listThreads(w http.ResponseWriter, r *http.Request, p Principal
 		limit = n
 	}
 	status := runtime.Status(q.Get("status"))
-	switch status {
-	case "", ThreadIdle, ThreadBusy, ThreadInterrupted, ThreadError:
-	default:
-		return badRequest(fmt.Sprintf("status %q is none of idle, busy, interrupted, error", status))
+	if status != "" && !slices.Contains(threadStatuses, status) {
+		return badRequest(fmt.Sprintf("status %q is none of new, running, interrupted, parked, done, error, aborted", status))
 	}
+	search := strings.ToLower(q.Get("q"))
 	var pending *bool
 	if v := q.Get("pending"); v != "" {
 		b, err := strconv.ParseBool(v)
@@ -327,10 +362,10 @@ func (s *Server) listThreads(w http.ResponseWriter, r *http.Request, p Principal
 		tq.Meta[metaOwner] = p.ID
 	}
 	switch {
-	case status == ThreadInterrupted || pending != nil && *pending:
+	case status == runtime.StatusInterrupted || pending != nil && *pending:
 		tq.Status = runtime.StatusInterrupted
-	case status == ThreadError:
-		tq.Status = runtime.StatusError
+	case status == runtime.StatusDone || status == runtime.StatusError || status == runtime.StatusAborted:
+		tq.Status = status
 	}
 	for {
 		tq.Limit = limit - len(out.Threads)
@@ -343,13 +378,13 @@ func (s *Server) listThreads(w http.ResponseWriter, r *http.Request, p Principal
 		}
 		for _, info := range page.Threads {
 			t, ok := record(info)
-			if !ok || !metaMatches(info.Meta, tq.Meta) {
+			if !ok || !metaMatches(info.Meta, tq.Meta) || search != "" && !searchMatches(t, search) {
 				continue
 			}
 			if s.cfg.Access(r.Context(), p, ThreadRef{ID: t.ID, Graph: t.Graph, Meta: t.Meta}, ActionRead) != nil {
 				continue
 			}
-			v, err := s.threadView(r.Context(), t)
+			v, err := s.threadView(r.Context(), t, &info)
 			if err != nil {
 				return err
 			}
@@ -365,6 +400,20 @@ func (s *Server) listThreads(w http.ResponseWriter, r *http.Request, p Principal
 		tq.Cursor = page.Next
 	}
 	return writeJSON(w, http.StatusOK, out)
+}
+
+// searchMatches reports whether the thread's id or one of its metadata
+// values holds q (lower case).
+func searchMatches(t threadRecord, q string) bool {
+	if strings.Contains(strings.ToLower(t.ID), q) {
+		return true
+	}
+	for k, v := range t.Meta {
+		if strings.Contains(strings.ToLower(v), q) || strings.Contains(strings.ToLower(k+"="+v), q) {
+			return true
+		}
+	}
+	return false
 }
 
 func metaMatches(have, want map[string]string) bool {
@@ -385,6 +434,14 @@ type CheckpointView struct {
 	Values       json.RawMessage            `json:"values"`
 	Next         []string                   `json:"next"`
 	Pending      []runtime.PendingInterrupt `json:"pending"`
+	// Nodes are the nodes of the superstep that wrote the checkpoint,
+	// Started when it started (its parent's time) and DurationMS how long
+	// it took; Writes are the channels it changed. Empty when the parent
+	// is not known (the oldest checkpoint, or a pruned parent).
+	Nodes      []string   `json:"nodes"`
+	Started    *time.Time `json:"started,omitempty"`
+	DurationMS float64    `json:"duration_ms,omitempty"`
+	Writes     []string   `json:"writes"`
 }
 
 func (s *Server) history(w http.ResponseWriter, r *http.Request, p Principal) error {
@@ -407,15 +464,12 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request, p Principal) er
 	out := struct {
 		Checkpoints []CheckpointView `json:"checkpoints"`
 	}{Checkpoints: []CheckpointView{}}
+	byID := make(map[string]*runtime.Checkpoint, len(cps))
 	for _, cp := range cps {
-		cv := CheckpointView{CheckpointID: cp.ID, ParentID: cp.ParentID, Step: cp.Step, Created: cp.Created, Values: cp.Channels,
-			Next: []string{}, Pending: []runtime.PendingInterrupt{}}
-		for _, n := range cp.Next {
-			cv.Next = append(cv.Next, n.Key)
-		}
-		if cp.Pending != nil {
-			cv.Pending = cp.Pending
-		}
+		byID[cp.ID] = cp
+	}
+	for _, cp := range cps {
+		cv := checkpointView(cp, byID[cp.ParentID])
 		out.Checkpoints = append(out.Checkpoints, cv)
 	}
 	return writeJSON(w, http.StatusOK, out)
@@ -424,6 +478,14 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request, p Principal) er
 type runBody struct {
 	Input         json.RawMessage       `json:"input,omitempty"`
 	DoubleTexting runtime.DoubleTexting `json:"double_texting,omitempty"`
+}
+
+// forkBody is a fork's body: input folded into the checkpoint's channels
+// (edited channel values), or answers to the interrupts the checkpoint
+// waits on (an edited answer), not both.
+type forkBody struct {
+	runBody
+	Answers map[string]json.RawMessage `json:"answers,omitempty"`
 }
 
 type resumeBody struct {
@@ -450,11 +512,21 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, p Principal) e
 }
 
 func (s *Server) fork(w http.ResponseWriter, r *http.Request, p Principal) error {
-	var b runBody
+	var b forkBody
 	if err := decode(r, &b); err != nil {
 		return err
 	}
-	return s.launch(w, r, p, "fork", b.Input, nil, r.PathValue("checkpoint_id"), b.DoubleTexting)
+	var answers map[string]any
+	if len(b.Answers) > 0 {
+		if len(bytes.TrimSpace(b.Input)) > 0 {
+			return badRequest("a fork takes input (channel values) or answers (to the checkpoint's interrupts), not both")
+		}
+		answers = make(map[string]any, len(b.Answers))
+		for id, a := range b.Answers {
+			answers[id] = a
+		}
+	}
+	return s.launch(w, r, p, "fork", b.Input, answers, r.PathValue("checkpoint_id"), b.DoubleTexting)
 }
 
 func (s *Server) resume(w http.ResponseWriter, r *http.Request, p Principal) error {
@@ -511,6 +583,7 @@ func (s *Server) launch(w http.ResponseWriter, r *http.Request, p Principal, kin
 	if err != nil {
 		return err
 	}
+	s.noteRun(context.WithoutCancel(r.Context()), t.ID, ru.id, kind)
 	if now {
 		select {
 		case <-ru.started:
@@ -558,18 +631,24 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request, p Principal) err
 	if done, err := s.queuedRoute(w, r, p, "get"); done {
 		return err
 	}
-	ru, err := s.findRun(r, p, ActionRead)
+	t, err := s.thread(r.Context(), p, r.PathValue("thread_id"), ActionRead)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, ru.view())
+	_, v, err := s.anyRun(r.Context(), t, r.PathValue("run_id"), "")
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, v)
 }
 
+// waitRun waits for a run's end: one of this process's, or one the
+// store's event log holds (polled).
 func (s *Server) waitRun(w http.ResponseWriter, r *http.Request, p Principal) error {
 	if done, err := s.queuedRoute(w, r, p, "wait"); done {
 		return err
 	}
-	ru, err := s.findRun(r, p, ActionRead)
+	t, err := s.thread(r.Context(), p, r.PathValue("thread_id"), ActionRead)
 	if err != nil {
 		return err
 	}
@@ -577,16 +656,38 @@ func (s *Server) waitRun(w http.ResponseWriter, r *http.Request, p Principal) er
 	if err != nil {
 		return err
 	}
+	id := r.PathValue("run_id")
+	ru, v, err := s.anyRun(r.Context(), t, id, "")
+	if err != nil {
+		return err
+	}
 	tm := time.NewTimer(timeout)
 	defer tm.Stop()
-	select {
-	case <-ru.done:
-		return writeJSON(w, http.StatusOK, ru.view())
-	case <-tm.C:
-		return writeJSON(w, http.StatusAccepted, ru.view())
-	case <-r.Context().Done():
-		return r.Context().Err()
+	if ru != nil {
+		select {
+		case <-ru.done:
+			return writeJSON(w, http.StatusOK, ru.view())
+		case <-tm.C:
+			return writeJSON(w, http.StatusAccepted, ru.view())
+		case <-r.Context().Done():
+			return r.Context().Err()
+		}
 	}
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for v.Ended == nil {
+		select {
+		case <-tick.C:
+		case <-tm.C:
+			return writeJSON(w, http.StatusAccepted, v)
+		case <-r.Context().Done():
+			return r.Context().Err()
+		}
+		if v, err = s.storedRun(r.Context(), t, id, v.Kind); err != nil {
+			return err
+		}
+	}
+	return writeJSON(w, http.StatusOK, v)
 }
 
 func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, p Principal) error {
@@ -594,6 +695,23 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, p Principal) 
 		return err
 	}
 	ru, err := s.findRun(r, p, ActionRun)
+	if isNotFound(err) {
+		// A run of another process, or of one before a restart: an ended
+		// one answers its view; a going one is not this server's to stop.
+		t, terr := s.thread(r.Context(), p, r.PathValue("thread_id"), ActionRun)
+		if terr != nil {
+			return terr
+		}
+		v, serr := s.storedRun(r.Context(), t, r.PathValue("run_id"), "")
+		if serr != nil {
+			return serr
+		}
+		if v.Ended != nil {
+			return writeJSON(w, http.StatusAccepted, v)
+		}
+		return errf(http.StatusConflict, "run-elsewhere", "The run is not this server's",
+			"run "+v.RunID+" runs in another process; cancel it there")
+	}
 	if err != nil {
 		return err
 	}

@@ -38,6 +38,17 @@ func (s *Server) diagram(w http.ResponseWriter, r *http.Request, p Principal) er
 	case !errors.Is(err, runtime.ErrNotFound):
 		return err
 	}
+	if id := r.URL.Query().Get("checkpoint"); id != "" {
+		// Where the thread stood at an earlier checkpoint.
+		cp, err := s.cfg.Checkpointer.Get(r.Context(), t.ID, id)
+		if errors.Is(err, runtime.ErrNotFound) {
+			return notFound("thread " + t.ID + " has no checkpoint " + id)
+		}
+		if err != nil {
+			return err
+		}
+		tsp = &threadState{Checkpoint: cp, Open: cp.Pending}
+	}
 	text, mg, err := v.diagram(tsp)
 	if err != nil {
 		return err

@@ -7,29 +7,49 @@
 //
 //   - threads: POST /threads creates one (of a graph, with string
 //     metadata); GET /threads lists them with filters (graph, status,
-//     pending, metadata.<key>) and cursor paging; GET /threads/{id} is its
-//     state, what runs next and the interrupts it waits on;
+//     pending, metadata.<key>, q: a search of ids and metadata) and cursor
+//     paging; GET /threads/{id} is its state, what runs next and the
+//     interrupts it waits on; DELETE /threads/{id} deletes it. A thread's
+//     status is the runtime's (runtime.Status): new, running, interrupted,
+//     parked, done, error or aborted;
 //   - runs: POST /threads/{id}/runs starts one with input; its events
 //     stream as Server-Sent Events (GET .../runs/{run}/stream, ids
 //     "<run>:<seq>", reconnect with Last-Event-ID from the run's event
 //     log); GET .../wait waits for the outcome; POST .../cancel cancels it;
+//     GET /threads/{id}/runs lists the thread's latest runs. A run's
+//     lookup and wait read the store's event log for a run this process
+//     does not hold (before a restart, or in another process);
 //   - resume: POST /threads/{id}/resume answers interrupts by id; the
 //     runtime's refusals become precise statuses with RFC 9457 problem
 //     bodies (a wrong answer type 422, a busy thread 409...);
-//   - history: GET /threads/{id}/history lists checkpoints and
-//     POST .../history/{checkpoint}/fork runs from one;
+//   - history: GET /threads/{id}/history lists checkpoints (each with the
+//     nodes, start, duration and channel writes of the superstep that
+//     wrote it), GET .../history/{checkpoint} is the state at one, and
+//     POST .../history/{checkpoint}/fork runs from one with edited channel
+//     values (input) or an edited answer (answers);
 //   - GET /threads/{id}/diagram draws the graph with where the thread
 //     stands: the MODEL.md §9.1 Mermaid text (package mermaid), DOT
 //     (package dot), or SVG laid out by Config.RenderSVG (package graphviz
 //     runs Graphviz in process; without a renderer format=svg answers 501);
 //   - GET /openapi.json is the API's OpenAPI 3.1 document (OpenAPI);
-//   - /inbox/ is a page for people, served from embedded files: the
-//     threads waiting on the principal, each interrupt's payload and a form
-//     to answer it (fields from the answer's JSON Schema when it is a flat
-//     object or a scalar, else a JSON text area that starts from a skeleton
-//     of the schema, never null), the thread's diagram as
-//     SVG (the Mermaid text in its place without a renderer) with the
-//     Mermaid text beside it, and its events, live.
+//   - /inbox/ is the console, a page for people served from embedded
+//     files (no CDN, a strict Content-Security-Policy): threads of every
+//     status with filters, a search by id or metadata and paging; a page
+//     per thread at its own URL (/inbox/?thread=ID, &cp=CHECKPOINT for an
+//     earlier state) with its status, the diagram (SVG from
+//     Config.RenderSVG, the Mermaid text without one) marking the path
+//     taken and where it stands, the questions it waits on, the timeline
+//     of its supersteps (nodes, start, duration, channels written), the
+//     channel values at any checkpoint, its runs, and their events live.
+//     An answer form shows the question as text and a field per member of
+//     the answer, labelled by the `title:"..."` and `description:"..."`
+//     struct tags of the Interrupt[T] type (a JSON box starting from a
+//     skeleton of the schema when the answer nests); it is updated in
+//     place, never rebuilt while someone types, checks the answer against
+//     the schema before sending it, and confirms what the run then did.
+//     Cancel a run, fork from a checkpoint with an edited answer or edited
+//     channel values, and delete a thread are buttons behind a
+//     confirmation, through the routes above (and so the Access hook).
 //
 // Threads and the runs' events live in the checkpointer when it keeps them
 // (checkpoint.ThreadLister and ThreadRecorder for threads, with the graph,

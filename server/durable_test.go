@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
@@ -98,4 +99,77 @@ func TestSecondServerOnOneStore(t *testing.T) {
 	}
 	a.must("alice", "POST", "/threads", map[string]any{"metadata": map[string]string{metaGraph: "x"}}, 400)
 	a.must("alice", "POST", "/threads", map[string]any{"thread_id": th.ThreadID}, 409)
+}
+
+// TestRunsAfterRestart: a server started on the store another wrote finds
+// that server's runs from what the store keeps: GET .../runs lists them,
+// a run's lookup and /wait answer with how it ended, and the thread's
+// status is the runtime's, never a stale "running".
+func TestRunsAfterRestart(t *testing.T) {
+	store := checkpoint.NewMemory()
+	a := newTestServer(t, func(c *Config) { c.Checkpointer = store })
+	th := a.newThread("alice", nil)
+	var first, second RunView
+	a.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": map[string]any{"topic": "x"}}, 202).json(t, &first)
+	first = a.wait("alice", first)
+	a.must("alice", "POST", "/threads/"+th.ThreadID+"/resume", map[string]any{"answers": map[string]any{first.Pending[0].ID: map[string]any{"approved": true}}}, 202).json(t, &second)
+	second = a.wait("alice", second)
+
+	b := newTestServer(t, func(c *Config) { c.Checkpointer = store })
+	base := "/threads/" + th.ThreadID + "/runs/"
+	cases := []struct {
+		run    RunView
+		status string
+		kind   string
+	}{{first, "interrupted", "run"}, {second, "done", "resume"}}
+	for _, c := range cases {
+		for _, path := range []string{base + c.run.RunID, base + c.run.RunID + "/wait?timeout=1s"} {
+			var got RunView
+			b.must("alice", "GET", path, nil, 200).json(t, &got)
+			if string(got.Status) != c.status || got.Kind != c.kind || got.LastSeq != c.run.LastSeq || got.Ended == nil {
+				t.Errorf("%s after the restart: %+v, want %s %s ended", path, got, c.kind, c.status)
+			}
+		}
+	}
+	b.must("alice", "POST", base+second.RunID+"/cancel", nil, 202)
+	var list RunList
+	b.must("alice", "GET", "/threads/"+th.ThreadID+"/runs", nil, 200).json(t, &list)
+	if len(list.Runs) != 2 || list.Runs[0].RunID != second.RunID || list.Runs[1].RunID != first.RunID {
+		t.Fatalf("runs after the restart: %+v", list)
+	}
+	var got ThreadView
+	b.must("alice", "GET", "/threads/"+th.ThreadID, nil, 200).json(t, &got)
+	if got.Status != "done" || got.LastRunID != second.RunID {
+		t.Fatalf("thread after the restart: %s, last run %s", got.Status, got.LastRunID)
+	}
+}
+
+// TestDeadRunAfterRestart: a run whose process died before its run_end
+// reads as running while it is the thread's last, and as aborted once a
+// later run took the thread.
+func TestDeadRunAfterRestart(t *testing.T) {
+	store := checkpoint.NewMemory()
+	a := newTestServer(t, func(c *Config) { c.Checkpointer = store })
+	th := a.newThread("alice", nil)
+	ctx := context.Background()
+	if err := store.AppendEvents(ctx, []checkpoint.StoredEvent{{RunID: "dead", Seq: 1, ThreadID: th.ThreadID, Time: time.Now().UTC(), Kind: "run_start", Data: []byte(`{"type":"run_start"}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	a.noteRun(ctx, th.ThreadID, "dead", "run")
+	b := newTestServer(t, func(c *Config) { c.Checkpointer = store })
+	path := "/threads/" + th.ThreadID + "/runs/dead"
+	var got RunView
+	b.must("alice", "GET", path, nil, 200).json(t, &got)
+	if got.Status != "running" || got.Ended != nil {
+		t.Fatalf("the last run without its end: %+v", got)
+	}
+	b.must("alice", "GET", path+"/wait?timeout=300ms", nil, 202)
+	b.must("alice", "POST", path+"/cancel", nil, 409)
+	var run RunView
+	b.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": map[string]any{"topic": "x"}}, 202).json(t, &run)
+	b.wait("alice", run)
+	b.must("alice", "GET", path, nil, 200).json(t, &got)
+	if got.Status != "aborted" || got.Ended == nil || got.Error == "" {
+		t.Fatalf("a run without its end, after a later run: %+v", got)
+	}
 }

@@ -25,8 +25,8 @@ import (
 
 // Decision is the answer the approval graph's "review" node asks for.
 type Decision struct {
-	Approved bool   `json:"approved"`
-	Note     string `json:"note,omitempty"`
+	Approved bool   `json:"approved" title:"Publish it" description:"Tick to publish the draft; leave it to drop it."`
+	Note     string `json:"note,omitempty" title:"Note to the author"`
 }
 
 // approvalGraph drafts, asks a person to review (a typed interrupt),
@@ -69,7 +69,7 @@ func slowGraph(t testing.TB, gate <-chan struct{}) *runtime.Graph[runtime.Values
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
-			n, _ := runtime.AsFloat(s["n"])
+			n, _ := s["n"].(float64)
 			return runtime.Values{"n": n + 1, "log": []any{fmt.Sprint(s["tag"])}}, nil
 		}).
 		Channel("tag", "").
@@ -311,6 +311,9 @@ func checkAgainstOpenAPI(t testing.TB, req *http.Request, r resp) {
 	seen[pattern+" "+status] = true
 	seenMu.Unlock()
 	content, _ := respObj["content"].(map[string]any)
+	if content == nil && r.Status == http.StatusNoContent && len(r.Body) == 0 {
+		return // a documented answer without a body
+	}
 	ct := r.Header.Get("Content-Type")
 	mt, _, _ := strings.Cut(ct, ";")
 	if _, ok := content[mt]; !ok {

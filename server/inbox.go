@@ -9,10 +9,10 @@ import (
 //go:embed inbox/index.html inbox/inbox.js inbox/inbox.css
 var inboxFiles embed.FS
 
-// inboxCSP allows the inbox only its own files and requests.
+// inboxCSP allows the console only its own files and requests.
 const inboxCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
-// inboxRoutes serves the inbox page's embedded files under /inbox/.
+// inboxRoutes serves the console's embedded files under /inbox/.
 func (s *Server) inboxRoutes() {
 	sub, _ := fs.Sub(inboxFiles, "inbox")
 	files := http.StripPrefix("/inbox/", http.FileServerFS(sub))

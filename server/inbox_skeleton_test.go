@@ -25,7 +25,8 @@ type escalation struct {
 // TestInboxJSONAnswerStartsFromSkeleton: the JSON answer box starts from
 // the answer schema's skeleton (every required member, empty values of its
 // type), never from null, which the runtime refuses for a struct answer;
-// pressing Answer on an untouched box is an explicit "page": false.
+// pressing Answer on an untouched box is an explicit "page": false. An
+// answer the schema refuses is not sent.
 func TestInboxJSONAnswerStartsFromSkeleton(t *testing.T) {
 	exe := chromium(t)
 	g, err := runtime.NewBuilder("escalate").Channel("out", "").
@@ -56,9 +57,9 @@ func TestInboxJSONAnswerStartsFromSkeleton(t *testing.T) {
 	defer cancelC()
 	ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
 	defer cancelT()
-	area := `li.card[data-thread="` + th.ThreadID + `"] textarea[name="answer"]`
+	area := `.question form.answer textarea[name="answer"]`
 	var text string
-	if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/inbox/"), chromedp.WaitVisible(chromedp.CSS(area))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/inbox/?thread="+th.ThreadID), chromedp.WaitVisible(chromedp.CSS(area))); err != nil {
 		t.Fatalf("seeing the answer box: %v", err)
 	}
 	text, err = chromedp.Run(ctx, chromedp.Value(chromedp.CSS(area)))
@@ -72,5 +73,23 @@ func TestInboxJSONAnswerStartsFromSkeleton(t *testing.T) {
 	want := `{"page":false,"reason":{"code":0,"note":""},"who":[]}`
 	if b, _ := json.Marshal(got); string(b) != want {
 		t.Errorf("the answer box starts from %s, want %s", b, want)
+	}
+
+	// An answer the schema refuses is not sent: the form says why.
+	poll := chromedp.Poll[bool](`(document.querySelector(".question form.answer .error")?.textContent || "").includes("answer.page must be a boolean")`, chromedp.WithPollingTimeout(10*time.Second))
+	if err := chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.CSS(area), `{"page": "yes", "who": [], "reason": {"code": 1}}`),
+		chromedp.Click(chromedp.CSS(`.question form.answer button[type="submit"]`)),
+		func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+			_, err := poll(ctx, tg)
+			return chromedp.Void{}, err
+		},
+	); err != nil {
+		t.Fatalf("a wrong answer: %v", err)
+	}
+	var th2 ThreadView
+	ts.must("", "GET", "/threads/"+th.ThreadID, nil, 200).json(t, &th2)
+	if th2.Status != "interrupted" || th2.LastRunID != run.RunID {
+		t.Errorf("a wrong answer reached the server: %s, last run %s", th2.Status, th2.LastRunID)
 	}
 }

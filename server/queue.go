@@ -56,7 +56,8 @@ type QueueRequest struct {
 // QueueOutcome is what became of a queued request.
 type QueueOutcome struct {
 	Thread string
-	// Status is StatusQueued, StatusRunning, or how the request ended:
+	// Status is runtime.StatusNew (queued), StatusRunning, or how the
+	// request ended:
 	// runtime.StatusDone, StatusInterrupted, StatusError (also a request
 	// refused before it ran: bad input, wrong answers, a thread that was
 	// not waiting) or StatusAborted (cancelled).
@@ -72,7 +73,9 @@ type QueueOutcome struct {
 }
 
 // Ended reports whether the request has ended.
-func (o QueueOutcome) Ended() bool { return o.Status != StatusQueued && o.Status != StatusRunning }
+func (o QueueOutcome) Ended() bool {
+	return o.Status != runtime.StatusNew && o.Status != runtime.StatusRunning
+}
 
 // queuedPrefix starts the id of a run submitted to Config.Queue; the rest
 // is the request's id in the queue.
@@ -97,7 +100,8 @@ func (s *Server) submitQueued(w http.ResponseWriter, r *http.Request, t threadRe
 	if err != nil {
 		return err
 	}
-	v := RunView{RunID: queuedPrefix + id, ThreadID: t.ID, Graph: t.Graph, Kind: kind, Status: StatusQueued, Created: time.Now().UTC()}
+	v := RunView{RunID: queuedPrefix + id, ThreadID: t.ID, Graph: t.Graph, Kind: kind, Status: runtime.StatusNew, Created: time.Now().UTC()}
+	s.noteRun(context.WithoutCancel(r.Context()), t.ID, v.RunID, kind)
 	w.Header().Set("Location", "/threads/"+t.ID+"/runs/"+v.RunID)
 	return writeJSON(w, http.StatusAccepted, v)
 }
@@ -126,7 +130,7 @@ func (s *Server) queuedView(ctx context.Context, t threadRecord, runID string, i
 func outcomeView(t threadRecord, runID string, o QueueOutcome) RunView {
 	v := RunView{RunID: runID, ThreadID: t.ID, Graph: t.Graph, Kind: "run", Status: o.Status, Error: o.Error, Pending: o.Pending}
 	switch o.Status {
-	case StatusQueued, StatusRunning, runtime.StatusDone, runtime.StatusInterrupted, runtime.StatusAborted:
+	case runtime.StatusNew, runtime.StatusRunning, runtime.StatusDone, runtime.StatusInterrupted, runtime.StatusAborted:
 	default:
 		// An end the API does not name (a queue's own word, or none) is
 		// an error.
@@ -188,7 +192,7 @@ func (s *Server) queuedRoute(w http.ResponseWriter, r *http.Request, p Principal
 		default:
 			return true, badRequest(`mode must be "stop" (at the next superstep boundary, the default) or "abort" (now, voiding the superstep in flight)`)
 		}
-		if v.Status == StatusQueued || v.Status == StatusRunning {
+		if v.Status == runtime.StatusNew || v.Status == runtime.StatusRunning {
 			// The queue cancels per thread: the thread's queued requests
 			// and its running one.
 			if err := s.cfg.Queue.Cancel(r.Context(), t.ID); err != nil {

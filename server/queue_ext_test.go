@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ilmek-go/ilmek/internal/pgtest"
+	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/postgres"
 	"github.com/ilmek-go/ilmek/runtime/postgres/workers"
 	. "github.com/ilmek-go/ilmek/server"
@@ -53,7 +54,7 @@ func TestQueue(t *testing.T) {
 	runs := "/threads/" + th.ThreadID + "/runs"
 	var run RunView
 	ts.Must("alice", "POST", runs, map[string]any{"input": map[string]any{"topic": "otters"}}, 202).JSON(t, &run)
-	if run.Status != "queued" || run.RunID[:2] != "q-" {
+	if run.Status != runtime.StatusNew || run.RunID[:2] != "q-" {
 		t.Fatalf("queued run: %+v", run)
 	}
 	ts.Must("alice", "GET", runs+"/"+run.RunID, nil, 200)
@@ -63,7 +64,7 @@ func TestQueue(t *testing.T) {
 	}
 	var got ThreadView
 	ts.Must("alice", "GET", "/threads/"+th.ThreadID, nil, 200).JSON(t, &got)
-	if got.Status != ThreadInterrupted {
+	if got.Status != runtime.StatusInterrupted {
 		t.Fatalf("thread: %+v", got)
 	}
 	ts.Must("alice", "POST", "/threads/"+th.ThreadID+"/resume", map[string]any{"answers": map[string]any{run.Pending[0].ID: map[string]any{"approved": true}}}, 202).JSON(t, &run)
@@ -71,7 +72,7 @@ func TestQueue(t *testing.T) {
 		t.Fatalf("resume: %+v", run)
 	}
 	ts.Must("alice", "GET", "/threads/"+th.ThreadID, nil, 200).JSON(t, &got)
-	if got.Status != ThreadIdle || len(got.Pending) != 0 || got.Step != 3 {
+	if got.Status != runtime.StatusDone || len(got.Pending) != 0 || got.Step != 3 {
 		t.Fatalf("finished thread: %+v", got)
 	}
 	ts.Must("alice", "POST", runs+"/"+run.RunID+"/cancel", nil, 202)
@@ -96,4 +97,32 @@ func TestQueue(t *testing.T) {
 	if p.Type != ProblemTypePrefix+"not-implemented" {
 		t.Fatalf("fork: %+v", p)
 	}
+}
+
+// TestQueueThreadRunning: a thread whose request waits in the queue reads
+// as running, is listed under status=running and cannot be deleted until
+// the request is cancelled.
+func TestQueueThreadRunning(t *testing.T) {
+	q := openQueue(t) // no worker: the request stays queued
+	ts := NewTestServer(t, func(c *Config) { c.Queue, c.Checkpointer = workersqueue.New(q), nil })
+	th := ts.NewThread("alice", nil)
+	var run RunView
+	ts.Must("alice", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": map[string]any{"topic": "otters"}}, 202).JSON(t, &run)
+	var got ThreadView
+	ts.Must("alice", "GET", "/threads/"+th.ThreadID, nil, 200).JSON(t, &got)
+	if got.Status != runtime.StatusRunning || got.LastRunID != run.RunID {
+		t.Fatalf("a thread with a queued request: %s, last run %s", got.Status, got.LastRunID)
+	}
+	var list ThreadList
+	ts.Must("alice", "GET", "/threads?status=running", nil, 200).JSON(t, &list)
+	if len(list.Threads) != 1 || list.Threads[0].ThreadID != th.ThreadID {
+		t.Fatalf("status=running: %+v", list)
+	}
+	ts.Must("alice", "DELETE", "/threads/"+th.ThreadID, nil, 409)
+	ts.Must("alice", "POST", "/threads/"+th.ThreadID+"/runs/"+run.RunID+"/cancel", nil, 202)
+	ts.Must("alice", "GET", "/threads/"+th.ThreadID, nil, 200).JSON(t, &got)
+	if got.Status != runtime.StatusNew {
+		t.Fatalf("after the cancel: %s", got.Status)
+	}
+	ts.Must("alice", "DELETE", "/threads/"+th.ThreadID, nil, 204)
 }

@@ -11,14 +11,6 @@ import (
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
-// Run statuses besides the runtime's run_end statuses (done, interrupted,
-// error, aborted): a run waiting for its thread or its queue, and a run
-// going on.
-const (
-	StatusQueued  runtime.Status = "queued"
-	StatusRunning runtime.Status = "running"
-)
-
 // run is one request the server executes on a thread: a run with input,
 // a resume with answers, or a fork from a checkpoint.
 type run struct {
@@ -42,6 +34,7 @@ type run struct {
 	checkpointID string
 	pending      []runtime.PendingInterrupt
 	lastSeq      int64
+	endSeen      runtime.Status // the status of the run's run_end event, once recorded
 	ended        time.Time
 	notify       chan struct{}            // closed and replaced on every new event
 	log          []checkpoint.StoredEvent // the run's latest events, live (at most maxLog)
@@ -52,7 +45,7 @@ type run struct {
 func newRun(id, thread, graph, kind string, maxLog int) *run {
 	return &run{id: id, thread: thread, graph: graph, kind: kind, created: time.Now().UTC(),
 		stop: make(chan struct{}), started: make(chan struct{}), done: make(chan struct{}),
-		status: StatusQueued, notify: make(chan struct{}), maxLog: maxLog}
+		status: runtime.StatusNew, notify: make(chan struct{}), maxLog: maxLog}
 }
 
 // appendLog keeps ev in the run's live log, dropping the oldest event past
@@ -142,7 +135,7 @@ func (s *Server) submit(r *run, policy runtime.DoubleTexting) (bool, error) {
 		q = &threadRuns{}
 		s.queues[r.thread] = q
 	}
-	busy := q.active != nil || len(q.queue) > 0
+	busy := len(q.queue) > 0 || q.active != nil && q.active.ending() == ""
 	if busy {
 		switch policy {
 		case runtime.DoubleTextReject:
@@ -164,7 +157,17 @@ func (s *Server) submit(r *run, policy runtime.DoubleTexting) (bool, error) {
 		s.startNext(q)
 		return true, nil
 	}
-	return false, nil
+	// The active run has sent its run_end and is about to free the
+	// thread: r starts as soon as it does.
+	return !busy, nil
+}
+
+// ending is the status of the run's run_end event once it was recorded
+// (the run is then over but may not have freed its thread yet), else "".
+func (r *run) ending() runtime.Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.endSeen
 }
 
 // remember keeps r for lookups, forgetting the oldest ended runs past the
@@ -193,7 +196,7 @@ func (s *Server) startNext(q *threadRuns) {
 	ctx, cancel := context.WithCancel(s.base)
 	r.mu.Lock()
 	r.cancel = cancel
-	r.status = StatusRunning
+	r.status = runtime.StatusRunning
 	r.mu.Unlock()
 	s.wg.Add(1)
 	go func() {
@@ -228,7 +231,9 @@ type runEnd struct {
 	err    error
 }
 
-// threadBusy reports whether the thread has a run queued or running here.
+// threadBusy reports whether the thread has a run queued or running here;
+// a run that has sent its run_end is not running, so that no client that
+// saw the end reads the thread as busy.
 func (s *Server) threadBusy(thread string) (*run, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -236,7 +241,7 @@ func (s *Server) threadBusy(thread string) (*run, bool) {
 	if q == nil {
 		return nil, false
 	}
-	return q.active, q.active != nil || len(q.queue) > 0
+	return q.active, len(q.queue) > 0 || q.active != nil && q.active.ending() == ""
 }
 
 // lastRun is the latest run of a thread this server remembers.
@@ -267,7 +272,7 @@ func (s *Server) execute(ctx context.Context, r *run) runEnd {
 	}
 	opts = append(opts, s.cfg.RunOptions...)
 	var events iter.Seq2[runtime.Event, error]
-	if r.kind == "resume" {
+	if r.answers != nil {
 		events = v.streamResume(ctx, on, runtime.AnswersByID(r.answers), opts...)
 	} else {
 		events, err = v.stream(ctx, on, r.input, opts...)
@@ -330,6 +335,8 @@ func (s *Server) record(ctx context.Context, r *run, ev runtime.Event) error {
 		r.checkpointID = ev.CheckpointID
 	case runtime.EventInterrupt:
 		r.pending = ev.Pending
+	case runtime.EventRunEnd:
+		r.endSeen = ev.Status
 	}
 	close(r.notify)
 	r.notify = make(chan struct{})

@@ -32,6 +32,7 @@ const (
 	ActionRead   Action = "read"   // get, list, history, events, diagram
 	ActionCreate Action = "create" // create a thread
 	ActionRun    Action = "run"    // start, resume, fork, cancel runs
+	ActionDelete Action = "delete" // delete a thread and everything of it
 )
 
 // ThreadRef is the thread an Access check is about.
@@ -161,6 +162,8 @@ type Server struct {
 	// ownerOnly is set when Config.Access is the default, OwnerOnly: a
 	// listing then asks the store for the principal's threads only.
 	ownerOnly bool
+
+	noteMu sync.Mutex // orders the writes of a thread record's run list
 
 	mu       sync.Mutex
 	queues   map[string]*threadRuns

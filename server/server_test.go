@@ -51,7 +51,7 @@ func TestApprovalFlow(t *testing.T) {
 	}
 
 	th := ts.newThread("alice", map[string]any{"graph": "approval", "metadata": map[string]string{"team": "blog"}})
-	if th.Status != ThreadIdle || th.Metadata["owner"] != "alice" || th.Metadata["team"] != "blog" {
+	if th.Status != runtime.StatusNew || th.Metadata["owner"] != "alice" || th.Metadata["team"] != "blog" {
 		t.Fatalf("new thread: %+v", th)
 	}
 	var run RunView
@@ -67,7 +67,7 @@ func TestApprovalFlow(t *testing.T) {
 
 	var got ThreadView
 	ts.must("alice", "GET", "/threads/"+th.ThreadID, nil, 200).json(t, &got)
-	if got.Status != ThreadInterrupted || len(got.Pending) != 1 || got.LastRunID != run.RunID {
+	if got.Status != runtime.StatusInterrupted || len(got.Pending) != 1 || got.LastRunID != run.RunID {
 		t.Fatalf("thread: %+v", got)
 	}
 	var list ThreadList
@@ -114,7 +114,7 @@ func TestApprovalFlow(t *testing.T) {
 	ts.must("alice", "GET", "/threads/"+th.ThreadID, nil, 200).json(t, &got)
 	var values map[string]any
 	_ = json.Unmarshal(got.Values, &values)
-	if got.Status != ThreadIdle || values["decision"] != true || len(values["log"].([]any)) != 3 {
+	if got.Status != runtime.StatusDone || values["decision"] != true || len(values["log"].([]any)) != 3 {
 		t.Fatalf("finished thread: %+v", got)
 	}
 	p = ts.must("alice", "POST", "/threads/"+th.ThreadID+"/resume", map[string]any{"answers": map[string]any{pi.ID: true}}, 409).problem(t)
@@ -146,7 +146,7 @@ func TestApprovalFlow(t *testing.T) {
 		t.Fatalf("mermaid:\n%s", d.Body)
 	}
 	d = ts.must("alice", "GET", "/threads/"+th.ThreadID+"/diagram?format=dot", nil, 200)
-	if !strings.Contains(string(d.Body), `"review" [label="⏸ review", id="node_review", class="pending"`) {
+	if !strings.Contains(string(d.Body), `"review" [label="review (waiting)", id="node_review", class="pending"`) {
 		t.Fatalf("dot:\n%s", d.Body)
 	}
 	ts.must("alice", "GET", "/threads/"+th.ThreadID+"/diagram?format=png", nil, 400)
@@ -299,11 +299,11 @@ func TestDoubleTexting(t *testing.T) {
 	}
 	var busy ThreadView
 	ts.must("alice", "GET", "/threads/"+th.ThreadID, nil, 200).json(t, &busy)
-	if busy.Status != ThreadBusy {
+	if busy.Status != runtime.StatusRunning {
 		t.Fatalf("thread status while running: %s", busy.Status)
 	}
 	ts.must("alice", "POST", runs, map[string]any{"input": map[string]any{"tag": "b"}, "double_texting": "enqueue"}, 202).json(t, &b)
-	if b.Status != "queued" {
+	if b.Status != runtime.StatusNew {
 		t.Fatalf("enqueued: %+v", b)
 	}
 	for range 3 {
@@ -487,13 +487,13 @@ func testPaging(t *testing.T, mod func(*Config)) {
 	if len(got) != 5 {
 		t.Fatalf("paged %d threads, want 5", len(got))
 	}
-	// Filters: one thread paused, with metadata; the others idle.
+	// Filters: one thread paused, with metadata; the others new.
 	th := ts.newThread("alice", map[string]any{"metadata": map[string]string{"team": "blog"}})
 	var run RunView
 	ts.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": map[string]any{"topic": "t"}}, 202).json(t, &run)
 	ts.wait("alice", run)
 	for q, want := range map[string]int{
-		"pending=true": 1, "status=interrupted": 1, "pending=false": 5, "status=idle": 5, "metadata.team=blog": 1,
+		"pending=true": 1, "status=interrupted": 1, "pending=false": 5, "status=new": 5, "status=done": 0, "status=running": 0, "metadata.team=blog": 1,
 		"metadata.team=news": 0, "graph=approval&pending=true&limit=1": 1, "graph=other": 0, "status=error": 0,
 	} {
 		var l ThreadList

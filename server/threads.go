@@ -19,11 +19,17 @@ const (
 	metaCreated = "ilmek.created"
 	metaID      = "ilmek.thread"
 	metaOwner   = "owner"
+	// metaRuns lists the thread's latest runs, "<run id>:<kind>" separated
+	// by spaces, oldest first (at most maxRunsKept), for GET .../runs.
+	metaRuns = "ilmek.runs"
 )
+
+// maxRunsKept bounds the runs a thread's record lists.
+const maxRunsKept = 50
 
 // reservedMeta reports whether a metadata key is the server's.
 func reservedMeta(k string) bool {
-	return k == metaGraph || k == metaCreated || k == metaID || k == metaOwner
+	return k == metaGraph || k == metaCreated || k == metaID || k == metaOwner || k == metaRuns
 }
 
 // threadRecord is a thread as the server reads it from the store's thread
@@ -103,7 +109,7 @@ func record(info runtime.ThreadInfo) (threadRecord, bool) {
 	created, _ := time.Parse(time.RFC3339Nano, info.Meta[metaCreated])
 	meta := make(map[string]string, len(info.Meta))
 	for k, v := range info.Meta {
-		if k != metaGraph && k != metaCreated && k != metaID {
+		if k != metaGraph && k != metaCreated && k != metaID && k != metaRuns {
 			meta[k] = v
 		}
 	}

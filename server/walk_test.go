@@ -128,7 +128,7 @@ func walk(t *testing.T, ts *TestServer, queued bool) {
 	ts.Must("alice", "GET", "/threads/"+id+"/diagram?format=png", nil, 400)
 	var waiting ThreadView
 	ts.Must("alice", "GET", "/threads/"+id, nil, 200).JSON(t, &waiting)
-	if waiting.Status != ThreadInterrupted {
+	if waiting.Status != runtime.StatusInterrupted {
 		t.Errorf("waiting thread: %s", waiting.Status)
 	}
 
@@ -170,9 +170,76 @@ func walk(t *testing.T, ts *TestServer, queued bool) {
 	}
 	var done ThreadView
 	ts.Must("alice", "GET", "/threads/"+id, nil, 200).JSON(t, &done)
-	if done.Status != ThreadIdle || len(done.Pending) != 0 {
+	if done.Status != runtime.StatusDone || len(done.Pending) != 0 {
 		t.Errorf("finished thread: %+v", done)
 	}
+
+	// The console's routes: every status the runtime knows filters the
+	// listing; search by id; the thread's runs; its state at a
+	// checkpoint, with what the superstep that wrote it ran.
+	for _, st := range []runtime.Status{runtime.StatusNew, runtime.StatusRunning, runtime.StatusInterrupted,
+		runtime.StatusParked, runtime.StatusDone, runtime.StatusError, runtime.StatusAborted} {
+		var list ThreadList
+		ts.Must("alice", "GET", "/threads?status="+string(st), nil, 200).JSON(t, &list)
+		found := false
+		for _, th := range list.Threads {
+			found = found || th.ThreadID == id
+			if th.Status != st {
+				t.Errorf("status=%s lists %s, which is %s", st, th.ThreadID, th.Status)
+			}
+		}
+		if found != (st == runtime.StatusDone) {
+			t.Errorf("status=%s: the done thread listed %v", st, found)
+		}
+	}
+	var found ThreadList
+	ts.Must("alice", "GET", "/threads?q="+strings.ToUpper(id[:8]), nil, 200).JSON(t, &found)
+	if len(found.Threads) != 1 || found.Threads[0].ThreadID != id {
+		t.Errorf("search by id: %+v", found)
+	}
+	ts.Must("alice", "GET", "/threads?q=team%3Dblog", nil, 200).JSON(t, &found)
+	if len(found.Threads) != 1 || found.Threads[0].ThreadID != id {
+		t.Errorf("search by metadata: %+v", found)
+	}
+	var rl RunList
+	ts.Must("alice", "GET", runs, nil, 200).JSON(t, &rl)
+	if len(rl.Runs) < 2 || rl.Runs[0].RunID != run.RunID || rl.Runs[0].Status != runtime.StatusDone {
+		t.Errorf("runs of the thread: %+v", rl)
+	}
+	ts.Must("bob", "GET", runs, nil, 404)
+	ts.Must("alice", "GET", "/threads/"+id+"/history", nil, 200).JSON(t, &hist)
+	last := hist.Checkpoints[0]
+	var at CheckpointView
+	ts.Must("alice", "GET", "/threads/"+id+"/history/"+last.CheckpointID, nil, 200).JSON(t, &at)
+	if at.CheckpointID != last.CheckpointID || len(at.Nodes) == 0 || len(at.Writes) == 0 || at.Started == nil {
+		t.Errorf("checkpoint %s: %+v", last.CheckpointID, at)
+	}
+	ts.Must("alice", "GET", "/threads/"+id+"/history/nope", nil, 404)
+	if d := ts.Must("alice", "GET", "/threads/"+id+"/diagram?format=dot&checkpoint="+hist.Checkpoints[len(hist.Checkpoints)-1].CheckpointID, nil, 200); !strings.Contains(string(d.Body), `"write" [label="write", id="node_write", class="next"`) {
+		t.Errorf("the diagram at the first checkpoint:\n%s", d.Body)
+	}
+	ts.Must("alice", "GET", "/threads/"+id+"/diagram?checkpoint=nope", nil, 404)
+	if !queued {
+		// A fork from the pause with another answer.
+		pause := ""
+		for _, c := range hist.Checkpoints {
+			if len(c.Pending) > 0 {
+				pause = c.CheckpointID
+			}
+		}
+		var fork RunView
+		ts.Must("alice", "POST", "/threads/"+id+"/history/"+pause+"/fork",
+			map[string]any{"answers": map[string]any{pid: map[string]any{"approved": false}}}, 202).JSON(t, &fork)
+		if fork = ts.Wait("alice", fork); fork.Status != runtime.StatusDone || fork.Kind != "fork" {
+			t.Errorf("fork with an edited answer: %+v", fork)
+		}
+		ts.Must("alice", "POST", "/threads/"+id+"/history/"+pause+"/fork",
+			map[string]any{"answers": map[string]any{pid: true}, "input": map[string]any{"topic": "x"}}, 400)
+	}
+	ts.Must("bob", "DELETE", "/threads/"+bad.ThreadID, nil, 404)
+	ts.Must("alice", "DELETE", "/threads/"+bad.ThreadID, nil, 204)
+	ts.Must("alice", "GET", "/threads/"+bad.ThreadID, nil, 404)
+
 	ts.Must("alice", "POST", "/no/such/route", nil, 404)
 	if p := ts.Must("alice", "POST", "/threads", strings.Repeat(" ", 2<<20), 413).Problem(t); p.Status != 413 {
 		t.Errorf("413: %+v", p)

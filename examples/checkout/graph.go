@@ -38,7 +38,7 @@ func checkoutGraph(l *ledger) (*runtime.Graph[runtime.Values, runtime.Values], e
 		Channel("receipt", "").Channel("status", "").
 		Node("place_order", func(ctx *runtime.Ctx, s runtime.Values) (runtime.Values, error) {
 			order, _ := s["order"].(string)
-			amount, _ := runtime.AsFloat(s["amount"])
+			amount, _ := s["amount"].(float64)
 			created, err := runtime.Step(ctx, "create_order", func() (string, error) {
 				fmt.Fprintf(l.out, "creating order %s (%.2f EUR)\n", order, amount)
 				return order, l.append("create", order, amount)
@@ -57,7 +57,7 @@ func checkoutGraph(l *ledger) (*runtime.Graph[runtime.Values, runtime.Values], e
 		}).
 		Node("charge", func(ctx *runtime.Ctx, s runtime.Values) (runtime.Values, error) {
 			order, _ := s["order"].(string)
-			amount, _ := runtime.AsFloat(s["amount"])
+			amount, _ := s["amount"].(float64)
 			receipt, err := runtime.Step(ctx, "charge_card", func() (string, error) {
 				fmt.Fprintf(l.out, "charging %.2f EUR for order %s\n", amount, order)
 				return "rcpt-" + order, l.append("charge", order, amount)

@@ -1,7 +1,7 @@
 // Package jsonconv holds the conversions of JSON-like Go values that the
 // runtime, the generator and generated code share, so that each rule and
 // each message exists once: what an append or merge write adds, the JSON
-// kind of a value for an error, numbers as predicates compare them, and the
+// kind of a value for an error, and the
 // decoding of a value into a Go type through its JSON form.
 package jsonconv
 
@@ -9,42 +9,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-)
 
-// AsFloat returns v as an IEEE double when v is a number of any Go numeric
-// kind (or a json.Number that parses).
-func AsFloat(v any) (float64, bool) {
-	switch n := v.(type) {
-	case float64:
-		return n, true
-	case int:
-		return float64(n), true
-	case int64:
-		return float64(n), true
-	case float32:
-		return float64(n), true
-	case int32:
-		return float64(n), true
-	case json.Number:
-		f, err := n.Float64()
-		return f, err == nil
-	case uint:
-		return float64(n), true
-	case uint64:
-		return float64(n), true
-	case uint32:
-		return float64(n), true
-	case int8:
-		return float64(n), true
-	case int16:
-		return float64(n), true
-	case uint8:
-		return float64(n), true
-	case uint16:
-		return float64(n), true
-	}
-	return 0, false
-}
+	"github.com/ilmek-go/ilmek/internal/num"
+)
 
 // Describe names the JSON kind of a write for an error: "null", "a
 // string", "a boolean", "a list", "a number", or the Go type.
@@ -59,7 +26,7 @@ func Describe(v any) string {
 	case []any:
 		return "a list"
 	}
-	if _, ok := AsFloat(v); ok {
+	if _, ok := num.AsFloat(v); ok {
 		return "a number"
 	}
 	return reflect.TypeOf(v).String()

@@ -121,20 +121,25 @@ func (l *memLease) PutJournal(_ context.Context, taskID string, entries []Journa
 	return nil
 }
 
-// NewMemory returns an empty in-memory checkpointer.
-func NewMemory() *Memory {
-	return &Memory{threads: map[string]*memThread{}, journals: map[string]map[string][]JournalEntry{}}
+// NewMemory returns an empty in-memory checkpointer: one process's
+// threads, gone when it exits.
+func NewMemory(opts ...MemoryOption) *Memory {
+	m := &Memory{threads: map[string]*memThread{}, journals: map[string]map[string][]JournalEntry{}}
+	for _, o := range opts {
+		o(m)
+	}
+	return m
 }
 
 var _ DeltaCheckpointer = (*Memory)(nil)
 
-// SetCompaction sets how often PutDelta stores a full snapshot instead of
-// a delta (zero fields: DefaultCompaction). Call it before use.
-func (m *Memory) SetCompaction(c Compaction) {
-	m.mu.Lock()
-	m.compact = c
-	m.mu.Unlock()
-}
+// MemoryOption configures a Memory checkpointer (NewMemory).
+type MemoryOption func(*Memory)
+
+// Compact sets how often PutDelta stores a full snapshot instead of a
+// delta (zero fields: DefaultCompaction), as sqlite.Compact and
+// postgres.Compact do for their stores.
+func Compact(c Compaction) MemoryOption { return func(m *Memory) { m.compact = c } }
 
 func (m *Memory) thread(id string) *memThread {
 	t := m.threads[id]

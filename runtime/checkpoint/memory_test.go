@@ -10,8 +10,7 @@ import (
 // TestMemoryCompacts checks that a chain of one-message deltas is stored
 // with a snapshot every Compaction.Every of them, and reads back whole.
 func TestMemoryCompacts(t *testing.T) {
-	m := NewMemory()
-	m.SetCompaction(Compaction{Every: 10})
+	m := NewMemory(Compact(Compaction{Every: 10}))
 	ctx := t.Context()
 	prev := &Checkpoint{ID: fmt.Sprintf("%04d", 0), ThreadID: "t", Channels: json.RawMessage(`{"messages":["m0"]}`), Created: time.Now()}
 	if err := m.Put(ctx, prev, nil); err != nil {

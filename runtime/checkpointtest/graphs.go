@@ -128,7 +128,7 @@ func testGraphErrorRerun(t *testing.T, cp runtime.Checkpointer) {
 	if err != nil || res.Status != runtime.StatusDone {
 		t.Fatalf("rerun: status %s, err %v; want done", res.Status, err)
 	}
-	if paid, _ := runtime.AsFloat(res.State["paid"]); paid != 1 || res.State["shipped"] != true {
+	if paid, _ := res.State["paid"].(float64); paid != 1 || res.State["shipped"] != true {
 		t.Errorf("state after the rerun = %v, want paid 1 (the first charge) and shipped", res.State)
 	}
 	if n := charges.Load(); n != 1 {

@@ -14,8 +14,7 @@ func TestMemory(t *testing.T) {
 
 func TestMemoryCompactingOften(t *testing.T) {
 	checkpointtest.RunDeltas(t, func(*testing.T) runtime.Checkpointer {
-		m := checkpoint.NewMemory()
-		m.SetCompaction(checkpoint.Compaction{Every: 7, Bytes: 300})
+		m := checkpoint.NewMemory(checkpoint.Compact(checkpoint.Compaction{Every: 7, Bytes: 300}))
 		return m
 	})
 }

@@ -19,17 +19,20 @@ import (
 // Target, the version) from package runtime into genimpl, had Run return
 // a command's targets, and moved what every package repeated (the
 // program's fixed methods, the registry adapter, the node names) here.
-const GenVersion = 4
+// Version 5 evaluates a guard on a channel typed any with the predicate's
+// own method (spec.Predicate.Holds), which package runtime no longer
+// exports.
+const GenVersion = 5
 
 // MinGenVersion is the oldest generated code this package still builds:
-// code of version 3 and before named the contract in package runtime,
-// which no longer exports it.
-const MinGenVersion = 4
+// code of version 4 and before called runtime.Holds or named the contract
+// in package runtime, which no longer export them.
+const MinGenVersion = 5
 
 // EnforceVersion is used by generated code in constant expressions that
 // overflow (and so fail to compile) when the versions do not match:
 //
-//	const _, _ = genimpl.EnforceVersion(genimpl.GenVersion - 4), genimpl.EnforceVersion(4 - genimpl.MinGenVersion)
+//	const _, _ = genimpl.EnforceVersion(genimpl.GenVersion - 5), genimpl.EnforceVersion(5 - genimpl.MinGenVersion)
 type EnforceVersion uint
 
 // Program is the graph-specific half of a run, the half a generated

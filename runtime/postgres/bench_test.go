@@ -10,28 +10,10 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/internal/store/storetest"
 	"github.com/ilmek-go/ilmek/runtime/sqlite"
 	"github.com/ilmek-go/ilmek/spec"
 )
-
-// chain is a chain of n nodes: a run is n durable supersteps.
-func chain(b *testing.B, n int) *runtime.Graph[runtime.Values, runtime.Values] {
-	bld := runtime.NewBuilder("chain").Channel("n", "").Channel("trail", spec.Append)
-	prev := spec.Start
-	for i := range n {
-		id := fmt.Sprintf("n%d", i)
-		bld.Node(id, func(*runtime.Ctx, runtime.Values) (runtime.Values, error) {
-			return runtime.Values{"n": i}, nil
-		})
-		bld.Edge(prev, id)
-		prev = id
-	}
-	g, err := bld.Compile()
-	if err != nil {
-		b.Fatal(err)
-	}
-	return g
-}
 
 // chat is one turn of a chat: the user's message is folded in, the reply
 // node appends its answer; a thread grows by two messages a turn.
@@ -107,7 +89,7 @@ func BenchmarkDurableSupersteps(b *testing.B) {
 					var g *runtime.Graph[runtime.Values, runtime.Values]
 					per := 1
 					if work == "chain100" {
-						g, per = chain(b, 100), 100
+						g, per = storetest.Chain(b, "chain", 100, false), 100
 					} else {
 						g = chat(b)
 					}

@@ -2,15 +2,14 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+	"github.com/ilmek-go/ilmek/runtime/internal/store"
 )
 
 // Put stores cp and drops the journals of the task ids in done, in one
@@ -27,36 +26,24 @@ func (s *Store) put(ctx context.Context, db txer, cp *runtime.Checkpoint, done [
 	if cp == nil || cp.ID == "" {
 		return fmt.Errorf("postgres: Put in %s: the checkpoint is nil or has no ID", s.where())
 	}
-	next, err := json.Marshal(cp.Next)
+	c, err := store.EncodeCheckpoint(cp)
 	if err != nil {
-		return fmt.Errorf("postgres: put checkpoint %s of thread %q: encode next tasks: %w", cp.ID, cp.ThreadID, err)
+		return fmt.Errorf("postgres: put checkpoint %s of thread %q: %w", cp.ID, cp.ThreadID, err)
 	}
-	pending, err := json.Marshal(cp.Pending)
-	if err != nil {
-		return fmt.Errorf("postgres: put checkpoint %s of thread %q: encode pending interrupts: %w", cp.ID, cp.ThreadID, err)
-	}
-	var created int64
-	if !cp.Created.IsZero() {
-		created = cp.Created.UnixNano()
-	}
-	var channels []byte
-	if cp.Channels != nil {
-		channels = []byte(cp.Channels)
-	}
-	args := []any{cp.ID, cp.ThreadID, cp.ParentID, cp.PlanID, cp.Step, created, channels, next, pending, cp.Fingerprint, cp.Format, cp.MigratedFrom}
+	args := []any{cp.ID, cp.ThreadID, cp.ParentID, cp.PlanID, cp.Step, c.Created, c.Channels, c.Next, c.Pending, cp.Fingerprint, cp.Format, cp.MigratedFrom}
 	if done == nil {
 		done = []string{}
 	}
 	err = func() error {
 		switch {
 		case l != nil:
-			if err := l.refused(); err != nil {
+			if err := l.Refused(); err != nil {
 				return err
 			}
 			var n int
 			err := db.QueryRow(ctx, s.q.insertFenced, append(args, l.epoch, done)...).Scan(&n)
 			if err == nil && n == 0 {
-				err = s.lost(cp.ThreadID, l.epoch)
+				err = l.lost()
 			}
 			return err
 		case len(done) == 0:
@@ -128,7 +115,7 @@ func (s *Store) get(ctx context.Context, threadID, id string) (*runtime.Checkpoi
 		return nil, pgx.ErrNoRows
 	}
 	if self.base != "" {
-		if err := s.rebuild(ctx, nil, self.cp, self.base, self.snap, map[string]map[string]checkpoint.ChainLink{self.snap: chain}); err != nil {
+		if err := s.rebuild(ctx, nil, self.cp, self.base, self.snap, store.Chains{self.snap: chain}); err != nil {
 			return nil, err
 		}
 	}
@@ -161,7 +148,7 @@ func (s *Store) List(ctx context.Context, threadID string, limit int) ([]*runtim
 		if err != nil {
 			return err
 		}
-		chains := map[string]map[string]checkpoint.ChainLink{}
+		chains := store.Chains{}
 		out = make([]*runtime.Checkpoint, 0, len(stored))
 		for _, r := range stored {
 			if r.base != "" {
@@ -186,22 +173,7 @@ func (s *Store) List(ctx context.Context, threadID string, limit int) ([]*runtim
 // LeaseOptions.Lost (an error matching checkpoint.ErrThreadDeleted), every
 // later write under that lease is refused, and its release does nothing.
 func (s *Store) DeleteThread(ctx context.Context, threadID string) error {
-	s.mu.Lock()
-	l := s.held[threadID]
-	delete(s.held, threadID)
-	s.mu.Unlock()
-	if l != nil {
-		// Mark the lease before the rows go, so no write of the run slips
-		// in between; its writes stay refused, and its release does nothing.
-		l.mu.Lock()
-		already := l.deleted
-		l.deleted = true
-		l.mu.Unlock()
-		l.stopHeartbeatAsync()
-		if !already && l.opts.Lost != nil {
-			defer l.opts.Lost(s.lostEpoch(threadID, l.epoch, checkpoint.LeaseThreadDeleted, "delete"))
-		}
-	}
+	defer s.leases.Deleting(threadID)()
 	if _, err := s.pool.Exec(ctx, s.q.deleteThread, threadID); err != nil {
 		return fmt.Errorf("postgres: delete thread %q from %s: %w", threadID, s.where(), err)
 	}
@@ -218,30 +190,15 @@ type storedRow struct {
 // scanCheckpoint scans readColumns, then extra.
 func scanCheckpoint(row pgx.Row, extra ...any) (storedRow, error) {
 	var (
-		cp                      runtime.Checkpoint
-		r                       = storedRow{cp: &cp}
-		step, created, format   int64
-		channels, next, pending []byte
+		cp           runtime.Checkpoint
+		r            = storedRow{cp: &cp}
+		step, format int64
+		c            store.CheckpointColumns
 	)
-	if err := row.Scan(append([]any{&cp.ID, &cp.ThreadID, &cp.ParentID, &cp.PlanID, &step, &created, &channels, &next, &pending,
+	if err := row.Scan(append([]any{&cp.ID, &cp.ThreadID, &cp.ParentID, &cp.PlanID, &step, &c.Created, &c.Channels, &c.Next, &c.Pending,
 		&cp.Fingerprint, &format, &cp.MigratedFrom, &r.base, &r.snap}, extra...)...); err != nil {
 		return r, err
 	}
 	cp.Step, cp.Format = int(step), int(format)
-	if created != 0 {
-		cp.Created = time.Unix(0, created).UTC()
-	}
-	if channels != nil {
-		cp.Channels = json.RawMessage(channels)
-	}
-	if next == nil && pending == nil {
-		return r, nil // a chain row (withChain): only its channels are read
-	}
-	if err := json.Unmarshal(next, &cp.Next); err != nil {
-		return r, fmt.Errorf("checkpoint %s: decode next tasks: %w", cp.ID, err)
-	}
-	if err := json.Unmarshal(pending, &cp.Pending); err != nil {
-		return r, fmt.Errorf("checkpoint %s: decode pending interrupts: %w", cp.ID, err)
-	}
-	return r, nil
+	return r, c.Decode(&cp)
 }

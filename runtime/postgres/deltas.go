@@ -11,6 +11,7 @@ import (
 
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+	"github.com/ilmek-go/ilmek/runtime/internal/store"
 )
 
 var _ checkpoint.DeltaCheckpointer = (*Store)(nil)
@@ -29,39 +30,15 @@ func (s *Store) readTx(ctx context.Context, fn func(pgx.Tx) error) error {
 }
 
 // rebuild sets cp.Channels, which holds cp's writes on entry, to the full
-// channels: the chain from snapshot snap through base, then cp's writes.
-// chains caches each snapshot's chain across the rows of one List.
-func (s *Store) rebuild(ctx context.Context, q querier, cp *runtime.Checkpoint, base, snap string, chains map[string]map[string]checkpoint.ChainLink) error {
-	links := chains[snap]
-	if links == nil {
+// channels (store.Rebuild), reading the chain with q.
+func (s *Store) rebuild(ctx context.Context, q querier, cp *runtime.Checkpoint, base, snap string, chains store.Chains) error {
+	return store.Rebuild(cp, base, snap, chains, func() (store.Rows, func(), error) {
 		rs, err := q.Query(ctx, s.q.chain, cp.ThreadID, snap)
 		if err != nil {
-			return fmt.Errorf("checkpoint %s: read its chain: %w", cp.ID, err)
+			return nil, nil, err
 		}
-		links = map[string]checkpoint.ChainLink{}
-		for rs.Next() {
-			var id string
-			var l checkpoint.ChainLink
-			if err := rs.Scan(&id, &l.Base, &l.Channels); err != nil {
-				rs.Close()
-				return fmt.Errorf("checkpoint %s: read its chain: %w", cp.ID, err)
-			}
-			links[id] = l
-		}
-		rs.Close()
-		if err := rs.Err(); err != nil {
-			return fmt.Errorf("checkpoint %s: read its chain: %w", cp.ID, err)
-		}
-		if chains != nil {
-			chains[snap] = links
-		}
-	}
-	full, err := checkpoint.RebuildChain(cp.Channels, base, links)
-	if err != nil {
-		return fmt.Errorf("checkpoint %s: %w", cp.ID, err)
-	}
-	cp.Channels = full
-	return nil
+		return rs, rs.Close, nil
+	})
 }
 
 // PutDelta stores cp as the delta d of checkpoint d.Base (a row whose
@@ -87,20 +64,13 @@ func (s *Store) putDeltaOn(ctx context.Context, db txer, cp *runtime.Checkpoint,
 	if err != nil {
 		return fail(fmt.Errorf("encode its delta: %w", err))
 	}
-	next, err := json.Marshal(cp.Next)
+	c, err := store.EncodeCheckpoint(cp)
 	if err != nil {
-		return fail(fmt.Errorf("encode next tasks: %w", err))
+		return fail(err)
 	}
-	pending, err := json.Marshal(cp.Pending)
-	if err != nil {
-		return fail(fmt.Errorf("encode pending interrupts: %w", err))
-	}
-	var created int64
-	if !cp.Created.IsZero() {
-		created = cp.Created.UnixNano()
-	}
+	next, pending, created := c.Next, c.Pending, c.Created
 	if l != nil {
-		if err := l.refused(); err != nil {
+		if err := l.Refused(); err != nil {
 			return fail(err)
 		}
 	}
@@ -108,9 +78,9 @@ func (s *Store) putDeltaOn(ctx context.Context, db txer, cp *runtime.Checkpoint,
 		done = []string{}
 	}
 	// The common case, one statement: a delta row under the limits.
-	c := s.opts.compact.WithDefaults()
+	cmp := s.opts.compact.WithDefaults()
 	args := []any{cp.ID, cp.ThreadID, cp.ParentID, cp.PlanID, cp.Step, created, writes, next, pending, cp.Fingerprint, cp.Format, cp.MigratedFrom,
-		d.Base, c.Every, d.Size(), c.Bytes, checkpoint.MinCompactionBytes, done}
+		d.Base, cmp.Every, d.Size(), cmp.Bytes, checkpoint.MinCompactionBytes, done}
 	q := s.q.deltaFast
 	if l != nil {
 		q, args = s.q.deltaFastFenced, append(args, l.epoch)
@@ -132,7 +102,7 @@ func (s *Store) putDelta(ctx context.Context, db txer, cp *runtime.Checkpoint, d
 	}
 	switch {
 	case fenced == 0:
-		return s.lost(cp.ThreadID, l.epoch)
+		return l.lost()
 	case found == 0:
 		return fmt.Errorf("its base checkpoint %s: %w", d.Base, runtime.ErrNotFound)
 	case inserted == 1:
@@ -145,7 +115,7 @@ func (s *Store) putDelta(ctx context.Context, db txer, cp *runtime.Checkpoint, d
 			// takeover wait for this write, and this write fail after one.
 			var one int
 			if err := tx.QueryRow(ctx, s.q.fenceShare, cp.ThreadID, l.epoch).Scan(&one); errors.Is(err, pgx.ErrNoRows) {
-				return s.lost(cp.ThreadID, l.epoch)
+				return l.lost()
 			} else if err != nil {
 				return err
 			}

@@ -42,7 +42,9 @@
 // The Store is a runtime.ThreadLister, runtime.ThreadRecorder and
 // runtime.EventStore (migration 4). ilmek_threads holds a row per thread:
 // its metadata as jsonb (runtime.WithThreadMeta; a metadata condition of
-// ListThreads is one containment test, @>, on a GIN index), the outcome of
+// ListThreads is one containment test, @>, on a GIN index; the key
+// "owner" has a btree index in list order, migration 6, so a listing with
+// Meta{"owner": o} reads only o's rows), the outcome of
 // its last run with the interrupts it paused on, and its update time,
 // which a trigger on ilmek_checkpoints keeps and ListThreads orders by
 // (ties by thread id, bytewise). The outcome of a run that ends done or
@@ -78,6 +80,23 @@
 // renewal has reached the server by the lease's local deadline (when the
 // last successful renewal was sent, plus the TTL minus a tenth of it), the
 // runtime starts no further effect (checkpoint.LeaseDeadlinePassed).
+//
+// # Dropped connections
+//
+// A run's fenced writes (commits, journal writes, lease renewals) are
+// retried with backoff, within RetryBudget (default 30 s) and the write's
+// context, after an error that is safe to retry: a dropped or refused
+// connection (a terminated backend, a restarted server, a proxy's idle
+// timeout), a server shutting down, a serialization failure or a deadlock.
+// A journal write and a renewal are upserts, so a retry writes the same
+// again; a commit cut off on its way back may have committed, so before a
+// retry the Store checks for the checkpoint's row and, when it is there,
+// does not write again. Each retry goes to OnRetry (by default a WARN line
+// through slog). TestRetryAfterTerminatedConnection ends the Store's
+// connections with pg_terminate_backend between a step's effect and its
+// journal write and before a commit: the run finishes and the effect runs
+// once; TestRetryAcrossRestart does the same across a server restart
+// (ILMEK_PGTEST_RESTART=1).
 //
 // # Tests
 //

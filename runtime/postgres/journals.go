@@ -9,38 +9,44 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+	"github.com/ilmek-go/ilmek/runtime/internal/store"
 )
 
 // PutJournal replaces the journal of a task, unleased (a run writes its
 // journals through its lease).
 func (s *Store) PutJournal(ctx context.Context, threadID, taskID string, entries []checkpoint.JournalEntry) error {
-	raw, err := json.Marshal(entries)
-	if err != nil {
-		return fmt.Errorf("postgres: put journal of task %q of thread %q: encode entries: %w", taskID, threadID, err)
-	}
-	if _, err = s.pool.Exec(ctx, s.q.putJournal, threadID, taskID, raw); err != nil {
-		return fmt.Errorf("postgres: put journal of task %q of thread %q in %s: %w", taskID, threadID, s.where(), err)
-	}
-	return nil
+	return s.putJournal(ctx, nil, threadID, taskID, entries)
 }
 
 // PutJournal replaces the journal of a task, fenced by the lease's epoch:
 // it fails with ErrLeaseLost when another run took the thread.
 func (l *heldLease) PutJournal(ctx context.Context, taskID string, entries []checkpoint.JournalEntry) error {
-	s := l.s
+	return l.s.putJournal(ctx, l, l.Thread, taskID, entries)
+}
+
+// putJournal replaces the journal of a task in one statement, fenced by
+// l's epoch unless l is nil.
+func (s *Store) putJournal(ctx context.Context, l *heldLease, threadID, taskID string, entries []checkpoint.JournalEntry) error {
 	raw, err := json.Marshal(entries)
-	if err != nil {
-		return fmt.Errorf("postgres: put journal of task %q of thread %q: encode entries: %w", taskID, l.thread, err)
+	switch {
+	case err != nil:
+	case l == nil:
+		_, err = s.pool.Exec(ctx, s.q.putJournal, threadID, taskID, raw)
+	default:
+		// The write is an upsert: redone after a cut, it writes the same.
+		err = s.retry.Do(ctx, "journal", threadID, nil, func(ctx context.Context) error {
+			if err := l.Refused(); err != nil {
+				return err
+			}
+			tag, err := s.pool.Exec(ctx, s.q.putJournalFenced, threadID, taskID, raw, l.epoch)
+			if err == nil && tag.RowsAffected() == 0 {
+				err = l.lost()
+			}
+			return err
+		})
 	}
-	if err = l.refused(); err == nil {
-		tag, e := s.pool.Exec(ctx, s.q.putJournalFenced, l.thread, taskID, raw, l.epoch)
-		err = e
-		if err == nil && tag.RowsAffected() == 0 {
-			err = s.lost(l.thread, l.epoch)
-		}
-	}
 	if err != nil {
-		return fmt.Errorf("postgres: put journal of task %q of thread %q in %s: %w", taskID, l.thread, s.where(), err)
+		return fmt.Errorf("postgres: put journal of task %q of thread %q in %s: %w", taskID, threadID, s.where(), err)
 	}
 	return nil
 }
@@ -50,10 +56,10 @@ func (l *heldLease) PutJournal(ctx context.Context, taskID string, entries []che
 // the lease row FOR SHARE until it commits.
 func (l *heldLease) Commit(ctx context.Context, c checkpoint.Commit) error {
 	s := l.s
-	if c.Checkpoint != nil && c.Checkpoint.ThreadID != l.thread {
-		return fmt.Errorf("postgres: commit of checkpoint %s of thread %q under the lease of thread %q refused", c.Checkpoint.ID, c.Checkpoint.ThreadID, l.thread)
+	if c.Checkpoint != nil && c.Checkpoint.ThreadID != l.Thread {
+		return fmt.Errorf("postgres: commit of checkpoint %s of thread %q under the lease of thread %q refused", c.Checkpoint.ID, c.Checkpoint.ThreadID, l.Thread)
 	}
-	write := func(db txer) error {
+	write := func(ctx context.Context, db txer) error {
 		switch {
 		case c.Checkpoint == nil:
 			return nil
@@ -63,25 +69,32 @@ func (l *heldLease) Commit(ctx context.Context, c checkpoint.Commit) error {
 			return s.put(ctx, db, c.Checkpoint, c.Done, l)
 		}
 	}
-	if c.Thread == nil && len(c.Events) == 0 {
-		return write(s.pool)
+	// A commit cut off on its way back may have committed: before a retry,
+	// the checkpoint's row says whether it did (the thread record and the
+	// events commit with it). Without a checkpoint the write is upserts.
+	var settled func(ctx context.Context) (bool, error)
+	if c.Checkpoint != nil {
+		settled = func(ctx context.Context) (bool, error) {
+			var ok bool
+			err := s.pool.QueryRow(ctx, s.q.stored, l.Thread, c.Checkpoint.ID).Scan(&ok)
+			return ok, err
+		}
 	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := s.fenceTx(ctx, tx, l.thread, l); err != nil {
-			return err
+	err := s.retry.Do(ctx, "commit", l.Thread, settled, func(ctx context.Context) error {
+		if c.Thread == nil && len(c.Events) == 0 {
+			return write(ctx, s.pool)
 		}
-		if err := write(tx); err != nil {
-			return err
-		}
-		if c.Thread != nil {
-			if err := s.recordTx(ctx, tx, l.thread, c.Thread); err != nil {
-				return fmt.Errorf("record the thread: %w", err)
+		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if err := s.fenceTx(ctx, tx, l.Thread, l); err != nil {
+				return err
 			}
-		}
-		return s.appendEventsTx(ctx, tx, c.Events)
+			return store.Commit(c, func() error { return write(ctx, tx) },
+				func(w *checkpoint.ThreadWrite) error { return s.recordTx(ctx, tx, l.Thread, w) },
+				func(ev []checkpoint.StoredEvent) error { return s.appendEventsTx(ctx, tx, ev) })
+		})
 	})
 	if err != nil {
-		return fmt.Errorf("postgres: commit of thread %q in %s: %w", l.thread, s.where(), err)
+		return fmt.Errorf("postgres: commit of thread %q in %s: %w", l.Thread, s.where(), err)
 	}
 	return nil
 }
@@ -90,15 +103,12 @@ func (l *heldLease) Commit(ctx context.Context, c checkpoint.Commit) error {
 func (s *Store) GetJournal(ctx context.Context, threadID, taskID string) ([]checkpoint.JournalEntry, error) {
 	var raw []byte
 	err := s.pool.QueryRow(ctx, s.q.getJournal, threadID, taskID).Scan(&raw)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
+	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
-	case err != nil:
-		return nil, fmt.Errorf("postgres: get journal of task %q of thread %q from %s: %w", taskID, threadID, s.where(), err)
 	}
-	var entries []checkpoint.JournalEntry
-	if err := json.Unmarshal(raw, &entries); err != nil {
-		return nil, fmt.Errorf("postgres: journal of task %q of thread %q in %s is corrupt: %w", taskID, threadID, s.where(), err)
+	entries, err := store.DecodeJournal(raw, err)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: get journal of task %q of thread %q from %s: %w", taskID, threadID, s.where(), err)
 	}
 	return entries, nil
 }

@@ -5,13 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+	"github.com/ilmek-go/ilmek/runtime/internal/store"
 )
 
 // ErrLeaseLost is checkpoint.ErrLeaseLost, matched by the error of a
@@ -23,68 +22,36 @@ import (
 // *checkpoint.LeaseLostError saying why.
 var ErrLeaseLost = checkpoint.ErrLeaseLost
 
-// heldLease is a lease this Store holds: its epoch, its deadline and its
-// heartbeat. It implements checkpoint.Lease.
+// heldLease is a lease this Store holds: the shared lease state and
+// heartbeat (store.Lease), and its epoch in the lease row. It implements
+// checkpoint.Lease; its Fence is the epoch in decimal.
 type heldLease struct {
-	s      *Store
-	thread string
-	epoch  int64
-	opts   checkpoint.LeaseOptions
-	stop   chan struct{}
-	done   chan struct{}
-	once   sync.Once
-	rel    sync.Once
-
-	mu       sync.Mutex
-	deadline time.Time // monotonic: when the last renewal was sent + TTL - margin
-	deleted  bool      // this Store deleted the thread; writes are refused
+	store.Lease
+	s     *Store
+	epoch int64
 }
 
-// Fence returns the lease's epoch in decimal.
-func (l *heldLease) Fence() string { return strconv.FormatInt(l.epoch, 10) }
-
-// Deadline is when the last successful renewal (or the take) was sent,
-// plus the TTL minus a tenth of it.
-func (l *heldLease) Deadline() time.Time {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.deadline
+// Renew extends the lease row if it still carries the epoch.
+func (l *heldLease) Renew(ctx context.Context) (bool, error) {
+	var held bool
+	err := l.s.retry.Do(ctx, "renew lease", l.Thread, nil, func(ctx context.Context) error {
+		tag, err := l.s.pool.Exec(ctx, l.s.q.renewLease, l.Thread, l.epoch, l.s.opts.ttl.Microseconds())
+		held = err == nil && tag.RowsAffected() > 0
+		return err
+	})
+	return held, err
 }
 
-// Release gives the lease back; later calls do nothing.
-func (l *heldLease) Release() { l.rel.Do(func() { l.s.release(l) }) }
-
-// leaseMarginDiv sets the safety margin of a lease's local deadline: a
-// tenth of the TTL before the row expires on the server, for the time a
-// renewal takes to get there and for the drift of the clocks.
-const leaseMarginDiv = 10
-
-// renewedAt moves the deadline to sent + TTL - margin, where sent is when
-// the take or renewal that succeeded was sent.
-func (l *heldLease) renewedAt(sent time.Time) time.Time {
-	d := sent.Add(l.s.opts.ttl - l.s.opts.ttl/leaseMarginDiv)
-	l.mu.Lock()
-	l.deadline = d
-	l.mu.Unlock()
-	return d
+// Drop deletes the lease row if it still carries the epoch.
+func (l *heldLease) Drop() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	l.s.pool.Exec(ctx, l.s.q.dropLease, l.Thread, l.epoch)
 }
 
-func (l *heldLease) stopHeartbeatAsync() { l.once.Do(func() { close(l.stop) }) }
-
-func (l *heldLease) stopHeartbeat() {
-	l.stopHeartbeatAsync()
-	<-l.done
-}
-
-// refused is the error of a write under l when this Store deleted l's
-// thread; nil otherwise.
-func (l *heldLease) refused() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.deleted {
-		return l.s.lostEpoch(l.thread, l.epoch, checkpoint.LeaseThreadDeleted, "fenced write")
-	}
-	return nil
+// Lost is the error of the lease found lost for reason, by found.
+func (l *heldLease) Lost(reason checkpoint.LeaseLostReason, found string) error {
+	return &checkpoint.LeaseLostError{Thread: l.Thread, Store: l.s.where(), Fence: l.Fence(), Reason: reason, Found: found}
 }
 
 // Lease takes the thread's lease for one run, across goroutines, processes
@@ -95,130 +62,29 @@ func (l *heldLease) refused() error {
 // matching ErrLeaseLost. The lease is the run's write handle: its Commit
 // and PutJournal are fenced by its epoch.
 func (s *Store) Lease(ctx context.Context, threadID string, opts checkpoint.LeaseOptions) (checkpoint.Lease, error) {
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
-		return nil, fmt.Errorf("postgres: lease thread %q: the store on %s is closed", threadID, s.where())
-	}
-	if err := ctx.Err(); err != nil {
+	l := &heldLease{s: s}
+	var busy error
+	held, err := s.leases.Take(ctx, &l.Lease, threadID, opts, s.opts.ttl,
+		func(ctx context.Context, _ time.Time) (string, store.Row, bool, error) {
+			err := s.pool.QueryRow(ctx, s.q.takeLease, threadID, s.opts.owner, s.opts.ttl.Microseconds()).Scan(&l.epoch)
+			if errors.Is(err, pgx.ErrNoRows) {
+				var who string
+				var epoch int64
+				var expires time.Time
+				err := s.pool.QueryRow(ctx, s.q.leaseHolder, threadID).Scan(&who, &epoch, &expires)
+				busy = s.leases.Busy(threadID, s.where(), fmt.Sprintf("%s, epoch %d", who, epoch), expires, err == nil)
+				return "", nil, false, nil
+			}
+			return strconv.FormatInt(l.epoch, 10), l, err == nil, err
+		})
+	switch {
+	case err != nil:
 		return nil, fmt.Errorf("postgres: lease thread %q in %s: %w", threadID, s.where(), err)
+	case !held:
+		return nil, busy
 	}
-	// Once sent, the take is not abandoned half-way: a statement cancelled
-	// after it wrote the row would leave the thread busy until the TTL.
-	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ttl)
-	defer cancel()
-	sent := time.Now()
-	var epoch int64
-	err := s.pool.QueryRow(tctx, s.q.takeLease, threadID, s.opts.owner, s.opts.ttl.Microseconds()).Scan(&epoch)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, s.busy(tctx, threadID)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("postgres: lease thread %q in %s: %w", threadID, s.where(), err)
-	}
-	l := &heldLease{s: s, thread: threadID, epoch: epoch, opts: opts, stop: make(chan struct{}), done: make(chan struct{})}
-	l.renewedAt(sent)
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		close(l.done)
-		s.deleteLease(l)
-		return nil, fmt.Errorf("postgres: lease thread %q: the store on %s was closed", threadID, s.where())
-	}
-	s.held[threadID] = l
-	s.mu.Unlock()
-	go s.heartbeat(l)
 	return l, nil
 }
 
-// busy builds the ErrThreadBusy error naming the lease's holder.
-func (s *Store) busy(ctx context.Context, threadID string) error {
-	var (
-		who     string
-		epoch   int64
-		expires time.Time
-	)
-	if err := s.pool.QueryRow(ctx, s.q.leaseHolder, threadID).Scan(&who, &epoch, &expires); err != nil {
-		return fmt.Errorf("%w (thread %q in %s)", runtime.ErrThreadBusy, threadID, s.where())
-	}
-	return fmt.Errorf("%w (thread %q in %s is held by %s, epoch %d; the lease expires %s unless its holder renews it, which a live holder does every %v)",
-		runtime.ErrThreadBusy, threadID, s.where(), who, epoch, expires.UTC().Format(time.RFC3339Nano), s.opts.ttl/3)
-}
-
-// heartbeat renews the lease every TTL/3 until it is stopped or lost. A
-// renewal that finds another epoch or no row reports the loss. One that
-// does not reach the server is retried at the next tick; meanwhile the
-// lease's local deadline stays where it was, and once it has passed the
-// runtime starts no effect (checkpoint.LeaseDeadlinePassed).
-func (s *Store) heartbeat(l *heldLease) {
-	defer close(l.done)
-	t := time.NewTicker(s.opts.ttl / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-l.stop:
-			return
-		case <-t.C:
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), s.opts.ttl/3)
-		sent := time.Now()
-		tag, err := s.pool.Exec(ctx, s.q.renewLease, l.thread, l.epoch, s.opts.ttl.Microseconds())
-		cancel()
-		if err != nil {
-			continue // the server did not answer: try again at the next tick
-		}
-		if tag.RowsAffected() == 0 {
-			// Lost: fenced writes now fail. Unless the lease was let go
-			// meanwhile (released, or its thread deleted by this Store,
-			// which reports that itself), tell the run.
-			select {
-			case <-l.stop:
-			default:
-				if l.opts.Lost != nil {
-					l.opts.Lost(s.lostEpoch(l.thread, l.epoch, checkpoint.LeaseTakenOver, "heartbeat"))
-				}
-			}
-			return
-		}
-		d := l.renewedAt(sent)
-		if l.opts.Renewed != nil {
-			l.opts.Renewed(d)
-		}
-	}
-}
-
-// release stops the heartbeat and deletes the lease row if it still
-// carries this lease's epoch.
-func (s *Store) release(l *heldLease) {
-	s.mu.Lock()
-	mine := s.held[l.thread] == l
-	if mine {
-		delete(s.held, l.thread)
-	}
-	closed := s.closed
-	s.mu.Unlock()
-	if !mine || closed {
-		return // released by Close, or its thread deleted by DeleteThread
-	}
-	l.stopHeartbeat()
-	s.deleteLease(l)
-}
-
-// deleteLease deletes the lease row if it still carries l's epoch. A
-// failure is harmless: the row expires after the TTL.
-func (s *Store) deleteLease(l *heldLease) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	s.pool.Exec(ctx, s.q.dropLease, l.thread, l.epoch)
-}
-
-// lost is the error of a fenced write that found another epoch.
-func (s *Store) lost(threadID string, epoch int64) error {
-	return s.lostEpoch(threadID, epoch, checkpoint.LeaseTakenOver, "fenced write")
-}
-
-// lostEpoch is the error of the lease of threadID under epoch found lost.
-func (s *Store) lostEpoch(threadID string, epoch int64, reason checkpoint.LeaseLostReason, found string) error {
-	return &checkpoint.LeaseLostError{Thread: threadID, Store: "schema " + strconv.Quote(s.schema), Fence: strconv.FormatInt(epoch, 10), Reason: reason, Found: found}
-}
+// lost is the error of a fenced write under l that found another epoch.
+func (l *heldLease) lost() error { return l.Lost(checkpoint.LeaseTakenOver, "fenced write") }

@@ -3,14 +3,13 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"os"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+	"github.com/ilmek-go/ilmek/runtime/internal/store"
 )
 
 // Store is a runtime.Checkpointer on PostgreSQL. Create it with Open (from
@@ -24,9 +23,8 @@ type Store struct {
 	opts    options
 	q       statements
 
-	mu     sync.Mutex
-	held   map[string]*heldLease // leases this Store holds, by thread id
-	closed bool
+	leases *store.Leases  // the leases this Store holds
+	retry  *store.Retrier // retries a run's writes after errors safe to retry
 }
 
 var _ runtime.Checkpointer = (*Store)(nil)
@@ -39,6 +37,9 @@ type options struct {
 	ttl     time.Duration
 	owner   string
 	compact checkpoint.Compaction
+
+	retryBudget time.Duration
+	onRetry     func(Retry)
 }
 
 // DefaultSchema is the PostgreSQL schema a Store uses unless Schema says
@@ -81,17 +82,13 @@ func (o options) validate() error {
 		return fmt.Errorf("Schema(%q): want a lower-case SQL identifier of at most 63 characters, [a-z_][a-z0-9_]*, such as %q", o.schema, DefaultSchema)
 	case o.ttl < 30*time.Millisecond:
 		return fmt.Errorf("LeaseTTL(%v) is too short to renew; use at least 30ms (default %v)", o.ttl, DefaultLeaseTTL)
+	case o.retryBudget < 0:
+		return fmt.Errorf("RetryBudget(%v) must not be negative; 0 turns retries off", o.retryBudget)
 	case o.owner == "":
 		return fmt.Errorf("Owner(\"\"): the owner name must not be empty")
 	}
 	return nil
 }
-
-// defaultOwner names this process in lease rows.
-var defaultOwner = func() string {
-	host, _ := os.Hostname()
-	return fmt.Sprintf("pid %d on %s", os.Getpid(), host)
-}()
 
 // Open connects to the database at dsn (a postgres:// URL or a key=value
 // connection string, as pgx reads it), creates or migrates the schema, and
@@ -123,7 +120,7 @@ func OpenPool(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, 
 }
 
 func open(ctx context.Context, pool *pgxpool.Pool, own bool, opts []Option) (*Store, error) {
-	o := options{schema: DefaultSchema, ttl: DefaultLeaseTTL, owner: defaultOwner, compact: DefaultCompaction}
+	o := options{schema: DefaultSchema, ttl: DefaultLeaseTTL, owner: store.Holder, compact: DefaultCompaction, retryBudget: DefaultRetryBudget}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -134,7 +131,9 @@ func open(ctx context.Context, pool *pgxpool.Pool, own bool, opts []Option) (*St
 		host := pool.Config().ConnConfig.Host
 		return nil, fmt.Errorf("postgres.Open (server %s, database %q): %w", host, pool.Config().ConnConfig.Database, err)
 	}
-	return &Store{pool: pool, ownPool: own, schema: o.schema, opts: o, q: newStatements(quote(o.schema)), held: map[string]*heldLease{}}, nil
+	s := &Store{pool: pool, ownPool: own, schema: o.schema, opts: o, q: newStatements(quote(o.schema)), leases: store.NewLeases(o.ttl)}
+	s.retry = s.retrier()
+	return s, nil
 }
 
 // Pool returns the Store's connection pool.
@@ -147,18 +146,8 @@ func (s *Store) SchemaName() string { return s.schema }
 // pool, closes it. The Store must not be used afterwards; release functions
 // of its leases become no-ops.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if !s.leases.Close() {
 		return nil
-	}
-	s.closed = true
-	held := s.held
-	s.held = map[string]*heldLease{}
-	s.mu.Unlock()
-	for _, l := range held {
-		l.stopHeartbeat()
-		s.deleteLease(l)
 	}
 	if s.ownPool {
 		s.pool.Close()

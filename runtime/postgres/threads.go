@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+	"github.com/ilmek-go/ilmek/runtime/internal/store"
 )
 
 var (
@@ -35,13 +33,13 @@ func (s *Store) fenceTx(ctx context.Context, tx pgx.Tx, threadID string, l *held
 	if l == nil {
 		return nil
 	}
-	if err := l.refused(); err != nil {
+	if err := l.Refused(); err != nil {
 		return err
 	}
 	var one int
 	err := tx.QueryRow(ctx, s.q.fenceShare, threadID, l.epoch).Scan(&one)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return s.lost(threadID, l.epoch)
+		return l.lost()
 	}
 	return err
 }
@@ -60,120 +58,76 @@ func (s *Store) RecordThread(ctx context.Context, threadID string, w checkpoint.
 
 // recordTx writes w of the thread with q.
 func (s *Store) recordTx(ctx context.Context, q querier, threadID string, w *checkpoint.ThreadWrite) error {
-	now := time.Now().UnixNano()
-	if w.Outcome != nil {
-		var ended int64
-		if !w.Outcome.Ended.IsZero() {
-			ended = w.Outcome.Ended.UnixNano()
-			now = ended
-		}
-		var pending []byte
-		if len(w.Pending) > 0 {
-			var err error
-			if pending, err = json.Marshal(w.Pending); err != nil {
-				return fmt.Errorf("encode pending interrupts: %w", err)
+	return store.Record(w, func(o *store.Outcome) error {
+		_, err := q.Exec(ctx, s.q.putOutcome, threadID, o.Status, o.RunID, o.Ended, o.Error, o.Pending, o.Now)
+		return err
+	}, func(now int64) error {
+		set, del := map[string]string{}, []string{}
+		for k, v := range w.Meta {
+			if v == "" {
+				del = append(del, k)
+			} else {
+				set[k] = v
 			}
 		}
-		if _, err := q.Exec(ctx, s.q.putOutcome, threadID, string(w.Outcome.Status), w.Outcome.RunID, ended, w.Outcome.Error, pending, now); err != nil {
-			return fmt.Errorf("write outcome: %w", err)
+		raw, err := json.Marshal(set)
+		if err != nil {
+			return fmt.Errorf("encode metadata: %w", err)
 		}
-	}
-	if len(w.Meta) == 0 {
+		if _, err := q.Exec(ctx, s.q.putThreadMeta, threadID, string(raw), del, now); err != nil {
+			return fmt.Errorf("write metadata: %w", err)
+		}
 		return nil
-	}
-	set := map[string]string{}
-	del := []string{}
-	for k, v := range w.Meta {
-		if v == "" {
-			del = append(del, k)
-		} else {
-			set[k] = v
-		}
-	}
-	raw, err := json.Marshal(set)
-	if err != nil {
-		return fmt.Errorf("encode metadata: %w", err)
-	}
-	if _, err := q.Exec(ctx, s.q.putThreadMeta, threadID, string(raw), del, now); err != nil {
-		return fmt.Errorf("write metadata: %w", err)
-	}
-	return nil
+	})
 }
 
 // ListThreads returns the page of threads q selects, in one statement.
 func (s *Store) ListThreads(ctx context.Context, q checkpoint.ThreadQuery) (checkpoint.ThreadPage, error) {
-	limit, cursor, err := checkpoint.CheckThreadQuery(q)
+	b, err := store.ListThreadsSQL(q, s.q.listThreads, "$", func(updated, id string) string {
+		return "(updated_ns, thread_id) < (" + updated + "::bigint, " + id + "::text COLLATE \"C\")"
+	})
 	if err != nil {
 		return checkpoint.ThreadPage{}, err
-	}
-	var b strings.Builder
-	var args []any
-	arg := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
-	}
-	b.WriteString(s.q.listThreads)
-	if q.Status != "" {
-		b.WriteString(" AND status = " + arg(string(q.Status)))
-	}
-	if !q.UpdatedAfter.IsZero() {
-		b.WriteString(" AND updated_ns > " + arg(q.UpdatedAfter.UnixNano()))
-	}
-	if !q.UpdatedBefore.IsZero() {
-		b.WriteString(" AND updated_ns < " + arg(q.UpdatedBefore.UnixNano()))
-	}
-	if cursor != nil {
-		b.WriteString(" AND (updated_ns, thread_id) < (" + arg(cursor.Updated) + "::bigint, " + arg(cursor.ID) + "::text COLLATE \"C\")")
 	}
 	if len(q.Meta) > 0 {
 		raw, err := json.Marshal(q.Meta)
 		if err != nil {
 			return checkpoint.ThreadPage{}, fmt.Errorf("postgres: list threads: encode the metadata condition: %w", err)
 		}
-		b.WriteString(" AND meta @> " + arg(string(raw)) + "::jsonb")
+		b.WriteString(" AND meta @> " + b.Arg(string(raw)) + "::jsonb")
+		if o, ok := q.Meta[store.OwnerKey]; ok && o != "" {
+			// The owner index (migration 6) holds exactly this expression.
+			b.WriteString(" AND (meta ->> '" + store.OwnerKey + "') = " + b.Arg(o))
+		}
 	}
-	b.WriteString(" ORDER BY updated_ns DESC, thread_id DESC LIMIT " + arg(limit+1))
-	rows, err := s.pool.Query(ctx, b.String(), args...)
+	rows, err := s.pool.Query(ctx, b.End(), b.Args...)
 	if err != nil {
 		return checkpoint.ThreadPage{}, fmt.Errorf("postgres: list threads in %s: %w", s.where(), err)
 	}
 	defer rows.Close()
-	var page checkpoint.ThreadPage
+	var threads []checkpoint.ThreadInfo
 	for rows.Next() {
 		var (
-			info           checkpoint.ThreadInfo
-			meta           map[string]string
-			status         string
-			ended, updated int64
-			pending        []byte
+			info checkpoint.ThreadInfo
+			meta map[string]string
+			r    store.ThreadRow
 		)
-		if err := rows.Scan(&info.ID, &meta, &status, &info.Outcome.RunID, &ended, &info.Outcome.Error, &pending, &updated); err != nil {
+		err := rows.Scan(&info.ID, &meta, &r.Status, &info.Outcome.RunID, &r.Ended, &info.Outcome.Error, &r.Pending, &r.Updated)
+		if err == nil {
+			err = r.Decode(&info)
+		}
+		if err != nil {
 			return checkpoint.ThreadPage{}, fmt.Errorf("postgres: list threads in %s: %w", s.where(), err)
 		}
 		if len(meta) > 0 {
 			info.Meta = meta
 		}
-		info.Outcome.Status = runtime.Status(status)
-		if ended != 0 {
-			info.Outcome.Ended = time.Unix(0, ended).UTC()
-		}
-		info.Updated = time.Unix(0, updated).UTC()
-		if len(pending) > 0 && info.Outcome.Status == runtime.StatusInterrupted {
-			if err := json.Unmarshal(pending, &info.Pending); err != nil {
-				return checkpoint.ThreadPage{}, fmt.Errorf("postgres: list threads in %s: thread %q: decode pending interrupts: %w", s.where(), info.ID, err)
-			}
-		}
-		page.Threads = append(page.Threads, info)
+		threads = append(threads, info)
 	}
 	if err := rows.Err(); err != nil {
 		return checkpoint.ThreadPage{}, fmt.Errorf("postgres: list threads in %s: %w", s.where(), err)
 	}
-	if len(page.Threads) > limit {
-		page.Threads = page.Threads[:limit]
-		last := page.Threads[limit-1]
-		page.Next = checkpoint.EncodeThreadCursor(checkpoint.ThreadCursor{Updated: last.Updated.UnixNano(), ID: last.ID})
-	}
-	return page, nil
+	return store.Page(threads, b.Limit), nil
 }
 
 // AppendEvents stores events of one run in one transaction, unleased (a
@@ -198,26 +152,19 @@ func (s *Store) appendEventsTx(ctx context.Context, tx pgx.Tx, events []checkpoi
 		return nil
 	}
 	runs, seqs, threads, times, kinds, datas := make([]string, n), make([]int64, n), make([]string, n), make([]int64, n), make([]string, n), make([][]byte, n)
-	last := map[string]int64{}
 	for i, e := range events {
 		runs[i], seqs[i], threads[i], times[i], kinds[i], datas[i] = e.RunID, e.Seq, e.ThreadID, e.Time.UnixNano(), e.Kind, []byte(e.Data)
 		if datas[i] == nil {
 			datas[i] = []byte("null")
 		}
-		last[e.RunID] = max(last[e.RunID], e.Seq)
 	}
 	if _, err := tx.Exec(ctx, s.q.appendEvents, runs, seqs, threads, times, kinds, datas); err != nil {
 		return err
 	}
-	for run, seq := range last {
-		if seq <= checkpoint.MaxStoredEvents {
-			continue
-		}
-		if _, err := tx.Exec(ctx, s.q.trimEvents, run, seq-checkpoint.MaxStoredEvents); err != nil {
-			return fmt.Errorf("drop old events of run %q: %w", run, err)
-		}
-	}
-	return nil
+	return store.TrimEvents(events, func(run string, through int64) error {
+		_, err := tx.Exec(ctx, s.q.trimEvents, run, through)
+		return err
+	})
 }
 
 // ReadEvents returns the run's stored events after afterSeq, in Seq order,

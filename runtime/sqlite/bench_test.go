@@ -3,33 +3,20 @@ package sqlite_test
 import (
 	"fmt"
 	"path/filepath"
+	goruntime "runtime"
 	"sync/atomic"
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+	"github.com/ilmek-go/ilmek/runtime/internal/store/storetest"
 	"github.com/ilmek-go/ilmek/runtime/sqlite"
-	"github.com/ilmek-go/ilmek/spec"
 )
 
 // chain10 is a chain of 10 nodes, each writing a channel: a run is 10
 // supersteps and 11 checkpoints (the start and one per superstep).
 func chain10(b *testing.B) *runtime.Graph[runtime.Values, runtime.Values] {
-	bld := runtime.NewBuilder("chain10").Channel("n", "").Channel("trail", spec.Append)
-	prev := spec.Start
-	for i := range 10 {
-		id := fmt.Sprintf("n%d", i)
-		bld.Node(id, func(*runtime.Ctx, runtime.Values) (runtime.Values, error) {
-			return runtime.Values{"n": i, "trail": id}, nil
-		})
-		bld.Edge(prev, id)
-		prev = id
-	}
-	g, err := bld.Compile()
-	if err != nil {
-		b.Fatal(err)
-	}
-	return g
+	return storetest.Chain(b, "chain10", 10, true)
 }
 
 type backend struct {
@@ -83,15 +70,24 @@ func BenchmarkChain10(b *testing.B) {
 
 // BenchmarkChain10Parallel runs threads from GOMAXPROCS goroutines on one
 // store: it measures the one-writer-connection design with and without the
-// pool of read connections.
+// pool of read connections; and 16 threads at once at synchronous FULL,
+// the default, which is what the group commit of runs' writes is for
+// (commits that arrive during a flush share the next one).
 func BenchmarkChain10Parallel(b *testing.B) {
-	for _, be := range []backend{
-		sqliteBackend("sqlite-sync-normal", sqlite.Synchronous("NORMAL")),
-		sqliteBackend("sqlite-sync-normal-one-conn", sqlite.Synchronous("NORMAL"), sqlite.ReadConns(0)),
+	for _, tc := range []struct {
+		be      backend
+		threads int // 0: GOMAXPROCS
+	}{
+		{sqliteBackend("sqlite-sync-normal", sqlite.Synchronous("NORMAL")), 0},
+		{sqliteBackend("sqlite-sync-normal-one-conn", sqlite.Synchronous("NORMAL"), sqlite.ReadConns(0)), 0},
+		{sqliteBackend("sqlite-16-threads"), 16},
 	} {
-		b.Run(be.name, func(b *testing.B) {
-			g, cp := chain10(b), be.open(b)
+		b.Run(tc.be.name, func(b *testing.B) {
+			g, cp := chain10(b), tc.be.open(b)
 			b.ReportAllocs()
+			if tc.threads > 0 {
+				b.SetParallelism(max(1, tc.threads/goruntime.GOMAXPROCS(0)))
+			}
 			var n atomic.Int64
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {

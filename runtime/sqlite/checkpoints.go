@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+	"github.com/ilmek-go/ilmek/runtime/internal/store"
 )
 
 // Put stores cp and drops the journals of the task ids in done, in one
@@ -27,11 +27,16 @@ func (s *Store) Put(ctx context.Context, cp *runtime.Checkpoint, done []string) 
 		}
 		return nil
 	}
-	put, err := s.prepareCommit(ctx, cp, nil, done, nil)
+	return s.putUnleased(ctx, cp, nil, done)
+}
+
+// putUnleased is Put (d nil) or PutDelta in one transaction.
+func (s *Store) putUnleased(ctx context.Context, cp *runtime.Checkpoint, d *checkpoint.Delta, done []string) error {
+	put, err := s.prepareCommit(cp, d, done)
 	if err != nil {
 		return err
 	}
-	if err := s.tx(ctx, nil, put); err != nil {
+	if err := s.tx(ctx, nil, func(tx *sql.Tx) error { return put(ctx, tx) }); err != nil {
 		return fmt.Errorf("sqlite: put checkpoint %s of thread %q in %q: %w", cp.ID, cp.ThreadID, s.path, err)
 	}
 	return nil
@@ -40,25 +45,17 @@ func (s *Store) Put(ctx context.Context, cp *runtime.Checkpoint, done []string) 
 // checkpointArgs encodes cp as the arguments of qInsertCheckpoint, a full
 // snapshot.
 func checkpointArgs(cp *runtime.Checkpoint) ([]any, error) {
-	next, err := json.Marshal(cp.Next)
+	c, err := store.EncodeCheckpoint(cp)
 	if err != nil {
-		return nil, fmt.Errorf("encode next tasks: %w", err)
+		return nil, err
 	}
-	pending, err := json.Marshal(cp.Pending)
-	if err != nil {
-		return nil, fmt.Errorf("encode pending interrupts: %w", err)
-	}
-	var created int64
-	if !cp.Created.IsZero() {
-		created = cp.Created.UnixNano()
-	}
-	return []any{cp.ID, cp.ThreadID, cp.ParentID, cp.PlanID, cp.Step, created, []byte(cp.Channels), next, pending, cp.Fingerprint, cp.Format, cp.MigratedFrom, "", "", 0, 0}, nil
+	return []any{cp.ID, cp.ThreadID, cp.ParentID, cp.PlanID, cp.Step, c.Created, c.Channels, c.Next, c.Pending, cp.Fingerprint, cp.Format, cp.MigratedFrom, "", "", 0, 0}, nil
 }
 
 // prepareCommit encodes cp (as the delta d when d is not nil) and returns
-// the body of the transaction that stores it, drops the journals of done
-// and records tw (when not nil).
-func (s *Store) prepareCommit(ctx context.Context, cp *runtime.Checkpoint, d *checkpoint.Delta, done []string, tw *checkpoint.ThreadWrite) (func(*sql.Tx) error, error) {
+// the body of the transaction that stores it and drops the journals of
+// done.
+func (s *Store) prepareCommit(cp *runtime.Checkpoint, d *checkpoint.Delta, done []string) (func(context.Context, *sql.Tx) error, error) {
 	if cp == nil || cp.ID == "" {
 		return nil, fmt.Errorf("sqlite: a checkpoint write in %q: the checkpoint is nil or has no ID", s.path)
 	}
@@ -67,31 +64,25 @@ func (s *Store) prepareCommit(ctx context.Context, cp *runtime.Checkpoint, d *ch
 		return nil, fmt.Errorf("sqlite: put checkpoint %s of thread %q: %w", cp.ID, cp.ThreadID, err)
 	}
 	if d == nil {
-		return func(tx *sql.Tx) error { return s.putTx(ctx, tx, args, cp.ThreadID, done, tw) }, nil
+		return func(ctx context.Context, tx *sql.Tx) error { return s.putTx(ctx, tx, args, cp.ThreadID, done) }, nil
 	}
 	writes, err := json.Marshal(d.Writes)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: put checkpoint %s of thread %q: encode its delta: %w", cp.ID, cp.ThreadID, err)
 	}
 	args[6] = writes
-	return func(tx *sql.Tx) error {
+	return func(ctx context.Context, tx *sql.Tx) error {
 		if err := s.deltaArgs(ctx, tx, cp, *d, args); err != nil {
 			return fmt.Errorf("as a delta of %s: %w", d.Base, err)
 		}
-		return s.putTx(ctx, tx, args, cp.ThreadID, done, tw)
+		return s.putTx(ctx, tx, args, cp.ThreadID, done)
 	}, nil
 }
 
-// putTx inserts a checkpoint, drops the journals of done and records tw
-// (when not nil), in tx.
-func (s *Store) putTx(ctx context.Context, tx *sql.Tx, args []any, threadID string, done []string, tw *checkpoint.ThreadWrite) error {
+// putTx inserts a checkpoint and drops the journals of done, in tx.
+func (s *Store) putTx(ctx context.Context, tx *sql.Tx, args []any, threadID string, done []string) error {
 	if _, err := s.ws.in(ctx, tx, qInsertCheckpoint).ExecContext(ctx, args...); err != nil {
 		return err
-	}
-	if tw != nil {
-		if err := s.recordTx(ctx, tx, threadID, tw); err != nil {
-			return fmt.Errorf("record the thread: %w", err)
-		}
 	}
 	if len(done) == 0 {
 		return nil
@@ -149,39 +140,12 @@ func (s *Store) get(ctx context.Context, threadID, id string) (*runtime.Checkpoi
 
 // rebuild replaces cp.Channels, the encoded writes of a delta of
 // checkpoint base whose chain starts at snapshot snap, with the channels
-// they give. The chain's rows are read by snapshot with chain (qChain);
-// groups caches them by snapshot id across calls (nil: no cache).
-func (s *Store) rebuild(ctx context.Context, chain *sql.Stmt, cp *runtime.Checkpoint, base, snap string, groups map[string]map[string]checkpoint.ChainLink) error {
-	links := groups[snap]
-	if links == nil {
+// they give (store.Rebuild). The chain's rows are read with chain (qChain).
+func (s *Store) rebuild(ctx context.Context, chain *sql.Stmt, cp *runtime.Checkpoint, base, snap string, chains store.Chains) error {
+	return store.Rebuild(cp, base, snap, chains, func() (store.Rows, func(), error) {
 		rs, err := chain.QueryContext(ctx, cp.ThreadID, snap)
-		if err != nil {
-			return fmt.Errorf("checkpoint %s: read its chain: %w", cp.ID, err)
-		}
-		links = map[string]checkpoint.ChainLink{}
-		for rs.Next() {
-			var id string
-			var l checkpoint.ChainLink
-			if err := rs.Scan(&id, &l.Base, &l.Channels); err != nil {
-				rs.Close()
-				return fmt.Errorf("checkpoint %s: read its chain: %w", cp.ID, err)
-			}
-			links[id] = l
-		}
-		rs.Close()
-		if err := rs.Err(); err != nil {
-			return fmt.Errorf("checkpoint %s: read its chain: %w", cp.ID, err)
-		}
-		if groups != nil {
-			groups[snap] = links
-		}
-	}
-	full, err := checkpoint.RebuildChain(cp.Channels, base, links)
-	if err != nil {
-		return fmt.Errorf("checkpoint %s: %w", cp.ID, err)
-	}
-	cp.Channels = full
-	return nil
+		return rs, func() { rs.Close() }, err
+	})
 }
 
 // List returns the thread's checkpoints, the most recently Put first, at
@@ -215,7 +179,7 @@ func (s *Store) List(ctx context.Context, threadID string, limit int) ([]*runtim
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: list checkpoints of thread %q in %q: %w", threadID, s.path, err)
 	}
-	groups := map[string]map[string]checkpoint.ChainLink{}
+	groups := store.Chains{}
 	for i, cp := range out {
 		if bases[i] == "" {
 			continue
@@ -234,22 +198,7 @@ func (s *Store) List(ctx context.Context, threadID string, limit int) ([]*runtim
 // (LeaseOptions.Lost, with an error matching checkpoint.ErrThreadDeleted) and
 // every later write of it is refused; DeleteThread does not wait for it.
 func (s *Store) DeleteThread(ctx context.Context, threadID string) error {
-	s.mu.Lock()
-	l := s.held[threadID]
-	delete(s.held, threadID)
-	s.mu.Unlock()
-	if l != nil {
-		// Mark the lease before the rows go, so no write of the run slips
-		// in between; its writes stay refused, and its release does nothing.
-		l.mu.Lock()
-		already := l.deleted
-		l.deleted = true
-		l.mu.Unlock()
-		l.stopHeartbeatAsync()
-		if !already && l.opts.Lost != nil {
-			defer l.opts.Lost(s.lostLease(l, checkpoint.LeaseThreadDeleted, "delete"))
-		}
-	}
+	defer s.leases.Deleting(threadID)()
 	err := s.tx(ctx, nil, func(tx *sql.Tx) error {
 		for _, table := range []string{"ilmek_checkpoints", "ilmek_journals", "ilmek_leases", "ilmek_threads", "ilmek_events"} {
 			if _, err := tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE thread_id = ?", threadID); err != nil {
@@ -271,24 +220,14 @@ type scanner interface{ Scan(dest ...any) error }
 // holding its encoded writes; rebuild makes them the channels.
 func scanCheckpoint(sc scanner) (_ *runtime.Checkpoint, base, snap string, _ error) {
 	var (
-		cp                      runtime.Checkpoint
-		created                 int64
-		channels, next, pending []byte
+		cp runtime.Checkpoint
+		c  store.CheckpointColumns
 	)
-	if err := sc.Scan(&cp.ID, &cp.ThreadID, &cp.ParentID, &cp.PlanID, &cp.Step, &created, &channels, &next, &pending, &cp.Fingerprint, &cp.Format, &cp.MigratedFrom, &base, &snap); err != nil {
+	if err := sc.Scan(&cp.ID, &cp.ThreadID, &cp.ParentID, &cp.PlanID, &cp.Step, &c.Created, &c.Channels, &c.Next, &c.Pending, &cp.Fingerprint, &cp.Format, &cp.MigratedFrom, &base, &snap); err != nil {
 		return nil, "", "", err
 	}
-	if created != 0 {
-		cp.Created = time.Unix(0, created).UTC()
-	}
-	if channels != nil {
-		cp.Channels = json.RawMessage(channels)
-	}
-	if err := json.Unmarshal(next, &cp.Next); err != nil {
-		return nil, "", "", fmt.Errorf("checkpoint %s: decode next tasks: %w", cp.ID, err)
-	}
-	if err := json.Unmarshal(pending, &cp.Pending); err != nil {
-		return nil, "", "", fmt.Errorf("checkpoint %s: decode pending interrupts: %w", cp.ID, err)
+	if err := c.Decode(&cp); err != nil {
+		return nil, "", "", err
 	}
 	return &cp, base, snap, nil
 }

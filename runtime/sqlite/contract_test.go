@@ -20,7 +20,7 @@ func open(t testing.TB, opts ...sqlite.Option) (*sqlite.Store, string) {
 	}
 	t.Cleanup(func() {
 		if err := s.Close(); err != nil {
-			t.Error(err)
+			t.Errorf("close %s: %v", path, err)
 		}
 	})
 	return s, path

@@ -18,14 +18,7 @@ import (
 // stored row is rewritten, so a concurrent reader never sees a chain half
 // compacted.
 func (s *Store) PutDelta(ctx context.Context, cp *runtime.Checkpoint, d checkpoint.Delta, done []string) error {
-	put, err := s.prepareCommit(ctx, cp, &d, done, nil)
-	if err != nil {
-		return err
-	}
-	if err := s.tx(ctx, nil, put); err != nil {
-		return fmt.Errorf("sqlite: put checkpoint %s of thread %q in %q: %w", cp.ID, cp.ThreadID, s.path, err)
-	}
-	return nil
+	return s.putUnleased(ctx, cp, &d, done)
 }
 
 // deltaArgs completes args (checkpointArgs, with the delta's encoded

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+	"github.com/ilmek-go/ilmek/runtime/internal/store"
 )
 
 var _ checkpoint.EventStore = (*Store)(nil)
@@ -42,22 +43,15 @@ func (s *Store) appendEventsTx(ctx context.Context, tx *sql.Tx, events []checkpo
 		return err
 	}
 	defer ins.Close()
-	last := map[string]int64{}
 	for _, e := range events {
 		if _, err := ins.ExecContext(ctx, e.RunID, e.Seq, e.ThreadID, e.Time.UnixNano(), e.Kind, []byte(e.Data)); err != nil {
 			return fmt.Errorf("event %d of run %q: %w", e.Seq, e.RunID, err)
 		}
-		last[e.RunID] = max(last[e.RunID], e.Seq)
 	}
-	for run, seq := range last {
-		if seq <= checkpoint.MaxStoredEvents {
-			continue
-		}
-		if _, err := tx.ExecContext(ctx, qTrimEvents, run, seq-checkpoint.MaxStoredEvents); err != nil {
-			return fmt.Errorf("drop old events of run %q: %w", run, err)
-		}
-	}
-	return nil
+	return store.TrimEvents(events, func(run string, through int64) error {
+		_, err := tx.ExecContext(ctx, qTrimEvents, run, through)
+		return err
+	})
 }
 
 // ReadEvents returns the run's stored events after afterSeq, in Seq order,

@@ -5,15 +5,13 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"sync"
+	"strconv"
 	"time"
 
-	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+	"github.com/ilmek-go/ilmek/runtime/internal/store"
 )
 
 // ErrLeaseLost is checkpoint.ErrLeaseLost, matched by the error of a
@@ -24,65 +22,35 @@ import (
 // The error is a *checkpoint.LeaseLostError saying why.
 var ErrLeaseLost = checkpoint.ErrLeaseLost
 
-// lostLease is the error of l found lost for reason, by found.
-func (s *Store) lostLease(l *heldLease, reason checkpoint.LeaseLostReason, found string) error {
-	return &checkpoint.LeaseLostError{Thread: l.thread, Store: s.path, Fence: l.token, Reason: reason, Found: found}
-}
-
-// heldLease is a lease this Store holds: its token, its deadline and its
-// heartbeat. It implements checkpoint.Lease.
+// heldLease is a lease this Store holds: the shared lease state and
+// heartbeat (store.Lease), and its token in the lease row. It implements
+// checkpoint.Lease.
 type heldLease struct {
-	s      *Store
-	thread string
-	token  string
-	opts   checkpoint.LeaseOptions
-	stop   chan struct{}
-	done   chan struct{}
-	once   sync.Once
-	rel    sync.Once
-
-	mu       sync.Mutex
-	deadline time.Time // monotonic: when the last renewal was sent + TTL - margin
-	deleted  bool      // this Store deleted the thread; writes are refused
+	store.Lease
+	s *Store
 }
 
-func (l *heldLease) Fence() string { return l.token }
-
-func (l *heldLease) Deadline() time.Time {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.deadline
+// Renew extends the lease row if it still carries the token.
+func (l *heldLease) Renew(ctx context.Context) (bool, error) {
+	res, err := l.s.ws[qRenewLease].ExecContext(ctx, time.Now().Add(l.s.opts.ttl).UnixNano(), l.Thread, l.Fence())
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
 }
 
-func (l *heldLease) Release() { l.rel.Do(func() { l.s.release(l) }) }
-
-// renewedAt moves the deadline to sent + TTL - margin, where sent is when
-// the take or renewal that succeeded was sent.
-func (l *heldLease) renewedAt(sent time.Time) time.Time {
-	d := sent.Add(l.s.opts.ttl - l.s.opts.ttl/leaseMarginDiv)
-	l.mu.Lock()
-	l.deadline = d
-	l.mu.Unlock()
-	return d
+// Drop deletes the lease row if it still carries the token.
+func (l *heldLease) Drop() {
+	ctx, cancel := context.WithTimeout(context.Background(), l.s.opts.busy+time.Second)
+	defer cancel()
+	l.s.ws[qDropLease].ExecContext(ctx, l.Thread, l.Fence())
 }
 
-// leaseMarginDiv sets the safety margin of a lease's local deadline: a
-// tenth of the TTL before the row expires, for the time a renewal takes to
-// reach the file and for the clocks of processes sharing it.
-const leaseMarginDiv = 10
-
-func (l *heldLease) stopHeartbeatAsync() { l.once.Do(func() { close(l.stop) }) }
-
-func (l *heldLease) stopHeartbeat() {
-	l.stopHeartbeatAsync()
-	<-l.done
+// Lost is the error of the lease found lost for reason, by found.
+func (l *heldLease) Lost(reason checkpoint.LeaseLostReason, found string) error {
+	return &checkpoint.LeaseLostError{Thread: l.Thread, Store: l.s.path, Fence: l.Fence(), Reason: reason, Found: found}
 }
-
-// holder describes this process in the lease row, for busy errors.
-var holder = func() string {
-	host, _ := os.Hostname()
-	return fmt.Sprintf("pid %d on %s", os.Getpid(), host)
-}()
 
 // Lease takes the thread's lease for one run, across goroutines and
 // processes. It fails at once, with an error matching runtime.ErrThreadBusy,
@@ -93,116 +61,33 @@ var holder = func() string {
 // The lease's Deadline is when the last renewal was sent plus the TTL
 // minus a tenth of it.
 func (s *Store) Lease(ctx context.Context, threadID string, opts checkpoint.LeaseOptions) (checkpoint.Lease, error) {
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
-		return nil, fmt.Errorf("sqlite: lease thread %q: the store %q is closed", threadID, s.path)
-	}
 	var b [16]byte
 	rand.Read(b[:])
-	l := &heldLease{s: s, thread: threadID, token: hex.EncodeToString(b[:]), opts: opts, stop: make(chan struct{}), done: make(chan struct{})}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: lease thread %q in %q: %w", threadID, s.path, err)
-	}
-	// Once sent, the take is not abandoned half-way: a statement cancelled
-	// after it wrote the row would leave the thread busy until the TTL.
-	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.busy+30*time.Second)
-	defer cancel()
-	sent := time.Now()
-	res, err := s.ws[qTakeLease].ExecContext(tctx, threadID, l.token, holder, sent.Add(s.opts.ttl).UnixNano(), sent.UnixNano())
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: lease thread %q in %q: %w", threadID, s.path, err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return nil, s.busy(tctx, threadID)
-	}
-	l.renewedAt(sent)
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		close(l.done)
-		s.deleteLease(l)
-		return nil, fmt.Errorf("sqlite: lease thread %q: the store %q was closed", threadID, s.path)
-	}
-	s.held[threadID] = l
-	s.mu.Unlock()
-	go s.heartbeat(l)
-	return l, nil
-}
-
-// busy builds the ErrThreadBusy error naming the lease's holder.
-func (s *Store) busy(ctx context.Context, threadID string) error {
-	var who string
-	var expires int64
-	err := s.rs[qLeaseHolder].QueryRowContext(ctx, threadID).Scan(&who, &expires)
-	if err != nil {
-		return fmt.Errorf("%w (thread %q in %q)", runtime.ErrThreadBusy, threadID, s.path)
-	}
-	return fmt.Errorf("%w (thread %q in %q is held by %s; the lease expires %s unless its holder renews it, which a live holder does every %v)",
-		runtime.ErrThreadBusy, threadID, s.path, who, time.Unix(0, expires).Format(time.RFC3339Nano), s.opts.ttl/3)
-}
-
-// heartbeat renews the lease every TTL/3 until it is stopped or lost.
-func (s *Store) heartbeat(l *heldLease) {
-	defer close(l.done)
-	t := time.NewTicker(s.opts.ttl / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-l.stop:
-			return
-		case <-t.C:
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), s.opts.ttl/3)
-		sent := time.Now()
-		res, err := s.ws[qRenewLease].ExecContext(ctx, sent.Add(s.opts.ttl).UnixNano(), l.thread, l.token)
-		cancel()
-		if err != nil {
-			continue // busy or interrupted: try again at the next tick
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			// Lost: fenced writes now fail with ErrLeaseLost. Unless the
-			// lease was let go meanwhile (released, or its thread deleted
-			// by this Store, which reports that itself), tell the run.
-			select {
-			case <-l.stop:
-			default:
-				if l.opts.Lost != nil {
-					l.opts.Lost(s.lostLease(l, checkpoint.LeaseTakenOver, "heartbeat"))
-				}
+	token := hex.EncodeToString(b[:])
+	l := &heldLease{s: s}
+	var busy error
+	held, err := s.leases.Take(ctx, &l.Lease, threadID, opts, s.opts.busy+30*time.Second,
+		func(ctx context.Context, sent time.Time) (string, store.Row, bool, error) {
+			res, err := s.ws[qTakeLease].ExecContext(ctx, threadID, token, store.Holder, sent.Add(s.opts.ttl).UnixNano(), sent.UnixNano())
+			if err != nil {
+				return "", nil, false, err
 			}
-			return
-		}
-		d := l.renewedAt(sent)
-		if l.opts.Renewed != nil {
-			l.opts.Renewed(d)
-		}
+			if n, err := res.RowsAffected(); err != nil || n != 1 {
+				var who string
+				var expires int64
+				err := s.rs[qLeaseHolder].QueryRowContext(ctx, threadID).Scan(&who, &expires)
+				busy = s.leases.Busy(threadID, strconv.Quote(s.path), who, time.Unix(0, expires), err == nil)
+				return "", nil, false, nil
+			}
+			return token, l, true, nil
+		})
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("sqlite: lease thread %q in %q: %w", threadID, s.path, err)
+	case !held:
+		return nil, busy
 	}
-}
-
-// release stops the heartbeat and deletes the lease row if it is still ours.
-func (s *Store) release(l *heldLease) {
-	s.mu.Lock()
-	mine := s.held[l.thread] == l
-	if mine {
-		delete(s.held, l.thread)
-	}
-	closed := s.closed
-	s.mu.Unlock()
-	if !mine || closed {
-		return // released by Close, or its thread deleted by DeleteThread
-	}
-	l.stopHeartbeat()
-	s.deleteLease(l)
-}
-
-// deleteLease deletes the lease row if it still carries l's token. A failure
-// is harmless: the row expires after the TTL.
-func (s *Store) deleteLease(l *heldLease) {
-	ctx, cancel := context.WithTimeout(context.Background(), s.opts.busy+time.Second)
-	defer cancel()
-	s.ws[qDropLease].ExecContext(ctx, l.thread, l.token)
+	return l, nil
 }
 
 // checkFence fails when l, the lease a run writes under, is no longer
@@ -210,22 +95,18 @@ func (s *Store) deleteLease(l *heldLease) {
 // checkpoint.ErrThreadDeleted and ErrLeaseLost), or the lease row no longer
 // carries its token (ErrLeaseLost). It runs in the write's transaction.
 func (s *Store) checkFence(ctx context.Context, tx *sql.Tx, l *heldLease) error {
-	threadID := l.thread
-	l.mu.Lock()
-	deleted := l.deleted
-	l.mu.Unlock()
-	if deleted {
-		return s.lostLease(l, checkpoint.LeaseThreadDeleted, "fenced write")
+	if err := l.Refused(); err != nil {
+		return err
 	}
 	var owner string
-	err := s.ws.in(ctx, tx, qLeaseOwner).QueryRowContext(ctx, threadID).Scan(&owner)
+	err := s.ws.in(ctx, tx, qLeaseOwner).QueryRowContext(ctx, l.Thread).Scan(&owner)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return s.lostLease(l, checkpoint.LeaseTakenOver, "fenced write")
+		return l.Lost(checkpoint.LeaseTakenOver, "fenced write")
 	case err != nil:
 		return fmt.Errorf("check lease: %w", err)
-	case owner != l.token:
-		return s.lostLease(l, checkpoint.LeaseTakenOver, "fenced write")
+	case owner != l.Fence():
+		return l.Lost(checkpoint.LeaseTakenOver, "fenced write")
 	}
 	return nil
 }
@@ -234,51 +115,27 @@ func (s *Store) checkFence(ctx context.Context, tx *sql.Tx, l *heldLease) error 
 // (full or delta), the dropped journals, the thread record and the events.
 func (l *heldLease) Commit(ctx context.Context, c checkpoint.Commit) error {
 	s := l.s
-	if c.Checkpoint != nil && c.Checkpoint.ThreadID != l.thread {
-		return fmt.Errorf("sqlite: commit of checkpoint %s of thread %q under the lease of thread %q refused", c.Checkpoint.ID, c.Checkpoint.ThreadID, l.thread)
+	if c.Checkpoint != nil && c.Checkpoint.ThreadID != l.Thread {
+		return fmt.Errorf("sqlite: commit of checkpoint %s of thread %q under the lease of thread %q refused", c.Checkpoint.ID, c.Checkpoint.ThreadID, l.Thread)
 	}
-	var put func(tx *sql.Tx) error
+	put := func(context.Context, *sql.Tx) error { return nil }
 	if c.Checkpoint != nil {
 		var err error
-		if put, err = s.prepareCommit(ctx, c.Checkpoint, c.Delta, c.Done, c.Thread); err != nil {
+		if put, err = s.prepareCommit(c.Checkpoint, c.Delta, c.Done); err != nil {
 			return err
 		}
 	}
-	err := s.tx(ctx, l, func(tx *sql.Tx) error {
-		if put != nil {
-			if err := put(tx); err != nil {
-				return err
-			}
-		} else if c.Thread != nil {
-			if err := s.recordTx(ctx, tx, l.thread, c.Thread); err != nil {
-				return fmt.Errorf("record the thread: %w", err)
-			}
-		}
-		return s.appendEventsTx(ctx, tx, c.Events)
+	err := s.groupTx(ctx, l, func(ctx context.Context, tx *sql.Tx) error {
+		return store.Commit(c, func() error { return put(ctx, tx) },
+			func(w *checkpoint.ThreadWrite) error { return s.recordTx(ctx, tx, l.Thread, w) },
+			func(ev []checkpoint.StoredEvent) error { return s.appendEventsTx(ctx, tx, ev) })
 	})
 	if err != nil {
 		what := "the run's final write"
 		if c.Checkpoint != nil {
 			what = "checkpoint " + c.Checkpoint.ID
 		}
-		return fmt.Errorf("sqlite: commit %s of thread %q in %q: %w", what, l.thread, s.path, err)
-	}
-	return nil
-}
-
-// PutJournal replaces the journal of a task, fenced by the lease.
-func (l *heldLease) PutJournal(ctx context.Context, taskID string, entries []checkpoint.JournalEntry) error {
-	s := l.s
-	raw, err := json.Marshal(entries)
-	if err != nil {
-		return fmt.Errorf("sqlite: put journal of task %q of thread %q: encode entries: %w", taskID, l.thread, err)
-	}
-	err = s.tx(ctx, l, func(tx *sql.Tx) error {
-		_, err := s.ws.in(ctx, tx, qPutJournal).ExecContext(ctx, l.thread, taskID, raw)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("sqlite: put journal of task %q of thread %q in %q: %w", taskID, l.thread, s.path, err)
+		return fmt.Errorf("sqlite: commit %s of thread %q in %q: %w", what, l.Thread, s.path, err)
 	}
 	return nil
 }

@@ -116,7 +116,7 @@ func (s *Store) migrate() error {
 		case v > schemaVersion:
 			return &schemaError{fmt.Sprintf("the file has ilmek schema version %d but this build knows version %d; open it with the ilmek version that wrote it, or a newer one", v, schemaVersion)}
 		}
-		if v == schemaVersion && !slices.Contains(tables, "ilmek_threads") {
+		if v == 3 && !slices.Contains(tables, "ilmek_threads") {
 			// A version 3 file written before version 3 held the thread
 			// records and the event log (a pre-release build).
 			if err := addThreads(ctx, tx); err != nil {

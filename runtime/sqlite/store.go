@@ -8,12 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+	"github.com/ilmek-go/ilmek/runtime/internal/store"
 )
 
 // Store is a runtime.Checkpointer backed by one SQLite file. Create it with
@@ -27,9 +27,8 @@ type Store struct {
 	ws   prepared
 	rs   prepared
 
-	mu     sync.Mutex
-	held   map[string]*heldLease // leases this Store holds, by thread id
-	closed bool
+	leases *store.Leases // the leases this Store holds
+	group  group         // the group commit of runs' writes
 }
 
 var _ checkpoint.DeltaCheckpointer = (*Store)(nil)
@@ -74,7 +73,7 @@ const DefaultLeaseTTL = 30 * time.Second
 
 // schemaVersion is the schema version this package writes and reads
 // (ilmek_meta.schema_version).
-const schemaVersion = 3
+const schemaVersion = 4
 
 // Open opens (creating if needed) the SQLite database at path and its
 // schema. path ":memory:" gives a private in-memory database, for tests.
@@ -89,7 +88,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 	if path == "" {
 		return nil, fmt.Errorf("sqlite.Open: empty path; pass a file name such as \"app.db\" (or \":memory:\" for a private in-memory database)")
 	}
-	s := &Store{path: path, opts: o, held: map[string]*heldLease{}}
+	s := &Store{path: path, opts: o, leases: store.NewLeases(o.ttl)}
 	memory := path == ":memory:"
 	uri := "file::memory:"
 	if !memory {
@@ -172,18 +171,8 @@ func (s *Store) Path() string { return s.path }
 // The Store must not be used afterwards; release functions of its leases
 // become no-ops.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if !s.leases.Close() {
 		return nil
-	}
-	s.closed = true
-	held := s.held
-	s.held = map[string]*heldLease{}
-	s.mu.Unlock()
-	for _, l := range held {
-		l.stopHeartbeat()
-		s.deleteLease(l)
 	}
 	if err := s.closeDBs(); err != nil {
 		return fmt.Errorf("sqlite: close %q: %w", s.path, err)

@@ -8,11 +8,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
-	"time"
 
-	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+	"github.com/ilmek-go/ilmek/runtime/internal/store"
 )
 
 var (
@@ -42,27 +40,15 @@ func (s *Store) RecordThread(ctx context.Context, threadID string, w checkpoint.
 
 // recordTx writes w of the thread in tx.
 func (s *Store) recordTx(ctx context.Context, tx *sql.Tx, threadID string, w *checkpoint.ThreadWrite) error {
-	now := time.Now().UnixNano()
-	if w.Outcome != nil {
-		ended := int64(0)
-		if !w.Outcome.Ended.IsZero() {
-			ended = w.Outcome.Ended.UnixNano()
-			now = ended
-		}
-		var pending []byte
-		if len(w.Pending) > 0 {
-			var err error
-			if pending, err = json.Marshal(w.Pending); err != nil {
-				return fmt.Errorf("encode pending interrupts: %w", err)
-			}
-		}
-		if _, err := tx.ExecContext(ctx, qPutOutcome, threadID, string(w.Outcome.Status), w.Outcome.RunID, ended, w.Outcome.Error, pending, now); err != nil {
-			return fmt.Errorf("write outcome: %w", err)
-		}
-	}
-	if len(w.Meta) == 0 {
-		return nil
-	}
+	return store.Record(w, func(o *store.Outcome) error {
+		_, err := tx.ExecContext(ctx, qPutOutcome, threadID, o.Status, o.RunID, o.Ended, o.Error, o.Pending, o.Now)
+		return err
+	}, func(now int64) error { return mergeMetaTx(ctx, tx, threadID, w.Meta, now) })
+}
+
+// mergeMetaTx merges set into the thread's metadata in tx (an empty
+// value deletes its key).
+func mergeMetaTx(ctx context.Context, tx *sql.Tx, threadID string, set map[string]string, now int64) error {
 	var raw sql.NullString
 	err := tx.QueryRowContext(ctx, qThreadMeta, threadID).Scan(&raw)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -73,7 +59,7 @@ func (s *Store) recordTx(ctx context.Context, tx *sql.Tx, threadID string, w *ch
 		return err
 	}
 	var meta sql.NullString
-	if m := checkpoint.MergeMeta(old, w.Meta); m != nil {
+	if m := checkpoint.MergeMeta(old, set); m != nil {
 		b, err := json.Marshal(m)
 		if err != nil {
 			return fmt.Errorf("encode metadata: %w", err)
@@ -99,69 +85,47 @@ func decodeMeta(raw sql.NullString) (map[string]string, error) {
 
 // ListThreads returns the page of threads q selects, in one read.
 func (s *Store) ListThreads(ctx context.Context, q checkpoint.ThreadQuery) (checkpoint.ThreadPage, error) {
-	limit, cursor, err := checkpoint.CheckThreadQuery(q)
+	b, err := store.ListThreadsSQL(q, "SELECT "+threadColumns+" FROM ilmek_threads t WHERE true", "?",
+		func(updated, id string) string {
+			return "(updated_ns < " + updated + " OR (updated_ns = " + updated + " AND thread_id < " + id + "))"
+		})
 	if err != nil {
 		return checkpoint.ThreadPage{}, err
 	}
-	var b strings.Builder
-	var args []any
-	b.WriteString("SELECT " + threadColumns + " FROM ilmek_threads t WHERE true")
-	if q.Status != "" {
-		b.WriteString(" AND status = ?")
-		args = append(args, string(q.Status))
-	}
-	if !q.UpdatedAfter.IsZero() {
-		b.WriteString(" AND updated_ns > ?")
-		args = append(args, q.UpdatedAfter.UnixNano())
-	}
-	if !q.UpdatedBefore.IsZero() {
-		b.WriteString(" AND updated_ns < ?")
-		args = append(args, q.UpdatedBefore.UnixNano())
-	}
-	if cursor != nil {
-		b.WriteString(" AND (updated_ns < ? OR (updated_ns = ? AND thread_id < ?))")
-		args = append(args, cursor.Updated, cursor.Updated, cursor.ID)
+	if o, ok := q.Meta[store.OwnerKey]; ok && o != "" {
+		// The owner index (migration 4) holds exactly this expression.
+		b.WriteString(" AND json_extract(meta, '$." + store.OwnerKey + "') = " + b.Arg(o))
 	}
 	for _, k := range slices.Sorted(maps.Keys(q.Meta)) {
-		b.WriteString(" AND EXISTS (SELECT 1 FROM json_each(t.meta) j WHERE j.key = ? AND j.type = 'text' AND j.value = ?)")
-		args = append(args, k, q.Meta[k])
+		b.WriteString(" AND EXISTS (SELECT 1 FROM json_each(t.meta) j WHERE j.key = " + b.Arg(k) + " AND j.type = 'text' AND j.value = " + b.Arg(q.Meta[k]) + ")")
 	}
-	b.WriteString(" ORDER BY updated_ns DESC, thread_id DESC LIMIT ?")
-	args = append(args, limit+1)
-	rows, err := s.r.QueryContext(ctx, b.String(), args...)
+	rows, err := s.r.QueryContext(ctx, b.End(), b.Args...)
 	if err != nil {
 		return checkpoint.ThreadPage{}, fmt.Errorf("sqlite: list threads in %q: %w", s.path, err)
 	}
 	defer rows.Close()
-	var page checkpoint.ThreadPage
+	var threads []checkpoint.ThreadInfo
 	for rows.Next() {
 		info, err := scanThread(rows)
 		if err != nil {
 			return checkpoint.ThreadPage{}, fmt.Errorf("sqlite: list threads in %q: %w", s.path, err)
 		}
-		page.Threads = append(page.Threads, info)
+		threads = append(threads, info)
 	}
 	if err := rows.Err(); err != nil {
 		return checkpoint.ThreadPage{}, fmt.Errorf("sqlite: list threads in %q: %w", s.path, err)
 	}
-	if len(page.Threads) > limit {
-		page.Threads = page.Threads[:limit]
-		last := page.Threads[limit-1]
-		page.Next = checkpoint.EncodeThreadCursor(checkpoint.ThreadCursor{Updated: last.Updated.UnixNano(), ID: last.ID})
-	}
-	return page, nil
+	return store.Page(threads, b.Limit), nil
 }
 
 // scanThread reads a row of threadColumns.
 func scanThread(sc scanner) (checkpoint.ThreadInfo, error) {
 	var (
-		info           checkpoint.ThreadInfo
-		meta           sql.NullString
-		status         string
-		ended, updated int64
-		pending        []byte
+		info checkpoint.ThreadInfo
+		meta sql.NullString
+		r    store.ThreadRow
 	)
-	if err := sc.Scan(&info.ID, &meta, &status, &info.Outcome.RunID, &ended, &info.Outcome.Error, &pending, &updated); err != nil {
+	if err := sc.Scan(&info.ID, &meta, &r.Status, &info.Outcome.RunID, &r.Ended, &info.Outcome.Error, &r.Pending, &r.Updated); err != nil {
 		return info, err
 	}
 	m, err := decodeMeta(meta)
@@ -169,15 +133,5 @@ func scanThread(sc scanner) (checkpoint.ThreadInfo, error) {
 		return info, fmt.Errorf("thread %q: %w", info.ID, err)
 	}
 	info.Meta = m
-	info.Outcome.Status = runtime.Status(status)
-	if ended != 0 {
-		info.Outcome.Ended = time.Unix(0, ended).UTC()
-	}
-	info.Updated = time.Unix(0, updated).UTC()
-	if len(pending) > 0 && info.Outcome.Status == runtime.StatusInterrupted {
-		if err := json.Unmarshal(pending, &info.Pending); err != nil {
-			return info, fmt.Errorf("thread %q: decode pending interrupts: %w", info.ID, err)
-		}
-	}
-	return info, nil
+	return info, r.Decode(&info)
 }

@@ -103,7 +103,8 @@ func TestPreReleaseVersion3File(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{"DROP TRIGGER ilmek_threads_touch", "DROP TABLE ilmek_threads", "DROP TABLE ilmek_events"} {
+	for _, q := range []string{"DROP TRIGGER ilmek_threads_touch", "DROP TABLE ilmek_threads", "DROP TABLE ilmek_events",
+		"UPDATE ilmek_meta SET value = '3' WHERE key = 'schema_version'"} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatal(err)
 		}

@@ -40,8 +40,8 @@ func TestMigrateVersion1ToCurrent(t *testing.T) {
 	db.Close()
 	s := openT(t, path)
 	var v string
-	if err := s.w.QueryRow("SELECT value FROM ilmek_meta WHERE key = 'schema_version'").Scan(&v); err != nil || v != "3" {
-		t.Fatalf("schema version after Open: %q %v, want 3", v, err)
+	if err := s.w.QueryRow("SELECT value FROM ilmek_meta WHERE key = 'schema_version'").Scan(&v); err != nil || v != "4" {
+		t.Fatalf("schema version after Open: %q %v, want 4", v, err)
 	}
 	c, err := s.Get(t.Context(), "old", "")
 	if err != nil || c.ID != "c1" || c.Fingerprint != "" || c.Format != 0 {
@@ -72,12 +72,15 @@ const approvalDoc = `{
   ]
 }`
 
+// writerNode is the node type "writer" of approvalDoc: it writes a draft.
+func writerNode(spec.Node) (runtime.NodeFunc, error) {
+	return func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return runtime.Values{"draft": "d"}, nil }, nil
+}
+
 func approvalGraph(t *testing.T, doc string) *runtime.Graph[runtime.Values, runtime.Values] {
 	t.Helper()
 	g, err := runtime.Load("approval.json", []byte(doc), runtime.Registry{
-		"writer": func(spec.Node) (runtime.NodeFunc, error) {
-			return func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return runtime.Values{"draft": "d"}, nil }, nil
-		},
+		"writer": writerNode,
 		"approval": func(spec.Node) (runtime.NodeFunc, error) {
 			return func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
 				a, err := runtime.Interrupt[string](ctx, "ok?")
@@ -149,9 +152,7 @@ func TestChangedDocumentUnderPausedThreadSQLite(t *testing.T) {
 func approvalGraphTyped(t *testing.T, doc string) *runtime.Graph[runtime.Values, runtime.Values] {
 	t.Helper()
 	g, err := runtime.Load("approval.json", []byte(doc), runtime.Registry{
-		"writer": func(spec.Node) (runtime.NodeFunc, error) {
-			return func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return runtime.Values{"draft": "d"}, nil }, nil
-		},
+		"writer": writerNode,
 		"approval2": func(spec.Node) (runtime.NodeFunc, error) {
 			return func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return nil, nil }, nil
 		},

@@ -100,9 +100,9 @@ func outcome(o workers.Outcome, err error) (server.QueueOutcome, error) {
 	out := server.QueueOutcome{Thread: o.Thread, Status: runtime.Status(o.State), Error: o.Error, Pending: o.Pending, Runs: o.Runs}
 	switch o.State {
 	case "queued":
-		out.Status = server.StatusQueued
+		out.Status = runtime.StatusNew
 	case "running":
-		out.Status = server.StatusRunning
+		out.Status = runtime.StatusRunning
 	case "cancelled":
 		out.Status = runtime.StatusAborted
 		if out.Error == "" {

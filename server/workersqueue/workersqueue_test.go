@@ -8,7 +8,6 @@ import (
 
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/postgres/workers"
-	"github.com/ilmek-go/ilmek/server"
 )
 
 // TestOutcome: the queue's states map onto the server's statuses; an end
@@ -20,8 +19,8 @@ func TestOutcome(t *testing.T) {
 		want       runtime.Status
 		wantErrTxt string
 	}{
-		{"queued", "", server.StatusQueued, ""},
-		{"running", "", server.StatusRunning, ""},
+		{"queued", "", runtime.StatusNew, ""},
+		{"running", "", runtime.StatusRunning, ""},
 		{"done", "", runtime.StatusDone, ""},
 		{"interrupted", "", runtime.StatusInterrupted, ""},
 		{"error", "boom", runtime.StatusError, "boom"},
@@ -34,7 +33,7 @@ func TestOutcome(t *testing.T) {
 		if err != nil || got.Status != c.want || got.Error != c.wantErrTxt || got.Thread != "t" || len(got.Runs) != 1 {
 			t.Errorf("state %q: %+v, %v; want %s %q", c.state, got, err, c.want, c.wantErrTxt)
 		}
-		if got.Ended() == (c.want == server.StatusQueued || c.want == server.StatusRunning) {
+		if got.Ended() == (c.want == runtime.StatusNew || c.want == runtime.StatusRunning) {
 			t.Errorf("state %q: Ended() = %v", c.state, got.Ended())
 		}
 	}

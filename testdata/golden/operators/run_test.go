@@ -41,7 +41,7 @@ var registry = runtime.Registry{
 			return nil, err
 		}
 		return func(_ *runtime.Ctx, s runtime.Values) (runtime.Values, error) {
-			cur, _ := runtime.AsFloat(s[cfg.Channel])
+			cur, _ := s[cfg.Channel].(float64)
 			return runtime.Values{cfg.Channel: cur + cfg.By}, nil
 		}, nil
 	},

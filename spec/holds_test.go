@@ -1,4 +1,4 @@
-package runtime_test
+package spec_test
 
 import (
 	"bytes"
@@ -7,12 +7,11 @@ import (
 	"os"
 	"testing"
 
-	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
 // TestHoldsMatchesTruthTable evaluates every row of the predicate truth
-// table recorded from the reference implementation with runtime.Holds (rows
+// table recorded from the reference implementation with Predicate.Holds (rows
 // the project refuses at load time must be refused by spec.Decode).
 func TestHoldsMatchesTruthTable(t *testing.T) {
 	data, err := os.ReadFile("../conformance/testdata/predicates.json")
@@ -49,14 +48,15 @@ func TestHoldsMatchesTruthTable(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		got := runtime.Holds(doc.Edges[1].When, v, set)
+		got := doc.Edges[1].When.Holds(v, set)
 		if want := string(r.Expect) == "true"; got != want {
 			t.Errorf("row %d: when %s on %s: got %v, want %v", i, r.When, r.Value, got, want)
 		}
 	}
 }
 
-// TestTruthy pins JSON truthiness, the truthy guard's, on the values a
+// TestTruthy pins JSON truthiness, the truthy guard's (Predicate.Holds
+// of spec.Truthy), on the values a
 // channel holds: JSON forms as a checkpoint restores them, and Go values a
 // node wrote (a typed number, slice, map or pointer).
 func TestTruthy(t *testing.T) {
@@ -84,7 +84,7 @@ func TestTruthy(t *testing.T) {
 		{"empty list", []any{}, true, false},
 		{"list of null", []any{nil}, true, true},
 		{"empty object", map[string]any{}, true, false},
-		{"empty Values", runtime.Values{}, true, false},
+		{"empty named map", values{}, true, false},
 		{"object", map[string]any{"k": false}, true, true},
 		{"empty typed slice", []string{}, true, false},
 		{"typed slice", []string{""}, true, true},
@@ -93,9 +93,15 @@ func TestTruthy(t *testing.T) {
 		{"pointer", &one, true, true},
 		{"struct", struct{}{}, true, true},
 	}
-	for _, tc := range tests {
-		if got := runtime.Truthy(tc.v, tc.set); got != tc.want {
-			t.Errorf("%s: Truthy(%v, %v) = %v, want %v", tc.name, tc.v, tc.set, got, tc.want)
+	for _, want := range []bool{true, false} {
+		p := spec.Truthy("c", want)
+		for _, tc := range tests {
+			if got := p.Holds(tc.v, tc.set); got != (tc.want == want) {
+				t.Errorf("%s: truthy %v on (%v, %v) = %v, want %v", tc.name, want, tc.v, tc.set, got, tc.want == want)
+			}
 		}
 	}
 }
+
+// values is a named map type, as runtime.Values is.
+type values map[string]any

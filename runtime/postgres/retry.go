@@ -1,0 +1,90 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/ilmek-go/ilmek/runtime/internal/store"
+)
+
+// Retry is one retry of a Store's write after an error that is safe to
+// retry, as OnRetry receives it.
+type Retry struct {
+	// Op is the write: "commit", "journal" or "renew lease".
+	Op string
+	// Thread is the thread written.
+	Thread string
+	// Attempt counts the retries of this write (1, 2, ...).
+	Attempt int
+	// Wait is how long the Store waits before the retry.
+	Wait time.Duration
+	// Err is the failed attempt's error.
+	Err error
+}
+
+// DefaultRetryBudget bounds how long a write is retried unless RetryBudget
+// says otherwise.
+const DefaultRetryBudget = 30 * time.Second
+
+// RetryBudget sets how long a run's fenced write (a commit, a journal
+// write, a lease renewal) is retried after errors that are safe to retry:
+// a dropped or refused connection, a server shutting down or restarting
+// (57P01-57P03, class 08), a serialization failure (40001) or a deadlock
+// (40P01). Default DefaultRetryBudget; 0 turns retries off. The write's
+// context may end it sooner.
+func RetryBudget(d time.Duration) Option { return func(o *options) { o.retryBudget = d } }
+
+// OnRetry sets what is told of each retry (for a log line or a counter).
+// Without it a retry is logged through slog.Default at level WARN.
+func OnRetry(fn func(Retry)) Option { return func(o *options) { o.onRetry = fn } }
+
+// retrier is the Store's store.Retrier.
+func (s *Store) retrier() *store.Retrier {
+	report := s.opts.onRetry
+	if report == nil {
+		report = func(r Retry) {
+			slog.Warn("postgres: retrying a write after an error safe to retry", "op", r.Op, "thread", r.Thread,
+				"attempt", r.Attempt, "wait", r.Wait, "schema", s.schema, "err", r.Err)
+		}
+	}
+	return &store.Retrier{
+		Budget:    s.opts.retryBudget,
+		Transient: transient,
+		Report: func(op, thread string, attempt int, wait time.Duration, err error) {
+			report(Retry{Op: op, Thread: thread, Attempt: attempt, Wait: wait, Err: err})
+		},
+	}
+}
+
+// transient reports whether err is safe to retry: the statement was not
+// applied, or (for a commit cut off on its way back) a check can tell.
+func transient(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "40001", "40P01", "57P01", "57P02", "57P03", "53300":
+			return true
+		}
+		return strings.HasPrefix(pe.Code, "08")
+	}
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	switch {
+	case errors.As(err, &ce), errors.As(err, &ne), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, net.ErrClosed), pgconn.SafeToRetry(err):
+		return true
+	}
+	// pgx reports a connection it found broken as "conn closed".
+	msg := err.Error()
+	return strings.Contains(msg, "conn closed") || strings.Contains(msg, "connection reset") || strings.Contains(msg, "broken pipe")
+}

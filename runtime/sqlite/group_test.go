@@ -1,0 +1,108 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+)
+
+// TestGroupCommit: the commits that arrive while a transaction is being
+// written share the next one, and each caller gets its own result: a
+// commit whose lease was taken over fails with ErrLeaseLost and one that
+// repeats a stored checkpoint id fails, while the others of the batch are
+// written.
+func TestGroupCommit(t *testing.T) {
+	s := openT(t, filepath.Join(t.TempDir(), "group.db"))
+	ctx := t.Context()
+	lease := func(thread string) checkpoint.Lease {
+		l, err := s.Lease(ctx, thread, checkpoint.LeaseOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(l.Release)
+		return l
+	}
+	const n = 8
+	type commit struct {
+		name string
+		l    checkpoint.Lease
+		cp   string
+		want error // nil: written
+	}
+	var commits []commit
+	for i := range n {
+		commits = append(commits, commit{fmt.Sprintf("t%d", i), lease(fmt.Sprintf("t%d", i)), "c1", nil})
+	}
+	lost := lease("lost")
+	if _, err := s.w.Exec("UPDATE ilmek_leases SET owner = 'another' WHERE thread_id = 'lost'"); err != nil {
+		t.Fatal(err)
+	}
+	commits = append(commits, commit{"lost", lost, "c1", ErrLeaseLost})
+	dup := lease("dup")
+	if err := dup.Commit(ctx, checkpoint.Commit{Checkpoint: cp("dup", "c1")}); err != nil {
+		t.Fatal(err)
+	}
+	commits = append(commits, commit{"dup", dup, "c1", errors.New("a stored id")})
+
+	// A write holds the writer until every commit waits behind it.
+	batches := func() int {
+		s.group.mu.Lock()
+		defer s.group.mu.Unlock()
+		return s.group.batches
+	}
+	before := batches()
+	release := make(chan struct{})
+	blocked := make(chan error, 1)
+	go func() {
+		blocked <- s.groupTx(ctx, nil, func(context.Context, *sql.Tx) error { <-release; return nil })
+	}()
+	for batches() == before {
+		time.Sleep(time.Millisecond)
+	}
+	errs := make([]error, len(commits))
+	var wg sync.WaitGroup
+	for i, c := range commits {
+		wg.Go(func() { errs[i] = c.l.Commit(ctx, checkpoint.Commit{Checkpoint: cp(c.name, c.cp)}) })
+	}
+	for {
+		s.group.mu.Lock()
+		queued := len(s.group.queue)
+		s.group.mu.Unlock()
+		if queued == len(commits) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	wg.Wait()
+	if err := <-blocked; err != nil {
+		t.Fatal(err)
+	}
+	if got := batches() - before; got != 2 {
+		t.Errorf("%d transactions for the blocking write and %d commits, want 2", got, len(commits))
+	}
+	for i, c := range commits {
+		switch {
+		case c.want == nil && errs[i] != nil:
+			t.Errorf("%s: %v", c.name, errs[i])
+		case c.want == nil:
+			if got, err := s.Get(ctx, c.name, c.cp); err != nil || got.ID != c.cp {
+				t.Errorf("%s: read back %v, %v", c.name, got, err)
+			}
+		case errs[i] == nil:
+			t.Errorf("%s: written, want an error (%v)", c.name, c.want)
+		case errors.Is(c.want, ErrLeaseLost) && !errors.Is(errs[i], ErrLeaseLost):
+			t.Errorf("%s: %v, want ErrLeaseLost", c.name, errs[i])
+		}
+	}
+	if _, err := s.Get(ctx, "lost", ""); !errors.Is(err, checkpoint.ErrNotFound) {
+		t.Errorf("the lost lease's commit was written: %v", err)
+	}
+}

@@ -1,0 +1,296 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+)
+
+// info reads thread id's stored record afresh (its metadata and the
+// outcome of its last run); nil when the store has none or the read fails.
+func (s *Server) info(ctx context.Context, id string) *runtime.ThreadInfo {
+	page, err := s.records.ListThreads(ctx, runtime.ThreadQuery{Meta: map[string]string{metaID: id}, Limit: 2})
+	if err != nil {
+		s.log.Warn("server: reading a thread's record failed", "thread", id, "err", err)
+		return nil
+	}
+	for i := range page.Threads {
+		if page.Threads[i].ID == id {
+			return &page.Threads[i]
+		}
+	}
+	return nil
+}
+
+// noteRun adds run id of kind to the runs the thread's record lists, so
+// that GET .../runs finds it after a restart or in another process. A
+// failed write is logged: the run goes on, and is found in memory while
+// this process lives.
+func (s *Server) noteRun(ctx context.Context, thread, id, kind string) {
+	s.noteMu.Lock()
+	defer s.noteMu.Unlock()
+	var list []string
+	if info := s.info(ctx, thread); info != nil {
+		list = strings.Fields(info.Meta[metaRuns])
+	}
+	list = append(list, id+":"+kind)
+	if len(list) > maxRunsKept {
+		list = list[len(list)-maxRunsKept:]
+	}
+	if err := s.records.RecordThread(ctx, thread, checkpoint.ThreadWrite{Meta: map[string]string{metaRuns: strings.Join(list, " ")}}); err != nil {
+		s.log.Error("server: recording a run in its thread's record failed", "thread", thread, "run", id, "err", err)
+	}
+}
+
+// storedRun reads run id of thread t from the store's event log: what a
+// run this process does not hold (it ran before a restart, or in another
+// process) left there. A run whose log has no run_end reads as running.
+func (s *Server) storedRun(ctx context.Context, t threadRecord, id, kind string) (RunView, error) {
+	missing := notFound("thread " + t.ID + " has no run " + id)
+	if s.events == nil {
+		return RunView{}, missing
+	}
+	evs, err := s.events.ReadEvents(ctx, id, 0, 0)
+	if err != nil {
+		return RunView{}, err
+	}
+	if len(evs) == 0 || evs[0].ThreadID != t.ID {
+		return RunView{}, missing
+	}
+	if kind == "" {
+		kind = s.runKind(ctx, t.ID, id)
+	}
+	v := RunView{RunID: id, ThreadID: t.ID, Graph: t.Graph, Kind: kind, Status: runtime.StatusRunning, Created: evs[0].Time}
+	for _, se := range evs {
+		v.LastSeq = se.Seq
+		var ev struct {
+			CheckpointID string                     `json:"checkpoint_id"`
+			Pending      []runtime.PendingInterrupt `json:"pending"`
+			Status       runtime.Status             `json:"status"`
+			Error        string                     `json:"error"`
+		}
+		switch runtime.EventType(se.Kind) {
+		case runtime.EventCheckpoint, runtime.EventInterrupt, runtime.EventRunEnd:
+			if err := json.Unmarshal(se.Data, &ev); err != nil {
+				return RunView{}, err
+			}
+		default:
+			continue
+		}
+		switch runtime.EventType(se.Kind) {
+		case runtime.EventCheckpoint:
+			v.CheckpointID = ev.CheckpointID
+		case runtime.EventInterrupt:
+			v.Pending = ev.Pending
+		case runtime.EventRunEnd:
+			v.Status, v.Error = ev.Status, ev.Error
+			ended := se.Time
+			v.Ended = &ended
+		}
+	}
+	if v.Ended == nil {
+		// No run_end: still going, unless a later run of the thread
+		// started, which it could not have while this one held the thread.
+		if runs := s.runIDs(ctx, t.ID); len(runs) > 0 && runs[len(runs)-1] != id && slices.Contains(runs, id) {
+			v.Status, v.Error = runtime.StatusAborted, "the run's process ended before the run did; a later run took the thread"
+			ended := evs[len(evs)-1].Time
+			v.Ended = &ended
+		}
+	}
+	return v, nil
+}
+
+// runIDs lists the runs the thread's record holds, oldest first.
+func (s *Server) runIDs(ctx context.Context, thread string) []string {
+	var out []string
+	if info := s.info(ctx, thread); info != nil {
+		for _, e := range strings.Fields(info.Meta[metaRuns]) {
+			id, _, _ := strings.Cut(e, ":")
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// runKind is the kind of run id as its thread's record lists it ("run"
+// when it does not).
+func (s *Server) runKind(ctx context.Context, thread, id string) string {
+	if info := s.info(ctx, thread); info != nil {
+		for _, e := range strings.Fields(info.Meta[metaRuns]) {
+			if rid, kind, _ := strings.Cut(e, ":"); rid == id {
+				return kind
+			}
+		}
+	}
+	return "run"
+}
+
+// anyRun reads run id of thread t wherever it is: in this process, in
+// Config.Queue, or in the store's event log.
+func (s *Server) anyRun(ctx context.Context, t threadRecord, id, kind string) (*run, RunView, error) {
+	if qid, ok := s.queuedID(id); ok {
+		v, err := s.queuedView(ctx, t, id, qid)
+		if err == nil && kind != "" {
+			v.Kind = kind
+		}
+		return nil, v, err
+	}
+	s.mu.Lock()
+	ru := s.runs[id]
+	s.mu.Unlock()
+	if ru != nil && ru.thread == t.ID {
+		return ru, ru.view(), nil
+	}
+	v, err := s.storedRun(ctx, t, id, kind)
+	return nil, v, err
+}
+
+// RunList is GET /threads/{id}/runs: the thread's latest runs (at most
+// 50), newest first.
+type RunList struct {
+	Runs []RunView `json:"runs"`
+}
+
+func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, p Principal) error {
+	t, err := s.thread(r.Context(), p, r.PathValue("thread_id"), ActionRead)
+	if err != nil {
+		return err
+	}
+	kinds := map[string]string{}
+	var ids []string
+	if info := s.info(r.Context(), t.ID); info != nil {
+		for _, e := range strings.Fields(info.Meta[metaRuns]) {
+			id, kind, _ := strings.Cut(e, ":")
+			if _, dup := kinds[id]; !dup {
+				ids = append(ids, id)
+			}
+			kinds[id] = kind
+		}
+	}
+	s.mu.Lock()
+	for _, id := range s.runOrder {
+		if ru := s.runs[id]; ru != nil && ru.thread == t.ID {
+			if _, dup := kinds[id]; !dup {
+				ids = append(ids, id)
+				kinds[id] = ru.kind
+			}
+		}
+	}
+	s.mu.Unlock()
+	// Newest first: the record lists runs in the order they were
+	// submitted (a queued run's view has no times to sort by).
+	slices.Reverse(ids)
+	out := RunList{Runs: []RunView{}}
+	for _, id := range ids {
+		_, v, err := s.anyRun(r.Context(), t, id, kinds[id])
+		if isNotFound(err) {
+			continue // its events were pruned or deleted
+		}
+		if err != nil {
+			return err
+		}
+		out.Runs = append(out.Runs, v)
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// checkpointView is cp's view; parent, when not nil, is its parent, which
+// says what the superstep that wrote cp ran and changed.
+func checkpointView(cp, parent *runtime.Checkpoint) CheckpointView {
+	cv := CheckpointView{CheckpointID: cp.ID, ParentID: cp.ParentID, Step: cp.Step, Created: cp.Created, Values: cp.Channels,
+		Next: []string{}, Pending: []runtime.PendingInterrupt{}, Nodes: []string{}, Writes: []string{}}
+	for _, n := range cp.Next {
+		cv.Next = append(cv.Next, n.Key)
+	}
+	if cp.Pending != nil {
+		cv.Pending = cp.Pending
+	}
+	if parent == nil {
+		return cv
+	}
+	started := parent.Created
+	cv.Started = &started
+	cv.DurationMS = float64(cp.Created.Sub(parent.Created)) / float64(time.Millisecond)
+	if cp.Step > parent.Step {
+		for _, n := range parent.Next {
+			if !slices.Contains(cv.Nodes, n.Node) {
+				cv.Nodes = append(cv.Nodes, n.Node)
+			}
+		}
+	}
+	var now, before map[string]json.RawMessage
+	if json.Unmarshal(cp.Channels, &now) == nil && json.Unmarshal(parent.Channels, &before) == nil {
+		for k, v := range now {
+			if !bytes.Equal(v, before[k]) {
+				cv.Writes = append(cv.Writes, k)
+			}
+		}
+		slices.Sort(cv.Writes)
+	}
+	return cv
+}
+
+func (s *Server) checkpointAt(w http.ResponseWriter, r *http.Request, p Principal) error {
+	t, err := s.thread(r.Context(), p, r.PathValue("thread_id"), ActionRead)
+	if err != nil {
+		return err
+	}
+	id := r.PathValue("checkpoint_id")
+	cp, err := s.cfg.Checkpointer.Get(r.Context(), t.ID, id)
+	if errors.Is(err, runtime.ErrNotFound) {
+		return notFound("thread " + t.ID + " has no checkpoint " + id)
+	}
+	if err != nil {
+		return err
+	}
+	var parent *runtime.Checkpoint
+	if cp.ParentID != "" {
+		if parent, err = s.cfg.Checkpointer.Get(r.Context(), t.ID, cp.ParentID); errors.Is(err, runtime.ErrNotFound) {
+			parent = nil // pruned
+		} else if err != nil {
+			return err
+		}
+	}
+	return writeJSON(w, http.StatusOK, checkpointView(cp, parent))
+}
+
+func (s *Server) deleteThread(w http.ResponseWriter, r *http.Request, p Principal) error {
+	t, err := s.thread(r.Context(), p, r.PathValue("thread_id"), ActionDelete)
+	if err != nil {
+		return err
+	}
+	if _, busy := s.threadBusy(t.ID); busy {
+		return errf(http.StatusConflict, "thread-busy", "The thread is busy",
+			"thread "+t.ID+" has a run queued or running; cancel it (POST .../runs/{run}/cancel), then delete the thread")
+	}
+	if s.cfg.Queue != nil {
+		// A request the workers have queued or running holds the thread.
+		for _, id := range s.runIDs(r.Context(), t.ID) {
+			if qid, ok := s.queuedID(id); ok {
+				if o, err := s.cfg.Queue.Outcome(r.Context(), qid); err == nil && !o.Ended() {
+					return errf(http.StatusConflict, "thread-busy", "The thread is busy",
+						"thread "+t.ID+" has run "+id+" queued or running; cancel it (POST .../runs/"+id+"/cancel), then delete the thread")
+				}
+			}
+		}
+	}
+	if err := s.cfg.Checkpointer.DeleteThread(r.Context(), t.ID); err != nil {
+		return err
+	}
+	if m, ok := s.records.(memRecords); ok {
+		if err := m.m.DeleteThread(r.Context(), t.ID); err != nil {
+			return err
+		}
+	}
+	s.cache.Delete(t.ID)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
