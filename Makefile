@@ -10,9 +10,12 @@ all: check test
 
 ## test: the whole suite, race detector on (the README's test command),
 ## and the otel, mcpsdk and a2ahttp modules' (modules of their own, which
-## ./... skips).
+## ./... skips). The core module's run goes through go test -json and
+## internal/testreport, which prints what go test prints plus one SKIP
+## line per package whose PostgreSQL tests skipped for want of a server
+## (a plain go test shows such a package as ok).
 test:
-	go test -race ./...
+	go test -race -json ./... | go run ./internal/testreport
 	cd otel && go test -race ./...
 	cd mcpsdk && go test -race ./...
 	cd a2ahttp && go test -race ./...

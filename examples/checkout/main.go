@@ -14,8 +14,8 @@
 //	go run ./examples/checkout -db 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable' -answer yes
 //
 // Every effect (creating the order, charging the card) appends a line to a
-// ledger file beside the database, and the program prints how many of each
-// the ledger holds.
+// ledger file beside the SQLite file (with PostgreSQL, in the temporary
+// directory), and the program prints how many of each the ledger holds.
 package main
 
 import (
@@ -53,7 +53,7 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs.SetOutput(out)
 	fs.StringVar(&c.db, "db", "checkout.db", "SQLite `file`, or postgres:// URL, that keeps the order's thread")
 	fs.StringVar(&c.schema, "schema", "ilmek_checkout", "PostgreSQL `schema` that keeps the threads (with a postgres:// -db only)")
-	fs.StringVar(&c.ledger, "ledger", "", "`file` the effects are appended to (default: the -db file with extension .ledger; checkout.ledger for a postgres:// URL)")
+	fs.StringVar(&c.ledger, "ledger", "", "`file` the effects are appended to (default: the -db file with extension .ledger; for a postgres:// URL, ilmek-checkout.SCHEMA.ledger in the temporary directory)")
 	fs.StringVar(&c.order, "order", "order-1001", "order `id`, also the thread id")
 	fs.StringVar(&c.answer, "answer", "", "answer to the approval question: yes or no (omit it on the first run)")
 	fs.Float64Var(&c.amount, "amount", 42, "amount to charge, in EUR")
@@ -67,7 +67,9 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 		return c, fmt.Errorf("-answer %q: answer yes or no", c.answer)
 	}
 	if c.ledger == "" && isPostgres(c.db) {
-		c.ledger = "checkout.ledger"
+		// Not the working directory: a run from a clone would leave a file
+		// in the checkout.
+		c.ledger = filepath.Join(os.TempDir(), "ilmek-checkout."+c.schema+".ledger")
 	}
 	if c.ledger == "" {
 		c.ledger = strings.TrimSuffix(c.db, filepath.Ext(c.db)) + ".ledger"
@@ -156,7 +158,24 @@ func printPending(out io.Writer, c config, pending []runtime.PendingInterrupt) {
 		fmt.Fprintf(out, "  question:     %s\n", question(p.Payload))
 		fmt.Fprintf(out, "  interrupt id: %s\n", p.ID)
 	}
-	fmt.Fprintf(out, "answer with: go run ./examples/checkout -db %s -order %s -answer yes   (or -answer no)\n", c.db, c.order)
+	fmt.Fprintf(out, "answer with: go run ./examples/checkout -db %s -order %s -answer yes   (or -answer no)\n", shellQuote(c.db), shellQuote(c.order))
+}
+
+// shellQuote is s as one word for sh, bash and zsh: itself when it holds
+// only characters no shell treats specially, else in single quotes (a URL's
+// ? and & would otherwise be a glob and a background job).
+func shellQuote(s string) string {
+	safe := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@%+=,", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func printLedger(out io.Writer, path string) error {

@@ -158,3 +158,41 @@ func TestCheckoutOnPostgres(t *testing.T) {
 		t.Errorf("ledger:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// TestAnswerLineSurvivesTheShell: the command the first run prints to
+// answer, pasted into a shell, passes -db and -order as the run had them,
+// also a URL whose ? and & a shell would glob or split; and a postgres://
+// -db keeps its default ledger out of the working directory.
+func TestAnswerLineSurvivesTheShell(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	for _, c := range []struct{ db, order string }{
+		{"/tmp/checkout.db", "order-1001"},
+		{"postgres://postgres@127.0.0.1:5432/test?sslmode=disable&application_name=x y", "o'7"},
+	} {
+		cfg, err := parseFlags([]string{"-db", c.db, "-order", c.order}, &bytes.Buffer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		printPending(&out, cfg, nil)
+		line, ok := strings.CutPrefix(strings.TrimSpace(out.String()), "answer with: ")
+		if !ok {
+			t.Fatalf("no answer line in %q", out.String())
+		}
+		line, _, _ = strings.Cut(line, "   (or")
+		words, err := exec.Command(sh, "-c", `set -- `+line+`; printf '%s\n' "$@"`).Output()
+		if err != nil {
+			t.Fatalf("sh -c %q: %v", line, err)
+		}
+		want := strings.Join([]string{"go", "run", "./examples/checkout", "-db", c.db, "-order", c.order, "-answer", "yes"}, "\n") + "\n"
+		if string(words) != want {
+			t.Errorf("the shell read %q as\n%s\nwant\n%s", line, words, want)
+		}
+		if strings.HasPrefix(c.db, "postgres://") && filepath.Dir(cfg.ledger) != filepath.Clean(os.TempDir()) {
+			t.Errorf("the default ledger of a postgres:// -db is %s, want it in %s", cfg.ledger, os.TempDir())
+		}
+	}
+}

@@ -5,10 +5,15 @@
 //	go run ./examples/workers -db 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable' -workers 3 -threads 20
 //
 // It starts -workers copies of itself as worker processes (-role worker),
-// submits one start request per thread, waits for every outcome, prints
-// how many ended done and which worker process ran each, and stops the
-// workers. Any process that can reach the database can submit, wait, or
-// work: run `-role worker` on other machines and they share the queue.
+// submits one start request per thread, and, while the workers run them,
+// kills one worker process (-kill, on by default) the way a crash would:
+// the requests it held are claimed again by the others once its claims
+// expire, and continue from their last checkpoint, so each order's steps
+// (reserve, charge, ship: effects appended to a file) still run once. It
+// waits for every outcome, prints which worker finished how many requests,
+// how many were claimed again and whether any effect ran twice, and stops
+// the workers. Any process that can reach the database can submit, wait,
+// or work: run `-role worker` on other machines and they share the queue.
 package main
 
 import (
@@ -21,7 +26,9 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
@@ -41,8 +48,9 @@ func main() {
 
 // config is what the flags say.
 type config struct {
-	db, role, schema string
-	workers, threads int
+	db, role, schema, effects string
+	workers, threads          int
+	kill                      bool
 }
 
 func parseFlags(args []string, out io.Writer) (config, error) {
@@ -54,6 +62,8 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs.StringVar(&c.schema, "schema", "ilmek_workers_example", "PostgreSQL `schema` of the queue and the threads")
 	fs.IntVar(&c.workers, "workers", 3, "worker processes to start")
 	fs.IntVar(&c.threads, "threads", 20, "threads to run, one request each")
+	fs.BoolVar(&c.kill, "kill", true, "kill one worker process while it runs requests, to show them claimed again")
+	fs.StringVar(&c.effects, "effects", "", "`file` the steps' effects are appended to (the submitter makes a temporary one)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -68,16 +78,20 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	return c, nil
 }
 
+// claimTTL is how long a dead worker's claims and leases keep its
+// requests: short, so the example does not wait long for the reclaim.
+const claimTTL = 2 * time.Second
+
 // order is the graph the workers run: three supersteps, each with a
-// journaled step.
-func order() (*runtime.Graph[runtime.Values, runtime.Values], error) {
+// journaled step whose effect appends a line to the effects file.
+func order(effects string) (*runtime.Graph[runtime.Values, runtime.Values], error) {
 	b := runtime.NewBuilder("order").Channel("log", spec.Append).Channel("worker", spec.LastWrite)
 	prev := spec.Start
 	for _, name := range []string{"reserve", "charge", "ship"} {
 		b.Node(name, func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
 			if _, err := runtime.Step(ctx, name, func() (string, error) {
-				time.Sleep(5 * time.Millisecond) // the effect
-				return name + " " + ctx.ThreadID(), nil
+				time.Sleep(100 * time.Millisecond) // the work
+				return name + " " + ctx.ThreadID(), appendLine(effects, name+" "+ctx.ThreadID())
 			}); err != nil {
 				return nil, err
 			}
@@ -94,18 +108,18 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	store, err := postgres.Open(ctx, c.db, postgres.Schema(c.schema), postgres.LeaseTTL(5*time.Second))
+	store, err := postgres.Open(ctx, c.db, postgres.Schema(c.schema), postgres.LeaseTTL(claimTTL))
 	if err != nil {
 		return err
 	}
 	defer store.Close()
 	q := workers.NewQueue(store)
 	if c.role == "worker" {
-		g, err := order()
+		g, err := order(c.effects)
 		if err != nil {
 			return err
 		}
-		err = workers.NewWorker(q, map[string]workers.Runnable{"order": workers.Graph(g)}, workers.ClaimTTL(5*time.Second)).Run(ctx)
+		err = workers.NewWorker(q, map[string]workers.Runnable{"order": workers.Graph(g)}, workers.ClaimTTL(claimTTL)).Run(ctx)
 		if errors.Is(err, context.Canceled) {
 			return nil
 		}
@@ -114,13 +128,33 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	return submit(ctx, c, q, out)
 }
 
-// submit starts the worker processes, queues one request per thread, waits
-// for every outcome and stops the workers.
+// appendLine appends line to the file, in one write (O_APPEND: the
+// workers' lines never interleave).
+func appendLine(path, line string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(line + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// submit starts the worker processes, queues one request per thread, kills
+// a worker while they run, waits for every outcome and stops the workers.
 func submit(ctx context.Context, c config, q *workers.Queue, out io.Writer) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
+	dir, err := os.MkdirTemp("", "ilmek-workers-example")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	effects := filepath.Join(dir, "effects")
 	var procs []*exec.Cmd
 	defer func() {
 		for _, p := range procs {
@@ -129,7 +163,7 @@ func submit(ctx context.Context, c config, q *workers.Queue, out io.Writer) erro
 		}
 	}()
 	for range c.workers {
-		p := exec.Command(self, "-role", "worker", "-db", c.db, "-schema", c.schema)
+		p := exec.Command(self, "-role", "worker", "-db", c.db, "-schema", c.schema, "-effects", effects)
 		p.Env = os.Environ()
 		p.Stderr = os.Stderr
 		if err := p.Start(); err != nil {
@@ -149,7 +183,24 @@ func submit(ctx context.Context, c config, q *workers.Queue, out io.Writer) erro
 	fmt.Fprintf(out, "submitted %d requests\n", len(ids))
 	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	done := 0
+	killed := ""
+	if c.kill && len(procs) > 1 {
+		// Once every worker has had time to claim requests, kill the first
+		// in the middle of its steps, as a crash would: no signal it can
+		// handle, no claim released.
+		if err := waitRunning(wctx, q, ids, min(len(ids), 2*len(procs))); err != nil {
+			return err
+		}
+		time.Sleep(150 * time.Millisecond)
+		if err := procs[0].Process.Kill(); err != nil {
+			return err
+		}
+		procs[0].Wait()
+		killed = fmt.Sprint(procs[0].Process.Pid)
+		procs = procs[1:]
+		fmt.Fprintf(out, "killed worker pid %s while it ran requests\n", killed)
+	}
+	done, reclaimed := 0, 0
 	byWorker := map[string]int{}
 	for _, id := range ids {
 		o, err := q.Wait(wctx, id, 20*time.Millisecond)
@@ -159,6 +210,9 @@ func submit(ctx context.Context, c config, q *workers.Queue, out io.Writer) erro
 		if o.State == "done" {
 			done++
 		}
+		if o.Claims > 1 {
+			reclaimed++
+		}
 		var st struct {
 			Worker any `json:"worker"`
 		}
@@ -167,16 +221,66 @@ func submit(ctx context.Context, c config, q *workers.Queue, out io.Writer) erro
 		}
 	}
 	fmt.Fprintf(out, "%d of %d requests done\n", done, len(ids))
+	if killed != "" {
+		fmt.Fprintf(out, "  %d requests held by the killed worker were claimed again after its claims expired (%s) and continued from their last checkpoint\n", reclaimed, claimTTL)
+	}
 	pids := make([]string, 0, len(byWorker))
 	for p := range byWorker {
 		pids = append(pids, p)
 	}
 	sort.Strings(pids)
 	for _, p := range pids {
-		fmt.Fprintf(out, "  worker pid %s ran the last superstep of %d\n", p, byWorker[p])
+		fmt.Fprintf(out, "  worker pid %s finished %d requests\n", p, byWorker[p])
 	}
+	ran, twice, err := countEffects(effects)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "effects: %d steps ran, %d of them twice\n", ran, twice)
 	if done != len(ids) {
 		return fmt.Errorf("%d requests did not end done", len(ids)-done)
 	}
 	return nil
+}
+
+// waitRunning waits until n of the requests are running or have ended.
+func waitRunning(ctx context.Context, q *workers.Queue, ids []int64, n int) error {
+	for {
+		started := 0
+		for _, id := range ids {
+			o, err := q.Outcome(ctx, id)
+			if err != nil {
+				return err
+			}
+			if o.State != "queued" {
+				started++
+			}
+		}
+		if started >= n {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// countEffects counts the lines of the effects file, and those that
+// repeat an earlier one: a step that ran again.
+func countEffects(path string) (ran, twice int, err error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	seen := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		ran++
+		if seen[l] {
+			twice++
+		}
+		seen[l] = true
+	}
+	return ran, twice, nil
 }

@@ -14,8 +14,10 @@
 // # Requests
 //
 // A request starts a thread's run with input (KindStart) or resumes it with
-// answers (KindResume); Cancel stops a thread's running request at its
-// next superstep boundary (runtime.WithStopSignal: the superstep in flight
+// answers (KindResume), from the thread's latest checkpoint or, with
+// Request.From, from an earlier one (a fork, runtime.Thread.Fork);
+// Cancel stops a thread's running request at its next superstep boundary
+// (runtime.WithStopSignal: the superstep in flight
 // finishes and commits, then the request ends aborted) and drops its
 // queued ones. Submit returns at once
 // with the request's id; the request is a row of ilmek_requests in the

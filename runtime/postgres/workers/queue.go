@@ -34,9 +34,25 @@ type Request struct {
 	Kind   Kind // default KindStart
 	// Input is the start input or the answers, as JSON.
 	Input json.RawMessage
+	// From, when set, runs the request from that earlier checkpoint of the
+	// thread instead of its latest (runtime.Thread.Fork), which forks a
+	// branch: a start request folds Input into the checkpoint's channels,
+	// a resume request answers the questions pending at it.
+	From string
 	// Policy applies when the thread has another request queued or
 	// running; default runtime.DoubleTextEnqueue.
 	Policy runtime.DoubleTexting
+}
+
+// kindFork is the stored kind of a request with From set; its input is a
+// forkInput.
+const kindFork = "fork"
+
+// forkInput is the stored input of a fork request.
+type forkInput struct {
+	From  string          `json:"from"`
+	Kind  Kind            `json:"kind"`
+	Input json.RawMessage `json:"input,omitempty"`
 }
 
 // Outcome is what became of a request.
@@ -112,6 +128,14 @@ func (q *Queue) Submit(ctx context.Context, r Request) (int64, error) {
 	if err := r.Policy.Validate(); err != nil {
 		return 0, fmt.Errorf("workers: submit to thread %q: %w", r.Thread, err)
 	}
+	kind, input := string(r.Kind), []byte(r.Input)
+	if r.From != "" {
+		var err error
+		kind = kindFork
+		if input, err = json.Marshal(forkInput{From: r.From, Kind: r.Kind, Input: r.Input}); err != nil {
+			return 0, fmt.Errorf("workers: submit a fork of thread %q: %w", r.Thread, err)
+		}
+	}
 	var id int64
 	if r.Policy == runtime.DoubleTextEnqueue {
 		// One statement: it reads nothing, so it needs no transaction of
@@ -151,7 +175,7 @@ func (q *Queue) Submit(ctx context.Context, r Request) (int64, error) {
 			}
 		}
 		if err := tx.QueryRow(ctx, "INSERT INTO "+q.t("ilmek_requests")+" (thread_id, graph, kind, input, policy) VALUES ($1, $2, $3, $4, $5) RETURNING id",
-			r.Thread, r.Graph, string(r.Kind), []byte(r.Input), string(r.Policy)).Scan(&id); err != nil {
+			r.Thread, r.Graph, kind, input, string(r.Policy)).Scan(&id); err != nil {
 			return err
 		}
 		return q.notify(ctx, tx, noteNew+strconv.FormatInt(id, 10))

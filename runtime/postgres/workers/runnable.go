@@ -14,7 +14,8 @@ type Runnable interface {
 	// run runs one request on thread through cp: with input (fold true),
 	// continuing (fold false and resume false), or resuming with answers.
 	// extra options are added to the run's.
-	run(ctx context.Context, cp runtime.Checkpointer, thread string, input json.RawMessage, mode runMode, extra ...runtime.RunOption) (runOutcome, error)
+	// from, when set, forks the thread at that checkpoint (Thread.Fork).
+	run(ctx context.Context, cp runtime.Checkpointer, thread, from string, input json.RawMessage, mode runMode, extra ...runtime.RunOption) (runOutcome, error)
 	// ended returns the outcome of the thread's last run when it has
 	// ended (nothing planned next), ok false when it has work to do.
 	ended(ctx context.Context, cp runtime.Checkpointer, thread string) (out runOutcome, ok bool, err error)
@@ -49,8 +50,11 @@ type graphRunner[S, U any] struct {
 	opts []runtime.RunOption
 }
 
-func (r graphRunner[S, U]) run(ctx context.Context, cp runtime.Checkpointer, thread string, input json.RawMessage, mode runMode, extra ...runtime.RunOption) (runOutcome, error) {
+func (r graphRunner[S, U]) run(ctx context.Context, cp runtime.Checkpointer, thread, from string, input json.RawMessage, mode runMode, extra ...runtime.RunOption) (runOutcome, error) {
 	th := r.g.Thread(cp, thread)
+	if from != "" {
+		th = th.Fork(from)
+	}
 	opts := append(r.opts[:len(r.opts):len(r.opts)], extra...)
 	var (
 		res runtime.Result[S]

@@ -265,6 +265,15 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 		return
 	}
 	cp := w.q.store
+	from := "" // a fork's checkpoint
+	if c.kind == kindFork {
+		var f forkInput
+		if err := json.Unmarshal(c.input, &f); err != nil {
+			w.finish(c, "error", nil, fmt.Sprintf("the stored fork request is not JSON: %v", err))
+			return
+		}
+		c.kind, c.input, from = string(f.Kind), f.Input, f.From
+	}
 	mode := modeStart
 	if c.kind == string(KindResume) {
 		mode = modeResume
@@ -286,6 +295,7 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 			return
 		}
 		mode = modeContinue
+		from = "" // the fork's branch is the thread's latest now
 	}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -314,7 +324,7 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 	if _, ok := runtime.Checkpointer(cp).(checkpoint.EventStore); ok {
 		extra = append(extra, runtime.WithEventLog())
 	}
-	out, err := g.run(runCtx, cp, c.thread, c.input, mode, extra...)
+	out, err := g.run(runCtx, cp, c.thread, from, c.input, mode, extra...)
 	close(stop)
 	<-hb
 	stopped := errors.Is(err, runtime.ErrStopRequested)

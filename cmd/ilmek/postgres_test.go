@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ilmek-go/ilmek/internal/pgtest"
+	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/postgres"
+	"github.com/ilmek-go/ilmek/runtime/postgres/workers"
+)
+
+// TestPostgres operates threads that a worker runs from the queue: the
+// command lists and shows them, answers one through a resume request,
+// forks it from its pause with the other answer, and cancels; every
+// --json output decodes.
+func TestPostgres(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	t.Setenv(envStore, "")
+	ctx := context.Background()
+	schema := fmt.Sprintf("ilmek_pgtest_cli_%d", os.Getpid())
+	st, err := postgres.Open(ctx, dsn, postgres.Schema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		st.Pool().Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
+		st.Close()
+	})
+	q := workers.NewQueue(st)
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	w := workers.NewWorker(q, map[string]workers.Runnable{"refund": workers.Graph(refunds(t))}, workers.Poll(20*time.Millisecond))
+	go func() { w.Run(wctx); close(done) }()
+	t.Cleanup(func() { stop(); <-done })
+
+	for _, r := range []struct {
+		thread string
+		amount float64
+	}{{"refund-1", 250}, {"refund-2", 40}} {
+		id, err := q.Submit(ctx, workers.Request{Graph: "refund", Thread: r.thread, Input: json.RawMessage(fmt.Sprintf(`{"amount": %v}`, r.amount))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := q.Wait(ctx, id, 50*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cli := func(want int, args ...string) string {
+		t.Helper()
+		code, out, errs := ilmek(append([]string{"--store", dsn, "--schema", schema}, args...)...)
+		if code != want {
+			t.Fatalf("ilmek %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, want, out, errs)
+		}
+		return out + errs
+	}
+
+	if code, _, errs := ilmek("--store", dsn, "--schema", schema+"_none", "threads"); code != exitFail || !strings.Contains(errs, "no ilmek schema") {
+		t.Errorf("a schema that does not exist: exit %d\n%s", code, errs)
+	}
+	var n int
+	if err := st.Pool().QueryRow(ctx, "SELECT count(*) FROM information_schema.schemata WHERE schema_name = $1", schema+"_none").Scan(&n); err != nil || n != 0 {
+		t.Errorf("ilmek created the schema it was pointed at (%d, %v)", n, err)
+	}
+	var page threadsPage
+	mustDecode(t, []byte(cli(exitOK, "threads", "--json")), &page)
+	if len(page.Threads) != 2 {
+		t.Fatalf("threads: %+v", page.Threads)
+	}
+	if out := cli(exitOK, "threads", "--status", "interrupted"); !strings.Contains(out, "refund-1") || strings.Contains(out, "refund-2") {
+		t.Errorf("threads --status interrupted:\n%s", out)
+	}
+	var v showView
+	mustDecode(t, []byte(cli(exitOK, "show", "--json", "refund-1")), &v)
+	if v.Status != runtime.StatusInterrupted || len(v.Pending) != 1 {
+		t.Fatalf("show: %+v", v)
+	}
+	pause := v.Checkpoint
+	if out := cli(exitOK, "show", "refund-1"); !strings.Contains(out, "review:interrupt#0") || !strings.Contains(out, "refund 250?") {
+		t.Errorf("show:\n%s", out)
+	}
+
+	// Answer: a resume request, which the worker runs.
+	cli(exitUsage, "answer", "refund-1", "review:interupt#0=true")
+	var rv requestView
+	mustDecode(t, []byte(cli(exitOK, "answer", "--json", "--wait", "refund-1", "review:interrupt#0=true")), &rv)
+	if rv.Graph != "refund" || rv.Outcome == nil || rv.Outcome.State != "done" || approved(t, rv.Outcome.Result) != true {
+		t.Fatalf("answer: %+v", rv)
+	}
+	mustDecode(t, []byte(cli(exitOK, "show", "--json", "refund-1")), &v)
+	if v.Status != runtime.StatusDone {
+		t.Errorf("after the answer: %s", v.Status)
+	}
+
+	// Fork from the pause with the other answer: a new branch, done with
+	// approved false; the history shows both branches' checkpoints.
+	mustDecode(t, []byte(cli(exitOK, "fork", "--json", "--wait", "--from", pause, "--answer", "review:interrupt#0=false", "refund-1")), &rv)
+	if rv.Outcome == nil || rv.Outcome.State != "done" || approved(t, rv.Outcome.Result) != false {
+		t.Fatalf("fork: %+v", rv)
+	}
+	var hs []historyEntry
+	mustDecode(t, []byte(cli(exitOK, "history", "--json", "refund-1")), &hs)
+	forks := 0
+	for _, h := range hs {
+		if h.ParentID == pause {
+			forks++
+		}
+	}
+	if forks != 2 {
+		t.Errorf("history: %d checkpoints name the pause as parent, want 2 (the answer and the fork)", forks)
+	}
+
+	// A request a worker holds (a claim that lasts an hour, made here so
+	// that no worker takes it): the thread is running, and cancel sets the
+	// request's cancel flag.
+	if _, err := st.Pool().Exec(ctx, `INSERT INTO `+schema+`.ilmek_requests (thread_id, graph, kind, policy, state, claim, claim_until)
+		VALUES ('refund-1', 'refund', 'start', 'enqueue', 'running', 1, clock_timestamp() + interval '1 hour')`); err != nil {
+		t.Fatal(err)
+	}
+	mustDecode(t, []byte(cli(exitOK, "threads", "--json", "--status", "running")), &page)
+	if len(page.Threads) != 1 || page.Threads[0].ID != "refund-1" || page.Threads[0].Status != runtime.StatusRunning {
+		t.Errorf("threads --status running: %+v", page.Threads)
+	}
+	var c struct {
+		Thread    string
+		Cancelled int
+	}
+	mustDecode(t, []byte(cli(exitOK, "cancel", "--json", "refund-1")), &c)
+	if c.Thread != "refund-1" || c.Cancelled != 1 {
+		t.Errorf("cancel: %+v", c)
+	}
+	var flagged bool
+	if err := st.Pool().QueryRow(ctx, `SELECT cancel FROM `+schema+`.ilmek_requests WHERE state = 'running'`).Scan(&flagged); err != nil || !flagged {
+		t.Errorf("the running request's cancel flag: %v (%v)", flagged, err)
+	}
+	if out := cli(exitFail, "check"); !strings.Contains(out, "pg_amcheck") {
+		t.Errorf("check on PostgreSQL:\n%s", out)
+	}
+	if out := cli(exitFail, "answer", "refund-2", "true"); !strings.Contains(out, "waits on no question") {
+		t.Errorf("answer on a done thread:\n%s", out)
+	}
+	cli(exitOK, "delete", "--yes", "refund-2")
+	cli(exitFail, "show", "refund-2")
+}
+
+// approved is the approved channel of a result.
+func approved(t *testing.T, result json.RawMessage) any {
+	t.Helper()
+	var s map[string]any
+	if err := json.Unmarshal(result, &s); err != nil {
+		t.Fatalf("the result %s: %v", result, err)
+	}
+	return s["approved"]
+}
