@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/runtime/postgres"
 	"github.com/ilmek-go/ilmek/spec"
 )
@@ -26,7 +27,7 @@ type retries struct {
 	byOp map[string]int
 }
 
-func (r *retries) note(x postgres.Retry) {
+func (r *retries) note(_ context.Context, x checkpoint.Retry) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.byOp[x.Op]++
