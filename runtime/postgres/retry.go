@@ -27,24 +27,24 @@ const DefaultRetryBudget = 30 * time.Second
 // context may end it sooner.
 func RetryBudget(d time.Duration) Option { return func(o *options) { o.retryBudget = d } }
 
-// OnRetry sets what is told of each retry (for a log line or a counter,
-// such as the otel module's Observer.Retry); Thread is the thread written.
-// Without it a retry is logged through slog.Default at level WARN.
+// OnRetry sets a function told of each retry besides the WARN line logged
+// through slog.Default (as a worker's OnRetry is), for example the otel
+// module's Observer.Retry, which counts them; Thread is the thread written.
 func OnRetry(fn checkpoint.RetryFunc) Option { return func(o *options) { o.onRetry = fn } }
 
 // retrier is the Store's store.Retrier.
 func (s *Store) retrier() *store.Retrier {
-	report := s.opts.onRetry
-	if report == nil {
-		report = func(ctx context.Context, r checkpoint.Retry) {
-			slog.WarnContext(ctx, "postgres: retrying a write after an error safe to retry", "op", r.Op, "thread", r.Thread,
-				"attempt", r.Attempt, "wait", r.Wait, "schema", s.schema, "err", r.Err)
-		}
-	}
+	also := s.opts.onRetry
 	return &store.Retrier{
 		Budget:    s.opts.retryBudget,
 		Transient: transient,
-		Report:    report,
+		Report: func(ctx context.Context, r checkpoint.Retry) {
+			slog.WarnContext(ctx, "postgres: retrying a write after an error safe to retry", "op", r.Op, "thread", r.Thread,
+				"attempt", r.Attempt, "wait", r.Wait, "schema", s.schema, "err", r.Err)
+			if also != nil {
+				also(ctx, r)
+			}
+		},
 	}
 }
 
