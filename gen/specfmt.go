@@ -28,6 +28,7 @@ func specText(text string) string {
 		return text
 	}
 	var b strings.Builder
+	b.Grow(len(text) + len(text)/4)
 	v.write(&b, "", true)
 	b.WriteByte('\n')
 	return b.String()
@@ -40,8 +41,8 @@ func (v *jsonValue) write(b *strings.Builder, indent string, expand bool) {
 		b.WriteString(v.flat())
 		return
 	}
-	if flat := v.flat(); !expand && len(indent)+len(flat) <= specWidth {
-		b.WriteString(flat)
+	if !expand && len(indent)+v.flatLen(specWidth-len(indent)) <= specWidth {
+		b.WriteString(v.flat())
 		return
 	}
 	inner := indent + "  "
@@ -78,6 +79,33 @@ func (v *jsonValue) flat() string {
 	}
 	b.WriteByte(closing(v.kind))
 	return b.String()
+}
+
+// flatLen is the length of v.flat() when it is at most limit; past limit
+// it is some length over limit, found without writing v (a document's
+// node list would otherwise be written out whole to learn that it does
+// not fit on a line, at every level of nesting).
+func (v *jsonValue) flatLen(limit int) int {
+	if v.kind == 0 {
+		return len(v.raw)
+	}
+	n := 2
+	for i := range v.elems {
+		if i > 0 {
+			n += 2
+		}
+		if v.kind == '{' {
+			n += len(v.keys[i]) + 2
+		}
+		if n > limit {
+			return n
+		}
+		n += v.elems[i].flatLen(limit - n)
+		if n > limit {
+			return n
+		}
+	}
+	return n
 }
 
 func closing(open byte) byte {
