@@ -142,6 +142,10 @@
 // steps that had run before the question, while a fork from a checkpoint
 // taken before a step ran runs the step again in the new branch
 // (runtime/checkpointtest: ForkFromPauseReplaysStep, ForkBeforeStepRunsIt).
+// A failed superstep writes no checkpoint and keeps its finished steps'
+// journals for the retry; the retry's first checkpoint records them, so
+// a fork from the checkpoint the failed superstep ran on, or from the
+// retry's, replays those steps too (ForkFromFailedStepReplaysStep).
 //
 // # Interrupts and resume
 //
