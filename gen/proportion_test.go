@@ -31,9 +31,10 @@ func chainDoc(n int) []byte {
 }
 
 // TestGenerateProportion guards the generator's proportion to its input:
-// generating a 10,000-node chain may allocate at most 120 bytes per
-// document byte in all (about 92 today; 128 when the embedded document
-// went through jennifer and its layout wrote every nested list out whole;
+// generating a 10,000-node chain may allocate at most 90 bytes per
+// document byte in all (about 70 today; 128 when the embedded document
+// went through jennifer and its layout built a tree of the document and
+// wrote every nested list out whole;
 // 350 when every file's jennifer tree and go/format's syntax tree were
 // held at once), and no file may
 // stay alive after it is emitted — the largest live heap while emitting is
@@ -73,8 +74,8 @@ func TestGenerateProportion(t *testing.T) {
 	perByte := float64(after.TotalAlloc-before.TotalAlloc) / float64(len(data))
 	livePerByte := float64(maxLive) / float64(len(data))
 	t.Logf("%d-byte document: %.0f bytes allocated and %.1f live (while emitting) per document byte", len(data), perByte, livePerByte)
-	if perByte > 120 {
-		t.Errorf("generating allocated %.0f bytes per document byte, want at most 120", perByte)
+	if perByte > 90 {
+		t.Errorf("generating allocated %.0f bytes per document byte, want at most 90", perByte)
 	}
 	if livePerByte > 20 {
 		t.Errorf("the live heap while emitting reached %.1f bytes per document byte, want at most 20", livePerByte)
