@@ -74,8 +74,8 @@ func CodeBuilderWith(doc *spec.Graph, reg runtime.Registry, children ...runtime.
 		byName[ch.Shape().Name] = ch
 	}
 	for _, n := range doc.Nodes {
-		if _, own := reg[n.Type]; !own && n.Type == runtime.SubgraphType {
-			var cfg runtime.SubgraphConfig
+		if _, own := reg[n.Type]; !own && n.Type == spec.SubgraphType {
+			var cfg spec.SubgraphConfig
 			if err := runtime.DecodeConfig(n, &cfg); err != nil {
 				return nil, &runtime.SpecError{Msg: fmt.Sprintf("node %q: %v", n.ID, err)}
 			}

@@ -37,7 +37,7 @@ func buildChildren(c *Case, build func(doc *spec.Graph, children []runtime.Child
 		docs[name] = doc
 	}
 	all := slices.Collect(maps.Values(docs))
-	if err := runtime.CheckSubgraphCycles(all...).Err(); err != nil {
+	if err := spec.CheckSubgraphCycles(all...).Err(); err != nil {
 		return nil, &runtime.SpecError{Msg: err.Error(), Err: err}
 	}
 	built := map[string]runtime.Child{}
@@ -49,10 +49,10 @@ func buildChildren(c *Case, build func(doc *spec.Graph, children []runtime.Child
 		doc := docs[name]
 		var kids []runtime.Child
 		for _, n := range doc.Nodes {
-			if n.Type != runtime.SubgraphType {
+			if n.Type != spec.SubgraphType {
 				continue
 			}
-			var cfg runtime.SubgraphConfig
+			var cfg spec.SubgraphConfig
 			if json.Unmarshal(n.Config, &cfg) != nil || docs[cfg.Graph] == nil {
 				continue // the build refuses it, placed
 			}

@@ -262,9 +262,9 @@
 //
 // A graph runs another compiled graph, of any state type, as one of its
 // nodes: [Builder.Subgraph] in Go, a node of type "subgraph" in a document
-// ([SubgraphConfig]; FromSpec and Load take the children with
+// ([spec.SubgraphConfig]; FromSpec and Load take the children with
 // [WithSubgraphs] and place every refusal in the document, as
-// [CheckSubgraphs] does for tools; [CheckSubgraphCycles] finds a set of
+// [CheckSubgraphs] does for tools; [spec.CheckSubgraphCycles] finds a set of
 // documents that contain themselves). Explicit maps say which parent
 // channels feed which child channels and which child channels write back;
 // nothing else crosses, and a channel either side does not declare, or a
@@ -290,7 +290,7 @@
 // answered or nothing is written, each answer reaches its own child, and
 // paused siblings keep theirs. A child's step, node and state events reach
 // the parent's stream with [Event].NS set to the path of task keys;
-// stream.Root leaves them out. [SubgraphStates] reads where each child of a
+// stream.Root leaves them out. [Thread.Subgraphs] reads where each child of a
 // paused thread stands (its channels, next tasks and pauses). A child's
 // failure fails the parent task with a [SubgraphError] naming the path.
 //

@@ -193,7 +193,7 @@ func (r *runner[S, U]) runBody(in *U, a *Answers) (res Result[S]) {
 		if status != "" {
 			if status == StatusInterrupted || status == StatusParked {
 				res.Pending = r.pending()
-				res.WakeAt = EarliestWake(res.Pending)
+				res.WakeAt = checkpoint.EarliestWake(res.Pending)
 			}
 			return r.end(res, status, err)
 		}

@@ -42,7 +42,7 @@ func FromSpec(doc *spec.Graph, reg Registry, opts ...Option) (*Graph[Values, Val
 			o.applyGraph(&gc)
 		}
 	}
-	if _, own := reg[SubgraphType]; !own {
+	if _, own := reg[spec.SubgraphType]; !own {
 		if err := checkSubgraphDoc(doc, gc.subgraphs).Err(); err != nil {
 			return nil, &SpecError{Msg: "runtime: cannot build graph from spec:\n" + err.Error(), Err: errors.Join(err, ErrSubgraph)}
 		}
@@ -54,7 +54,7 @@ func FromSpec(doc *spec.Graph, reg Registry, opts ...Option) (*Graph[Values, Val
 	var errs []string
 	for _, n := range doc.Nodes {
 		f, ok := reg[n.Type]
-		if !ok && n.Type == SubgraphType {
+		if !ok && n.Type == spec.SubgraphType {
 			if err := b.specSubgraph(n, gc.subgraphs); err != nil {
 				errs = append(errs, fmt.Sprintf("node %q (type %q): %v", n.ID, n.Type, err))
 			}

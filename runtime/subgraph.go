@@ -52,34 +52,9 @@ import (
 // resume answers every open interrupt or writes nothing applies across the
 // whole tree, and each answer lands in its own child's entry.
 
-// SubgraphType is the node type of a document's subgraph node, provided by
-// the runtime (FromSpec with WithSubgraphs) rather than a registry. Its
-// config is a SubgraphConfig.
-const SubgraphType = spec.SubgraphType
-
 // subgraphCheckpointKey is the journal key of the child's latest checkpoint
 // in its parent task's journal.
 const subgraphCheckpointKey = "subgraph:checkpoint"
-
-// SubgraphConfig is the config of a "subgraph" node: the child graph by
-// name (the name of its document, Shape().Name), optionally pinned to a
-// fingerprint, and explicit channel maps. Nothing crosses the boundary
-// that the maps do not name.
-//
-//	{ "id": "refund", "type": "subgraph",
-//	  "config": { "graph": "refund", "in": {"order": "order_id"}, "out": {"refund_status": "status"} } }
-type SubgraphConfig struct {
-	// Graph names the child graph.
-	Graph string `json:"graph"`
-	// Fingerprint, when set, pins the child: a child whose
-	// Graph.Fingerprint differs is refused when the parent is built.
-	Fingerprint string `json:"fingerprint,omitempty"`
-	// In maps each child channel to the parent channel it starts from.
-	In map[string]string `json:"in,omitempty"`
-	// Out maps each parent channel to the child channel whose final value
-	// the parent task writes to it.
-	Out map[string]string `json:"out,omitempty"`
-}
 
 // Child is a compiled graph another graph can run as a node
 // (Builder.Subgraph, a document's "subgraph" node with WithSubgraphs).
@@ -144,14 +119,14 @@ func (e *SubgraphError) Unwrap() error { return e.Err }
 // channel whose final value the task writes to it. Compile refuses a
 // channel that either graph does not declare and a mapping whose reducers
 // change its meaning (see CheckSubgraph). ToSpec stores the node as a
-// "subgraph" node whose config is a SubgraphConfig.
+// "subgraph" node whose config is a spec.SubgraphConfig.
 func (b *Builder) Subgraph(id string, child Child, in, out map[string]string) *Builder {
 	if child == nil {
 		b.errs = append(b.errs, fmt.Sprintf("node %q: Subgraph needs a child graph, got nil", id))
 		return b
 	}
-	cfg := SubgraphConfig{Graph: child.Shape().Name, In: maps.Clone(in), Out: maps.Clone(out)}
-	b.nodes = append(b.nodes, builderNode{id: id, typ: SubgraphType, config: cfg, fn: subgraphFunc(id, child, cfg), sub: child})
+	cfg := spec.SubgraphConfig{Graph: child.Shape().Name, In: maps.Clone(in), Out: maps.Clone(out)}
+	b.nodes = append(b.nodes, builderNode{id: id, typ: spec.SubgraphType, config: cfg, fn: subgraphFunc(id, child, cfg), sub: child})
 	return b
 }
 
@@ -173,7 +148,7 @@ func (b *Builder) checkSubgraphs() []string {
 		if n.sub == nil {
 			continue
 		}
-		cfg := n.config.(SubgraphConfig)
+		cfg := n.config.(spec.SubgraphConfig)
 		for _, d := range spec.SubgraphMapping(b.name, chans, cfg.Graph, cfg.Fingerprint, cfg.In, cfg.Out, childView(n.sub)) {
 			errs = append(errs, fmt.Sprintf("node %q: %s: %s", n.id, d.Path, d.Message))
 		}
@@ -213,10 +188,10 @@ func checkSubgraphDoc(doc *spec.Graph, byName map[string]Child) spec.Diagnostics
 	}
 	var out spec.Diagnostics
 	for i, n := range doc.Nodes {
-		if n.Type != SubgraphType {
+		if n.Type != spec.SubgraphType {
 			continue
 		}
-		var cfg SubgraphConfig
+		var cfg spec.SubgraphConfig
 		if err := DecodeConfig(n, &cfg); err != nil {
 			path := spec.PathKey(spec.PathIndex("nodes", i), "config")
 			out = append(out, spec.Diagnostic{Severity: spec.SeverityError, Pos: doc.Pos(path), Path: path, Message: "node " + strconv.Quote(n.ID) + ": " + err.Error(), Hint: "fix the stored config"})
@@ -225,62 +200,9 @@ func checkSubgraphDoc(doc *spec.Graph, byName map[string]Child) spec.Diagnostics
 	return append(out, spec.CheckSubgraphs(doc, views)...)
 }
 
-// CheckSubgraphCycles reports every document of docs (by name) that
-// contains itself through the "subgraph" nodes of the set, directly or
-// through others, placed at the node that closes the cycle.
-func CheckSubgraphCycles(docs ...*spec.Graph) spec.Diagnostics {
-	byName := map[string]*spec.Graph{}
-	for _, d := range docs {
-		byName[d.Name] = d
-	}
-	var out spec.Diagnostics
-	for _, d := range docs {
-		seen := map[string]bool{}
-		var walk func(g *spec.Graph) bool
-		walk = func(g *spec.Graph) bool {
-			for _, n := range g.Nodes {
-				if n.Type != SubgraphType {
-					continue
-				}
-				var cfg SubgraphConfig
-				if DecodeConfig(n, &cfg) != nil {
-					continue
-				}
-				if cfg.Graph == d.Name {
-					return true
-				}
-				if c := byName[cfg.Graph]; c != nil && !seen[cfg.Graph] {
-					seen[cfg.Graph] = true
-					if walk(c) {
-						return true
-					}
-				}
-			}
-			return false
-		}
-		for i, n := range d.Nodes {
-			if n.Type != SubgraphType {
-				continue
-			}
-			var cfg SubgraphConfig
-			if DecodeConfig(n, &cfg) != nil {
-				continue
-			}
-			clear(seen)
-			c := byName[cfg.Graph]
-			if cfg.Graph == d.Name || (c != nil && walk(c)) {
-				path := spec.PathKey(spec.PathKey(spec.PathIndex("nodes", i), "config"), "graph")
-				out = append(out, spec.Diagnostic{Severity: spec.SeverityError, Pos: d.Pos(path), Path: path,
-					Message: fmt.Sprintf("node %q: graph %q contains itself through subgraph %q", n.ID, d.Name, cfg.Graph), Hint: "remove the cycle of subgraphs"})
-			}
-		}
-	}
-	return out
-}
-
 // specSubgraph adds a document's "subgraph" node n for FromSpec.
 func (b *Builder) specSubgraph(n spec.Node, byName map[string]Child) error {
-	var cfg SubgraphConfig
+	var cfg spec.SubgraphConfig
 	if err := DecodeConfig(n, &cfg); err != nil {
 		return err
 	}
@@ -288,7 +210,7 @@ func (b *Builder) specSubgraph(n spec.Node, byName map[string]Child) error {
 	if !ok {
 		return fmt.Errorf("graph %q is not registered; pass it with runtime.WithSubgraphs: %w", cfg.Graph, ErrSubgraph)
 	}
-	b.nodes = append(b.nodes, builderNode{id: n.ID, typ: SubgraphType, config: cfg, fn: subgraphFunc(n.ID, child, cfg), sub: child})
+	b.nodes = append(b.nodes, builderNode{id: n.ID, typ: spec.SubgraphType, config: cfg, fn: subgraphFunc(n.ID, child, cfg), sub: child})
 	return nil
 }
 
@@ -338,7 +260,7 @@ func (b *Builder) subgraphNames() []string {
 }
 
 // subgraphFunc is the body of a subgraph node.
-func subgraphFunc(id string, child Child, cfg SubgraphConfig) NodeFunc {
+func subgraphFunc(id string, child Child, cfg spec.SubgraphConfig) NodeFunc {
 	ins := slices.Sorted(maps.Keys(cfg.In))
 	outs := slices.Sorted(maps.Keys(cfg.Out))
 	return func(ctx *Ctx, state Values) (Values, error) {
@@ -462,7 +384,7 @@ func runSubgraph(ctx *Ctx, child Child, seed func() ([]byte, error)) ([]byte, er
 
 // subgraphOutput is the parent update: each out channel's final value in
 // the child, for the child channels its encoding holds.
-func subgraphOutput(channels []byte, cfg SubgraphConfig, outs []string) (Values, error) {
+func subgraphOutput(channels []byte, cfg spec.SubgraphConfig, outs []string) (Values, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(channels, &m); err != nil {
 		return nil, fmt.Errorf("decode the channels of graph %q: %w", cfg.Graph, err)
@@ -783,12 +705,12 @@ type SubgraphState struct {
 	Checkpoint *Checkpoint
 }
 
-// SubgraphStates returns the children, at every depth, that the planned
+// subgraphStates is Thread.Subgraphs: the children, at every depth, that the planned
 // tasks of the thread's latest checkpoint hold: the children of a paused
 // parent (whose pauses Pending lists with path-qualified ids) and those a
 // crash or a failure left in flight. A thread whose tasks hold no child
 // has none. It reads the store only.
-func SubgraphStates(ctx context.Context, cp Checkpointer, threadID string) ([]SubgraphState, error) {
+func subgraphStates(ctx context.Context, cp Checkpointer, threadID string) ([]SubgraphState, error) {
 	latest, err := cp.Get(ctx, threadID, "")
 	if err != nil {
 		return nil, err

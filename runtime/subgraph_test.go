@@ -193,7 +193,7 @@ func TestSubgraphNestedTwoLevels(t *testing.T) {
 	if err != nil || len(pend) != 1 || pend[0].ID != "billing/refund/approve:interrupt#0" {
 		t.Fatalf("pending: %+v %v", pend, err)
 	}
-	states, err := runtime.SubgraphStates(context.Background(), cp, "t3")
+	states, err := top.Thread(cp, "t3").Subgraphs(context.Background())
 	if err != nil || len(states) != 2 {
 		t.Fatalf("subgraph states: %+v %v", states, err)
 	}
@@ -393,7 +393,7 @@ func TestSubgraphFromSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.Nodes[0].Type != runtime.SubgraphType {
+	if back.Nodes[0].Type != spec.SubgraphType {
 		t.Fatalf("round trip: %+v", back.Nodes[0])
 	}
 
@@ -470,7 +470,7 @@ func TestSubgraphCycles(t *testing.T) {
 		}
 		return d
 	}
-	got := runtime.CheckSubgraphCycles(mk("a", "b"), mk("b", "c"), mk("c", "a"), mk("d", "a"))
+	got := spec.CheckSubgraphCycles(mk("a", "b"), mk("b", "c"), mk("c", "a"), mk("d", "a"))
 	if len(got) != 3 {
 		t.Fatalf("want a, b and c in the cycle, got %+v", got)
 	}

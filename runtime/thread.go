@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"iter"
 	"time"
+
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // Thread is a handle on one thread of a graph: a conversation or a case
@@ -150,7 +152,7 @@ func (t *Thread[S, U]) StateAt(ctx context.Context, checkpointID string) (Thread
 	if err != nil {
 		return ts, err
 	}
-	ts.State, ts.Checkpoint, ts.Open, ts.WakeAt = st, at, open, EarliestWake(open)
+	ts.State, ts.Checkpoint, ts.Open, ts.WakeAt = st, at, open, checkpoint.EarliestWake(open)
 	for _, n := range at.Next {
 		ts.Next = append(ts.Next, n.Key)
 	}
@@ -179,4 +181,16 @@ func pendingInterrupts(ctx context.Context, cp Checkpointer, threadID string) ([
 	}
 	_, open, err := readPauses(ctx, cp, threadID, latest.Pending)
 	return open, err
+}
+
+// Subgraphs returns the children, at every depth, that the planned tasks of
+// the thread's latest checkpoint hold: the children of a paused parent
+// (whose pauses Pending lists with path-qualified ids) and those a crash or
+// a failure left in flight. A thread whose tasks hold no child has none. It
+// reads the store only.
+func (t *Thread[S, U]) Subgraphs(ctx context.Context) ([]SubgraphState, error) {
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	return subgraphStates(ctx, t.cp, t.id)
 }

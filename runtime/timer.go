@@ -177,7 +177,7 @@ func (t *Thread[S, U]) Wake(ctx context.Context, opts ...RunOption) (Result[S], 
 // of its pauses is due.
 func (r *runner[S, U]) startWake(latest *Checkpoint) error {
 	cutShort := latest != nil && len(latest.Pending) == 0 && len(latest.Next) > 0
-	if at := EarliestWake(latestPending(latest)); !cutShort && (at.IsZero() || time.Now().Before(at)) {
+	if at := checkpoint.EarliestWake(latestPending(latest)); !cutShort && (at.IsZero() || time.Now().Before(at)) {
 		msg := fmt.Sprintf("thread %q waits on no timer or deadline that has passed; nothing was run", r.cfg.thread)
 		if !at.IsZero() {
 			msg = fmt.Sprintf("thread %q is not due before %s; nothing was run", r.cfg.thread, at.Format(time.RFC3339Nano))
@@ -193,18 +193,6 @@ func latestPending(cp *Checkpoint) []PendingInterrupt {
 		return nil
 	}
 	return cp.Pending
-}
-
-// EarliestWake returns the earliest WakeAt of the pauses (zero when none
-// has one): when a waker must run the thread next.
-func EarliestWake(pending []PendingInterrupt) time.Time {
-	var at time.Time
-	for _, p := range pending {
-		if !p.WakeAt.IsZero() && (at.IsZero() || p.WakeAt.Before(at)) {
-			at = p.WakeAt
-		}
-	}
-	return at
 }
 
 // pauseStatus is how a run that paused on pend ends: parked when every

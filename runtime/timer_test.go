@@ -94,7 +94,7 @@ func TestSleepParksAndWakesOnce(t *testing.T) {
 	}
 	page, err := cp.ListThreads(ctx, runtime.ThreadQuery{Status: runtime.StatusParked})
 	if err != nil || len(page.Threads) != 1 || page.Threads[0].Outcome.Status != runtime.StatusParked ||
-		runtime.EarliestWake(page.Threads[0].Pending) != want {
+		checkpoint.EarliestWake(page.Threads[0].Pending) != want {
 		t.Fatalf("parked threads: %+v %v", page.Threads, err)
 	}
 	if _, err := th.Resume(ctx, runtime.Answer("now"), opts...); !errors.Is(err, runtime.ErrNotInterrupted) {

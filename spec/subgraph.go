@@ -2,6 +2,7 @@ package spec
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -272,6 +273,79 @@ func CheckSubgraphs(doc *Graph, children map[string]SubgraphChild) Diagnostics {
 		}
 		for _, d := range SubgraphMapping(doc.Name, chans, cfg.Graph, cfg.Fingerprint, cfg.In, cfg.Out, child) {
 			place(d)
+		}
+	}
+	return out
+}
+
+// SubgraphConfig is the config of a "subgraph" node: the child graph by
+// name (the name of its document, Shape().Name), optionally pinned to a
+// fingerprint, and explicit channel maps. Nothing crosses the boundary
+// that the maps do not name.
+//
+//	{ "id": "refund", "type": "subgraph",
+//	  "config": { "graph": "refund", "in": {"order": "order_id"}, "out": {"refund_status": "status"} } }
+type SubgraphConfig struct {
+	// Graph names the child graph.
+	Graph string `json:"graph"`
+	// Fingerprint, when set, pins the child: a child whose
+	// runtime Graph.Fingerprint differs is refused when the parent is built.
+	Fingerprint string `json:"fingerprint,omitempty"`
+	// In maps each child channel to the parent channel it starts from.
+	In map[string]string `json:"in,omitempty"`
+	// Out maps each parent channel to the child channel whose final value
+	// the parent task writes to it.
+	Out map[string]string `json:"out,omitempty"`
+}
+
+// CheckSubgraphCycles reports every document of docs (by name) that
+// contains itself through the "subgraph" nodes of the set, directly or
+// through others, placed at the node that closes the cycle.
+func CheckSubgraphCycles(docs ...*Graph) Diagnostics {
+	byName := map[string]*Graph{}
+	for _, d := range docs {
+		byName[d.Name] = d
+	}
+	var out Diagnostics
+	for _, d := range docs {
+		seen := map[string]bool{}
+		var walk func(g *Graph) bool
+		walk = func(g *Graph) bool {
+			for _, n := range g.Nodes {
+				if n.Type != SubgraphType {
+					continue
+				}
+				var cfg SubgraphConfig
+				if json.Unmarshal(n.Config, &cfg) != nil {
+					continue
+				}
+				if cfg.Graph == d.Name {
+					return true
+				}
+				if c := byName[cfg.Graph]; c != nil && !seen[cfg.Graph] {
+					seen[cfg.Graph] = true
+					if walk(c) {
+						return true
+					}
+				}
+			}
+			return false
+		}
+		for i, n := range d.Nodes {
+			if n.Type != SubgraphType {
+				continue
+			}
+			var cfg SubgraphConfig
+			if json.Unmarshal(n.Config, &cfg) != nil {
+				continue
+			}
+			clear(seen)
+			c := byName[cfg.Graph]
+			if cfg.Graph == d.Name || (c != nil && walk(c)) {
+				path := PathKey(PathKey(PathIndex("nodes", i), "config"), "graph")
+				out = append(out, Diagnostic{Severity: SeverityError, Pos: d.Pos(path), Path: path,
+					Message: fmt.Sprintf("node %q: graph %q contains itself through subgraph %q", n.ID, d.Name, cfg.Graph), Hint: "remove the cycle of subgraphs"})
+			}
 		}
 	}
 	return out

@@ -52,7 +52,7 @@ func testThreadsParked(t *testing.T, cp runtime.Checkpointer) {
 			t.Fatalf("status %s lists %v, want [%s]", c.status, got, c.thread)
 		}
 		p := page.Threads[0].Pending
-		if len(p) != 1 || p[0].Timer != c.timer || !p[0].WakeAt.Equal(c.at) || runtime.EarliestWake(p) != c.at {
+		if len(p) != 1 || p[0].Timer != c.timer || !p[0].WakeAt.Equal(c.at) || checkpoint.EarliestWake(p) != c.at {
 			t.Errorf("thread %s pending %+v, want one pause (timer %v) waking at %v", c.thread, p, c.timer, c.at)
 		}
 	}

@@ -211,7 +211,7 @@ func (w *Waker) wakeDue(ctx context.Context, wg *sync.WaitGroup, n *atomic.Int32
 				return next, err
 			}
 			for _, th := range page.Threads {
-				at := runtime.EarliestWake(th.Pending)
+				at := checkpoint.EarliestWake(th.Pending)
 				switch {
 				case at.IsZero():
 				case at.After(now):

@@ -286,7 +286,7 @@ func TestWakeAcrossSIGKILL(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wakeAt = runtime.EarliestWake(cp.Pending)
+			wakeAt = checkpoint.EarliestWake(cp.Pending)
 			store.Close()
 		}
 		time.Sleep(300 * time.Millisecond)
