@@ -56,7 +56,7 @@ var (
 // notGoNames are the words goName matches that are not Go names (the
 // names of runtime/checkpointtest's contract cases among them).
 var notGoNames = map[string]bool{"OpenTelemetry": true, "PostgreSQL": true,
-	"ForkFromPauseReplaysStep": true, "ForkBeforeStepRunsIt": true}
+	"ForkFromPauseReplaysStep": true, "ForkBeforeStepRunsIt": true, "ForkFromFailedStepReplaysStep": true}
 
 // TestPackageDocNamesExist reads the package doc (doc.go, the user's
 // manual) and checks that every name of the package it mentions exists: its
