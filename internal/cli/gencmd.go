@@ -237,10 +237,11 @@ func (inv *Invocation) generateGraph(g *spec.Graph, specPath string, emit func(g
 		source = filepath.Base(absSpec)
 	}
 	opts := gen.Options{Package: inv.Package, PkgPath: importPath(inv.Out), Source: filepath.ToSlash(source)}
-	all, err := inv.checkSubgraphs(g)
+	all, pkgs, err := inv.checkSubgraphs(g)
 	if err != nil || all.HasErrors() {
 		return all, err
 	}
+	opts.Subgraphs = pkgs
 	if !inv.Bindings.Empty() {
 		loadDir := inv.LoadDir
 		if loadDir == "" {
@@ -288,9 +289,12 @@ func (inv *Invocation) readBindings(file string, typeFlags, configFlags []string
 		}
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.DisallowUnknownFields()
-		var fromFile gen.BindingSpec
+		var fromFile bindingsFile
 		if err := dec.Decode(&fromFile); err != nil {
-			return bs, fmt.Errorf("%s: %v (want {\"channels\": {\"NAME\": \"GOTYPE\"}, \"configs\": {\"TYPE\": \"GOTYPE\"}})", displayPath(file), err)
+			return bs, fmt.Errorf("%s: %v (want {\"channels\": {\"NAME\": \"GOTYPE\"}, \"configs\": {\"TYPE\": \"GOTYPE\"}, \"subgraphs\": {\"NAME\": {\"spec\": \"PATH\", \"package\": \"IMPORTPATH\"}}})", displayPath(file), err)
+		}
+		if err := inv.addSubgraphBindings(file, fromFile.Subgraphs); err != nil {
+			return bs, err
 		}
 		for k, v := range fromFile.Channels {
 			bs.Channels[k] = v
