@@ -33,8 +33,8 @@ type SubgraphPackage struct {
 
 // subgraphModel is what the emitters need of the resolved subgraph nodes.
 type subgraphModel struct {
-	nodes    []*subNode             // document order
-	children []*childModel          // sorted by method
+	nodes    []*subNode              // document order
+	children []*childModel           // sorted by method
 	byNode   map[*nodeModel]*subNode // the node models of subgraph nodes
 }
 
