@@ -139,7 +139,8 @@ type ThreadView struct {
 
 // Thread statuses are the runtime's (runtime.Status), in ThreadView.Status
 // and the status filter of GET /threads: new (never ran), running (a run
-// queued or going on here), interrupted (waiting on a person), parked
+// queued or going on here, or in another process on the same store, as the
+// store's event log shows), interrupted (waiting on a person), parked
 // (stopped at a superstep boundary with work left), and how its last run
 // ended: done, error or aborted.
 var threadStatuses = []runtime.Status{runtime.StatusNew, runtime.StatusRunning, runtime.StatusInterrupted,

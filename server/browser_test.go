@@ -121,7 +121,10 @@ func screenshotDir(t *testing.T) string {
 // opened by URL shows the path taken in the diagram and its timeline; a
 // fork from the question's checkpoint with another answer ends with that
 // answer; back and forward move between the list and the thread; the
-// thread is deleted only after a confirmation.
+// thread is deleted only after a confirmation; a running run is cancelled
+// from its page and ends aborted; a run another server on the store holds
+// shows as running, and its cancel is refused with what to use instead; no
+// page breaks its Content-Security-Policy, from the first load on.
 func TestConsoleInBrowser(t *testing.T) {
 	ctx := browser(t, 180*time.Second)
 	// Two servers on one store: the second stands for another process.
