@@ -233,13 +233,14 @@ func TestConsoleInBrowser(t *testing.T) {
 			t.Errorf("question: %q", text)
 		}
 
-		// What is typed survives two refresh periods: the form is the
-		// same element, its values intact.
+		// What is typed survives two refreshes (the page counts the ones
+		// it drew): the form is the same element, its values intact.
 		if err := chromedp.Do(ctx,
 			chromedp.Evaluate[chromedp.Void](`void (document.querySelector('`+form+`').dataset.mark = "kept")`),
 			chromedp.SendKeys(q(form+` input[name="note"]`), "looks good"),
 			chromedp.Click(q(form+` input[name="approved"]`)),
-			chromedp.Sleep(2*2*time.Second+700*time.Millisecond),
+			chromedp.Evaluate[chromedp.Void](`void (window.typedAt = Number(document.getElementById("thread").dataset.refreshes || 0))`),
+			poll(`Number(document.getElementById("thread").dataset.refreshes || 0) >= window.typedAt + 2`),
 		); err != nil {
 			fail("typing into the answer form", err)
 		}
@@ -399,7 +400,6 @@ func TestConsoleInBrowser(t *testing.T) {
 	if e := str(`document.getElementById("thread-error").textContent`); !strings.Contains(e, "another process") || !strings.Contains(e, "cancel it through that process") {
 		t.Errorf("the refused cancel says %q", e)
 	}
-	shot("console-elsewhere")
 	ts.must("", "POST", "/threads/"+far.ThreadID+"/runs/"+farRun.RunID+"/cancel?mode=abort", nil, 202)
 	if farRun = ts.wait("", farRun); farRun.Status != "aborted" {
 		t.Fatalf("the other process's run after its own cancel: %+v", farRun)
