@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/ilmek-go/ilmek/graphviz"
+	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
@@ -60,6 +62,22 @@ func poll(expr string) chromedp.Action[chromedp.Void] {
 		_, err := a(ctx, tg)
 		return chromedp.Void{}, err
 	}
+}
+
+// failingGraph's one node fails: its runs end with status error.
+func failingGraph(t *testing.T) *runtime.Graph[runtime.Values, runtime.Values] {
+	t.Helper()
+	g, err := runtime.NewBuilder("fails").
+		Channel("x", "").
+		TypedNode("boom", "boom", nil, func(*runtime.Ctx, runtime.Values) (runtime.Values, error) {
+			return nil, errors.New("boom")
+		}).
+		Edge("__start__", "boom").Edge("boom", "__end__").
+		Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }
 
 // watchCSP reports every Content-Security-Policy violation of every
@@ -123,15 +141,17 @@ func screenshotDir(t *testing.T) string {
 // answer; back and forward move between the list and the thread; the
 // thread is deleted only after a confirmation; a running run is cancelled
 // from its page and ends aborted; a run another server on the store holds
-// shows as running, and its cancel is refused with what to use instead; no
-// page breaks its Content-Security-Policy, from the first load on.
+// shows as running, and its cancel is refused with what to use instead;
+// the list filtered by each status (new, running, interrupted, done,
+// error, aborted) lists a thread of it and no other; no page breaks its
+// Content-Security-Policy, from the first load on.
 func TestConsoleInBrowser(t *testing.T) {
 	ctx := browser(t, 180*time.Second)
 	// Two servers on one store: the second stands for another process.
 	gate := make(chan struct{})
 	store := checkpoint.NewMemory()
 	both := func(c *Config) {
-		c.Graphs = []Graph{Of(approvalGraph(t)), Of(slowGraph(t, gate))}
+		c.Graphs = []Graph{Of(approvalGraph(t)), Of(slowGraph(t, gate)), Of(failingGraph(t))}
 		c.Checkpointer, c.Authenticate, c.RenderSVG = store, Anonymous, graphviz.New().SVG
 	}
 	ts, other := newTestServer(t, both), newTestServer(t, both)
@@ -407,6 +427,45 @@ func TestConsoleInBrowser(t *testing.T) {
 	if err := chromedp.Do(ctx, poll(`document.querySelector("#thread-status .status").textContent === "aborted"`)); err != nil {
 		fail("seeing the other process's run end", err)
 	}
+
+	// Each status the console filters by lists a thread of it, and only
+	// threads of it. (Parked threads wait on timers: the API's walk
+	// filters by that status too.)
+	byStatus := map[string]string{"aborted": far.ThreadID, "new": ts.newThread("", map[string]any{"graph": "approval"}).ThreadID}
+	for _, c := range []struct {
+		graph, status string
+		input         map[string]any
+	}{{"approval", "interrupted", map[string]any{"topic": "x"}}, {"fails", "error", nil}, {"slow", "running", map[string]any{"tag": "c"}}} {
+		th := ts.newThread("", map[string]any{"graph": c.graph})
+		var r RunView
+		ts.must("", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": c.input}, 202).json(t, &r)
+		if c.status != "running" {
+			if r = ts.wait("", r); string(r.Status) != c.status {
+				t.Fatalf("%s run: %+v", c.graph, r)
+			}
+		}
+		byStatus[c.status] = th.ThreadID
+	}
+	running := byStatus["running"]
+	filter := func(status, want string) {
+		t.Helper()
+		if err := chromedp.Do(ctx,
+			chromedp.Navigate(ts.URL+"/inbox/?status="+status),
+			poll(`!!document.querySelector('#threads li[data-thread="`+want+`"]') && [...document.querySelectorAll("#threads li")].every(li => li.dataset.status === "`+status+`")`),
+		); err != nil {
+			fail("listing the "+status+" threads", err)
+		}
+	}
+	for status, want := range byStatus {
+		filter(status, want)
+	}
+	close(gate) // the running thread's run goes on to its end
+	var list RunList
+	ts.must("", "GET", "/threads/"+running+"/runs", nil, 200).json(t, &list)
+	if r := ts.wait("", list.Runs[0]); r.Status != "done" {
+		t.Fatalf("the slow run after the gate opened: %+v", r)
+	}
+	filter("done", running)
 
 	// The answer is checked against its schema before it is sent.
 	for expr, want := range map[string]string{
