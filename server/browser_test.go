@@ -118,15 +118,18 @@ func watchCSP(t *testing.T, ctx context.Context) (func() []string, <-chan struct
 	}, first
 }
 
-// screenshotDir is where the console test saves its screenshots: the
-// README's (docs/img) with ILMEK_SCREENSHOTS=1, else the test's temporary
-// directory.
-func screenshotDir(t *testing.T) string {
-	if os.Getenv("ILMEK_SCREENSHOTS") == "1" {
+// shotDir is where the console test saves screenshot name: the README's
+// (docs/img) with ILMEK_SCREENSHOTS=1 for the ones the README shows, else
+// the test's temporary directory tmp.
+func shotDir(name, tmp string) string {
+	if os.Getenv("ILMEK_SCREENSHOTS") == "1" && readmeShots[name] {
 		return filepath.Join("..", "docs", "img")
 	}
-	return t.TempDir()
+	return tmp
 }
+
+// readmeShots are the screenshots the README shows.
+var readmeShots = map[string]bool{"console-question-1280": true, "console-done-360": true}
 
 // TestConsoleInBrowser drives the console in a real headless Chromium, at
 // 360 and 1280 px wide, with the Graphviz renderer registered (the diagram
@@ -156,7 +159,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	ts, other := newTestServer(t, both), newTestServer(t, both)
 	violations, violated := watchCSP(t, ctx)
-	shots := screenshotDir(t)
+	shots := t.TempDir()
 	var shot func(name string)
 	fail := func(step string, err error) {
 		t.Helper()
@@ -167,12 +170,12 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Helper()
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		b, err := chromedp.Run(sctx, chromedp.FullScreenshot(80))
+		b, err := chromedp.Run(sctx, chromedp.FullScreenshot(60))
 		if err != nil {
 			t.Logf("screenshot %s: %v", name, err)
 			return
 		}
-		p := filepath.Join(shots, name+".jpg")
+		p := filepath.Join(shotDir(name, shots), name+".jpg")
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Logf("screenshot %s: %v", name, err)
 			return
