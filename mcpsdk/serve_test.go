@@ -48,13 +48,19 @@ func refundGraph(t *testing.T, refunds *atomic.Int32) *runtime.Graph[runtime.Val
 type approvalNodes struct{}
 
 func (approvalNodes) Intake(approvalgraph.NodeID, approvalgraph.IntakeConfig) (approvalgraph.Node, error) {
-	return func(*runtime.Ctx, approvalgraph.State) (approvalgraph.Update, error) { return approvalgraph.Update{}, nil }, nil
+	return func(*runtime.Ctx, approvalgraph.State) (approvalgraph.Update, error) {
+		return approvalgraph.Update{}, nil
+	}, nil
 }
 func (approvalNodes) Payout(approvalgraph.NodeID, approvalgraph.PayoutConfig) (approvalgraph.Node, error) {
-	return func(*runtime.Ctx, approvalgraph.State) (approvalgraph.Update, error) { return approvalgraph.Update{}, nil }, nil
+	return func(*runtime.Ctx, approvalgraph.State) (approvalgraph.Update, error) {
+		return approvalgraph.Update{}, nil
+	}, nil
 }
 func (approvalNodes) Review(approvalgraph.NodeID, expense.ReviewConfig) (approvalgraph.Node, error) {
-	return func(*runtime.Ctx, approvalgraph.State) (approvalgraph.Update, error) { return approvalgraph.Update{}, nil }, nil
+	return func(*runtime.Ctx, approvalgraph.State) (approvalgraph.Update, error) {
+		return approvalgraph.Update{}, nil
+	}, nil
 }
 
 // TestGraphsAsMCPTools: chosen graphs are tools over the SDK's in-memory
@@ -116,7 +122,11 @@ func TestGraphsAsMCPTools(t *testing.T) {
 		t.Errorf("refund's input schema %v, want the channels order and reply", schemas["refund"])
 	}
 	claim, _ := props("approve_expense")["claim"].(map[string]any)
-	amount, _ := func() (map[string]any, bool) { p, ok := claim["properties"].(map[string]any); a, _ := p["amount"].(map[string]any); return a, ok }()
+	amount, _ := func() (map[string]any, bool) {
+		p, ok := claim["properties"].(map[string]any)
+		a, _ := p["amount"].(map[string]any)
+		return a, ok
+	}()
 	if amount["type"] != "number" {
 		t.Errorf("approve_expense's input schema %v, want claim.amount a number", schemas["approve_expense"])
 	}
