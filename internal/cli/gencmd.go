@@ -241,7 +241,7 @@ func (inv *Invocation) generateGraph(g *spec.Graph, specPath string, emit func(g
 	if err != nil || all.HasErrors() {
 		return all, err
 	}
-	if !inv.Bindings.Empty() {
+	if !gen.WithBuiltins(g, inv.Bindings).Empty() {
 		loadDir := inv.LoadDir
 		if loadDir == "" {
 			loadDir = inv.Dir
