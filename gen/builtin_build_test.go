@@ -127,4 +127,15 @@ func main() {
 	if !diags.HasErrors() || !strings.Contains(fmt.Sprint(diags), "nodes[0].config") || !strings.Contains(fmt.Sprint(diags), "txet") {
 		t.Errorf("an unknown built-in field: %v", diags)
 	}
+
+	// A node type of the application's whose method would be Builtins
+	// collides with the registry's method, placed.
+	clash := strings.Replace(builtinDoc, `"type": "finish"`, `"type": "builtins"`, 1)
+	g, b, diags = load(clash)
+	if !diags.HasErrors() {
+		diags = Check(g, Options{Package: "lookupgraph", Bindings: b})
+	}
+	if !diags.HasErrors() || !strings.Contains(fmt.Sprint(diags), "Builtins") {
+		t.Errorf("a node type named builtins: %v", diags)
+	}
 }

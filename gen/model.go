@@ -179,6 +179,7 @@ func buildModel(g *spec.Graph, opts Options, d *diags) *model {
 	}
 
 	byType := map[string]*typeModel{}
+	builtinsClaimed := false // Nodes.Builtins, claimed by the first built-in type
 	for i, n := range g.Nodes {
 		nm := &nodeModel{index: i, id: n.ID, path: spec.PathKey(spec.PathIndex("nodes", i), "id")}
 		if len(n.Config) > 0 {
@@ -215,6 +216,10 @@ func buildModel(g *spec.Graph, opts Options, d *diags) *model {
 				if b, ok := bindings.Configs[n.Type]; ok {
 					tm.bound = b.Type
 					tm.builtin = BuiltinConfigs[n.Type] != "" && b.Expr == BuiltinConfigs[n.Type]
+					if tm.builtin && !builtinsClaimed {
+						builtinsClaimed = true
+						claim(nodesIface, BuiltinsMethod, origin{desc: "the registry of the built-in node types (Nodes." + BuiltinsMethod + ")", path: tm.path})
+					}
 				} else {
 					tm.config = method + "Config"
 					claim(pkg, tm.config, origin{desc: desc + " (its config type)", path: tm.path})
