@@ -777,7 +777,9 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, p Principal) 
 // "<run id>:<seq>", from the event log after Last-Event-ID (header, or the
 // last_event_id parameter), then live until the run ends. A run this
 // process does not know (it ran in another one, or before a restart) is
-// read from the store's event log, polled until its end.
+// read from the store's event log, polled until its end. The parameter
+// subgraphs=exclude leaves out the events of subgraphs (those whose ns is
+// not empty); the ids of the events sent stay those of the log.
 func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, p Principal) error {
 	if done, err := s.queuedRoute(w, r, p, "stream"); done {
 		return err
@@ -801,6 +803,10 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, p Principal) 
 			return err
 		}
 	default:
+		return err
+	}
+	excludeChildren, err := subgraphsParam(r)
+	if err != nil {
 		return err
 	}
 	closeStream, err := s.openStream(w, runID)
@@ -845,8 +851,11 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, p Principal) 
 			return nil
 		}
 		for _, ev := range evs {
-			fmt.Fprintf(w, "id: %s:%d\nevent: %s\ndata: %s\n\n", runID, ev.Seq, ev.Kind, ev.Data)
 			after = ev.Seq
+			if excludeChildren && childEvent(ev.Data) {
+				continue
+			}
+			fmt.Fprintf(w, "id: %s:%d\nevent: %s\ndata: %s\n\n", runID, ev.Seq, ev.Kind, ev.Data)
 			if ev.Kind == string(runtime.EventRunEnd) {
 				fl.Flush()
 				return nil
@@ -870,6 +879,28 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, p Principal) 
 			return nil
 		}
 	}
+}
+
+// subgraphsParam reads the stream's subgraphs parameter: true for
+// "exclude", false for "include" or none.
+func subgraphsParam(r *http.Request) (exclude bool, err error) {
+	switch v := r.URL.Query().Get("subgraphs"); v {
+	case "", "include":
+		return false, nil
+	case "exclude":
+		return true, nil
+	default:
+		return false, badRequest("subgraphs=" + v + ": want include or exclude")
+	}
+}
+
+// childEvent reports whether an event's JSON is a subgraph's: its ns is
+// not empty.
+func childEvent(data []byte) bool {
+	var ev struct {
+		NS []string `json:"ns"`
+	}
+	return json.Unmarshal(data, &ev) == nil && len(ev.NS) > 0
 }
 
 // lastEventID is the Last-Event-ID header, or the last_event_id parameter
