@@ -123,7 +123,14 @@ func (m *model) emitAdapter(f *jen.File) {
 	f.Line()
 	f.Comment("registryNodes implements Nodes with a registry.")
 	f.Type().Id("registryNodes").Qual(runtimePath, "Registry")
+	if m.hasBuiltins() {
+		f.Line()
+		f.Func().Params(jen.Id("r").Id("registryNodes")).Add(builtinsMethod()).Block(jen.Return(jen.Qual(runtimePath, "Registry").Call(jen.Id("r"))))
+	}
 	for _, t := range m.types {
+		if t.builtin {
+			continue
+		}
 		f.Line()
 		f.Func().Params(jen.Id("r").Id("registryNodes")).Id(t.method).Params(jen.Id("id").Id("NodeID"), jen.Id("_").Add(t.configTypeCode())).Params(jen.Id("Node"), jen.Error()).Block(
 			jen.Return(jen.Id("r").Dot("build").Call(jen.Id("id"))))
