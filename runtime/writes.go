@@ -36,7 +36,8 @@ func (r *runner[S, U]) checkpointRoom() *checkpointAlloc {
 	if r.latest == &a.cp {
 		a = &r.cps[1]
 	}
-	*a = checkpointAlloc{}
+	// checkpoint overwrites all of a that it uses; a plan of no task leaves
+	// a.next's old task, unused, until the next one.
 	return a
 }
 
