@@ -128,6 +128,7 @@ func (m *model) emitAdapter(f *jen.File) {
 		f.Func().Params(jen.Id("r").Id("registryNodes")).Id(t.method).Params(jen.Id("id").Id("NodeID"), jen.Id("_").Add(t.configTypeCode())).Params(jen.Id("Node"), jen.Error()).Block(
 			jen.Return(jen.Id("r").Dot("build").Call(jen.Id("id"))))
 	}
+	m.emitSubgraphRegistry(f)
 	f.Line()
 	f.Comment("build builds node id with its type's factory.")
 	f.Func().Params(jen.Id("r").Id("registryNodes")).Id("build").Params(jen.Id("id").Id("NodeID")).Params(jen.Id("Node"), jen.Error()).Block(

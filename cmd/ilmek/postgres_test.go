@@ -101,7 +101,7 @@ func TestPostgres(t *testing.T) {
 	// approved false; the history shows both branches' checkpoints.
 	mustDecode(t, []byte(cli(exitOK, "fork", "--json", "--wait", "--from", pause, "--answer", "review:interrupt#0=false", "refund-1")), &rv)
 	if rv.Outcome == nil || rv.Outcome.State != "done" || approved(t, rv.Outcome.Result) != false {
-		t.Fatalf("fork: %+v", rv)
+		t.Fatalf("fork: %+v %+v", rv, rv.Outcome)
 	}
 	var hs []historyEntry
 	mustDecode(t, []byte(cli(exitOK, "history", "--json", "refund-1")), &hs)

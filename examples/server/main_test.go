@@ -45,7 +45,7 @@ func TestServe(t *testing.T) {
 		return string(b), res.Request.URL.Path
 	}
 	page, final := get("/")
-	if final != "/inbox/" || !strings.Contains(page, "<title>Inbox") {
+	if final != "/inbox/" || !strings.Contains(page, "<title>Console") {
 		t.Fatalf("GET / ended at %s: %.200s", final, page)
 	}
 	doc, _ := get("/openapi.json")

@@ -42,7 +42,7 @@ import (
 	"github.com/ilmek-go/ilmek/studio/sqlite"
 )
 
-//go:embed schemas/*.jsonschema support.json
+//go:embed schemas/*.jsonschema starter.json
 var files embed.FS
 
 // document is the name the service runs the published version of.
@@ -147,8 +147,8 @@ func seed(ctx context.Context, repo studio.Repository) error {
 	if _, err := repo.Published(ctx, document); !errors.Is(err, studio.ErrNotFound) {
 		return err
 	}
-	src, _ := files.ReadFile("support.json")
-	g, diags := spec.Decode("support.json", src)
+	src, _ := files.ReadFile("starter.json")
+	g, diags := spec.Decode("starter.json", src)
 	if diags.HasErrors() {
 		return diags.Err()
 	}

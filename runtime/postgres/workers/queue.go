@@ -144,7 +144,7 @@ func (q *Queue) Submit(ctx context.Context, r Request) (int64, error) {
 		err := q.store.Pool().QueryRow(ctx, `WITH l AS (SELECT pg_advisory_xact_lock(hashtextextended($1, 1))),
 			ins AS (INSERT INTO `+q.t("ilmek_requests")+` (thread_id, graph, kind, input, policy) SELECT $2, $3, $4, $5, $6 FROM l RETURNING id)
 			SELECT id, pg_notify($7, $8 || id) FROM ins`,
-			q.s+"/"+r.Thread, r.Thread, r.Graph, string(r.Kind), []byte(r.Input), string(r.Policy), q.ch, noteNew).Scan(&id, nil)
+			q.s+"/"+r.Thread, r.Thread, r.Graph, kind, input, string(r.Policy), q.ch, noteNew).Scan(&id, nil)
 		if err != nil {
 			return 0, fmt.Errorf("workers: submit a %s request for thread %q: %w", r.Kind, r.Thread, err)
 		}
