@@ -148,7 +148,7 @@ func (r *runner[S, U]) checkpoint(step int, keepPlan *string) (*Checkpoint, erro
 		}
 	}
 	// The checkpoint and its plan in one allocation when it plans one task.
-	a := &checkpointAlloc{}
+	a := r.checkpointRoom()
 	var next []checkpoint.TaskRef
 	if len(r.cur) <= len(a.next) {
 		next = a.next[:len(r.cur)]
@@ -166,7 +166,8 @@ func (r *runner[S, U]) checkpoint(step int, keepPlan *string) (*Checkpoint, erro
 		}
 	}
 	cp := &a.cp
-	*cp = Checkpoint{ID: newID(), ThreadID: r.cfg.thread, Step: step, Channels: chans, Next: next, Created: time.Now().UTC()}
+	id, at := newIDAt()
+	*cp = Checkpoint{ID: id, ThreadID: r.cfg.thread, Step: step, Channels: chans, Next: next, Created: at}
 	cp.Fingerprint, cp.Format = r.g.Fingerprint(), checkpoint.Format
 	if r.latest != nil {
 		cp.ParentID = r.latest.ID
