@@ -207,7 +207,8 @@ func (q *Queue) refuseIfWaiting(ctx context.Context, tx pgx.Tx, thread string) e
 
 // Cancel drops the thread's queued requests (they end cancelled) and asks
 // its running one to stop at its next superstep boundary (it ends
-// aborted). It returns how many requests it cancelled.
+// aborted). A parked thread is marked aborted, and its timers are not
+// woken. It returns how many requests (and parked threads) it cancelled.
 func (q *Queue) Cancel(ctx context.Context, thread string) (int, error) {
 	var n int
 	err := pgx.BeginFunc(ctx, q.store.Pool(), func(tx pgx.Tx) error {
@@ -252,7 +253,11 @@ func cancelCount(ctx context.Context, tx pgx.Tx, q *Queue, thread string) (int, 
 		}
 		n += len(ids)
 	}
-	return n, nil
+	parked, err := cancelTimers(ctx, tx, q, thread)
+	if parked {
+		n++
+	}
+	return n, err
 }
 
 // Outcome returns what became of request id so far.

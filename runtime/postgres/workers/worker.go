@@ -112,6 +112,11 @@ func (w *Worker) Run(ctx context.Context) error {
 		defer wg.Done()
 		w.q.listen(lctx, w.notified, func() { signal(w.wake) })
 	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		w.scanTimers(lctx, w.opts.poll)
+	}()
 	claimNow := true // claim without waiting: at the start, and while requests may be queued
 	for {
 		if !claimNow {
@@ -275,8 +280,14 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 		c.kind, c.input, from = string(f.Kind), f.Input, f.From
 	}
 	mode := modeStart
-	if c.kind == string(KindResume) {
+	switch c.kind {
+	case string(KindResume):
 		mode = modeResume
+	case kindWake:
+		// Thread.Wake itself continues a wake an earlier claim's worker
+		// died in, and refuses a thread with nothing due.
+		w.runClaimedRun(ctx, c, g, "", modeWake)
+		return
 	}
 	// The first claim noted where the thread stood (base_cp), so that a
 	// later claim knows whether this request's input was folded in already.
@@ -297,6 +308,14 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 		mode = modeContinue
 		from = "" // the fork's branch is the thread's latest now
 	}
+	w.runClaimedRun(ctx, c, g, from, mode)
+}
+
+// runClaimedRun runs a claimed request's run in mode and records its
+// outcome.
+func (w *Worker) runClaimedRun(ctx context.Context, c *claimed, g Runnable, from string, mode runMode) {
+	cp := w.q.store
+	latest := c.latest
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	// A cancel request stops the run between supersteps: the superstep in
@@ -344,6 +363,9 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 		return
 	case ctx.Err() != nil:
 		return // this worker stops; the claim expires and another continues
+	case mode == modeWake && notDue(err):
+		w.finishNotDue(ctx, c, g, err)
+		return
 	case stopped:
 		out.Status = runtime.StatusAborted
 	}
