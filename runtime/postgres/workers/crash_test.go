@@ -32,6 +32,8 @@ func TestMain(m *testing.M) {
 			run = chaosWorker
 		case "timers":
 			run = timerWorker
+		case "suicide":
+			run = suicideWorker
 		}
 		if err := run(); err != nil {
 			fmt.Fprintln(os.Stderr, "child worker:", err)

@@ -59,8 +59,11 @@ type forkInput struct {
 type Outcome struct {
 	ID     int64  `json:"id"`
 	Thread string `json:"thread"`
-	// State is queued, running, or an end: done, interrupted, error,
-	// aborted (cancelled while running) or cancelled (before it ran).
+	// State is queued, running, or an end: done, interrupted, parked (on
+	// a timer: a worker wakes the thread when it is due), error, aborted
+	// (cancelled while running), cancelled (before it ran, or a wake that
+	// found nothing due) or dead (StateDead: its claims expired MaxClaims
+	// times; Queue.Retry).
 	State string `json:"state"`
 	// Result is the thread's state after the run, as JSON.
 	Result json.RawMessage `json:"result,omitempty"`

@@ -44,6 +44,7 @@ type workerOptions struct {
 	concurrency int
 	logger      *slog.Logger
 	onRetry     func(Retry)
+	maxClaims   int
 }
 
 // DefaultClaimTTL is how long a claim lasts without renewal unless ClaimTTL
@@ -75,7 +76,7 @@ func Logger(l *slog.Logger) WorkerOption { return func(o *workerOptions) { o.log
 // requests give in Request.Graph.
 func NewWorker(q *Queue, graphs map[string]Runnable, opts ...WorkerOption) *Worker {
 	host, _ := os.Hostname()
-	o := workerOptions{name: fmt.Sprintf("pid %d on %s", os.Getpid(), host), ttl: DefaultClaimTTL, poll: time.Second, concurrency: 4, logger: slog.New(slog.DiscardHandler)}
+	o := workerOptions{name: fmt.Sprintf("pid %d on %s", os.Getpid(), host), ttl: DefaultClaimTTL, poll: time.Second, concurrency: 4, maxClaims: DefaultMaxClaims, logger: slog.New(slog.DiscardHandler)}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -269,6 +270,9 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 		w.finish(c, "aborted", nil, "cancelled before it ran")
 		return
 	}
+	if w.buryIfSpent(ctx, c) {
+		return
+	}
 	cp := w.q.store
 	from := "" // a fork's checkpoint
 	if c.kind == kindFork {
@@ -459,7 +463,7 @@ func (w *Worker) release(c *claimed, why error) {
 	defer cancel()
 	w.opts.logger.Info("request released", "request", c.id, "why", why)
 	err := w.retry(ctx, "release", c.id, 5*time.Second, func(int) error {
-		_, err := w.q.store.Pool().Exec(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET claim_until = clock_timestamp() + interval '200 milliseconds' WHERE id = $1 AND claim = $2", c.id, c.claim)
+		_, err := w.q.store.Pool().Exec(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET claim_until = clock_timestamp() + interval '200 milliseconds', "+claimReleased+" WHERE id = $1 AND claim = $2", c.id, c.claim, why.Error())
 		return err
 	})
 	if err != nil {
@@ -479,7 +483,7 @@ type runStarted struct {
 func (o runStarted) RunStart(ctx context.Context, run runtime.RunRecord) context.Context {
 	// Retried, so written only when the id is not there yet.
 	if err := o.w.retry(ctx, "run", o.c.id, o.w.opts.ttl/3, func(int) error {
-		_, err := o.w.q.store.Pool().Exec(ctx, "UPDATE "+o.w.q.t("ilmek_requests")+" SET run_ids = array_append(run_ids, $3) WHERE id = $1 AND claim = $2 AND NOT $3 = ANY(run_ids)",
+		_, err := o.w.q.store.Pool().Exec(ctx, "UPDATE "+o.w.q.t("ilmek_requests")+" SET run_ids = array_append(run_ids, $3), "+claimsLogged+" WHERE id = $1 AND claim = $2 AND NOT $3 = ANY(run_ids)",
 			o.c.id, o.c.claim, run.RunID)
 		return err
 	}); err != nil {
