@@ -60,8 +60,10 @@ func TestRequestThatKillsItsWorkerEndsDead(t *testing.T) {
 			t.Fatal(err)
 		}
 		if o.Ended() {
-			if o.State != workers.StateDead || o.Claims != deadMaxClaims+1 {
-				t.Fatalf("request %d: state %s after %d claims (err %q); want dead after %d", id, o.State, o.Claims, o.Error, deadMaxClaims+1)
+			// Claims given back (the dead worker's thread lease had not
+			// expired yet) are claims too, but do not count.
+			if o.State != workers.StateDead || o.Claims < deadMaxClaims+1 {
+				t.Fatalf("request %d: state %s after %d claims (err %q); want dead after at least %d", id, o.State, o.Claims, o.Error, deadMaxClaims+1)
 			}
 			break
 		}
@@ -87,13 +89,20 @@ func TestRequestThatKillsItsWorkerEndsDead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(dead) != 1 || dead[0].ID != id || len(dead[0].Claims) != deadMaxClaims || !strings.Contains(dead[0].Error, "claimed 3 times") {
-		t.Fatalf("dead requests: %+v; want request %d with %d claims", dead, id, deadMaxClaims)
+	if len(dead) != 1 || dead[0].ID != id || !strings.Contains(dead[0].Error, "claimed 3 times") {
+		t.Fatalf("dead requests: %+v; want request %d", dead, id)
 	}
+	expired := 0
 	for i, c := range dead[0].Claims {
-		if c.Claim != int64(i+1) || !strings.HasPrefix(c.Worker, "pid ") || c.Error != workers.ErrClaimExpired || c.At.IsZero() {
-			t.Errorf("claim %d: %+v; want claim %d by a worker process, expired", i, c, i+1)
+		if c.Claim < 1 || !strings.HasPrefix(c.Worker, "pid ") || c.Error == "" || c.At.IsZero() || c.Released == (c.Error == workers.ErrClaimExpired) {
+			t.Errorf("claim %d: %+v; want a claim by a worker process, expired or released with its error", i, c)
 		}
+		if !c.Released {
+			expired++
+		}
+	}
+	if expired != deadMaxClaims {
+		t.Errorf("%d expired claims recorded (%+v); want %d", expired, dead[0].Claims, deadMaxClaims)
 	}
 	if n, err := q.Prune(ctx, 0); err != nil || n != 0 {
 		t.Errorf("Prune removed %d (err %v); want the dead request kept", n, err)
