@@ -34,8 +34,8 @@
 //
 // A run that parks its thread on a timer (runtime.Sleep, runtime.Until
 // past runtime.WithParkAfter) ends its request parked, with the timer in
-// Outcome.Pending. Each worker looks for due timers every Poll
-// (Queue.QueueDueWakes): a thread parked, or interrupted with a deadline
+// Outcome.Pending. Each worker looks for due timers every Poll, at least
+// 100 ms apart (Queue.QueueDueWakes): a thread parked, or interrupted with a deadline
 // (runtime.WithTimeout), whose wake time has passed and that has no
 // request queued or running gets one request of its own kind, "wake" (at
 // most one per thread, by a unique index, migration 7), on the graph of

@@ -52,6 +52,10 @@ func (q *Queue) QueueDueWakes(ctx context.Context) ([]int64, error) {
 	return ids, nil
 }
 
+// minTimerScan is the shortest interval between a worker's scans for due
+// timers, however short its Poll: a scan reads every waiting thread.
+const minTimerScan = 100 * time.Millisecond
+
 // scanTimers queues the wakes of due timers every interval until ctx is
 // done, waking the claim loop when it queued any.
 func (w *Worker) scanTimers(ctx context.Context, every time.Duration) {

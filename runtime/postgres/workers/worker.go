@@ -116,7 +116,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		w.scanTimers(lctx, w.opts.poll)
+		w.scanTimers(lctx, max(w.opts.poll, minTimerScan))
 	}()
 	claimNow := true // claim without waiting: at the start, and while requests may be queued
 	for {
