@@ -58,9 +58,10 @@ func timerWorker() error {
 // TestTimersSurviveSIGKILL: four worker processes run timerThreads start
 // requests whose node sleeps 2 s, parking each thread; while the timers
 // come due a random worker is SIGKILLed and restarted every
-// chaosKillEvery. Every thread ends done, woken by exactly one wake
-// request that ran it (others found nothing due and ended cancelled),
-// and the ledger counts one wake effect per thread. The counts are
+// chaosKillEvery. Every thread ends done, woken by at most one wake
+// request that ran it (none when its start request was run again past
+// the wake time), and the ledger counts one wake effect per thread, none
+// of them journaled twice. The counts are
 // printed.
 func TestTimersSurviveSIGKILL(t *testing.T) {
 	if testing.Short() {
@@ -118,7 +119,7 @@ func TestTimersSurviveSIGKILL(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	took := time.Since(begin)
-	var effects, rerun, journaledTwice, wakesRan, wakesNotDue, wakesOther, reclaimed int
+	var effects, rerun, journaledTwice, wakesRan, wakesNotDue, wakesOther, reclaimed, twice int
 	if err := s.Pool().QueryRow(ctx, "SELECT count(*), count(*) FILTER (WHERE runs > 1), coalesce(sum(journaled), 0) FROM "+schema+".ledger").Scan(&effects, &rerun, &journaledTwice); err != nil {
 		t.Fatal(err)
 	}
@@ -127,13 +128,20 @@ func TestTimersSurviveSIGKILL(t *testing.T) {
 		FROM `+schema+`.ilmek_requests WHERE kind = 'wake'`).Scan(&wakesRan, &wakesNotDue, &wakesOther, &reclaimed); err != nil {
 		t.Fatal(err)
 	}
+	if err := s.Pool().QueryRow(ctx, `SELECT count(*) FROM (SELECT thread_id FROM `+schema+`.ilmek_requests
+		WHERE kind = 'wake' AND state = 'done' GROUP BY thread_id HAVING count(*) > 1) x`).Scan(&twice); err != nil {
+		t.Fatal(err)
+	}
 	done := doneThreads()
 	fmt.Printf("timers: %d workers, %d threads parked 2 s, %d SIGKILLs, took %v\ntimers: %d threads done; wake requests: %d ran, %d found nothing due, %d other, %d claimed more than once\ntimers: wake effects %d (%d executed again before their journal write, %d journaled twice)\n",
 		chaosWorkers, timerThreads, kills, took.Round(time.Millisecond), done, wakesRan, wakesNotDue, wakesOther, reclaimed, effects, rerun, journaledTwice)
 	if done != timerThreads || effects != timerThreads || journaledTwice != 0 {
 		t.Errorf("%d threads done, %d wake effects, %d journaled twice; want %d, %d, 0", done, effects, journaledTwice, timerThreads, timerThreads)
 	}
-	if wakesRan != timerThreads || wakesOther != 0 {
-		t.Errorf("%d wake requests ran, %d neither ran nor found nothing due; want each thread woken by exactly one (%d), 0", wakesRan, wakesOther, timerThreads)
+	// A start request whose worker died before the park committed runs
+	// again past the wake time and does not park: that thread needs no
+	// wake request.
+	if wakesRan > timerThreads || twice != 0 || wakesOther != 0 {
+		t.Errorf("%d wake requests ran (%d threads woken by more than one), %d neither ran nor found nothing due; want at most one per thread (%d), 0", wakesRan, twice, wakesOther, timerThreads)
 	}
 }
