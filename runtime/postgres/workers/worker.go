@@ -339,9 +339,11 @@ func (w *Worker) runClaimedRun(ctx context.Context, c *claimed, g Runnable, from
 	hb := make(chan struct{})
 	go func() { defer close(hb); w.heartbeat(runCtx, c, cancel, requestStop, stop) }()
 	extra := []runtime.RunOption{runtime.WithStopSignal(stopRun), runtime.WithObserver(runStarted{w: w, c: c})}
-	if mode == modeStart {
+	if mode == modeStart && from == "" {
 		// Fold the input only into the thread as this claim found it: if
 		// another claim's run moved it meanwhile, a later claim looks again.
+		// (A fork starts from its own checkpoint, not the latest: the
+		// runtime would refuse it as moved, and the claim would loop.)
 		extra = append(extra, runtime.WithExpectedLatest(latest))
 	}
 	if _, ok := runtime.Checkpointer(cp).(checkpoint.EventStore); ok {
