@@ -80,9 +80,9 @@ func (k *GeneratedKind) prepare(ctx context.Context, cases []*Case) (*genModule,
 	specs := map[string]specSource{}
 	missing := false
 	for _, c := range cases {
-		key := specKey(c.Spec)
+		key := caseKey(c)
 		if _, ok := specs[key]; !ok {
-			specs[key] = specSource{file: c.File, raw: c.Spec}
+			specs[key] = specSource{file: c.File, raw: c.Spec, subgraphs: c.Subgraphs}
 		}
 		if k.mod == nil || k.mod.pkgs[key] == nil {
 			missing = true
@@ -164,7 +164,7 @@ func (k *GeneratedKind) RunOn(ctx context.Context, cases []*Case, backend string
 	out := make([][]Observation, len(cases))
 	var todo []requestCase
 	for i, c := range cases {
-		p := mod.pkgs[specKey(c.Spec)]
+		p := mod.pkgs[caseKey(c)]
 		switch {
 		case p.refused != nil:
 			out[i] = p.refused

@@ -48,10 +48,12 @@ type genPackage struct {
 	broken string
 }
 
-// specSource is a spec and the case file it came from.
+// specSource is a spec and the case file it came from, with the child
+// documents its subgraph nodes name (ExtensionSubgraphs).
 type specSource struct {
-	file string
-	raw  json.RawMessage
+	file      string
+	raw       json.RawMessage
+	subgraphs map[string]json.RawMessage
 }
 
 // specKey identifies a spec by the hash of its compact JSON text: cases
@@ -157,7 +159,19 @@ func generatePackage(dir, name string, src specSource) (*genPackage, error) {
 		p.refused = Invalid(&runtime.SpecError{Msg: err.Error(), Err: err})
 		return p, nil
 	}
-	files, diags := gen.Generate(doc, gen.Options{Package: name, PkgPath: tempModulePath + "/" + name, Source: "spec.json"})
+	opts := gen.Options{Package: name, PkgPath: tempModulePath + "/" + name, Source: "spec.json"}
+	if len(src.subgraphs) > 0 {
+		subs, refused, err := generateChildren(dir, name, src, doc)
+		if err != nil {
+			return nil, err
+		}
+		if refused != nil {
+			p.refused = refused
+			return p, nil
+		}
+		opts.Subgraphs = subs
+	}
+	files, diags := gen.Generate(doc, opts)
 	if err := diags.Err(); err != nil {
 		p.refused = Invalid(&runtime.SpecError{Msg: "ilmekgen refuses the spec: " + err.Error(), Err: err})
 		return p, nil
@@ -258,7 +272,8 @@ func goCommand() string {
 
 // pkgHeader matches the "# example.com/ilmek-conformance/c12" line go build
 // prints above a package's compile errors, and the paths of its files.
-var pkgHeader = regexp.MustCompile(`(?m)^# ` + regexp.QuoteMeta(tempModulePath) + `/(c\d+)\s*$`)
+// A child package of a subgraph case (c12/g0) counts as its parent's.
+var pkgHeader = regexp.MustCompile(`(?m)^# ` + regexp.QuoteMeta(tempModulePath) + `/(c\d+)(?:/g\d+)?\s*$`)
 
 // brokenPackages returns the compiler output of each generated package
 // that failed to compile, by package name.

@@ -13,9 +13,10 @@ import (
 // ExtensionSubgraphs is the "extension" of a case file whose spec holds
 // "subgraph" nodes and whose "subgraphs" member holds the child documents
 // by name: this project's extension of ilmek/1 (the reference has no
-// subgraphs; its MODEL reserves the events' ns). Such cases run through the
-// spec and code kinds; the generated kind does not generate subgraphs yet,
-// so RunSuite leaves them out of it and says so.
+// subgraphs; its MODEL reserves the events' ns). Such cases run through
+// every kind: the generated kind generates each child document into a
+// package of its own and wires it into the parent's (gen.SubgraphPackage),
+// as ilmekgen --subgraph NAME=SPEC,IMPORTPATH does.
 const ExtensionSubgraphs = "ilmek-go/subgraphs"
 
 // buildChildren builds the child documents of c (Case.Subgraphs) with
@@ -78,17 +79,4 @@ func buildChildren(c *Case, build func(doc *spec.Graph, children []runtime.Child
 		out = append(out, ch)
 	}
 	return out, nil
-}
-
-// withoutSubgraphs splits cases into those the generated kind runs and
-// those it leaves out (ExtensionSubgraphs).
-func withoutSubgraphs(cases []*Case) (run []*Case, left []int) {
-	for i, c := range cases {
-		if len(c.Subgraphs) > 0 {
-			left = append(left, i)
-			continue
-		}
-		run = append(run, c)
-	}
-	return run, left
 }

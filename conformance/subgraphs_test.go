@@ -7,8 +7,10 @@ import (
 )
 
 // TestSubgraphCases runs the cases of the subgraphs extension
-// (ExtensionSubgraphs) through the spec and code kinds against every
-// backend, PostgreSQL included when it is configured.
+// (ExtensionSubgraphs) through the spec, code and generated kinds against
+// every backend, PostgreSQL included when it is configured. The generated
+// kind builds a module of its own for these cases only (each parent's
+// package with its children's packages wired in); -short leaves it out.
 func TestSubgraphCases(t *testing.T) {
 	cases, err := LoadDir(filepath.Join("testdata", "subgraphs"))
 	if err != nil {
@@ -17,7 +19,25 @@ func TestSubgraphCases(t *testing.T) {
 	if len(cases) < 5 {
 		t.Fatalf("%d subgraph cases, want at least 5", len(cases))
 	}
-	for _, kind := range []Kind{SpecKind{}, CodeKind{}} {
+	kinds := []Kind{SpecKind{}, CodeKind{}}
+	if !testing.Short() {
+		gk := &GeneratedKind{BuildFlags: raceFlags}
+		defer gk.Close()
+		if err := gk.Prepare(t.Context(), cases); err != nil {
+			t.Fatal(err)
+		}
+		// Every valid case runs a generated package (with its children's
+		// packages wired in), none is refused or left out broken.
+		for _, c := range cases {
+			p := gk.mod.pkgs[caseKey(c)]
+			invalid := c.Expect != nil && c.Expect.Status == "invalid"
+			if p == nil || p.broken != "" || (p.refused != nil) != invalid {
+				t.Errorf("%s: generated package %+v (invalid expected: %v)", c.File, p, invalid)
+			}
+		}
+		kinds = append(kinds, gk)
+	}
+	for _, kind := range kinds {
 		for _, name := range BackendNames {
 			t.Run(kind.Name()+"/"+name, func(t *testing.T) {
 				b, err := OpenBackend(name)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/ilmek-go/ilmek/runtime"
@@ -58,14 +57,8 @@ func RunSuite(ctx context.Context, w io.Writer, cases []*Case, kinds []Kind, bac
 		for _, b := range backends {
 			var obs [][]Observation
 			var err error
-			skip := map[int]bool{}
 			if oop, isOOP := k.(OutOfProcessKind); isOOP {
-				run, left := withoutSubgraphs(cases)
-				obs, err = oop.RunOn(ctx, run, b.Name)
-				for _, i := range left {
-					skip[i] = true
-					obs = slices.Insert(obs, i, nil)
-				}
+				obs, err = oop.RunOn(ctx, cases, b.Name)
 			} else {
 				obs, err = k.RunAll(ctx, cases, b.New)
 			}
@@ -74,10 +67,6 @@ func RunSuite(ctx context.Context, w io.Writer, cases []*Case, kinds []Kind, bac
 			}
 			for i, c := range cases {
 				label := fmt.Sprintf("%s/%s", k.Name(), b.Name)
-				if skip[i] {
-					fmt.Fprintf(w, "skip %-18s %s (extension %s: the %s kind does not run it yet)\n", label, c.File, c.Extension, k.Name())
-					continue
-				}
 				diffs := Compare(c, obs[i])
 				if len(diffs) == 0 {
 					rep.Passed++

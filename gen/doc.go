@@ -172,4 +172,33 @@
 // Reduce as a *runtime.ChannelError, so the run fails with a reduce error
 // as the spec-built program's does. FromRegistry builds every node from a
 // runtime.Registry with the node exactly as the spec stores it.
+//
+// # Subgraphs
+//
+// A "subgraph" node runs a child graph (spec.SubgraphType). Without
+// Options.Subgraphs it is a node type like any other: Nodes has a method
+// Subgraph(id, cfg), whose node may call runtime.RunSubgraph by hand. With
+// it (ilmekgen's --subgraph NAME=SPEC,IMPORTPATH, or the bindings file's
+// "subgraphs": {NAME: {"spec": PATH, "package": IMPORTPATH}}), every
+// subgraph node is wired to its child's generated package:
+//
+//	type Nodes interface {
+//		...
+//		SubgraphRefund() refundgraph.Nodes // per child graph, by document name
+//	}
+//	b.Add(int(NodeRefund), "SubgraphRefund")(subgraphRefund(n.SubgraphRefund()))
+//	func subgraphRefund(n refundgraph.Nodes) (Node, error) // refundgraph.New(n), then per task:
+//		var in refundgraph.Update
+//		if s.HasOrder() {
+//			in.Order = &s.Order // one line per "in" entry
+//		}
+//		out, err := runtime.RunSubgraph(ctx, child, refundgraph.State{}.With(in))
+//		...
+//		u.Status = &out.Decision // one line per "out" entry (if out.HasDecision())
+//
+// so a node type added to the child fails the application's build until its
+// Nodes implements it, and a mapping between channels whose Go types differ
+// fails `go build` at its one line. FromRegistry hands the child the
+// child's own FromRegistry over the same registry. The child is built
+// without options; its own subgraph nodes are wired by its own package.
 package gen

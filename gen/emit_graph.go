@@ -333,7 +333,7 @@ func (m *model) emitNodes(f *jen.File) {
 		methods = append(methods, jen.Add(doc(fmt.Sprintf("%s builds the nodes of type %s: %s.", t.method, quote(t.name), ids))).Line().
 			Id(t.method).Params(jen.Id("id").Id("NodeID"), jen.Id("cfg").Add(t.configTypeCode())).Params(jen.Id("Node"), jen.Error()))
 	}
-	f.Type().Id("Nodes").Interface(methods...)
+	f.Type().Id("Nodes").Interface(append(methods, m.subgraphMethods()...)...)
 	f.Line()
 	f.Add(doc(fmt.Sprintf("Graph is graph %s, ready to Invoke, Stream or Resume.", m.graphName())))
 	f.Type().Id("Graph").Op("=").Qual(runtimePath, "Graph").Types(jen.Id("State"), jen.Id("Update"))
@@ -347,6 +347,10 @@ func (m *model) emitNodes(f *jen.File) {
 	}
 	x := mixed{m: m, where: inBlock, items: body}
 	for _, n := range m.nodes {
+		if add := m.subgraphAdd(n); add != nil {
+			x.code(add)
+			continue
+		}
 		if m.emptyConfig(n) {
 			// What the jennifer code below writes for a config without values.
 			x.text().line(1, "b.Add(int(", n.konst, "), ", strconv.Quote(n.typ.method), ")(n.", n.typ.method, "(", n.konst, ", ", n.typ.config, "{}))")
@@ -357,6 +361,7 @@ func (m *model) emitNodes(f *jen.File) {
 	}
 	body = append(x.items, jen.Return(jen.Id("b").Dot("New").Call(jen.Id("p"), jen.Id("opts"))))
 	f.Func().Id("New").Params(jen.Id("n").Id("Nodes"), jen.Id("opts").Op("...").Qual(runtimePath, "Option")).Params(jen.Op("*").Id("Graph"), jen.Error()).Block(body...)
+	m.emitSubgraphs(f)
 }
 
 // emitGotos writes, for each node whose document declares a "goto" list,

@@ -47,6 +47,11 @@ type Options struct {
 	Source string
 	// Bindings type channels and configs; nil binds nothing.
 	Bindings *Bindings
+	// Subgraphs are the generated packages of the child graphs, by
+	// document name; when set, every "subgraph" node is wired to its
+	// child's package (see SubgraphPackage) instead of having a Nodes
+	// method.
+	Subgraphs map[string]SubgraphPackage
 }
 
 // File is one generated file.
@@ -180,6 +185,7 @@ func (m *model) newFile() *jen.File {
 			importsOf(t.bound, add)
 		}
 	}
+	m.importSubgraphs(f, add)
 	return f
 }
 

@@ -23,6 +23,7 @@ type model struct {
 	edges  [][]*edgeModel
 	nbits  int // last_write channels, one presence bit each
 	pkgPos *scope
+	sub    *subgraphModel // resolved subgraph nodes (subgraph.go), nil when none
 }
 
 // chanModel is one channel.
@@ -198,6 +199,10 @@ func buildModel(g *spec.Graph, opts Options, d *diags) *model {
 				claim(pkg, f+"Goto", origin{desc: "node " + quote(n.ID) + " (its goto type)", path: at})
 				claim(pkg, f+"Gotos", origin{desc: "node " + quote(n.ID) + " (its declared destinations)", path: at})
 			}
+		}
+		if m.subgraphNode(nm, n, d, func(id string, o origin) bool { return claim(nodesIface, id, o) }) {
+			m.nodes = append(m.nodes, nm)
+			continue
 		}
 		tm := byType[n.Type]
 		if tm == nil {

@@ -142,7 +142,8 @@ type ThreadView struct {
 
 // Thread statuses are the runtime's (runtime.Status), in ThreadView.Status
 // and the status filter of GET /threads: new (never ran), running (a run
-// queued or going on here), interrupted (waiting on a person), parked
+// queued or going on here, or in another process on the same store, as the
+// store's event log shows), interrupted (waiting on a person), parked
 // (stopped at a superstep boundary with work left), and how its last run
 // ended: done, error or aborted.
 var threadStatuses = []runtime.Status{runtime.StatusNew, runtime.StatusRunning, runtime.StatusInterrupted,
@@ -267,8 +268,33 @@ func (s *Server) threadView(ctx context.Context, t threadRecord, info *runtime.T
 		if o, err := s.cfg.Queue.Outcome(ctx, qid); err == nil && !o.Ended() {
 			v.Status = runtime.StatusRunning
 		}
+	} else if s.runsElsewhere(ctx, t, v.LastRunID, info) {
+		v.Status = runtime.StatusRunning
 	}
 	return v, nil
+}
+
+// runsElsewhere reports whether run id, the last run thread t's record
+// lists, is going on in another process (one that holds the thread's
+// lease): this process does not hold it, and its stored event log has no
+// run_end. A run whose thread recorded an outcome after the run began has
+// ended, which spares reading its whole log.
+func (s *Server) runsElsewhere(ctx context.Context, t threadRecord, id string, info *runtime.ThreadInfo) bool {
+	if id == "" || info == nil || s.events == nil {
+		return false
+	}
+	s.mu.Lock()
+	_, here := s.runs[id]
+	s.mu.Unlock()
+	if here {
+		return false
+	}
+	first, err := s.events.ReadEvents(ctx, id, 0, 1)
+	if err != nil || len(first) == 0 || first[0].ThreadID != t.ID || !info.Outcome.Ended.Before(first[0].Time) {
+		return false
+	}
+	rv, err := s.storedRun(ctx, t, id, "run")
+	return err == nil && rv.Ended == nil
 }
 
 // threadStatus is where a thread stands from its latest checkpoint and how
@@ -721,8 +747,8 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, p Principal) 
 		if v.Ended != nil {
 			return writeJSON(w, http.StatusAccepted, v)
 		}
-		return errf(http.StatusConflict, "run-elsewhere", "The run is not this server's",
-			"run "+v.RunID+" runs in another process; cancel it there")
+		return errf(http.StatusConflict, "run-elsewhere", "The run is another process's",
+			"run "+v.RunID+" runs in another process (it holds the thread's lease); cancel it through that process: its server's POST .../cancel, or its own command")
 	}
 	if err != nil {
 		return err
@@ -763,7 +789,9 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request, p Principal) 
 // "<run id>:<seq>", from the event log after Last-Event-ID (header, or the
 // last_event_id parameter), then live until the run ends. A run this
 // process does not know (it ran in another one, or before a restart) is
-// read from the store's event log, polled until its end.
+// read from the store's event log, polled until its end. The parameter
+// subgraphs=exclude leaves out the events of subgraphs (those whose ns is
+// not empty); the ids of the events sent stay those of the log.
 func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, p Principal) error {
 	if done, err := s.queuedRoute(w, r, p, "stream"); done {
 		return err
@@ -787,6 +815,10 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, p Principal) 
 			return err
 		}
 	default:
+		return err
+	}
+	excludeChildren, err := subgraphsParam(r)
+	if err != nil {
 		return err
 	}
 	closeStream, err := s.openStream(w, runID)
@@ -831,8 +863,11 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, p Principal) 
 			return nil
 		}
 		for _, ev := range evs {
-			fmt.Fprintf(w, "id: %s:%d\nevent: %s\ndata: %s\n\n", runID, ev.Seq, ev.Kind, ev.Data)
 			after = ev.Seq
+			if excludeChildren && childEvent(ev.Data) {
+				continue
+			}
+			fmt.Fprintf(w, "id: %s:%d\nevent: %s\ndata: %s\n\n", runID, ev.Seq, ev.Kind, ev.Data)
 			if ev.Kind == string(runtime.EventRunEnd) {
 				fl.Flush()
 				return nil
@@ -856,6 +891,28 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, p Principal) 
 			return nil
 		}
 	}
+}
+
+// subgraphsParam reads the stream's subgraphs parameter: true for
+// "exclude", false for "include" or none.
+func subgraphsParam(r *http.Request) (exclude bool, err error) {
+	switch v := r.URL.Query().Get("subgraphs"); v {
+	case "", "include":
+		return false, nil
+	case "exclude":
+		return true, nil
+	default:
+		return false, badRequest("subgraphs=" + v + ": want include or exclude")
+	}
+}
+
+// childEvent reports whether an event's JSON is a subgraph's: its ns is
+// not empty.
+func childEvent(data []byte) bool {
+	var ev struct {
+		NS []string `json:"ns"`
+	}
+	return json.Unmarshal(data, &ev) == nil && len(ev.NS) > 0
 }
 
 // lastEventID is the Last-Event-ID header, or the last_event_id parameter

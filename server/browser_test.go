@@ -3,17 +3,24 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/ilmek-go/ilmek/graphviz"
+	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // chromium finds a Chromium to drive: skipped with a notice when there is
@@ -57,15 +64,72 @@ func poll(expr string) chromedp.Action[chromedp.Void] {
 	}
 }
 
-// screenshotDir is where the console test saves its screenshots: the
-// README's (docs/img) with ILMEK_SCREENSHOTS=1, else the test's temporary
-// directory.
-func screenshotDir(t *testing.T) string {
-	if os.Getenv("ILMEK_SCREENSHOTS") == "1" {
+// failingGraph's one node fails: its runs end with status error.
+func failingGraph(t *testing.T) *runtime.Graph[runtime.Values, runtime.Values] {
+	t.Helper()
+	g, err := runtime.NewBuilder("fails").
+		Channel("x", "").
+		TypedNode("boom", "boom", nil, func(*runtime.Ctx, runtime.Values) (runtime.Values, error) {
+			return nil, errors.New("boom")
+		}).
+		Edge("__start__", "boom").Edge("boom", "__end__").
+		Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// watchCSP reports every Content-Security-Policy violation of every
+// document the tab loads from now on: a listener installed before each
+// document's own scripts run (so a violation of the first load counts)
+// hands it to Go. Each violation is recorded as "directive blocked-uri at
+// source:line"; the returned func lists them, and the channel is sent a
+// value at the first one.
+func watchCSP(t *testing.T, ctx context.Context) (func() []string, <-chan struct{}) {
+	t.Helper()
+	var mu sync.Mutex
+	var seen []string
+	first := make(chan struct{}, 1)
+	if err := chromedp.Do(ctx,
+		chromedp.ExposeFunc("ilmekCSPViolation", func(_ context.Context, v string) (bool, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			seen = append(seen, v)
+			select {
+			case first <- struct{}{}:
+			default:
+			}
+			return true, nil
+		}),
+		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+				Source: `document.addEventListener("securitypolicyviolation", (e) => window.ilmekCSPViolation(e.violatedDirective + " " + (e.blockedURI || "inline") + " at " + e.sourceFile + ":" + e.lineNumber));`,
+			})
+			return err
+		}),
+	); err != nil {
+		t.Fatalf("watching for CSP violations: %v", err)
+	}
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(seen)
+	}, first
+}
+
+// shotDir is where the console test saves screenshot name: the README's
+// (docs/img) with ILMEK_SCREENSHOTS=1 for the ones the README shows, else
+// the test's temporary directory tmp.
+func shotDir(name, tmp string) string {
+	if os.Getenv("ILMEK_SCREENSHOTS") == "1" && readmeShots[name] {
 		return filepath.Join("..", "docs", "img")
 	}
-	return t.TempDir()
+	return tmp
 }
+
+// readmeShots are the screenshots the README shows.
+var readmeShots = map[string]bool{"console-question-1280": true, "console-done-360": true}
 
 // TestConsoleInBrowser drives the console in a real headless Chromium, at
 // 360 and 1280 px wide, with the Graphviz renderer registered (the diagram
@@ -78,11 +142,24 @@ func screenshotDir(t *testing.T) string {
 // opened by URL shows the path taken in the diagram and its timeline; a
 // fork from the question's checkpoint with another answer ends with that
 // answer; back and forward move between the list and the thread; the
-// thread is deleted only after a confirmation.
+// thread is deleted only after a confirmation; a running run is cancelled
+// from its page and ends aborted; a run another server on the store holds
+// shows as running, and its cancel is refused with what to use instead;
+// the list filtered by each status (new, running, interrupted, done,
+// error, aborted) lists a thread of it and no other; no page breaks its
+// Content-Security-Policy, from the first load on.
 func TestConsoleInBrowser(t *testing.T) {
-	ctx := browser(t, 150*time.Second)
-	ts := newTestServer(t, func(c *Config) { c.Authenticate, c.RenderSVG = Anonymous, graphviz.New().SVG })
-	shots := screenshotDir(t)
+	ctx := browser(t, 180*time.Second)
+	// Two servers on one store: the second stands for another process.
+	gate := make(chan struct{})
+	store := checkpoint.NewMemory()
+	both := func(c *Config) {
+		c.Graphs = []Graph{Of(approvalGraph(t)), Of(slowGraph(t, gate)), Of(failingGraph(t))}
+		c.Checkpointer, c.Authenticate, c.RenderSVG = store, Anonymous, graphviz.New().SVG
+	}
+	ts, other := newTestServer(t, both), newTestServer(t, both)
+	violations, violated := watchCSP(t, ctx)
+	shots := t.TempDir()
 	var shot func(name string)
 	fail := func(step string, err error) {
 		t.Helper()
@@ -93,12 +170,12 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Helper()
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		b, err := chromedp.Run(sctx, chromedp.FullScreenshot(80))
+		b, err := chromedp.Run(sctx, chromedp.FullScreenshot(60))
 		if err != nil {
 			t.Logf("screenshot %s: %v", name, err)
 			return
 		}
-		p := filepath.Join(shots, name+".jpg")
+		p := filepath.Join(shotDir(name, shots), name+".jpg")
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Logf("screenshot %s: %v", name, err)
 			return
@@ -179,13 +256,14 @@ func TestConsoleInBrowser(t *testing.T) {
 			t.Errorf("question: %q", text)
 		}
 
-		// What is typed survives two refresh periods: the form is the
-		// same element, its values intact.
+		// What is typed survives two refreshes (the page counts the ones
+		// it drew): the form is the same element, its values intact.
 		if err := chromedp.Do(ctx,
 			chromedp.Evaluate[chromedp.Void](`void (document.querySelector('`+form+`').dataset.mark = "kept")`),
 			chromedp.SendKeys(q(form+` input[name="note"]`), "looks good"),
 			chromedp.Click(q(form+` input[name="approved"]`)),
-			chromedp.Sleep(2*2*time.Second+700*time.Millisecond),
+			chromedp.Evaluate[chromedp.Void](`void (window.typedAt = Number(document.getElementById("thread").dataset.refreshes || 0))`),
+			poll(`Number(document.getElementById("thread").dataset.refreshes || 0) >= window.typedAt + 2`),
 		); err != nil {
 			fail("typing into the answer form", err)
 		}
@@ -300,6 +378,98 @@ func TestConsoleInBrowser(t *testing.T) {
 		ts.must("", "GET", "/threads/"+th.ThreadID, nil, 404)
 	}
 
+	// Cancel a running run from its page: it stops at its superstep
+	// boundary (the node in flight finishes) and ends aborted.
+	slow := ts.newThread("", map[string]any{"graph": "slow"})
+	ts.must("", "POST", "/threads/"+slow.ThreadID+"/runs", map[string]any{"input": map[string]any{"tag": "a"}}, 202).json(t, &RunView{})
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(ts.URL+"/inbox/?thread="+slow.ThreadID),
+		poll(`document.querySelector("#thread-status .status")?.textContent === "running" && !document.getElementById("cancel-run").hidden`),
+		chromedp.Click(q("#cancel-run")),
+		chromedp.WaitVisible(q("#confirm-yes")),
+		chromedp.Click(q("#confirm-yes")),
+		poll(`document.getElementById("notice").textContent.includes("asked to stop")`),
+	); err != nil {
+		fail("cancelling a running run", err)
+	}
+	gate <- struct{}{} // the superstep in flight commits; the run stops there
+	if err := chromedp.Do(ctx,
+		poll(`document.querySelector("#thread-status .status").textContent === "aborted" && document.getElementById("cancel-run").hidden`),
+		poll(`[...document.querySelectorAll("#events li")].some(li => li.textContent.includes("run_end") && li.textContent.includes("aborted"))`),
+	); err != nil {
+		fail("seeing the cancelled run end aborted", err)
+	}
+	var runs RunList
+	ts.must("", "GET", "/threads/"+slow.ThreadID+"/runs", nil, 200).json(t, &runs)
+	if len(runs.Runs) != 1 || runs.Runs[0].Status != "aborted" {
+		t.Errorf("runs after the cancel: %+v", runs)
+	}
+
+	// A run another process holds shows as running on the thread's page
+	// of this one; its cancel here is refused, naming what to use.
+	far := ts.newThread("", map[string]any{"graph": "slow"})
+	var farRun RunView
+	ts.must("", "POST", "/threads/"+far.ThreadID+"/runs", map[string]any{"input": map[string]any{"tag": "b"}}, 202).json(t, &farRun)
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(other.URL+"/inbox/?thread="+far.ThreadID),
+		poll(`document.querySelector("#thread-status .status")?.textContent === "running" && !document.getElementById("cancel-run").hidden`),
+		chromedp.Click(q("#cancel-run")),
+		chromedp.WaitVisible(q("#confirm-yes")),
+		chromedp.Click(q("#confirm-yes")),
+		poll(`!document.getElementById("thread-error").hidden`),
+	); err != nil {
+		fail("cancelling another process's run", err)
+	}
+	if e := str(`document.getElementById("thread-error").textContent`); !strings.Contains(e, "another process") || !strings.Contains(e, "cancel it through that process") {
+		t.Errorf("the refused cancel says %q", e)
+	}
+	ts.must("", "POST", "/threads/"+far.ThreadID+"/runs/"+farRun.RunID+"/cancel?mode=abort", nil, 202)
+	if farRun = ts.wait("", farRun); farRun.Status != "aborted" {
+		t.Fatalf("the other process's run after its own cancel: %+v", farRun)
+	}
+	if err := chromedp.Do(ctx, poll(`document.querySelector("#thread-status .status").textContent === "aborted"`)); err != nil {
+		fail("seeing the other process's run end", err)
+	}
+
+	// Each status the console filters by lists a thread of it, and only
+	// threads of it. (Parked threads wait on timers: the API's walk
+	// filters by that status too.)
+	byStatus := map[string]string{"aborted": far.ThreadID, "new": ts.newThread("", map[string]any{"graph": "approval"}).ThreadID}
+	for _, c := range []struct {
+		graph, status string
+		input         map[string]any
+	}{{"approval", "interrupted", map[string]any{"topic": "x"}}, {"fails", "error", nil}, {"slow", "running", map[string]any{"tag": "c"}}} {
+		th := ts.newThread("", map[string]any{"graph": c.graph})
+		var r RunView
+		ts.must("", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": c.input}, 202).json(t, &r)
+		if c.status != "running" {
+			if r = ts.wait("", r); string(r.Status) != c.status {
+				t.Fatalf("%s run: %+v", c.graph, r)
+			}
+		}
+		byStatus[c.status] = th.ThreadID
+	}
+	running := byStatus["running"]
+	filter := func(status, want string) {
+		t.Helper()
+		if err := chromedp.Do(ctx,
+			chromedp.Navigate(ts.URL+"/inbox/?status="+status),
+			poll(`!!document.querySelector('#threads li[data-thread="`+want+`"]') && [...document.querySelectorAll("#threads li")].every(li => li.dataset.status === "`+status+`")`),
+		); err != nil {
+			fail("listing the "+status+" threads", err)
+		}
+	}
+	for status, want := range byStatus {
+		filter(status, want)
+	}
+	close(gate) // the running thread's run goes on to its end
+	var list RunList
+	ts.must("", "GET", "/threads/"+running+"/runs", nil, 200).json(t, &list)
+	if r := ts.wait("", list.Runs[0]); r.Status != "done" {
+		t.Fatalf("the slow run after the gate opened: %+v", r)
+	}
+	filter("done", running)
+
 	// The answer is checked against its schema before it is sent.
 	for expr, want := range map[string]string{
 		`check({type:"object",properties:{a:{type:"integer"}},required:["a"],additionalProperties:false}, {a: 1.5, b: 1}).join("|")`: "answer.a must be a whole number|answer.b is not a member of the answer",
@@ -341,5 +511,24 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	if !js(`document.querySelector("#diagram pre.mermaid-fallback").textContent.includes("class review pending") && !document.querySelector("#diagram svg")`) {
 		t.Error("the fallback diagram lacks the pending class, or an SVG is shown")
+	}
+
+	// No page broke its Content-Security-Policy, from the first load on;
+	// and the watch sees a violation when there is one.
+	if v := violations(); len(v) > 0 {
+		t.Errorf("Content-Security-Policy violations: %q", v)
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.Evaluate[chromedp.Void](`void document.head.append(Object.assign(document.createElement("script"), {textContent: "window.inlineRan = true"}))`),
+	); err != nil {
+		fail("adding an inline script", err)
+	}
+	select {
+	case <-violated:
+	case <-ctx.Done():
+		t.Fatal("an inline script broke the Content-Security-Policy and the watch did not see it")
+	}
+	if js(`window.inlineRan === true`) {
+		t.Error("an inline script ran despite the Content-Security-Policy")
 	}
 }

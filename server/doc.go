@@ -15,7 +15,8 @@
 //   - runs: POST /threads/{id}/runs starts one with input; its events
 //     stream as Server-Sent Events (GET .../runs/{run}/stream, ids
 //     "<run>:<seq>", reconnect with Last-Event-ID from the run's event
-//     log); GET .../wait waits for the outcome; POST .../cancel cancels it;
+//     log); GET .../wait waits for the outcome; POST .../cancel cancels it
+//     (a run another process holds is cancelled there: 409 here);
 //     GET /threads/{id}/runs lists the thread's latest runs. A run's
 //     lookup and wait read the store's event log for a run this process
 //     does not hold (before a restart, or in another process);

@@ -173,3 +173,59 @@ func TestDeadRunAfterRestart(t *testing.T) {
 		t.Fatalf("a run without its end, after a later run: %+v", got)
 	}
 }
+
+// TestRunInAnotherProcess: a run going on in another process (a second
+// server on the same store, which holds the thread's lease) reads as
+// running on this one, in the thread, the list filtered to running
+// threads and the thread's runs; its cancel here is refused with a
+// problem that says where to cancel it; once it ended there, this server
+// says how.
+func TestRunInAnotherProcess(t *testing.T) {
+	gate := make(chan struct{})
+	store := checkpoint.NewMemory()
+	slow := func(c *Config) { c.Checkpointer, c.Graphs = store, []Graph{Of(slowGraph(t, gate))} }
+	a, b := newTestServer(t, slow), newTestServer(t, slow)
+	th := a.newThread("alice", nil)
+	var run RunView
+	a.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": map[string]any{"tag": "x"}}, 202).json(t, &run)
+
+	// The other server learns of the run from the store, where the run's
+	// process writes its events at each checkpoint: the first one comes
+	// once the run has begun.
+	var got ThreadView
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		b.must("alice", "GET", "/threads/"+th.ThreadID, nil, 200).json(t, &got)
+		if got.Status == "running" || time.Now().After(deadline) {
+			break
+		}
+	}
+	if got.Status != "running" || got.LastRunID != run.RunID {
+		t.Fatalf("the thread on the other server: %s, last run %q; want running, %s", got.Status, got.LastRunID, run.RunID)
+	}
+	var list ThreadList
+	b.must("alice", "GET", "/threads?status=running", nil, 200).json(t, &list)
+	if len(list.Threads) != 1 || list.Threads[0].ThreadID != th.ThreadID {
+		t.Errorf("running threads on the other server: %+v", list.Threads)
+	}
+	var runs RunList
+	b.must("alice", "GET", "/threads/"+th.ThreadID+"/runs", nil, 200).json(t, &runs)
+	if len(runs.Runs) != 1 || runs.Runs[0].Status != "running" {
+		t.Errorf("runs on the other server: %+v", runs.Runs)
+	}
+	r := b.must("alice", "POST", "/threads/"+th.ThreadID+"/runs/"+run.RunID+"/cancel", nil, 409)
+	checkProblemLength(t, r)
+	if p := r.problem(t); p.Type != ProblemTypePrefix+"run-elsewhere" || !strings.Contains(p.Detail, "another process") || !strings.Contains(p.Detail, "cancel it through that process") {
+		t.Errorf("the refused cancel: %+v", p)
+	}
+
+	a.must("alice", "POST", "/threads/"+th.ThreadID+"/runs/"+run.RunID+"/cancel", nil, 202)
+	gate <- struct{}{}
+	if run = a.wait("alice", run); run.Status != "aborted" {
+		t.Fatalf("the run after its own server's cancel: %+v", run)
+	}
+	b.must("alice", "GET", "/threads/"+th.ThreadID, nil, 200).json(t, &got)
+	if got.Status != "aborted" {
+		t.Errorf("the thread on the other server after the run ended: %s", got.Status)
+	}
+	b.must("alice", "POST", "/threads/"+th.ThreadID+"/runs/"+run.RunID+"/cancel", nil, 202)
+}

@@ -311,11 +311,13 @@ func (s *Server) record(ctx context.Context, r *run, ev runtime.Event) error {
 	}
 	se := checkpoint.StoredEvent{RunID: r.id, Seq: ev.Seq, ThreadID: r.thread, Time: ev.Time, Kind: string(ev.Type), Data: data}
 	if s.events != nil {
-		// The store's event log is written once per superstep (at its
-		// checkpoint or pause) and at the run's end, not per event.
+		// The store's event log is written at the run's start (so that
+		// another process sees at once that the run goes on), once per
+		// superstep (at its checkpoint or pause) and at the run's end, not
+		// per event.
 		r.unflushed = append(r.unflushed, se)
 		switch ev.Type {
-		case runtime.EventCheckpoint, runtime.EventInterrupt, runtime.EventRunEnd:
+		case runtime.EventRunStart, runtime.EventCheckpoint, runtime.EventInterrupt, runtime.EventRunEnd:
 			s.flush(context.WithoutCancel(ctx), r)
 		default:
 			if len(r.unflushed) >= 256 {

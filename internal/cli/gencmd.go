@@ -43,8 +43,9 @@ type Invocation struct {
 	LoadDir string
 	// Specs are the SPEC arguments, as given.
 	Specs []string
-	// Subgraphs are the --subgraph flags: the child documents the specs'
-	// subgraph nodes are checked against.
+	// Subgraphs are the --subgraph flags and the bindings file's
+	// "subgraphs": the child documents the specs' subgraph nodes are
+	// checked against, and the import paths of their generated packages.
 	Subgraphs []subgraphFlag
 }
 
@@ -60,8 +61,8 @@ func ParseGen(dir string, args []string, checkOnly bool) (*Invocation, error) {
 	fs := newFlags(name)
 	typeFlags := fs.StringArray("type", nil, "bind a channel's type: CHANNEL=GOTYPE (repeatable)")
 	configFlags := fs.StringArray("config", nil, "bind a node type's config: NODETYPE=GOTYPE (repeatable)")
-	bindingsFile := fs.String("bindings", "", `JSON file of bindings: {"channels": {...}, "configs": {...}}`)
-	subgraphFlags := fs.StringArray("subgraph", nil, "a child graph the spec's subgraph nodes name, to check them against: NAME=SPEC[,IMPORTPATH] (repeatable)")
+	bindingsFile := fs.String("bindings", "", `JSON file of bindings: {"channels": {...}, "configs": {...}, "subgraphs": {...}}`)
+	subgraphFlags := fs.StringArray("subgraph", nil, "a child graph the spec's subgraph nodes name: NAME=SPEC[,IMPORTPATH] (repeatable); with IMPORTPATH its generated package is wired in")
 	var out, pkg *string
 	stale := new(bool)
 	if checkOnly {
@@ -237,10 +238,11 @@ func (inv *Invocation) generateGraph(g *spec.Graph, specPath string, emit func(g
 		source = filepath.Base(absSpec)
 	}
 	opts := gen.Options{Package: inv.Package, PkgPath: importPath(inv.Out), Source: filepath.ToSlash(source)}
-	all, err := inv.checkSubgraphs(g)
+	all, pkgs, err := inv.checkSubgraphs(g)
 	if err != nil || all.HasErrors() {
 		return all, err
 	}
+	opts.Subgraphs = pkgs
 	if !inv.Bindings.Empty() {
 		loadDir := inv.LoadDir
 		if loadDir == "" {
@@ -288,9 +290,12 @@ func (inv *Invocation) readBindings(file string, typeFlags, configFlags []string
 		}
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.DisallowUnknownFields()
-		var fromFile gen.BindingSpec
+		var fromFile bindingsFile
 		if err := dec.Decode(&fromFile); err != nil {
-			return bs, fmt.Errorf("%s: %v (want {\"channels\": {\"NAME\": \"GOTYPE\"}, \"configs\": {\"TYPE\": \"GOTYPE\"}})", displayPath(file), err)
+			return bs, fmt.Errorf("%s: %v (want {\"channels\": {\"NAME\": \"GOTYPE\"}, \"configs\": {\"TYPE\": \"GOTYPE\"}, \"subgraphs\": {\"NAME\": {\"spec\": \"PATH\", \"package\": \"IMPORTPATH\"}}})", displayPath(file), err)
+		}
+		if err := inv.addSubgraphBindings(file, fromFile.Subgraphs); err != nil {
+			return bs, err
 		}
 		for k, v := range fromFile.Channels {
 			bs.Channels[k] = v

@@ -19,11 +19,16 @@ func (e *helpError) Unwrap() error { return pflag.ErrHelp }
 var commandHelp = map[string]string{
 	"gen": `Usage: ilmekgen [gen] [flags] SPEC
 
-Generates the typed Go package of SPEC into the directory -o.
+Generates the typed Go package of SPEC into the directory -o. With
+--subgraph NAME=SPEC,IMPORTPATH (or a "subgraphs" entry of the bindings
+file), the subgraph nodes naming NAME run the child's generated package at
+IMPORTPATH: Nodes asks for the child's Nodes, and each mapped channel is
+an assignment that fails to compile when the two channels' Go types differ.
 
 Example, next to the spec:
 
   //go:generate go tool ilmekgen -o supportgraph --type messages=[]string --type intent=string support.json
+  //go:generate go tool ilmekgen -o supportgraph --subgraph refund=refund.json,example.com/app/refundgraph support.json
 `,
 	"check": `Usage: ilmekgen check [flags] SPEC...
 

@@ -31,6 +31,11 @@ func TestCheckSubgraphs(t *testing.T) {
 	write("reducer.json", doc(`{"graph": "refund", "in": {"log": "order"}}`))
 	write("unknown.json", doc(`{"graph": "nope"}`))
 	write("cycle.json", doc(`{"graph": "loop"}`))
+	write("two.json", `{"name": "support", "channels": {"order": {}},
+ "nodes": [{"id": "r", "type": "subgraph", "config": {"graph": "refund"}}, {"id": "l", "type": "subgraph", "config": {"graph": "plain"}}],
+ "edges": [{"from": "__start__", "to": "r"}, {"from": "r", "to": "l"}, {"from": "l", "to": "__end__"}]}`)
+	write("plain.json", `{"name": "plain", "channels": {}, "nodes": [{"id": "n", "type": "t"}], "edges": [{"from": "__start__", "to": "n"}, {"from": "n", "to": "__end__"}]}`)
+	write("bindings.json", `{"subgraphs": {"refund": {"spec": "refund.json", "package": "example.com/refundgraph"}}}`)
 	tests := []struct {
 		name   string
 		args   []string
@@ -46,6 +51,11 @@ func TestCheckSubgraphs(t *testing.T) {
 		{"cycle", []string{"check", "--subgraph", "loop=loop.json", "cycle.json"}, 1, []string{`graph "support" contains itself through subgraph "loop"`}},
 		{"flag misnames the child", []string{"check", "--subgraph", "other=refund.json", "ok.json"}, 1, []string{`--subgraph other names a document called "refund"`}},
 		{"bad flag", []string{"check", "--subgraph", "refund", "ok.json"}, 2, []string{"want NAME=SPEC"}},
+		{"wired child", []string{"check", "--subgraph", "refund=refund.json,example.com/refundgraph", "ok.json"}, 0, nil},
+		{"bindings entry", []string{"check", "--bindings", "bindings.json", "badchan.json"}, 1, []string{`graph "refund" has no channel "orderz"`}},
+		{"bindings entry and flag", []string{"check", "--bindings", "bindings.json", "--subgraph", "refund=refund.json", "ok.json"}, 2, []string{`graph "refund" is also in the subgraphs of bindings.json`}},
+		{"one child without a package", []string{"check", "--subgraph", "refund=refund.json,example.com/refundgraph", "--subgraph", "plain=plain.json", "two.json"}, 1,
+			[]string{`nodes[1].config.graph: subgraph node "l": graph "plain" has no generated package`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -57,6 +67,56 @@ func TestCheckSubgraphs(t *testing.T) {
 				if !strings.Contains(stderr, w) {
 					t.Errorf("stderr lacks %q:\n%s", w, stderr)
 				}
+			}
+		})
+	}
+}
+
+// TestGenWiresSubgraphs runs ilmekgen gen with a child's import path, from
+// --subgraph and from the bindings' "subgraphs": the parent's Nodes asks
+// for the child's Nodes and New builds the node from the child's package.
+func TestGenWiresSubgraphs(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"child/refund.json": `{"name": "refund", "channels": {"order": {}, "status": {}},
+ "nodes": [{"id": "n", "type": "t"}], "edges": [{"from": "__start__", "to": "n"}, {"from": "n", "to": "__end__"}]}`,
+		"support.json": `{"name": "support", "channels": {"order": {}, "status": {}},
+ "nodes": [{"id": "r", "type": "subgraph", "config": {"graph": "refund", "in": {"order": "order"}, "out": {"status": "status"}}}],
+ "edges": [{"from": "__start__", "to": "r"}, {"from": "r", "to": "__end__"}]}`,
+		"bindings.json": `{"subgraphs": {"refund": {"spec": "child/refund.json", "package": "example.com/refundgraph"}}}`,
+	}
+	for name, text := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"flag", []string{"gen", "-o", "a", "--subgraph", "refund=child/refund.json,example.com/refundgraph", "support.json"}},
+		{"bindings", []string{"gen", "-o", "b", "--bindings", "bindings.json", "support.json"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, code := ilmekgen(t, dir, tt.args...)
+			if code != 0 {
+				t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+			}
+			src, err := os.ReadFile(filepath.Join(dir, tt.args[2], "graph.gen.go"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range []string{"SubgraphRefund() refundgraph.Nodes", "subgraphR(n.SubgraphRefund())", "in.Order = &s.Order", "u.Status = &out.Status"} {
+				if !strings.Contains(string(src), w) {
+					t.Errorf("graph.gen.go lacks %q", w)
+				}
+			}
+			if strings.Contains(string(src), "Subgraph(id NodeID") {
+				t.Errorf("graph.gen.go still has a Nodes method for the node type subgraph")
 			}
 		})
 	}

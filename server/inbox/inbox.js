@@ -432,6 +432,9 @@ async function refreshThread() {
       answered = null;
     }
   }
+  // How many refreshes the page has drawn: what a watcher (the browser
+  // test) waits on instead of the clock.
+  $("thread").dataset.refreshes = String(Number($("thread").dataset.refreshes || 0) + 1);
 }
 
 // drawQuestions updates the question cards in place: a card of an

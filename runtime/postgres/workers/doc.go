@@ -120,8 +120,9 @@
 // and writes the same values again, and a claim whose reply was lost after
 // it committed is found again by the tag it wrote in the request's worker
 // column, so it neither runs a request twice nor leaves it to wait for its
-// claim to expire. Each retry is logged as a warning (Logger), counted
-// (Worker.Retries) and passed to OnRetry, for a metrics system to count.
+// claim to expire. Each retry is logged as a warning (Logger) and passed
+// to OnRetry as a checkpoint.Retry; the otel module's Observer.Retry turns
+// it into a counter and a span event.
 // TestQueueStatementsSurviveTerminatedConnections cuts the connections
 // with pg_terminate_backend before and after each of these commits.
 //

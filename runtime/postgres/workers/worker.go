@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -31,7 +30,6 @@ type Worker struct {
 	mu      sync.Mutex         // guards running and ended
 	running map[int64]func()   // request id → ask its run to stop
 	ended   map[int64]struct{} // requests whose end this worker recorded, until their notification arrives
-	retries atomic.Int64       // statements retried (Retries)
 }
 
 // WorkerOption configures NewWorker.
@@ -43,7 +41,7 @@ type workerOptions struct {
 	poll        time.Duration
 	concurrency int
 	logger      *slog.Logger
-	onRetry     func(Retry)
+	onRetry     checkpoint.RetryFunc
 	maxClaims   int
 }
 

@@ -1,0 +1,152 @@
+package desk_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+	"github.com/ilmek-go/ilmek/spec"
+	"github.com/ilmek-go/ilmek/testdata/golden/desk/deskgraph"
+	"github.com/ilmek-go/ilmek/testdata/golden/refund/refundgraph"
+)
+
+// runs counts node bodies and step effects.
+type runs struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (r *runs) add(k string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.n == nil {
+		r.n = map[string]int{}
+	}
+	r.n[k]++
+}
+
+func (r *runs) get(k string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.n[k]
+}
+
+// desk implements deskgraph.Nodes; refund implements the child's
+// refundgraph.Nodes, which deskgraph.Nodes asks for.
+type desk struct{ r *runs }
+
+type refund struct{ r *runs }
+
+func (d desk) Triage(deskgraph.NodeID, deskgraph.TriageConfig) (deskgraph.Node, error) {
+	return func(ctx *runtime.Ctx, s deskgraph.State) (deskgraph.Update, error) {
+		d.r.add("intake")
+		return deskgraph.Update{Log: []string{"intake"}}, nil
+	}, nil
+}
+
+func (d desk) Respond(deskgraph.NodeID, deskgraph.RespondConfig) (deskgraph.Node, error) {
+	return func(ctx *runtime.Ctx, s deskgraph.State) (deskgraph.Update, error) {
+		d.r.add("reply")
+		return deskgraph.Update{Log: []string{"reply:" + s.Status}}, nil
+	}, nil
+}
+
+func (d desk) SubgraphRefund() refundgraph.Nodes { return refund(d) }
+
+func (f refund) Lookup(refundgraph.NodeID, refundgraph.LookupConfig) (refundgraph.Node, error) {
+	return func(ctx *runtime.Ctx, s refundgraph.State) (refundgraph.Update, error) {
+		f.r.add("check.body")
+		v, err := runtime.Step(ctx, "lookup", func() (string, error) {
+			f.r.add("check.effect")
+			return "ok:" + s.Order, nil
+		})
+		return refundgraph.Update{Trail: []string{v}}, err
+	}, nil
+}
+
+func (f refund) Approval(_ refundgraph.NodeID, cfg refundgraph.ApprovalConfig) (refundgraph.Node, error) {
+	return func(ctx *runtime.Ctx, s refundgraph.State) (refundgraph.Update, error) {
+		f.r.add("approve.body")
+		ans, err := runtime.Interrupt[string](ctx, cfg.Question+" "+s.Order)
+		if err != nil {
+			return refundgraph.Update{}, err
+		}
+		return refundgraph.Update{Decision: &ans, Trail: []string{"approved"}}, nil
+	}, nil
+}
+
+// TestPauseInsideChildAndResume runs the generated parent, which pauses
+// inside its generated child; a second instance of the parent (as another
+// process would build it) resumes it by the path-qualified id, and nothing
+// that completed inside the child runs again.
+func TestPauseInsideChildAndResume(t *testing.T) {
+	r := &runs{}
+	cp := checkpoint.NewMemory()
+	g, err := deskgraph.New(desk{r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := g.Thread(cp, "t1").Invoke(context.Background(), deskgraph.Update{Order: new("A7")})
+	if err != nil || res.Status != runtime.StatusInterrupted {
+		t.Fatalf("first run: %+v %v", res, err)
+	}
+	if len(res.Pending) != 1 || res.Pending[0].ID != "refund/approve:interrupt#0" || res.Pending[0].Node != "refund" || string(res.Pending[0].Payload) != `"refund? A7"` {
+		t.Fatalf("pending: %+v", res.Pending)
+	}
+	if res.State.HasStatus() || len(res.State.Log) != 1 {
+		t.Fatalf("the parent's channels changed before the child's end: %+v", res.State)
+	}
+
+	again, err := deskgraph.New(desk{r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = again.Thread(cp, "t1").Resume(context.Background(), runtime.AnswersByID(map[string]any{"refund/approve:interrupt#0": "granted"}))
+	if err != nil || res.Status != runtime.StatusDone {
+		t.Fatalf("resume: %+v %v", res, err)
+	}
+	if res.State.Status != "granted" {
+		t.Errorf("status = %q, want granted", res.State.Status)
+	}
+	if got, want := strings.Join(res.State.Log, ","), "intake,ok:A7,approved,reply:granted"; got != want {
+		t.Errorf("log = %s, want %s", got, want)
+	}
+	for k, want := range map[string]int{"intake": 1, "check.body": 1, "check.effect": 1, "approve.body": 2, "reply": 1} {
+		if got := r.get(k); got != want {
+			t.Errorf("%s ran %d times, want %d", k, got, want)
+		}
+	}
+}
+
+// TestFromRegistryWiresTheChild checks that the registry adapter hands the
+// child its own registry adapter: New(FromRegistry(reg)) builds the
+// parent and the child from the same registry's factories.
+func TestFromRegistryWiresTheChild(t *testing.T) {
+	reg := runtime.Registry{
+		"triage":  func(spec.Node) (runtime.NodeFunc, error) { return constant("log", "intake"), nil },
+		"respond": func(spec.Node) (runtime.NodeFunc, error) { return constant("log", "reply"), nil },
+		"lookup":  func(spec.Node) (runtime.NodeFunc, error) { return constant("trail", "looked"), nil },
+		"approval": func(spec.Node) (runtime.NodeFunc, error) {
+			return constant("decision", "auto"), nil
+		},
+	}
+	g, err := deskgraph.New(deskgraph.FromRegistry(reg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := g.Invoke(context.Background(), deskgraph.Update{Order: new("B1")})
+	if err != nil || res.Status != runtime.StatusDone {
+		t.Fatalf("run: %+v %v", res, err)
+	}
+	if res.State.Status != "auto" || strings.Join(res.State.Log, ",") != "intake,looked,reply" {
+		t.Errorf("state %+v", res.State)
+	}
+}
+
+// constant is a node writing v to channel ch.
+func constant(ch, v string) runtime.NodeFunc {
+	return func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return runtime.Values{ch: v}, nil }
+}
