@@ -14,8 +14,21 @@ package main
 
 import (
 	"os"
+	"runtime/debug"
 
 	"github.com/ilmek-go/ilmek/internal/cli"
 )
 
-func main() { os.Exit(cli.Run(os.Args[1:], os.Stdout, os.Stderr)) }
+// memoryLimit is the soft limit of the Go heap unless GOMEMLIMIT sets
+// another: the generator holds one output file at a time, so collecting
+// before the heap doubles keeps even a document at the size limits in
+// proportion (BENCHMARKS.md, "The generator in proportion") and costs a
+// small document nothing.
+const memoryLimit = 192 << 20
+
+func main() {
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
+		debug.SetMemoryLimit(memoryLimit)
+	}
+	os.Exit(cli.Run(os.Args[1:], os.Stdout, os.Stderr))
+}
