@@ -9,7 +9,6 @@ import (
 
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/postgres/workers"
-	"github.com/ilmek-go/ilmek/spec"
 )
 
 // BenchmarkWorkers measures the whole path through the queue: one op is a
@@ -23,20 +22,7 @@ func BenchmarkWorkers(b *testing.B) {
 }
 
 func benchWorkers(b *testing.B, steps int) {
-	bld := runtime.NewBuilder("chain").Channel("n", spec.LastWrite)
-	prev := spec.Start
-	for i := range steps {
-		id := fmt.Sprintf("n%d", i)
-		bld.Node(id, func(*runtime.Ctx, runtime.Values) (runtime.Values, error) {
-			return runtime.Values{"n": i}, nil
-		})
-		bld.Edge(prev, id)
-		prev = id
-	}
-	g, err := bld.Compile()
-	if err != nil {
-		b.Fatal(err)
-	}
+	g := chain(b, steps)
 	for _, n := range []int{1, 2, 4} {
 		b.Run(fmt.Sprintf("workers=%d", n), func(b *testing.B) {
 			q := openQueue(b)

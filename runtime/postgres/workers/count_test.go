@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -14,10 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ilmek-go/ilmek/internal/pgtest"
-	"github.com/ilmek-go/ilmek/runtime"
-	"github.com/ilmek-go/ilmek/runtime/postgres"
 	"github.com/ilmek-go/ilmek/runtime/postgres/workers"
-	"github.com/ilmek-go/ilmek/spec"
 )
 
 // counter counts the statements sent through a pool (each query, each
@@ -84,30 +80,11 @@ func TestRequestStatements(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema := fmt.Sprintf("ilmek_pgtest_workers_%d_%d", os.Getpid(), schemas.Add(1))
-	s, err := postgres.OpenPool(ctx, pool, postgres.Schema(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		pool.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
-		s.Close()
-	})
-	q := workers.NewQueue(s)
+	t.Cleanup(pool.Close)
+	q := openPoolQueue(t, pool, pool)
 	graphs := map[string]workers.Runnable{}
 	for _, n := range []int{1, 3} {
-		bld := runtime.NewBuilder("chain").Channel("n", spec.LastWrite)
-		prev := spec.Start
-		for i := range n {
-			id := fmt.Sprintf("n%d", i)
-			bld.Node(id, func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return runtime.Values{"n": i}, nil })
-			bld.Edge(prev, id)
-			prev = id
-		}
-		g, err := bld.Compile()
-		if err != nil {
-			t.Fatal(err)
-		}
+		g := chain(t, n)
 		graphs[fmt.Sprintf("chain%d", n)] = workers.Graph(g)
 	}
 	startWorkers(t, q, graphs, 1, workers.Concurrency(1), workers.Poll(time.Hour))

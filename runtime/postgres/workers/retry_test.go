@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,7 +18,6 @@ import (
 	"github.com/ilmek-go/ilmek/internal/pgtest"
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
-	"github.com/ilmek-go/ilmek/runtime/postgres"
 	"github.com/ilmek-go/ilmek/runtime/postgres/workers"
 	"github.com/ilmek-go/ilmek/spec"
 )
@@ -156,17 +154,8 @@ func openCutQueue(t *testing.T) (*workers.Queue, *cutter) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema := fmt.Sprintf("ilmek_pgtest_workers_%d_%d", os.Getpid(), schemas.Add(1))
-	s, err := postgres.OpenPool(ctx, pool, postgres.Schema(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		admin.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
-		s.Close()
-		pool.Close()
-	})
-	return workers.NewQueue(s), c
+	t.Cleanup(pool.Close)
+	return openPoolQueue(t, pool, admin), c
 }
 
 // recordHandler keeps the messages of the records logged through it.

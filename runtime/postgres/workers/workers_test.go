@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"os"
 	"sync/atomic"
 	"testing"
@@ -34,6 +35,42 @@ func openQueue(t testing.TB, opts ...postgres.Option) *workers.Queue {
 		s.Close()
 	})
 	return workers.NewQueue(s)
+}
+
+// openPoolQueue opens a queue on a new schema over pool (a pool of the
+// test's own, with a tracer or a cutting dialer); admin drops the schema at
+// cleanup, where pool may be cut.
+func openPoolQueue(t testing.TB, pool, admin *pgxpool.Pool) *workers.Queue {
+	t.Helper()
+	schema := fmt.Sprintf("ilmek_pgtest_workers_%d_%d", os.Getpid(), schemas.Add(1))
+	s, err := postgres.OpenPool(context.Background(), pool, postgres.Schema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		admin.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
+		s.Close()
+	})
+	return workers.NewQueue(s)
+}
+
+// chain is a graph of n supersteps, n0 … n(n-1), each writing its index
+// to "n".
+func chain(t testing.TB, n int) *runtime.Graph[runtime.Values, runtime.Values] {
+	t.Helper()
+	bld := runtime.NewBuilder("chain").Channel("n", spec.LastWrite)
+	prev := spec.Start
+	for i := range n {
+		id := fmt.Sprintf("n%d", i)
+		bld.Node(id, func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return runtime.Values{"n": i}, nil })
+		bld.Edge(prev, id)
+		prev = id
+	}
+	g, err := bld.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }
 
 // steps is a graph of two supersteps appending to "log": "a:<in>", "b".
