@@ -87,6 +87,18 @@ func poll(expr string) chromedp.Action[chromedp.Void] {
 	}
 }
 
+// settled waits until the canvas's viewport has stopped moving: its
+// transform is the same over five polls in a row (a fit or zoom animates
+// it over several frames), instead of sleeping for a guessed time.
+func settled() chromedp.Action[chromedp.Void] {
+	return poll(`(() => {
+		const t = document.querySelector(".react-flow__viewport")?.style.transform;
+		window.__studioSame = (t !== undefined && t === window.__studioLast) ? (window.__studioSame || 0) + 1 : 0;
+		window.__studioLast = t;
+		return window.__studioSame >= 5;
+	})()`)
+}
+
 func eval(expr string) chromedp.Action[chromedp.Void] {
 	a := chromedp.Evaluate[bool](expr)
 	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
@@ -160,7 +172,7 @@ func (b *browser) connect(from, to string, want int) {
 	done := fmt.Sprintf(`document.querySelectorAll(".react-flow__edge").length === %d`, want)
 	for range 3 {
 		b.do("fitting the view", chromedp.Click(chromedp.CSS(".react-flow__controls-fitview")),
-			chromedp.Click(chromedp.CSS(".react-flow__controls-zoomout")), chromedp.Sleep(400*time.Millisecond))
+			chromedp.Click(chromedp.CSS(".react-flow__controls-zoomout")), settled())
 		x, y := b.center(fmt.Sprintf(node+" .react-flow__handle.target", to), 0, 0)
 		b.drag("connecting "+from+" to "+to, fmt.Sprintf(node+" .react-flow__handle.source", from), x, y)
 		if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool](done, chromedp.WithPollingTimeout(3*time.Second))); err == nil {
@@ -219,13 +231,13 @@ func TestStudioBuildsAGraph(t *testing.T) {
 	b.do("seeing say", chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(node, "say"))))
 	b.drag("dragging say again", `.palette-item[data-type="say"]`, px+260, py+40)
 	b.do("seeing say_2", chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(node, "say_2"))),
-		chromedp.Click(chromedp.CSS(".react-flow__controls-fitview")), chromedp.Sleep(300*time.Millisecond))
+		chromedp.Click(chromedp.CSS(".react-flow__controls-fitview")), settled())
 
 	// Connect the handles: __start__ -> say -> say_2 -> __end__.
 	for i, c := range [][2]string{{"__start__", "say"}, {"say", "say_2"}, {"say_2", "__end__"}} {
 		b.connect(c[0], c[1], i+1)
 	}
-	b.do("fitting the view", chromedp.Click(chromedp.CSS(".react-flow__controls-fitview")), chromedp.Sleep(300*time.Millisecond))
+	b.do("fitting the view", chromedp.Click(chromedp.CSS(".react-flow__controls-fitview")), settled())
 	b.shot("studio-canvas")
 
 	// A guarded edge through the form, first with a wrong literal.
