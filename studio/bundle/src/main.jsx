@@ -279,6 +279,21 @@ function PublishReview({ review, busy, onPublish, onClose }) {
   );
 }
 
+// Diagram shows the document laid out as SVG when the studio has a
+// RenderSVG hook (as an image: it runs no script), else the Mermaid text.
+function Diagram({ text, report }) {
+  const [svg, setSvg] = useState(undefined);
+  const fingerprint = report && report.fingerprint;
+  useEffect(() => {
+    if (!fingerprint) return;
+    let live = true;
+    api.diagram(text).then((u) => live && setSvg(u), () => live && setSvg(null));
+    return () => { live = false; };
+  }, [fingerprint]);
+  if (svg) return <div className="code" id="diagram-svg"><img src={svg} alt="Diagram" /></div>;
+  return <pre className="code" id="mermaid" aria-label="Diagram (Mermaid)">{report && report.mermaid}</pre>;
+}
+
 function Studio() {
   const [types, setTypes] = useState([]);
   const [docs, setDocs] = useState([]);
@@ -489,7 +504,7 @@ function Studio() {
                 </ReactFlow>
               </div>
             ) : tab === 'diagram' ? (
-              <pre className="code" id="mermaid" aria-label="Diagram (Mermaid)">{report && report.mermaid}</pre>
+              <Diagram text={text} report={report} />
             ) : (
               <JSONTab text={(report && report.canonical) || text} onApply={(d) => edit(() => d)} />
             )}
