@@ -394,3 +394,46 @@ func TestStudioPublishReviewInBrowser(t *testing.T) {
 		t.Fatalf("published %+v %v", v2, err)
 	}
 }
+
+// TestStudioKeepsNumberLiterals: editing a document in the page keeps the
+// text of the number literals the edit did not touch (1.0, 1e3, an
+// integer past 2^53), which JSON.parse and JSON.stringify alone would
+// rewrite as 1, 1000 and 12345678901234567000.
+func TestStudioKeepsNumberLiterals(t *testing.T) {
+	b := newBrowser(t)
+	ts, _ := browserStudio(t, nil)
+	src := strings.Replace(chain, `"x-tool":{"kept":true}`, `"x-tool":{"kept":true,"big":12345678901234567890,"f":1.0,"e":1e3}`, 1)
+	src = strings.Replace(src, `{"from":"a","to":"b"}`, `{"from":"a","to":"b","when":{"channel":"n","gt":1.0}}`, 1)
+	literals := []string{`12345678901234567890`, `"f": 1.0`, `"e": 1e3`, `"gt": 1.0`}
+	s := &testStudio{t: t, ts: ts}
+	var made studio.DocumentView
+	s.must("", "POST", "/api/documents", map[string]any{"name": "literals", "source": src}, 201).json(t, &made)
+	for _, l := range literals {
+		if !strings.Contains(made.Source, l) {
+			t.Fatalf("the stored document lacks %s before any edit: %s", l, made.Source)
+		}
+	}
+	b.do("opening the document",
+		chromedp.Navigate(ts.URL+"/"),
+		poll(`document.querySelectorAll('[aria-label="Document"] option').length === 2`),
+		choose(`[aria-label="Document"]`, made.ID),
+	)
+	b.selectNode("b")
+	b.do("removing b and saving",
+		chromedp.Click(chromedp.CSS(".inspector button.danger")),
+		chromedp.WaitNotPresent(chromedp.CSS(fmt.Sprintf(node, "b"))),
+		poll(`document.querySelector("header .meta").textContent.includes("unsaved")`),
+		chromedp.Click(chromedp.CSS("#save")),
+		poll(`document.querySelector("#status").textContent.startsWith("Saved revision")`),
+	)
+	var saved studio.DocumentView
+	s.must("", "GET", "/api/documents/"+made.ID, nil, 200).json(t, &saved)
+	if saved.Revision < 2 || strings.Contains(saved.Source, `"id": "b"`) {
+		t.Fatalf("the edit was not saved: revision %d: %s", saved.Revision, saved.Source)
+	}
+	for _, l := range literals[:3] {
+		if !strings.Contains(saved.Source, l) {
+			t.Errorf("the saved document lost the literal %s: %s", l, saved.Source)
+		}
+	}
+}

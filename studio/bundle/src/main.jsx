@@ -5,6 +5,7 @@ import '@xyflow/react/dist/style.css';
 import './studio.css';
 import { api, Problem } from './api.js';
 import { ConfigForm, GuardForm, TextInput } from './forms.jsx';
+import { parseJSON } from './json.js';
 
 const START = '__start__';
 const END = '__end__';
@@ -529,7 +530,7 @@ function JSONTab({ text, onApply }) {
     <div className="json">
       <textarea id="json" aria-label="Document (canonical JSON)" value={t} onChange={(e) => setT(e.target.value)} spellCheck={false} />
       <div className="row">
-        <button type="button" onClick={() => { try { onApply(JSON.parse(t)); setErr(''); } catch (e) { setErr(e.message); } }}>Apply JSON</button>
+        <button type="button" onClick={() => { try { onApply(parseJSON(t)); setErr(''); } catch (e) { setErr(e.message); } }}>Apply JSON</button>
         {err ? <span className="diag error">{err}</span> : null}
       </div>
     </div>
@@ -538,7 +539,7 @@ function JSONTab({ text, onApply }) {
 
 function parse(s) {
   try {
-    const d = JSON.parse(s);
+    const d = parseJSON(s);
     return d && typeof d === 'object' ? { ...d, nodes: d.nodes || [], edges: d.edges || [] } : null;
   } catch {
     return null;
