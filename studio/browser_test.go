@@ -178,6 +178,7 @@ func (b *browser) connect(from, to string, want int) {
 		if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool](done, chromedp.WithPollingTimeout(3*time.Second))); err == nil {
 			return
 		}
+		b.t.Logf("retrying: the drag from %s to %s missed", from, to)
 	}
 	b.fail("connecting "+from+" to "+to, fmt.Errorf("the canvas does not have %d edges", want))
 }
@@ -194,6 +195,7 @@ func (b *browser) selectNode(id string) {
 		if _, err := chromedp.Run(b.ctx, a); err == nil {
 			return
 		}
+		b.t.Logf("retrying: the click on %s missed", id)
 	}
 	b.fail("selecting "+id, fmt.Errorf("the inspector does not show node %s", id))
 }
