@@ -370,6 +370,7 @@ func TestStudioPublishReviewInBrowser(t *testing.T) {
 		chromedp.Navigate(ts.URL+"/"),
 		poll(`document.querySelectorAll('[aria-label="Document"] option').length === 2`),
 		choose(`[aria-label="Document"]`, made.ID),
+		chromedp.WaitVisible(chromedp.CSS(".react-flow__node")), settled(),
 	)
 	b.selectNode("ask")
 	b.do("removing ask",
@@ -419,6 +420,7 @@ func TestStudioKeepsNumberLiterals(t *testing.T) {
 		chromedp.Navigate(ts.URL+"/"),
 		poll(`document.querySelectorAll('[aria-label="Document"] option').length === 2`),
 		choose(`[aria-label="Document"]`, made.ID),
+		chromedp.WaitVisible(chromedp.CSS(".react-flow__node")), settled(),
 	)
 	b.selectNode("b")
 	b.do("removing b and saving",
