@@ -110,7 +110,7 @@ func incrNode(n spec.Node) (runtime.NodeFunc, error) {
 		return nil, err
 	}
 	return func(_ *runtime.Ctx, s runtime.Values) (runtime.Values, error) {
-		cur, _ := s[cfg.Channel].(float64) // a state holds numbers as float64
+		cur, _ := runtime.Get[float64](s, cfg.Channel) // unset: 0; a generated state hands typed numbers
 		return runtime.Values{cfg.Channel: cur + cfg.By}, nil
 	}, nil
 }

@@ -125,6 +125,13 @@
 // decode themselves (UnmarshalJSON, UnmarshalText) cannot be written as
 // literals and are refused with the field's path.
 //
+// The built-in node types (mcp_tool, mcp_resource, a2a_call, skill, skills:
+// BuiltinConfigs) are bound by LoadBindings to the node families' config
+// types unless --config binds them otherwise; Nodes then has no method for
+// them but one, Builtins, returning the registry the application builds
+// over what it connected, and New builds their nodes with it from the
+// stored config.
+//
 // # The program
 //
 // New calls the Nodes method of every node once, in document order, and

@@ -123,7 +123,14 @@ func (m *model) emitAdapter(f *jen.File) {
 	f.Line()
 	f.Comment("registryNodes implements Nodes with a registry.")
 	f.Type().Id("registryNodes").Qual(runtimePath, "Registry")
+	if m.hasBuiltins() {
+		f.Line()
+		f.Func().Params(jen.Id("r").Id("registryNodes")).Add(builtinsMethod()).Block(jen.Return(jen.Qual(runtimePath, "Registry").Call(jen.Id("r"))))
+	}
 	for _, t := range m.types {
+		if t.builtin {
+			continue
+		}
 		f.Line()
 		f.Func().Params(jen.Id("r").Id("registryNodes")).Id(t.method).Params(jen.Id("id").Id("NodeID"), jen.Id("_").Add(t.configTypeCode())).Params(jen.Id("Node"), jen.Error()).Block(
 			jen.Return(jen.Id("r").Dot("build").Call(jen.Id("id"))))
@@ -141,7 +148,19 @@ func (m *model) emitAdapter(f *jen.File) {
 // the lines it touches (see specLiteral).
 func (m *model) emitSpec(f *jen.File) {
 	f.Comment("specJSON is the spec this package was generated from: its canonical form, laid out compactly.")
-	f.Const().Id("specJSON").Op("=").Add(specLiteral(specText(string(m.g.Encode()))))
+	if text := specText(string(m.g.Encode())); rawSpec([]byte(text)) {
+		// The document as a raw string, written as text: it is most of
+		// the file, and gofmt leaves a raw string as it is, so it need
+		// not go through jennifer and go/format.
+		ph, t := m.table(inBlock)
+		t.Grow(len(text) + len("const specJSON = ``\n"))
+		t.WriteString("const specJSON = `")
+		t.WriteString(text)
+		t.WriteString("`\n")
+		f.Add(ph)
+	} else {
+		f.Const().Id("specJSON").Op("=").Add(specLiteral(text))
+	}
 	f.Line()
 	f.Comment("specDoc decodes specJSON once.")
 	f.Var().Id("specDoc").Op("=").Qual(genimplPath, "SpecDoc").Call(jen.Lit(m.opts.Source), jen.Id("specJSON"))

@@ -318,7 +318,13 @@ func (m *model) emitNodes(f *jen.File) {
 		"its stored config. A spec that gains a node type fails to compile until",
 		"the method exists."))
 	var methods []jen.Code
+	if m.hasBuiltins() {
+		methods = append(methods, jen.Add(doc(BuiltinsMethod+" returns the registry that builds the nodes of the built-in types (mcp.Registry, a2a.Registry, skills.Registry over what the application connected).")).Line().Add(builtinsMethod()))
+	}
 	for _, t := range m.types {
+		if t.builtin {
+			continue
+		}
 		ids := ""
 		for i, n := range t.nodes {
 			if i > 0 {
@@ -347,6 +353,10 @@ func (m *model) emitNodes(f *jen.File) {
 	}
 	x := mixed{m: m, where: inBlock, items: body}
 	for _, n := range m.nodes {
+		if n.typ.builtin {
+			x.code(builtinAdd(n))
+			continue
+		}
 		if add := m.subgraphAdd(n); add != nil {
 			x.code(add)
 			continue

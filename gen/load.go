@@ -56,6 +56,7 @@ type LoadConfig struct {
 // channel, the first node of the type for a config.
 func LoadBindings(g *spec.Graph, b BindingSpec, cfg LoadConfig) (*Bindings, spec.Diagnostics) {
 	d := &diags{g: g}
+	b = WithBuiltins(g, b)
 	type pending struct {
 		config bool
 		name   string

@@ -78,9 +78,12 @@ type typeModel struct {
 	method string     // Nodes method
 	config string     // generated config type name; "" when bound
 	bound  types.Type // the bound config type, nil when generated
-	fields []*configField
-	nodes  []*nodeModel
-	path   string // nodes[i].type of its first node
+	// builtin: a built-in node type (BuiltinConfigs) bound to its own
+	// config type, built with the registry Nodes.Builtins returns.
+	builtin bool
+	fields  []*configField
+	nodes   []*nodeModel
+	path    string // nodes[i].type of its first node
 }
 
 // configField is one field of a generated config struct.
@@ -177,6 +180,7 @@ func buildModel(g *spec.Graph, opts Options, d *diags) *model {
 	}
 
 	byType := map[string]*typeModel{}
+	builtinsClaimed := false // Nodes.Builtins, claimed by the first built-in type
 	for i, n := range g.Nodes {
 		nm := &nodeModel{index: i, id: n.ID, path: spec.PathKey(spec.PathIndex("nodes", i), "id")}
 		if len(n.Config) > 0 {
@@ -216,6 +220,11 @@ func buildModel(g *spec.Graph, opts Options, d *diags) *model {
 				claim(nodesIface, method, origin{desc: desc, path: tm.path})
 				if b, ok := bindings.Configs[n.Type]; ok {
 					tm.bound = b.Type
+					tm.builtin = BuiltinConfigs[n.Type] != "" && b.Expr == BuiltinConfigs[n.Type]
+					if tm.builtin && !builtinsClaimed {
+						builtinsClaimed = true
+						claim(nodesIface, BuiltinsMethod, origin{desc: "the registry of the built-in node types (Nodes." + BuiltinsMethod + ")", path: tm.path})
+					}
 				} else {
 					tm.config = method + "Config"
 					claim(pkg, tm.config, origin{desc: desc + " (its config type)", path: tm.path})

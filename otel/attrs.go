@@ -74,6 +74,17 @@ const (
 	// KeyLinkKind says why a run span links to another span: "paused run"
 	// on the link of a resumed run to the run that paused.
 	KeyLinkKind = attribute.Key("ilmek.link.kind")
+	// KeyRetryOp is a retried database statement (checkpoint.Retry.Op):
+	// "commit", "journal", "renew lease", "claim", "finish", ...
+	KeyRetryOp = attribute.Key("ilmek.retry.op")
+	// KeyRetryAttempt is the number of a retried statement's failed
+	// attempt, from 1 (events only).
+	KeyRetryAttempt = attribute.Key("ilmek.retry.attempt")
+	// KeyRetryWait is the pause before a retried statement's next
+	// attempt, in seconds (events only).
+	KeyRetryWait = attribute.Key("ilmek.retry.wait")
+	// KeyRequestID is a queue request's id (events only).
+	KeyRequestID = attribute.Key("ilmek.queue.request")
 	// KeyErrorType is the semantic conventions' error.type: the Go type of
 	// a failure's error (its innermost *runtime.NodeError unwrapped), or
 	// _OTHER.
@@ -101,6 +112,10 @@ const (
 	EventLeaseTaken   = "ilmek.lease.taken"
 	EventLeaseRenewed = "ilmek.lease.renewed"
 	EventLeaseLost    = "ilmek.lease.lost"
+	// EventDBRetry is a database statement retried after an error safe
+	// to retry (Observer.Retry): on the task's span, else the run's, else
+	// the span in the statement's context.
+	EventDBRetry = "ilmek.db.retry"
 )
 
 // The names of the spans: "run <graph>", "superstep", "task <node id>",
@@ -127,4 +142,8 @@ const (
 	MetricCheckpointDuration = "ilmek.checkpoint.duration" // histogram s: KeyCheckpointPause, error.type on failure
 	MetricCheckpointSize     = "ilmek.checkpoint.size"     // histogram By: KeyCheckpointPause
 	MetricLeaseLosses        = "ilmek.lease.losses"        // counter {loss}
+	// MetricDBRetries counts Observer.Retry's retries of a store's or a
+	// worker's database statement: KeyRetryOp and error.type, and
+	// KeyGraph only when the statement was a run's (a worker's is not).
+	MetricDBRetries = "ilmek.db.retries" // counter {retry}
 )

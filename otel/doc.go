@@ -57,6 +57,17 @@
 // applies, the node's id and type, so their number is bounded by the
 // graph's size; run and thread ids are on spans only.
 //
+// # Database retries
+//
+// The PostgreSQL store and its queue workers retry a statement that failed
+// with an error safe to retry (a dropped connection, a server restart) and
+// report each retry as a checkpoint.Retry. Pass Observer.Retry to
+// runtime/postgres.OnRetry and runtime/postgres/workers.OnRetry: it counts
+// them in MetricDBRetries ("ilmek.db.retries", by statement and error
+// type) and adds an EventDBRetry event to the task's, the run's or the
+// caller's span. The slog WARN line each package logs stays as it is
+// (attributes op, thread or request, attempt, wait, err). TestRetry.
+//
 // # Cost
 //
 // A run without an observer pays nothing for one. With the Observer, each

@@ -12,7 +12,7 @@ import (
 type instruments struct {
 	runs, supersteps, tasks, steps, retries       metric.Int64Counter
 	interruptsOpened, interruptsAnswered          metric.Int64Counter
-	leaseLosses                                   metric.Int64Counter
+	leaseLosses, dbRetries                        metric.Int64Counter
 	runDuration, taskDuration, checkpointDuration metric.Float64Histogram
 	checkpointSize                                metric.Int64Histogram
 }
@@ -27,7 +27,7 @@ var durationBounds = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.
 var sizeBounds = []float64{256, 1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20}
 
 func (in *instruments) init(m metric.Meter) error {
-	var errs [12]error
+	var errs [13]error
 	in.runs, errs[0] = m.Int64Counter(MetricRuns, metric.WithUnit("{run}"), metric.WithDescription("Runs ended, by status."))
 	in.runDuration, errs[1] = m.Float64Histogram(MetricRunDuration, metric.WithUnit("s"), metric.WithDescription("How long runs took, by status."),
 		metric.WithExplicitBucketBoundaries(durationBounds...))
@@ -47,6 +47,8 @@ func (in *instruments) init(m metric.Meter) error {
 		metric.WithDescription("What committed checkpoints wrote: channels, send inputs and interrupt payloads as encoded."),
 		metric.WithExplicitBucketBoundaries(sizeBounds...))
 	in.leaseLosses, errs[11] = m.Int64Counter(MetricLeaseLosses, metric.WithUnit("{loss}"), metric.WithDescription("Thread leases lost while a run held them."))
+	in.dbRetries, errs[12] = m.Int64Counter(MetricDBRetries, metric.WithUnit("{retry}"),
+		metric.WithDescription("Database statements retried after an error safe to retry, by statement."))
 	for _, err := range errs {
 		if err != nil {
 			return err

@@ -142,6 +142,10 @@
 // steps that had run before the question, while a fork from a checkpoint
 // taken before a step ran runs the step again in the new branch
 // (runtime/checkpointtest: ForkFromPauseReplaysStep, ForkBeforeStepRunsIt).
+// A failed superstep writes no checkpoint and keeps its finished steps'
+// journals for the retry; the retry's first checkpoint records them, so
+// a fork from the checkpoint the failed superstep ran on, or from the
+// retry's, replays those steps too (ForkFromFailedStepReplaysStep).
 //
 // # Interrupts and resume
 //
@@ -153,7 +157,8 @@
 // of the expected answer with its JSON Schema (the pending interrupt's Expects),
 // so a form can be built from it. Answers are checked strictly, as
 // documents are ([Expects] says how): null, a misspelt or missing member
-// never becomes a zero value.
+// never becomes a zero value (TestInterruptAnswersStrict,
+// TestCheckAnswerAgreesWithValidator).
 //
 // [Thread.Resume] (or [Thread.StreamResume]) answers: with [Answer] when one
 // interrupt is open, with [AnswersByID] otherwise. It checks every answer
@@ -201,14 +206,20 @@
 // [CheckThreadID] says why an id is refused (an error matching
 // [ErrThreadID]); every entry point that takes a thread id checks it before
 // it touches the store, so an id is safe in a URL, a header, a log line or
-// a terminal.
+// a terminal (TestCheckThreadID).
 //
 // Nothing is lost and nothing runs twice: a superstep is committed whole or
 // not at all, a step is journaled before its result is used, and a run
 // holds its thread's lease, so no two runs of a thread go on at once
 // ([ErrThreadBusy]). A backend fences every write with the lease, so a run
 // that lost its thread writes nothing; the run is told at once, and it
-// stops before starting another effect.
+// stops before starting another effect. One gap cannot be closed (SECURITY.md
+// names it): a process that dies after an effect and before its journal
+// write reached storage runs the effect again when the thread is taken up.
+// A dropped database connection in a live process is not such a gap:
+// runtime/postgres retries journal writes, commits and lease renewals after
+// errors safe to retry (TestRetryAfterTerminatedConnection,
+// TestRetryAcrossRestart).
 //
 // A checkpoint records what its superstep changed, not the whole state,
 // when the backend stores deltas (Memory, runtime/sqlite, runtime/postgres

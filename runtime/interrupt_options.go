@@ -24,6 +24,8 @@ type interruptConfig struct {
 	def    json.RawMessage
 	hasDef bool
 	defErr error
+	// actions are the answers offered (WithActions).
+	actions []Action
 }
 
 type interruptOptionFunc func(*interruptConfig)

@@ -181,6 +181,9 @@ func Interrupt[T any](ctx *Ctx, payload any, opts ...InterruptOption) (T, error)
 	if err := cfg.checkDefault(expectsOf[T]()); err != nil {
 		return zero, err
 	}
+	if err := cfg.checkActions(expectsOf[T]()); err != nil {
+		return zero, err
+	}
 	j := t.j()
 	full := j.next(cfg.key)
 	id := t.key + ":" + full
@@ -216,12 +219,14 @@ func Interrupt[T any](ctx *Ctx, payload any, opts ...InterruptOption) (T, error)
 				}
 				t.refused = refused
 				t.halt(ctx, id, full, e.Payload, expectsOf[T]())
+				t.offer(cfg.actions)
 				t.wakeAt(e.WakeAt, false)
 				return zero, &haltError{id: id}
 			}
 			return v, nil
 		}
 		t.halt(ctx, id, full, e.Payload, expectsOf[T]())
+		t.offer(cfg.actions)
 		t.wakeAt(e.WakeAt, false)
 		return zero, &haltError{id: id}
 	}
@@ -238,6 +243,7 @@ func Interrupt[T any](ctx *Ctx, payload any, opts ...InterruptOption) (T, error)
 		return zero, fmt.Errorf("interrupt %q: persist journal: %w", id, err)
 	}
 	t.halt(ctx, id, full, raw, expectsOf[T]())
+	t.offer(cfg.actions)
 	t.wakeAt(deadline, false)
 	return zero, &haltError{id: id}
 }

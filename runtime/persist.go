@@ -148,7 +148,7 @@ func (r *runner[S, U]) checkpoint(step int, keepPlan *string) (*Checkpoint, erro
 		}
 	}
 	// The checkpoint and its plan in one allocation when it plans one task.
-	a := &checkpointAlloc{}
+	a := r.checkpointRoom()
 	var next []checkpoint.TaskRef
 	if len(r.cur) <= len(a.next) {
 		next = a.next[:len(r.cur)]
@@ -166,7 +166,8 @@ func (r *runner[S, U]) checkpoint(step int, keepPlan *string) (*Checkpoint, erro
 		}
 	}
 	cp := &a.cp
-	*cp = Checkpoint{ID: newID(), ThreadID: r.cfg.thread, Step: step, Channels: chans, Next: next, Created: time.Now().UTC()}
+	id, at := newIDAt()
+	*cp = Checkpoint{ID: id, ThreadID: r.cfg.thread, Step: step, Channels: chans, Next: next, Created: at}
 	cp.Fingerprint, cp.Format = r.g.Fingerprint(), checkpoint.Format
 	if r.latest != nil {
 		cp.ParentID = r.latest.ID
@@ -259,7 +260,31 @@ func (r *runner[S, U]) start(in *U, a *Answers) error {
 	if err != nil {
 		return err
 	}
+	if keep != nil {
+		if err := r.keptJournals(cp); err != nil {
+			return err
+		}
+	}
 	return r.putStart(cp)
+}
+
+// keptJournals records in cp, a run's first checkpoint that keeps the plan
+// of the checkpoint it starts from, the journals the plan's tasks have in
+// the store: those a failed or cancelled superstep kept for this retry
+// (or a fork restored). A failed superstep writes no checkpoint, so its
+// steps ran while the checkpoint it started from was current; with the
+// journals recorded here, a later fork from that checkpoint, or from this
+// one, replays those steps (restoreJournals) instead of running them
+// again.
+func (r *runner[S, U]) keptJournals(cp *Checkpoint) error {
+	for i := range cp.Next {
+		j, err := r.cfg.cp.GetJournal(r.ctx, r.cfg.thread, cp.PlanID+":"+cp.Next[i].Key)
+		if err != nil {
+			return &CheckpointError{Op: "get journal", Err: err}
+		}
+		cp.Next[i].Journal = j
+	}
+	return nil
 }
 
 // restoreJournals gives the planned tasks of from, the checkpoint a fork
@@ -279,12 +304,36 @@ func (r *runner[S, U]) restoreJournals(from *Checkpoint) error {
 	if cur.ID == from.ID {
 		return nil
 	}
-	for _, t := range from.Next {
+	retry, err := r.retryOf(from)
+	if err != nil {
+		return err
+	}
+	for i, t := range from.Next {
+		if t.Journal == nil && retry != nil && i < len(retry.Next) && retry.Next[i].Key == t.Key {
+			t.Journal = retry.Next[i].Journal
+		}
 		if err := r.info.lease.PutJournal(r.ctx, from.PlanID+":"+t.Key, t.Journal); err != nil {
 			return &CheckpointError{Op: "put journal", Err: err}
 		}
 	}
 	return nil
+}
+
+// retryOf returns the checkpoint a retry of from's plan started with (a
+// child of from that keeps its plan and is not a pause), or nil. Its
+// journals (keptJournals) are what from's tasks had run when from was
+// current, before a superstep failed on it.
+func (r *runner[S, U]) retryOf(from *Checkpoint) (*Checkpoint, error) {
+	all, err := r.cfg.cp.List(r.ctx, r.cfg.thread, 0)
+	if err != nil {
+		return nil, &CheckpointError{Op: "list", Err: err}
+	}
+	for _, c := range all {
+		if c.ParentID == from.ID && c.PlanID == from.PlanID && len(c.Pending) == 0 && len(c.Next) == len(from.Next) {
+			return c, nil
+		}
+	}
+	return nil, nil
 }
 
 func (r *runner[S, U]) putStart(cp *Checkpoint) error {

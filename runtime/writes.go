@@ -20,6 +20,25 @@ type deltaState struct {
 	writes  []checkpoint.ChannelWrite // the pending checkpoint's change, when encoded
 	encoded bool                      // writes hold the pending checkpoint's change from r.latest
 	werr    error                     // the program's failure to encode them, reported at the checkpoint
+	delta   checkpoint.Delta          // the delta write hands over, reused: a Commit does not keep it
+	cps     [2]checkpointAlloc        // room for checkpoints handed to Memory, which keeps copies
+}
+
+// checkpointRoom returns room for the run's next checkpoint. Memory keeps
+// copies of what it is handed, so a run on it alternates between two
+// checkpoints of its own, never the latest one (r.latest); others get a
+// new one, which they may keep.
+func (r *runner[S, U]) checkpointRoom() *checkpointAlloc {
+	if _, ok := r.cfg.cp.(*checkpoint.Memory); !ok {
+		return &checkpointAlloc{}
+	}
+	a := &r.cps[0]
+	if r.latest == &a.cp {
+		a = &r.cps[1]
+	}
+	// checkpoint overwrites all of a that it uses; a plan of no task leaves
+	// a.next's old task, unused, until the next one.
+	return a
 }
 
 // writeEncoder returns the program's WriteEncoder when the run's
@@ -123,15 +142,17 @@ func (r *runner[S, U]) write(ctx context.Context, cp *Checkpoint, done []string)
 			writes, fits = r.split.Writes(r.latest.Channels, cp.Channels)
 		}
 		if fits {
-			d := checkpoint.Delta{Base: r.latest.ID, Writes: writes}
+			r.delta = checkpoint.Delta{Base: r.latest.ID, Writes: writes}
 			// cp without its channels (they are the delta's to say); cp
 			// keeps them for the next delta.
 			chans := cp.Channels
 			cp.Channels = nil
-			c.Delta = &d
+			c.Delta = &r.delta
 			err := r.info.lease.Commit(ctx, c)
 			cp.Channels = chans
-			return d.Size() + checkpointBytes(cp), err
+			n := r.delta.Size() + checkpointBytes(cp)
+			r.delta = checkpoint.Delta{}
+			return n, err
 		}
 	}
 	if cp.Channels == nil {

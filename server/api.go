@@ -135,6 +135,9 @@ type ThreadView struct {
 	Next         []string                   `json:"next"`
 	Pending      []runtime.PendingInterrupt `json:"pending"`
 	LastRunID    string                     `json:"last_run_id,omitempty"`
+	// WakeAt is when the thread is to be woken: its earliest timer
+	// (status parked) or interrupt deadline; nil when it waits on none.
+	WakeAt *time.Time `json:"wake_at,omitempty"`
 }
 
 // Thread statuses are the runtime's (runtime.Status), in ThreadView.Status
@@ -233,6 +236,11 @@ func (s *Server) threadView(ctx context.Context, t threadRecord, info *runtime.T
 		if ts.Open != nil {
 			v.Pending = ts.Open
 		}
+		for _, p := range ts.Open {
+			if at := p.WakeAt.UTC(); !p.WakeAt.IsZero() && (v.WakeAt == nil || at.Before(*v.WakeAt)) {
+				v.WakeAt = &at
+			}
+		}
 	}
 	// How the last run ended: the store's record, else the last run this
 	// server ran (a run refused before it started ended nothing).
@@ -292,7 +300,15 @@ func (s *Server) runsElsewhere(ctx context.Context, t threadRecord, id string, i
 // threadStatus is where a thread stands from its latest checkpoint and how
 // its last run ended ("" when unknown).
 func threadStatus(v ThreadView, ended runtime.Status) runtime.Status {
+	timers := 0
+	for _, p := range v.Pending {
+		if p.Timer {
+			timers++
+		}
+	}
 	switch {
+	case len(v.Pending) > 0 && timers == len(v.Pending):
+		return runtime.StatusParked // on timers only: nobody is asked
 	case len(v.Pending) > 0:
 		return runtime.StatusInterrupted
 	case ended == runtime.StatusError || ended == runtime.StatusAborted || ended == runtime.StatusParked:
@@ -597,11 +613,7 @@ func (s *Server) launch(w http.ResponseWriter, r *http.Request, p Principal, kin
 		}
 	}
 	if s.cfg.Queue != nil {
-		if kind == "fork" {
-			return errf(http.StatusNotImplemented, "not-implemented", "Not implemented",
-				"forks are not queued: the run-request queue has no start checkpoint; fork on a server without Config.Queue")
-		}
-		return s.submitQueued(w, r, t, kind, input, answers, policy)
+		return s.submitQueued(w, r, t, kind, input, answers, from, policy)
 	}
 	ru := newRun(newID(), t.ID, t.Graph, kind, s.cfg.MaxEventsPerRun)
 	ru.input, ru.answers, ru.from = input, answers, from

@@ -51,6 +51,10 @@ type QueueRequest struct {
 	Input  json.RawMessage
 	// Policy applies when the thread has a request queued or running.
 	Policy runtime.DoubleTexting
+	// From, when set, forks the thread at that earlier checkpoint
+	// (POST /threads/{id}/history/{checkpoint_id}/fork): a start folds
+	// Input into its channels, a resume answers the interrupts open there.
+	From string
 }
 
 // QueueOutcome is what became of a queued request.
@@ -58,9 +62,11 @@ type QueueOutcome struct {
 	Thread string
 	// Status is runtime.StatusNew (queued), StatusRunning, or how the
 	// request ended:
-	// runtime.StatusDone, StatusInterrupted, StatusError (also a request
-	// refused before it ran: bad input, wrong answers, a thread that was
-	// not waiting) or StatusAborted (cancelled).
+	// runtime.StatusDone, StatusInterrupted, StatusParked (on a timer,
+	// woken by the queue's workers), StatusError (also a request refused
+	// before it ran: bad input, wrong answers, a thread that was not
+	// waiting, a request dead after its workers kept dying) or
+	// StatusAborted (cancelled).
 	Status runtime.Status
 	// Error is the text of an error or abort.
 	Error string
@@ -83,9 +89,9 @@ const queuedPrefix = "q-"
 
 // submitQueued submits a run or a resume to Config.Queue, where the
 // workers run it, and answers 202 at once.
-func (s *Server) submitQueued(w http.ResponseWriter, r *http.Request, t threadRecord, kind string, input json.RawMessage, answers map[string]any, policy runtime.DoubleTexting) error {
-	req := QueueRequest{Graph: t.Graph, Thread: t.ID, Input: input, Policy: policy}
-	if kind == "resume" {
+func (s *Server) submitQueued(w http.ResponseWriter, r *http.Request, t threadRecord, kind string, input json.RawMessage, answers map[string]any, from string, policy runtime.DoubleTexting) error {
+	req := QueueRequest{Graph: t.Graph, Thread: t.ID, Input: input, Policy: policy, From: from}
+	if kind == "resume" || kind == "fork" && answers != nil {
 		data, err := json.Marshal(answers)
 		if err != nil {
 			return badRequest("the answers do not encode as JSON: " + err.Error())
@@ -130,7 +136,7 @@ func (s *Server) queuedView(ctx context.Context, t threadRecord, runID string, i
 func outcomeView(t threadRecord, runID string, o QueueOutcome) RunView {
 	v := RunView{RunID: runID, ThreadID: t.ID, Graph: t.Graph, Kind: "run", Status: o.Status, Error: o.Error, Pending: o.Pending}
 	switch o.Status {
-	case runtime.StatusNew, runtime.StatusRunning, runtime.StatusDone, runtime.StatusInterrupted, runtime.StatusAborted:
+	case runtime.StatusNew, runtime.StatusRunning, runtime.StatusDone, runtime.StatusInterrupted, runtime.StatusParked, runtime.StatusAborted:
 	default:
 		// An end the API does not name (a queue's own word, or none) is
 		// an error.

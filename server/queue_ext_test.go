@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ilmek-go/ilmek/internal/pgtest"
 	"github.com/ilmek-go/ilmek/runtime"
@@ -14,6 +15,7 @@ import (
 	"github.com/ilmek-go/ilmek/runtime/postgres/workers"
 	. "github.com/ilmek-go/ilmek/server"
 	"github.com/ilmek-go/ilmek/server/workersqueue"
+	"github.com/ilmek-go/ilmek/spec"
 )
 
 var pgSchemas atomic.Int64
@@ -67,6 +69,7 @@ func TestQueue(t *testing.T) {
 	if got.Status != runtime.StatusInterrupted {
 		t.Fatalf("thread: %+v", got)
 	}
+	paused, question := got.CheckpointID, run.Pending[0].ID
 	ts.Must("alice", "POST", "/threads/"+th.ThreadID+"/resume", map[string]any{"answers": map[string]any{run.Pending[0].ID: map[string]any{"approved": true}}}, 202).JSON(t, &run)
 	if run = ts.Wait("alice", run); run.Status != "done" {
 		t.Fatalf("resume: %+v", run)
@@ -93,9 +96,21 @@ func TestQueue(t *testing.T) {
 	ts.Must("alice", "GET", runs+"/"+run.RunID+"/stream?last_event_id=nope:1", nil, 400)
 	ts.Must("alice", "GET", runs+"/q-999999/wait", nil, 404)
 	ts.Must("bob", "GET", runs+"/"+run.RunID, nil, 404)
-	p := ts.Must("alice", "POST", "/threads/"+th.ThreadID+"/history/"+got.CheckpointID+"/fork", nil, 501).Problem(t)
-	if p.Type != ProblemTypePrefix+"not-implemented" {
-		t.Fatalf("fork: %+v", p)
+	// A fork goes through the queue too: the paused checkpoint answered
+	// the other way branches the thread there.
+	var fork RunView
+	ts.Must("alice", "POST", "/threads/"+th.ThreadID+"/history/"+paused+"/fork",
+		map[string]any{"answers": map[string]any{question: map[string]any{"approved": false}}}, 202).JSON(t, &fork)
+	if fork.RunID[:2] != "q-" || fork.Kind != "fork" {
+		t.Fatalf("queued fork: %+v", fork)
+	}
+	if fork = ts.Wait("alice", fork); fork.Status != "done" {
+		t.Fatalf("fork: %+v", fork)
+	}
+	var branch ThreadView
+	ts.Must("alice", "GET", "/threads/"+th.ThreadID, nil, 200).JSON(t, &branch)
+	if branch.Status != runtime.StatusDone || branch.CheckpointID == got.CheckpointID || !strings.Contains(string(branch.Values), "false") {
+		t.Fatalf("the forked thread: %+v", branch)
 	}
 }
 
@@ -125,4 +140,57 @@ func TestQueueThreadRunning(t *testing.T) {
 		t.Fatalf("after the cancel: %s", got.Status)
 	}
 	ts.Must("alice", "DELETE", "/threads/"+th.ThreadID, nil, 204)
+}
+
+// TestQueueParkedThread: a queued run whose node sleeps past ParkAfter
+// ends parked; the thread reads parked with its wake time and is listed
+// under status=parked; a worker wakes it when the time comes and it
+// reads done, with no wake time.
+func TestQueueParkedThread(t *testing.T) {
+	q := openQueue(t)
+	g, err := runtime.NewBuilder("napper").Channel("log", spec.Append).
+		Node("nap", func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+			if err := runtime.Sleep(ctx, "nap", 1500*time.Millisecond); err != nil {
+				return nil, err
+			}
+			return runtime.Values{"log": "woke"}, nil
+		}).Edge(spec.Start, "nap").Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- workers.NewWorker(q, map[string]workers.Runnable{"napper": workers.Graph(g)}, workers.Poll(20*time.Millisecond)).Run(ctx)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	ts := NewTestServer(t, func(c *Config) { c.Graphs, c.Queue, c.Checkpointer = []Graph{Of(g)}, workersqueue.New(q), nil })
+	th := ts.NewThread("alice", nil)
+	var run RunView
+	ts.Must("alice", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{}, 202).JSON(t, &run)
+	if run = ts.Wait("alice", run); run.Status != runtime.StatusParked {
+		t.Fatalf("run: %+v", run)
+	}
+	var got ThreadView
+	ts.Must("alice", "GET", "/threads/"+th.ThreadID, nil, 200).JSON(t, &got)
+	if got.Status != runtime.StatusParked || got.WakeAt == nil || time.Until(*got.WakeAt) <= 0 || time.Until(*got.WakeAt) > 2*time.Second {
+		t.Fatalf("parked thread: status %s, wake at %v", got.Status, got.WakeAt)
+	}
+	var list ThreadList
+	ts.Must("alice", "GET", "/threads?status=parked", nil, 200).JSON(t, &list)
+	if len(list.Threads) != 1 || list.Threads[0].WakeAt == nil {
+		t.Fatalf("status=parked: %+v", list)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for got.Status != runtime.StatusDone {
+		if time.Now().After(deadline) {
+			t.Fatalf("thread not woken: %+v", got)
+		}
+		time.Sleep(50 * time.Millisecond)
+		got = ThreadView{}
+		ts.Must("alice", "GET", "/threads/"+th.ThreadID, nil, 200).JSON(t, &got)
+	}
+	if got.WakeAt != nil {
+		t.Errorf("woken thread still has a wake time %v", got.WakeAt)
+	}
 }

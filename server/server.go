@@ -121,8 +121,9 @@ type Config struct {
 	// outcomes, waits, cancels and streams the events the workers' runs
 	// keep in the store's event log (SSE ids "<worker run id>:<seq>"),
 	// and Checkpointer must be the queue's store (nil means
-	// Queue.Store()). Queued runs have ids "q-<request id>"; forks are
-	// refused (501), and a cancel cancels every request of the thread.
+	// Queue.Store()). Queued runs have ids "q-<request id>"; a fork is queued
+	// with its checkpoint (QueueRequest.From), and a cancel cancels every
+	// request of the thread (and keeps a parked one from being woken).
 	Queue Queue
 	// RenderSVG lays a diagram's DOT text out as SVG for
 	// GET /threads/{id}/diagram?format=svg and the inbox, e.g.

@@ -143,7 +143,8 @@ func walk(t *testing.T, ts *TestServer, queued bool) {
 		t.Fatalf("after the refusals the interrupt is not open: %+v", waiting)
 	}
 
-	// A fork (not queued: 501), then the answer that finishes the thread.
+	// A fork (through the queue too), then the answer that finishes the
+	// thread.
 	var hist struct{ Checkpoints []CheckpointView }
 	ts.Must("alice", "GET", "/threads/"+id+"/history", nil, 200).JSON(t, &hist)
 	cp := ""
@@ -152,18 +153,14 @@ func walk(t *testing.T, ts *TestServer, queued bool) {
 			cp = c.CheckpointID // before the pause
 		}
 	}
-	if queued {
-		ts.Must("alice", "POST", "/threads/"+id+"/history/"+cp+"/fork", nil, 501)
-	} else {
-		var fork RunView
-		ts.Must("alice", "POST", "/threads/"+id+"/history/"+cp+"/fork", nil, 202).JSON(t, &fork)
-		if fork = ts.Wait("alice", fork); fork.Status != runtime.StatusInterrupted {
-			t.Errorf("fork: %+v", fork)
-		}
-		ts.Must("alice", "POST", "/threads/"+id+"/history/nope/fork", nil, 404)
-		ts.Must("alice", "GET", "/threads/"+id, nil, 200).JSON(t, &waiting)
-		pid = waiting.Pending[0].ID
+	var fork RunView
+	ts.Must("alice", "POST", "/threads/"+id+"/history/"+cp+"/fork", nil, 202).JSON(t, &fork)
+	if fork = ts.Wait("alice", fork); fork.Status != runtime.StatusInterrupted {
+		t.Errorf("fork: %+v", fork)
 	}
+	ts.Must("alice", "POST", "/threads/"+id+"/history/nope/fork", nil, 404)
+	ts.Must("alice", "GET", "/threads/"+id, nil, 200).JSON(t, &waiting)
+	pid = waiting.Pending[0].ID
 	ts.Must("alice", "POST", resume, map[string]any{"answers": map[string]any{pid: map[string]any{"approved": true}}}, 202).JSON(t, &run)
 	if run = ts.Wait("alice", run); run.Status != runtime.StatusDone {
 		t.Fatalf("resume: %+v", run)

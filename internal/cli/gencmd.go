@@ -243,7 +243,7 @@ func (inv *Invocation) generateGraph(g *spec.Graph, specPath string, emit func(g
 		return all, err
 	}
 	opts.Subgraphs = pkgs
-	if !inv.Bindings.Empty() {
+	if !gen.WithBuiltins(g, inv.Bindings).Empty() {
 		loadDir := inv.LoadDir
 		if loadDir == "" {
 			loadDir = inv.Dir

@@ -82,6 +82,17 @@ type PendingInterrupt struct {
 	// Timer is true for a timer's pause: nobody answers it, the clock
 	// ends it (a waker, or runtime's Thread.Wake once WakeAt has passed).
 	Timer bool `json:"timer,omitempty"`
+	// Actions are the answers the interrupt offers (runtime.WithActions),
+	// in the order given; empty when it offers none.
+	Actions []Action `json:"actions,omitempty"`
+}
+
+// Action is one answer an interrupt offers: the label a person picks and
+// the answer (JSON) it stands for. An empty Value means the label itself,
+// as a JSON string, is the answer.
+type Action struct {
+	Label string          `json:"label"`
+	Value json.RawMessage `json:"value,omitempty"`
 }
 
 // JournalEntry is one recorded step or interrupt of a task.

@@ -27,7 +27,67 @@ type Memory struct {
 
 type memThread struct {
 	cps  []*memCP       // in creation order
-	byID map[string]int // index in cps
+	byID map[string]int // index in cps of the first indexed entries
+	// indexed is how many of cps byID holds: it catches up on a lookup
+	// that is not of the latest entry (index), so a run that writes each
+	// checkpoint as a delta of the one before pays no map insertion.
+	indexed int
+	// slab and bytes are room for the next entries and their delta
+	// values, allocated a chunk at a time (growing with the thread, up to
+	// slabMax entries and bytesMax bytes): a superstep's checkpoint then
+	// costs no allocation of its own most of the time.
+	slab  []memCP
+	bytes []byte
+}
+
+// Chunk limits of memThread's slab and bytes: an entry kept by Prune pins
+// at most its chunk.
+const (
+	slabMax  = 32
+	bytesMax = 4 << 10
+)
+
+// index returns the index in t.cps of the checkpoint id.
+func (t *memThread) index(id string) (int, bool) {
+	if n := len(t.cps); n > 0 && t.cps[n-1].cp.ID == id {
+		return n - 1, true
+	}
+	for ; t.indexed < len(t.cps); t.indexed++ {
+		t.byID[t.cps[t.indexed].cp.ID] = t.indexed
+	}
+	i, ok := t.byID[id]
+	return i, ok
+}
+
+// entry returns room for a new entry of t.
+func (t *memThread) entry() *memCP {
+	if len(t.slab) == 0 {
+		t.slab = make([]memCP, min(len(t.cps)+1, slabMax))
+	}
+	e := &t.slab[0]
+	t.slab = t.slab[1:]
+	return e
+}
+
+// cloneWrites returns copies of ws, their values in t's byte chunks.
+func (t *memThread) cloneWrites(dst []ChannelWrite, ws []ChannelWrite) []ChannelWrite {
+	n := 0
+	for _, w := range ws {
+		n += len(w.Value)
+	}
+	if n > bytesMax/4 {
+		return cloneWritesInto(dst, ws)
+	}
+	if cap(t.bytes)-len(t.bytes) < n {
+		t.bytes = make([]byte, 0, min(max(4*len(t.cps), 64), bytesMax))
+	}
+	for _, w := range ws {
+		at := len(t.bytes)
+		t.bytes = append(t.bytes, w.Value...)
+		w.Value = t.bytes[at:len(t.bytes):len(t.bytes)]
+		dst = append(dst, w)
+	}
+	return dst
 }
 
 // memCP is a stored checkpoint: a full snapshot (base "", cp.Channels
@@ -178,7 +238,7 @@ func (m *Memory) putDelta(cp *Checkpoint, d Delta, done []string) error {
 	t := m.threads[cp.ThreadID]
 	i, ok := 0, false
 	if t != nil {
-		i, ok = t.byID[d.Base]
+		i, ok = t.index(d.Base)
 	}
 	if !ok {
 		return fmt.Errorf("memory: put checkpoint %s of thread %q as a delta of checkpoint %s: %w", cp.ID, cp.ThreadID, d.Base, ErrNotFound)
@@ -188,9 +248,9 @@ func (m *Memory) putDelta(cp *Checkpoint, d Delta, done []string) error {
 	if base.base == "" {
 		snap = len(base.cp.Channels)
 	}
-	e := newMemCP(cp)
+	e := newMemCP(t.entry(), cp)
 	e.base, e.depth, e.bytes, e.snap = d.Base, base.depth+1, base.bytes+size, snap
-	e.writes = cloneWritesInto(e.write1[:0], d.Writes)
+	e.writes = t.cloneWrites(e.write1[:0], d.Writes)
 	if m.compact.Snapshot(base.depth, base.bytes, size, snap) {
 		chans, err := m.channels(t, i, e.writes)
 		if err != nil {
@@ -204,10 +264,10 @@ func (m *Memory) putDelta(cp *Checkpoint, d Delta, done []string) error {
 	return nil
 }
 
-// newMemCP returns an entry holding a copy of cp without its channels: one
-// allocation for the entry, the checkpoint and a one-task plan.
-func newMemCP(cp *Checkpoint) *memCP {
-	e := &memCP{own: *cp}
+// newMemCP makes e an entry holding a copy of cp without its channels:
+// the entry, the checkpoint and a one-task plan in one place.
+func newMemCP(e *memCP, cp *Checkpoint) *memCP {
+	e.own = *cp
 	e.cp = &e.own
 	e.own.Channels = nil
 	switch len(cp.Next) {
@@ -226,7 +286,6 @@ func newMemCP(cp *Checkpoint) *memCP {
 // add appends e to its thread and drops the journals of done; m.mu is held.
 func (m *Memory) add(e *memCP, done []string) {
 	t := m.thread(e.cp.ThreadID)
-	t.byID[e.cp.ID] = len(t.cps)
 	t.cps = append(t.cps, e)
 	if js := m.journals[e.cp.ThreadID]; js != nil {
 		for _, id := range done {
@@ -252,7 +311,7 @@ func (m *Memory) channels(t *memThread, i int, more []ChannelWrite) (json.RawMes
 			return ApplyDeltas(e.cp.Channels, chain...)
 		}
 		chain = append(chain, e.writes)
-		j, ok := t.byID[e.base]
+		j, ok := t.index(e.base)
 		if !ok {
 			return nil, fmt.Errorf("%w: checkpoint %s is a delta of checkpoint %s, which is gone", ErrDelta, e.cp.ID, e.base)
 		}
@@ -316,6 +375,7 @@ func (m *Memory) Prune(_ context.Context, threadID string, opts PruneOptions) (i
 		kept.byID[n.cp.ID] = len(kept.cps)
 		kept.cps = append(kept.cps, n)
 	}
+	kept.indexed = len(kept.cps)
 	removed := len(t.cps) - len(kept.cps)
 	m.threads[threadID] = kept
 	if len(kept.cps) > 0 {
@@ -358,7 +418,7 @@ func (m *Memory) Get(_ context.Context, threadID, id string) (*Checkpoint, error
 	if id == "" {
 		return m.full(t, len(t.cps)-1)
 	}
-	if i, ok := t.byID[id]; ok {
+	if i, ok := t.index(id); ok {
 		return m.full(t, i)
 	}
 	return nil, ErrNotFound

@@ -186,7 +186,8 @@ func rich(thread, parent string) *runtime.Checkpoint {
 		{Node: "worker", Key: "worker#2", Input: json.RawMessage(`{}`)},
 	}
 	c.Pending = []runtime.PendingInterrupt{
-		{ID: "worker#0:interrupt#0", Key: "interrupt#0", Node: "worker", TaskID: c.PlanID + ":worker#0", Payload: json.RawMessage(`{"question":"approve?","amount":42.5}`)},
+		{ID: "worker#0:interrupt#0", Key: "interrupt#0", Node: "worker", TaskID: c.PlanID + ":worker#0", Payload: json.RawMessage(`{"question":"approve?","amount":42.5}`),
+			Actions: []checkpoint.Action{{Label: "Approve", Value: json.RawMessage(`{"ok":true}`)}, {Label: "Cancel"}}},
 		{ID: "worker#1:approve:b#0", Key: "approve:b#0", Node: "worker", TaskID: c.PlanID + ":worker#1", Payload: json.RawMessage(`"plain string"`)},
 	}
 	c.Created = time.Date(2025, 3, 4, 5, 6, 7, 123456789, time.UTC)

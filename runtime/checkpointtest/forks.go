@@ -1,6 +1,7 @@
 package checkpointtest
 
 import (
+	"errors"
 	"sync/atomic"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 var forkContracts = []contract{
 	{"ForkFromPauseReplaysStep", testForkFromPauseReplaysStep},
 	{"ForkBeforeStepRunsIt", testForkBeforeStepRunsIt},
+	{"ForkFromFailedStepReplaysStep", testForkFromFailedStepReplaysStep},
 }
 
 // chargeGraph is a node that charges (a journaled Step, counted) and then
@@ -108,5 +110,73 @@ func testForkBeforeStepRunsIt(t *testing.T, cp runtime.Checkpointer) {
 	}
 	if n := charged.Load(); n != 2 {
 		t.Errorf("the charge ran %d times after the new branch's resume, want twice", n)
+	}
+}
+
+// failingChargeGraph charges (a journaled Step, counted) and then fails
+// while fail is set; when it does not fail it asks a person, as
+// chargeGraph does.
+func failingChargeGraph(t *testing.T, charged *atomic.Int32, fail *atomic.Bool) *graph {
+	return compile(t, runtime.NewBuilder("charge").Channel("answer", "").
+		Node("pay", func(c *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+			if _, err := runtime.Step(c, "charge", func() (int, error) { return int(charged.Add(1)), nil }); err != nil {
+				return nil, err
+			}
+			if fail.Load() {
+				return nil, errors.New("the card network is down")
+			}
+			a, err := runtime.Interrupt[string](c, "which answer?")
+			if err != nil {
+				return nil, err
+			}
+			return runtime.Values{"answer": a}, nil
+		}).
+		Edge(spec.Start, "pay").Edge("pay", spec.End))
+}
+
+// testForkFromFailedStepReplaysStep: a superstep fails after its task's
+// charge ran; the thread's latest checkpoint is then the one the failed
+// superstep left, with the charge's journal kept for a retry. The retry
+// replays the charge and pauses; the person answers A. A fork from the
+// failed superstep's checkpoint, and one from the retry's pause answered
+// with B, replay the charge too: it ran in the world while each was
+// current, so the charge runs once in all.
+func testForkFromFailedStepReplaysStep(t *testing.T, cp runtime.Checkpointer) {
+	var charged atomic.Int32
+	var fail atomic.Bool
+	fail.Store(true)
+	g := failingChargeGraph(t, &charged, &fail)
+	ctx := t.Context()
+	if res, err := g.Thread(cp, "x").Invoke(ctx, nil); err == nil || res.Status != runtime.StatusError {
+		t.Fatalf("run: %v %v, want an error", res.Status, err)
+	}
+	failed, err := cp.Get(ctx, "x", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fail.Store(false)
+	if res, err := g.Thread(cp, "x").Invoke(ctx, nil); err != nil || res.Status != runtime.StatusInterrupted {
+		t.Fatalf("retry: %v %v", res.Status, err)
+	}
+	if n := charged.Load(); n != 1 {
+		t.Fatalf("the charge ran %d times by the retry, want once: the retry replays it", n)
+	}
+	pause, _ := pauseOf(t, cp, "x")
+	if res, err := g.Thread(cp, "x").Resume(ctx, runtime.Answer("A")); err != nil || res.Status != runtime.StatusDone {
+		t.Fatalf("resume with A: %v %v", res.Status, err)
+	}
+	if res, err := g.Thread(cp, "x").Fork(failed.ID).Invoke(ctx, nil); err != nil || res.Status != runtime.StatusInterrupted {
+		t.Fatalf("run from the failed superstep's checkpoint: %v %v", res.Status, err)
+	}
+	if n := charged.Load(); n != 1 {
+		t.Errorf("the charge ran %d times after a fork from the failed superstep's checkpoint, want once: it replays the charge", n)
+	}
+	before := charged.Load()
+	res, err := g.Thread(cp, "x").Fork(pause.ID).Resume(ctx, runtime.Answer("B"))
+	if err != nil || res.Status != runtime.StatusDone || res.State["answer"] != "B" {
+		t.Fatalf("resume of the retry's pause with B: %v %v %v", res.Status, res.State, err)
+	}
+	if n := charged.Load() - before; n != 0 {
+		t.Errorf("a fork from the retry's pause ran the charge %d more times, want none: it replays the charge", n)
 	}
 }

@@ -108,6 +108,17 @@ func sameCheckpoint(t *testing.T, want, got *runtime.Checkpoint) {
 			t.Errorf("checkpoint %s: pending[%d] differs (-want +got):\n%s", want.ID, i, d)
 		}
 		sameJSON(t, fmt.Sprintf("checkpoint %s pending[%d] payload", want.ID, i), w.Payload, g.Payload)
+		if len(w.Actions) != len(g.Actions) {
+			t.Fatalf("checkpoint %s: pending[%d] has actions %+v, want %+v", want.ID, i, g.Actions, w.Actions)
+		}
+		for k := range w.Actions {
+			if w.Actions[k].Label != g.Actions[k].Label {
+				t.Errorf("checkpoint %s: pending[%d] action %d is %q, want %q", want.ID, i, k, g.Actions[k].Label, w.Actions[k].Label)
+			}
+			if len(w.Actions[k].Value) > 0 || len(g.Actions[k].Value) > 0 {
+				sameJSON(t, fmt.Sprintf("checkpoint %s pending[%d] action %d value", want.ID, i, k), w.Actions[k].Value, g.Actions[k].Value)
+			}
+		}
 	}
 }
 

@@ -91,12 +91,13 @@
 // A journal write and a renewal are upserts, so a retry writes the same
 // again; a commit cut off on its way back may have committed, so before a
 // retry the Store checks for the checkpoint's row and, when it is there,
-// does not write again. Each retry goes to OnRetry (by default a WARN line
-// through slog). TestRetryAfterTerminatedConnection ends the Store's
+// does not write again. Each retry is a WARN line through slog and goes to
+// OnRetry as a checkpoint.Retry (the otel module's Observer.Retry counts
+// it). TestRetryAfterTerminatedConnection ends the Store's
 // connections with pg_terminate_backend between a step's effect and its
 // journal write and before a commit: the run finishes and the effect runs
 // once; TestRetryAcrossRestart does the same across a server restart
-// (ILMEK_PGTEST_RESTART=1).
+// (ILMEK_PGTEST_RESTART=1, in CI's serial restart step).
 //
 // # Tests
 //

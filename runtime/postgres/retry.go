@@ -11,23 +11,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/runtime/internal/store"
 )
-
-// Retry is one retry of a Store's write after an error that is safe to
-// retry, as OnRetry receives it.
-type Retry struct {
-	// Op is the write: "commit", "journal" or "renew lease".
-	Op string
-	// Thread is the thread written.
-	Thread string
-	// Attempt counts the retries of this write (1, 2, ...).
-	Attempt int
-	// Wait is how long the Store waits before the retry.
-	Wait time.Duration
-	// Err is the failed attempt's error.
-	Err error
-}
 
 // DefaultRetryBudget bounds how long a write is retried unless RetryBudget
 // says otherwise.
@@ -41,24 +27,23 @@ const DefaultRetryBudget = 30 * time.Second
 // context may end it sooner.
 func RetryBudget(d time.Duration) Option { return func(o *options) { o.retryBudget = d } }
 
-// OnRetry sets what is told of each retry (for a log line or a counter).
-// Without it a retry is logged through slog.Default at level WARN.
-func OnRetry(fn func(Retry)) Option { return func(o *options) { o.onRetry = fn } }
+// OnRetry sets a function told of each retry besides the WARN line logged
+// through slog.Default (as a worker's OnRetry is), for example the otel
+// module's Observer.Retry, which counts them; Thread is the thread written.
+func OnRetry(fn checkpoint.RetryFunc) Option { return func(o *options) { o.onRetry = fn } }
 
 // retrier is the Store's store.Retrier.
 func (s *Store) retrier() *store.Retrier {
-	report := s.opts.onRetry
-	if report == nil {
-		report = func(r Retry) {
-			slog.Warn("postgres: retrying a write after an error safe to retry", "op", r.Op, "thread", r.Thread,
-				"attempt", r.Attempt, "wait", r.Wait, "schema", s.schema, "err", r.Err)
-		}
-	}
+	also := s.opts.onRetry
 	return &store.Retrier{
 		Budget:    s.opts.retryBudget,
 		Transient: transient,
-		Report: func(op, thread string, attempt int, wait time.Duration, err error) {
-			report(Retry{Op: op, Thread: thread, Attempt: attempt, Wait: wait, Err: err})
+		Report: func(ctx context.Context, r checkpoint.Retry) {
+			slog.WarnContext(ctx, "postgres: retrying a write after an error safe to retry", "op", r.Op, "thread", r.Thread,
+				"attempt", r.Attempt, "wait", r.Wait, "schema", s.schema, "err", r.Err)
+			if also != nil {
+				also(ctx, r)
+			}
 		},
 	}
 }

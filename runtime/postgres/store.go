@@ -39,7 +39,7 @@ type options struct {
 	compact checkpoint.Compaction
 
 	retryBudget time.Duration
-	onRetry     func(Retry)
+	onRetry     checkpoint.RetryFunc
 }
 
 // DefaultSchema is the PostgreSQL schema a Store uses unless Schema says

@@ -32,8 +32,8 @@
 // thread of the store, and the wake runs in the waker's process. Several
 // processes each running a waker on one SQLite file stay correct (the
 // lease and the due check fence them) but each does the listing. Threads
-// of PostgreSQL deployments are to be woken by the queue's workers
-// (runtime/postgres/workers), which do not do it yet.
+// of PostgreSQL deployments are woken by the queue's workers
+// (runtime/postgres/workers).
 package waker
 
 import (

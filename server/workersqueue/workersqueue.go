@@ -38,7 +38,7 @@ func (a *Queue) Store() runtime.Checkpointer { return a.q.Store() }
 // Submit queues r. workers.ErrWaitsOnPerson is also matched by
 // runtime.ErrWaitingOnPerson.
 func (a *Queue) Submit(ctx context.Context, r server.QueueRequest) (string, error) {
-	req := workers.Request{Graph: r.Graph, Thread: r.Thread, Kind: workers.KindStart, Input: r.Input, Policy: r.Policy}
+	req := workers.Request{Graph: r.Graph, Thread: r.Thread, Kind: workers.KindStart, Input: r.Input, Policy: r.Policy, From: r.From}
 	if r.Resume {
 		req.Kind = workers.KindResume
 	}
@@ -108,7 +108,10 @@ func outcome(o workers.Outcome, err error) (server.QueueOutcome, error) {
 		if out.Error == "" {
 			out.Error = "cancelled before it started"
 		}
-	case string(runtime.StatusDone), string(runtime.StatusInterrupted), string(runtime.StatusError), string(runtime.StatusAborted):
+	case string(runtime.StatusDone), string(runtime.StatusInterrupted), string(runtime.StatusParked), string(runtime.StatusError), string(runtime.StatusAborted):
+	case workers.StateDead:
+		out.Status = runtime.StatusError
+		out.Error = "dead: " + out.Error
 	default:
 		out.Status = runtime.StatusError
 		if out.Error == "" {

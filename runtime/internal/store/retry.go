@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // Retrier retries a store's writes that fail with an error the database
@@ -17,7 +19,7 @@ type Retrier struct {
 	// Transient says whether err is safe to retry.
 	Transient func(err error) bool
 	// Report, when not nil, is told of each retry before its wait.
-	Report func(op, thread string, attempt int, wait time.Duration, err error)
+	Report checkpoint.RetryFunc
 }
 
 // backoff is the wait before retry n (1, 2, ...): 20 ms doubling to 1 s,
@@ -50,7 +52,7 @@ func (r *Retrier) Do(ctx context.Context, op, thread string, settled func(ctx co
 			return fmt.Errorf("%w (gave up after %d attempts)", err, attempt)
 		}
 		if r.Report != nil {
-			r.Report(op, thread, attempt, wait, err)
+			r.Report(ctx, checkpoint.Retry{Op: op, Thread: thread, Attempt: attempt, Wait: wait, Err: err})
 		}
 		t := time.NewTimer(wait)
 		select {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // TestRetrierDo: a transient failure is retried and reported; a failed
@@ -31,10 +33,10 @@ func TestRetrierDo(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			reports := 0
 			r := &Retrier{Budget: tc.budget, Transient: func(err error) bool { return errors.Is(err, cut) },
-				Report: func(op, thread string, attempt int, _ time.Duration, err error) {
+				Report: func(_ context.Context, x checkpoint.Retry) {
 					reports++
-					if op != "commit" || thread != "t" || attempt != reports || !errors.Is(err, cut) {
-						t.Errorf("report %s %s %d %v", op, thread, attempt, err)
+					if x.Op != "commit" || x.Thread != "t" || x.Attempt != reports || x.Wait <= 0 || !errors.Is(x.Err, cut) {
+						t.Errorf("report %+v", x)
 					}
 				}}
 			calls := 0

@@ -27,8 +27,13 @@ const (
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(envChild); mode != "" {
 		run := childWorker
-		if mode == "chaos" {
+		switch mode {
+		case "chaos":
 			run = chaosWorker
+		case "timers":
+			run = timerWorker
+		case "suicide":
+			run = suicideWorker
 		}
 		if err := run(); err != nil {
 			fmt.Fprintln(os.Stderr, "child worker:", err)

@@ -30,6 +30,34 @@
 // running, enqueue it behind them, or cancel them and run it
 // (cancel-and-replace, refused while the thread waits on a person).
 //
+// # Timers
+//
+// A run that parks its thread on a timer (runtime.Sleep, runtime.Until
+// past runtime.WithParkAfter) ends its request parked, with the timer in
+// Outcome.Pending. Each worker looks for due timers every Poll, at least
+// 100 ms apart (Queue.QueueDueWakes): a thread parked, or interrupted with a deadline
+// (runtime.WithTimeout), whose wake time has passed and that has no
+// request queued or running gets one request of its own kind, "wake" (at
+// most one per thread, by a unique index, migration 7), on the graph of
+// the thread's latest request. A worker claims it like any request and
+// runs runtime's Thread.Wake under the thread's lease, so the thread is
+// woken once however many workers race or die; a wake whose thread has
+// nothing due (answered, resumed, deleted, or woken by an earlier claim)
+// ends cancelled, or with the earlier claim's outcome. Cancel on a parked
+// thread marks it aborted, so it is not woken. A thread that no request
+// ever ran is not woken by the workers (runtime/waker is for those).
+//
+// # Dead requests and retention
+//
+// A request whose claims keep expiring (its run kills or stalls its
+// worker every time) ends in state dead once MaxClaims claims (default
+// DefaultMaxClaims) expired since it was queued or retried; claims a
+// worker gave back (the thread was busy, the store failed) do not count.
+// Each claim that started a run is in the request's claims log with its
+// worker and error (migration 8). Queue.Dead lists dead requests,
+// Queue.Retry queues one again, and Queue.Prune deletes the requests that
+// ended longer ago than it is told (dead ones stay until retried).
+//
 // # Outcomes and events
 //
 // Outcome (from any process) says where a request stands: queued, running,
@@ -92,8 +120,9 @@
 // and writes the same values again, and a claim whose reply was lost after
 // it committed is found again by the tag it wrote in the request's worker
 // column, so it neither runs a request twice nor leaves it to wait for its
-// claim to expire. Each retry is logged as a warning (Logger), counted
-// (Worker.Retries) and passed to OnRetry, for a metrics system to count.
+// claim to expire. Each retry is logged as a warning (Logger) and passed
+// to OnRetry as a checkpoint.Retry; the otel module's Observer.Retry turns
+// it into a counter and a span event.
 // TestQueueStatementsSurviveTerminatedConnections cuts the connections
 // with pg_terminate_backend before and after each of these commits.
 //

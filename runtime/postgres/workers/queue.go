@@ -59,8 +59,11 @@ type forkInput struct {
 type Outcome struct {
 	ID     int64  `json:"id"`
 	Thread string `json:"thread"`
-	// State is queued, running, or an end: done, interrupted, error,
-	// aborted (cancelled while running) or cancelled (before it ran).
+	// State is queued, running, or an end: done, interrupted, parked (on
+	// a timer: a worker wakes the thread when it is due), error, aborted
+	// (cancelled while running), cancelled (before it ran, or a wake that
+	// found nothing due) or dead (StateDead: its claims expired MaxClaims
+	// times; Queue.Retry).
 	State string `json:"state"`
 	// Result is the thread's state after the run, as JSON.
 	Result json.RawMessage `json:"result,omitempty"`
@@ -207,7 +210,8 @@ func (q *Queue) refuseIfWaiting(ctx context.Context, tx pgx.Tx, thread string) e
 
 // Cancel drops the thread's queued requests (they end cancelled) and asks
 // its running one to stop at its next superstep boundary (it ends
-// aborted). It returns how many requests it cancelled.
+// aborted). A parked thread is marked aborted, and its timers are not
+// woken. It returns how many requests (and parked threads) it cancelled.
 func (q *Queue) Cancel(ctx context.Context, thread string) (int, error) {
 	var n int
 	err := pgx.BeginFunc(ctx, q.store.Pool(), func(tx pgx.Tx) error {
@@ -252,7 +256,11 @@ func cancelCount(ctx context.Context, tx pgx.Tx, q *Queue, thread string) (int, 
 		}
 		n += len(ids)
 	}
-	return n, nil
+	parked, err := cancelTimers(ctx, tx, q, thread)
+	if parked {
+		n++
+	}
+	return n, err
 }
 
 // Outcome returns what became of request id so far.

@@ -9,32 +9,15 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
-// Retry describes one retried queue statement of a worker: the attempt that
-// failed with a transient error (see OnRetry) and the pause before the next.
-type Retry struct {
-	// Op names the statement: "claim", "renew", "finish", "release",
-	// "start" (the request's base checkpoint) or "run" (a run's id).
-	Op string
-	// Request is the request's id; 0 for a claim.
-	Request int64
-	// Attempt is the number of the attempt that failed, from 1.
-	Attempt int
-	// Wait is the pause before the next attempt.
-	Wait time.Duration
-	// Err is the attempt's error.
-	Err error
-}
-
 // OnRetry sets a function the worker calls for each queue statement it
-// retries (besides the warning it logs), for example to count retries in
-// a metrics system. It is called on the retrying goroutine; keep it short.
-func OnRetry(fn func(Retry)) WorkerOption { return func(o *workerOptions) { o.onRetry = fn } }
-
-// Retries returns how many queue statements the worker has retried after
-// a transient error since it was made.
-func (w *Worker) Retries() int64 { return w.retries.Load() }
+// retries (besides the warning it logs), for example the otel module's
+// Observer.Retry, which counts them; Request is the request's id, 0 for a
+// claim. It is called on the retrying goroutine; keep it short.
+func OnRetry(fn checkpoint.RetryFunc) WorkerOption { return func(o *workerOptions) { o.onRetry = fn } }
 
 // The pauses between attempts of a retried statement: they double from
 // retryFirst up to retryMax, within each statement's budget.
@@ -56,11 +39,10 @@ func (w *Worker) retry(ctx context.Context, op string, request int64, budget tim
 		if err == nil || !transient(err) || ctx.Err() != nil || time.Now().Add(pause).After(deadline) {
 			return err
 		}
-		w.retries.Add(1)
 		w.opts.logger.Warn("retry a queue statement after a transient error",
 			"op", op, "request", request, "attempt", attempt, "wait", pause, "err", err)
 		if w.opts.onRetry != nil {
-			w.opts.onRetry(Retry{Op: op, Request: request, Attempt: attempt, Wait: pause, Err: err})
+			w.opts.onRetry(ctx, checkpoint.Retry{Op: op, Request: request, Attempt: attempt, Wait: pause, Err: err})
 		}
 		t := time.NewTimer(pause)
 		select {

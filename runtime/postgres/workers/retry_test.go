@@ -18,6 +18,7 @@ import (
 
 	"github.com/ilmek-go/ilmek/internal/pgtest"
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/runtime/postgres"
 	"github.com/ilmek-go/ilmek/runtime/postgres/workers"
 	"github.com/ilmek-go/ilmek/spec"
@@ -205,7 +206,7 @@ func (h *recordHandler) count(msg string) int {
 // ends done under its first claim (no wait for the claim to expire: the
 // claim TTL is a minute where the statement is cut once), each node's
 // journaled effect ran exactly once per thread, and each retry was logged
-// and reported to OnRetry and Retries.
+// and reported to OnRetry.
 func TestQueueStatementsSurviveTerminatedConnections(t *testing.T) {
 	const (
 		claimSQL  = "SET state = 'running', worker"
@@ -262,7 +263,7 @@ func TestQueueStatementsSurviveTerminatedConnections(t *testing.T) {
 			c.arm(tc.match, tc.after, tc.cuts)
 			startWorkers(t, q, map[string]workers.Runnable{"cut": workers.Graph(g)}, 1,
 				workers.ClaimTTL(tc.ttl), workers.Concurrency(1), workers.Logger(slog.New(&h)),
-				workers.OnRetry(func(r workers.Retry) {
+				workers.OnRetry(func(_ context.Context, r checkpoint.Retry) {
 					mu.Lock()
 					reported[r.Op]++
 					mu.Unlock()

@@ -27,6 +27,7 @@ const (
 	modeStart    runMode = iota // fold the input in
 	modeContinue                // the input was folded in by an earlier claim
 	modeResume                  // answer the pending interrupts with the input
+	modeWake                    // wake a thread whose timer or deadline is due (Thread.Wake)
 )
 
 // runOutcome is a finished run as the worker records it.
@@ -78,6 +79,8 @@ func (r graphRunner[S, U]) run(ctx context.Context, cp runtime.Checkpointer, thr
 			return runOutcome{}, fmt.Errorf("decode the answers (a JSON object by interrupt id): %w", err)
 		}
 		res, err = th.Resume(ctx, runtime.AnswersByID(answers), opts...)
+	case modeWake:
+		res, err = th.Wake(ctx, opts...)
 	}
 	state, merr := json.Marshal(res.State)
 	if merr != nil {
@@ -100,7 +103,8 @@ func (r graphRunner[S, U]) ended(ctx context.Context, cp runtime.Checkpointer, t
 	}
 	out := runOutcome{Status: runtime.StatusDone, State: state}
 	if len(ts.Open) > 0 {
-		out.Status, out.Pending = runtime.StatusInterrupted, ts.Open
+		// A thread parked on timers is not waiting on a person.
+		out.Status, out.Pending = pauseStatus(ts.Open), ts.Open
 	}
 	return out, true, nil
 }

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -31,7 +30,6 @@ type Worker struct {
 	mu      sync.Mutex         // guards running and ended
 	running map[int64]func()   // request id → ask its run to stop
 	ended   map[int64]struct{} // requests whose end this worker recorded, until their notification arrives
-	retries atomic.Int64       // statements retried (Retries)
 }
 
 // WorkerOption configures NewWorker.
@@ -43,7 +41,8 @@ type workerOptions struct {
 	poll        time.Duration
 	concurrency int
 	logger      *slog.Logger
-	onRetry     func(Retry)
+	onRetry     checkpoint.RetryFunc
+	maxClaims   int
 }
 
 // DefaultClaimTTL is how long a claim lasts without renewal unless ClaimTTL
@@ -75,7 +74,7 @@ func Logger(l *slog.Logger) WorkerOption { return func(o *workerOptions) { o.log
 // requests give in Request.Graph.
 func NewWorker(q *Queue, graphs map[string]Runnable, opts ...WorkerOption) *Worker {
 	host, _ := os.Hostname()
-	o := workerOptions{name: fmt.Sprintf("pid %d on %s", os.Getpid(), host), ttl: DefaultClaimTTL, poll: time.Second, concurrency: 4, logger: slog.New(slog.DiscardHandler)}
+	o := workerOptions{name: fmt.Sprintf("pid %d on %s", os.Getpid(), host), ttl: DefaultClaimTTL, poll: time.Second, concurrency: 4, maxClaims: DefaultMaxClaims, logger: slog.New(slog.DiscardHandler)}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -111,6 +110,11 @@ func (w *Worker) Run(ctx context.Context) error {
 	go func() {
 		defer wg.Done()
 		w.q.listen(lctx, w.notified, func() { signal(w.wake) })
+	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		w.scanTimers(lctx, max(w.opts.poll, minTimerScan))
 	}()
 	claimNow := true // claim without waiting: at the start, and while requests may be queued
 	for {
@@ -264,6 +268,9 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 		w.finish(c, "aborted", nil, "cancelled before it ran")
 		return
 	}
+	if w.buryIfSpent(ctx, c) {
+		return
+	}
 	cp := w.q.store
 	from := "" // a fork's checkpoint
 	if c.kind == kindFork {
@@ -275,8 +282,14 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 		c.kind, c.input, from = string(f.Kind), f.Input, f.From
 	}
 	mode := modeStart
-	if c.kind == string(KindResume) {
+	switch c.kind {
+	case string(KindResume):
 		mode = modeResume
+	case kindWake:
+		// Thread.Wake itself continues a wake an earlier claim's worker
+		// died in, and refuses a thread with nothing due.
+		w.runClaimedRun(ctx, c, g, "", modeWake)
+		return
 	}
 	// The first claim noted where the thread stood (base_cp), so that a
 	// later claim knows whether this request's input was folded in already.
@@ -297,6 +310,14 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 		mode = modeContinue
 		from = "" // the fork's branch is the thread's latest now
 	}
+	w.runClaimedRun(ctx, c, g, from, mode)
+}
+
+// runClaimedRun runs a claimed request's run in mode and records its
+// outcome.
+func (w *Worker) runClaimedRun(ctx context.Context, c *claimed, g Runnable, from string, mode runMode) {
+	cp := w.q.store
+	latest := c.latest
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	// A cancel request stops the run between supersteps: the superstep in
@@ -316,9 +337,11 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 	hb := make(chan struct{})
 	go func() { defer close(hb); w.heartbeat(runCtx, c, cancel, requestStop, stop) }()
 	extra := []runtime.RunOption{runtime.WithStopSignal(stopRun), runtime.WithObserver(runStarted{w: w, c: c})}
-	if mode == modeStart {
+	if mode == modeStart && from == "" {
 		// Fold the input only into the thread as this claim found it: if
 		// another claim's run moved it meanwhile, a later claim looks again.
+		// (A fork starts from its own checkpoint, not the latest: the
+		// runtime would refuse it as moved, and the claim would loop.)
 		extra = append(extra, runtime.WithExpectedLatest(latest))
 	}
 	if _, ok := runtime.Checkpointer(cp).(checkpoint.EventStore); ok {
@@ -344,6 +367,9 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 		return
 	case ctx.Err() != nil:
 		return // this worker stops; the claim expires and another continues
+	case mode == modeWake && notDue(err):
+		w.finishNotDue(ctx, c, g, err)
+		return
 	case stopped:
 		out.Status = runtime.StatusAborted
 	}
@@ -437,7 +463,7 @@ func (w *Worker) release(c *claimed, why error) {
 	defer cancel()
 	w.opts.logger.Info("request released", "request", c.id, "why", why)
 	err := w.retry(ctx, "release", c.id, 5*time.Second, func(int) error {
-		_, err := w.q.store.Pool().Exec(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET claim_until = clock_timestamp() + interval '200 milliseconds' WHERE id = $1 AND claim = $2", c.id, c.claim)
+		_, err := w.q.store.Pool().Exec(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET claim_until = clock_timestamp() + interval '200 milliseconds', "+claimReleased+" WHERE id = $1 AND claim = $2", c.id, c.claim, why.Error())
 		return err
 	})
 	if err != nil {
@@ -457,7 +483,7 @@ type runStarted struct {
 func (o runStarted) RunStart(ctx context.Context, run runtime.RunRecord) context.Context {
 	// Retried, so written only when the id is not there yet.
 	if err := o.w.retry(ctx, "run", o.c.id, o.w.opts.ttl/3, func(int) error {
-		_, err := o.w.q.store.Pool().Exec(ctx, "UPDATE "+o.w.q.t("ilmek_requests")+" SET run_ids = array_append(run_ids, $3) WHERE id = $1 AND claim = $2 AND NOT $3 = ANY(run_ids)",
+		_, err := o.w.q.store.Pool().Exec(ctx, "UPDATE "+o.w.q.t("ilmek_requests")+" SET run_ids = array_append(run_ids, $3), "+claimsLogged+" WHERE id = $1 AND claim = $2 AND NOT $3 = ANY(run_ids)",
 			o.c.id, o.c.claim, run.RunID)
 		return err
 	}); err != nil {

@@ -41,7 +41,7 @@ var registry = runtime.Registry{
 			return nil, err
 		}
 		return func(_ *runtime.Ctx, s runtime.Values) (runtime.Values, error) {
-			cur, _ := s[cfg.Channel].(float64)
+			cur, _ := runtime.Get[float64](s, cfg.Channel) // unset: 0; a generated state hands typed numbers
 			return runtime.Values{cfg.Channel: cur + cfg.By}, nil
 		}, nil
 	},

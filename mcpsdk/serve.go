@@ -1,0 +1,170 @@
+package mcpsdk
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ilmek-go/ilmek/runtime"
+)
+
+// ResumeSuffix is appended to a graph tool's name to name the tool that
+// answers its pauses.
+const ResumeSuffix = "__resume"
+
+// GraphTool says how AddGraph exposes a graph as MCP tools.
+type GraphTool[S, U any] struct {
+	// Name is the tool's name (default: the graph's name); Description
+	// what it is for (default: a sentence naming the graph).
+	Name, Description string
+	// Graph is the graph to run; Store keeps its threads (a pause outlives
+	// the call that paused). Both required.
+	Graph *runtime.Graph[S, U]
+	Store runtime.Checkpointer
+	// NewThreadID mints the thread of each call (default: 16 random hex
+	// digits).
+	NewThreadID func() string
+}
+
+// Outcome is the structured result of a graph tool: the thread the call
+// ran, its status (runtime.Status), the state when done, the pending
+// interrupts when interrupted, and the error when it failed.
+type Outcome[S any] struct {
+	Thread  string                     `json:"thread"`
+	Status  runtime.Status             `json:"status"`
+	State   *S                         `json:"state,omitempty"`
+	Pending []runtime.PendingInterrupt `json:"pending,omitempty"`
+	Error   string                     `json:"error,omitempty"`
+}
+
+// ResumeInput is the input of a graph's resume tool: the thread, and one
+// answer (to its only open interrupt; a string equal to an action's label
+// answers with that action's value) or answers keyed by interrupt id.
+type ResumeInput struct {
+	Thread  string         `json:"thread" jsonschema:"the thread the paused call returned"`
+	Answer  any            `json:"answer,omitempty" jsonschema:"the answer to the only open interrupt, or one of its action labels"`
+	Answers map[string]any `json:"answers,omitempty" jsonschema:"answers keyed by interrupt id, when several are open"`
+}
+
+// AddGraph adds two tools to s: t.Name runs the graph on a new thread with
+// the call's arguments as input, and t.Name+ResumeSuffix answers a thread
+// that paused. The run tool's input schema is the input type's JSON
+// Schema for a typed (generated) graph, and an object whose properties
+// are the channels for an untyped one (runtime.Values). A run that pauses
+// returns its pending interrupts (text and structured) and is answered
+// with the resume tool; a run that fails is a tool error.
+func AddGraph[S, U any](s *sdk.Server, t GraphTool[S, U]) error {
+	if s == nil || t.Graph == nil || t.Store == nil {
+		return errors.New("mcpsdk: AddGraph needs a server, GraphTool.Graph and GraphTool.Store")
+	}
+	name := t.Name
+	if name == "" && t.Graph.Shape() != nil {
+		name = t.Graph.Shape().Name
+	}
+	if name == "" {
+		return errors.New("mcpsdk: AddGraph: the graph has no name; set GraphTool.Name")
+	}
+	desc := t.Description
+	if desc == "" {
+		desc = "Runs the ilmek graph " + name + "."
+	}
+	mint := t.NewThreadID
+	if mint == nil {
+		mint = randomID
+	}
+	run := &sdk.Tool{Name: name, Description: desc}
+	if _, untyped := any(new(U)).(*runtime.Values); untyped {
+		props := map[string]any{}
+		if sh := t.Graph.Shape(); sh != nil {
+			for _, c := range sh.Channels {
+				props[c.Name] = map[string]any{"description": "channel " + c.Name + " (" + c.Reducer + ")"}
+			}
+		}
+		run.InputSchema = map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	}
+	sdk.AddTool(s, run, func(ctx context.Context, _ *sdk.CallToolRequest, in U) (*sdk.CallToolResult, any, error) {
+		id := mint()
+		res, err := t.Graph.Thread(t.Store, id).Invoke(ctx, in)
+		return result(name, id, res, err)
+	})
+	resume := &sdk.Tool{Name: name + ResumeSuffix, Description: "Answers a paused call of " + name + ": the thread it returned, and the answer."}
+	sdk.AddTool(s, resume, func(ctx context.Context, _ *sdk.CallToolRequest, in ResumeInput) (*sdk.CallToolResult, any, error) {
+		th := t.Graph.Thread(t.Store, in.Thread)
+		a := runtime.AnswersByID(in.Answers)
+		if in.Answers == nil {
+			pending, err := th.Pending(ctx)
+			if err != nil {
+				return nil, nil, err
+			}
+			v := in.Answer
+			if label, ok := v.(string); ok && len(pending) == 1 {
+				if raw, ok := runtime.AnswerFor(pending[0], label); ok {
+					v = raw
+				}
+			}
+			a = runtime.Answer(v)
+		}
+		res, err := th.Resume(ctx, a)
+		return result(name, in.Thread, res, err)
+	})
+	return nil
+}
+
+// result is a run's outcome as a tool result.
+func result[S any](name, thread string, res runtime.Result[S], err error) (*sdk.CallToolResult, any, error) {
+	if err != nil && res.Status == "" {
+		return nil, nil, err
+	}
+	o := Outcome[S]{Thread: thread, Status: res.Status}
+	var text string
+	isErr := false
+	switch res.Status {
+	case runtime.StatusDone:
+		o.State = &res.State
+		b, _ := json.Marshal(res.State)
+		text = string(b)
+	case runtime.StatusInterrupted, runtime.StatusParked:
+		o.Pending = res.Pending
+		text = pausedText(name, thread, res.Pending)
+	default:
+		isErr = true
+		o.Error = "the run ended " + string(res.Status)
+		if res.Err != nil {
+			o.Error = res.Err.Error()
+		}
+		text = o.Error
+	}
+	return &sdk.CallToolResult{IsError: isErr, Content: []sdk.Content{&sdk.TextContent{Text: text}}}, o, nil
+}
+
+// pausedText says what a paused run waits on and how to answer it.
+func pausedText(name, thread string, pending []runtime.PendingInterrupt) string {
+	var b strings.Builder
+	b.WriteString("The graph paused and needs input before it can continue:")
+	for _, p := range pending {
+		id, _ := json.Marshal(p.ID)
+		fmt.Fprintf(&b, "\n- interrupt %s: %s", id, p.Payload)
+		if len(p.Actions) > 0 {
+			labels := make([]string, len(p.Actions))
+			for i, a := range p.Actions {
+				labels[i] = a.Label
+			}
+			b.WriteString(" — options: " + strings.Join(labels, ", "))
+		}
+	}
+	th, _ := json.Marshal(thread)
+	fmt.Fprintf(&b, "\nCall %s with thread %s and an answer (or answers keyed by those ids).", name+ResumeSuffix, th)
+	return b.String()
+}
+
+func randomID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

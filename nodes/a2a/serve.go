@@ -1,0 +1,345 @@
+package a2a
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ilmek-go/ilmek/runtime"
+)
+
+// JSON-RPC error codes a Server answers with.
+const (
+	// CodeInvalidParams is a message/send whose message has no text, or
+	// whose answers do not fit the pending interrupts.
+	CodeInvalidParams = -32602
+	// CodeMethodNotFound is a method the Server does not serve.
+	CodeMethodNotFound = -32601
+	// CodeTaskNotFound is tasks/get of a task the Server does not know.
+	CodeTaskNotFound = -32001
+)
+
+// ServeConfig says how a graph is served as an agent (Serve).
+type ServeConfig[S, U any] struct {
+	// Card is the agent card; an empty Name takes the graph's name, an
+	// empty Description a sentence naming it, and the protocol version,
+	// transport, modes and one "chat" skill are filled in. The URL is set
+	// by the HTTP handler that serves it (a2ahttp.Handler).
+	Card AgentCard
+	// Input turns the text of a message that starts a run into the run's
+	// input. Required.
+	Input func(text string) (U, error)
+	// Output is the reply text of a run that ended (the task's artifact).
+	// Required.
+	Output func(state S) string
+	// NewID mints context and task ids (default: 16 random hex digits).
+	NewID func() string
+}
+
+// Server is a graph served as an A2A agent: message/send starts a thread
+// (the A2A context is the thread's id) or continues it, and answers with
+// a task. A run that pauses answers input-required, its status message
+// listing the pending interrupts as text and as a data part
+// {"pending": [{id, payload, actions?}]}; the next message on that context
+// answers them: a text equal to an action's label answers with that
+// action's value, other text with itself (as JSON when the interrupt
+// expects no string and the text is JSON), and a data part
+// {"answers": {id: value}} answers several by id. tasks/get returns a
+// task's last state. A Server is a Transport too, so a graph can call it
+// in-process; a2ahttp.Handler serves it over HTTP.
+type Server struct {
+	card AgentCard
+	run  func(ctx context.Context, contextID, text string, answers map[string]json.RawMessage) (*Task, error)
+	mint func() string
+
+	mu    sync.Mutex
+	tasks map[string]*Task  // by task id: the last state
+	open  map[string]string // context id -> the task of its paused run
+}
+
+// Serve serves g as an agent whose threads live in cp.
+func Serve[S, U any](g *runtime.Graph[S, U], cp runtime.Checkpointer, cfg ServeConfig[S, U]) (*Server, error) {
+	if g == nil || cp == nil || cfg.Input == nil || cfg.Output == nil {
+		return nil, errors.New("a2a: Serve needs a graph, a checkpointer, ServeConfig.Input and ServeConfig.Output")
+	}
+	s := &Server{card: cfg.Card, mint: cfg.NewID, tasks: map[string]*Task{}, open: map[string]string{}}
+	if s.mint == nil {
+		s.mint = randomID
+	}
+	name := ""
+	if sh := g.Shape(); sh != nil {
+		name = sh.Name
+	}
+	if s.card.Name == "" {
+		s.card.Name = name
+	}
+	if s.card.Description == "" {
+		s.card.Description = "The ilmek graph " + s.card.Name + " served as an agent."
+	}
+	if s.card.ProtocolVersion == "" {
+		s.card.ProtocolVersion = ProtocolVersion
+	}
+	if s.card.PreferredTransport == "" {
+		s.card.PreferredTransport = "JSONRPC"
+	}
+	if s.card.Capabilities == nil {
+		s.card.Capabilities = &Capabilities{}
+	}
+	if s.card.DefaultInputModes == nil {
+		s.card.DefaultInputModes = []string{"text/plain"}
+	}
+	if s.card.DefaultOutputModes == nil {
+		s.card.DefaultOutputModes = []string{"text/plain"}
+	}
+	if s.card.Skills == nil {
+		s.card.Skills = []AgentSkill{{ID: "chat", Name: s.card.Name, Description: s.card.Description, Tags: []string{"chat"}}}
+	}
+	s.run = func(ctx context.Context, contextID, text string, answers map[string]json.RawMessage) (*Task, error) {
+		th := g.Thread(cp, contextID)
+		pending, err := th.Pending(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var open []runtime.PendingInterrupt
+		for _, p := range pending {
+			if !p.Timer {
+				open = append(open, p)
+			}
+		}
+		var res runtime.Result[S]
+		if len(open) > 0 {
+			a, err := answersFor(open, text, answers)
+			if err != nil {
+				return nil, err
+			}
+			res, err = th.Resume(ctx, a)
+			if err != nil && res.Status == "" {
+				return nil, err
+			}
+		} else {
+			in, err := cfg.Input(text)
+			if err != nil {
+				return nil, &RPCError{Method: "message/send", Code: CodeInvalidParams, Message: err.Error()}
+			}
+			res, _ = th.Invoke(ctx, in)
+		}
+		return s.taskOf(contextID, res.Status, res.Pending, res.Err, func() string { return cfg.Output(res.State) }), nil
+	}
+	return s, nil
+}
+
+// Card is the served agent card.
+func (s *Server) Card() AgentCard { return s.card }
+
+// AgentCard returns the card (the Transport call).
+func (s *Server) AgentCard(context.Context) (*AgentCard, error) {
+	c := s.card
+	return &c, nil
+}
+
+// Post answers one JSON-RPC request: message/send and tasks/get. A
+// failure of the protocol is a JSON-RPC error in the response; Post
+// returns an error only when the request cannot be read.
+func (s *Server) Post(ctx context.Context, r *Request) (*Response, error) {
+	if r == nil {
+		return nil, errors.New("a2a: Post of no request")
+	}
+	id, _ := json.Marshal(r.ID)
+	resp := &Response{JSONRPC: "2.0", ID: id}
+	fail := func(code int, msg string) (*Response, error) {
+		resp.Error = &ErrorObject{Code: code, Message: msg}
+		return resp, nil
+	}
+	params, err := json.Marshal(r.Params)
+	if err != nil {
+		return fail(CodeInvalidParams, "the params do not encode: "+err.Error())
+	}
+	var t *Task
+	switch r.Method {
+	case "message/send":
+		var p struct {
+			Message Message `json:"message"`
+		}
+		if err := json.Unmarshal(params, &p); err != nil {
+			return fail(CodeInvalidParams, "params.message is not a message: "+err.Error())
+		}
+		t, err = s.send(ctx, p.Message)
+	case "tasks/get":
+		var p struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal(params, &p); err != nil {
+			return fail(CodeInvalidParams, "params.id is not a task id: "+err.Error())
+		}
+		s.mu.Lock()
+		t = s.tasks[p.ID]
+		s.mu.Unlock()
+		if t == nil {
+			return fail(CodeTaskNotFound, fmt.Sprintf("task %q not found", p.ID))
+		}
+	default:
+		return fail(CodeMethodNotFound, fmt.Sprintf("method %q is not served; use message/send or tasks/get", r.Method))
+	}
+	if err != nil {
+		var re *RPCError
+		if errors.As(err, &re) {
+			return fail(re.Code, re.Message)
+		}
+		return fail(-32603, err.Error())
+	}
+	resp.Result, err = json.Marshal(t)
+	return resp, err
+}
+
+// send handles one message/send.
+func (s *Server) send(ctx context.Context, m Message) (*Task, error) {
+	text := TextOf(m.Parts)
+	var answers map[string]json.RawMessage
+	for _, p := range m.Parts {
+		if p.Kind != "data" {
+			continue
+		}
+		var d struct {
+			Answers map[string]json.RawMessage `json:"answers"`
+		}
+		if json.Unmarshal(p.Data, &d) == nil && d.Answers != nil {
+			answers = d.Answers
+			break
+		}
+	}
+	if text == "" && answers == nil {
+		return nil, &RPCError{Method: "message/send", Code: CodeInvalidParams, Message: "the message has no text and no data part {\"answers\": {...}}; send the text to the agent"}
+	}
+	contextID := m.ContextID
+	if contextID == "" {
+		contextID = s.mint()
+	}
+	return s.run(ctx, contextID, text, answers)
+}
+
+// taskOf records the task a run of thread contextID ended as.
+func (s *Server) taskOf(contextID string, status runtime.Status, pending []runtime.PendingInterrupt, runErr error, output func() string) *Task {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	taskID, ok := s.open[contextID]
+	if !ok {
+		taskID = s.mint()
+	}
+	t := &Task{Kind: "task", ID: taskID, ContextID: contextID, Status: TaskStatus{Timestamp: time.Now().UTC().Format(time.RFC3339Nano)}}
+	agentMsg := func(parts ...Part) *Message {
+		return &Message{Kind: "message", MessageID: s.mint(), Role: "agent", TaskID: taskID, ContextID: contextID, Parts: parts}
+	}
+	delete(s.open, contextID)
+	switch status {
+	case runtime.StatusDone:
+		t.Status.State = "completed"
+		t.Artifacts = []Artifact{{ArtifactID: s.mint(), Name: "reply", Parts: []Part{TextPart(output())}}}
+	case runtime.StatusInterrupted, runtime.StatusParked:
+		s.open[contextID] = taskID
+		text, data := PendingParts(pending)
+		t.Status.State = "input-required"
+		if status == runtime.StatusParked {
+			t.Status.State = "working"
+		}
+		t.Status.Message = agentMsg(TextPart(text), Part{Kind: "data", Data: data})
+	case runtime.StatusAborted:
+		t.Status.State = "canceled"
+		t.Status.Message = agentMsg(TextPart(errText(runErr, "the run was aborted")))
+	default:
+		t.Status.State = "failed"
+		t.Status.Message = agentMsg(TextPart(errText(runErr, "the run failed")))
+	}
+	s.tasks[taskID] = t
+	return t
+}
+
+func errText(err error, def string) string {
+	if err == nil {
+		return def
+	}
+	return err.Error()
+}
+
+// pendingItem is one entry of the data part {"pending": [...]}.
+type pendingItem struct {
+	ID      string           `json:"id"`
+	Payload json.RawMessage  `json:"payload"`
+	Actions []runtime.Action `json:"actions,omitempty"`
+}
+
+// PendingParts is how an agent serving a graph lists the interrupts it
+// waits on: the text ("The agent needs input before it can continue:"
+// and a line per interrupt, `- interrupt "<id>": <payload JSON>`, ending
+// " — options: A, B" when it offers actions) and the data part
+// {"pending": [{id, payload, actions?}]}, as the reference writes them.
+func PendingParts(pending []runtime.PendingInterrupt) (string, json.RawMessage) {
+	var b strings.Builder
+	b.WriteString("The agent needs input before it can continue:")
+	items := make([]pendingItem, 0, len(pending))
+	for _, p := range pending {
+		payload := p.Payload
+		if len(payload) == 0 {
+			payload = json.RawMessage("null")
+		}
+		items = append(items, pendingItem{ID: p.ID, Payload: payload, Actions: p.Actions})
+		id, _ := json.Marshal(p.ID)
+		fmt.Fprintf(&b, "\n- interrupt %s: %s", id, compact(payload))
+		if len(p.Actions) > 0 {
+			labels := make([]string, len(p.Actions))
+			for i, a := range p.Actions {
+				labels[i] = a.Label
+			}
+			b.WriteString(" — options: " + strings.Join(labels, ", "))
+		}
+	}
+	data, _ := json.Marshal(map[string]any{"pending": items})
+	return b.String(), data
+}
+
+func compact(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// answersFor turns a message into the answers of the open interrupts.
+func answersFor(open []runtime.PendingInterrupt, text string, byID map[string]json.RawMessage) (runtime.Answers, error) {
+	if byID != nil {
+		m := make(map[string]any, len(byID))
+		for id, v := range byID {
+			m[id] = v
+		}
+		return runtime.AnswersByID(m), nil
+	}
+	if len(open) != 1 {
+		ids := make([]string, len(open))
+		for i, p := range open {
+			ids[i] = p.ID
+		}
+		return runtime.Answers{}, &RPCError{Method: "message/send", Code: CodeInvalidParams,
+			Message: fmt.Sprintf("the agent waits on %d interrupts (%s); answer them by id in a data part {\"answers\": {...}}", len(open), strings.Join(ids, ", "))}
+	}
+	p := open[0]
+	if v, ok := runtime.AnswerFor(p, text); ok {
+		return runtime.Answer(v), nil
+	}
+	if p.Expects != nil && p.Expects.Type != "string" && json.Valid([]byte(text)) {
+		return runtime.Answer(json.RawMessage(text)), nil
+	}
+	return runtime.Answer(text), nil
+}
+
+func randomID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

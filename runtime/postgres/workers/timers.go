@@ -1,0 +1,122 @@
+package workers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ilmek-go/ilmek/runtime"
+)
+
+// kindWake is the stored kind of a request that wakes a parked thread (a
+// timer of runtime.Sleep or runtime.Until) or an interrupted one whose
+// deadline (runtime.WithTimeout) passed. Workers queue it themselves
+// (QueueDueWakes); it runs runtime's Thread.Wake under the thread's lease.
+const kindWake = "wake"
+
+// QueueDueWakes queues one wake request for each thread that is parked or
+// interrupted with a timer or deadline that has passed and has no request
+// queued or running, and returns their ids. The request runs on the graph
+// of the thread's latest request (a thread no request ever ran is left to
+// runtime/waker or to its application). Workers call it every poll; any
+// number of them may race: a thread has at most one active wake request
+// (migration 7), and Thread.Wake refuses a thread with nothing due under
+// its lease, so a thread is woken once.
+func (q *Queue) QueueDueWakes(ctx context.Context) ([]int64, error) {
+	r, t := q.t("ilmek_requests"), q.t("ilmek_threads")
+	rows, err := q.store.Pool().Query(ctx, `WITH due AS (
+			SELECT t.thread_id, (SELECT g.graph FROM `+r+` g WHERE g.thread_id = t.thread_id ORDER BY g.id DESC LIMIT 1) AS graph
+			FROM `+t+` t
+			WHERE t.status IN ('parked', 'interrupted') AND t.pending IS NOT NULL
+			  AND EXISTS (SELECT 1 FROM jsonb_array_elements(convert_from(t.pending, 'UTF8')::jsonb) p
+				WHERE jsonb_typeof(p) = 'object' AND p ? 'wake_at' AND (p->>'wake_at')::timestamptz <= clock_timestamp())
+			  AND NOT EXISTS (SELECT 1 FROM `+r+` a WHERE a.thread_id = t.thread_id AND a.state IN ('queued', 'running'))),
+		ins AS (INSERT INTO `+r+` (thread_id, graph, kind, policy)
+			SELECT thread_id, graph, 'wake', 'enqueue' FROM due WHERE graph IS NOT NULL
+			ON CONFLICT DO NOTHING RETURNING id)
+		SELECT id FROM ins ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("workers: queue the wakes of due timers in schema %q: %w", q.store.SchemaName(), err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("workers: queue the wakes of due timers in schema %q: %w", q.store.SchemaName(), err)
+	}
+	for _, id := range ids {
+		q.local.submittedHere(id)
+	}
+	return ids, nil
+}
+
+// minTimerScan is the shortest interval between a worker's scans for due
+// timers, however short its Poll: a scan reads every waiting thread.
+const minTimerScan = 100 * time.Millisecond
+
+// scanTimers queues the wakes of due timers every interval until ctx is
+// done, waking the claim loop when it queued any.
+func (w *Worker) scanTimers(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		ids, err := w.q.QueueDueWakes(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil && !transient(err):
+			w.opts.logger.Warn("queue the wakes of due timers", "err", err)
+		case len(ids) > 0:
+			w.opts.logger.Info("timers due", "requests", len(ids))
+			// The other workers hear of them at their next poll or scan.
+			_, _ = w.q.store.Pool().Exec(ctx, "SELECT pg_notify($1, $2)", w.q.ch, noteNew+strconv.FormatInt(ids[len(ids)-1], 10))
+			signal(w.wake)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// notDue reports whether err is Thread.Wake's refusal of a thread with
+// nothing due (woken already, answered, deleted or cancelled).
+func notDue(err error) bool {
+	return errors.Is(err, runtime.ErrNotDue) || errors.Is(err, runtime.ErrNotInterrupted)
+}
+
+// pauseStatus is the status of a run that stopped on pending: parked when
+// every pause is a timer's, interrupted when a person is asked.
+func pauseStatus(pending []runtime.PendingInterrupt) runtime.Status {
+	for _, p := range pending {
+		if !p.Timer {
+			return runtime.StatusInterrupted
+		}
+	}
+	return runtime.StatusParked
+}
+
+// finishNotDue records a wake request whose thread had nothing due: an
+// earlier claim of it woke the thread before its worker died (the thread
+// moved past the request's base: its outcome is recorded), or a person
+// answered, resumed, cancelled or deleted the thread first (the request
+// ends cancelled, and nothing ran).
+func (w *Worker) finishNotDue(ctx context.Context, c *claimed, g Runnable, why error) {
+	if c.baseCP != nil && *c.baseCP != c.latest {
+		out, ended, err := g.ended(ctx, w.q.store, c.thread)
+		if err == nil && ended {
+			w.finish(c, string(out.Status), &out, "")
+			return
+		}
+	}
+	w.finish(c, "cancelled", nil, "nothing was due: "+why.Error())
+}
+
+// cancelTimers marks the thread aborted when it is parked, so that no
+// worker wakes it later (the scan takes parked and interrupted threads
+// only); it reports whether it did.
+func cancelTimers(ctx context.Context, tx pgx.Tx, q *Queue, thread string) (bool, error) {
+	tag, err := tx.Exec(ctx, "UPDATE "+q.t("ilmek_threads")+" SET status = 'aborted', error = 'cancelled while parked' WHERE thread_id = $1 AND status = 'parked'", thread)
+	return tag.RowsAffected() > 0, err
+}
