@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ilmek-go/ilmek/dot"
+	"github.com/ilmek-go/ilmek/mermaid"
 	"github.com/ilmek-go/ilmek/server"
 	"github.com/ilmek-go/ilmek/spec"
 )
@@ -18,6 +20,7 @@ func (s *Studio) routes() {
 	m := s.mux
 	m.Handle("GET /api/node-types", s.wrap(s.listTypes))
 	m.Handle("POST /api/check", s.wrap(s.check))
+	m.Handle("POST /api/diagram", s.wrap(s.diagram))
 	m.Handle("GET /api/documents", s.wrap(s.listDocs))
 	m.Handle("POST /api/documents", s.wrap(s.createDoc))
 	m.Handle("GET /api/documents/{id}", s.wrap(s.getDoc))
@@ -92,6 +95,42 @@ func (s *Studio) check(w http.ResponseWriter, r *http.Request, _ server.Principa
 		return err
 	}
 	return writeJSON(w, http.StatusOK, s.Check("document.json", []byte(in.Source)))
+}
+
+// diagramCSP is the policy of a diagram opened on its own: it runs no
+// script and loads nothing.
+const diagramCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'"
+
+// diagram lays a document out as SVG with Config.RenderSVG (DOT from
+// package dot, as the server's diagrams).
+func (s *Studio) diagram(w http.ResponseWriter, r *http.Request, _ server.Principal) error {
+	if s.cfg.RenderSVG == nil {
+		return errf(http.StatusNotImplemented, "not-implemented", "Not implemented",
+			"this studio draws no SVG (Config.RenderSVG is nil); the Diagram tab shows the Mermaid text")
+	}
+	var in struct {
+		Source string `json:"source"`
+	}
+	if err := readJSON(r, &in); err != nil {
+		return err
+	}
+	g, diags := spec.Decode("document.json", []byte(in.Source))
+	if g == nil {
+		msg := "the document does not decode"
+		if len(diags) > 0 {
+			msg += ": " + diags[0].Message
+		}
+		return errf(http.StatusUnprocessableEntity, "document-invalid", "The document has errors", trunc(msg+"; fix it in the JSON tab", 170))
+	}
+	svg, err := s.cfg.RenderSVG(r.Context(), dot.Diagram(mermaid.FromSpec(g), nil))
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "image/svg+xml")
+	w.Header().Set("Content-Security-Policy", diagramCSP)
+	w.Header().Set("Cache-Control", "no-store")
+	_, err = w.Write(svg)
+	return err
 }
 
 func (s *Studio) listDocs(w http.ResponseWriter, r *http.Request, p server.Principal) error {

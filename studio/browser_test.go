@@ -87,6 +87,18 @@ func poll(expr string) chromedp.Action[chromedp.Void] {
 	}
 }
 
+// settled waits until the canvas's viewport has stopped moving: its
+// transform is the same over five polls in a row (a fit or zoom animates
+// it over several frames), instead of sleeping for a guessed time.
+func settled() chromedp.Action[chromedp.Void] {
+	return poll(`(() => {
+		const t = document.querySelector(".react-flow__viewport")?.style.transform;
+		window.__studioSame = (t !== undefined && t === window.__studioLast) ? (window.__studioSame || 0) + 1 : 0;
+		window.__studioLast = t;
+		return window.__studioSame >= 5;
+	})()`)
+}
+
 func eval(expr string) chromedp.Action[chromedp.Void] {
 	a := chromedp.Evaluate[bool](expr)
 	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
@@ -160,12 +172,13 @@ func (b *browser) connect(from, to string, want int) {
 	done := fmt.Sprintf(`document.querySelectorAll(".react-flow__edge").length === %d`, want)
 	for range 3 {
 		b.do("fitting the view", chromedp.Click(chromedp.CSS(".react-flow__controls-fitview")),
-			chromedp.Click(chromedp.CSS(".react-flow__controls-zoomout")), chromedp.Sleep(400*time.Millisecond))
+			chromedp.Click(chromedp.CSS(".react-flow__controls-zoomout")), settled())
 		x, y := b.center(fmt.Sprintf(node+" .react-flow__handle.target", to), 0, 0)
 		b.drag("connecting "+from+" to "+to, fmt.Sprintf(node+" .react-flow__handle.source", from), x, y)
 		if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool](done, chromedp.WithPollingTimeout(3*time.Second))); err == nil {
 			return
 		}
+		b.t.Logf("retrying: the drag from %s to %s missed", from, to)
 	}
 	b.fail("connecting "+from+" to "+to, fmt.Errorf("the canvas does not have %d edges", want))
 }
@@ -182,6 +195,7 @@ func (b *browser) selectNode(id string) {
 		if _, err := chromedp.Run(b.ctx, a); err == nil {
 			return
 		}
+		b.t.Logf("retrying: the click on %s missed", id)
 	}
 	b.fail("selecting "+id, fmt.Errorf("the inspector does not show node %s", id))
 }
@@ -219,13 +233,13 @@ func TestStudioBuildsAGraph(t *testing.T) {
 	b.do("seeing say", chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(node, "say"))))
 	b.drag("dragging say again", `.palette-item[data-type="say"]`, px+260, py+40)
 	b.do("seeing say_2", chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(node, "say_2"))),
-		chromedp.Click(chromedp.CSS(".react-flow__controls-fitview")), chromedp.Sleep(300*time.Millisecond))
+		chromedp.Click(chromedp.CSS(".react-flow__controls-fitview")), settled())
 
 	// Connect the handles: __start__ -> say -> say_2 -> __end__.
 	for i, c := range [][2]string{{"__start__", "say"}, {"say", "say_2"}, {"say_2", "__end__"}} {
 		b.connect(c[0], c[1], i+1)
 	}
-	b.do("fitting the view", chromedp.Click(chromedp.CSS(".react-flow__controls-fitview")), chromedp.Sleep(300*time.Millisecond))
+	b.do("fitting the view", chromedp.Click(chromedp.CSS(".react-flow__controls-fitview")), settled())
 	b.shot("studio-canvas")
 
 	// A guarded edge through the form, first with a wrong literal.
@@ -356,6 +370,7 @@ func TestStudioPublishReviewInBrowser(t *testing.T) {
 		chromedp.Navigate(ts.URL+"/"),
 		poll(`document.querySelectorAll('[aria-label="Document"] option').length === 2`),
 		choose(`[aria-label="Document"]`, made.ID),
+		chromedp.WaitVisible(chromedp.CSS(".react-flow__node")), settled(),
 	)
 	b.selectNode("ask")
 	b.do("removing ask",
@@ -380,5 +395,49 @@ func TestStudioPublishReviewInBrowser(t *testing.T) {
 	v2, err := repo.Published(ctx, "paused")
 	if err != nil || v2.Number != 2 || bytes.Contains(v2.Body, []byte(`"ask"`)) {
 		t.Fatalf("published %+v %v", v2, err)
+	}
+}
+
+// TestStudioKeepsNumberLiterals: editing a document in the page keeps the
+// text of the number literals the edit did not touch (1.0, 1e3, an
+// integer past 2^53), which JSON.parse and JSON.stringify alone would
+// rewrite as 1, 1000 and 12345678901234567000.
+func TestStudioKeepsNumberLiterals(t *testing.T) {
+	b := newBrowser(t)
+	ts, _ := browserStudio(t, nil)
+	src := strings.Replace(chain, `"x-tool":{"kept":true}`, `"x-tool":{"kept":true,"big":12345678901234567890,"f":1.0,"e":1e3}`, 1)
+	src = strings.Replace(src, `{"from":"a","to":"b"}`, `{"from":"a","to":"b","when":{"channel":"n","gt":1.0}}`, 1)
+	literals := []string{`12345678901234567890`, `"f": 1.0`, `"e": 1e3`, `"gt": 1.0`}
+	s := &testStudio{t: t, ts: ts}
+	var made studio.DocumentView
+	s.must("", "POST", "/api/documents", map[string]any{"name": "literals", "source": src}, 201).json(t, &made)
+	for _, l := range literals {
+		if !strings.Contains(made.Source, l) {
+			t.Fatalf("the stored document lacks %s before any edit: %s", l, made.Source)
+		}
+	}
+	b.do("opening the document",
+		chromedp.Navigate(ts.URL+"/"),
+		poll(`document.querySelectorAll('[aria-label="Document"] option').length === 2`),
+		choose(`[aria-label="Document"]`, made.ID),
+		chromedp.WaitVisible(chromedp.CSS(".react-flow__node")), settled(),
+	)
+	b.selectNode("b")
+	b.do("removing b and saving",
+		chromedp.Click(chromedp.CSS(".inspector button.danger")),
+		chromedp.WaitNotPresent(chromedp.CSS(fmt.Sprintf(node, "b"))),
+		poll(`document.querySelector("header .meta").textContent.includes("unsaved")`),
+		chromedp.Click(chromedp.CSS("#save")),
+		poll(`document.querySelector("#status").textContent.startsWith("Saved revision")`),
+	)
+	var saved studio.DocumentView
+	s.must("", "GET", "/api/documents/"+made.ID, nil, 200).json(t, &saved)
+	if saved.Revision < 2 || strings.Contains(saved.Source, `"id": "b"`) {
+		t.Fatalf("the edit was not saved: revision %d: %s", saved.Revision, saved.Source)
+	}
+	for _, l := range literals[:3] {
+		if !strings.Contains(saved.Source, l) {
+			t.Errorf("the saved document lost the literal %s: %s", l, saved.Source)
+		}
 	}
 }

@@ -38,7 +38,9 @@
 // need no Node.js; it loads nothing from elsewhere and is served with a
 // strict Content-Security-Policy. Canvas positions live in an "x-studio"
 // member of each node, which the fingerprint leaves out: moving a node
-// does not change the version.
+// does not change the version. The Diagram tab draws SVG through Config.RenderSVG
+// when the application sets it (the server's hook; package graphviz is
+// not imported here), and the Mermaid text otherwise.
 //
 // Security defaults are the server's: New refuses a Config without
 // Authenticate; the default Access (OwnerOnly) lets a principal view,

@@ -100,6 +100,12 @@ type Config struct {
 	// not view and 403 otherwise, and a listing leaves out the documents p
 	// may not view. Nil means OwnerOnly.
 	Access func(ctx context.Context, p server.Principal, d DocumentRef, action Action) error
+	// RenderSVG lays a diagram's DOT text out as SVG for the Diagram tab
+	// (POST api/diagram), the same hook as server.Config.RenderSVG, e.g.
+	// graphviz.New().SVG (package github.com/ilmek-go/ilmek/graphviz, which
+	// the studio does not import). Nil makes the tab show the Mermaid text
+	// and api/diagram answer 501.
+	RenderSVG func(ctx context.Context, dot string) ([]byte, error)
 	// MaxBodyBytes bounds request bodies (default 1 MiB); a larger body is
 	// answered 413.
 	MaxBodyBytes int64

@@ -416,6 +416,49 @@ func TestHTTP(t *testing.T) {
 
 // TestOpenAPI: the document is served, and every route the studio
 // serves is in it with each status it answers.
+// TestDiagramSVG: with a RenderSVG hook the studio lays a document out
+// from the DOT of package dot and serves the SVG under a no-script
+// policy; without one it answers 501 (the page shows the Mermaid text);
+// a document that does not decode answers 422.
+func TestDiagramSVG(t *testing.T) {
+	var got string
+	render := func(_ context.Context, d string) ([]byte, error) {
+		got = d
+		return []byte(`<svg xmlns="http://www.w3.org/2000/svg"/>`), nil
+	}
+	cases := []struct {
+		name   string
+		hook   func(context.Context, string) ([]byte, error)
+		src    string
+		status int
+		slug   string
+	}{
+		{"with the hook", render, chain, 200, ""},
+		{"without a hook", nil, chain, 501, "not-implemented"},
+		{"a document that does not decode", render, "{", 422, "document-invalid"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got = ""
+			s := newStudio(t, func(cfg *studio.Config) { cfg.RenderSVG = c.hook })
+			r := s.do("ann", "POST", "/api/diagram", map[string]any{"source": c.src})
+			if c.slug != "" {
+				problem(t, r, c.status, c.slug)
+				return
+			}
+			if r.status != 200 || r.header.Get("Content-Type") != "image/svg+xml" || !strings.HasPrefix(string(r.body), "<svg") {
+				t.Fatalf("%d %s: %s", r.status, r.header.Get("Content-Type"), r.body)
+			}
+			if csp := r.header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") || strings.Contains(csp, "script-src") {
+				t.Errorf("policy %q allows more than a drawing", csp)
+			}
+			if !strings.HasPrefix(got, "digraph") || !strings.Contains(got, `"a"`) || !strings.Contains(got, `"b"`) {
+				t.Errorf("the hook got %q, want the DOT of nodes a and b", got)
+			}
+		})
+	}
+}
+
 func TestOpenAPI(t *testing.T) {
 	var doc struct {
 		OpenAPI string                                `json:"openapi"`
@@ -429,7 +472,7 @@ func TestOpenAPI(t *testing.T) {
 		t.Error("the served document differs from OpenAPI")
 	}
 	routes := []struct{ method, path string }{
-		{"get", "/api/node-types"}, {"post", "/api/check"}, {"get", "/api/documents"}, {"post", "/api/documents"},
+		{"get", "/api/node-types"}, {"post", "/api/check"}, {"post", "/api/diagram"}, {"get", "/api/documents"}, {"post", "/api/documents"},
 		{"get", "/api/documents/{id}"}, {"patch", "/api/documents/{id}"}, {"delete", "/api/documents/{id}"},
 		{"put", "/api/documents/{id}/draft"}, {"get", "/api/documents/{id}/revisions"}, {"get", "/api/documents/{id}/revisions/{n}"},
 		{"get", "/api/documents/{id}/versions"}, {"get", "/api/documents/{id}/review"}, {"post", "/api/documents/{id}/publish"},

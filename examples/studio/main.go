@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/examples/support/supportgraph"
+	"github.com/ilmek-go/ilmek/graphviz"
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/server"
 	"github.com/ilmek-go/ilmek/spec"
@@ -79,6 +80,7 @@ func setup(ctx context.Context, path string) (http.Handler, *sql.DB, error) {
 		Registry:     registry(),
 		NodeTypes:    nodeTypes(),
 		Authenticate: server.Anonymous,
+		RenderSVG:    graphviz.New().SVG, // the Diagram tab as SVG
 		// Every document belongs to the one anonymous principal here.
 		Access: func(context.Context, server.Principal, studio.DocumentRef, studio.Action) error { return nil },
 	})

@@ -84,6 +84,10 @@ func TestExample(t *testing.T) {
 	if err := json.Unmarshal(b, &d); err != nil {
 		t.Fatal(err)
 	}
+	// The Diagram tab's SVG, laid out by Graphviz (RenderSVG).
+	if code, svg := do("POST", "/studio/api/diagram", map[string]any{"source": d.Source}); code != 200 || !bytes.Contains(svg, []byte("<svg")) || !bytes.Contains(svg, []byte("checkout")) {
+		t.Fatalf("diagram: %d %.200s", code, svg)
+	}
 	src := strings.Replace(d.Source, `"chat-large"`, `"chat-small"`, 1)
 	if code, b := do("PUT", "/studio/api/documents/support/draft", map[string]any{"base": 1, "source": src}); code != 200 {
 		t.Fatalf("save: %d %s", code, b)

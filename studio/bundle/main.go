@@ -5,9 +5,10 @@
 // It is a module of its own so that esbuild never enters the core module.
 //
 // Run it with go generate ./studio (or go run -C studio/bundle . -out ../ui).
-// When node_modules is absent it runs `npm ci` first, the only step that
-// needs the network and Node.js's npm; users of the studio need neither,
-// since the bundle is committed.
+// It needs no Node.js: it installs the lockfile's packages itself
+// (install.go), fetching each tarball from the npm registry, verifying its
+// sha512 integrity and extracting it into a cache directory that later runs
+// reuse without the network. Offline it skips with a notice, unless CI=true.
 //
 // With -check it writes nothing and fails when the committed files differ
 // from what it builds (CI runs it).
@@ -19,7 +20,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 
 	"github.com/evanw/esbuild/pkg/api"
@@ -36,14 +36,15 @@ func main() {
 }
 
 func run(out string, check bool) error {
-	if _, err := os.Stat("node_modules"); errors.Is(err, os.ErrNotExist) {
-		cmd := exec.Command("npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund")
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("npm ci (installing the lockfile's packages into node_modules): %w", err)
-		}
+	modules, err := install("package-lock.json")
+	if errors.Is(err, ErrOffline) && os.Getenv("CI") != "true" {
+		fmt.Fprintln(os.Stderr, "bundle: skipped, the studio's page was not built or checked:", err)
+		return nil
 	}
-	files, err := build()
+	if err != nil {
+		return err
+	}
+	files, err := build(modules)
 	if err != nil {
 		return err
 	}
@@ -69,13 +70,15 @@ func run(out string, check bool) error {
 
 // build bundles the page: an ES module, minified, for current browsers,
 // with React's production build. Its output depends only on the sources
-// and node_modules (the lockfile), so it is reproducible.
-func build() (map[string][]byte, error) {
+// and the installed packages (the lockfile), so it is reproducible.
+// Packages resolve from modules, the directory install returns.
+func build(modules string) (map[string][]byte, error) {
 	res := api.Build(api.BuildOptions{
 		EntryPoints:       []string{"src/main.jsx"},
 		EntryNames:        "studio",
 		Outdir:            "out",
 		Bundle:            true,
+		NodePaths:         []string{modules},
 		Write:             false,
 		Format:            api.FormatESModule,
 		Target:            api.ES2022,

@@ -21,7 +21,20 @@ async function call(method, path, body) {
   return data;
 }
 
+// diagram asks the studio to lay a document out as SVG (Config.RenderSVG);
+// it resolves to a data: URL, or null when the studio draws no SVG (501).
+async function diagram(source) {
+  const res = await fetch('api/diagram', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ source }) });
+  if (res.status === 501) return null;
+  if (!res.ok) throw new Problem(await res.json());
+  const bytes = new Uint8Array(await res.arrayBuffer());
+  let bin = '';
+  for (const b of bytes) bin += String.fromCharCode(b);
+  return 'data:image/svg+xml;base64,' + btoa(bin);
+}
+
 export const api = {
+  diagram,
   nodeTypes: () => call('GET', 'api/node-types').then((r) => r.node_types),
   documents: () => call('GET', 'api/documents').then((r) => r.documents),
   create: (name) => call('POST', 'api/documents', { name }),

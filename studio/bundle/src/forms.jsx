@@ -1,4 +1,5 @@
 import { useState, useEffect } from 'react';
+import { isRaw, number, parseJSON, show } from './json.js';
 
 // ConfigForm edits a node's config from its type's JSON Schema (what
 // `ilmekgen schema --config` prints): a field per property of a flat
@@ -66,7 +67,7 @@ function Field({ name, prop, required, value, onChange }) {
     return (
       <div className="field">
         {label}
-        <select id={id} value={value === undefined ? '' : String(value)} onChange={(e) => onChange(e.target.value === '' ? undefined : e.target.value)}>
+        <select id={id} value={value === undefined ? '' : show(value)} onChange={(e) => onChange(e.target.value === '' ? undefined : e.target.value)}>
           <option value="">(unset)</option>
           {prop.enum.map((o) => (
             <option key={String(o)} value={String(o)}>{String(o)}</option>
@@ -80,12 +81,12 @@ function Field({ name, prop, required, value, onChange }) {
       {label}
       <TextInput
         id={id}
-        value={value === undefined ? '' : String(value)}
+        value={value === undefined ? '' : show(value)}
         onCommit={(s) => {
           if (s === '') return onChange(undefined);
           if (kind === 'integer' || kind === 'number') {
-            const n = Number(s);
-            return onChange(Number.isFinite(n) && s.trim() !== '' ? n : s);
+            const n = number(s);
+            return onChange(n === null ? s : n);
           }
           onChange(s);
         }}
@@ -128,7 +129,7 @@ function JSONField({ value, onChange }) {
         onBlur={() => {
           if (text.trim() === '') return onChange(undefined);
           try {
-            onChange(JSON.parse(text));
+            onChange(parseJSON(text));
             setErr('');
           } catch (e) {
             setErr(e.message);
@@ -193,14 +194,14 @@ export function GuardForm({ channels, when, onChange }) {
 function literalKind(v) {
   if (Array.isArray(v)) return v.length ? literalKind(v[0]) : 'string';
   if (v === null) return 'null';
-  if (typeof v === 'number') return 'number';
+  if (typeof v === 'number' || isRaw(v)) return 'number';
   if (typeof v === 'boolean') return 'boolean';
   return 'string';
 }
 
 function litText(v) {
   if (Array.isArray(v)) return v.map(litText).join(', ');
-  return v === null ? 'null' : String(v);
+  return v === null ? 'null' : show(v);
 }
 
 // toLiteral reads text as the chosen kind; text that is not a number
@@ -208,8 +209,8 @@ function litText(v) {
 function toLiteral(kind, s) {
   switch (kind) {
     case 'number': {
-      const n = Number(s);
-      return s.trim() !== '' && Number.isFinite(n) ? n : s;
+      const n = number(s);
+      return n === null ? s : n;
     }
     case 'boolean':
       return s === 'true';

@@ -5,6 +5,7 @@ import '@xyflow/react/dist/style.css';
 import './studio.css';
 import { api, Problem } from './api.js';
 import { ConfigForm, GuardForm, TextInput } from './forms.jsx';
+import { parseJSON } from './json.js';
 
 const START = '__start__';
 const END = '__end__';
@@ -279,6 +280,21 @@ function PublishReview({ review, busy, onPublish, onClose }) {
   );
 }
 
+// Diagram shows the document laid out as SVG when the studio has a
+// RenderSVG hook (as an image: it runs no script), else the Mermaid text.
+function Diagram({ text, report }) {
+  const [svg, setSvg] = useState(undefined);
+  const fingerprint = report && report.fingerprint;
+  useEffect(() => {
+    if (!fingerprint) return;
+    let live = true;
+    api.diagram(text).then((u) => live && setSvg(u), () => live && setSvg(null));
+    return () => { live = false; };
+  }, [fingerprint]);
+  if (svg) return <div className="code" id="diagram-svg"><img src={svg} alt="Diagram" /></div>;
+  return <pre className="code" id="mermaid" aria-label="Diagram (Mermaid)">{report && report.mermaid}</pre>;
+}
+
 function Studio() {
   const [types, setTypes] = useState([]);
   const [docs, setDocs] = useState([]);
@@ -489,7 +505,7 @@ function Studio() {
                 </ReactFlow>
               </div>
             ) : tab === 'diagram' ? (
-              <pre className="code" id="mermaid" aria-label="Diagram (Mermaid)">{report && report.mermaid}</pre>
+              <Diagram text={text} report={report} />
             ) : (
               <JSONTab text={(report && report.canonical) || text} onApply={(d) => edit(() => d)} />
             )}
@@ -514,7 +530,7 @@ function JSONTab({ text, onApply }) {
     <div className="json">
       <textarea id="json" aria-label="Document (canonical JSON)" value={t} onChange={(e) => setT(e.target.value)} spellCheck={false} />
       <div className="row">
-        <button type="button" onClick={() => { try { onApply(JSON.parse(t)); setErr(''); } catch (e) { setErr(e.message); } }}>Apply JSON</button>
+        <button type="button" onClick={() => { try { onApply(parseJSON(t)); setErr(''); } catch (e) { setErr(e.message); } }}>Apply JSON</button>
         {err ? <span className="diag error">{err}</span> : null}
       </div>
     </div>
@@ -523,7 +539,7 @@ function JSONTab({ text, onApply }) {
 
 function parse(s) {
   try {
-    const d = JSON.parse(s);
+    const d = parseJSON(s);
     return d && typeof d === 'object' ? { ...d, nodes: d.nodes || [], edges: d.edges || [] } : null;
   } catch {
     return null;
