@@ -193,20 +193,20 @@ func signal(ch chan struct{}) {
 // trip through the server (which still goes to every other process).
 type localWorkers struct {
 	mu    sync.Mutex
-	wakes map[chan struct{}]struct{}
+	wakes map[chan struct{}]func(id int64) // a worker's wake channel, and how it stops a request it runs
 	// known holds the last requests that Submit woke the local workers
 	// for or that one of them claimed: their new-request notification
 	// wakes nobody again.
 	known map[int64]struct{}
 }
 
-func (l *localWorkers) add(ch chan struct{}) func() {
+func (l *localWorkers) add(ch chan struct{}, stop func(id int64)) func() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.wakes == nil {
-		l.wakes = map[chan struct{}]struct{}{}
+		l.wakes = map[chan struct{}]func(int64){}
 	}
-	l.wakes[ch] = struct{}{}
+	l.wakes[ch] = stop
 	return func() {
 		l.mu.Lock()
 		defer l.mu.Unlock()
@@ -244,6 +244,22 @@ func (l *localWorkers) wakeFor(id int64) {
 	}
 	for ch := range l.wakes {
 		signal(ch)
+	}
+}
+
+// cancelledHere asks the local workers to stop the running requests ids,
+// whose cancel this Queue committed, without waiting for the cancel
+// notification (which still reaches the workers of other processes).
+func (l *localWorkers) cancelledHere(ids []int64) {
+	if len(ids) == 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, stop := range l.wakes {
+		for _, id := range ids {
+			stop(id)
+		}
 	}
 }
 

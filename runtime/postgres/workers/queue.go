@@ -154,6 +154,7 @@ func (q *Queue) Submit(ctx context.Context, r Request) (int64, error) {
 		q.local.submittedHere(id)
 		return id, nil
 	}
+	var replaced []int64 // running requests a cancel-replace stops
 	err := pgx.BeginFunc(ctx, q.store.Pool(), func(tx pgx.Tx) error {
 		// One submitter per thread at a time, so the policy sees every
 		// request before it.
@@ -172,7 +173,8 @@ func (q *Queue) Submit(ctx context.Context, r Request) (int64, error) {
 				if err := q.refuseIfWaiting(ctx, tx, r.Thread); err != nil {
 					return err
 				}
-				if err := cancelTx(ctx, tx, q, r.Thread); err != nil {
+				var err error
+				if _, replaced, err = cancelCount(ctx, tx, q, r.Thread); err != nil {
 					return err
 				}
 			}
@@ -186,6 +188,7 @@ func (q *Queue) Submit(ctx context.Context, r Request) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("workers: submit a %s request for thread %q: %w", r.Kind, r.Thread, err)
 	}
+	q.local.cancelledHere(replaced)
 	q.local.submittedHere(id)
 	return id, nil
 }
@@ -214,45 +217,48 @@ func (q *Queue) refuseIfWaiting(ctx context.Context, tx pgx.Tx, thread string) e
 // woken. It returns how many requests (and parked threads) it cancelled.
 func (q *Queue) Cancel(ctx context.Context, thread string) (int, error) {
 	var n int
+	var running []int64
 	err := pgx.BeginFunc(ctx, q.store.Pool(), func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 1))", q.s+"/"+thread); err != nil {
 			return err
 		}
 		var err error
-		n, err = cancelCount(ctx, tx, q, thread)
+		n, running, err = cancelCount(ctx, tx, q, thread)
 		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("workers: cancel the requests of thread %q: %w", thread, err)
 	}
+	q.local.cancelledHere(running)
 	return n, nil
-}
-
-func cancelTx(ctx context.Context, tx pgx.Tx, q *Queue, thread string) error {
-	_, err := cancelCount(ctx, tx, q, thread)
-	return err
 }
 
 // cancelCount cancels the thread's queued requests and asks its running one
 // to stop, notifying the waiters of the first and the worker of the second.
-func cancelCount(ctx context.Context, tx pgx.Tx, q *Queue, thread string) (int, error) {
+// It returns how many it cancelled and the ids of the running ones, which
+// the caller hands to this process's workers once the transaction commits.
+func cancelCount(ctx context.Context, tx pgx.Tx, q *Queue, thread string) (int, []int64, error) {
 	n := 0
+	var running []int64
 	for _, c := range []struct{ update, note string }{
 		{"SET state = 'cancelled', updated = clock_timestamp() WHERE thread_id = $1 AND state = 'queued'", noteEnd},
 		{"SET cancel = true, updated = clock_timestamp() WHERE thread_id = $1 AND state = 'running'", noteCancel},
 	} {
 		rows, err := tx.Query(ctx, "UPDATE "+q.t("ilmek_requests")+" "+c.update+" RETURNING id", thread)
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		for _, id := range ids {
 			if err := q.notify(ctx, tx, c.note+strconv.FormatInt(id, 10)); err != nil {
-				return 0, err
+				return 0, nil, err
 			}
+		}
+		if c.note == noteCancel {
+			running = ids
 		}
 		n += len(ids)
 	}
@@ -260,7 +266,7 @@ func cancelCount(ctx context.Context, tx pgx.Tx, q *Queue, thread string) (int, 
 	if parked {
 		n++
 	}
-	return n, err
+	return n, running, err
 }
 
 // Outcome returns what became of request id so far.

@@ -103,7 +103,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	sem := make(chan struct{}, w.opts.concurrency)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	defer w.q.local.add(w.wake)() // before listening: a notification heard wakes the local workers
+	defer w.q.local.add(w.wake, w.stopRequest)() // before listening: a notification heard wakes the local workers
 	lctx, stopListening := context.WithCancel(ctx)
 	defer stopListening()
 	wg.Add(1)
@@ -155,20 +155,24 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 }
 
+// stopRequest stops request id's run at its next superstep boundary if
+// this worker runs it.
+func (w *Worker) stopRequest(id int64) {
+	w.mu.Lock()
+	stop := w.running[id]
+	w.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
 // notified handles a notification on the queue's channel: a new or ended
 // request wakes the claim loop; a cancel stops the named request's run at
 // its next superstep boundary if this worker runs it.
 func (w *Worker) notified(payload string) {
 	if id, ok := strings.CutPrefix(payload, noteCancel); ok {
-		n, err := strconv.ParseInt(id, 10, 64)
-		if err != nil {
-			return
-		}
-		w.mu.Lock()
-		stop := w.running[n]
-		w.mu.Unlock()
-		if stop != nil {
-			stop()
+		if n, err := strconv.ParseInt(id, 10, 64); err == nil {
+			w.stopRequest(n)
 		}
 		return
 	}

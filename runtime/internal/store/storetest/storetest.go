@@ -141,9 +141,9 @@ func ListByOwner(t *testing.T, s checkpoint.ThreadLister, n, page int) {
 }
 
 // ListOtherOwner benchmarks listing the threads of an owner who has none
-// among 10,000 threads of another: with the store's owner index, without
-// it (open drops it: the listing before the index), and on an empty store
-// for scale. open returns a store holding threads threads of owner
+// among 50,000 threads of another: with the store's owner index, without it
+// (open drops it: the listing before the index), and on an empty store for
+// scale. open returns a store holding threads threads of owner
 // "alice".
 func ListOtherOwner(b *testing.B, open func(b *testing.B, threads int, dropIndex bool) checkpoint.ThreadLister) {
 	for _, tc := range []struct {
@@ -151,8 +151,8 @@ func ListOtherOwner(b *testing.B, open func(b *testing.B, threads int, dropIndex
 		threads int
 		drop    bool
 	}{
-		{"indexed", 10000, false},
-		{"no-index", 10000, true},
+		{"indexed", 50000, false},
+		{"no-index", 50000, true},
 		{"empty", 0, false},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
