@@ -83,19 +83,38 @@ func effect(ctx context.Context, pool *pgxpool.Pool, schema, key, thread, task, 
 }
 
 // chaosWorker is one worker process of the chaos test.
-func chaosWorker() error {
+func chaosWorker() error { return processWorker("chaos", chaosGraph, 20*time.Millisecond) }
+
+// processWorker is one worker process of a test that kills them: four
+// runs at once of the graph that build makes, under the name the test's
+// requests use, on the schema and server the test passed in the
+// environment, with the chaos tests' lease and claim TTL.
+func processWorker(name string, build func(*pgxpool.Pool, string) (*runtime.Graph[runtime.Values, runtime.Values], error), poll time.Duration) error {
 	ctx := context.Background()
 	schema := os.Getenv(envSchema)
 	s, err := postgres.Open(ctx, os.Getenv(pgtest.EnvDSN), postgres.Schema(schema), postgres.LeaseTTL(chaosTTL))
 	if err != nil {
 		return err
 	}
-	g, err := chaosGraph(s.Pool(), schema)
+	g, err := build(s.Pool(), schema)
 	if err != nil {
 		return err
 	}
-	return workers.NewWorker(workers.NewQueue(s), map[string]workers.Runnable{"chaos": workers.Graph(g)},
-		workers.ClaimTTL(chaosTTL), workers.Poll(20*time.Millisecond), workers.Concurrency(4)).Run(ctx)
+	return workers.NewWorker(workers.NewQueue(s), map[string]workers.Runnable{name: workers.Graph(g)},
+		workers.ClaimTTL(chaosTTL), workers.Poll(poll), workers.Concurrency(4)).Run(ctx)
+}
+
+// ledgerQueue opens the queue of a test that kills worker processes, with
+// the chaos tests' lease TTL, and creates its effects ledger.
+func ledgerQueue(t *testing.T) (*workers.Queue, *postgres.Store, string) {
+	t.Helper()
+	q := openQueue(t, postgres.LeaseTTL(chaosTTL))
+	s := q.Store()
+	schema := s.SchemaName()
+	if _, err := s.Pool().Exec(context.Background(), "CREATE TABLE "+schema+".ledger (key text PRIMARY KEY, runs int NOT NULL, journaled int NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	return q, s, schema
 }
 
 // TestChaos: chaosWorkers worker processes drain chaosThreads start
@@ -110,13 +129,8 @@ func TestChaos(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills workers and backends for seconds; go test without -short (as CI does) runs it")
 	}
-	q := openQueue(t, postgres.LeaseTTL(chaosTTL))
-	s := q.Store()
-	schema := s.SchemaName()
+	q, s, schema := ledgerQueue(t)
 	ctx := context.Background()
-	if _, err := s.Pool().Exec(ctx, "CREATE TABLE "+schema+".ledger (key text PRIMARY KEY, runs int NOT NULL, journaled int NOT NULL)"); err != nil {
-		t.Fatal(err)
-	}
 	app := fmt.Sprintf("ilmek_chaos_%d", os.Getpid())
 	u, err := url.Parse(os.Getenv(pgtest.EnvDSN))
 	if err != nil {
