@@ -278,7 +278,7 @@ func (r *runner[S, U]) superstep() (status Status, err error) {
 				return StatusInterrupted, rf
 			}
 		}
-		return pauseStatus(r.pending()), nil
+		return checkpoint.PauseStatus(r.pending()), nil
 	}
 	// Reducers and guards are the program's (and, in code-built graphs, the
 	// application's) code: a panic there fails the run like a node's does.

@@ -59,7 +59,7 @@ func (r *runner[S, U]) commitPause() error {
 			}
 		}
 		if r.trec != nil {
-			r.outcomeWith(pauseStatus(pend), r.refusedAnswer(), pend)
+			r.outcomeWith(checkpoint.PauseStatus(pend), r.refusedAnswer(), pend)
 		}
 		// Every task of the superstep finished (or paused): commit it even
 		// when the caller is cancelling the run (put writes durably).

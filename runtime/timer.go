@@ -195,20 +195,6 @@ func latestPending(cp *Checkpoint) []PendingInterrupt {
 	return cp.Pending
 }
 
-// pauseStatus is how a run that paused on pend ends: parked when every
-// pause is a timer's, interrupted when a person is asked.
-func pauseStatus(pend []PendingInterrupt) Status {
-	for _, p := range pend {
-		if !p.Timer {
-			return StatusInterrupted
-		}
-	}
-	if len(pend) == 0 {
-		return StatusInterrupted
-	}
-	return StatusParked
-}
-
 // answerable drops the timers' pauses from those a person answers.
 func answerable(pauses []pauseJournal, open []PendingInterrupt) ([]pauseJournal, []PendingInterrupt) {
 	ps := pauses[:0:0]

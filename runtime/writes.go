@@ -21,17 +21,14 @@ type deltaState struct {
 	encoded bool                      // writes hold the pending checkpoint's change from r.latest
 	werr    error                     // the program's failure to encode them, reported at the checkpoint
 	delta   checkpoint.Delta          // the delta write hands over, reused: a Commit does not keep it
-	cps     [2]checkpointAlloc        // room for checkpoints handed to Memory, which keeps copies
+	cps     [2]checkpointAlloc        // room for the checkpoints write hands over, reused likewise
 }
 
-// checkpointRoom returns room for the run's next checkpoint. Memory keeps
-// copies of what it is handed, so a run on it alternates between two
-// checkpoints of its own, never the latest one (r.latest); others get a
-// new one, which they may keep.
+// checkpointRoom returns room for the run's next checkpoint. A Commit does
+// not keep what it is handed (checkpoint.Lease), so a run alternates
+// between two checkpoints of its own, never overwriting the latest one
+// (r.latest), which the next checkpoint is written against.
 func (r *runner[S, U]) checkpointRoom() *checkpointAlloc {
-	if _, ok := r.cfg.cp.(*checkpoint.Memory); !ok {
-		return &checkpointAlloc{}
-	}
 	a := &r.cps[0]
 	if r.latest == &a.cp {
 		a = &r.cps[1]

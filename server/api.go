@@ -300,17 +300,9 @@ func (s *Server) runsElsewhere(ctx context.Context, t threadRecord, id string, i
 // threadStatus is where a thread stands from its latest checkpoint and how
 // its last run ended ("" when unknown).
 func threadStatus(v ThreadView, ended runtime.Status) runtime.Status {
-	timers := 0
-	for _, p := range v.Pending {
-		if p.Timer {
-			timers++
-		}
-	}
 	switch {
-	case len(v.Pending) > 0 && timers == len(v.Pending):
-		return runtime.StatusParked // on timers only: nobody is asked
 	case len(v.Pending) > 0:
-		return runtime.StatusInterrupted
+		return checkpoint.PauseStatus(v.Pending) // parked on timers only: nobody is asked
 	case ended == runtime.StatusError || ended == runtime.StatusAborted || ended == runtime.StatusParked:
 		return ended
 	case v.CheckpointID == "":

@@ -197,7 +197,9 @@ type Lease interface {
 	// the events all land, or none of them does. A lease that is no
 	// longer current writes nothing and gets an error (matching
 	// ErrThreadDeleted when the thread was deleted). A delta whose base
-	// the thread lacks fails with an error matching ErrNotFound.
+	// the thread lacks fails with an error matching ErrNotFound. Commit
+	// keeps nothing of c after it returns (copy what you store): the
+	// runtime reuses the checkpoint, delta and events it hands over.
 	Commit(ctx context.Context, c Commit) error
 	// PutJournal replaces the journal of a task of the thread, fenced.
 	PutJournal(ctx context.Context, taskID string, entries []JournalEntry) error

@@ -13,3 +13,18 @@ func EarliestWake(pending []PendingInterrupt) time.Time {
 	}
 	return at
 }
+
+// PauseStatus is the status of a thread that stopped on pending: parked
+// when every pause is a timer's (nobody is asked), interrupted when a
+// person is asked (and when pending is empty).
+func PauseStatus(pending []PendingInterrupt) Status {
+	for _, p := range pending {
+		if !p.Timer {
+			return StatusInterrupted
+		}
+	}
+	if len(pending) == 0 {
+		return StatusInterrupted
+	}
+	return StatusParked
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // Runnable is a graph a worker can run requests on: generated or built
@@ -104,7 +105,7 @@ func (r graphRunner[S, U]) ended(ctx context.Context, cp runtime.Checkpointer, t
 	out := runOutcome{Status: runtime.StatusDone, State: state}
 	if len(ts.Open) > 0 {
 		// A thread parked on timers is not waiting on a person.
-		out.Status, out.Pending = pauseStatus(ts.Open), ts.Open
+		out.Status, out.Pending = checkpoint.PauseStatus(ts.Open), ts.Open
 	}
 	return out, true, nil
 }

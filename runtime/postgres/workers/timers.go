@@ -86,17 +86,6 @@ func notDue(err error) bool {
 	return errors.Is(err, runtime.ErrNotDue) || errors.Is(err, runtime.ErrNotInterrupted)
 }
 
-// pauseStatus is the status of a run that stopped on pending: parked when
-// every pause is a timer's, interrupted when a person is asked.
-func pauseStatus(pending []runtime.PendingInterrupt) runtime.Status {
-	for _, p := range pending {
-		if !p.Timer {
-			return runtime.StatusInterrupted
-		}
-	}
-	return runtime.StatusParked
-}
-
 // finishNotDue records a wake request whose thread had nothing due: an
 // earlier claim of it woke the thread before its worker died (the thread
 // moved past the request's base: its outcome is recorded), or a person
