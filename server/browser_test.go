@@ -260,7 +260,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		// it drew): the form is the same element, its values intact.
 		if err := chromedp.Do(ctx,
 			chromedp.Evaluate[chromedp.Void](`void (document.querySelector('`+form+`').dataset.mark = "kept")`),
-			chromedp.SendKeys(q(form+` input[name="note"]`), "looks good"),
+			typeInto(q(form+` input[name="note"]`), "looks good"),
 			chromedp.Click(q(form+` input[name="approved"]`)),
 			chromedp.Evaluate[chromedp.Void](`void (window.typedAt = Number(document.getElementById("thread").dataset.refreshes || 0))`),
 			poll(`Number(document.getElementById("thread").dataset.refreshes || 0) >= window.typedAt + 2`),
@@ -531,4 +531,11 @@ func TestConsoleInBrowser(t *testing.T) {
 	if js(`window.inlineRan === true`) {
 		t.Error("an inline script ran despite the Content-Security-Policy")
 	}
+}
+
+// typeInto is chromedp.SendKeys for a text field: focus, then keys,
+// without SendKeys' unlocked read of the node's attributes (chromedp
+// v0.23.1), which the race detector reports while the page rewrites them.
+func typeInto[S chromedp.Selectable](sel S, text string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(chromedp.Focus(sel), chromedp.KeyEvent(text))
 }

@@ -72,6 +72,14 @@ func (b *browser) fail(step string, err error) {
 	b.t.Fatalf("%s: %v", step, err)
 }
 
+// typeInto is chromedp.SendKeys for a text field: focus, then keys. It
+// does not read the node's attributes, which chromedp v0.23.1's SendKeys
+// reads without its lock while a DOM event rewrites them (the race
+// detector's report in a CI run of TestStudioBuildsAGraph).
+func typeInto[S chromedp.Selectable](sel S, text string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(chromedp.Focus(sel), chromedp.KeyEvent(text))
+}
+
 func (b *browser) do(step string, actions ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
 	if err := chromedp.Do(b.ctx, actions...); err != nil {
@@ -214,14 +222,14 @@ func TestStudioBuildsAGraph(t *testing.T) {
 		chromedp.Navigate(ts.URL+"/"),
 		chromedp.WaitVisible(chromedp.CSS("#new-name")),
 		eval(`window.cspViolations = []; document.addEventListener("securitypolicyviolation", e => cspViolations.push(e.violatedDirective + " " + e.blockedURI)); true`),
-		chromedp.SendKeys(chromedp.CSS("#new-name"), "built"),
+		typeInto(chromedp.CSS("#new-name"), "built"),
 		chromedp.Click(chromedp.CSS("#new-doc")),
 		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(node, "__end__"))),
 	)
 	b.do("declaring channels",
-		chromedp.SendKeys(chromedp.CSS("#channel-name"), "n"),
+		typeInto(chromedp.CSS("#channel-name"), "n"),
 		chromedp.Click(chromedp.CSS("#channel-add")),
-		chromedp.SendKeys(chromedp.CSS("#channel-name"), "log"),
+		typeInto(chromedp.CSS("#channel-name"), "log"),
 		chromedp.Click(chromedp.CSS("#channel-add")),
 		poll(`!!document.querySelector('[aria-label="reducer of log"]')`),
 		choose(`[aria-label="reducer of log"]`, "append"),
@@ -250,7 +258,7 @@ func TestStudioBuildsAGraph(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`.edge-list button[data-edge="3"]`)),
 		chromedp.WaitVisible(chromedp.CSS("#guard-apply")),
 		choose("#guard-channel", "n"), choose("#guard-op", "gt"), choose("#guard-kind", "number"),
-		chromedp.SendKeys(chromedp.CSS("#guard-value"), "five"),
+		typeInto(chromedp.CSS("#guard-value"), "five"),
 		chromedp.Click(chromedp.CSS("#guard-apply")),
 		poll(`[...document.querySelectorAll(".inspector .placed .diag.error")].some(e => e.textContent.includes("gt"))`),
 		poll(`!!document.querySelector(".react-flow__edge.edge-bad")`),
@@ -258,7 +266,7 @@ func TestStudioBuildsAGraph(t *testing.T) {
 	b.shot("studio-diagnostic")
 	b.do("fixing the literal",
 		eval(`(() => { const i = document.querySelector("#guard-value"); Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").set.call(i, ""); i.dispatchEvent(new Event("input", {bubbles: true})); return true })()`),
-		chromedp.SendKeys(chromedp.CSS("#guard-value"), "5"),
+		typeInto(chromedp.CSS("#guard-value"), "5"),
 		chromedp.Click(chromedp.CSS("#guard-apply")),
 		poll(`!document.querySelector(".react-flow__edge.edge-bad") && !document.querySelector(".inspector .placed")`),
 	)
@@ -269,7 +277,7 @@ func TestStudioBuildsAGraph(t *testing.T) {
 		b.selectNode(c[0])
 		b.do("filling "+c[0]+"'s config",
 			chromedp.WaitVisible(chromedp.CSS("#cfg-text")),
-			chromedp.SendKeys(chromedp.CSS("#cfg-text"), c[1]+"\r"),
+			typeInto(chromedp.CSS("#cfg-text"), c[1]+"\r"),
 			poll(fmt.Sprintf(`!document.querySelector('%s .gnode.has-error')`, fmt.Sprintf(node, c[0]))),
 		)
 		if c[0] == "say" {
