@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -83,7 +84,7 @@ type memHeader struct {
 
 // ErrMemoryFull is matched (errors.Is) by the error of a Memory write that
 // would hold more than 4 GiB of ids and delta values in one thread.
-var ErrMemoryFull = fmt.Errorf("memory: a thread's checkpoints hold 4 GiB; prune it (Memory.Prune) or use a durable store")
+var ErrMemoryFull = errors.New("memory: a thread's checkpoints hold 4 GiB; prune it (Memory.Prune) or use a durable store")
 
 // Entry blocks: blockFirst entries, then twice as many, and so on up to
 // blockMax a block: a short thread holds little room it does not use.
