@@ -33,9 +33,11 @@ func (s *Store) CreateSchedule(ctx context.Context, sc checkpoint.Schedule) (che
 	if err != nil {
 		return sc, err
 	}
-	row := s.pool.QueryRow(ctx, "INSERT INTO "+s.t("ilmek_schedules")+" (name, graph, cron, time_zone, every_ns, input, thread, overlap, catch_up, max_catch_up, created, last_tick) "+
-		"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, date_trunc('milliseconds', clock_timestamp()), date_trunc('milliseconds', clock_timestamp())) RETURNING "+scheduleCols,
-		sc.Name, sc.Graph, sc.Cron, sc.TimeZone, int64(sc.Every), []byte(sc.Input), sc.Thread, sc.Overlap, sc.CatchUp, sc.MaxCatchUp)
+	tk, _ := sc.Ticks() // valid
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	row := s.pool.QueryRow(ctx, "INSERT INTO "+s.t("ilmek_schedules")+" (name, graph, cron, time_zone, every_ns, input, thread, overlap, catch_up, max_catch_up, created, last_tick, next_tick) "+
+		"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12) RETURNING "+scheduleCols,
+		sc.Name, sc.Graph, sc.Cron, sc.TimeZone, int64(sc.Every), []byte(sc.Input), sc.Thread, sc.Overlap, sc.CatchUp, sc.MaxCatchUp, now, tk.Next(now))
 	out, err := scanSchedule(row)
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "23505" {
@@ -96,7 +98,10 @@ func (s *Store) ListSchedules(ctx context.Context) ([]checkpoint.Schedule, error
 // PauseSchedule pauses or resumes the named schedule
 // (checkpoint.ScheduleStore).
 func (s *Store) PauseSchedule(ctx context.Context, name string, paused bool) error {
-	tag, err := s.pool.Exec(ctx, "UPDATE "+s.t("ilmek_schedules")+" SET last_tick = CASE WHEN paused AND NOT $2 THEN greatest(last_tick, date_trunc('milliseconds', clock_timestamp())) ELSE last_tick END, paused = $2 WHERE name = $1", name, paused)
+	// A resumed schedule is scanned at once (next_tick): the scan moves
+	// next_tick to its next tick.
+	tag, err := s.pool.Exec(ctx, "UPDATE "+s.t("ilmek_schedules")+" SET last_tick = CASE WHEN paused AND NOT $2 THEN greatest(last_tick, $3) ELSE last_tick END, "+
+		"next_tick = CASE WHEN paused AND NOT $2 THEN $3 ELSE next_tick END, paused = $2 WHERE name = $1", name, paused, time.Now().UTC().Truncate(time.Microsecond))
 	if err != nil {
 		return fmt.Errorf("postgres: pause schedule %q in %s: %w", name, s.where(), err)
 	}
@@ -122,8 +127,13 @@ func (s *Store) DeleteSchedule(ctx context.Context, name string) error {
 // RecordFirings records firings and moves Last while it is still from
 // (checkpoint.ScheduleStore).
 func (s *Store) RecordFirings(ctx context.Context, name string, from, to time.Time, firings []checkpoint.Firing) error {
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		return s.RecordFiringsTx(ctx, tx, name, from, to, firings)
+	sc, err := s.GetSchedule(ctx, name)
+	if err != nil {
+		return err
+	}
+	sc.Last = from
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		return s.RecordFiringsTx(ctx, tx, sc, to, firings)
 	})
 	if err != nil && !errors.Is(err, checkpoint.ErrScheduleMoved) && !errors.Is(err, checkpoint.ErrNoSchedule) {
 		return fmt.Errorf("postgres: record the firings of schedule %q in %s: %w", name, s.where(), err)
@@ -131,10 +141,16 @@ func (s *Store) RecordFirings(ctx context.Context, name string, from, to time.Ti
 	return err
 }
 
-// RecordFiringsTx is RecordFirings in the caller's transaction (the
-// workers insert the firings' requests in it too).
-func (s *Store) RecordFiringsTx(ctx context.Context, tx pgx.Tx, name string, from, to time.Time, firings []checkpoint.Firing) error {
-	tag, err := tx.Exec(ctx, "UPDATE "+s.t("ilmek_schedules")+" SET last_tick = $3 WHERE name = $1 AND last_tick = $2", name, from, to)
+// RecordFiringsTx is RecordFirings of sc's firings from sc.Last to to in
+// the caller's transaction (the workers insert the firings' requests in
+// it too); it also moves the schedule's next_tick to the tick after to.
+func (s *Store) RecordFiringsTx(ctx context.Context, tx pgx.Tx, sc checkpoint.Schedule, to time.Time, firings []checkpoint.Firing) error {
+	name, from := sc.Name, sc.Last
+	tk, err := sc.Ticks()
+	if err != nil {
+		return err
+	}
+	tag, err := tx.Exec(ctx, "UPDATE "+s.t("ilmek_schedules")+" SET last_tick = $3, next_tick = $4 WHERE name = $1 AND last_tick = $2", name, from, to, tk.Next(to))
 	if err != nil {
 		return err
 	}

@@ -74,14 +74,17 @@ const (
 // tickFormat spells a tick in a firing's thread id and metadata.
 const tickFormat = "20060102T150405Z"
 
-func (t graphTarget[S, U]) start(ctx context.Context, cp runtime.Checkpointer, thread string, input json.RawMessage, meta map[string]string, stop <-chan struct{}) (runtime.Status, error) {
+func (t graphTarget[S, U]) start(ctx context.Context, cp runtime.Checkpointer, thread string, input json.RawMessage, meta map[string]string, stop <-chan struct{}, fresh bool) (runtime.Status, error) {
 	var in U
 	if len(input) > 0 {
 		if err := json.Unmarshal(input, &in); err != nil {
 			return "", fmt.Errorf("decode the schedule's input into %T: %w", in, err)
 		}
 	}
-	opts := append(t.opts[:len(t.opts):len(t.opts)], runtime.WithExpectedLatest(""), runtime.WithThreadMeta(meta), runtime.WithStopSignal(stop))
+	opts := append(t.opts[:len(t.opts):len(t.opts)], runtime.WithThreadMeta(meta), runtime.WithStopSignal(stop))
+	if fresh {
+		opts = append(opts, runtime.WithExpectedLatest(""))
+	}
 	res, err := t.g.Thread(cp, thread).Invoke(ctx, in, opts...)
 	return res.Status, err
 }
@@ -107,6 +110,8 @@ type scheduleState struct {
 	// when it ends; stop stops it at its boundary.
 	running chan struct{}
 	stop    chan struct{}
+	// created tells a stored schedule from a later one of the same name.
+	created time.Time
 }
 
 // every is a cron.Schedule of ticks on multiples of d since the epoch.
@@ -250,27 +255,44 @@ func (w *Waker) fireDue(ctx context.Context, wg *sync.WaitGroup) (time.Time, err
 // fire starts the run of tick t of s, following its overlap policy, or
 // behind the earlier firing when queue is set.
 func (w *Waker) fire(ctx context.Context, s *scheduleState, t time.Time, queue bool, wg *sync.WaitGroup) {
-	prev, prevStop := s.running, s.stop
-	if prev != nil {
-		select {
-		case <-prev:
-			prev = nil
-		default:
-		}
-	}
 	policy := s.Overlap
 	if queue {
 		policy = runtime.DoubleTextEnqueue
 	}
-	if prev != nil && policy == runtime.DoubleTextReject {
+	if s.busy() && policy == runtime.DoubleTextReject {
 		w.log.InfoContext(ctx, "waker: tick skipped, the previous firing still runs", "schedule", s.Name, "tick", t)
 		return
+	}
+	tick := t.UTC().Format(tickFormat)
+	w.launch(ctx, s, tick, s.Name+"@"+tick, true, policy, wg)
+}
+
+// busy reports whether the run of s's latest firing by this waker has
+// not ended.
+func (s *scheduleState) busy() bool {
+	if s.running == nil {
+		return false
+	}
+	select {
+	case <-s.running:
+		return false
+	default:
+		return true
+	}
+}
+
+// launch starts the run of a firing of s at tick on thread, after the
+// run of the previous firing (stopped first under cancel-and-replace).
+// A thread of its own (fresh) starts only when it has no checkpoint yet,
+// so a tick runs once however many wakers launch it.
+func (w *Waker) launch(ctx context.Context, s *scheduleState, tick, thread string, fresh bool, policy runtime.DoubleTexting, wg *sync.WaitGroup) {
+	prev, prevStop := s.running, s.stop
+	if !s.busy() {
+		prev = nil
 	}
 	if prev != nil && policy == runtime.DoubleTextCancelReplace {
 		close(prevStop)
 	}
-	tick := t.UTC().Format(tickFormat)
-	thread := s.Name + "@" + tick
 	done, stop := make(chan struct{}), make(chan struct{})
 	s.running, s.stop = done, stop
 	w.wg.Add(1)
@@ -282,7 +304,7 @@ func (w *Waker) fire(ctx context.Context, s *scheduleState, t time.Time, queue b
 		if prev != nil {
 			<-prev // enqueue, and cancel-and-replace waits for the boundary
 		}
-		status, err := s.Graph.start(ctx, w.store, thread, s.Input, map[string]string{MetaSchedule: s.Name, MetaTick: tick}, stop)
+		status, err := s.Graph.start(ctx, w.store, thread, s.Input, map[string]string{MetaSchedule: s.Name, MetaTick: tick}, stop, fresh)
 		switch {
 		case errors.Is(err, runtime.ErrThreadMoved), errors.Is(err, runtime.ErrThreadBusy):
 			w.log.DebugContext(ctx, "waker: tick fired elsewhere", "schedule", s.Name, "thread", thread)

@@ -61,7 +61,7 @@ type Store interface {
 type Target interface {
 	fingerprint() string
 	wake(ctx context.Context, cp runtime.Checkpointer, thread string) (runtime.Status, error)
-	start(ctx context.Context, cp runtime.Checkpointer, thread string, input json.RawMessage, meta map[string]string, stop <-chan struct{}) (runtime.Status, error)
+	start(ctx context.Context, cp runtime.Checkpointer, thread string, input json.RawMessage, meta map[string]string, stop <-chan struct{}, fresh bool) (runtime.Status, error)
 }
 
 // Graph makes g's threads wakeable; opts are added to every wake's run
@@ -111,6 +111,12 @@ type Waker struct {
 	schedules []Schedule
 	states    []*scheduleState
 
+	named    map[string]Target         // WithStoredSchedules
+	sstore   checkpoint.ScheduleStore  // the store's schedules, with named
+	stored   map[string]*scheduleState // the stored schedules this waker fires, by name
+	grace    time.Duration
+	onFiring func(context.Context, checkpoint.Firing)
+
 	mu     sync.Mutex
 	active map[string]bool // threads being woken by this waker
 	fired  int             // schedule firings that ran
@@ -136,6 +142,9 @@ func New(store Store, targets []Target, opts ...Option) (*Waker, error) {
 	if err := w.prepare(); err != nil {
 		return nil, err
 	}
+	if err := w.prepareStored(); err != nil {
+		return nil, err
+	}
 	for _, s := range w.schedules {
 		w.targets = append(w.targets[:len(w.targets):len(w.targets)], s.Graph)
 	}
@@ -155,10 +164,12 @@ func (w *Waker) Run(ctx context.Context) error {
 	var n atomic.Int32
 	for {
 		next, err := w.wakeDue(ctx, &wg, &n)
-		if t, ferr := w.fireDue(ctx, &wg); ferr != nil {
-			err = errors.Join(err, ferr)
-		} else if !t.IsZero() && (next.IsZero() || t.Before(next)) {
-			next = t
+		for _, fire := range []func(context.Context, *sync.WaitGroup) (time.Time, error){w.fireDue, w.fireStored} {
+			if t, ferr := fire(ctx, &wg); ferr != nil {
+				err = errors.Join(err, ferr)
+			} else if !t.IsZero() && (next.IsZero() || t.Before(next)) {
+				next = t
+			}
 		}
 		if err != nil && ctx.Err() == nil {
 			w.log.WarnContext(ctx, "waker: list waiting threads", "err", err)
