@@ -541,18 +541,28 @@ func typeInto[S chromedp.Selectable](sel S, text string) chromedp.Action[chromed
 }
 
 // TestConsoleAnswersInsideSubgraph drives the console in a headless
-// Chromium for a thread paused on an interrupt inside a child graph: the
-// list of threads waiting on a person shows the question with the path to
-// the child's node; the thread's page draws the expanded diagram (the
-// child inside its subgraph node, the child's waiting node marked), lists
-// where the child stands, and asks the question with a form; a person
-// answers it there; the thread completes with the answer, and no step of
-// the child (nor of the parent) ran twice.
+// Chromium for a thread paused on an interrupt inside a child graph, with
+// the diagram as the Mermaid text and as SVG (Graphviz): the list of
+// threads waiting on a person shows the question with the path to the
+// child's node; the thread's page draws the expanded diagram (the child
+// inside its subgraph node, the child's waiting node marked), lists where
+// the child stands, and asks the question with a form; a person answers
+// it there; the thread completes with the answer, and no step of the
+// child (nor of the parent) ran twice.
 func TestConsoleAnswersInsideSubgraph(t *testing.T) {
+	for _, svg := range []bool{false, true} {
+		t.Run(map[bool]string{false: "mermaid", true: "svg"}[svg], func(t *testing.T) { answerInsideSubgraph(t, svg) })
+	}
+}
+
+func answerInsideSubgraph(t *testing.T, svg bool) {
 	ctx := browser(t, 90*time.Second)
 	fx := &effects{}
 	ts := newTestServer(t, func(c *Config) {
 		c.Graphs, c.Authenticate = []Graph{Of(deskGraph(t, fx, 1))}, Anonymous
+		if svg {
+			c.RenderSVG = graphviz.New().SVG
+		}
 	})
 	violations, _ := watchCSP(t, ctx)
 	js := func(expr string) bool {
@@ -603,7 +613,8 @@ func TestConsoleAnswersInsideSubgraph(t *testing.T) {
 	if err := chromedp.Do(ctx,
 		chromedp.Click(q(row)),
 		chromedp.WaitVisible(q(form+` input[name="note"]`)),
-		poll(`(document.querySelector("#diagram pre.mermaid-fallback")?.textContent || "").includes("subgraph refund")`),
+		poll(`document.getElementById("mermaid").textContent.includes("subgraph refund")`),
+		poll(`!!document.querySelector("#diagram svg, #diagram pre.mermaid-fallback")`),
 		poll(`!document.getElementById("subgraphs").hidden`),
 	); err != nil {
 		t.Fatalf("opening the thread: %v", err)
@@ -618,7 +629,25 @@ func TestConsoleAnswersInsideSubgraph(t *testing.T) {
 	if !strings.Contains(labels, "Approve the refund") || !strings.Contains(labels, "Note to the customer") {
 		t.Errorf("labels: %q", labels)
 	}
-	diagram := str(`document.querySelector("#diagram pre.mermaid-fallback").textContent`)
+	// The Mermaid text (the diagram's place without SVG, and under it).
+	diagram := str(`document.getElementById("mermaid").textContent`)
+	if !svg && str(`document.querySelector("#diagram pre.mermaid-fallback")?.textContent || ""`) != diagram {
+		t.Error("the diagram's place does not hold the Mermaid text")
+	}
+	if svg {
+		// The laid-out SVG: the child a cluster inside its node, marked
+		// waiting, and its waiting node marked inside it; the parent's
+		// path taken marked too.
+		for _, sel := range []string{`#diagram svg g.cluster.pending[id="node_refund"]`, `#diagram svg g.node.pending[id="node_refund/approve"]`,
+			`#diagram svg g.node[id="node_refund/pay"]`, `#diagram svg g.node.visited[id="node_intake"]`} {
+			if !js(`!!document.querySelector('` + sel + `')`) {
+				t.Errorf("the SVG has no %s", sel)
+			}
+		}
+		if js(`!!document.querySelector('#diagram svg g.pending[id="node_refund/check"]')`) {
+			t.Error("the SVG marks the child's check node waiting")
+		}
+	}
 	for _, want := range []string{`  subgraph refund ["⏸ refund"]`, `    refund_check["check"]`, `    refund_approve["⏸ approve"]`, `    refund_pay["pay"]`,
 		"    refund_approve --> refund_pay", "  end", "  class refund,refund_approve pending"} {
 		if !slices.Contains(strings.Split(diagram, "\n"), want) {
@@ -637,7 +666,7 @@ func TestConsoleAnswersInsideSubgraph(t *testing.T) {
 		poll(`document.getElementById("notice").textContent.includes("ended done")`),
 		poll(`document.querySelector("#thread-status .status").textContent === "done"`),
 		poll(`document.getElementById("subgraphs").hidden && !document.querySelector('`+card+`')`),
-		poll(`!(document.querySelector("#diagram pre.mermaid-fallback")?.textContent || "pending").includes("pending")`),
+		poll(`!document.getElementById("mermaid").textContent.includes("pending") && !document.querySelector("#diagram svg g.pending")`),
 	); err != nil {
 		t.Fatalf("answering: %v", err)
 	}
@@ -661,8 +690,8 @@ func TestConsoleAnswersInsideSubgraph(t *testing.T) {
 			t.Errorf("%s ran %d times, want %d", name, n, want)
 		}
 	}
-	if !js(`!document.querySelector("#diagram svg")`) {
-		t.Error("an SVG is shown though the server draws none")
+	if got := js(`!!document.querySelector("#diagram svg")`); got != svg {
+		t.Errorf("an SVG shown: %v; the server draws one: %v", got, svg)
 	}
 	if v := violations(); len(v) > 0 {
 		t.Errorf("Content-Security-Policy violations: %q", v)

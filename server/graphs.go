@@ -115,23 +115,20 @@ func (t typed[S, U]) thread(ctx context.Context, cp runtime.Checkpointer, id str
 }
 
 func (t typed[S, U]) diagram(ts *threadState, expand bool) (string, mermaid.Graph, error) {
+	mg, err := runtime.MermaidGraph(t.g)
+	if err != nil {
+		return "", mermaid.Graph{}, err
+	}
 	o := mermaid.Options{ExpandSubgraphs: expand}
 	if ts != nil {
 		o.Highlight = highlight(ts)
 	}
-	text, err := runtime.Mermaid(t.g, o)
+	text, err := mermaid.Render(mg, o)
 	if err != nil {
 		return "", mermaid.Graph{}, err
 	}
-	var mg mermaid.Graph
-	if doc, err := runtime.ToSpec(t.g); err == nil {
-		mg = mermaid.FromSpec(doc)
-	} else {
-		// A graph a document cannot hold (Go guards, routers): its nodes
-		// without the edges code decides.
-		for _, n := range t.g.Shape().Nodes {
-			mg.Nodes = append(mg.Nodes, mermaid.Node{ID: n.ID, Type: n.Type})
-		}
+	if !expand {
+		mg.Subgraphs = nil // each subgraph node a box, as the Mermaid text draws it
 	}
 	return text, mg, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ilmek-go/ilmek/graphviz"
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/spec"
 )
@@ -126,6 +127,8 @@ func TestThreadViewSubgraphs(t *testing.T) {
 		path      []string
 		subgraphs []SubgraphView
 		diagram   []string // lines the expanded diagram holds
+		dot       []string // what the expanded DOT holds
+		svg       []string // what the SVG holds
 	}{{
 		name:  "one level",
 		depth: 1,
@@ -134,6 +137,9 @@ func TestThreadViewSubgraphs(t *testing.T) {
 		subgraphs: []SubgraphView{{Path: []string{"refund"}, Node: "refund", Step: 1, Next: []string{"approve"},
 			Pending: []string{"refund/approve:interrupt#0"}}},
 		diagram: []string{`  subgraph refund ["⏸ refund"]`, `    refund_approve["⏸ approve"]`, "  class refund,refund_approve pending"},
+		dot: []string{`graph [label="refund (waiting)", id="node_refund", class="pending"`, `"refund/approve" [label="approve (waiting)", id="node_refund/approve", class="pending"`,
+			`"intake" -> "refund/__start__" [lhead="cluster_0"];`},
+		svg: []string{`<g id="node_refund" class="cluster pending">`, `<g id="node_refund/approve" class="node pending">`, `<g id="node_refund/check" class="node">`},
 	}, {
 		name:  "two levels",
 		depth: 2,
@@ -144,10 +150,14 @@ func TestThreadViewSubgraphs(t *testing.T) {
 			{Path: []string{"escalate", "refund"}, Node: "refund", Step: 1, Next: []string{"approve"}, Pending: []string{"escalate/refund/approve:interrupt#0"}},
 		},
 		diagram: []string{`    subgraph escalate_refund ["⏸ refund"]`, `      escalate_refund_approve["⏸ approve"]`, "  class escalate,escalate_refund,escalate_refund_approve pending"},
+		dot:     []string{`"escalate/refund/approve" [label="approve (waiting)", id="node_escalate/refund/approve", class="pending"`},
+		svg:     []string{`<g id="node_escalate/refund" class="cluster pending">`, `<g id="node_escalate/refund/approve" class="node pending">`},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			fx := &effects{}
-			ts := newTestServer(t, func(c *Config) { c.Graphs = []Graph{Of(deskGraph(t, fx, tc.depth))} })
+			ts := newTestServer(t, func(c *Config) {
+				c.Graphs, c.RenderSVG = []Graph{Of(deskGraph(t, fx, tc.depth))}, graphviz.New().SVG
+			})
 			th := ts.newThread("alice", nil)
 			var run RunView
 			ts.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": map[string]any{"order": "A7"}}, 202).json(t, &run)
@@ -201,6 +211,22 @@ func TestThreadViewSubgraphs(t *testing.T) {
 				}
 			}
 			ts.must("alice", "GET", "/threads/"+th.ThreadID+"/diagram?subgraphs=all", nil, 400)
+			// DOT and SVG: the children as clusters, marked the same way.
+			if d := string(ts.must("alice", "GET", "/threads/"+th.ThreadID+"/diagram?format=dot", nil, 200).Body); strings.Contains(d, "cluster") {
+				t.Errorf("the default DOT draws clusters:\n%s", d)
+			}
+			d := string(ts.must("alice", "GET", "/threads/"+th.ThreadID+"/diagram?format=dot&subgraphs=expand", nil, 200).Body)
+			for _, want := range tc.dot {
+				if !strings.Contains(d, want) {
+					t.Errorf("the expanded DOT lacks %q:\n%s", want, d)
+				}
+			}
+			svg := string(ts.must("alice", "GET", "/threads/"+th.ThreadID+"/diagram?format=svg&subgraphs=expand", nil, 200).Body)
+			for _, want := range tc.svg {
+				if !strings.Contains(svg, want) {
+					t.Errorf("the SVG lacks %q:\n%s", want, svg)
+				}
+			}
 
 			// Answered by its id, the thread completes; nothing ran twice.
 			ts.must("alice", "POST", "/threads/"+th.ThreadID+"/resume", map[string]any{"answers": map[string]any{tc.id: map[string]any{"approved": true, "note": "ok"}}}, 202).json(t, &run)

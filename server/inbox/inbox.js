@@ -561,7 +561,7 @@ async function drawDiagram(cp) {
   let svg, mmd;
   try {
     [svg, mmd] = await Promise.all([
-      call("GET", "/threads/" + id + "/diagram?format=svg" + at).catch((err) => {
+      call("GET", "/threads/" + id + "/diagram?format=svg&subgraphs=expand" + at).catch((err) => {
         if (err.problem && err.problem.status === 501) return null;
         throw err;
       }),
@@ -584,7 +584,7 @@ async function drawDiagram(cp) {
   const path = new Set(["__start__"]);
   for (const c of cp ? branch(cp.checkpoint_id) : []) for (const n of c.nodes) path.add(n);
   if (thread && thread.status === "done" && (!view.cp || view.cp === thread.checkpoint_id)) path.add("__end__");
-  for (const g of $("diagram").querySelectorAll("svg g.node")) {
+  for (const g of $("diagram").querySelectorAll("svg g.node, svg g.cluster")) {
     if (path.has(g.id.replace(/^node_/, ""))) g.classList.add("visited");
   }
 }
