@@ -4,7 +4,9 @@
 // class "next", nodes waiting on a person the class "pending" and
 // " (waiting)" after the name (text, so that no emoji font is needed), and
 // every node's id (the SVG element id once laid out) is
-// "node_" and its name.
+// "node_" and its name. The children of a graph's subgraph nodes
+// (mermaid.Graph.Subgraphs) are drawn as clusters, marked where they stand
+// by mermaid.Highlight.Subgraphs (see Diagram).
 //
 // Names and labels are written so that no text of a graph can change the
 // diagram's structure or the SVG a renderer makes of it: quotes and
