@@ -141,7 +141,7 @@ func (d *drawer) graph(g mermaid.Graph, h *mermaid.Highlight, prefix, indent str
 				attrs = ", class=\"next\", style=\"rounded,filled\", color=\"#444444\", fillcolor=\"#eff6ff\", penwidth=2.5"
 			}
 			fmt.Fprintf(b, "%ssubgraph %s {\n", indent, Quote(c.name))
-			fmt.Fprintf(b, "%s  graph [label=%s, id=%s%s];\n", indent, Quote(label), Quote("node_"+id), attrs)
+			fmt.Fprintf(b, "%s  graph [label=%s, id=%s%s, fontname=\"Helvetica\", fontsize=12];\n", indent, Quote(label), Quote("node_"+id), attrs)
 			var ch *mermaid.Highlight
 			if h != nil {
 				ch = h.Subgraphs[name]

@@ -41,10 +41,10 @@ func TestDiagramSubgraphs(t *testing.T) {
 		name: "no thread",
 		want: []string{
 			"  compound=true;\n",
-			"  subgraph \"cluster_0\" {\n    graph [label=\"refund\", id=\"node_refund\", style=\"rounded\", color=\"#444444\"];\n" +
+			"  subgraph \"cluster_0\" {\n    graph [label=\"refund\", id=\"node_refund\", style=\"rounded\", color=\"#444444\", fontname=\"Helvetica\", fontsize=12];\n" +
 				"    \"refund/__start__\" [label=\"START\", shape=oval, id=\"node_refund/__start__\", class=\"terminal\"];\n" +
 				"    \"refund/check_\" [label=\"check\", id=\"node_refund/check_\"];\n",
-			"    subgraph \"cluster_1\" {\n      graph [label=\"audit\", id=\"node_refund/audit\", style=\"rounded\", color=\"#444444\"];\n",
+			"    subgraph \"cluster_1\" {\n      graph [label=\"audit\", id=\"node_refund/audit\", style=\"rounded\", color=\"#444444\", fontname=\"Helvetica\", fontsize=12];\n",
 			"      \"refund/audit/sign\" [label=\"sign\", id=\"node_refund/audit/sign\"];\n",
 			"    \"refund/approve\" -> \"refund/audit/__start__\" [lhead=\"cluster_1\"];\n",
 			"    \"refund/audit/__end__\" -> \"refund/__end__\" [ltail=\"cluster_1\"];\n",

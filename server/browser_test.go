@@ -670,6 +670,10 @@ func answerInsideSubgraph(t *testing.T, svg bool) {
 	); err != nil {
 		t.Fatalf("answering: %v", err)
 	}
+	// The resume's events show the child's progress, by its path.
+	if err := chromedp.Do(ctx, poll(`[...document.querySelectorAll("#events li")].some(li => li.textContent.includes("node_end") && li.textContent.includes("pay in refund"))`)); err != nil {
+		t.Errorf("the events do not show the child's pay node ending: %v", err)
+	}
 	if n := str(`document.getElementById("notice").textContent`); !strings.Contains(n, `"refund_status":"approved"`) {
 		t.Errorf("confirmation: %q", n)
 	}

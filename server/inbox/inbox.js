@@ -605,6 +605,7 @@ function follow(threadID, runID) {
     const bits = [ev.type];
     if (ev.step) bits.push("step " + ev.step);
     if (ev.node) bits.push(ev.node);
+    if (ev.ns && ev.ns.length) bits.push("in " + ev.ns.join(" › "));
     if (ev.status) bits.push(ev.status);
     if (ev.duration_ns) bits.push(ms(ev.duration_ns / 1e6));
     const li = el("li", { class: "ev-" + ev.type }, el("time", { dateTime: ev.time, text: clock(ev.time) }), " #" + ev.seq + " " + bits.join(" "));
