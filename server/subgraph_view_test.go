@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -244,5 +245,48 @@ func TestThreadViewSubgraphs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkThreadViewSubgraphs: what the thread's view costs when the
+// thread is paused inside a child (the server reads the child's state
+// from the task's journal, runtime.Thread.Subgraphs) beside a thread
+// paused in its own node: GET /threads/{id} of one thread, and
+// GET /threads?status=interrupted of 100, through the handler.
+func BenchmarkThreadViewSubgraphs(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		graph func() *runtime.Graph[runtime.Values, runtime.Values]
+		input map[string]any
+	}{
+		{"paused-in-own-node", func() *runtime.Graph[runtime.Values, runtime.Values] { return approvalGraph(b) }, map[string]any{"topic": "t"}},
+		{"paused-inside-child", func() *runtime.Graph[runtime.Values, runtime.Values] { return deskGraph(b, &effects{}, 1) }, map[string]any{"order": "A7"}},
+	} {
+		ts := newTestServer(b, func(cfg *Config) { cfg.Graphs = []Graph{Of(c.graph())} })
+		var first string
+		for i := range 100 {
+			th := ts.newThread("alice", nil)
+			var run RunView
+			ts.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": c.input}, 202).json(b, &run)
+			if run = ts.wait("alice", run); run.Status != runtime.StatusInterrupted {
+				b.Fatalf("run: %+v", run)
+			}
+			if i == 0 {
+				first = th.ThreadID
+			}
+		}
+		serve := func(b *testing.B, path string) {
+			req := httptest.NewRequest("GET", path, nil)
+			req.Header.Set("Authorization", "Bearer alice")
+			for b.Loop() {
+				w := httptest.NewRecorder()
+				ts.Server.ServeHTTP(w, req)
+				if w.Code != 200 {
+					b.Fatalf("%s: %d %s", path, w.Code, w.Body)
+				}
+			}
+		}
+		b.Run("get/"+c.name, func(b *testing.B) { serve(b, "/threads/"+first) })
+		b.Run("list100/"+c.name, func(b *testing.B) { serve(b, "/threads?status=interrupted&limit=100") })
 	}
 }
