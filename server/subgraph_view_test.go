@@ -212,6 +212,12 @@ func TestThreadViewSubgraphs(t *testing.T) {
 				}
 			}
 			ts.must("alice", "GET", "/threads/"+th.ThreadID+"/diagram?subgraphs=all", nil, 400)
+			// At a checkpoint named in the request the children are drawn
+			// too; where the thread stood is marked on its own nodes.
+			at := string(ts.must("alice", "GET", "/threads/"+th.ThreadID+"/diagram?subgraphs=expand&checkpoint="+got.CheckpointID, nil, 200).Body)
+			if !strings.Contains(at, "subgraph "+tc.path[0]) || !strings.Contains(at, "class "+tc.path[0]+" pending") {
+				t.Errorf("the expanded diagram at checkpoint %s:\n%s", got.CheckpointID, at)
+			}
 			// DOT and SVG: the children as clusters, marked the same way.
 			if d := string(ts.must("alice", "GET", "/threads/"+th.ThreadID+"/diagram?format=dot", nil, 200).Body); strings.Contains(d, "cluster") {
 				t.Errorf("the default DOT draws clusters:\n%s", d)
