@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/server"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -72,8 +73,12 @@ type Reason struct {
 }
 
 // review compares revision rev of d with its published version.
-func (s *Studio) review(ctx context.Context, d Document, rev Revision) (*Review, *Report, error) {
-	rep := s.Check(d.Name+".json", rev.Body)
+func (s *Studio) review(ctx context.Context, p server.Principal, d Document, rev Revision) (*Review, *Report, error) {
+	kids, err := s.children(ctx, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep := s.check(d.Name+".json", rev.Body, kids)
 	out := &Review{Published: d.Published, Revision: rev.Number, To: rep.Fingerprint, Changes: []Change{}, Affected: []AffectedView{}}
 	for _, x := range rep.Diagnostics {
 		if x.Severity == "error" {
@@ -98,11 +103,11 @@ func (s *Studio) review(ctx context.Context, d Document, rev Revision) (*Review,
 		out.Unsafe = out.Unsafe || c.UnsafeNew || (c.UnsafePaused && s.cfg.Checkpointer == nil)
 	}
 	if s.cfg.Checkpointer != nil && !out.Same {
-		from, err := runtime.FromSpec(old, s.cfg.Registry)
+		from, err := s.build(old, kids)
 		if err != nil {
 			return nil, nil, fmt.Errorf("studio: building published version %d of %q: %w", pub.Number, d.Name, err)
 		}
-		to, err := runtime.FromSpec(rep.graph, s.cfg.Registry)
+		to, err := s.build(rep.graph, kids)
 		if err != nil {
 			return nil, nil, fmt.Errorf("studio: building revision %d of %q: %w", rev.Number, d.Name, err)
 		}
