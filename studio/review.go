@@ -2,6 +2,7 @@ package studio
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/ilmek-go/ilmek/runtime"
@@ -36,7 +37,10 @@ type Review struct {
 	Errors []Diagnostic `json:"errors,omitempty"`
 }
 
-// Change is one spec.Change, as JSON.
+// Change is one spec.Change, as JSON; Kind "unchecked" says that the
+// published version cannot be built with the children its subgraph nodes
+// run now (a pin or a channel changed), so the paused threads were not
+// compared: a change unsafe for them, which publishing must confirm.
 type Change struct {
 	Kind         string `json:"kind"`
 	Subject      string `json:"subject"`
@@ -104,6 +108,15 @@ func (s *Studio) review(ctx context.Context, p server.Principal, d Document, rev
 	}
 	if s.cfg.Checkpointer != nil && !out.Same {
 		from, err := s.build(old, kids)
+		if errors.Is(err, runtime.ErrSubgraph) {
+			// The published version runs a child that has changed since
+			// (a pin, a channel): the paused threads cannot be compared.
+			out.Changes = append(out.Changes, Change{Kind: "unchecked", Subject: d.Name,
+				Detail: "the published version cannot be built with the children published now: " + trunc(err.Error(), 300),
+				UnsafePaused: true, Reason: "the paused threads were not compared; publish only if none runs the published version"})
+			out.Unsafe = true
+			return out, &rep, nil
+		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("studio: building published version %d of %q: %w", pub.Number, d.Name, err)
 		}

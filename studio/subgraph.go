@@ -75,6 +75,7 @@ type childCache struct {
 }
 
 type cachedChild struct {
+	name    string
 	version int
 	child   Child
 	graph   *spec.Graph
@@ -141,14 +142,14 @@ func (s *Studio) published(ctx context.Context, d Document) (cachedChild, error)
 	s.kids.mu.Lock()
 	e, ok := s.kids.entries[d.ID]
 	s.kids.mu.Unlock()
-	if ok && e.version == d.Published && e.child.Name == d.Name {
+	if ok && e.version == d.Published && e.name == d.Name {
 		return e, nil
 	}
 	v, err := s.cfg.Repository.Published(ctx, d.Name)
 	if err != nil {
 		return cachedChild{}, err
 	}
-	e = cachedChild{version: v.Number}
+	e = cachedChild{name: d.Name, version: v.Number}
 	g, diags := spec.Decode(d.Name+".json", v.Body)
 	if g == nil || diags.HasErrors() {
 		// Published versions have no errors; one that the spec package no

@@ -120,3 +120,38 @@ func TestSubgraphPublish(t *testing.T) {
 		t.Fatalf("running the published parent: %v %v %v", res.Status, res.State, err)
 	}
 }
+
+// TestSubgraphStalePin: a published parent pinned to a child version that
+// has been replaced since cannot be built for the review; the review says
+// so as an unsafe change instead of failing, and the re-pinned parent
+// publishes once that is confirmed.
+func TestSubgraphStalePin(t *testing.T) {
+	s := newStudio(t, func(c *studio.Config) { c.Checkpointer = checkpoint.NewMemory() })
+	c := s.create("ann", "child", child)
+	s.must("ann", "POST", "/api/documents/"+c.ID+"/publish", map[string]any{"revision": 1, "published": 0}, 200)
+	var kids struct {
+		Children []studio.Child `json:"children"`
+	}
+	s.must("ann", "GET", "/api/subgraphs", nil, 200).json(t, &kids)
+	p := s.create("ann", "parent", withSub(`{"graph":"child","fingerprint":"`+kids.Children[0].Fingerprint+`"}`))
+	s.must("ann", "POST", "/api/documents/"+p.ID+"/publish", map[string]any{"revision": 1, "published": 0}, 200)
+
+	c2 := s.save("ann", c, strings.Replace(child, `"text":"hi"`, `"text":"hello"`, 1))
+	s.must("ann", "POST", "/api/documents/"+c.ID+"/publish", map[string]any{"revision": c2.Revision, "published": 1, "confirm_unsafe": true}, 200)
+	s.must("ann", "GET", "/api/subgraphs", nil, 200).json(t, &kids)
+	p2 := s.save("ann", p, withSub(`{"graph":"child","fingerprint":"`+kids.Children[0].Fingerprint+`"}`))
+	if p2.Report.Errors != 0 {
+		t.Fatalf("the re-pinned parent: %+v", p2.Report.Diagnostics)
+	}
+	var rv studio.Review
+	s.must("ann", "GET", "/api/documents/"+p.ID+"/review", nil, 200).json(t, &rv)
+	unchecked := false
+	for _, ch := range rv.Changes {
+		unchecked = unchecked || (ch.Kind == "unchecked" && ch.UnsafePaused && strings.Contains(ch.Detail, "cannot be built"))
+	}
+	if !rv.Unsafe || !unchecked {
+		t.Fatalf("review: %+v", rv)
+	}
+	problem(t, s.do("ann", "POST", "/api/documents/"+p.ID+"/publish", map[string]any{"revision": p2.Revision, "published": 1}), 409, "unsafe-change")
+	s.must("ann", "POST", "/api/documents/"+p.ID+"/publish", map[string]any{"revision": p2.Revision, "published": 1, "confirm_unsafe": true}, 200)
+}
