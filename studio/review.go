@@ -112,7 +112,7 @@ func (s *Studio) review(ctx context.Context, p server.Principal, d Document, rev
 			// The published version runs a child that has changed since
 			// (a pin, a channel): the paused threads cannot be compared.
 			out.Changes = append(out.Changes, Change{Kind: "unchecked", Subject: d.Name,
-				Detail: "the published version cannot be built with the children published now: " + trunc(err.Error(), 300),
+				Detail:       "the published version cannot be built with the children published now: " + trunc(err.Error(), 300),
 				UnsafePaused: true, Reason: "the paused threads were not compared; publish only if none runs the published version"})
 			out.Unsafe = true
 			return out, &rep, nil
