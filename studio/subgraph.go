@@ -93,7 +93,7 @@ func (s *Studio) subgraphOwn() bool {
 // name, the first by document name is kept, as the one a service would
 // be handed.
 func (s *Studio) children(ctx context.Context, p server.Principal) (*children, error) {
-	out := &children{views: map[string]spec.SubgraphChild{}, docs: map[string]*spec.Graph{}}
+	out := &children{list: []Child{}, views: map[string]spec.SubgraphChild{}, docs: map[string]*spec.Graph{}}
 	if s.subgraphOwn() {
 		return out, nil
 	}
@@ -130,9 +130,6 @@ func (s *Studio) children(ctx context.Context, p server.Principal) (*children, e
 	}
 	s.kids.mu.Unlock()
 	out.views = spec.SubgraphChildren(graphs...)
-	if out.list == nil {
-		out.list = []Child{}
-	}
 	return out, nil
 }
 

@@ -155,3 +155,24 @@ func TestSubgraphStalePin(t *testing.T) {
 	problem(t, s.do("ann", "POST", "/api/documents/"+p.ID+"/publish", map[string]any{"revision": p2.Revision, "published": 1}), 409, "unsafe-change")
 	s.must("ann", "POST", "/api/documents/"+p.ID+"/publish", map[string]any{"revision": p2.Revision, "published": 1, "confirm_unsafe": true}, 200)
 }
+
+// TestSubgraphOwnFactory: an application that registers "subgraph"
+// itself builds such nodes with its factory, as runtime.FromSpec does:
+// the studio offers no children and runs no subgraph checks.
+func TestSubgraphOwnFactory(t *testing.T) {
+	s := newStudio(t, func(c *studio.Config) { c.Registry["subgraph"] = c.Registry["ask"] })
+	c := s.create("ann", "child", child)
+	s.must("ann", "POST", "/api/documents/"+c.ID+"/publish", map[string]any{"revision": 1, "published": 0}, 200)
+	var kids struct {
+		Children []studio.Child `json:"children"`
+	}
+	s.must("ann", "GET", "/api/subgraphs", nil, 200).json(t, &kids)
+	if kids.Children == nil || len(kids.Children) != 0 {
+		t.Fatalf("children with an own subgraph factory: %+v", kids.Children)
+	}
+	var rep studio.Report
+	s.must("ann", "POST", "/api/check", map[string]any{"source": withSub(`{"graph":"nowhere"}`)}, 200).json(t, &rep)
+	if rep.Errors != 0 {
+		t.Fatalf("the application's factory accepts any config: %+v", rep.Diagnostics)
+	}
+}
