@@ -52,9 +52,30 @@ type ChildChannel struct {
 
 // children is the set of published graphs a check runs against.
 type children struct {
-	list  []Child
-	views map[string]spec.SubgraphChild
-	docs  map[string]*spec.Graph // by graph name
+	list []Child
+	docs map[string]*spec.Graph // by graph name
+}
+
+// views returns what spec.CheckSubgraphs needs of the children g runs,
+// at any depth (only those: a view costs the child's fingerprint).
+func (c *children) views(g *spec.Graph) map[string]spec.SubgraphChild {
+	var set []*spec.Graph
+	seen := map[string]bool{}
+	var walk func(x *spec.Graph)
+	walk = func(x *spec.Graph) {
+		for _, name := range subgraphRefs(x) {
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			if d := c.docs[name]; d != nil {
+				set = append(set, d)
+				walk(d)
+			}
+		}
+	}
+	walk(g)
+	return spec.SubgraphChildren(set...)
 }
 
 // names returns the graph names of the set, sorted.
@@ -93,7 +114,7 @@ func (s *Studio) subgraphOwn() bool {
 // name, the first by document name is kept, as the one a service would
 // be handed.
 func (s *Studio) children(ctx context.Context, p server.Principal) (*children, error) {
-	out := &children{list: []Child{}, views: map[string]spec.SubgraphChild{}, docs: map[string]*spec.Graph{}}
+	out := &children{list: []Child{}, docs: map[string]*spec.Graph{}}
 	if s.subgraphOwn() {
 		return out, nil
 	}
@@ -102,7 +123,6 @@ func (s *Studio) children(ctx context.Context, p server.Principal) (*children, e
 		return nil, err
 	}
 	seen := map[string]bool{}
-	var graphs []*spec.Graph
 	for _, d := range all {
 		seen[d.ID] = true
 		if d.Published == 0 || s.cfg.Access(ctx, p, DocumentRef{ID: d.ID, Name: d.Name, Owner: d.Owner}, ActionView) != nil {
@@ -120,7 +140,6 @@ func (s *Studio) children(ctx context.Context, p server.Principal) (*children, e
 		}
 		out.list = append(out.list, e.child)
 		out.docs[e.child.Graph] = e.graph
-		graphs = append(graphs, e.graph)
 	}
 	s.kids.mu.Lock()
 	for id := range s.kids.entries {
@@ -129,7 +148,6 @@ func (s *Studio) children(ctx context.Context, p server.Principal) (*children, e
 		}
 	}
 	s.kids.mu.Unlock()
-	out.views = spec.SubgraphChildren(graphs...)
 	return out, nil
 }
 
@@ -174,7 +192,7 @@ func (s *Studio) published(ctx context.Context, d Document) (cachedChild, error)
 // the mapping's meaning, a cycle), with the studio's hint for an unknown
 // child.
 func (rep *Report) checkSubgraphs(g *spec.Graph, kids *children) {
-	for _, d := range spec.CheckSubgraphs(g, kids.views) {
+	for _, d := range spec.CheckSubgraphs(g, kids.views(g)) {
 		if strings.HasSuffix(d.Path, ".config.graph") && strings.Contains(d.Message, "is not registered") {
 			var cfg spec.SubgraphConfig
 			_ = json.Unmarshal(g.Nodes[nodeIndex(d.Path)].Config, &cfg)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+	"github.com/ilmek-go/ilmek/server"
 	"github.com/ilmek-go/ilmek/studio"
 )
 
@@ -174,5 +175,36 @@ func TestSubgraphOwnFactory(t *testing.T) {
 	s.must("ann", "POST", "/api/check", map[string]any{"source": withSub(`{"graph":"nowhere"}`)}, 200).json(t, &rep)
 	if rep.Errors != 0 {
 		t.Fatalf("the application's factory accepts any config: %+v", rep.Diagnostics)
+	}
+}
+
+// BenchmarkCheckSubgraph: live checking of a parent with a subgraph node
+// in a repository of 200 published documents (their decoded versions
+// cached after the first check).
+func BenchmarkCheckSubgraph(b *testing.B) {
+	ctx := context.Background()
+	repo := studio.NewMemory()
+	for i := range 200 {
+		name := fmt.Sprintf("child%03d", i)
+		src := strings.Replace(child, `"name":"child"`, `"name":"`+name+`"`, 1)
+		d, err := repo.Create(ctx, studio.Document{ID: name, Name: name, Owner: "ann"}, studio.Revision{Body: []byte(src)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := repo.Publish(ctx, 0, studio.Version{Document: d.ID, Revision: 1, Fingerprint: name, Body: []byte(src)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	s, err := studio.New(studio.Config{Repository: repo, Registry: registry(), Authenticate: byHeader})
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := []byte(withSub(`{"graph":"child100","in":{"greeting":"topic"},"out":{"said":"log"}}`))
+	p := server.Principal{ID: "ann"}
+	for b.Loop() {
+		rep, err := s.Check(ctx, p, "parent.json", src)
+		if err != nil || rep.Errors != 0 {
+			b.Fatal(err, rep.Diagnostics)
+		}
 	}
 }
