@@ -204,7 +204,8 @@ func (m *model) subgraphAdd(n *nodeModel) jen.Code {
 // emitSubgraphs writes, per subgraph node, the function that builds it:
 // the child's New, and a Node running the child with runtime.RunSubgraph.
 // Each mapped channel is one assignment, so a mapping between channels of
-// different Go types fails to compile at its line.
+// different Go types fails to compile at its line. A config's limit is
+// passed as runtime.WithRecursionLimit, the child run's own limit.
 func (m *model) emitSubgraphs(f *jen.File) {
 	if m.sub == nil {
 		return
@@ -225,8 +226,12 @@ func (m *model) emitSubgraphs(f *jen.File) {
 				in = append(in, set.Id("s").Dot(pc.field))
 			}
 		}
+		args := []jen.Code{jen.Id("ctx"), jen.Id("child"), jen.Qual(c.path, "State").Values().Dot("With").Call(jen.Id("in"))}
+		if sn.cfg.Limit > 0 {
+			args = append(args, jen.Qual(runtimePath, "WithRecursionLimit").Call(jen.Lit(sn.cfg.Limit)))
+		}
 		in = append(in,
-			jen.List(jen.Id("out"), jen.Err()).Op(":=").Qual(runtimePath, "RunSubgraph").Call(jen.Id("ctx"), jen.Id("child"), jen.Qual(c.path, "State").Values().Dot("With").Call(jen.Id("in"))),
+			jen.List(jen.Id("out"), jen.Err()).Op(":=").Qual(runtimePath, "RunSubgraph").Call(args...),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id("Update").Values(), jen.Err())),
 			jen.Var().Id("u").Id("Update"),
 		)

@@ -12,18 +12,18 @@ import (
 // another graph, named by its document's name, to its end. The runtime
 // provides it (runtime.WithSubgraphs); its config is
 //
-//	{"graph": NAME, "fingerprint"?: FINGERPRINT,
+//	{"graph": NAME, "fingerprint"?: FINGERPRINT, "limit"?: SUPERSTEPS,
 //	 "in"?: {CHILD_CHANNEL: PARENT_CHANNEL, ...},
 //	 "out"?: {PARENT_CHANNEL: CHILD_CHANNEL, ...}}
 //
 // Validate checks that shape: an object holding a non-empty string graph,
-// a string fingerprint, and in and out objects of non-empty channel names,
-// nothing else. Whether the channels and the child exist is the builder's
+// a string fingerprint, a positive integer limit, and in and out objects
+// of non-empty channel names, nothing else. Whether the channels and the child exist is the builder's
 // to check, since it alone knows the child (runtime.CheckSubgraphs).
 const SubgraphType = "subgraph"
 
 // subgraphKeys are the members of a subgraph node's config.
-var subgraphKeys = []string{"graph", "fingerprint", "in", "out"}
+var subgraphKeys = []string{"graph", "fingerprint", "limit", "in", "out"}
 
 // subgraphs checks the config of every subgraph node.
 func (c *checker) subgraphs() {
@@ -60,6 +60,12 @@ func (c *checker) subgraphs() {
 			var fp string
 			if json.Unmarshal(raw, &fp) != nil {
 				c.errorf(PathKey(cfgPath, "fingerprint"), "pin the child with the string its Fingerprint returns", "subgraph node %s: config.fingerprint must be a string", quote(n.ID))
+			}
+		}
+		if raw, ok := cfg["limit"]; ok {
+			var lim int
+			if json.Unmarshal(raw, &lim) != nil || lim < 1 {
+				c.errorf(PathKey(cfgPath, "limit"), "give the child's recursion limit as a positive integer, or leave it out for the default (25)", "subgraph node %s: config.limit must be a positive integer, got %s", quote(n.ID), string(raw))
 			}
 		}
 		for _, m := range []string{"in", "out"} {
@@ -291,6 +297,11 @@ type SubgraphConfig struct {
 	// Fingerprint, when set, pins the child: a child whose
 	// runtime Graph.Fingerprint differs is refused when the parent is built.
 	Fingerprint string `json:"fingerprint,omitempty"`
+	// Limit is the child run's own recursion limit: the supersteps one
+	// pass of the child may take inside the parent task (the parent's
+	// limit counts the parent's supersteps only). Zero, or left out,
+	// means the runtime's default, 25 (runtime.DefaultRecursionLimit).
+	Limit int `json:"limit,omitempty"`
 	// In maps each child channel to the parent channel it starts from.
 	In map[string]string `json:"in,omitempty"`
 	// Out maps each parent channel to the child channel whose final value
