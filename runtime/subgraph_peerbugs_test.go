@@ -173,7 +173,9 @@ func TestSubgraphPeerBugs(t *testing.T) {
 		}},
 		{"keys dropped at the boundary: a channel one side lacks is refused when built, not read as missing", func(t *testing.T) {
 			child := mustCompile(t, runtime.NewBuilder("c").Channel("secret", "").Channel("shared", "").
-				Node("n", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return runtime.Values{"secret": "s", "shared": "v"}, nil }).
+				Node("n", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) {
+					return runtime.Values{"secret": "s", "shared": "v"}, nil
+				}).
 				Edge(spec.Start, "n").Edge("n", spec.End))
 			_, err := runtime.NewBuilder("p").Channel("shared", "").
 				Subgraph("c", child, nil, map[string]string{"secret": "secret"}).
