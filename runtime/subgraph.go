@@ -51,6 +51,18 @@ import (
 // answers it by that id, as any interrupt: the runtime's rule that a
 // resume answers every open interrupt or writes nothing applies across the
 // whole tree, and each answer lands in its own child's entry.
+//
+// The child run takes its own recursion limit (spec.SubgraphConfig.Limit)
+// and the parent run's context, strictness, meta, logger and stop signal.
+// A stop ends the child at a superstep boundary with ErrStopRequested; the
+// parent's superstep sees it (executor.go) and stops as at its own
+// boundary, so the task's journal, which holds the child's checkpoint,
+// stays for the next run.
+//
+// The parent's version pins its children (fingerprint.go): the
+// compatibility rule (compat.go, childReason) reads a new child version as
+// a changed config of the subgraph node, and AffectedThreads reports the
+// path-qualified ids of the interrupts paused inside it.
 
 // subgraphCheckpointKey is the journal key of the child's latest checkpoint
 // in its parent task's journal.
@@ -250,6 +262,55 @@ func (b *Builder) mermaidChildren(mg *mermaid.Graph) error {
 		}
 		mg.Subgraphs[n.id] = cg
 	}
+	return nil
+}
+
+// children returns the children of the builder's subgraph nodes, by name.
+func (b *Builder) children() map[string]Child {
+	var out map[string]Child
+	for _, n := range b.nodes {
+		if n.sub != nil {
+			if out == nil {
+				out = map[string]Child{}
+			}
+			out[n.sub.Shape().Name] = n.sub
+		}
+	}
+	return out
+}
+
+// takeChildren keeps the children WithSubgraphs gave a program that runs
+// its subgraph nodes itself (a generated package, whose nodes call
+// RunSubgraph), so that its version pins them: each must be one its
+// document's subgraph nodes name, at the version a node pins, if any.
+func (g *Graph[S, U]) takeChildren(children map[string]Child) error {
+	if len(children) == 0 {
+		return nil
+	}
+	doc, err := g.p.Spec()
+	if err != nil || doc == nil {
+		return &SpecError{Msg: "runtime: WithSubgraphs: the program has no document naming its subgraphs", Err: ErrSubgraph}
+	}
+	named := map[string]bool{}
+	for i, n := range doc.Nodes {
+		if n.Type != spec.SubgraphType {
+			continue
+		}
+		var cfg spec.SubgraphConfig
+		if json.Unmarshal(n.Config, &cfg) != nil {
+			continue
+		}
+		named[cfg.Graph] = true
+		if c, ok := children[cfg.Graph]; ok && cfg.Fingerprint != "" && cfg.Fingerprint != c.Fingerprint() {
+			return &SpecError{Msg: fmt.Sprintf("runtime: nodes[%d].config.fingerprint: node %q pins graph %q at %s, but the graph given is %s; pin the child's current fingerprint or give the pinned version", i, n.ID, cfg.Graph, cfg.Fingerprint, c.Fingerprint()), Err: ErrSubgraph}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(children)) {
+		if !named[name] {
+			return &SpecError{Msg: fmt.Sprintf("runtime: WithSubgraphs: graph %q has no subgraph node running graph %q; give only the children its document names", doc.Name, name), Err: ErrSubgraph}
+		}
+	}
+	g.children = children
 	return nil
 }
 

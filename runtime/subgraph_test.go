@@ -437,55 +437,6 @@ func TestSubgraphFailureNamesThePath(t *testing.T) {
 	}
 }
 
-// TestSubgraphChangedChildUnderPausedThread pauses a thread inside a child,
-// changes the child's paused node, and resumes: the compatibility rule
-// refuses it as it would a change of the parent's own paused node; a
-// change elsewhere in the child is accepted.
-func TestSubgraphChangedChildUnderPausedThread(t *testing.T) {
-	child := func(prompt string, extra bool) *runtime.Graph[runtime.Values, runtime.Values] {
-		b := runtime.NewBuilder("c").Channel("x", "").
-			TypedNode("ask", "ask", map[string]any{"prompt": prompt}, func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
-				v, err := runtime.Interrupt[string](ctx, prompt)
-				return runtime.Values{"x": v}, err
-			}).Edge(spec.Start, "ask")
-		if extra {
-			b.TypedNode("after", "noop", nil, func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return nil, nil }).
-				Edge("ask", "after").Edge("after", spec.End)
-		} else {
-			b.Edge("ask", spec.End)
-		}
-		return mustCompile(t, b)
-	}
-	parent := func(c *runtime.Graph[runtime.Values, runtime.Values]) *runtime.Graph[runtime.Values, runtime.Values] {
-		return mustCompile(t, runtime.NewBuilder("p").Channel("x", "").
-			Subgraph("s", c, nil, map[string]string{"x": "x"}).Edge(spec.Start, "s").Edge("s", spec.End))
-	}
-	for _, tt := range []struct {
-		name   string
-		next   *runtime.Graph[runtime.Values, runtime.Values]
-		refuse bool
-	}{
-		{"paused node changed", child("v2", false), true},
-		{"node added after it", child("v1", true), false},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			cp := checkpoint.NewMemory()
-			tid, store := "v", cp
-			if res, err := parent(child("v1", false)).Thread(store, tid).Invoke(context.Background(), nil); err != nil || res.Status != runtime.StatusInterrupted {
-				t.Fatalf("first run: %+v %v", res, err)
-			}
-			res, err := parent(tt.next).Thread(store, tid).Resume(context.Background(), runtime.Answer("ok"))
-			var ie *runtime.IncompatibleError
-			if got := errors.As(err, &ie); got != tt.refuse {
-				t.Fatalf("resume on the changed child: %+v %v", res, err)
-			}
-			if !tt.refuse && res.State["x"] != "ok" {
-				t.Fatalf("state %v", res.State)
-			}
-		})
-	}
-}
-
 // TestSubgraphMermaid draws a parent with and without its subgraph
 // expanded: without, the subgraph node is a box as MODEL §9.1 draws any
 // node; with, it is a subgraph block holding the child's diagram.

@@ -361,3 +361,59 @@ func CheckSubgraphCycles(docs ...*Graph) Diagnostics {
 	}
 	return out
 }
+
+// PinSubgraphs returns a copy of g in which every "subgraph" node naming
+// a graph of fingerprints (child document name to its fingerprint) pins
+// it: its config's "fingerprint" is set to that fingerprint. Nodes naming
+// other graphs, and every other part, are left as they are; a node already
+// pinned is pinned again to the given fingerprint.
+//
+// It is how a changed child is seen (see SubgraphType): the runtime takes
+// the pinned form of a graph as its version identity, so the parent's
+// fingerprint covers its children, and Compare of two pinned forms reports
+// a new child version as a NodeConfigChanged of the subgraph node.
+func PinSubgraphs(g *Graph, fingerprints map[string]string) *Graph {
+	if g == nil {
+		return nil
+	}
+	c := g.Clone()
+	for i, n := range c.Nodes {
+		if n.Type != SubgraphType {
+			continue
+		}
+		var cfg map[string]json.RawMessage
+		if json.Unmarshal(n.Config, &cfg) != nil || cfg == nil {
+			continue
+		}
+		var name string
+		if json.Unmarshal(cfg["graph"], &name) != nil {
+			continue
+		}
+		fp, ok := fingerprints[name]
+		if !ok {
+			continue
+		}
+		raw, err := json.Marshal(fp)
+		if err != nil {
+			continue
+		}
+		cfg["fingerprint"] = raw
+		if out, err := json.Marshal(cfg); err == nil {
+			c.Nodes[i].Config = out
+		}
+	}
+	return c
+}
+
+// subgraphPin returns a subgraph node config's graph and pinned
+// fingerprint ("" when it pins none), and whether config is one.
+func subgraphPin(config json.RawMessage) (graph, fingerprint string, ok bool) {
+	var cfg struct {
+		Graph       string `json:"graph"`
+		Fingerprint string `json:"fingerprint"`
+	}
+	if json.Unmarshal(config, &cfg) != nil || cfg.Graph == "" {
+		return "", "", false
+	}
+	return cfg.Graph, cfg.Fingerprint, true
+}
