@@ -218,3 +218,20 @@ func TestCompatibleSubgraphPins(t *testing.T) {
 		})
 	}
 }
+
+// TestSubgraphPinnedFingerprintsMatchRuntime: spec.PinnedFingerprints over
+// a parent's document and its children's, two levels deep, gives the
+// fingerprint the runtime gives the parent, so tools see the versions the
+// runtime records.
+func TestSubgraphPinnedFingerprintsMatchRuntime(t *testing.T) {
+	leaf := versionedChild(t, "v1", false)
+	mid := mustCompile(t, runtime.NewBuilder("mid").Channel("x", "").
+		Subgraph("inner", leaf, nil, map[string]string{"x": "x"}).Edge(spec.Start, "inner").Edge("inner", spec.End))
+	top := versionedParent(t, "code", mid)
+	fps := spec.PinnedFingerprints(mustSpec(t, top), mustSpec(t, mid), mustSpec(t, leaf))
+	for name, g := range map[string]runtime.Version{"p": top, "mid": mid, "c": leaf} {
+		if fps[name] != g.Fingerprint() {
+			t.Errorf("%s: PinnedFingerprints %s, runtime %s", name, fps[name], g.Fingerprint())
+		}
+	}
+}

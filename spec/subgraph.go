@@ -18,8 +18,14 @@ import (
 //
 // Validate checks that shape: an object holding a non-empty string graph,
 // a string fingerprint, a positive integer limit, and in and out objects
-// of non-empty channel names, nothing else. Whether the channels and the child exist is the builder's
-// to check, since it alone knows the child (runtime.CheckSubgraphs).
+// of non-empty channel names, nothing else. Whether the channels and the
+// child exist is the builder's to check, since it alone knows the child
+// (runtime.CheckSubgraphs).
+//
+// Versions: a changed child is seen as a changed config of the node that
+// runs it. A pin is config, so Fingerprint and Compare see a new pinned
+// version directly; the runtime versions a parent with every child pinned
+// (PinSubgraphs, PinnedFingerprints), so it sees every child's version.
 const SubgraphType = "subgraph"
 
 // subgraphKeys are the members of a subgraph node's config.
@@ -416,4 +422,49 @@ func subgraphPin(config json.RawMessage) (graph, fingerprint string, ok bool) {
 		return "", "", false
 	}
 	return cfg.Graph, cfg.Fingerprint, true
+}
+
+// PinnedFingerprints returns, by name, the version fingerprint of every
+// document of set as the runtime computes it for a graph that runs the
+// other documents of set as its children: the fingerprint of the document
+// with each subgraph node naming a graph of set pinned to that graph's own
+// pinned fingerprint, at any depth (PinSubgraphs). A document that names
+// no graph of set keeps its Fingerprint. Tools comparing a parent across
+// versions of its children (ilmekgen diff --subgraph) pin the parent with
+// it. A document inside a cycle of set is pinned as far as the cycle
+// allows; CheckSubgraphCycles refuses such sets.
+func PinnedFingerprints(set ...*Graph) map[string]string {
+	byName := map[string]*Graph{}
+	for _, d := range set {
+		if d != nil {
+			byName[d.Name] = d
+		}
+	}
+	out := map[string]string{}
+	busy := map[string]bool{}
+	var fp func(name string) string
+	fp = func(name string) string {
+		if f, ok := out[name]; ok {
+			return f
+		}
+		d := byName[name]
+		busy[name] = true
+		pins := map[string]string{}
+		for _, child := range subgraphRefs(d) {
+			if _, ok := byName[child]; ok && !busy[child] {
+				pins[child] = fp(child)
+			}
+		}
+		busy[name] = false
+		f := d.Fingerprint()
+		if len(pins) > 0 {
+			f = PinSubgraphs(d, pins).Fingerprint()
+		}
+		out[name] = f
+		return f
+	}
+	for name := range byName {
+		fp(name)
+	}
+	return out
 }
