@@ -321,10 +321,12 @@
 // [AffectedThreads] reports it (AffectedThread.Pending gives those ids);
 // a thread paused elsewhere continues, and runs the new child from its
 // start. `ilmekgen diff` of two documents that pin their children shows a
-// new child version as the node's config change. A generated package pins
-// the children its document pins, and those given to its New with
-// [WithSubgraphs]; a stored form that pins no child says nothing of its
-// version, and the child's own rule applies when the task continues it.
+// new child version as the node's config change (and `--subgraph` pins
+// unpinned documents as the runtime does). A generated package's New
+// hands the runtime the children it wires in ([WithSubgraphs]), so every
+// program kind records the same version. A stored form that pins no child
+// (written before pins) says nothing of its version; the child's own rule
+// then applies when the task continues it.
 //
 // # Document versions
 //
