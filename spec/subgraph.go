@@ -131,15 +131,18 @@ type SubgraphChild struct {
 }
 
 // SubgraphChildren returns the SubgraphChild of every document of set,
-// by name, each with the graphs it contains within set.
+// by name, each with the graphs it contains within set and the version
+// fingerprint the runtime gives it with those children (PinnedFingerprints),
+// the one a pin must name.
 func SubgraphChildren(set ...*Graph) map[string]SubgraphChild {
 	byName := map[string]*Graph{}
 	for _, d := range set {
 		byName[d.Name] = d
 	}
+	fps := PinnedFingerprints(set...)
 	out := map[string]SubgraphChild{}
 	for _, d := range set {
-		c := SubgraphChild{Name: d.Name, Fingerprint: d.Fingerprint(), Channels: map[string]Reducer{}}
+		c := SubgraphChild{Name: d.Name, Fingerprint: fps[d.Name], Channels: map[string]Reducer{}}
 		for _, ch := range d.Channels {
 			c.Channels[ch.Name] = ch.Kind()
 		}
@@ -302,6 +305,9 @@ type SubgraphConfig struct {
 	Graph string `json:"graph"`
 	// Fingerprint, when set, pins the child: a child whose
 	// runtime Graph.Fingerprint differs is refused when the parent is built.
+	// The runtime versions the parent with every child pinned, set or not
+	// (PinSubgraphs), so a new child version is a changed config of the
+	// node either way; setting it makes the document itself say so.
 	Fingerprint string `json:"fingerprint,omitempty"`
 	// Limit is the child run's own recursion limit: the supersteps one
 	// pass of the child may take inside the parent task (the parent's

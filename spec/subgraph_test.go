@@ -97,3 +97,46 @@ func TestSubgraphPinsInCompare(t *testing.T) {
 		t.Errorf("node o's config became %s", got)
 	}
 }
+
+// TestPinnedFingerprints: a document's version with its children of the
+// set pinned, at any depth, is what SubgraphChildren gives a pin to match;
+// a document without children of the set keeps its fingerprint.
+func TestPinnedFingerprints(t *testing.T) {
+	dec := func(doc string) *spec.Graph {
+		t.Helper()
+		g, diags := spec.Decode("d.json", []byte(doc))
+		if diags.HasErrors() {
+			t.Fatal(diags)
+		}
+		return g
+	}
+	sub := func(name, child string) *spec.Graph {
+		return dec(`{"name": "` + name + `", "nodes": [{"id": "s", "type": "subgraph", "config": {"graph": "` + child + `"}}],
+  "edges": [{"from": "__start__", "to": "s"}, {"from": "s", "to": "__end__"}]}`)
+	}
+	leaf := dec(`{"name": "leaf", "nodes": [{"id": "a", "type": "t"}], "edges": [{"from": "__start__", "to": "a"}, {"from": "a", "to": "__end__"}]}`)
+	mid, top := sub("mid", "leaf"), sub("top", "mid")
+	midFP := spec.PinSubgraphs(mid, map[string]string{"leaf": leaf.Fingerprint()}).Fingerprint()
+	topFP := spec.PinSubgraphs(top, map[string]string{"mid": midFP}).Fingerprint()
+	for _, tt := range []struct {
+		name string
+		set  []*spec.Graph
+		want map[string]string
+	}{
+		{"three levels", []*spec.Graph{top, mid, leaf}, map[string]string{"top": topFP, "mid": midFP, "leaf": leaf.Fingerprint()}},
+		{"child missing from the set", []*spec.Graph{top, leaf}, map[string]string{"top": top.Fingerprint(), "leaf": leaf.Fingerprint()}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := spec.PinnedFingerprints(tt.set...)
+			views := spec.SubgraphChildren(tt.set...)
+			for name, want := range tt.want {
+				if got[name] != want || views[name].Fingerprint != want {
+					t.Errorf("%s: PinnedFingerprints %s, SubgraphChildren %s, want %s", name, got[name], views[name].Fingerprint, want)
+				}
+			}
+			if len(got) != len(tt.want) {
+				t.Errorf("got %d fingerprints, want %d", len(got), len(tt.want))
+			}
+		})
+	}
+}
