@@ -1,6 +1,11 @@
 package runtime
 
-import "github.com/ilmek-go/ilmek/mermaid"
+import (
+	"encoding/json"
+
+	"github.com/ilmek-go/ilmek/mermaid"
+	"github.com/ilmek-go/ilmek/spec"
+)
 
 // Mermaid draws the graph as a Mermaid flowchart in the ilmek/1 format
 // (package mermaid; MODEL.md §9.1): a graph built in Go with its Go guards
@@ -54,7 +59,38 @@ func mermaidGraph[S, U any](g *Graph[S, U]) (mermaid.Graph, error) {
 	if u != nil && u.builder != nil {
 		return mg, u.builder.mermaidChildren(&mg)
 	}
-	return mg, nil
+	return mg, g.mermaidChildren(doc, &mg)
+}
+
+// mermaidChildren adds to mg the diagrams of the children a generated
+// program was given (WithSubgraphs), under the subgraph nodes of doc that
+// run them.
+func (g *Graph[S, U]) mermaidChildren(doc *spec.Graph, mg *mermaid.Graph) error {
+	if len(g.children) == 0 {
+		return nil
+	}
+	for _, n := range doc.Nodes {
+		if n.Type != spec.SubgraphType {
+			continue
+		}
+		var cfg spec.SubgraphConfig
+		if json.Unmarshal(n.Config, &cfg) != nil {
+			continue
+		}
+		c, ok := g.children[cfg.Graph]
+		if !ok {
+			continue
+		}
+		cg, err := c.childMermaid()
+		if err != nil {
+			return err
+		}
+		if mg.Subgraphs == nil {
+			mg.Subgraphs = map[string]mermaid.Graph{}
+		}
+		mg.Subgraphs[n.ID] = cg
+	}
+	return nil
 }
 
 func (b *Builder) mermaidGraph() mermaid.Graph {

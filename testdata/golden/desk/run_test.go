@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ilmek-go/ilmek/mermaid"
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
@@ -182,5 +183,29 @@ func TestGeneratedVersionPinsChild(t *testing.T) {
 	}
 	if built.Fingerprint() != g.Fingerprint() {
 		t.Errorf("spec-built %s, generated %s", built.Fingerprint(), g.Fingerprint())
+	}
+}
+
+// TestGeneratedDiagramExpandsChild: a generated program draws the child
+// its New was given inside its subgraph node when asked to expand
+// children, and the plain diagram is the document's §9.1 picture.
+func TestGeneratedDiagramExpandsChild(t *testing.T) {
+	g, err := deskgraph.New(desk{&runs{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := runtime.Mermaid(g, mermaid.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expanded, err := runtime.Mermaid(g, mermaid.Options{ExpandSubgraphs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain, "subgraph ") {
+		t.Errorf("the plain diagram expands a child:\n%s", plain)
+	}
+	if !strings.Contains(expanded, "subgraph ") || !strings.Contains(expanded, "approve") {
+		t.Errorf("the expanded diagram does not draw the refund child:\n%s", expanded)
 	}
 }
