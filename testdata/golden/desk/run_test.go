@@ -209,3 +209,33 @@ func TestGeneratedDiagramExpandsChild(t *testing.T) {
 		t.Errorf("the expanded diagram does not draw the refund child:\n%s", expanded)
 	}
 }
+
+// TestThreadMermaidMarksInsideChild: the thread picture of a thread paused
+// inside the child marks the child's waiting node inside its block.
+func TestThreadMermaidMarksInsideChild(t *testing.T) {
+	cp := checkpoint.NewMemory()
+	g, err := deskgraph.New(desk{&runs{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := g.Thread(cp, "t1")
+	if _, err := th.Invoke(context.Background(), deskgraph.Update{Order: new("A7")}); err != nil {
+		t.Fatal(err)
+	}
+	ts, err := th.State(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		expand bool
+		want   string
+	}{{false, "class refund pending"}, {true, "class refund,refund_approve pending"}} {
+		out, err := runtime.ThreadMermaid(g, ts, mermaid.Options{ExpandSubgraphs: tc.expand})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out, tc.want) {
+			t.Errorf("expand=%v: want %q in\n%s", tc.expand, tc.want, out)
+		}
+	}
+}
