@@ -16,11 +16,22 @@
 // continued once however many wakes race; a thread deleted or answered
 // before its time is not woken (it is no longer listed as waiting on it).
 //
-// WithSchedules has the waker also start runs on schedules (Schedule: a
-// cron expression with its time zone, or an interval), each tick on a
-// thread of its own, so a tick fires once across wakers and restarts,
-// with an overlap policy (runtime.DoubleTexting) and a catch-up policy
-// for ticks missed while no waker ran.
+// WithStoredSchedules has the waker fire the schedules kept in the store
+// (checkpoint.Schedule, created through the store's CreateSchedule or the
+// server's /schedules routes, paused, resumed and deleted while it runs):
+// a cron expression with its time zone or an interval, the graph by name,
+// the input, a thread template, an overlap policy (runtime.DoubleTexting:
+// reject skips a tick while the previous firing runs in this process) and
+// a catch-up policy for ticks missed while no waker ran. Each due tick is
+// recorded with the store's compare-and-set RecordFirings before its run
+// starts, so of several wakers one fires it, and a waker that starts
+// after a kill starts the recorded firings whose threads never ran.
+// Firings and skips are slog records and are told to WithOnFiring.
+//
+// WithSchedules does the same for schedules given as Go values (Schedule),
+// kept in no table: each tick runs on a thread of its own, so a tick fires
+// once across wakers and restarts; the ticks fired are found again from
+// the threads' metadata.
 //
 // The waker holds no state of its own: a process killed during a wait,
 // or during a wake, is restarted with a new waker and finds the threads
