@@ -32,6 +32,15 @@
 //     stands: the MODEL.md §9.1 Mermaid text (package mermaid), DOT
 //     (package dot), or SVG laid out by Config.RenderSVG (package graphviz
 //     runs Graphviz in process; without a renderer format=svg answers 501);
+//   - schedules: GET and POST /schedules list and create the store's
+//     schedules (checkpoint.ScheduleStore: a graph run at each tick of a
+//     cron expression in a time zone or of an interval), GET and DELETE
+//     /schedules/{name} read (with the latest firings) and delete one,
+//     POST /schedules/{name}/pause and /resume pause and resume it. The
+//     Access hook is asked ActionSchedule (OwnerOnly refuses it). The
+//     PostgreSQL workers fire the schedules; with the memory or SQLite
+//     store, a runtime/waker with WithStoredSchedules in the server's
+//     process does;
 //   - GET /openapi.json is the API's OpenAPI 3.1 document (OpenAPI);
 //   - /inbox/ is the console, a page for people served from embedded
 //     files (no CDN, a strict Content-Security-Policy): threads of every
