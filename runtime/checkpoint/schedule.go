@@ -75,6 +75,14 @@ type Firing struct {
 	At time.Time `json:"at"`
 }
 
+// The metadata keys of a firing's thread: the schedule's name and the
+// tick (TickFormat). The firers set them when they start the thread, so
+// ListThreads finds a schedule's threads (ThreadQuery.Meta).
+const (
+	MetaSchedule = "ilmek.schedule"
+	MetaTick     = "ilmek.tick"
+)
+
 // The catch-up policies of a schedule.
 const (
 	CatchUpNone = "none"

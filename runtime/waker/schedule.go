@@ -11,6 +11,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // Schedule starts a run of a graph at each tick of a cron expression or
@@ -67,8 +68,8 @@ const DefaultMaxCatchUp = 100
 
 // The metadata keys of a firing's thread.
 const (
-	MetaSchedule = "ilmek.schedule"
-	MetaTick     = "ilmek.tick"
+	MetaSchedule = checkpoint.MetaSchedule
+	MetaTick     = checkpoint.MetaTick
 )
 
 // tickFormat spells a tick in a firing's thread id and metadata.

@@ -2,6 +2,7 @@ package workers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -121,6 +122,16 @@ func (q *Queue) fireSchedule(ctx context.Context, name string, grace time.Durati
 			if err := tx.QueryRow(ctx, `WITH l AS (SELECT pg_advisory_xact_lock(hashtextextended($1, 1)))
 				INSERT INTO `+q.t("ilmek_requests")+` (thread_id, graph, kind, input, policy) SELECT $2, $3, $4, $5, $6 FROM l RETURNING id`,
 				q.s+"/"+f.Thread, f.Thread, sc.Graph, string(KindStart), []byte(sc.Input), string(runtime.DoubleTextEnqueue)).Scan(&id); err != nil {
+				return err
+			}
+			// The thread's metadata names the schedule and the tick.
+			meta, err := json.Marshal(map[string]string{checkpoint.MetaSchedule: name, checkpoint.MetaTick: tick.UTC().Format(checkpoint.TickFormat)})
+			if err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, "INSERT INTO "+q.t("ilmek_threads")+" (thread_id, meta, updated_ns) VALUES ($1, $2::jsonb, $3) "+
+				"ON CONFLICT (thread_id) DO UPDATE SET meta = "+q.t("ilmek_threads")+".meta || $2::jsonb, updated_ns = greatest("+q.t("ilmek_threads")+".updated_ns, excluded.updated_ns)",
+				f.Thread, meta, now.UnixNano()); err != nil {
 				return err
 			}
 			if err := q.notify(ctx, tx, noteNew+strconv.FormatInt(id, 10)); err != nil {

@@ -110,6 +110,10 @@ func TestSchedulesFireOnceWithOverlapPolicies(t *testing.T) {
 			t.Errorf("thread %s ran %d times, want once", f.Thread, n)
 		}
 	}
+	page, err := s.ListThreads(ctx, checkpoint.ThreadQuery{Meta: map[string]string{checkpoint.MetaSchedule: "each"}, Limit: 100})
+	if err != nil || len(page.Threads) != len(each) {
+		t.Errorf("threads with the metadata of schedule each: %d %v, want %d", len(page.Threads), err, len(each))
+	}
 	skipped := 0
 	for _, f := range firings["slow"] {
 		if f.Skipped == "overlap" {
