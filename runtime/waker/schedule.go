@@ -75,7 +75,7 @@ const (
 // tickFormat spells a tick in a firing's thread id and metadata.
 const tickFormat = "20060102T150405Z"
 
-func (t graphTarget[S, U]) start(ctx context.Context, cp runtime.Checkpointer, thread string, input json.RawMessage, meta map[string]string, stop <-chan struct{}, fresh bool) (runtime.Status, error) {
+func (t graphTarget[S, U]) start(ctx context.Context, cp runtime.Checkpointer, thread string, input json.RawMessage, meta map[string]string, stop <-chan struct{}, expect *string) (runtime.Status, error) {
 	var in U
 	if len(input) > 0 {
 		if err := json.Unmarshal(input, &in); err != nil {
@@ -83,8 +83,14 @@ func (t graphTarget[S, U]) start(ctx context.Context, cp runtime.Checkpointer, t
 		}
 	}
 	opts := append(t.opts[:len(t.opts):len(t.opts)], runtime.WithThreadMeta(meta), runtime.WithStopSignal(stop))
-	if fresh {
-		opts = append(opts, runtime.WithExpectedLatest(""))
+	if expect != nil {
+		opts = append(opts, runtime.WithExpectedLatest(*expect))
+		if *expect != "" {
+			// Continue a firing's run cut short: from its latest checkpoint,
+			// without the input folded in already.
+			var zero U
+			in = zero
+		}
 	}
 	res, err := t.g.Thread(cp, thread).Invoke(ctx, in, opts...)
 	return res.Status, err
@@ -265,7 +271,8 @@ func (w *Waker) fire(ctx context.Context, s *scheduleState, t time.Time, queue b
 		return
 	}
 	tick := t.UTC().Format(tickFormat)
-	w.launch(ctx, s, tick, s.Name+"@"+tick, true, policy, wg)
+	fresh := ""
+	w.launch(ctx, s, tick, s.Name+"@"+tick, &fresh, policy, wg)
 }
 
 // busy reports whether the run of s's latest firing by this waker has
@@ -284,9 +291,10 @@ func (s *scheduleState) busy() bool {
 
 // launch starts the run of a firing of s at tick on thread, after the
 // run of the previous firing (stopped first under cancel-and-replace).
-// A thread of its own (fresh) starts only when it has no checkpoint yet,
+// With expect set, the run starts only while the thread's latest
+// checkpoint is *expect ("" for a thread of its own without checkpoints),
 // so a tick runs once however many wakers launch it.
-func (w *Waker) launch(ctx context.Context, s *scheduleState, tick, thread string, fresh bool, policy runtime.DoubleTexting, wg *sync.WaitGroup) {
+func (w *Waker) launch(ctx context.Context, s *scheduleState, tick, thread string, expect *string, policy runtime.DoubleTexting, wg *sync.WaitGroup) {
 	prev, prevStop := s.running, s.stop
 	if !s.busy() {
 		prev = nil
@@ -305,7 +313,7 @@ func (w *Waker) launch(ctx context.Context, s *scheduleState, tick, thread strin
 		if prev != nil {
 			<-prev // enqueue, and cancel-and-replace waits for the boundary
 		}
-		status, err := s.Graph.start(ctx, w.store, thread, s.Input, map[string]string{MetaSchedule: s.Name, MetaTick: tick}, stop, fresh)
+		status, err := s.Graph.start(ctx, w.store, thread, s.Input, map[string]string{MetaSchedule: s.Name, MetaTick: tick}, stop, expect)
 		switch {
 		case errors.Is(err, runtime.ErrThreadMoved), errors.Is(err, runtime.ErrThreadBusy):
 			w.log.DebugContext(ctx, "waker: tick fired elsewhere", "schedule", s.Name, "thread", thread)

@@ -155,7 +155,11 @@ func (w *Waker) fireOne(ctx context.Context, sc checkpoint.Schedule, st *schedul
 			if i > 0 {
 				policy = runtime.DoubleTextEnqueue
 			}
-			w.launch(ctx, st, f.Tick.UTC().Format(tickFormat), f.Thread, sc.ThreadPerTick(), policy, wg)
+			var expect *string
+			if sc.ThreadPerTick() {
+				expect = new(string)
+			}
+			w.launch(ctx, st, f.Tick.UTC().Format(tickFormat), f.Thread, expect, policy, wg)
 		}
 		if w.onFiring != nil {
 			w.onFiring(ctx, f)
@@ -165,9 +169,13 @@ func (w *Waker) fireOne(ctx context.Context, sc checkpoint.Schedule, st *schedul
 }
 
 // recover starts, once per schedule a waker first sees, the recent
-// firings recorded but perhaps never started (their process was killed in
-// between): a thread-per-tick firing whose thread has a checkpoint is
-// refused by its run (runtime.ErrThreadMoved) and is not run again.
+// firings of a thread-per-tick schedule that a killed process left
+// behind: recorded but never started (the thread has no checkpoint), or
+// started and cut short (no run of the thread ended), which continues
+// from the thread's latest checkpoint. Each start expects the thread's
+// latest checkpoint as it read it, so a firing another waker runs or ran
+// meanwhile is refused (runtime.ErrThreadMoved, ErrThreadBusy) and not
+// run again.
 func (w *Waker) recover(ctx context.Context, sc checkpoint.Schedule, st *scheduleState, wg *sync.WaitGroup) {
 	if !sc.ThreadPerTick() {
 		return
@@ -177,14 +185,38 @@ func (w *Waker) recover(ctx context.Context, sc checkpoint.Schedule, st *schedul
 		w.log.WarnContext(ctx, "waker: list the firings of schedule", "schedule", sc.Name, "err", err)
 		return
 	}
+	ended := map[string]bool{}
+	q := checkpoint.ThreadQuery{Meta: map[string]string{checkpoint.MetaSchedule: sc.Name}, Limit: checkpoint.MaxThreadLimit}
+	for {
+		page, err := w.store.ListThreads(ctx, q)
+		if err != nil {
+			w.log.WarnContext(ctx, "waker: list the threads of schedule", "schedule", sc.Name, "err", err)
+			return
+		}
+		for _, th := range page.Threads {
+			ended[th.ID] = th.Outcome.Status != ""
+		}
+		if page.Next == "" {
+			break
+		}
+		q.Cursor = page.Next
+	}
 	for _, f := range slices.Backward(fs) {
-		if f.Skipped != "" {
+		if f.Skipped != "" || ended[f.Thread] {
 			continue
 		}
-		if _, err := w.store.Get(ctx, f.Thread, ""); !errors.Is(err, checkpoint.ErrNotFound) {
+		latest := ""
+		cp, err := w.store.Get(ctx, f.Thread, "")
+		switch {
+		case err == nil:
+			latest = cp.ID
+			w.log.InfoContext(ctx, "waker: firing cut short, continuing it", "schedule", sc.Name, "tick", f.Tick)
+		case errors.Is(err, checkpoint.ErrNotFound):
+			w.log.InfoContext(ctx, "waker: firing recorded but not started, starting it", "schedule", sc.Name, "tick", f.Tick)
+		default:
+			w.log.WarnContext(ctx, "waker: read a firing's thread", "schedule", sc.Name, "thread", f.Thread, "err", err)
 			continue
 		}
-		w.log.InfoContext(ctx, "waker: firing recorded but not started, starting it", "schedule", sc.Name, "tick", f.Tick)
-		w.launch(ctx, st, f.Tick.UTC().Format(tickFormat), f.Thread, true, runtime.DoubleTextEnqueue, wg)
+		w.launch(ctx, st, f.Tick.UTC().Format(tickFormat), f.Thread, &latest, runtime.DoubleTextEnqueue, wg)
 	}
 }

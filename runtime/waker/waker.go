@@ -72,7 +72,7 @@ type Store interface {
 type Target interface {
 	fingerprint() string
 	wake(ctx context.Context, cp runtime.Checkpointer, thread string) (runtime.Status, error)
-	start(ctx context.Context, cp runtime.Checkpointer, thread string, input json.RawMessage, meta map[string]string, stop <-chan struct{}, fresh bool) (runtime.Status, error)
+	start(ctx context.Context, cp runtime.Checkpointer, thread string, input json.RawMessage, meta map[string]string, stop <-chan struct{}, expect *string) (runtime.Status, error)
 }
 
 // Graph makes g's threads wakeable; opts are added to every wake's run
