@@ -43,7 +43,8 @@ func sleeper(t *testing.T, n int, d time.Duration, ran func(thread string)) *run
 }
 
 // TestSchedulesFireOnceWithOverlapPolicies: three in-process workers fire
-// three 1 s schedules for about four seconds. "each" (a thread per tick)
+// three 1 s schedules for about four seconds. "each" (a thread per tick,
+// overlap enqueue)
 // fires every tick once: consecutive ticks, one done request and one run
 // per tick. "slow" (one thread, runs of 2.5 s, overlap reject) skips the
 // ticks that come while its firing runs, and records them skipped.
@@ -64,7 +65,7 @@ func TestSchedulesFireOnceWithOverlapPolicies(t *testing.T) {
 		"steps": workers.Graph(sleeper(t, 10, 300*time.Millisecond, ran)),
 	}, 3, workers.Poll(50*time.Millisecond), workers.OnFiring(func(context.Context, checkpoint.Firing) { told.Add(1) }))
 	for _, sc := range []checkpoint.Schedule{
-		{Name: "each", Graph: "quick", Every: time.Second},
+		{Name: "each", Graph: "quick", Every: time.Second, Overlap: string(runtime.DoubleTextEnqueue)},
 		{Name: "slow", Graph: "slow", Every: time.Second, Thread: "slow", Overlap: string(runtime.DoubleTextReject)},
 		{Name: "replace", Graph: "steps", Every: time.Second, Overlap: string(runtime.DoubleTextCancelReplace)},
 	} {
