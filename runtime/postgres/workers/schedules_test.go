@@ -44,9 +44,8 @@ func sleeper(t *testing.T, n int, d time.Duration, ran func(thread string)) *run
 
 // TestSchedulesFireOnceWithOverlapPolicies: three in-process workers fire
 // three 1 s schedules for about four seconds. "each" (a thread per tick,
-// overlap enqueue)
-// fires every tick once: consecutive ticks, one done request and one run
-// per tick. "slow" (one thread, runs of 2.5 s, overlap reject) skips the
+// overlap enqueue) fires every tick once: consecutive ticks, one done
+// request and one run per tick. "slow" (one thread, runs of 2.5 s, overlap reject) skips the
 // ticks that come while its firing runs, and records them skipped.
 // "replace" (runs of 3 s in supersteps, cancel-and-replace) stops each
 // firing when the next comes: they end aborted. Each firing and skip is
