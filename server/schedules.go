@@ -13,10 +13,14 @@ import (
 
 // ActionSchedule is asked of the Access hook for every schedule route
 // (list, read, create, pause, resume, delete), with a ThreadRef whose ID is
-// empty, whose Graph is the schedule's graph and whose Meta holds
-// "schedule": its name. A schedule starts runs that no principal owns,
-// so the default hook, OwnerOnly, refuses it: give the principals who may
-// schedule runs an Access hook that allows it.
+// empty, whose Graph is the schedule's graph and whose Meta is the
+// schedule's metadata ("owner": the principal that created it) with
+// "schedule": its name. A schedule starts runs unattended, so the default
+// hook, OwnerOnly, refuses it: give the principals who may schedule runs
+// an Access hook that allows it. The firings' threads carry the
+// schedule's metadata and the server's thread keys, so the server lists
+// and serves them like the threads it creates, owned by the schedule's
+// creator.
 const ActionSchedule Action = "schedule"
 
 // ScheduleView is the JSON form of a stored schedule
@@ -32,9 +36,12 @@ type ScheduleView struct {
 	Overlap    string          `json:"overlap"`
 	CatchUp    string          `json:"catch_up"`
 	MaxCatchUp int             `json:"max_catch_up"`
-	Paused     bool            `json:"paused"`
-	Created    time.Time       `json:"created"`
-	Last       time.Time       `json:"last"`
+	// Metadata is what every firing's thread gets ("owner": the schedule's
+	// creator).
+	Metadata map[string]string `json:"metadata"`
+	Paused   bool              `json:"paused"`
+	Created  time.Time         `json:"created"`
+	Last     time.Time         `json:"last"`
 	// Next is the schedule's next tick.
 	Next time.Time `json:"next"`
 	// Firings are the latest firings, newest first (GET of one schedule).
@@ -43,16 +50,17 @@ type ScheduleView struct {
 
 // createScheduleBody is the body of POST /schedules.
 type createScheduleBody struct {
-	Name       string          `json:"name"`
-	Graph      string          `json:"graph"`
-	Cron       string          `json:"cron"`
-	TimeZone   string          `json:"time_zone"`
-	Every      string          `json:"every"`
-	Input      json.RawMessage `json:"input"`
-	Thread     string          `json:"thread"`
-	Overlap    string          `json:"overlap"`
-	CatchUp    string          `json:"catch_up"`
-	MaxCatchUp int             `json:"max_catch_up"`
+	Name       string            `json:"name"`
+	Graph      string            `json:"graph"`
+	Cron       string            `json:"cron"`
+	TimeZone   string            `json:"time_zone"`
+	Every      string            `json:"every"`
+	Input      json.RawMessage   `json:"input"`
+	Thread     string            `json:"thread"`
+	Overlap    string            `json:"overlap"`
+	CatchUp    string            `json:"catch_up"`
+	MaxCatchUp int               `json:"max_catch_up"`
+	Metadata   map[string]string `json:"metadata"`
 }
 
 // scheduleFirings is how many firings GET /schedules/{schedule} shows.
@@ -63,6 +71,12 @@ func viewSchedule(sc checkpoint.Schedule) ScheduleView {
 		Overlap: sc.Overlap, CatchUp: sc.CatchUp, MaxCatchUp: sc.MaxCatchUp, Paused: sc.Paused, Created: sc.Created, Last: sc.Last}
 	if sc.Every > 0 {
 		v.Every = sc.Every.String()
+	}
+	v.Metadata = map[string]string{}
+	for k, val := range sc.Meta {
+		if !reservedMeta(k) || k == metaOwner {
+			v.Metadata[k] = val
+		}
 	}
 	if tk, err := sc.Ticks(); err == nil {
 		v.Next = tk.Next(sc.Last)
@@ -80,9 +94,22 @@ func (s *Server) schedules() (checkpoint.ScheduleStore, error) {
 	return ss, nil
 }
 
+// scheduleRef is the ThreadRef of an Access check of a schedule.
+func scheduleRef(sc checkpoint.Schedule) ThreadRef {
+	meta := map[string]string{}
+	for k, v := range sc.Meta {
+		if !reservedMeta(k) || k == metaOwner {
+			meta[k] = v
+		}
+	}
+	meta["schedule"] = sc.Name
+	return ThreadRef{Graph: sc.Graph, Meta: meta}
+}
+
 // scheduleAccess runs the Access hook for a schedule.
-func (s *Server) scheduleAccess(ctx context.Context, p Principal, name, graph string) error {
-	if err := s.cfg.Access(ctx, p, ThreadRef{Graph: graph, Meta: map[string]string{"schedule": name}}, ActionSchedule); err != nil {
+func (s *Server) scheduleAccess(ctx context.Context, p Principal, sc checkpoint.Schedule) error {
+	name := sc.Name
+	if err := s.cfg.Access(ctx, p, scheduleRef(sc), ActionSchedule); err != nil {
 		s.log.Info("server: access refused", "principal", p.ID, "schedule", name, "action", ActionSchedule, "err", err)
 		if !s.cfg.RevealForbidden {
 			return notFound("no schedule " + name)
@@ -118,7 +145,7 @@ func (s *Server) listSchedules(w http.ResponseWriter, r *http.Request, p Princip
 		Schedules []ScheduleView `json:"schedules"`
 	}{Schedules: []ScheduleView{}}
 	for _, sc := range all {
-		if s.cfg.Access(r.Context(), p, ThreadRef{Graph: sc.Graph, Meta: map[string]string{"schedule": sc.Name}}, ActionSchedule) == nil {
+		if s.cfg.Access(r.Context(), p, scheduleRef(sc), ActionSchedule) == nil {
 			out.Schedules = append(out.Schedules, viewSchedule(sc))
 		}
 	}
@@ -141,15 +168,25 @@ func (s *Server) createSchedule(w http.ResponseWriter, r *http.Request, p Princi
 		return errf(http.StatusUnprocessableEntity, "unknown-graph", "Unknown graph",
 			fmt.Sprintf("no graph %q is served; GET /graphs lists them", b.Graph))
 	}
+	meta := map[string]string{}
+	for k, v := range b.Metadata {
+		if reservedMeta(k) || k == checkpoint.MetaSchedule || k == checkpoint.MetaTick {
+			return badRequest("metadata key " + k + ` is reserved: the server keeps the threads' graph, creation time, id, owner, schedule and tick`)
+		}
+		meta[k] = v
+	}
+	// The firings' threads are the server's threads, owned by the
+	// schedule's creator.
+	meta[metaOwner], meta[metaGraph], meta[metaID], meta[metaCreated] = p.ID, b.Graph, "{thread}", "{time}"
 	sc := checkpoint.Schedule{Name: b.Name, Graph: b.Graph, Cron: b.Cron, TimeZone: b.TimeZone, Input: b.Input,
-		Thread: b.Thread, Overlap: b.Overlap, CatchUp: b.CatchUp, MaxCatchUp: b.MaxCatchUp}
+		Thread: b.Thread, Overlap: b.Overlap, CatchUp: b.CatchUp, MaxCatchUp: b.MaxCatchUp, Meta: meta}
 	if b.Every != "" {
 		if sc.Every, err = time.ParseDuration(b.Every); err != nil {
 			return errf(http.StatusUnprocessableEntity, "invalid-schedule", "Invalid schedule",
 				fmt.Sprintf("every %q is not a duration such as 90s or 1h30m", b.Every))
 		}
 	}
-	if err := s.scheduleAccess(r.Context(), p, b.Name, b.Graph); err != nil {
+	if err := s.scheduleAccess(r.Context(), p, sc); err != nil {
 		return err
 	}
 	created, err := ss.CreateSchedule(r.Context(), sc)
@@ -171,7 +208,7 @@ func (s *Server) schedule(r *http.Request, p Principal) (checkpoint.ScheduleStor
 	if err != nil {
 		return nil, sc, scheduleProblem(err)
 	}
-	return ss, sc, s.scheduleAccess(r.Context(), p, name, sc.Graph)
+	return ss, sc, s.scheduleAccess(r.Context(), p, sc)
 }
 
 func (s *Server) getSchedule(w http.ResponseWriter, r *http.Request, p Principal) error {

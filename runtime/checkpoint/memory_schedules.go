@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -33,7 +34,7 @@ func (m *Memory) CreateSchedule(ctx context.Context, s Schedule) (Schedule, erro
 	s.Paused = false
 	s.Created = time.Now().UTC()
 	s.Last = s.Created
-	s.Input = slices.Clone(s.Input)
+	s.Input, s.Meta = slices.Clone(s.Input), maps.Clone(s.Meta)
 	m.scheds[s.Name] = &memSchedule{s: s}
 	return s, nil
 }
@@ -55,7 +56,7 @@ func (m *Memory) GetSchedule(ctx context.Context, name string) (Schedule, error)
 		return Schedule{}, err
 	}
 	s := ms.s
-	s.Input = slices.Clone(s.Input)
+	s.Input, s.Meta = slices.Clone(s.Input), maps.Clone(s.Meta)
 	return s, nil
 }
 
@@ -66,7 +67,7 @@ func (m *Memory) ListSchedules(ctx context.Context) ([]Schedule, error) {
 	out := make([]Schedule, 0, len(m.scheds))
 	for _, ms := range m.scheds {
 		s := ms.s
-		s.Input = slices.Clone(s.Input)
+		s.Input, s.Meta = slices.Clone(s.Input), maps.Clone(s.Meta)
 		out = append(out, s)
 	}
 	slices.SortFunc(out, func(a, b Schedule) int { return strings.Compare(a.Name, b.Name) })

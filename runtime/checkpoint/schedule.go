@@ -33,6 +33,13 @@ type Schedule struct {
 	// Input is the JSON of each firing's start input; nil is the graph's
 	// zero input.
 	Input json.RawMessage `json:"input,omitempty"`
+	// Meta is metadata every firing's thread gets, besides MetaSchedule
+	// and MetaTick (which it may not set). In its values {schedule} stands
+	// for Name, {tick} for the tick as in Thread, {time} for the tick in
+	// RFC 3339 and {thread} for the firing's thread id; the server records
+	// the schedule's creator as "owner" and its own thread keys there, so
+	// that it serves the firings' threads.
+	Meta map[string]string `json:"meta,omitempty"`
 	// Thread is the template of a firing's thread id: {schedule} stands
 	// for Name, {tick} for the tick in UTC (20060102T150405Z). Default
 	// DefaultScheduleThread, a thread per tick; a template without {tick}
@@ -152,6 +159,19 @@ func (s Schedule) ThreadOf(tick time.Time) string {
 	return strings.NewReplacer("{schedule}", s.Name, "{tick}", tick.UTC().Format(TickFormat)).Replace(t)
 }
 
+// ThreadMeta returns the metadata of the schedule's firing at tick: Meta,
+// its placeholders replaced, with MetaSchedule and MetaTick.
+func (s Schedule) ThreadMeta(tick time.Time) map[string]string {
+	r := strings.NewReplacer("{schedule}", s.Name, "{tick}", tick.UTC().Format(TickFormat),
+		"{time}", tick.UTC().Format(time.RFC3339Nano), "{thread}", s.ThreadOf(tick))
+	m := make(map[string]string, len(s.Meta)+2)
+	for k, v := range s.Meta {
+		m[k] = r.Replace(v)
+	}
+	m[MetaSchedule], m[MetaTick] = s.Name, tick.UTC().Format(TickFormat)
+	return m
+}
+
 // ThreadPerTick reports whether each firing has a thread of its own (the
 // template holds {tick}).
 func (s Schedule) ThreadPerTick() bool {
@@ -179,6 +199,11 @@ func ValidateSchedule(s Schedule) (Schedule, error) {
 	}
 	if len(s.Input) > 0 && !json.Valid(s.Input) {
 		return bad("input is not JSON")
+	}
+	for k := range s.Meta {
+		if k == "" || k == MetaSchedule || k == MetaTick {
+			return bad("metadata key %q: keys are non-empty, and %s and %s are the firers'", k, MetaSchedule, MetaTick)
+		}
 	}
 	if _, err := s.Ticks(); err != nil {
 		return s, err

@@ -34,7 +34,7 @@ func testSchedulesCreate(t *testing.T, cp runtime.Checkpointer) {
 	st := scheduler(t, cp)
 	ctx := t.Context()
 	before := time.Now().Add(-time.Second)
-	b, err := st.CreateSchedule(ctx, checkpoint.Schedule{Name: "nightly", Graph: "g", Cron: "0 3 * * *", TimeZone: "Europe/Istanbul", Input: []byte(`{"n":1}`)})
+	b, err := st.CreateSchedule(ctx, checkpoint.Schedule{Name: "nightly", Graph: "g", Cron: "0 3 * * *", TimeZone: "Europe/Istanbul", Input: []byte(`{"n":1}`), Meta: map[string]string{"owner": "alice"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,14 +48,14 @@ func testSchedulesCreate(t *testing.T, cp runtime.Checkpointer) {
 		t.Errorf("a second schedule named nightly: %v, want ErrScheduleExists", err)
 	}
 	got, err := st.GetSchedule(ctx, "nightly")
-	if err != nil || got.Cron != "0 3 * * *" || got.TimeZone != "Europe/Istanbul" || string(got.Input) != `{"n":1}` || !got.Created.Equal(b.Created) || got.Graph != "g" {
+	if err != nil || got.Cron != "0 3 * * *" || got.TimeZone != "Europe/Istanbul" || string(got.Input) != `{"n":1}` || !got.Created.Equal(b.Created) || got.Graph != "g" || got.Meta["owner"] != "alice" || len(got.Meta) != 1 {
 		t.Errorf("get nightly: %+v %v; want it as created", got, err)
 	}
 	all, err := st.ListSchedules(ctx)
 	if err != nil || len(all) != 2 || all[0].Name != "a-every" || all[1].Name != "nightly" {
 		t.Fatalf("list: %+v %v; want a-every, nightly", all, err)
 	}
-	if a := all[0]; a.Every != 90*time.Second || a.Thread != "fixed" || a.Overlap != "reject" || a.CatchUp != "all" || a.MaxCatchUp != 5 {
+	if a := all[0]; a.Meta != nil || a.Every != 90*time.Second || a.Thread != "fixed" || a.Overlap != "reject" || a.CatchUp != "all" || a.MaxCatchUp != 5 {
 		t.Errorf("a-every listed as %+v", a)
 	}
 	if _, err := st.GetSchedule(ctx, "nope"); !errors.Is(err, checkpoint.ErrNoSchedule) {
@@ -82,6 +82,7 @@ func testSchedulesInvalid(t *testing.T, cp runtime.Checkpointer) {
 		{"bad catch-up", checkpoint.Schedule{Name: "x", Graph: "g", Every: time.Hour, CatchUp: "most"}},
 		{"bad thread", checkpoint.Schedule{Name: "x", Graph: "g", Every: time.Hour, Thread: "a/{tick}"}},
 		{"bad input", checkpoint.Schedule{Name: "x", Graph: "g", Every: time.Hour, Input: []byte("{")}},
+		{"reserved metadata", checkpoint.Schedule{Name: "x", Graph: "g", Every: time.Hour, Meta: map[string]string{"ilmek.tick": "1"}}},
 	} {
 		if _, err := st.CreateSchedule(t.Context(), c.s); !errors.Is(err, checkpoint.ErrInvalidSchedule) {
 			t.Errorf("%s: %v, want ErrInvalidSchedule", c.name, err)

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -15,14 +16,18 @@ import (
 var _ checkpoint.ScheduleStore = (*Store)(nil)
 
 // scheduleCols are the columns ScanSchedule reads, in its order.
-const scheduleCols = "name, graph, cron, time_zone, every_ns, input, thread, overlap, catch_up, max_catch_up, paused, created, last_tick"
+const scheduleCols = "name, graph, cron, time_zone, every_ns, input, meta, thread, overlap, catch_up, max_catch_up, paused, created, last_tick"
 
 // scanSchedule reads a row of scheduleCols.
 func scanSchedule(row pgx.Row) (checkpoint.Schedule, error) {
 	var s checkpoint.Schedule
 	var every int64
-	err := row.Scan(&s.Name, &s.Graph, &s.Cron, &s.TimeZone, &every, &s.Input, &s.Thread, &s.Overlap, &s.CatchUp, &s.MaxCatchUp, &s.Paused, &s.Created, &s.Last)
+	var meta map[string]string
+	err := row.Scan(&s.Name, &s.Graph, &s.Cron, &s.TimeZone, &every, &s.Input, &meta, &s.Thread, &s.Overlap, &s.CatchUp, &s.MaxCatchUp, &s.Paused, &s.Created, &s.Last)
 	s.Every = time.Duration(every)
+	if len(meta) > 0 {
+		s.Meta = meta
+	}
 	s.Created, s.Last = s.Created.UTC(), s.Last.UTC()
 	return s, err
 }
@@ -35,9 +40,9 @@ func (s *Store) CreateSchedule(ctx context.Context, sc checkpoint.Schedule) (che
 	}
 	tk, _ := sc.Ticks() // valid
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	row := s.pool.QueryRow(ctx, "INSERT INTO "+s.t("ilmek_schedules")+" (name, graph, cron, time_zone, every_ns, input, thread, overlap, catch_up, max_catch_up, created, last_tick, next_tick) "+
-		"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12) RETURNING "+scheduleCols,
-		sc.Name, sc.Graph, sc.Cron, sc.TimeZone, int64(sc.Every), []byte(sc.Input), sc.Thread, sc.Overlap, sc.CatchUp, sc.MaxCatchUp, now, tk.Next(now))
+	row := s.pool.QueryRow(ctx, "INSERT INTO "+s.t("ilmek_schedules")+" (name, graph, cron, time_zone, every_ns, input, meta, thread, overlap, catch_up, max_catch_up, created, last_tick, next_tick) "+
+		"VALUES ($1, $2, $3, $4, $5, $6, $13, $7, $8, $9, $10, $11, $11, $12) RETURNING "+scheduleCols,
+		sc.Name, sc.Graph, sc.Cron, sc.TimeZone, int64(sc.Every), []byte(sc.Input), sc.Thread, sc.Overlap, sc.CatchUp, sc.MaxCatchUp, now, tk.Next(now), metaJSON(sc.Meta))
 	out, err := scanSchedule(row)
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "23505" {
@@ -47,6 +52,15 @@ func (s *Store) CreateSchedule(ctx context.Context, sc checkpoint.Schedule) (che
 		return sc, fmt.Errorf("postgres: create schedule %q in %s: %w", sc.Name, s.where(), err)
 	}
 	return out, nil
+}
+
+// metaJSON is a schedule's metadata as a JSON object.
+func metaJSON(m map[string]string) []byte {
+	if len(m) == 0 {
+		return []byte("{}")
+	}
+	b, _ := json.Marshal(m) // a map of strings always marshals
+	return b
 }
 
 // t names a table of the Store's schema.

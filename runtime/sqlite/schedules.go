@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -14,15 +15,21 @@ import (
 var _ checkpoint.ScheduleStore = (*Store)(nil)
 
 // scheduleCols are the columns scanSchedule reads, in its order.
-const scheduleCols = "name, graph, cron, time_zone, every_ns, input, thread, overlap, catch_up, max_catch_up, paused, created_ns, last_ns"
+const scheduleCols = "name, graph, cron, time_zone, every_ns, input, meta, thread, overlap, catch_up, max_catch_up, paused, created_ns, last_ns"
 
 // scanSchedule reads a row of scheduleCols.
 func scanSchedule(row interface{ Scan(...any) error }) (checkpoint.Schedule, error) {
 	var s checkpoint.Schedule
 	var every, created, last int64
 	var input []byte
-	err := row.Scan(&s.Name, &s.Graph, &s.Cron, &s.TimeZone, &every, &input, &s.Thread, &s.Overlap, &s.CatchUp, &s.MaxCatchUp, &s.Paused, &created, &last)
+	var meta string
+	err := row.Scan(&s.Name, &s.Graph, &s.Cron, &s.TimeZone, &every, &input, &meta, &s.Thread, &s.Overlap, &s.CatchUp, &s.MaxCatchUp, &s.Paused, &created, &last)
 	s.Every, s.Input = time.Duration(every), input
+	if err == nil && meta != "{}" {
+		if jerr := json.Unmarshal([]byte(meta), &s.Meta); jerr != nil {
+			err = fmt.Errorf("schedule %q: its stored metadata is not a JSON object: %w", s.Name, jerr)
+		}
+	}
 	s.Created, s.Last = time.Unix(0, created).UTC(), time.Unix(0, last).UTC()
 	return s, err
 }
@@ -44,9 +51,13 @@ func (s *Store) CreateSchedule(ctx context.Context, sc checkpoint.Schedule) (che
 	if len(sc.Input) > 0 {
 		input = []byte(sc.Input)
 	}
+	meta := []byte("{}")
+	if len(sc.Meta) > 0 {
+		meta, _ = json.Marshal(sc.Meta) // a map of strings always marshals
+	}
 	err = s.tx(ctx, nil, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, "INSERT INTO ilmek_schedules ("+scheduleCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
-			sc.Name, sc.Graph, sc.Cron, sc.TimeZone, int64(sc.Every), input, sc.Thread, sc.Overlap, sc.CatchUp, sc.MaxCatchUp, now.UnixNano(), now.UnixNano())
+		_, err := tx.ExecContext(ctx, "INSERT INTO ilmek_schedules ("+scheduleCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
+			sc.Name, sc.Graph, sc.Cron, sc.TimeZone, int64(sc.Every), input, string(meta), sc.Thread, sc.Overlap, sc.CatchUp, sc.MaxCatchUp, now.UnixNano(), now.UnixNano())
 		return err
 	})
 	if err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed") {

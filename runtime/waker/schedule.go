@@ -117,8 +117,11 @@ type scheduleState struct {
 	// when it ends; stop stops it at its boundary.
 	running chan struct{}
 	stop    chan struct{}
-	// created tells a stored schedule from a later one of the same name.
+	// created tells a stored schedule from a later one of the same name;
+	// meta is its firings' thread metadata (checkpoint.Schedule.Meta).
 	created time.Time
+	meta    map[string]string
+	thread  string // the thread template
 }
 
 // every is a cron.Schedule of ticks on multiples of d since the epoch.
@@ -313,7 +316,9 @@ func (w *Waker) launch(ctx context.Context, s *scheduleState, tick, thread strin
 		if prev != nil {
 			<-prev // enqueue, and cancel-and-replace waits for the boundary
 		}
-		status, err := s.Graph.start(ctx, w.store, thread, s.Input, map[string]string{MetaSchedule: s.Name, MetaTick: tick}, stop, expect)
+		t, _ := time.Parse(tickFormat, tick)
+		meta := checkpoint.Schedule{Name: s.Name, Meta: s.meta, Thread: s.thread}.ThreadMeta(t)
+		status, err := s.Graph.start(ctx, w.store, thread, s.Input, meta, stop, expect)
 		switch {
 		case errors.Is(err, runtime.ErrThreadMoved), errors.Is(err, runtime.ErrThreadBusy):
 			w.log.DebugContext(ctx, "waker: tick fired elsewhere", "schedule", s.Name, "thread", thread)

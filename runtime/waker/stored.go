@@ -98,11 +98,11 @@ func (w *Waker) fireStored(ctx context.Context, wg *sync.WaitGroup) (time.Time, 
 		}
 		st := w.stored[sc.Name]
 		if st == nil || !st.created.Equal(sc.Created) {
-			st = &scheduleState{Schedule: Schedule{Name: sc.Name, Graph: target, Input: sc.Input}, created: sc.Created}
+			st = &scheduleState{Schedule: Schedule{Name: sc.Name, Graph: target, Input: sc.Input}, created: sc.Created, meta: sc.Meta, thread: sc.Thread}
 			w.stored[sc.Name] = st
 			w.recover(ctx, sc, st, wg)
 		}
-		st.Overlap = runtime.DoubleTexting(sc.Overlap)
+		st.Overlap, st.meta, st.thread = runtime.DoubleTexting(sc.Overlap), sc.Meta, sc.Thread
 		t, err := w.fireOne(ctx, sc, st, now, wg)
 		if err != nil {
 			errs = append(errs, err)

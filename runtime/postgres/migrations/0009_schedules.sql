@@ -11,6 +11,7 @@ CREATE TABLE ilmek_schedules (
 	time_zone    text        NOT NULL DEFAULT '',
 	every_ns     bigint      NOT NULL DEFAULT 0,
 	input        bytea,
+	meta         jsonb       NOT NULL DEFAULT '{}', -- metadata of every firing's thread
 	thread       text        NOT NULL,
 	overlap      text        NOT NULL,            -- reject (skip), enqueue, cancel-and-replace
 	catch_up     text        NOT NULL,            -- none, one, all

@@ -58,7 +58,9 @@
 // each in one transaction that locks the schedule's row (FOR UPDATE SKIP
 // LOCKED: one worker fires a schedule at a time), inserts a start request
 // for each due tick together with the tick's firing row, keyed by
-// (schedule, tick) (migration 9), and moves the schedule's last tick. A
+// (schedule, tick) (migration 9), and the thread's metadata
+// (checkpoint.Schedule.ThreadMeta: the schedule's, its name and the
+// tick), and moves the schedule's last tick. A
 // tick therefore becomes exactly one request however many workers race,
 // and a worker killed mid-way leaves no half-fired tick: the transaction
 // commits whole or not at all (TestScheduleEveryTickOnce: 60 ticks, four

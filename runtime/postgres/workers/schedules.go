@@ -124,8 +124,8 @@ func (q *Queue) fireSchedule(ctx context.Context, name string, grace time.Durati
 				q.s+"/"+f.Thread, f.Thread, sc.Graph, string(KindStart), []byte(sc.Input), string(runtime.DoubleTextEnqueue)).Scan(&id); err != nil {
 				return err
 			}
-			// The thread's metadata names the schedule and the tick.
-			meta, err := json.Marshal(map[string]string{checkpoint.MetaSchedule: name, checkpoint.MetaTick: tick.UTC().Format(checkpoint.TickFormat)})
+			// The thread's metadata: the schedule's, its name and the tick.
+			meta, err := json.Marshal(sc.ThreadMeta(tick))
 			if err != nil {
 				return err
 			}

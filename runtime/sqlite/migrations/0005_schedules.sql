@@ -11,6 +11,7 @@ CREATE TABLE ilmek_schedules (
 	time_zone    TEXT    NOT NULL DEFAULT '',
 	every_ns     INTEGER NOT NULL DEFAULT 0,
 	input        BLOB,
+	meta         TEXT    NOT NULL DEFAULT '{}',
 	thread       TEXT    NOT NULL,
 	overlap      TEXT    NOT NULL,
 	catch_up     TEXT    NOT NULL,
