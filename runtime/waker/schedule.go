@@ -307,6 +307,10 @@ func (w *Waker) launch(ctx context.Context, s *scheduleState, tick, thread strin
 	}
 	done, stop := make(chan struct{}), make(chan struct{})
 	s.running, s.stop = done, stop
+	// Read now: a later pass updates s's stored fields.
+	t, _ := time.Parse(tickFormat, tick)
+	meta := checkpoint.Schedule{Name: s.Name, Meta: s.meta, Thread: s.thread}.ThreadMeta(t)
+	input := s.Input
 	w.wg.Add(1)
 	wg.Add(1)
 	go func() {
@@ -316,9 +320,7 @@ func (w *Waker) launch(ctx context.Context, s *scheduleState, tick, thread strin
 		if prev != nil {
 			<-prev // enqueue, and cancel-and-replace waits for the boundary
 		}
-		t, _ := time.Parse(tickFormat, tick)
-		meta := checkpoint.Schedule{Name: s.Name, Meta: s.meta, Thread: s.thread}.ThreadMeta(t)
-		status, err := s.Graph.start(ctx, w.store, thread, s.Input, meta, stop, expect)
+		status, err := s.Graph.start(ctx, w.store, thread, input, meta, stop, expect)
 		switch {
 		case errors.Is(err, runtime.ErrThreadMoved), errors.Is(err, runtime.ErrThreadBusy):
 			w.log.DebugContext(ctx, "waker: tick fired elsewhere", "schedule", s.Name, "thread", thread)
