@@ -44,6 +44,12 @@ var routes = []route{
 	{"GET", "/threads/{thread_id}/runs/{run_id}/wait", (*Server).waitRun},
 	{"GET", "/threads/{thread_id}/runs/{run_id}/stream", (*Server).streamRun},
 	{"POST", "/threads/{thread_id}/runs/{run_id}/cancel", (*Server).cancelRun},
+	{"GET", "/schedules", (*Server).listSchedules},
+	{"POST", "/schedules", (*Server).createSchedule},
+	{"GET", "/schedules/{schedule}", (*Server).getSchedule},
+	{"DELETE", "/schedules/{schedule}", (*Server).deleteSchedule},
+	{"POST", "/schedules/{schedule}/pause", (*Server).pauseSchedule},
+	{"POST", "/schedules/{schedule}/resume", (*Server).resumeSchedule},
 }
 
 func (s *Server) routes() {

@@ -38,6 +38,15 @@
 //     subgraphs=expand draws each subgraph's child inside its node (a
 //     Mermaid subgraph block, a DOT cluster) with where the child stands
 //     marked, subgraphs=collapse (the default) a box as §9.1 draws it;
+//   - schedules: GET and POST /schedules list and create the store's
+//     schedules (checkpoint.ScheduleStore: a graph run at each tick of a
+//     cron expression in a time zone or of an interval), GET and DELETE
+//     /schedules/{name} read (with the latest firings) and delete one,
+//     POST /schedules/{name}/pause and /resume pause and resume it. The
+//     Access hook is asked ActionSchedule (OwnerOnly refuses it). The
+//     PostgreSQL workers fire the schedules; with the memory or SQLite
+//     store, a runtime/waker with WithStoredSchedules in the server's
+//     process does;
 //   - GET /openapi.json is the API's OpenAPI 3.1 document (OpenAPI);
 //   - /inbox/ is the console, a page for people served from embedded
 //     files (no CDN, a strict Content-Security-Policy): threads of every

@@ -235,8 +235,12 @@ func New(cfg Config) (*Server, error) {
 }
 
 // OwnerOnly is the default Access hook: a principal may create threads and
-// do anything with the threads it created, nothing with others.
+// do anything with the threads it created, nothing with others; it
+// refuses every schedule route (ActionSchedule).
 func OwnerOnly(_ context.Context, p Principal, t ThreadRef, action Action) error {
+	if action == ActionSchedule {
+		return errors.New("schedules start runs unattended: the server's Access hook must allow them (ActionSchedule)")
+	}
 	if action == ActionCreate || (t.Meta["owner"] != "" && t.Meta["owner"] == p.ID) {
 		return nil
 	}

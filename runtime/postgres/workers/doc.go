@@ -47,6 +47,38 @@
 // thread marks it aborted, so it is not woken. A thread that no request
 // ever ran is not woken by the workers (runtime/waker is for those).
 //
+// # Scheduled runs
+//
+// The store keeps schedules (checkpoint.Schedule: a cron expression in a
+// time zone or an interval, the graph, the input, a thread template, an
+// overlap and a catch-up policy; store.CreateSchedule, PauseSchedule,
+// DeleteSchedule, or the server's /schedules routes), and the workers fire
+// them: each worker, every Poll (at least 100 ms apart), looks at the
+// schedules whose next tick has passed (Queue.FireDueSchedules) and fires
+// each in one transaction that locks the schedule's row (FOR UPDATE SKIP
+// LOCKED: one worker fires a schedule at a time), inserts a start request
+// for each due tick together with the tick's firing row, keyed by
+// (schedule, tick) (migration 9), and the thread's metadata
+// (checkpoint.Schedule.ThreadMeta: the schedule's, its name and the
+// tick), and moves the schedule's last tick. A
+// tick therefore becomes exactly one request however many workers race,
+// and a worker killed mid-way leaves no half-fired tick: the transaction
+// commits whole or not at all (TestScheduleEveryTickOnce: 60 ticks, four
+// worker processes SIGKILLed and restarted).
+//
+// A tick at most ScheduleGrace (default DefaultScheduleGrace) late fires
+// as on time; older ticks were missed while no worker ran, and the
+// catch-up policy fires none of them, the latest, or each up to
+// MaxCatchUp. The overlap policy is a runtime.DoubleTexting applied to
+// the schedule's previous firing: reject skips the tick while that
+// firing's request is queued or running (a firing row with Skipped
+// "overlap", no request), enqueue fires anyway (on one thread the request
+// runs after the previous one, by the queue's order), cancel-and-replace
+// cancels the previous firing's requests as Cancel does and fires. Each
+// firing and skip is an INFO record of the worker's Logger and is told to
+// OnFiring (the otel module's ScheduleFirings makes spans and metrics of
+// them).
+//
 // # Dead requests and retention
 //
 // A request whose claims keep expiring (its run kills or stalls its

@@ -43,6 +43,8 @@ type workerOptions struct {
 	logger      *slog.Logger
 	onRetry     checkpoint.RetryFunc
 	maxClaims   int
+	grace       time.Duration                            // ScheduleGrace
+	onFiring    func(context.Context, checkpoint.Firing) // OnFiring
 }
 
 // DefaultClaimTTL is how long a claim lasts without renewal unless ClaimTTL
@@ -74,7 +76,7 @@ func Logger(l *slog.Logger) WorkerOption { return func(o *workerOptions) { o.log
 // requests give in Request.Graph.
 func NewWorker(q *Queue, graphs map[string]Runnable, opts ...WorkerOption) *Worker {
 	host, _ := os.Hostname()
-	o := workerOptions{name: fmt.Sprintf("pid %d on %s", os.Getpid(), host), ttl: DefaultClaimTTL, poll: time.Second, concurrency: 4, maxClaims: DefaultMaxClaims, logger: slog.New(slog.DiscardHandler)}
+	o := workerOptions{name: fmt.Sprintf("pid %d on %s", os.Getpid(), host), ttl: DefaultClaimTTL, poll: time.Second, concurrency: 4, maxClaims: DefaultMaxClaims, grace: DefaultScheduleGrace, logger: slog.New(slog.DiscardHandler)}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -115,6 +117,11 @@ func (w *Worker) Run(ctx context.Context) error {
 	go func() {
 		defer wg.Done()
 		w.scanTimers(lctx, max(w.opts.poll, minTimerScan))
+	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		w.fireSchedules(lctx, max(w.opts.poll, minTimerScan))
 	}()
 	claimNow := true // claim without waiting: at the start, and while requests may be queued
 	for {
