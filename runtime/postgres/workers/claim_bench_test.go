@@ -42,7 +42,8 @@ func benchClaim(b *testing.B, setup func(*Queue) (partition func(int) string)) {
 	w := NewWorker(q, nil)
 	b.ResetTimer()
 	for range b.N {
-		c, err := w.claim(ctx)
+		res, err := w.claim(ctx)
+		c := res.c
 		if err != nil || c == nil {
 			b.Fatalf("claim: %v, %v", c, err)
 		}
