@@ -68,6 +68,16 @@
 // caller's span. The slog WARN line each package logs stays as it is
 // (attributes op, thread or request, attempt, wait, err). TestRetry.
 //
+// # Queue flow
+//
+// QueueObserver (NewQueueObserver) takes the events the queue's workers
+// report through runtime/postgres/workers.OnEvent: each claim, dead
+// request and rate-limit wait becomes a span (SpanQueueClaim,
+// SpanQueueDead with status error, SpanQueueRateWait lasting the wait)
+// and a count in MetricQueueClaims, MetricQueueDead (by graph),
+// MetricQueueRateWaits and MetricQueueRateWaitTime; the pruner's deletions
+// count in MetricQueuePruned. TestQueueObserver.
+//
 // # Cost
 //
 // A run without an observer pays nothing for one. With the Observer, each
