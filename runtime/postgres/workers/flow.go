@@ -203,3 +203,15 @@ func (w *Worker) prune(ctx context.Context) {
 		w.event(ctx, Event{Kind: EventPrune, Pruned: n})
 	}
 }
+
+// Holds reports whether a worker holds a request of thread: one is
+// running under a claim (a run, a resume, or the wake of a parked
+// thread), whoever submitted it.
+func (q *Queue) Holds(ctx context.Context, thread string) (bool, error) {
+	var held bool
+	err := q.store.Pool().QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+q.t("ilmek_requests")+" WHERE thread_id = $1 AND state IN ('queued', 'running') AND state = 'running')", thread).Scan(&held)
+	if err != nil {
+		return false, fmt.Errorf("workers: read whether a worker holds thread %q: %w", thread, err)
+	}
+	return held, nil
+}
