@@ -87,10 +87,12 @@ func (q *Queue) claimSQL(limited bool) string {
 // freeSQL is a CTE, named freed, that takes back the slot a request held
 // in the concurrency limits covering it: o is a CTE of the request's row
 // as it was (graph, partition_key), empty unless it was running. The
-// statements that end a running request include it.
+// statements that end a running request include it. Its rows say whether
+// the limit was full (was_full): only then may it have held a request
+// back, which a worker should claim now.
 func (q *Queue) freeSQL() string {
 	return `freed AS (UPDATE ` + q.t("ilmek_flow") + ` f SET running = GREATEST(f.running - 1, 0)
-		FROM o WHERE f.concurrency > 0 AND ` + covers("o") + ` RETURNING 1)`
+		FROM o WHERE f.concurrency > 0 AND ` + covers("o") + ` RETURNING f.running + 1 >= f.concurrency AS was_full)`
 }
 
 // giveBack returns the slots and tokens a claim took from the limits

@@ -410,7 +410,7 @@ func (w *Worker) finish(c *claimed, state string, out *runOutcome, msg string) {
 				WHERE id = $1 AND claim = $2 RETURNING thread_id),
 			`+w.q.freeSQL()+`
 			SELECT pg_notify($6, $7), EXISTS (SELECT 1 FROM `+r+` e, u WHERE e.thread_id = u.thread_id AND e.state IN ('queued', 'running') AND e.state = 'queued'),
-				EXISTS (SELECT 1 FROM freed) FROM u`,
+				EXISTS (SELECT 1 FROM freed WHERE was_full) FROM u`,
 			c.id, c.claim, state, result, msg, w.q.ch, noteEnd+strconv.FormatInt(c.id, 10)).Scan(nil, &next, &freed)
 	})
 	switch {
@@ -422,7 +422,7 @@ func (w *Worker) finish(c *claimed, state string, out *runOutcome, msg string) {
 		w.q.deliverEnd(noteEnd + strconv.FormatInt(c.id, 10)) // this process's waiters, at once
 		if next || freed {
 			// A request of the thread waits behind this one, or a
-			// concurrency limit has a slot free again.
+			// concurrency limit that was full has a slot free again.
 			signal(w.wake)
 		}
 	}
