@@ -89,8 +89,8 @@ func (q *Queue) SetLimit(ctx context.Context, l Limit) error {
 		if l.Scope != ScopePartition || l.Key != AnyPartition {
 			return nil
 		}
-		_, err := tx.Exec(ctx, `UPDATE `+f+` k SET concurrency = $3, rate = $4, burst = $5, tokens = $5, refilled = clock_timestamp(), running = `+running+`
-			WHERE k.scope = $1 AND k.inherited AND $2::text = $2`, string(l.Scope), l.Key, l.Concurrency, l.Rate, float64(burst))
+		_, err := tx.Exec(ctx, `UPDATE `+f+` k SET concurrency = $2, rate = $3, burst = $4, tokens = $4, refilled = clock_timestamp(), running = `+running+`
+			WHERE k.scope = $1 AND k.inherited`, string(l.Scope), l.Concurrency, l.Rate, float64(burst))
 		return err
 	})
 	if err != nil {

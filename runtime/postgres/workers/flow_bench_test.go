@@ -32,7 +32,7 @@ func benchFlow(b *testing.B, on bool) {
 	ctx := context.Background()
 	if on {
 		for _, l := range []workers.Limit{
-			{Scope: workers.ScopeGraph, Key: "chain", Concurrency: 16, Rate: 10000, Burst: 100},
+			{Scope: workers.ScopeGraph, Key: "chain", Concurrency: 64, Rate: 10000, Burst: 100},
 			{Scope: workers.ScopePartition, Key: workers.AnyPartition, Concurrency: 4},
 		} {
 			if err := q.SetLimit(ctx, l); err != nil {
