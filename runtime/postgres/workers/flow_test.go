@@ -336,3 +336,53 @@ func TestRetentionPrunesEndedRequests(t *testing.T) {
 		t.Errorf("the pruned request's outcome: %v, want ErrNoRequest", err)
 	}
 }
+
+// TestAnyPartitionLimitIsCopiedAndReset: a partition's first request
+// copies AnyPartition's limit; setting AnyPartition's limit again resets
+// the copies, and deleting it deletes them, so the partition's requests
+// run unlimited.
+func TestAnyPartitionLimitIsCopiedAndReset(t *testing.T) {
+	q := openQueue(t)
+	ctx := context.Background()
+	if err := q.SetLimit(ctx, workers.Limit{Scope: workers.ScopePartition, Key: workers.AnyPartition, Concurrency: 1}); err != nil {
+		t.Fatal(err)
+	}
+	submitAll(t, q, []workers.Request{{Graph: "gauge", Thread: "t0", Partition: "a", Input: json.RawMessage(`{"p":"a"}`)}})
+	copies := func() (n, concurrency int) {
+		t.Helper()
+		err := q.Store().Pool().QueryRow(ctx, `SELECT count(*), coalesce(max(concurrency), 0) FROM "`+q.Store().SchemaName()+`".ilmek_flow WHERE inherited AND key = 'a'`).Scan(&n, &concurrency)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n, concurrency
+	}
+	if n, c := copies(); n != 1 || c != 1 {
+		t.Fatalf("partition a's copy: %d rows, concurrency %d; want 1 row of concurrency 1", n, c)
+	}
+	if err := q.SetLimit(ctx, workers.Limit{Scope: workers.ScopePartition, Key: workers.AnyPartition, Concurrency: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if n, c := copies(); n != 1 || c != 3 {
+		t.Fatalf("after resetting *: %d rows, concurrency %d; want 1 row of concurrency 3", n, c)
+	}
+	if err := q.DeleteLimit(ctx, workers.ScopePartition, workers.AnyPartition); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := copies(); n != 0 {
+		t.Fatalf("after deleting *: %d copies left", n)
+	}
+	var g gauge
+	startWorkers(t, q, map[string]workers.Runnable{"gauge": workers.Graph(g.graph(t, 30*time.Millisecond))}, 1, workers.Concurrency(4))
+	var reqs []workers.Request
+	for i := 1; i < 8; i++ {
+		reqs = append(reqs, workers.Request{Graph: "gauge", Thread: fmt.Sprintf("t%d", i), Partition: "a", Input: json.RawMessage(`{"p":"a"}`)})
+	}
+	for _, id := range submitAll(t, q, reqs) {
+		wait(t, q, id)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.peak["a"] < 2 {
+		t.Errorf("with no limit left, partition a ran at most %d at once; want more than 1", g.peak["a"])
+	}
+}
