@@ -186,7 +186,7 @@ func TestConcurrencyLimitsHoldAcrossWorkers(t *testing.T) {
 
 // TestRateLimitHoldsAcrossWorkers: three worker processes, four requests
 // at a time each, under a graph rate limit of 20 requests per second
-// (burst 2): past the first burst, requests start at 20 per second ±
+// (burst 4): past the first burst, requests start at 20 per second ±
 // 10 %, and the workers waited on the bucket.
 func TestRateLimitHoldsAcrossWorkers(t *testing.T) {
 	if testing.Short() {
@@ -195,7 +195,7 @@ func TestRateLimitHoldsAcrossWorkers(t *testing.T) {
 	q := openQueue(t)
 	ctx := context.Background()
 	const rate = 20.0
-	if err := q.SetLimit(ctx, workers.Limit{Scope: workers.ScopeGraph, Key: "chain", Rate: rate, Burst: 2}); err != nil {
+	if err := q.SetLimit(ctx, workers.Limit{Scope: workers.ScopeGraph, Key: "chain", Rate: rate, Burst: 4}); err != nil {
 		t.Fatal(err)
 	}
 	var log claimLog
@@ -215,8 +215,8 @@ func TestRateLimitHoldsAcrossWorkers(t *testing.T) {
 		t.Fatalf("%d claims for %d requests", len(claims), len(reqs))
 	}
 	// Past the burst, the starts are one token apart.
-	from := claims[2].At
-	got := float64(len(claims)-3) / claims[len(claims)-1].At.Sub(from).Seconds()
+	from := claims[4].At
+	got := float64(len(claims)-5) / claims[len(claims)-1].At.Sub(from).Seconds()
 	t.Logf("%d requests started at %.2f/s past the burst (limit %v/s), %d rate-limit waits", len(claims), got, rate, log.waits.Load())
 	if got < rate*0.9 || got > rate*1.1 {
 		t.Errorf("requests started at %.2f/s, want %v/s ± 10 %%", got, rate)
