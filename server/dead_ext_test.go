@@ -104,3 +104,27 @@ func TestQueueThreadHeldByAWorker(t *testing.T) {
 		}
 	}
 }
+
+// TestQueuePartitionFromMetadata: with Config.QueuePartition, a run the
+// server submits to the queue carries the thread's metadata value under
+// that key as its partition, whose limits then apply to it.
+func TestQueuePartitionFromMetadata(t *testing.T) {
+	q := openQueue(t)
+	ts := NewTestServer(t, func(c *Config) { c.Queue, c.Checkpointer, c.QueuePartition = workersqueue.New(q), nil, "tenant" })
+	for _, c := range []struct {
+		meta map[string]any
+		want string
+	}{{map[string]any{"tenant": "acme"}, "acme"}, {nil, ""}} {
+		th := ts.NewThread("alice", map[string]any{"metadata": c.meta})
+		var run RunView
+		ts.Must("alice", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": map[string]any{"topic": "otters"}}, 202).JSON(t, &run)
+		var got string
+		if err := q.Store().Pool().QueryRow(context.Background(), `SELECT partition_key FROM "`+q.Store().SchemaName()+`".ilmek_requests WHERE id = $1`,
+			strings.TrimPrefix(run.RunID, "q-")).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("metadata %v: partition %q, want %q", c.meta, got, c.want)
+		}
+	}
+}
