@@ -214,8 +214,8 @@
 // priorities, dead requests and retention are (see Flow control and Dead
 // requests), with partition limits and rate limits, which River's open
 // edition does not have.
-// Waking parked threads (runtime.Sleep, interrupt deadlines) from the
-// queue is not done yet: a due timer is to become a claimable request
-// fenced like any run. Until then runtime/waker wakes them in one
-// process.
+// Waking parked threads (runtime.Sleep, interrupt deadlines) is done the
+// same way: a due timer becomes a claimable request of kind "wake",
+// fenced like any run (see Timers); runtime/waker does it for the stores
+// of one process.
 package workers
