@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -104,7 +105,8 @@ func submitAll(t *testing.T, q *workers.Queue, reqs []workers.Request) []int64 {
 
 // TestPriorityOrdersClaims: with one worker claiming one request at a
 // time, requests are claimed highest priority first and, within a
-// priority, in submission order.
+// priority, in submission order; each claim is an event and a slog
+// record.
 func TestPriorityOrdersClaims(t *testing.T) {
 	q := openQueue(t)
 	var log claimLog
@@ -114,9 +116,13 @@ func TestPriorityOrdersClaims(t *testing.T) {
 		reqs = append(reqs, workers.Request{Graph: "chain", Thread: fmt.Sprintf("t%d", i), Input: json.RawMessage(`{}`), Priority: p})
 	}
 	ids := submitAll(t, q, reqs)
-	startWorkers(t, q, map[string]workers.Runnable{"chain": workers.Graph(chain(t, 1))}, 1, workers.Concurrency(1), workers.OnEvent(log.on))
+	var h recordHandler
+	startWorkers(t, q, map[string]workers.Runnable{"chain": workers.Graph(chain(t, 1))}, 1, workers.Concurrency(1), workers.OnEvent(log.on), workers.Logger(slog.New(&h)))
 	for _, id := range ids {
 		wait(t, q, id)
+	}
+	if n := h.count("request claimed"); n != len(ids) {
+		t.Errorf("%d slog records of claims, want %d", n, len(ids))
 	}
 	var got []string
 	for _, e := range log.snapshot() {
