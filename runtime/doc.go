@@ -301,6 +301,12 @@
 // paused thread stands (its channels, next tasks and pauses). A child's
 // failure fails the parent task with a [SubgraphError] naming the path.
 //
+// Generated packages wire their children in (ilmekgen --subgraph; see the
+// gen package's manual). examples/refund in the repository runs a generated
+// support graph whose refund node is a generated refund graph, on SQLite:
+// one process pauses inside the child, another answers by the
+// path-qualified id, and the child's journaled lookup runs once.
+//
 // # Document versions
 //
 // A document changes while threads are paused on it. Every checkpoint
