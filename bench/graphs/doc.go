@@ -23,3 +23,4 @@ package graphs
 //go:generate go tool ilmekgen -o fanout100 --type items=[]int --type counter=int specs/fanout-100.json
 //go:generate go tool ilmekgen -o loop100 --type items=[]int --type counter=int specs/loop-100.json
 //go:generate go tool ilmekgen -o fanoutsend --type items=[]int --type counter=int specs/fanoutsend.json
+//go:generate go tool ilmekgen -o subchain100 --type items=[]int --type counter=int --subgraph chain-100=specs/chain-100.json,github.com/ilmek-go/ilmek/bench/graphs/chain100 specs/subchain-100.json
