@@ -15,6 +15,11 @@
 // imports them. Without the tag Generated reports those sizes as not
 // expressible, so a fresh clone builds and vets without them.
 //
+// subchain100 (specs/subchain-100.json, also written by mkgraphs) is
+// chain-100 whose middle node runs chain-100 as a subgraph, generated with
+// --subgraph so that it runs the committed chain100 package; Subchain
+// builds it for BenchmarkSubgraph, which sets it beside chain-200.
+//
 // Channels are bound to Go types: items to []int, counter to int.
 package graphs
 
