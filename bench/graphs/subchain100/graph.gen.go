@@ -350,6 +350,7 @@ func New(n Nodes, opts ...runtime.Option) (*Graph, error) {
 	}
 	p := &program{Static: genimpl.Static[State, *State]{Shape: shape, Doc: specDoc}}
 	b := genimpl.NewBuilder("subchain100", shape, p.nodes[:])
+	var children []runtime.Child
 	b.Add(int(NodeN0), "Push")(n.Push(NodeN0, PushConfig{}))
 	b.Add(int(NodeN1), "Push")(n.Push(NodeN1, PushConfig{}))
 	b.Add(int(NodeN2), "Push")(n.Push(NodeN2, PushConfig{}))
@@ -400,7 +401,7 @@ func New(n Nodes, opts ...runtime.Option) (*Graph, error) {
 	b.Add(int(NodeN47), "Push")(n.Push(NodeN47, PushConfig{}))
 	b.Add(int(NodeN48), "Push")(n.Push(NodeN48, PushConfig{}))
 	b.Add(int(NodeN49), "Push")(n.Push(NodeN49, PushConfig{}))
-	b.Add(int(NodeN50), "SubgraphChain100")(subgraphN50(n.SubgraphChain100()))
+	b.Add(int(NodeN50), "SubgraphChain100")(subgraphN50(n.SubgraphChain100(), &children))
 	b.Add(int(NodeN51), "Push")(n.Push(NodeN51, PushConfig{}))
 	b.Add(int(NodeN52), "Push")(n.Push(NodeN52, PushConfig{}))
 	b.Add(int(NodeN53), "Push")(n.Push(NodeN53, PushConfig{}))
@@ -450,20 +451,23 @@ func New(n Nodes, opts ...runtime.Option) (*Graph, error) {
 	b.Add(int(NodeN97), "Push")(n.Push(NodeN97, PushConfig{}))
 	b.Add(int(NodeN98), "Push")(n.Push(NodeN98, PushConfig{}))
 	b.Add(int(NodeN99), "Push")(n.Push(NodeN99, PushConfig{}))
-	return b.New(p, opts)
+	return b.New(p, append([]runtime.Option{runtime.WithSubgraphs(children...)}, opts...))
 }
 
 // subgraphN50 builds subgraph node "n50": it runs graph "chain-100"
 // (package chain100) to its end with runtime.RunSubgraph, seeded from the
-// channels its config maps in, and writes the channels it maps out.
-func subgraphN50(n chain100.Nodes) (Node, error) {
+// channels its config maps in, and writes the channels it maps out. It adds
+// the child to children, which New hands the runtime (runtime.WithSubgraphs)
+// so that the graph's version pins it.
+func subgraphN50(n chain100.Nodes, children *[]runtime.Child) (Node, error) {
 	child, err := chain100.New(n)
 	if err != nil {
 		return nil, err
 	}
+	*children = append(*children, child)
 	return func(ctx *runtime.Ctx, s State) (Update, error) {
 		var in chain100.Update
-		out, err := runtime.RunSubgraph(ctx, child, chain100.State{}.With(in))
+		out, err := runtime.RunSubgraph(ctx, child, chain100.State{}.With(in), runtime.WithRecursionLimit(101))
 		if err != nil {
 			return Update{}, err
 		}

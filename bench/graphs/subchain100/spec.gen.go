@@ -60,7 +60,11 @@ const specJSON = `{
     {"id": "n47", "type": "push"},
     {"id": "n48", "type": "push"},
     {"id": "n49", "type": "push"},
-    {"id": "n50", "type": "subgraph", "config": {"graph": "chain-100", "out": {"items": "items"}}},
+    {
+      "id": "n50",
+      "type": "subgraph",
+      "config": {"graph": "chain-100", "limit": 101, "out": {"items": "items"}}
+    },
     {"id": "n51", "type": "push"},
     {"id": "n52", "type": "push"},
     {"id": "n53", "type": "push"},

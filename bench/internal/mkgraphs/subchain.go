@@ -15,8 +15,9 @@ const SubchainName = "subchain-100"
 // subchainFile returns the parent document of the subgraph benchmark,
 // relative to the graphs directory: chain-100 renamed, its middle node n50
 // replaced by a subgraph node that runs chain-100 (the committed chain100
-// package, wired in by ilmekgen --subgraph) and takes the child's final
-// items. A run takes 100 parent supersteps and 100 child ones, as chain-200
+// package, wired in by ilmekgen --subgraph) with the recursion limit its
+// 100 supersteps need (a child run has a limit of its own), and takes the
+// child's final items. A run takes 100 parent supersteps and 100 child ones, as chain-200
 // takes 200, and pushes 199 items (the subgraph node pushes none itself).
 func subchainFile() (File, error) {
 	child := workload.Workload{Kind: "chain", N: 100}
@@ -30,7 +31,7 @@ func subchainFile() (File, error) {
 	}
 	doc.Name = SubchainName
 	doc.Nodes[len(doc.Nodes)/2] = spec.Node{ID: mid.ID, Type: spec.SubgraphType,
-		Config: []byte(fmt.Sprintf(`{"graph": %q, "out": {"items": "items"}}`, child.SpecName()))}
+		Config: []byte(fmt.Sprintf(`{"graph": %q, "limit": %d, "out": {"items": "items"}}`, child.SpecName(), child.RecursionLimit()))}
 	data := doc.Encode()
 	if _, diags := spec.Decode(SubchainName+".json", data); diags.Err() != nil {
 		return File{}, fmt.Errorf("subchain: %w", diags.Err())
