@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/ilmek-go/ilmek/bench/graphs"
 	"github.com/ilmek-go/ilmek/bench/workload"
@@ -109,4 +110,44 @@ func BenchmarkSubgraph(b *testing.B) {
 			b.ReportMetric(float64(cpu.Nanoseconds())/units, "cpu-ns/superstep")
 		})
 	}
+}
+
+// BenchmarkSubgraphRatio runs the two programs of BenchmarkSubgraph
+// alternately, one run of each per iteration, and reports the parent with
+// its child's wall time over chain-200's (x_chain200), the figure the 1.5×
+// target bounds: the two runs of an iteration share whatever load the
+// machine has at that moment. It needs -tags bigbench (chain-200).
+func BenchmarkSubgraphRatio(b *testing.B) {
+	var runners []*workload.Runner
+	for _, c := range subgraphCases() {
+		p, err := c.p()
+		if errors.Is(err, workload.ErrNotExpressible) {
+			b.Skip(err)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := workload.NewRunner(c.w, p, "none", "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		o, err := r.Run(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		checkSubgraphOutcome(b, c.name, c.w, o)
+		runners = append(runners, r)
+	}
+	ctx := context.Background()
+	var took [2]time.Duration
+	for b.Loop() {
+		for i, r := range runners {
+			t0 := time.Now()
+			if _, err := r.Run(ctx); err != nil {
+				b.Fatal(err)
+			}
+			took[i] += time.Since(t0)
+		}
+	}
+	b.ReportMetric(float64(took[0])/float64(took[1]), "x_chain200")
 }
