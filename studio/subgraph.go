@@ -59,6 +59,11 @@ type children struct {
 // views returns what spec.CheckSubgraphs needs of the children g runs,
 // at any depth (only those: a view costs the child's fingerprint).
 func (c *children) views(g *spec.Graph) map[string]spec.SubgraphChild {
+	return spec.SubgraphChildren(c.closure(g)...)
+}
+
+// closure returns the published graphs g runs as subgraphs, at any depth.
+func (c *children) closure(g *spec.Graph) []*spec.Graph {
 	var set []*spec.Graph
 	seen := map[string]bool{}
 	var walk func(x *spec.Graph)
@@ -75,7 +80,22 @@ func (c *children) views(g *spec.Graph) map[string]spec.SubgraphChild {
 		}
 	}
 	walk(g)
-	return spec.SubgraphChildren(set...)
+	return set
+}
+
+// pin gives each listed child that runs subgraphs itself the fingerprint
+// the runtime versions it by (spec.PinnedFingerprints: its document with
+// its own children pinned), so a pin copied from the form matches; a
+// child without subgraph nodes keeps its document's fingerprint.
+func (c *children) pin() {
+	for i, ch := range c.list {
+		d := c.docs[ch.Graph]
+		if len(subgraphRefs(d)) == 0 {
+			continue
+		}
+		set := append(c.closure(d), d)
+		c.list[i].Fingerprint = spec.PinnedFingerprints(set...)[ch.Graph]
+	}
 }
 
 // names returns the graph names of the set, sorted.
@@ -148,6 +168,7 @@ func (s *Studio) children(ctx context.Context, p server.Principal) (*children, e
 		}
 	}
 	s.kids.mu.Unlock()
+	out.pin()
 	return out, nil
 }
 

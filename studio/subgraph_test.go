@@ -9,6 +9,7 @@ import (
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/server"
+	"github.com/ilmek-go/ilmek/spec"
 	"github.com/ilmek-go/ilmek/studio"
 )
 
@@ -205,6 +206,48 @@ func BenchmarkCheckSubgraph(b *testing.B) {
 		rep, err := s.Check(ctx, p, "parent.json", src)
 		if err != nil || rep.Errors != 0 {
 			b.Fatal(err, rep.Diagnostics)
+		}
+	}
+}
+
+// TestSubgraphNestedPin: a child that runs a subgraph itself is offered
+// with the fingerprint the runtime versions it by (its document with its
+// own child pinned), so a parent pinning the offered value checks clean,
+// and its document's plain fingerprint is refused as a stale pin.
+func TestSubgraphNestedPin(t *testing.T) {
+	s := newStudio(t, nil)
+	c := s.create("ann", "child", child)
+	s.must("ann", "POST", "/api/documents/"+c.ID+"/publish", map[string]any{"revision": 1, "published": 0}, 200)
+	middle := strings.Replace(withSub(`{"graph":"child","out":{"said":"log"}}`), `"name":"parent"`, `"name":"middle"`, 1)
+	m := s.create("ann", "middle", middle)
+	s.must("ann", "POST", "/api/documents/"+m.ID+"/publish", map[string]any{"revision": 1, "published": 0}, 200)
+
+	var got struct {
+		Children []studio.Child `json:"children"`
+	}
+	s.must("ann", "GET", "/api/subgraphs", nil, 200).json(t, &got)
+	var offered string
+	for _, ch := range got.Children {
+		if ch.Graph == "middle" {
+			offered = ch.Fingerprint
+		}
+	}
+	doc, diags := spec.Decode("middle.json", []byte(middle))
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	if offered == "" || offered == doc.Fingerprint() {
+		t.Fatalf("middle offered with %q; its plain fingerprint is %q: want the pinned one", offered, doc.Fingerprint())
+	}
+	top := strings.Replace(withSub(`{"graph":"middle","fingerprint":"PIN"}`), `"name":"parent"`, `"name":"top"`, 1)
+	for _, tc := range []struct {
+		pin    string
+		errors int
+	}{{offered, 0}, {doc.Fingerprint(), 1}} {
+		var rep studio.Report
+		s.must("ann", "POST", "/api/check", map[string]any{"source": strings.Replace(top, "PIN", tc.pin, 1)}, 200).json(t, &rep)
+		if rep.Errors != tc.errors {
+			t.Errorf("pin %s: %d errors, want %d: %+v", tc.pin, rep.Errors, tc.errors, rep.Diagnostics)
 		}
 	}
 }

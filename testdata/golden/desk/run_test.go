@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ilmek-go/ilmek/mermaid"
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
@@ -232,5 +233,59 @@ func TestGeneratedVersionPinsChild(t *testing.T) {
 	}
 	if built.Fingerprint() != g.Fingerprint() {
 		t.Errorf("spec-built %s, generated %s", built.Fingerprint(), g.Fingerprint())
+	}
+}
+
+// TestGeneratedDiagramExpandsChild: a generated program draws the child
+// its New was given inside its subgraph node when asked to expand
+// children, and the plain diagram is the document's §9.1 picture.
+func TestGeneratedDiagramExpandsChild(t *testing.T) {
+	g, err := deskgraph.New(desk{&runs{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := runtime.Mermaid(g, mermaid.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expanded, err := runtime.Mermaid(g, mermaid.Options{ExpandSubgraphs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain, "subgraph ") {
+		t.Errorf("the plain diagram expands a child:\n%s", plain)
+	}
+	if !strings.Contains(expanded, "subgraph ") || !strings.Contains(expanded, "approve") {
+		t.Errorf("the expanded diagram does not draw the refund child:\n%s", expanded)
+	}
+}
+
+// TestThreadMermaidMarksInsideChild: the thread picture of a thread paused
+// inside the child marks the child's waiting node inside its block.
+func TestThreadMermaidMarksInsideChild(t *testing.T) {
+	cp := checkpoint.NewMemory()
+	g, err := deskgraph.New(desk{&runs{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := g.Thread(cp, "t1")
+	if _, err := th.Invoke(context.Background(), deskgraph.Update{Order: new("A7")}); err != nil {
+		t.Fatal(err)
+	}
+	ts, err := th.State(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		expand bool
+		want   string
+	}{{false, "class refund pending"}, {true, "class refund,refund_approve pending"}} {
+		out, err := runtime.ThreadMermaid(g, ts, mermaid.Options{ExpandSubgraphs: tc.expand})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out, tc.want) {
+			t.Errorf("expand=%v: want %q in\n%s", tc.expand, tc.want, out)
+		}
 	}
 }
