@@ -80,6 +80,16 @@
 // skipped) and MetricScheduleLateness ("ilmek.schedule.lateness") is how
 // late they were. TestScheduleFirings.
 //
+// # Queue flow
+//
+// QueueObserver (NewQueueObserver) takes the events the queue's workers
+// report through runtime/postgres/workers.OnEvent: each claim, dead
+// request and rate-limit wait becomes a span (SpanQueueClaim,
+// SpanQueueDead with status error, SpanQueueRateWait lasting the wait)
+// and a count in MetricQueueClaims, MetricQueueDead (by graph),
+// MetricQueueRateWaits and MetricQueueRateWaitTime; the pruner's deletions
+// count in MetricQueuePruned. TestQueueObserver.
+//
 // # Cost
 //
 // A run without an observer pays nothing for one. With the Observer, each

@@ -341,6 +341,12 @@
 // (written before pins) says nothing of its version; the child's own rule
 // then applies when the task continues it.
 //
+// Generated packages wire their children in (ilmekgen --subgraph; see the
+// gen package's manual). examples/refund in the repository runs a generated
+// support graph whose refund node is a generated refund graph, on SQLite:
+// one process pauses inside the child, another answers by the
+// path-qualified id, and the child's journaled lookup runs once.
+//
 // # Document versions
 //
 // A document changes while threads are paused on it. Every checkpoint

@@ -83,7 +83,11 @@
 // queue of runtime/postgres/workers) runs and resumes go to a worker pool,
 // and the server submits, reads outcomes, waits and cancels; SVG comes
 // from the Config.RenderSVG hook. Neither pgx nor Graphviz is compiled
-// into a server that does not use them.
+// into a server that does not use them. A Queue that keeps dead requests
+// (DeadLetters) has them listed at GET /queue/dead and retried at POST
+// /queue/dead/{request_id}/retry; one that tells whether a worker holds
+// a thread's request (ThreadHolder) makes the thread read running while
+// one does, whoever submitted it.
 //
 // A request for a thread that has a run queued or running follows the
 // double-texting policy it names (double_texting: reject, enqueue or

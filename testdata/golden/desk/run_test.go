@@ -152,6 +152,56 @@ func constant(ch, v string) runtime.NodeFunc {
 	return func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return runtime.Values{ch: v}, nil }
 }
 
+// autoDesk is desk whose child approves at once, without an interrupt.
+type autoDesk struct{ desk }
+
+func (d autoDesk) SubgraphRefund() refundgraph.Nodes { return autoRefund{refund(d.desk)} }
+
+type autoRefund struct{ refund }
+
+func (f autoRefund) Approval(refundgraph.NodeID, refundgraph.ApprovalConfig) (refundgraph.Node, error) {
+	return func(ctx *runtime.Ctx, s refundgraph.State) (refundgraph.Update, error) {
+		return refundgraph.Update{Decision: new("auto"), Trail: []string{"approved"}}, nil
+	}, nil
+}
+
+// TestChildWithoutCheckpointer runs the generated parent and child to their
+// end without a checkpointer, where RunSubgraph hands the typed seed and
+// final state across without JSON, and with one, where they cross as the
+// child's stored channels: both end in the same state. Without a
+// checkpointer a pause inside the child is still listed by its
+// path-qualified id.
+func TestChildWithoutCheckpointer(t *testing.T) {
+	g, err := deskgraph.New(autoDesk{desk{&runs{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	plain, err := g.Invoke(ctx, deskgraph.Update{Order: new("A7")})
+	if err != nil || plain.Status != runtime.StatusDone {
+		t.Fatalf("without a checkpointer: %+v %v", plain, err)
+	}
+	stored, err := g.Thread(checkpoint.NewMemory(), "t").Invoke(ctx, deskgraph.Update{Order: new("A7")})
+	if err != nil || stored.Status != runtime.StatusDone {
+		t.Fatalf("with a checkpointer: %+v %v", stored, err)
+	}
+	want := "intake,ok:A7,approved,reply:auto"
+	for name, st := range map[string]deskgraph.State{"without a checkpointer": plain.State, "with one": stored.State} {
+		if got := strings.Join(st.Log, ","); got != want || st.Status != "auto" {
+			t.Errorf("%s: status %q, log %s; want auto, %s", name, st.Status, got, want)
+		}
+	}
+
+	paused, err := deskgraph.New(desk{&runs{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := paused.Invoke(ctx, deskgraph.Update{Order: new("A7")})
+	if err != nil || res.Status != runtime.StatusInterrupted || len(res.Pending) != 1 || res.Pending[0].ID != "refund/approve:interrupt#0" {
+		t.Fatalf("a pause without a checkpointer: %+v %v", res, err)
+	}
+}
+
 // TestGeneratedVersionPinsChild: New hands the runtime the child it
 // builds, so the generated parent's fingerprint is its document's with
 // the child pinned, as a spec-built parent's is: the same version whatever
