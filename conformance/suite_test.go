@@ -16,6 +16,10 @@ import (
 var generated = &GeneratedKind{BuildFlags: raceFlags}
 
 func TestMain(m *testing.M) {
+	if HelperRequested() {
+		// Started again to make a run that kills its process (killRun).
+		os.Exit(ServeHelper(nil, os.Stdin, os.Stdout, os.Stderr))
+	}
 	if os.Getenv(fakeProgramEnv) != "" {
 		// The test binary stands in for a generated program (see
 		// TestGeneratedKindSurvivesCrashes).
