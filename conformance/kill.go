@@ -34,7 +34,7 @@ const (
 
 // helperLeaseTTL is the lease a killed process holds on the thread: the
 // run after it waits it out.
-const helperLeaseTTL = 300 * time.Millisecond
+const helperLeaseTTL = 2 * time.Second
 
 // programKey carries the name of the program Drive runs (in context): "spec",
 // "code" or a generated package's name, which a helper process builds again.

@@ -126,12 +126,15 @@ func TestConformance(t *testing.T) {
 				}
 				defer b.Close()
 				for _, s := range ss {
-					obs, err := runKind(kind, s.cases, b)
+					obs, skips, err := RunBackend(context.Background(), kind, s.cases, b)
 					if err != nil {
 						t.Fatal(err)
 					}
 					for i, c := range s.cases {
 						t.Run(s.name+"/"+c.Name, func(t *testing.T) {
+							if skips[i] != "" {
+								t.Skip(skips[i])
+							}
 							if d := Compare(c, obs[i]); len(d) > 0 {
 								t.Errorf("%s (%s):\n%s", c.File, c.About, strings.Join(d, "\n"))
 							}
@@ -141,12 +144,4 @@ func TestConformance(t *testing.T) {
 			})
 		}
 	}
-}
-
-// runKind runs cases through kind on backend b, as RunSuite does.
-func runKind(kind Kind, cases []*Case, b Backend) ([][]Observation, error) {
-	if oop, ok := kind.(OutOfProcessKind); ok {
-		return oop.RunOn(context.Background(), cases, b.Name)
-	}
-	return kind.RunAll(context.Background(), cases, b.New)
 }
