@@ -9,6 +9,13 @@
 // run of a case with Drive and report Observations, which Compare checks
 // against the case; RunSuite does all of that for the ilmek-conformance
 // command.
+//
+// A Backend is where a case's thread lives (OpenBackend: memory, sqlite,
+// postgres, and workers, whose runs Drive submits as requests to a
+// runtime/postgres/workers queue drained in process); Backend.Skip names
+// the cases a backend cannot express. Cases of ExtensionMultiRun fork a
+// thread, kill the process making a run (ServeHelper makes it in a process
+// of its own) or change a child document between runs.
 package conformance
 
 import (
