@@ -82,6 +82,16 @@ type Report struct {
 func RunSuite(ctx context.Context, w io.Writer, cases []*Case, kinds []Kind, backends []Backend) (Report, error) {
 	var rep Report
 	for _, k := range kinds {
+		if p, ok := k.(interface {
+			Prepare(context.Context, []*Case) error
+		}); ok {
+			// One build for every backend: a backend that skips a case
+			// would otherwise build a program without it, and the next
+			// backend build again.
+			if err := p.Prepare(ctx, cases); err != nil {
+				return rep, fmt.Errorf("kind %s: %w", k.Name(), err)
+			}
+		}
 		for _, b := range backends {
 			obs, skips, err := RunBackend(ctx, k, cases, b)
 			if err != nil {
