@@ -153,15 +153,15 @@ func driveWorkers[S, U any](ctx context.Context, g *runtime.Graph[S, U], c *Case
 		case r.Kill != "":
 			o = fail("kill", "the workers backend does not make killed runs (WorkersSkip)")
 		case r.Input != nil:
-			u, err := decode(r.Input)
-			if err != nil {
+			// The case's input as a client sends it: the worker decodes
+			// it into the program's update type (json.Unmarshal), which
+			// keeps what the in-process decode keeps (an explicit null,
+			// a channel the graph does not declare).
+			if _, err := decode(r.Input); err != nil {
 				o = fail("input", err.Error())
 				break
 			}
-			req.Input, err = json.Marshal(u)
-			if err != nil {
-				o = fail("input", err.Error())
-			}
+			req.Input = r.Input
 		default:
 			req.Kind = workers.KindResume
 			answers := map[string]any{}
