@@ -193,13 +193,14 @@
 //		...
 //		SubgraphRefund() refundgraph.Nodes // per child graph, by document name
 //	}
-//	b.Add(int(NodeRefund), "SubgraphRefund")(subgraphRefund(n.SubgraphRefund()))
-//	func subgraphRefund(n refundgraph.Nodes) (Node, error) // refundgraph.New(n), then per task:
+//	b.Add(int(NodeRefund), "SubgraphRefund")(subgraphRefund(n.SubgraphRefund(), &children))
+//	return b.New(p, append([]runtime.Option{runtime.WithSubgraphs(children...)}, opts...))
+//	func subgraphRefund(n refundgraph.Nodes, children *[]runtime.Child) (Node, error) // refundgraph.New(n), then per task:
 //		var in refundgraph.Update
 //		if s.HasOrder() {
 //			in.Order = &s.Order // one line per "in" entry
 //		}
-//		out, err := runtime.RunSubgraph(ctx, child, refundgraph.State{}.With(in))
+//		out, err := runtime.RunSubgraph(ctx, child, refundgraph.State{}.With(in)) // , runtime.WithRecursionLimit(n) for a config's "limit"
 //		...
 //		u.Status = &out.Decision // one line per "out" entry (if out.HasDecision())
 //
@@ -208,4 +209,7 @@
 // fails `go build` at its one line. FromRegistry hands the child the
 // child's own FromRegistry over the same registry. The child is built
 // without options; its own subgraph nodes are wired by its own package.
+// New hands the runtime the children it built (runtime.WithSubgraphs), so
+// the graph's version pins them, as a spec-built or code-built parent's
+// does: a new child version is a new version of the parent.
 package gen

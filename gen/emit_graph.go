@@ -351,6 +351,9 @@ func (m *model) emitNodes(f *jen.File) {
 		jen.Id("p").Op(":=").Op("&").Id("program").Values(jen.Id("Static").Op(":").Qual(genimplPath, "Static").Types(jen.Id("State"), jen.Op("*").Id("State")).Values(jen.Id("Shape").Op(":").Id("shape"), jen.Id("Doc").Op(":").Id("specDoc"))),
 		jen.Id("b").Op(":=").Qual(genimplPath, "NewBuilder").Call(jen.Lit(m.opts.Package), jen.Id("shape"), jen.Id("p").Dot("nodes").Index(jen.Op(":"))),
 	}
+	if m.sub != nil {
+		body = append(body, jen.Var().Id("children").Index().Qual(runtimePath, "Child"))
+	}
 	x := mixed{m: m, where: inBlock, items: body}
 	for _, n := range m.nodes {
 		if n.typ.builtin {
@@ -369,7 +372,13 @@ func (m *model) emitNodes(f *jen.File) {
 		x.code(jen.Id("b").Dot("Add").Call(jen.Int().Call(jen.Id(n.konst)), jen.Lit(n.typ.method)).Call(
 			jen.Id("n").Dot(n.typ.method).Call(jen.Id(n.konst), m.configLit(n))))
 	}
-	body = append(x.items, jen.Return(jen.Id("b").Dot("New").Call(jen.Id("p"), jen.Id("opts"))))
+	if m.sub != nil {
+		// The runtime pins the children in the graph's version.
+		body = append(x.items, jen.Return(jen.Id("b").Dot("New").Call(jen.Id("p"),
+			jen.Append(jen.Index().Qual(runtimePath, "Option").Values(jen.Qual(runtimePath, "WithSubgraphs").Call(jen.Id("children").Op("..."))), jen.Id("opts").Op("...")))))
+	} else {
+		body = append(x.items, jen.Return(jen.Id("b").Dot("New").Call(jen.Id("p"), jen.Id("opts"))))
+	}
 	f.Func().Id("New").Params(jen.Id("n").Id("Nodes"), jen.Id("opts").Op("...").Qual(runtimePath, "Option")).Params(jen.Op("*").Id("Graph"), jen.Error()).Block(body...)
 	m.emitSubgraphs(f)
 }

@@ -198,13 +198,14 @@ func (m *model) subgraphAdd(n *nodeModel) jen.Code {
 		return nil
 	}
 	return jen.Id("b").Dot("Add").Call(jen.Int().Call(jen.Id(n.konst)), jen.Lit(sn.child.method)).Call(
-		jen.Id(sn.fn).Call(jen.Id("n").Dot(sn.child.method).Call()))
+		jen.Id(sn.fn).Call(jen.Id("n").Dot(sn.child.method).Call(), jen.Op("&").Id("children")))
 }
 
 // emitSubgraphs writes, per subgraph node, the function that builds it:
 // the child's New, and a Node running the child with runtime.RunSubgraph.
 // Each mapped channel is one assignment, so a mapping between channels of
-// different Go types fails to compile at its line.
+// different Go types fails to compile at its line. A config's limit is
+// passed as runtime.WithRecursionLimit, the child run's own limit.
 func (m *model) emitSubgraphs(f *jen.File) {
 	if m.sub == nil {
 		return
@@ -225,8 +226,12 @@ func (m *model) emitSubgraphs(f *jen.File) {
 				in = append(in, set.Id("s").Dot(pc.field))
 			}
 		}
+		args := []jen.Code{jen.Id("ctx"), jen.Id("child"), jen.Qual(c.path, "State").Values().Dot("With").Call(jen.Id("in"))}
+		if sn.cfg.Limit > 0 {
+			args = append(args, jen.Qual(runtimePath, "WithRecursionLimit").Call(jen.Lit(sn.cfg.Limit)))
+		}
 		in = append(in,
-			jen.List(jen.Id("out"), jen.Err()).Op(":=").Qual(runtimePath, "RunSubgraph").Call(jen.Id("ctx"), jen.Id("child"), jen.Qual(c.path, "State").Values().Dot("With").Call(jen.Id("in"))),
+			jen.List(jen.Id("out"), jen.Err()).Op(":=").Qual(runtimePath, "RunSubgraph").Call(args...),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id("Update").Values(), jen.Err())),
 			jen.Var().Id("u").Id("Update"),
 		)
@@ -247,10 +252,13 @@ func (m *model) emitSubgraphs(f *jen.File) {
 		f.Line()
 		f.Add(doc(fmt.Sprintf("%s builds subgraph node %s: it runs graph %s", sn.fn, quote(sn.node.id), quote(c.name)),
 			fmt.Sprintf("(package %s) to its end with runtime.RunSubgraph, seeded from the", path.Base(c.path)),
-			"channels its config maps in, and writes the channels it maps out."))
-		f.Func().Id(sn.fn).Params(jen.Id("n").Qual(c.path, "Nodes")).Params(jen.Id("Node"), jen.Error()).Block(
+			"channels its config maps in, and writes the channels it maps out. It adds",
+			"the child to children, which New hands the runtime (runtime.WithSubgraphs)",
+			"so that the graph's version pins it."))
+		f.Func().Id(sn.fn).Params(jen.Id("n").Qual(c.path, "Nodes"), jen.Id("children").Op("*").Index().Qual(runtimePath, "Child")).Params(jen.Id("Node"), jen.Error()).Block(
 			jen.List(jen.Id("child"), jen.Err()).Op(":=").Qual(c.path, "New").Call(jen.Id("n")),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+			jen.Op("*").Id("children").Op("=").Append(jen.Op("*").Id("children"), jen.Id("child")),
 			jen.Return(jen.Func().Params(jen.Id("ctx").Op("*").Qual(runtimePath, "Ctx"), jen.Id("s").Id("State")).Params(jen.Id("Update"), jen.Error()).Block(in...), jen.Nil()),
 		)
 	}

@@ -178,3 +178,39 @@ func TestSubgraphWiringDiagnostics(t *testing.T) {
 		})
 	}
 }
+
+// TestSubgraphWiringPassesLimit: a subgraph node's config.limit reaches
+// the child run as runtime.WithRecursionLimit on the RunSubgraph line; a
+// node without one passes no option (the runtime's default).
+func TestSubgraphWiringPassesLimit(t *testing.T) {
+	child, diags := spec.Decode("refund.json", []byte(refundDoc("")))
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	for _, tc := range []struct {
+		name, doc, want string
+	}{
+		{"limit", strings.Replace(deskDoc, `"graph": "refund",`, `"graph": "refund", "limit": 40,`, 1), "runtime.RunSubgraph(ctx, child, refundgraph.State{}.With(in), runtime.WithRecursionLimit(40))"},
+		{"default", deskDoc, "runtime.RunSubgraph(ctx, child, refundgraph.State{}.With(in))"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, diags := spec.Decode("desk.json", []byte(tc.doc))
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			files, diags := Generate(g, Options{Package: "deskgraph", PkgPath: "example.com/tmp/deskgraph", Source: "../desk.json",
+				Bindings:  channelBindings(map[string]types.BasicKind{"order": types.String, "status": types.String}),
+				Subgraphs: map[string]SubgraphPackage{"refund": {Path: "example.com/tmp/refundgraph", Doc: child}}})
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			var all strings.Builder
+			for _, f := range files {
+				all.Write(f.Data)
+			}
+			if !strings.Contains(all.String(), tc.want) {
+				t.Errorf("the generated code has no line %q", tc.want)
+			}
+		})
+	}
+}

@@ -38,7 +38,10 @@
 //     document can change the diagram's structure.
 //   - A thread's position is drawn with two classes: "next" on the nodes
 //     the thread runs next, "pending" (and ⏸ before the name) on the nodes
-//     waiting on a person; a pending node is never also next.
+//     waiting on a person; a pending node is never also next. With
+//     Options.ExpandSubgraphs, Highlight.Subgraphs marks a child's nodes
+//     inside its block the same way; the class lines, after every edge
+//     of the diagram, list the marked ids in the order they are drawn.
 //
 // Render takes a Graph (nodes and edges, see FromSpec for a document, and
 // runtime.Mermaid for any built graph). The package depends only on spec
@@ -100,6 +103,11 @@ type Graph struct {
 type Highlight struct {
 	Next    []string
 	Pending []string
+	// Subgraphs marks where each child stands, by the name of the
+	// subgraph node that runs it: drawn inside the child's block with
+	// Options.ExpandSubgraphs (the child's nodes get the classes and the
+	// ⏸), ignored without it.
+	Subgraphs map[string]*Highlight
 }
 
 // Options configure Render. The zero value is the normative default.
@@ -160,15 +168,28 @@ func Render(g Graph, o Options) (string, error) {
 	}
 	var b strings.Builder
 	b.WriteString("flowchart " + dir + "\n")
-	body(&b, g, o, "", "  ", map[string]bool{})
+	var m marks
+	body(&b, g, o, "", "  ", map[string]bool{}, &m)
+	if len(m.next) > 0 {
+		b.WriteString("  classDef next stroke-width:3px\n")
+		b.WriteString("  class " + strings.Join(m.next, ",") + " next\n")
+	}
+	if len(m.pending) > 0 {
+		b.WriteString("  classDef pending stroke-width:3px,stroke-dasharray:5 3\n")
+		b.WriteString("  class " + strings.Join(m.pending, ",") + " pending\n")
+	}
 	return b.String(), nil
 }
 
-// body writes g's nodes, edges and classes, each line indented, with ids
-// that start with prefix and are not in taken (which it extends): the
-// whole diagram for the root (prefix "", nothing taken), a subgraph
-// block's content for a child.
-func body(b *strings.Builder, g Graph, o Options, prefix, indent string, taken map[string]bool) {
+// marks are the ids a diagram marks "next" and "pending", in the order
+// they are drawn (a child's inside its block, after the block's own id).
+type marks struct{ next, pending []string }
+
+// body writes g's nodes and edges, each line indented, with ids that start
+// with prefix and are not in taken (which it extends), and adds the ids it
+// marks to m: the whole diagram for the root (prefix "", nothing taken), a
+// subgraph block's content for a child.
+func body(b *strings.Builder, g Graph, o Options, prefix, indent string, taken map[string]bool, m *marks) {
 	edges := g.Edges
 	if o.HideRouters {
 		edges = slices.DeleteFunc(slices.Clone(edges), func(e Edge) bool { return e.Kind == Router })
@@ -269,11 +290,20 @@ func body(b *strings.Builder, g Graph, o Options, prefix, indent string, taken m
 		if o.Types && types[name] != "" {
 			text += "<br/><i>" + label(types[name]) + "</i>"
 		}
+		switch {
+		case pending[name]:
+			m.pending = append(m.pending, ids[name])
+		case next[name]:
+			m.next = append(m.next, ids[name])
+		}
 		if child, ok := g.Subgraphs[name]; ok && o.ExpandSubgraphs {
 			fmt.Fprintf(b, "%ssubgraph %s [\"%s\"]\n", indent, ids[name], text)
 			co := o
 			co.Highlight = nil
-			body(b, child, co, ids[name]+"_", indent+"  ", used)
+			if o.Highlight != nil {
+				co.Highlight = o.Highlight.Subgraphs[name]
+			}
+			body(b, child, co, ids[name]+"_", indent+"  ", used, m)
 			b.WriteString(indent + "end\n")
 			continue
 		}
@@ -304,23 +334,6 @@ func body(b *strings.Builder, g Graph, o Options, prefix, indent string, taken m
 				fmt.Fprintf(b, "%s%s -.-> %s\n", indent, from, ids[t])
 			}
 		}
-	}
-	marked := func(set map[string]bool) []string {
-		var out []string
-		for _, name := range order {
-			if set[name] {
-				out = append(out, ids[name])
-			}
-		}
-		return out
-	}
-	if ids := marked(next); len(ids) > 0 {
-		b.WriteString(indent + "classDef next stroke-width:3px\n")
-		b.WriteString(indent + "class " + strings.Join(ids, ",") + " next\n")
-	}
-	if ids := marked(pending); len(ids) > 0 {
-		b.WriteString(indent + "classDef pending stroke-width:3px,stroke-dasharray:5 3\n")
-		b.WriteString(indent + "class " + strings.Join(ids, ",") + " pending\n")
 	}
 }
 

@@ -26,6 +26,11 @@ type AffectedThread struct {
 	// change touches (removed, retyped, reconfigured, their goto list or
 	// an edge or guard leaving them changed), in checkpoint order.
 	Nodes []string
+	// Pending are the ids of the interrupts the thread waits on in Nodes,
+	// sorted. Inside a subgraph node an id is path-qualified
+	// ("refund/approve:interrupt#0"), so it tells which child, and which
+	// node of it, the thread waits in.
+	Pending []string
 	// Channels are the channels the checkpoint holds that the change
 	// removes or gives another reducer, sorted.
 	Channels []string
@@ -48,7 +53,11 @@ type AffectedThread struct {
 //
 // What "touches" means is read off spec.Compare when both versions are
 // documents; for a code-built version without one only the version rule
-// (Compatible) is applied.
+// (Compatible) is applied. A version's stored form pins the children its
+// subgraph nodes run (see Graph.Fingerprint), so a new version of a child
+// touches the subgraph node that runs it, like a changed config: a thread
+// paused inside the child is reported, with the path-qualified ids of its
+// pending interrupts.
 func AffectedThreads(ctx context.Context, cp Checkpointer, from, to Version) ([]AffectedThread, error) {
 	lister, ok := cp.(checkpoint.ThreadLister)
 	if !ok {
@@ -100,6 +109,12 @@ func affected(ctx context.Context, cp Checkpointer, t checkpoint.ThreadInfo, fro
 			a.Nodes = append(a.Nodes, n)
 		}
 	}
+	for _, p := range latest.Pending {
+		if nodes[p.Node] {
+			a.Pending = append(a.Pending, p.ID)
+		}
+	}
+	slices.Sort(a.Pending)
 	if len(channels) > 0 {
 		for name := range heldChannels(latest.Channels) {
 			if channels[name] {

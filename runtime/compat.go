@@ -116,7 +116,12 @@ func (v *docView) reducer(name string) (string, bool) {
 //     an interrupt pending on (Checkpoint.Pending) exists in the new
 //     version with the same type and the same config (compared as JSON
 //     values): the task re-runs the node and replays its journal, which
-//     the old implementation and configuration wrote;
+//     the old implementation and configuration wrote. A subgraph node's
+//     config counts its child's version (the pin of the stored form, see
+//     Graph.Fingerprint): the task continues the child from the checkpoint
+//     the old child wrote, so a new child version is a changed config. A
+//     form that pins no child says nothing of its version; the child's own
+//     rule then applies when the task continues it;
 //  2. every channel the checkpoint holds (a member of Checkpoint.Channels or
 //     of a planned send's input) exists in the new version with the same
 //     reducer: the held value was folded by it, and later writes fold into
@@ -163,6 +168,12 @@ func Compatible(cp *Checkpoint, oldDoc, newDoc []byte) error {
 			reasons = append(reasons, IncompatibleReason{Kind: ReasonNodeType, Subject: id,
 				Msg: fmt.Sprintf("a planned task of the node was started as type %s, and the new version has type %s", otyp, typ),
 				Fix: "give the new implementation a new node id, run the thread on its own version (Versions), or migrate it (Migrate)"})
+		}
+		if typ == spec.SubgraphType && otyp == typ {
+			if r, ok := childReason(cp, id, ocfg, cfg); ok {
+				reasons = append(reasons, r...)
+				return
+			}
 		}
 		if !rawEqual(ocfg, cfg) {
 			reasons = append(reasons, IncompatibleReason{Kind: ReasonNodeConfig, Subject: id,
@@ -213,6 +224,48 @@ func Compatible(cp *Checkpoint, oldDoc, newDoc []byte) error {
 		return nil
 	}
 	return &IncompatibleError{ThreadID: cp.ThreadID, CheckpointID: cp.ID, From: cp.Fingerprint, Reasons: reasons}
+}
+
+// childReason applies the rule to subgraph node id, whose configs in the
+// old and the new form are ocfg and cfg, when it can say more than "another
+// config": a new version of the child alone (the pins differ, the rest is
+// equal) is a changed config whose reason names the child, its versions
+// and the interrupts the thread waits on inside it; a form that pins no
+// child (a generated program given no WithSubgraphs, a checkpoint written
+// before pins) says nothing about the child's version, and the child's own
+// rule applies when the task continues it.
+func childReason(cp *Checkpoint, id string, ocfg, cfg json.RawMessage) ([]IncompatibleReason, bool) {
+	var oc, nc spec.SubgraphConfig
+	if json.Unmarshal(ocfg, &oc) != nil || json.Unmarshal(cfg, &nc) != nil {
+		return nil, false
+	}
+	ofp, nfp := oc.Fingerprint, nc.Fingerprint
+	if ofp == "" || nfp == "" {
+		oc.Fingerprint, nc.Fingerprint = "", ""
+	} else if oc.Graph == nc.Graph {
+		oc.Fingerprint = nc.Fingerprint
+	}
+	ob, err1 := json.Marshal(oc)
+	nb, err2 := json.Marshal(nc)
+	if err1 != nil || err2 != nil || !rawEqual(ob, nb) {
+		return nil, false // another mapping or another graph: the plain reason
+	}
+	if ofp == "" || nfp == "" || ofp == nfp {
+		return nil, true
+	}
+	var inside []string
+	for _, p := range cp.Pending {
+		if p.Node == id {
+			inside = append(inside, p.ID)
+		}
+	}
+	where := "has a task planned in it"
+	if len(inside) > 0 {
+		where = "waits inside it (" + strings.Join(inside, ", ") + ")"
+	}
+	return []IncompatibleReason{{Kind: ReasonNodeConfig, Subject: id,
+		Msg: fmt.Sprintf("the node runs graph %q, now at version %s; the thread %s, on the checkpoint version %s of the child wrote", nc.Graph, nfp, where, ofp),
+		Fix: "change the child once no thread is paused in the node, run the thread on its own version with its child (Versions), or migrate it (Migrate)"}}, true
 }
 
 func rawEqual(a, b json.RawMessage) bool {

@@ -33,6 +33,7 @@ type runInfo struct {
 	cp        Checkpointer
 	lease     checkpoint.Lease        // the run's lease on its thread, nil without a checkpointer
 	stop      context.CancelCauseFunc // cancels the run, with a cause
+	stopSig   <-chan struct{}         // WithStopSignal, which reaches the run's subgraphs
 	obs       Observer                // nil: nobody observes the run
 	stepIndex int
 	runSteps  int

@@ -301,6 +301,33 @@
 // paused thread stands (its channels, next tasks and pauses). A child's
 // failure fails the parent task with a [SubgraphError] naming the path.
 //
+// A child run has its own recursion limit: the config's "limit",
+// [WithRecursionLimit] given to Builder.Subgraph or [RunSubgraph], else
+// [DefaultRecursionLimit]; the parent's limit counts the parent's
+// supersteps only. Cancelling the parent run's context cancels the child's
+// tasks. A stop ([WithStopSignal]) reaches every child: it stops at its
+// own next superstep boundary, its checkpoint committed; the parent run
+// ends as a stop does (ErrStopRequested), its superstep unwritten, and the
+// next run continues the child from that checkpoint.
+//
+// Versions. A parent's version covers the children it runs: its
+// fingerprint and stored form are its document's with every subgraph
+// node pinned to its child's fingerprint ([spec.PinSubgraphs]; a document
+// that pins every child keeps its own fingerprint), so a new version of a
+// child, at any depth, is a new version of the parent and a changed
+// config of the subgraph node that runs it. The compatibility rule below
+// therefore refuses a thread paused inside a changed child, naming the
+// child's versions and the path-qualified interrupts it waits on, and
+// [AffectedThreads] reports it (AffectedThread.Pending gives those ids);
+// a thread paused elsewhere continues, and runs the new child from its
+// start. `ilmekgen diff` of two documents that pin their children shows a
+// new child version as the node's config change (and `--subgraph` pins
+// unpinned documents as the runtime does). A generated package's New
+// hands the runtime the children it wires in ([WithSubgraphs]), so every
+// program kind records the same version. A stored form that pins no child
+// (written before pins) says nothing of its version; the child's own rule
+// then applies when the task continues it.
+//
 // # Document versions
 //
 // A document changes while threads are paused on it. Every checkpoint

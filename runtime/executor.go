@@ -72,7 +72,7 @@ func newRunner[S, U any](g *Graph[S, U], ctx context.Context, cfg runConfig, yie
 	}
 	rctx, cancel := context.WithCancelCause(ctx)
 	r.g, r.p, r.cfg, r.ctx, r.cancel, r.yield = g, g.p, cfg, rctx, cancel, yield
-	r.info = runInfo{shape: g.shape, runID: newID(), threadID: cfg.thread, meta: cfg.meta, logger: cfg.logger, limit: cfg.limit, strict: cfg.strict, cp: cfg.cp, parkAfter: cfg.timers.or(g.timers).threshold()}
+	r.info = runInfo{shape: g.shape, runID: newID(), threadID: cfg.thread, meta: cfg.meta, logger: cfg.logger, limit: cfg.limit, strict: cfg.strict, cp: cfg.cp, stopSig: cfg.stop, parkAfter: cfg.timers.or(g.timers).threshold()}
 	r.obs = g.observer(&cfg)
 	r.info.obs = r.obs
 	r.encoded, r.werr = false, nil
@@ -259,6 +259,12 @@ func (r *runner[S, U]) superstep() (status Status, err error) {
 		if err := r.slots[i].err; err != nil {
 			if r.ctx.Err() != nil {
 				return StatusAborted, err // cancelled under the running tasks
+			}
+			if errors.Is(err, ErrStopRequested) && r.stopRequested() {
+				// A subgraph stopped at its own superstep boundary: the
+				// run stops as at its own, the task's update unwritten.
+				r.cancel(ErrStopRequested)
+				return StatusAborted, ErrStopRequested
 			}
 			return StatusError, err
 		}

@@ -40,25 +40,52 @@ type version struct {
 //     (a hand-written Program) has the shape form of Describe: name,
 //     channels and nodes, no edges.
 //
+// A graph whose "subgraph" nodes run children it knows (Builder.Subgraph,
+// WithSubgraphs) counts each child by its fingerprint: in either form,
+// every subgraph node's config pins its child (spec.PinSubgraphs), so a
+// new version of a child, at any depth, is a new version of the parent and
+// a changed config of the node that runs it. A document that pins every
+// child already has the fingerprint of its graph.
+//
 // Two graphs with one fingerprint run the same way; a change of any
 // counted part changes it.
 func (g *Graph[S, U]) Fingerprint() string {
-	g.version.init(g.p)
+	g.version.init(g.p, g.childPins)
 	return g.version.fp
 }
 
 // versionDocument returns the fingerprint and stored form of the graph.
 func (g *Graph[S, U]) versionDocument() (string, []byte) {
-	g.version.init(g.p)
+	g.version.init(g.p, g.childPins)
 	return g.version.fp, g.version.doc
+}
+
+// childPins returns the fingerprints of the children g's subgraph nodes
+// run, by graph name; nil when g knows none.
+func (g *Graph[S, U]) childPins() map[string]string {
+	children := g.children
+	if u, ok := any(g.p).(*untyped); ok && u.builder != nil {
+		children = u.builder.children()
+	}
+	if len(children) == 0 {
+		return nil
+	}
+	pins := make(map[string]string, len(children))
+	for name, c := range children {
+		pins[name] = c.Fingerprint()
+	}
+	return pins
 }
 
 func (v *version) init(p interface {
 	Spec() (*spec.Graph, error)
 	Describe() *Shape
-}) {
+}, pins func() map[string]string) {
 	v.once.Do(func() {
 		if doc, err := p.Spec(); err == nil && doc != nil {
+			if fps := pins(); len(fps) > 0 {
+				doc = spec.PinSubgraphs(doc, fps)
+			}
 			v.fp, v.doc = doc.Fingerprint(), doc.FingerprintForm()
 			return
 		}
@@ -138,7 +165,13 @@ func (b *Builder) shapeForm() shapeForm {
 	}
 	for _, n := range b.nodes {
 		node := shapeFormNode{ID: n.id, Type: n.typ}
-		if n.config != nil {
+		if n.sub != nil {
+			cfg := n.config.(spec.SubgraphConfig)
+			cfg.Fingerprint = n.sub.Fingerprint()
+			if raw, err := json.Marshal(cfg); err == nil {
+				node.Config = raw
+			}
+		} else if n.config != nil {
 			if raw, err := json.Marshal(n.config); err == nil {
 				node.Config = raw
 			}

@@ -33,6 +33,8 @@ type Graph[S, U any] struct {
 	gobs    []Observer   // WithObserver
 	obs     Observer     // what observes a run without observers or logger of its own
 	timers  timerOptions // WithParkAfter given to the graph
+
+	children map[string]Child // WithSubgraphs given to a generated program: the children its version pins
 }
 
 // RetryPolicy re-runs a failing node body within its superstep. Completed
@@ -106,6 +108,11 @@ func (g *Graph[S, U]) init(p program[S, U], opts []Option) error {
 	shape := p.Describe()
 	*g = Graph[S, U]{p: p, shape: shape, ids: make([]string, len(shape.Nodes)), retry: make([]*RetryPolicy, len(shape.Nodes)), index: make(map[string]int, len(shape.Nodes)),
 		warnings: cfg.warnings, logger: cfg.logger, gobs: cfg.observers, timers: cfg.timers}
+	if u, ok := any(p).(*untyped); !ok || u.builder == nil {
+		if err := g.takeChildren(cfg.subgraphs); err != nil {
+			return err
+		}
+	}
 	g.obs = g.runObserver(nil, nil)
 	for i, n := range shape.Nodes {
 		g.ids[i] = n.ID

@@ -32,6 +32,12 @@ func ThreadMermaid[S, U any](g *Graph[S, U], ts ThreadState[S], o mermaid.Option
 	return Mermaid(g, o)
 }
 
+// MermaidGraph is what Mermaid draws g from: its nodes and edges (a graph
+// built in Go with its guards and routers) and, for its subgraph nodes,
+// their children's (Graph.Subgraphs), for another renderer of the same
+// model (package dot).
+func MermaidGraph[S, U any](g *Graph[S, U]) (mermaid.Graph, error) { return mermaidGraph(g) }
+
 // mermaidGraph describes g's nodes and edges for the renderer: a graph
 // built in Go from its builder, any other from its document.
 func mermaidGraph[S, U any](g *Graph[S, U]) (mermaid.Graph, error) {

@@ -98,8 +98,16 @@ func WithTypeRetry(typ string, p RetryPolicy) Option {
 
 // WithRecursionLimit bounds the supersteps of this run (default
 // DefaultRecursionLimit). A limit of n allows n supersteps; 0 fails before
-// the first unless nothing is planned.
-func WithRecursionLimit(n int) RunOption { return runOption(func(c *runConfig) { c.limit = n }) }
+// the first unless nothing is planned. Given to Builder.Subgraph or
+// RunSubgraph, it is the child run's own limit instead (the one run option
+// they take); the parent's limit counts the parent's supersteps only.
+func WithRecursionLimit(n int) RunOption { return limitOption(n) }
+
+// limitOption is WithRecursionLimit: a type of its own, so that the
+// subgraph calls can tell it from the other run options.
+type limitOption int
+
+func (n limitOption) applyRun(c *runConfig) { c.limit = int(n) }
 
 // WithStrictReplay turns strict replay checking on or off (default on): a
 // replayed task that does not ask for a journaled key fails with a
@@ -109,8 +117,12 @@ func WithStrictReplay(on bool) RunOption { return runOption(func(c *runConfig) {
 // WithStopSignal asks the run to stop between supersteps once stop is
 // closed: the superstep in flight runs to its end and commits, no other
 // starts, and the run ends StatusAborted with an error matching ErrAborted
-// and ErrStopRequested. Cancelling the run's context, by contrast, stops the
-// tasks in flight and voids their superstep. A later run of the thread
+// and ErrStopRequested. The signal reaches subgraphs, at every depth: a
+// child run stops at its own next superstep boundary, its checkpoint
+// committed, and the parent's superstep, which cannot commit without the
+// child's end, ends unwritten (its tasks' journals kept); the next run
+// continues the child from its checkpoint. Cancelling the run's context,
+// by contrast, stops the tasks in flight and voids their superstep. A later run of the thread
 // continues from the last commit. Queues use it to cancel a running request
 // in favour of a newer one (DoubleTextCancelReplace).
 func WithStopSignal(stop <-chan struct{}) RunOption {

@@ -51,6 +51,18 @@ import (
 // answers it by that id, as any interrupt: the runtime's rule that a
 // resume answers every open interrupt or writes nothing applies across the
 // whole tree, and each answer lands in its own child's entry.
+//
+// The child run takes its own recursion limit (spec.SubgraphConfig.Limit)
+// and the parent run's context, strictness, meta, logger and stop signal.
+// A stop ends the child at a superstep boundary with ErrStopRequested; the
+// parent's superstep sees it (executor.go) and stops as at its own
+// boundary, so the task's journal, which holds the child's checkpoint,
+// stays for the next run.
+//
+// The parent's version pins its children (fingerprint.go): the
+// compatibility rule (compat.go, childReason) reads a new child version as
+// a changed config of the subgraph node, and AffectedThreads reports the
+// path-qualified ids of the interrupts paused inside it.
 
 // subgraphCheckpointKey is the journal key of the child's latest checkpoint
 // in its parent task's journal.
@@ -64,7 +76,7 @@ type Child interface {
 	Shape() *Shape
 	// Fingerprint identifies the child's version (Graph.Fingerprint).
 	Fingerprint() string
-	runChild(ctx *Ctx, store *subStore, emit func(Event)) (childOutcome, error)
+	runChild(ctx *Ctx, store *subStore, emit func(Event), limit int) (childOutcome, error)
 	childNames() []string
 	childMermaid() (mermaid.Graph, error)
 }
@@ -118,14 +130,22 @@ func (e *SubgraphError) Unwrap() error { return e.Err }
 // parent channel it starts from; out maps each parent channel to the child
 // channel whose final value the task writes to it. Compile refuses a
 // channel that either graph does not declare and a mapping whose reducers
-// change its meaning (see CheckSubgraph). ToSpec stores the node as a
+// change its meaning (see CheckSubgraphs). ToSpec stores the node as a
 // "subgraph" node whose config is a spec.SubgraphConfig.
-func (b *Builder) Subgraph(id string, child Child, in, out map[string]string) *Builder {
+//
+// The one run option a subgraph takes is WithRecursionLimit: the child
+// run's own limit (spec.SubgraphConfig.Limit), DefaultRecursionLimit when
+// not given.
+func (b *Builder) Subgraph(id string, child Child, in, out map[string]string, opts ...RunOption) *Builder {
 	if child == nil {
 		b.errs = append(b.errs, fmt.Sprintf("node %q: Subgraph needs a child graph, got nil", id))
 		return b
 	}
-	cfg := spec.SubgraphConfig{Graph: child.Shape().Name, In: maps.Clone(in), Out: maps.Clone(out)}
+	limit, err := childLimit(opts)
+	if err != nil {
+		b.errs = append(b.errs, fmt.Sprintf("node %q: %v", id, err))
+	}
+	cfg := spec.SubgraphConfig{Graph: child.Shape().Name, Limit: limit, In: maps.Clone(in), Out: maps.Clone(out)}
 	b.nodes = append(b.nodes, builderNode{id: id, typ: spec.SubgraphType, config: cfg, fn: subgraphFunc(id, child, cfg), sub: child})
 	return b
 }
@@ -245,6 +265,55 @@ func (b *Builder) mermaidChildren(mg *mermaid.Graph) error {
 	return nil
 }
 
+// children returns the children of the builder's subgraph nodes, by name.
+func (b *Builder) children() map[string]Child {
+	var out map[string]Child
+	for _, n := range b.nodes {
+		if n.sub != nil {
+			if out == nil {
+				out = map[string]Child{}
+			}
+			out[n.sub.Shape().Name] = n.sub
+		}
+	}
+	return out
+}
+
+// takeChildren keeps the children WithSubgraphs gave a program that runs
+// its subgraph nodes itself (a generated package, whose nodes call
+// RunSubgraph), so that its version pins them: each must be one its
+// document's subgraph nodes name, at the version a node pins, if any.
+func (g *Graph[S, U]) takeChildren(children map[string]Child) error {
+	if len(children) == 0 {
+		return nil
+	}
+	doc, err := g.p.Spec()
+	if err != nil || doc == nil {
+		return &SpecError{Msg: "runtime: WithSubgraphs: the program has no document naming its subgraphs", Err: ErrSubgraph}
+	}
+	named := map[string]bool{}
+	for i, n := range doc.Nodes {
+		if n.Type != spec.SubgraphType {
+			continue
+		}
+		var cfg spec.SubgraphConfig
+		if json.Unmarshal(n.Config, &cfg) != nil {
+			continue
+		}
+		named[cfg.Graph] = true
+		if c, ok := children[cfg.Graph]; ok && cfg.Fingerprint != "" && cfg.Fingerprint != c.Fingerprint() {
+			return &SpecError{Msg: fmt.Sprintf("runtime: nodes[%d].config.fingerprint: node %q pins graph %q at %s, but the graph given is %s; pin the child's current fingerprint or give the pinned version", i, n.ID, cfg.Graph, cfg.Fingerprint, c.Fingerprint()), Err: ErrSubgraph}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(children)) {
+		if !named[name] {
+			return &SpecError{Msg: fmt.Sprintf("runtime: WithSubgraphs: graph %q has no subgraph node running graph %q; give only the children its document names", doc.Name, name), Err: ErrSubgraph}
+		}
+	}
+	g.children = children
+	return nil
+}
+
 // subgraphNames lists the names of the children of the subgraph nodes a
 // builder holds, at any depth.
 func (b *Builder) subgraphNames() []string {
@@ -259,12 +328,31 @@ func (b *Builder) subgraphNames() []string {
 	return slices.Compact(out)
 }
 
+// childLimit reads the run options a subgraph takes: its child's
+// recursion limit, 0 when none is given (the default).
+func childLimit(opts []RunOption) (int, error) {
+	limit := 0
+	for _, o := range opts {
+		switch o := o.(type) {
+		case nil:
+		case limitOption:
+			if o < 1 {
+				return 0, fmt.Errorf("the child's recursion limit must be at least 1, got WithRecursionLimit(%d); leave it out for the default: %w", int(o), ErrSubgraph)
+			}
+			limit = int(o)
+		default:
+			return 0, fmt.Errorf("a child run takes one run option, WithRecursionLimit; the others (stop signal, run meta, ...) come from the parent's run: %w", ErrSubgraph)
+		}
+	}
+	return limit, nil
+}
+
 // subgraphFunc is the body of a subgraph node.
 func subgraphFunc(id string, child Child, cfg spec.SubgraphConfig) NodeFunc {
 	ins := slices.Sorted(maps.Keys(cfg.In))
 	outs := slices.Sorted(maps.Keys(cfg.Out))
 	return func(ctx *Ctx, state Values) (Values, error) {
-		chans, err := runSubgraph(ctx, child, func() ([]byte, error) {
+		chans, err := runSubgraph(ctx, child, cfg.Limit, func() ([]byte, error) {
 			seed := Values{}
 			for _, cc := range ins {
 				if v, ok := state[cfg.In[cc]]; ok {
@@ -299,10 +387,17 @@ func subgraphFunc(id string, child Child, cfg spec.SubgraphConfig) NodeFunc {
 //	return supportgraph.Update{Status: &out.Status}, nil
 //
 // A pause inside the child returns an error for which IsInterrupt is true;
-// the node must return it. Call it once per task.
-func RunSubgraph[S, U any](ctx *Ctx, child *Graph[S, U], seed S) (S, error) {
+// the node must return it. Call it once per task. The one run option it
+// takes is WithRecursionLimit, the child run's own limit
+// (DefaultRecursionLimit when not given); the stop signal and the
+// cancellation of the parent's run reach the child.
+func RunSubgraph[S, U any](ctx *Ctx, child *Graph[S, U], seed S, opts ...RunOption) (S, error) {
 	var zero S
-	chans, err := runSubgraph(ctx, child, func() ([]byte, error) { return child.p.EncodeState(seed) })
+	limit, err := childLimit(opts)
+	if err != nil {
+		return zero, fmt.Errorf("runtime: RunSubgraph of graph %q: %w", child.shape.Name, err)
+	}
+	chans, err := runSubgraph(ctx, child, limit, func() ([]byte, error) { return child.p.EncodeState(seed) })
 	if err != nil {
 		return zero, err
 	}
@@ -316,8 +411,9 @@ func RunSubgraph[S, U any](ctx *Ctx, child *Graph[S, U], seed S) (S, error) {
 // runSubgraph runs child in the task of ctx and returns its final channels:
 // from the checkpoint of an earlier pass when the child ended there, else
 // from its latest checkpoint, or from the channels seed returns when it
-// has none. A pause halts the task with the child's interrupts.
-func runSubgraph(ctx *Ctx, child Child, seed func() ([]byte, error)) ([]byte, error) {
+// has none. A pause halts the task with the child's interrupts. limit is
+// the child's recursion limit, 0 for the default.
+func runSubgraph(ctx *Ctx, child Child, limit int, seed func() ([]byte, error)) ([]byte, error) {
 	if ctx == nil || ctx.t == nil {
 		return nil, ErrNotInTask
 	}
@@ -352,7 +448,10 @@ func runSubgraph(ctx *Ctx, child Child, seed func() ([]byte, error)) ([]byte, er
 			em(ev)
 		}
 	}
-	o, err := child.runChild(ctx, store, emit)
+	if limit <= 0 {
+		limit = DefaultRecursionLimit
+	}
+	o, err := child.runChild(ctx, store, emit, limit)
 	if err != nil {
 		var se *SubgraphError
 		if errors.As(err, &se) {
@@ -414,9 +513,11 @@ func (r *runner[S, U]) zeroState() S {
 }
 
 // runChild runs g as the child of the task of ctx, from the child's latest
-// checkpoint in store (its seed when it has none), to its end or a pause.
-func (g *Graph[S, U]) runChild(ctx *Ctx, store *subStore, emit func(Event)) (childOutcome, error) {
-	cfg := runConfig{thread: ctx.r.threadID, cp: store, limit: ctx.r.limit, strict: ctx.r.strict, meta: ctx.r.meta, logger: ctx.r.logger}
+// checkpoint in store (its seed when it has none), to its end or a pause,
+// within its own recursion limit. The parent run's stop signal stops it at
+// its next superstep boundary, its checkpoint committed.
+func (g *Graph[S, U]) runChild(ctx *Ctx, store *subStore, emit func(Event), limit int) (childOutcome, error) {
+	cfg := runConfig{thread: ctx.r.threadID, cp: store, limit: limit, strict: ctx.r.strict, meta: ctx.r.meta, logger: ctx.r.logger, stop: ctx.r.stopSig}
 	var yield func(Event, error) bool
 	if emit != nil {
 		yield = func(ev Event, err error) bool {

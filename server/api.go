@@ -124,17 +124,21 @@ func (s *Server) listGraphs(w http.ResponseWriter, r *http.Request, _ Principal)
 
 // ThreadView is the JSON form of a thread.
 type ThreadView struct {
-	ThreadID     string                     `json:"thread_id"`
-	Graph        string                     `json:"graph"`
-	Metadata     map[string]string          `json:"metadata"`
-	Created      time.Time                  `json:"created"`
-	Status       runtime.Status             `json:"status"`
-	CheckpointID string                     `json:"checkpoint_id,omitempty"`
-	Step         int                        `json:"step"`
-	Values       json.RawMessage            `json:"values,omitempty"`
-	Next         []string                   `json:"next"`
-	Pending      []runtime.PendingInterrupt `json:"pending"`
-	LastRunID    string                     `json:"last_run_id,omitempty"`
+	ThreadID     string            `json:"thread_id"`
+	Graph        string            `json:"graph"`
+	Metadata     map[string]string `json:"metadata"`
+	Created      time.Time         `json:"created"`
+	Status       runtime.Status    `json:"status"`
+	CheckpointID string            `json:"checkpoint_id,omitempty"`
+	Step         int               `json:"step"`
+	Values       json.RawMessage   `json:"values,omitempty"`
+	Next         []string          `json:"next"`
+	Pending      []PendingView     `json:"pending"`
+	// Subgraphs lists where each child run inside the thread's tasks
+	// stands (a child of a paused thread, at every depth); empty when no
+	// task holds one.
+	Subgraphs []SubgraphView `json:"subgraphs,omitempty"`
+	LastRunID string         `json:"last_run_id,omitempty"`
 	// WakeAt is when the thread is to be woken: its earliest timer
 	// (status parked) or interrupt deadline; nil when it waits on none.
 	WakeAt *time.Time `json:"wake_at,omitempty"`
@@ -222,7 +226,7 @@ func (s *Server) thread(ctx context.Context, p Principal, id string, a Action) (
 // caller has it fresh (the outcome of its last run), else nil.
 func (s *Server) threadView(ctx context.Context, t threadRecord, info *runtime.ThreadInfo) (ThreadView, error) {
 	v := ThreadView{ThreadID: t.ID, Graph: t.Graph, Metadata: t.Meta, Created: t.Created, Status: runtime.StatusNew,
-		Next: []string{}, Pending: []runtime.PendingInterrupt{}}
+		Next: []string{}, Pending: []PendingView{}}
 	ts, err := s.state(ctx, t)
 	switch {
 	case errors.Is(err, runtime.ErrNotFound):
@@ -234,8 +238,9 @@ func (s *Server) threadView(ctx context.Context, t threadRecord, info *runtime.T
 			v.Next = ts.Next
 		}
 		if ts.Open != nil {
-			v.Pending = ts.Open
+			v.Pending = pendingViews(ts)
 		}
+		v.Subgraphs = subgraphViews(ts)
 		for _, p := range ts.Open {
 			if at := p.WakeAt.UTC(); !p.WakeAt.IsZero() && (v.WakeAt == nil || at.Before(*v.WakeAt)) {
 				v.WakeAt = &at
@@ -302,7 +307,11 @@ func (s *Server) runsElsewhere(ctx context.Context, t threadRecord, id string, i
 func threadStatus(v ThreadView, ended runtime.Status) runtime.Status {
 	switch {
 	case len(v.Pending) > 0:
-		return checkpoint.PauseStatus(v.Pending) // parked on timers only: nobody is asked
+		open := make([]runtime.PendingInterrupt, len(v.Pending))
+		for i, p := range v.Pending {
+			open[i] = p.PendingInterrupt
+		}
+		return checkpoint.PauseStatus(open) // parked on timers only: nobody is asked
 	case ended == runtime.StatusError || ended == runtime.StatusAborted || ended == runtime.StatusParked:
 		return ended
 	case v.CheckpointID == "":

@@ -539,3 +539,165 @@ func TestConsoleInBrowser(t *testing.T) {
 func typeInto[S chromedp.Selectable](sel S, text string) chromedp.Action[chromedp.Void] {
 	return chromedp.Steps(chromedp.Focus(sel), chromedp.KeyEvent(text))
 }
+
+// TestConsoleAnswersInsideSubgraph drives the console in a headless
+// Chromium for a thread paused on an interrupt inside a child graph, with
+// the diagram as the Mermaid text and as SVG (Graphviz): the list of
+// threads waiting on a person shows the question with the path to the
+// child's node; the thread's page draws the expanded diagram (the child
+// inside its subgraph node, the child's waiting node marked), lists where
+// the child stands, and asks the question with a form; a person answers
+// it there; the thread completes with the answer, and no step of the
+// child (nor of the parent) ran twice.
+func TestConsoleAnswersInsideSubgraph(t *testing.T) {
+	for _, svg := range []bool{false, true} {
+		t.Run(map[bool]string{false: "mermaid", true: "svg"}[svg], func(t *testing.T) { answerInsideSubgraph(t, svg) })
+	}
+}
+
+func answerInsideSubgraph(t *testing.T, svg bool) {
+	ctx := browser(t, 90*time.Second)
+	fx := &effects{}
+	ts := newTestServer(t, func(c *Config) {
+		c.Graphs, c.Authenticate = []Graph{Of(deskGraph(t, fx, 1))}, Anonymous
+		if svg {
+			c.RenderSVG = graphviz.New().SVG
+		}
+	})
+	violations, _ := watchCSP(t, ctx)
+	js := func(expr string) bool {
+		t.Helper()
+		b, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
+		if err != nil {
+			t.Fatalf("evaluating %s: %v", expr, err)
+		}
+		return b
+	}
+	str := func(expr string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+		if err != nil {
+			t.Fatalf("evaluating %s: %v", expr, err)
+		}
+		return s
+	}
+	q := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
+
+	th := ts.newThread("", map[string]any{"graph": "desk"})
+	var run RunView
+	ts.must("", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": map[string]any{"order": "A7"}}, 202).json(t, &run)
+	if run = ts.wait("", run); run.Status != runtime.StatusInterrupted {
+		t.Fatalf("run: %+v", run)
+	}
+	const pid = "refund/approve:interrupt#0"
+	if len(run.Pending) != 1 || run.Pending[0].ID != pid {
+		t.Fatalf("pending: %+v", run.Pending)
+	}
+
+	// The list of threads waiting on a person says where the question is.
+	row := `#threads li[data-thread="` + th.ThreadID + `"] a`
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(ts.URL+"/inbox/?status=interrupted"),
+		chromedp.WaitVisible(q(row)),
+	); err != nil {
+		t.Fatalf("seeing the waiting thread in the list: %v", err)
+	}
+	if ask := str(`document.querySelector('` + row + ` .ask').textContent`); ask != "1 question from refund › approve" {
+		t.Errorf("the list row says %q", ask)
+	}
+
+	// The thread's page: the question with its path, the expanded diagram
+	// marking the child's waiting node, where the child stands.
+	card := `.question[data-id="` + pid + `"]`
+	form := card + ` form.answer`
+	if err := chromedp.Do(ctx,
+		chromedp.Click(q(row)),
+		chromedp.WaitVisible(q(form+` input[name="note"]`)),
+		poll(`document.getElementById("mermaid").textContent.includes("subgraph refund")`),
+		poll(`!!document.querySelector("#diagram svg, #diagram pre.mermaid-fallback")`),
+		poll(`!document.getElementById("subgraphs").hidden`),
+	); err != nil {
+		t.Fatalf("opening the thread: %v", err)
+	}
+	if h := str(`document.querySelector('` + card + ` h4').textContent`); h != "Question from refund › approve (inside a subgraph)" {
+		t.Errorf("the question's heading: %q", h)
+	}
+	if text := str(`document.querySelector('` + card + ` dl.payload').textContent`); !strings.Contains(text, "Refund this order?") || !strings.Contains(text, "A7") {
+		t.Errorf("the question: %q", text)
+	}
+	labels := str(`[...document.querySelectorAll('` + form + ` label')].map(l => l.textContent).join("|")`)
+	if !strings.Contains(labels, "Approve the refund") || !strings.Contains(labels, "Note to the customer") {
+		t.Errorf("labels: %q", labels)
+	}
+	// The Mermaid text (the diagram's place without SVG, and under it).
+	diagram := str(`document.getElementById("mermaid").textContent`)
+	if !svg && str(`document.querySelector("#diagram pre.mermaid-fallback")?.textContent || ""`) != diagram {
+		t.Error("the diagram's place does not hold the Mermaid text")
+	}
+	if svg {
+		// The laid-out SVG: the child a cluster inside its node, marked
+		// waiting, and its waiting node marked inside it; the parent's
+		// path taken marked too.
+		for _, sel := range []string{`#diagram svg g.cluster.pending[id="node_refund"]`, `#diagram svg g.node.pending[id="node_refund/approve"]`,
+			`#diagram svg g.node[id="node_refund/pay"]`, `#diagram svg g.node.visited[id="node_intake"]`} {
+			if !js(`!!document.querySelector('` + sel + `')`) {
+				t.Errorf("the SVG has no %s", sel)
+			}
+		}
+		if js(`!!document.querySelector('#diagram svg g.pending[id="node_refund/check"]')`) {
+			t.Error("the SVG marks the child's check node waiting")
+		}
+	}
+	for _, want := range []string{`  subgraph refund ["⏸ refund"]`, `    refund_check["check"]`, `    refund_approve["⏸ approve"]`, `    refund_pay["pay"]`,
+		"    refund_approve --> refund_pay", "  end", "  class refund,refund_approve pending"} {
+		if !slices.Contains(strings.Split(diagram, "\n"), want) {
+			t.Errorf("the diagram lacks %q:\n%s", want, diagram)
+		}
+	}
+	if sub := str(`document.querySelector('#subgraph-list li[data-path="refund"]')?.textContent || ""`); !strings.Contains(sub, "refund") || !strings.Contains(sub, "next approve") || !strings.Contains(sub, "1 question") {
+		t.Errorf("where the child stands: %q", sub)
+	}
+
+	// A person answers in the browser; the thread runs to its end.
+	if err := chromedp.Do(ctx,
+		typeInto(q(form+` input[name="note"]`), "sorry for the wait"),
+		chromedp.Click(q(form+` input[name="approved"]`)),
+		chromedp.Click(q(form+` button[type="submit"]`)),
+		poll(`document.getElementById("notice").textContent.includes("ended done")`),
+		poll(`document.querySelector("#thread-status .status").textContent === "done"`),
+		poll(`document.getElementById("subgraphs").hidden && !document.querySelector('`+card+`')`),
+		poll(`!document.getElementById("mermaid").textContent.includes("pending") && !document.querySelector("#diagram svg g.pending")`),
+	); err != nil {
+		t.Fatalf("answering: %v", err)
+	}
+	// The resume's events show the child's progress, by its path.
+	if err := chromedp.Do(ctx, poll(`[...document.querySelectorAll("#events li")].some(li => li.textContent.includes("node_end") && li.textContent.includes("pay in refund"))`)); err != nil {
+		t.Errorf("the events do not show the child's pay node ending: %v", err)
+	}
+	if n := str(`document.getElementById("notice").textContent`); !strings.Contains(n, `"refund_status":"approved"`) {
+		t.Errorf("confirmation: %q", n)
+	}
+	var got ThreadView
+	ts.must("", "GET", "/threads/"+th.ThreadID, nil, 200).json(t, &got)
+	var v struct {
+		RefundStatus string   `json:"refund_status"`
+		Log          []string `json:"log"`
+	}
+	if err := json.Unmarshal(got.Values, &v); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != runtime.StatusDone || v.RefundStatus != "approved" || strings.Join(v.Log, "|") != "intake|reply: approved" {
+		t.Errorf("thread after the answer: %s %s", got.Status, got.Values)
+	}
+	for name, want := range map[string]int{"intake": 1, "lookup": 1, "pay": 1, "reply": 1} {
+		if n := fx.get(name); n != want {
+			t.Errorf("%s ran %d times, want %d", name, n, want)
+		}
+	}
+	if got := js(`!!document.querySelector("#diagram svg")`); got != svg {
+		t.Errorf("an SVG shown: %v; the server draws one: %v", got, svg)
+	}
+	if v := violations(); len(v) > 0 {
+		t.Errorf("Content-Security-Policy violations: %q", v)
+	}
+}

@@ -21,6 +21,14 @@ func (s *Server) diagram(w http.ResponseWriter, r *http.Request, p Principal) er
 	if format != "mermaid" && format != "svg" && format != "dot" {
 		return badRequest(`format must be "mermaid" (the default), "svg" or "dot"`)
 	}
+	var expand bool
+	switch r.URL.Query().Get("subgraphs") {
+	case "", "collapse":
+	case "expand":
+		expand = true
+	default:
+		return badRequest(`subgraphs must be "collapse" (the default: a subgraph node is a box, as MODEL.md §9.1 draws any node) or "expand" (each child drawn inside its node, marked where it stands)`)
+	}
 	if format == "svg" && s.cfg.RenderSVG == nil {
 		return errf(http.StatusNotImplemented, "not-implemented", "Not implemented",
 			`this server draws no SVG (Config.RenderSVG is nil); ask for format "mermaid" or "dot"`)
@@ -49,7 +57,7 @@ func (s *Server) diagram(w http.ResponseWriter, r *http.Request, p Principal) er
 		}
 		tsp = &threadState{Checkpoint: cp, Open: cp.Pending}
 	}
-	text, mg, err := v.diagram(tsp)
+	text, mg, err := v.diagram(tsp, expand)
 	if err != nil {
 		return err
 	}

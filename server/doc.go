@@ -9,7 +9,10 @@
 //     metadata); GET /threads lists them with filters (graph, status,
 //     pending, metadata.<key>, q: a search of ids and metadata) and cursor
 //     paging; GET /threads/{id} is its state, what runs next and the
-//     interrupts it waits on; DELETE /threads/{id} deletes it. A thread's
+//     interrupts it waits on (an interrupt asked inside a subgraph with
+//     the path to its child and the node there, PendingView), and where
+//     each child of a paused thread stands (SubgraphView: its channels,
+//     next nodes and pending ids); DELETE /threads/{id} deletes it. A thread's
 //     status is the runtime's (runtime.Status): new, running, interrupted,
 //     parked, done, error or aborted;
 //   - runs: POST /threads/{id}/runs starts one with input; its events
@@ -32,14 +35,19 @@
 //     stands: the MODEL.md §9.1 Mermaid text (package mermaid), DOT
 //     (package dot), or SVG laid out by Config.RenderSVG (package graphviz
 //     runs Graphviz in process; without a renderer format=svg answers 501);
+//     subgraphs=expand draws each subgraph's child inside its node (a
+//     Mermaid subgraph block, a DOT cluster) with where the child stands
+//     marked, subgraphs=collapse (the default) a box as §9.1 draws it;
 //   - GET /openapi.json is the API's OpenAPI 3.1 document (OpenAPI);
 //   - /inbox/ is the console, a page for people served from embedded
 //     files (no CDN, a strict Content-Security-Policy): threads of every
 //     status with filters, a search by id or metadata and paging; a page
 //     per thread at its own URL (/inbox/?thread=ID, &cp=CHECKPOINT for an
 //     earlier state) with its status, the diagram (SVG from
-//     Config.RenderSVG, the Mermaid text without one) marking the path
-//     taken and where it stands, the questions it waits on, the timeline
+//     Config.RenderSVG, the Mermaid text without one; subgraphs expanded)
+//     marking the path taken and where it stands, inside its children too,
+//     where each child stands, the questions it waits on (one asked inside
+//     a child named by its path, in the list too), the timeline
 //     of its supersteps (nodes, start, duration, channels written), the
 //     channel values at any checkpoint, its runs, and their events live.
 //     An answer form shows the question as text and a field per member of

@@ -34,16 +34,20 @@ type version interface {
 	// thread reads the thread's latest state (runtime.ErrNotFound when it
 	// has none).
 	thread(ctx context.Context, cp runtime.Checkpointer, id string) (threadState, error)
-	// diagram returns the §9.1 Mermaid text with where ts stands, and the
-	// graph's model for the SVG.
-	diagram(ts *threadState) (string, mermaid.Graph, error)
+	// diagram returns the §9.1 Mermaid text with where ts stands (with
+	// expand, each subgraph drawn as a block holding its child, marked
+	// where the child stands), and the graph's model for the SVG.
+	diagram(ts *threadState, expand bool) (string, mermaid.Graph, error)
 }
 
-// threadState is runtime.ThreadState without its typed State.
+// threadState is runtime.ThreadState without its typed State, and the
+// children its tasks hold (runtime.Thread.Subgraphs; read only when the
+// thread may hold some, see mayHoldChildren).
 type threadState struct {
 	Checkpoint *runtime.Checkpoint
 	Next       []string
 	Open       []runtime.PendingInterrupt
+	Children   []runtime.SubgraphState
 }
 
 // InputError is a run's input that does not decode into the graph's update
@@ -96,47 +100,37 @@ func (t typed[S, U]) streamResume(ctx context.Context, on threadRef, a runtime.A
 }
 
 func (t typed[S, U]) thread(ctx context.Context, cp runtime.Checkpointer, id string) (threadState, error) {
-	ts, err := t.g.Thread(cp, id).State(ctx)
+	th := t.g.Thread(cp, id)
+	ts, err := th.State(ctx)
 	if err != nil {
 		return threadState{}, err
 	}
-	return threadState{Checkpoint: ts.Checkpoint, Next: ts.Next, Open: ts.Open}, nil
+	out := threadState{Checkpoint: ts.Checkpoint, Next: ts.Next, Open: ts.Open}
+	if mayHoldChildren(out, t.g.Shape()) {
+		if out.Children, err = th.Subgraphs(ctx); err != nil {
+			return threadState{}, err
+		}
+	}
+	return out, nil
 }
 
-func (t typed[S, U]) diagram(ts *threadState) (string, mermaid.Graph, error) {
-	var o mermaid.Options
-	if ts != nil {
-		o.Highlight = highlight(ts)
-	}
-	text, err := runtime.Mermaid(t.g, o)
+func (t typed[S, U]) diagram(ts *threadState, expand bool) (string, mermaid.Graph, error) {
+	mg, err := runtime.MermaidGraph(t.g)
 	if err != nil {
 		return "", mermaid.Graph{}, err
 	}
-	var mg mermaid.Graph
-	if doc, err := runtime.ToSpec(t.g); err == nil {
-		mg = mermaid.FromSpec(doc)
-	} else {
-		// A graph a document cannot hold (Go guards, routers): its nodes
-		// without the edges code decides.
-		for _, n := range t.g.Shape().Nodes {
-			mg.Nodes = append(mg.Nodes, mermaid.Node{ID: n.ID, Type: n.Type})
-		}
+	o := mermaid.Options{ExpandSubgraphs: expand}
+	if ts != nil {
+		o.Highlight = highlight(ts)
+	}
+	text, err := mermaid.Render(mg, o)
+	if err != nil {
+		return "", mermaid.Graph{}, err
+	}
+	if !expand {
+		mg.Subgraphs = nil // each subgraph node a box, as the Mermaid text draws it
 	}
 	return text, mg, nil
-}
-
-// highlight is where a thread stands, as runtime.ThreadMermaid draws it.
-func highlight(ts *threadState) *mermaid.Highlight {
-	h := &mermaid.Highlight{}
-	if ts.Checkpoint != nil {
-		for _, t := range ts.Checkpoint.Next {
-			h.Next = append(h.Next, t.Node)
-		}
-	}
-	for _, p := range ts.Open {
-		h.Pending = append(h.Pending, p.Node)
-	}
-	return h
 }
 
 // Of returns the server's Graph of g: spec-built, code-built or generated

@@ -10,7 +10,7 @@ import (
 // TestThreadStatus: a thread's status is the runtime's word, from its
 // latest checkpoint and how its last run ended.
 func TestThreadStatus(t *testing.T) {
-	open := []runtime.PendingInterrupt{{ID: "review:interrupt#0"}}
+	open := []PendingView{{PendingInterrupt: runtime.PendingInterrupt{ID: "review:interrupt#0"}}}
 	cases := []struct {
 		name  string
 		view  ThreadView

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -232,6 +233,9 @@ func (d *differ) nodes() {
 			}
 			if keys := configKeys(on.Config, nn.Config); keys != "" {
 				c.Detail += " (" + keys + ")"
+			}
+			if detail, ok := childVersionChanged(on, nn); ok {
+				c.Detail, c.Reason = detail, "a paused task of the node continues its child run from the checkpoint the old child version wrote"
 			}
 			d.add(c)
 		}
@@ -487,4 +491,30 @@ func compactJSON(b []byte) []byte {
 		}
 	}
 	return out
+}
+
+// childVersionChanged describes the config change of a subgraph node whose
+// only difference is the child version it pins (see PinSubgraphs): a new
+// child version, which Compare reports as the node's config change.
+func childVersionChanged(on, nn Node) (string, bool) {
+	if on.Type != SubgraphType || nn.Type != SubgraphType {
+		return "", false
+	}
+	og, ofp, ok1 := subgraphPin(on.Config)
+	ng, nfp, ok2 := subgraphPin(nn.Config)
+	if !ok1 || !ok2 || og != ng || ofp == "" || nfp == "" || ofp == nfp {
+		return "", false
+	}
+	var oc, nc map[string]json.RawMessage
+	if json.Unmarshal(on.Config, &oc) != nil || json.Unmarshal(nn.Config, &nc) != nil {
+		return "", false
+	}
+	delete(oc, "fingerprint")
+	delete(nc, "fingerprint")
+	ob, _ := json.Marshal(oc)
+	nb, _ := json.Marshal(nc)
+	if !configEqual(ob, nb) {
+		return "", false
+	}
+	return fmt.Sprintf("subgraph node %q runs another version of graph %q (%s, was %s)", on.ID, og, nfp, ofp), true
 }

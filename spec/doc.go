@@ -51,6 +51,19 @@
 // ignore members they do not know); leaving it out declares nothing and
 // restricts nothing.
 //
+// Subgraphs. A node of type "subgraph" (SubgraphType) runs another graph,
+// named by its document's name, with a config (SubgraphConfig) of explicit
+// channel maps, an optional recursion "limit" for the child run, and an
+// optional "fingerprint" pinning the child's version. A pin is part of
+// the node's config, so the parent's Fingerprint covers the child it pins
+// and Compare reports a new pinned version as a NodeConfigChanged of the
+// node (unsafe for threads paused in it: they continue the child from the
+// checkpoint the old version wrote). The runtime versions every parent in
+// its pinned form, its children's versions filled in whether the document
+// pins them or not (PinSubgraphs, PinnedFingerprints), so a changed child
+// is always seen as a changed config of the node that runs it; a document
+// that pins every child has the fingerprint the runtime records.
+//
 // Diagnostics name places by JSON path: nodes[3].type, channels.intent.reducer,
 // edges[2].when.eq, and channels["odd name"] for keys that are not plain
 // words (see PathKey). Graph.Pos turns such a path into a file position, so

@@ -364,6 +364,11 @@ func TestSchemaRules(t *testing.T) {
 		{"subgraph out value number", sub(`{"graph": "g", "out": {"a": 1}}`), false},
 		{"subgraph out empty name", sub(`{"graph": "g", "out": {"a": ""}}`), false},
 		{"subgraph in empty key", sub(`{"graph": "g", "in": {"": "a"}}`), false},
+		{"subgraph limit", sub(`{"graph": "g", "limit": 50}`), true},
+		{"subgraph limit zero", sub(`{"graph": "g", "limit": 0}`), false},
+		{"subgraph limit negative", sub(`{"graph": "g", "limit": -3}`), false},
+		{"subgraph limit string", sub(`{"graph": "g", "limit": "5"}`), false},
+		{"subgraph limit fraction", sub(`{"graph": "g", "limit": 2.5}`), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -12,18 +12,24 @@ import (
 // another graph, named by its document's name, to its end. The runtime
 // provides it (runtime.WithSubgraphs); its config is
 //
-//	{"graph": NAME, "fingerprint"?: FINGERPRINT,
+//	{"graph": NAME, "fingerprint"?: FINGERPRINT, "limit"?: SUPERSTEPS,
 //	 "in"?: {CHILD_CHANNEL: PARENT_CHANNEL, ...},
 //	 "out"?: {PARENT_CHANNEL: CHILD_CHANNEL, ...}}
 //
 // Validate checks that shape: an object holding a non-empty string graph,
-// a string fingerprint, and in and out objects of non-empty channel names,
-// nothing else. Whether the channels and the child exist is the builder's
-// to check, since it alone knows the child (runtime.CheckSubgraphs).
+// a string fingerprint, a positive integer limit, and in and out objects
+// of non-empty channel names, nothing else. Whether the channels and the
+// child exist is the builder's to check, since it alone knows the child
+// (runtime.CheckSubgraphs).
+//
+// Versions: a changed child is seen as a changed config of the node that
+// runs it. A pin is config, so Fingerprint and Compare see a new pinned
+// version directly; the runtime versions a parent with every child pinned
+// (PinSubgraphs, PinnedFingerprints), so it sees every child's version.
 const SubgraphType = "subgraph"
 
 // subgraphKeys are the members of a subgraph node's config.
-var subgraphKeys = []string{"graph", "fingerprint", "in", "out"}
+var subgraphKeys = []string{"graph", "fingerprint", "limit", "in", "out"}
 
 // subgraphs checks the config of every subgraph node.
 func (c *checker) subgraphs() {
@@ -60,6 +66,12 @@ func (c *checker) subgraphs() {
 			var fp string
 			if json.Unmarshal(raw, &fp) != nil {
 				c.errorf(PathKey(cfgPath, "fingerprint"), "pin the child with the string its Fingerprint returns", "subgraph node %s: config.fingerprint must be a string", quote(n.ID))
+			}
+		}
+		if raw, ok := cfg["limit"]; ok {
+			var lim int
+			if json.Unmarshal(raw, &lim) != nil || lim < 1 {
+				c.errorf(PathKey(cfgPath, "limit"), "give the child's recursion limit as a positive integer, or leave it out for the default (25)", "subgraph node %s: config.limit must be a positive integer, got %s", quote(n.ID), string(raw))
 			}
 		}
 		for _, m := range []string{"in", "out"} {
@@ -119,15 +131,18 @@ type SubgraphChild struct {
 }
 
 // SubgraphChildren returns the SubgraphChild of every document of set,
-// by name, each with the graphs it contains within set.
+// by name, each with the graphs it contains within set and the version
+// fingerprint the runtime gives it with those children (PinnedFingerprints),
+// the one a pin must name.
 func SubgraphChildren(set ...*Graph) map[string]SubgraphChild {
 	byName := map[string]*Graph{}
 	for _, d := range set {
 		byName[d.Name] = d
 	}
+	fps := PinnedFingerprints(set...)
 	out := map[string]SubgraphChild{}
 	for _, d := range set {
-		c := SubgraphChild{Name: d.Name, Fingerprint: d.Fingerprint(), Channels: map[string]Reducer{}}
+		c := SubgraphChild{Name: d.Name, Fingerprint: fps[d.Name], Channels: map[string]Reducer{}}
 		for _, ch := range d.Channels {
 			c.Channels[ch.Name] = ch.Kind()
 		}
@@ -290,7 +305,15 @@ type SubgraphConfig struct {
 	Graph string `json:"graph"`
 	// Fingerprint, when set, pins the child: a child whose
 	// runtime Graph.Fingerprint differs is refused when the parent is built.
+	// The runtime versions the parent with every child pinned, set or not
+	// (PinSubgraphs), so a new child version is a changed config of the
+	// node either way; setting it makes the document itself say so.
 	Fingerprint string `json:"fingerprint,omitempty"`
+	// Limit is the child run's own recursion limit: the supersteps one
+	// pass of the child may take inside the parent task (the parent's
+	// limit counts the parent's supersteps only). Zero, or left out,
+	// means the runtime's default, 25 (runtime.DefaultRecursionLimit).
+	Limit int `json:"limit,omitempty"`
 	// In maps each child channel to the parent channel it starts from.
 	In map[string]string `json:"in,omitempty"`
 	// Out maps each parent channel to the child channel whose final value
@@ -347,6 +370,107 @@ func CheckSubgraphCycles(docs ...*Graph) Diagnostics {
 					Message: fmt.Sprintf("node %q: graph %q contains itself through subgraph %q", n.ID, d.Name, cfg.Graph), Hint: "remove the cycle of subgraphs"})
 			}
 		}
+	}
+	return out
+}
+
+// PinSubgraphs returns a copy of g in which every "subgraph" node naming
+// a graph of fingerprints (child document name to its fingerprint) pins
+// it: its config's "fingerprint" is set to that fingerprint. Nodes naming
+// other graphs, and every other part, are left as they are; a node already
+// pinned is pinned again to the given fingerprint.
+//
+// It is how a changed child is seen (see SubgraphType): the runtime takes
+// the pinned form of a graph as its version identity, so the parent's
+// fingerprint covers its children, and Compare of two pinned forms reports
+// a new child version as a NodeConfigChanged of the subgraph node.
+func PinSubgraphs(g *Graph, fingerprints map[string]string) *Graph {
+	if g == nil {
+		return nil
+	}
+	c := g.Clone()
+	for i, n := range c.Nodes {
+		if n.Type != SubgraphType {
+			continue
+		}
+		var cfg map[string]json.RawMessage
+		if json.Unmarshal(n.Config, &cfg) != nil || cfg == nil {
+			continue
+		}
+		var name string
+		if json.Unmarshal(cfg["graph"], &name) != nil {
+			continue
+		}
+		fp, ok := fingerprints[name]
+		if !ok {
+			continue
+		}
+		raw, err := json.Marshal(fp)
+		if err != nil {
+			continue
+		}
+		cfg["fingerprint"] = raw
+		if out, err := json.Marshal(cfg); err == nil {
+			c.Nodes[i].Config = out
+		}
+	}
+	return c
+}
+
+// subgraphPin returns a subgraph node config's graph and pinned
+// fingerprint ("" when it pins none), and whether config is one.
+func subgraphPin(config json.RawMessage) (graph, fingerprint string, ok bool) {
+	var cfg struct {
+		Graph       string `json:"graph"`
+		Fingerprint string `json:"fingerprint"`
+	}
+	if json.Unmarshal(config, &cfg) != nil || cfg.Graph == "" {
+		return "", "", false
+	}
+	return cfg.Graph, cfg.Fingerprint, true
+}
+
+// PinnedFingerprints returns, by name, the version fingerprint of every
+// document of set as the runtime computes it for a graph that runs the
+// other documents of set as its children: the fingerprint of the document
+// with each subgraph node naming a graph of set pinned to that graph's own
+// pinned fingerprint, at any depth (PinSubgraphs). A document that names
+// no graph of set keeps its Fingerprint. Tools comparing a parent across
+// versions of its children (ilmekgen diff --subgraph) pin the parent with
+// it. A document inside a cycle of set is pinned as far as the cycle
+// allows; CheckSubgraphCycles refuses such sets.
+func PinnedFingerprints(set ...*Graph) map[string]string {
+	byName := map[string]*Graph{}
+	for _, d := range set {
+		if d != nil {
+			byName[d.Name] = d
+		}
+	}
+	out := map[string]string{}
+	busy := map[string]bool{}
+	var fp func(name string) string
+	fp = func(name string) string {
+		if f, ok := out[name]; ok {
+			return f
+		}
+		d := byName[name]
+		busy[name] = true
+		pins := map[string]string{}
+		for _, child := range subgraphRefs(d) {
+			if _, ok := byName[child]; ok && !busy[child] {
+				pins[child] = fp(child)
+			}
+		}
+		busy[name] = false
+		f := d.Fingerprint()
+		if len(pins) > 0 {
+			f = PinSubgraphs(d, pins).Fingerprint()
+		}
+		out[name] = f
+		return f
+	}
+	for name := range byName {
+		fp(name)
 	}
 	return out
 }

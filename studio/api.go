@@ -19,7 +19,8 @@ import (
 func (s *Studio) routes() {
 	m := s.mux
 	m.Handle("GET /api/node-types", s.wrap(s.listTypes))
-	m.Handle("POST /api/check", s.wrap(s.check))
+	m.Handle("GET /api/subgraphs", s.wrap(s.listSubgraphs))
+	m.Handle("POST /api/check", s.wrap(s.checkDoc))
 	m.Handle("POST /api/diagram", s.wrap(s.diagram))
 	m.Handle("GET /api/documents", s.wrap(s.listDocs))
 	m.Handle("POST /api/documents", s.wrap(s.createDoc))
@@ -87,14 +88,18 @@ func (s *Studio) listTypes(w http.ResponseWriter, _ *http.Request, _ server.Prin
 	return writeJSON(w, http.StatusOK, map[string]any{"node_types": s.types})
 }
 
-func (s *Studio) check(w http.ResponseWriter, r *http.Request, _ server.Principal) error {
+func (s *Studio) checkDoc(w http.ResponseWriter, r *http.Request, p server.Principal) error {
 	var in struct {
 		Source string `json:"source"`
 	}
 	if err := readJSON(r, &in); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, s.Check("document.json", []byte(in.Source)))
+	rep, err := s.Check(r.Context(), p, "document.json", []byte(in.Source))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, rep)
 }
 
 // diagramCSP is the policy of a diagram opened on its own: it runs no
@@ -163,8 +168,11 @@ func (s *Studio) load(ctx context.Context, p server.Principal, id string, a Acti
 // decodes (so an unchanged document saves byte-identical and its "x-"
 // members stay), else the source as given, and its fingerprint when it
 // has no errors.
-func (s *Studio) stored(name string, src []byte) (Revision, Report) {
-	rep := s.Check(name+".json", src)
+func (s *Studio) stored(ctx context.Context, p server.Principal, name string, src []byte) (Revision, Report, error) {
+	rep, err := s.Check(ctx, p, name+".json", src)
+	if err != nil {
+		return Revision{}, rep, err
+	}
 	rev := Revision{Body: src}
 	if rep.Canonical != "" {
 		rev.Body = []byte(rep.Canonical)
@@ -172,7 +180,7 @@ func (s *Studio) stored(name string, src []byte) (Revision, Report) {
 	if rep.Errors == 0 {
 		rev.Fingerprint = rep.Fingerprint
 	}
-	return rev, rep
+	return rev, rep, nil
 }
 
 func (s *Studio) createDoc(w http.ResponseWriter, r *http.Request, p server.Principal) error {
@@ -193,9 +201,12 @@ func (s *Studio) createDoc(w http.ResponseWriter, r *http.Request, p server.Prin
 	if in.Source == "" {
 		in.Source = string((&spec.Graph{Name: in.Name, Channels: []spec.Channel{}, Nodes: []spec.Node{}, Edges: []spec.Edge{}}).Encode())
 	}
-	rev, rep := s.stored(in.Name, []byte(in.Source))
+	rev, rep, err := s.stored(r.Context(), p, in.Name, []byte(in.Source))
+	if err != nil {
+		return err
+	}
 	rev.Author = p.ID
-	d, err := s.cfg.Repository.Create(r.Context(), d, rev)
+	d, err = s.cfg.Repository.Create(r.Context(), d, rev)
 	if err != nil {
 		return err
 	}
@@ -212,7 +223,11 @@ func (s *Studio) getDoc(w http.ResponseWriter, r *http.Request, p server.Princip
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, DocumentView{Document: d, Source: string(rev.Body), Report: s.Check(d.Name+".json", rev.Body)})
+	rep, err := s.Check(r.Context(), p, d.Name+".json", rev.Body)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, DocumentView{Document: d, Source: string(rev.Body), Report: rep})
 }
 
 func (s *Studio) renameDoc(w http.ResponseWriter, r *http.Request, p server.Principal) error {
@@ -260,7 +275,10 @@ func (s *Studio) saveDraft(w http.ResponseWriter, r *http.Request, p server.Prin
 	if err != nil {
 		return err
 	}
-	rev, rep := s.stored(d.Name, []byte(in.Source))
+	rev, rep, err := s.stored(r.Context(), p, d.Name, []byte(in.Source))
+	if err != nil {
+		return err
+	}
 	rev.Document, rev.Author = d.ID, p.ID
 	rev, err = s.cfg.Repository.Save(r.Context(), in.Base, rev)
 	if err != nil {
@@ -335,7 +353,7 @@ func (s *Studio) getReview(w http.ResponseWriter, r *http.Request, p server.Prin
 	if err != nil {
 		return err
 	}
-	rv, _, err := s.review(r.Context(), d, rev)
+	rv, _, err := s.review(r.Context(), p, d, rev)
 	if err != nil {
 		return err
 	}
@@ -367,7 +385,7 @@ func (s *Studio) publish(w http.ResponseWriter, r *http.Request, p server.Princi
 	if err != nil {
 		return err
 	}
-	rv, _, err := s.review(r.Context(), d, rev)
+	rv, _, err := s.review(r.Context(), p, d, rev)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,8 @@ package studio
 import (
 	"embed"
 	"encoding/json"
+
+	"github.com/ilmek-go/ilmek/spec"
 )
 
 // The built-in node types' config schemas, written by ilmekgen at go
@@ -17,7 +19,9 @@ import (
 var builtinSchemas embed.FS
 
 // builtins describe the node types of the engine's packages (nodes/mcp,
-// nodes/a2a, nodes/skills): a registry type of one of these names that
+// nodes/a2a, nodes/skills) and the runtime's "subgraph" (whose schema
+// spec.SubgraphConfigSchema gives, what `ilmekgen schema --config
+// subgraph` prints): a registry type of one of these names that
 // Config.NodeTypes does not describe is listed with this description and
 // its config schema, marked Builtin.
 var builtins = map[string]NodeType{
@@ -26,6 +30,7 @@ var builtins = map[string]NodeType{
 	"a2a_call":     {Category: "a2a", Description: "Sends a message to an A2A agent and keeps its answer"},
 	"skill":        {Category: "skills", Description: "Writes one skill's instructions to a channel"},
 	"skills":       {Category: "skills", Description: "Writes the catalog of skills to a channel"},
+	"subgraph":     {Category: "subgraphs", Description: "Runs another published graph to its end, mapping channels in and out"},
 }
 
 // builtin returns the description of a built-in type, if name is one.
@@ -35,7 +40,9 @@ func builtin(name string) (NodeType, bool) {
 		return NodeType{}, false
 	}
 	t.Type, t.Builtin = name, true
-	if b, err := builtinSchemas.ReadFile("builtin/" + name + ".jsonschema"); err == nil {
+	if name == spec.SubgraphType {
+		t.ConfigSchema = json.RawMessage(spec.SubgraphConfigSchema())
+	} else if b, err := builtinSchemas.ReadFile("builtin/" + name + ".jsonschema"); err == nil {
 		t.ConfigSchema = json.RawMessage(b)
 	}
 	return t, true

@@ -1,6 +1,7 @@
 package studio
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/ilmek-go/ilmek/internal/suggest"
 	"github.com/ilmek-go/ilmek/mermaid"
+	"github.com/ilmek-go/ilmek/server"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -46,22 +48,42 @@ type Report struct {
 // Check checks a document as `ilmekgen check` does (spec.Decode: syntax,
 // members, validation with did-you-mean hints) and, when it decodes,
 // builds each node with its type's factory of Config.Registry, so a config
-// the factory's DecodeConfig refuses is an error on that node. The file
-// name is used in positions.
-func (s *Studio) Check(file string, src []byte) Report {
+// the factory's DecodeConfig refuses is an error on that node, and checks
+// each "subgraph" node against the published versions p may view, as
+// runtime.FromSpec checks it against the children runtime.WithSubgraphs
+// hands it (spec.CheckSubgraphs: an unknown child, a fingerprint pin the
+// child does not match, a channel either graph does not declare). The
+// file name is used in positions.
+func (s *Studio) Check(ctx context.Context, p server.Principal, file string, src []byte) (Report, error) {
+	kids, err := s.children(ctx, p)
+	if err != nil {
+		return Report{}, err
+	}
+	return s.check(file, src, kids), nil
+}
+
+// check is Check against a given set of children.
+func (s *Studio) check(file string, src []byte, kids *children) Report {
 	var rep Report
 	g, diags := spec.Decode(file, src)
 	for _, d := range diags {
 		rep.add(d)
 	}
 	if g != nil {
+		own := s.subgraphOwn()
 		for i, n := range g.Nodes {
+			if n.Type == spec.SubgraphType && !own {
+				continue // checked below, as runtime.FromSpec does
+			}
 			f, ok := s.cfg.Registry[n.Type]
 			if !ok {
 				path := spec.PathIndex("nodes", i) + ".type"
 				names := make([]string, 0, len(s.cfg.Registry))
 				for k := range s.cfg.Registry {
 					names = append(names, k)
+				}
+				if !own {
+					names = append(names, spec.SubgraphType)
 				}
 				hint := "use a type of the palette"
 				if m := suggest.Closest(n.Type, names); m != "" {
@@ -79,6 +101,9 @@ func (s *Studio) Check(file string, src []byte) Report {
 				rep.add(spec.Diagnostic{Severity: spec.SeverityError, Pos: g.Pos(path), Path: path,
 					Message: fmt.Sprintf("node %q: %v", n.ID, err), Hint: "fix the node's config in its form"})
 			}
+		}
+		if !own {
+			rep.checkSubgraphs(g, kids)
 		}
 		rep.graph = g
 		rep.Canonical = string(g.Encode())

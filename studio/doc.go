@@ -13,7 +13,16 @@
 //   - the registry browser: the node types the application declares
 //     (Config.NodeTypes: a description, a category and the JSON Schema of the
 //     config, which `ilmekgen schema --config` prints at go generate time
-//     and the application hands in), each type of Config.Registry listed;
+//     and the application hands in), each type of Config.Registry listed,
+//     and the runtime's "subgraph" type (spec.SubgraphType) with a form of
+//     its own: the child picked from the published graphs the principal
+//     may view (GET api/subgraphs), an optional pin of its fingerprint, and
+//     the in and out channel maps as pairs whose choices are the child's
+//     and the parent's channels;
+//   - opening a child: from a subgraph node on the canvas (its "open"
+//     button, a double click, or the inspector), the child's published
+//     version read-only or its draft to edit, and back to the parent by the
+//     breadcrumb (or Alt+Up), with the parent's unsaved edits kept;
 //   - documents with history: create, open, rename and delete documents;
 //     every save is a draft revision (its canonical form when it decodes,
 //     so a document opened and saved unchanged is byte-identical, with its
@@ -22,12 +31,17 @@
 //     GET api/published/{name} (FetchPublished) and run with runtime.Load;
 //   - live checking: POST api/check runs the decoder and validator of
 //     `ilmekgen check` and builds each node's config with its type's
-//     factory, and answers the diagnostics placed on the node or edge they
-//     are about, the canonical form, the fingerprint and the §9.1 diagram;
+//     factory, checks each subgraph node against the published versions as
+//     runtime.FromSpec checks it against the children WithSubgraphs hands
+//     it (spec.CheckSubgraphs: an unknown child, a stale pin, a channel
+//     either graph does not declare, reducers that disagree, a cycle), and
+//     answers the diagnostics placed on the node or edge they are about,
+//     the canonical form, the fingerprint and the §9.1 diagram;
 //   - publishing safely: GET api/documents/{id}/review compares a revision
 //     with the published version (spec.Compare) and lists the paused
 //     threads the change touches (runtime.AffectedThreads over
-//     Config.Checkpointer); publishing an unsafe change, or one that
+//     Config.Checkpointer, both versions built with the published children
+//     of their subgraph nodes); publishing an unsafe change, or one that
 //     touches a thread, is refused with 409 unless the request confirms it.
 //
 // Storage is a Repository: NewMemory, package studio/sqlite and package

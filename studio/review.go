@@ -2,9 +2,11 @@ package studio
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/server"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -35,7 +37,10 @@ type Review struct {
 	Errors []Diagnostic `json:"errors,omitempty"`
 }
 
-// Change is one spec.Change, as JSON.
+// Change is one spec.Change, as JSON; Kind "unchecked" says that the
+// published version cannot be built with the children its subgraph nodes
+// run now (a pin or a channel changed), so the paused threads were not
+// compared: a change unsafe for them, which publishing must confirm.
 type Change struct {
 	Kind         string `json:"kind"`
 	Subject      string `json:"subject"`
@@ -72,8 +77,12 @@ type Reason struct {
 }
 
 // review compares revision rev of d with its published version.
-func (s *Studio) review(ctx context.Context, d Document, rev Revision) (*Review, *Report, error) {
-	rep := s.Check(d.Name+".json", rev.Body)
+func (s *Studio) review(ctx context.Context, p server.Principal, d Document, rev Revision) (*Review, *Report, error) {
+	kids, err := s.children(ctx, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep := s.check(d.Name+".json", rev.Body, kids)
 	out := &Review{Published: d.Published, Revision: rev.Number, To: rep.Fingerprint, Changes: []Change{}, Affected: []AffectedView{}}
 	for _, x := range rep.Diagnostics {
 		if x.Severity == "error" {
@@ -98,11 +107,20 @@ func (s *Studio) review(ctx context.Context, d Document, rev Revision) (*Review,
 		out.Unsafe = out.Unsafe || c.UnsafeNew || (c.UnsafePaused && s.cfg.Checkpointer == nil)
 	}
 	if s.cfg.Checkpointer != nil && !out.Same {
-		from, err := runtime.FromSpec(old, s.cfg.Registry)
+		from, err := s.build(old, kids)
+		if errors.Is(err, runtime.ErrSubgraph) {
+			// The published version runs a child that has changed since
+			// (a pin, a channel): the paused threads cannot be compared.
+			out.Changes = append(out.Changes, Change{Kind: "unchecked", Subject: d.Name,
+				Detail:       "the published version cannot be built with the children published now: " + trunc(err.Error(), 300),
+				UnsafePaused: true, Reason: "the paused threads were not compared; publish only if none runs the published version"})
+			out.Unsafe = true
+			return out, &rep, nil
+		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("studio: building published version %d of %q: %w", pub.Number, d.Name, err)
 		}
-		to, err := runtime.FromSpec(rep.graph, s.cfg.Registry)
+		to, err := s.build(rep.graph, kids)
 		if err != nil {
 			return nil, nil, fmt.Errorf("studio: building revision %d of %q: %w", rev.Number, d.Name, err)
 		}

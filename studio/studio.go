@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"regexp"
 	"slices"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/server"
+	"github.com/ilmek-go/ilmek/spec"
 )
 
 // NodeType is one node type the application offers in the palette.
@@ -85,7 +87,9 @@ type Config struct {
 	// Registry not described here is listed with its name only, or, for
 	// the engine's built-in types (mcp_tool, mcp_resource, a2a_call, skill,
 	// skills), with their description and config schema. Each must be in
-	// Registry.
+	// Registry, except "subgraph" (spec.SubgraphType), which the runtime
+	// provides and the palette always lists: its nodes run the published
+	// versions of the studio's documents (GET api/subgraphs).
 	NodeTypes []NodeType
 	// Checkpointer, when set, is where the services running the published
 	// versions keep their threads: the publish review lists the threads a
@@ -120,6 +124,7 @@ type Studio struct {
 	mux   *http.ServeMux
 	log   *slog.Logger
 	types []NodeType
+	kids  childCache
 }
 
 // New checks cfg and returns the Studio.
@@ -145,7 +150,7 @@ func New(cfg Config) (*Studio, error) {
 	}
 	seen := map[string]bool{}
 	for _, t := range cfg.NodeTypes {
-		if _, ok := cfg.Registry[t.Type]; !ok {
+		if _, ok := cfg.Registry[t.Type]; !ok && t.Type != spec.SubgraphType {
 			return nil, fmt.Errorf("studio: node type %q of Config.NodeTypes is not in Config.Registry; register it or leave it out", t.Type)
 		}
 		if seen[t.Type] {
@@ -157,7 +162,11 @@ func New(cfg Config) (*Studio, error) {
 		seen[t.Type] = true
 		s.types = append(s.types, t)
 	}
-	for name := range cfg.Registry {
+	names := slices.Collect(maps.Keys(cfg.Registry))
+	if _, own := cfg.Registry[spec.SubgraphType]; !own {
+		names = append(names, spec.SubgraphType) // the runtime provides it
+	}
+	for _, name := range names {
 		if seen[name] {
 			continue
 		}

@@ -75,12 +75,28 @@ func TestNodeTypes(t *testing.T) {
 		t.Errorf("subgraph is not marked built-in: %+v", got.NodeTypes[3])
 	}
 
-	// The engine's node types are recognized by name, with their schemas.
+	// The engine's node types are recognized by name, with their schemas,
+	// after the application's; "subgraph", which the runtime provides, is
+	// listed without being registered, with spec's config schema.
 	s = newStudio(t, func(c *studio.Config) { c.Registry["a2a_call"] = c.Registry["say"] })
 	s.must("ann", "GET", "/api/node-types", nil, 200).json(t, &got)
-	last := got.NodeTypes[len(got.NodeTypes)-1]
-	if last.Type != "a2a_call" || !last.Builtin || last.Category != "a2a" || !bytes.Contains(last.ConfigSchema, []byte("nodes/a2a.CallConfig")) {
-		t.Errorf("a2a_call: %+v", last)
+	order = order[:0]
+	for _, nt := range got.NodeTypes {
+		order = append(order, nt.Type)
+	}
+	if got := strings.Join(order, " "); got != "say ask a2a_call subgraph" {
+		t.Fatalf("node types %s, want say ask a2a_call subgraph", got)
+	}
+	a2a, sub := got.NodeTypes[2], got.NodeTypes[3]
+	if !a2a.Builtin || a2a.Category != "a2a" || !bytes.Contains(a2a.ConfigSchema, []byte("nodes/a2a.CallConfig")) {
+		t.Errorf("a2a_call: %+v", a2a)
+	}
+	var schema bytes.Buffer
+	if err := json.Compact(&schema, spec.SubgraphConfigSchema()); err != nil {
+		t.Fatal(err)
+	}
+	if !sub.Builtin || sub.Category != "subgraphs" || !bytes.Equal(sub.ConfigSchema, schema.Bytes()) || sub.Description == "" {
+		t.Errorf("subgraph: %s %s %q %s", sub.Type, sub.Category, sub.Description, sub.ConfigSchema)
 	}
 }
 
@@ -472,7 +488,7 @@ func TestOpenAPI(t *testing.T) {
 		t.Error("the served document differs from OpenAPI")
 	}
 	routes := []struct{ method, path string }{
-		{"get", "/api/node-types"}, {"post", "/api/check"}, {"post", "/api/diagram"}, {"get", "/api/documents"}, {"post", "/api/documents"},
+		{"get", "/api/node-types"}, {"get", "/api/subgraphs"}, {"post", "/api/check"}, {"post", "/api/diagram"}, {"get", "/api/documents"}, {"post", "/api/documents"},
 		{"get", "/api/documents/{id}"}, {"patch", "/api/documents/{id}"}, {"delete", "/api/documents/{id}"},
 		{"put", "/api/documents/{id}/draft"}, {"get", "/api/documents/{id}/revisions"}, {"get", "/api/documents/{id}/revisions/{n}"},
 		{"get", "/api/documents/{id}/versions"}, {"get", "/api/documents/{id}/review"}, {"post", "/api/documents/{id}/publish"},

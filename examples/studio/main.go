@@ -1,7 +1,8 @@
 // Command studio runs the studio (package studio) over SQLite with the
 // support example's node types, beside a service that runs the published
 // version of the "support-agent" document and reloads it when a new
-// version is published.
+// version is published. A "subgraph" node of it runs the published version
+// of the document its config names (runtime.WithSubgraphs), at any depth.
 //
 //	go run ./examples/studio -addr 127.0.0.1:8080 -db studio.db
 //
@@ -30,6 +31,7 @@ import (
 	"log"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -164,33 +166,96 @@ func seed(ctx context.Context, repo studio.Repository) error {
 	return err
 }
 
-// service runs the published version of the document, loading it again
-// (runtime.Load) when its fingerprint changes. A service in another
-// process would GET studio/api/published/support-agent instead of reading
-// the repository.
+// service runs the published version of the document, with the
+// published versions its "subgraph" nodes run, building it again
+// (runtime.FromSpec with runtime.WithSubgraphs) when any of their
+// fingerprints changes. A service in another process would GET
+// studio/api/published/{name} instead of reading the repository.
 type service struct {
 	repo studio.Repository
 
-	mu sync.Mutex
-	fp string
-	g  *runtime.Graph[runtime.Values, runtime.Values]
+	mu  sync.Mutex
+	key string
+	g   *runtime.Graph[runtime.Values, runtime.Values]
 }
 
 func (s *service) graph(ctx context.Context) (*runtime.Graph[runtime.Values, runtime.Values], error) {
-	v, err := s.repo.Published(ctx, document)
+	p, err := fetch(ctx, s.repo, document, nil)
 	if err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if v.Fingerprint != s.fp {
-		g, err := runtime.Load(document+".json", v.Body, registry())
+	if k := p.key(); k != s.key {
+		g, err := p.build()
 		if err != nil {
 			return nil, err
 		}
-		s.g, s.fp = g, v.Fingerprint
+		s.g, s.key = g, k
 	}
 	return s.g, nil
+}
+
+// published is a published document with the published documents its
+// subgraph nodes run. The studio names a child by the graph name inside
+// its document; this example names its documents as their graphs.
+type published struct {
+	doc  *spec.Graph
+	fp   string
+	kids []*published
+}
+
+// fetch reads the published version of name and, at any depth, of the
+// graphs its subgraph nodes run (path: the graphs that contain it).
+func fetch(ctx context.Context, repo studio.Repository, name string, path []string) (*published, error) {
+	if slices.Contains(path, name) {
+		return nil, fmt.Errorf("graph %q contains itself through %s", name, strings.Join(path, " > "))
+	}
+	v, err := repo.Published(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("graph %q: %w", name, err)
+	}
+	doc, diags := spec.Decode(name+".json", v.Body)
+	if diags.HasErrors() {
+		return nil, diags.Err()
+	}
+	p := &published{doc: doc, fp: v.Fingerprint}
+	for _, n := range doc.Nodes {
+		if n.Type != spec.SubgraphType {
+			continue
+		}
+		var cfg spec.SubgraphConfig
+		if err := runtime.DecodeConfig(n, &cfg); err != nil {
+			return nil, err
+		}
+		k, err := fetch(ctx, repo, cfg.Graph, append(slices.Clip(path), name))
+		if err != nil {
+			return nil, err
+		}
+		p.kids = append(p.kids, k)
+	}
+	return p, nil
+}
+
+// key is the fingerprints p is built from.
+func (p *published) key() string {
+	k := p.fp
+	for _, c := range p.kids {
+		k += "(" + c.key() + ")"
+	}
+	return k
+}
+
+func (p *published) build() (*runtime.Graph[runtime.Values, runtime.Values], error) {
+	var opts []runtime.Option
+	for _, c := range p.kids {
+		g, err := c.build()
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, runtime.WithSubgraphs(g))
+	}
+	return runtime.FromSpec(p.doc, registry(), opts...)
 }
 
 func (s *service) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -67,7 +67,7 @@ func TestExample(t *testing.T) {
 		NodeTypes []studio.NodeType `json:"node_types"`
 	}
 	_, b := do("GET", "/studio/api/node-types", nil)
-	if json.Unmarshal(b, &types) != nil || len(types.NodeTypes) != 2 || !bytes.Contains(types.NodeTypes[0].ConfigSchema, []byte(`"model"`)) {
+	if json.Unmarshal(b, &types) != nil || len(types.NodeTypes) != 3 || !bytes.Contains(types.NodeTypes[0].ConfigSchema, []byte(`"model"`)) || types.NodeTypes[2].Type != "subgraph" {
 		t.Fatalf("node types: %s", b)
 	}
 	a := run("I+want+to+buy")
@@ -105,6 +105,39 @@ func TestExample(t *testing.T) {
 	code, pub := do("GET", "/studio/api/published/support-agent", nil)
 	if code != 200 || !bytes.Contains(pub, []byte("chat-small")) {
 		t.Fatalf("published: %d %s", code, pub)
+	}
+
+	// The checkout moves into a graph of its own, which the agent runs
+	// as a subgraph node: the service builds the parent with the child.
+	const checkout = `{"name":"checkout","channels":{"messages":{"reducer":"append"}},
+	 "nodes":[{"id":"pay","type":"http","config":{"url":"https://shop.example/pay"}}],
+	 "edges":[{"from":"__start__","to":"pay"},{"from":"pay","to":"__end__"}]}`
+	var c studio.DocumentView
+	code, b = do("POST", "/studio/api/documents", map[string]any{"name": "checkout", "source": checkout})
+	if code != 201 || json.Unmarshal(b, &c) != nil {
+		t.Fatalf("creating checkout: %d %s", code, b)
+	}
+	if code, b := do("POST", "/studio/api/documents/"+c.ID+"/publish", map[string]any{"revision": 1, "published": 0}); code != 200 {
+		t.Fatalf("publishing checkout: %d %s", code, b)
+	}
+	src = strings.Replace(src, `"type": "http",
+      "config": {
+        "url": "https://shop.example/checkout"
+      }`, `"type": "subgraph",
+      "config": {
+        "graph": "checkout",
+        "out": {
+          "messages": "messages"
+        }
+      }`, 1)
+	if code, b := do("PUT", "/studio/api/documents/support/draft", map[string]any{"base": 2, "source": src}); code != 200 || !bytes.Contains(b, []byte(`"errors":0`)) {
+		t.Fatalf("save with a subgraph node: %d %s", code, b)
+	}
+	if code, b := do("POST", "/studio/api/documents/support/publish", map[string]any{"revision": 3, "published": 2, "confirm_unsafe": true}); code != 200 {
+		t.Fatalf("publish with a subgraph node: %d %s", code, b)
+	}
+	if a := run("I+want+to+buy"); a.Status != "done" || a.Messages[len(a.Messages)-1] != "Order placed at https://shop.example/pay" {
+		t.Fatalf("the agent with its checkout subgraph: %+v", a)
 	}
 	db.Close()
 

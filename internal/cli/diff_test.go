@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -83,5 +84,52 @@ func TestDiffUsageAndInvalid(t *testing.T) {
 		if _, stderr, code := ilmekgen(t, dir, tc.args...); code != tc.code {
 			t.Errorf("%v: exit %d, want %d; stderr: %s", tc.args, code, tc.code, stderr)
 		}
+	}
+}
+
+// TestDiffSubgraphVersions: with --subgraph and --old-subgraph, diff pins
+// each document's subgraph nodes to its children's versions, so a new
+// child version is an unsafe node-config-changed of the node that runs
+// it, and the same child is no change at all.
+func TestDiffSubgraphVersions(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, doc string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	child := func(prompt string) string {
+		return `{"name": "refund", "channels": {"x": {}}, "nodes": [{"id": "ask", "type": "ask", "config": {"prompt": "` + prompt + `"}}],
+  "edges": [{"from": "__start__", "to": "ask"}, {"from": "ask", "to": "__end__"}]}`
+	}
+	write("support.json", `{"name": "support", "channels": {"x": {}},
+  "nodes": [{"id": "refund", "type": "subgraph", "config": {"graph": "refund", "out": {"x": "x"}}}],
+  "edges": [{"from": "__start__", "to": "refund"}, {"from": "refund", "to": "__end__"}]}`)
+	write("refund-v1.json", child("v1"))
+	write("refund-v1-again.json", child("v1"))
+	write("refund-v2.json", child("v2"))
+	write("other.json", strings.Replace(child("v1"), `"refund"`, `"other"`, 1))
+	tests := []struct {
+		name string
+		args []string
+		code int
+		out  string
+	}{
+		{"new child version", []string{"--old-subgraph", "refund=refund-v1.json", "--subgraph", "refund=refund-v2.json"}, exitUnsafe, `node-config-changed refund: subgraph node "refund" runs another version of graph "refund"`},
+		{"same child", []string{"--old-subgraph", "refund=refund-v1.json", "--subgraph", "refund=refund-v1-again.json"}, exitOK, ""},
+		{"one child for both", []string{"--subgraph", "refund=refund-v2.json"}, exitOK, ""},
+		{"flag names another document", []string{"--subgraph", "refund=other.json"}, exitUsage, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append(append([]string{"diff"}, tc.args...), "support.json", "support.json")
+			stdout, stderr, code := ilmekgen(t, dir, args...)
+			if code != tc.code || !strings.Contains(stdout, tc.out) {
+				t.Fatalf("exit %d (want %d), stdout:\n%s\nstderr: %s", code, tc.code, stdout, stderr)
+			}
+			if tc.code == exitOK && strings.Contains(stdout, "changed") {
+				t.Fatalf("changes reported:\n%s", stdout)
+			}
+		})
 	}
 }

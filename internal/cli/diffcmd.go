@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 
 	"github.com/ilmek-go/ilmek/spec"
 )
@@ -18,10 +20,16 @@ var errUnsafe = errors.New("unsafe changes")
 
 // runDiff is "ilmekgen diff OLD NEW": it prints spec.Compare's changes, one
 // per line (or one JSON document with --json), and returns errUnsafe when a
-// change is unsafe for paused or new threads.
+// change is unsafe for paused or new threads. With --subgraph (the
+// children of NEW, and of OLD unless --old-subgraph gives OLD's), both
+// documents are compared in the form the runtime versions them, every
+// child pinned (spec.PinnedFingerprints), so a new child version is a
+// changed config of the subgraph node that runs it.
 func runDiff(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("diff")
 	asJSON := fs.Bool("json", false, "print the changes as one JSON document")
+	newChildren := fs.StringArray("subgraph", nil, "a child graph of NEW (and of OLD, unless --old-subgraph names it): NAME=SPEC (repeatable)")
+	oldChildren := fs.StringArray("old-subgraph", nil, "a child graph of OLD: NAME=SPEC (repeatable)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -35,6 +43,18 @@ func runDiff(args []string, stdout, stderr io.Writer) error {
 	nw, _, err := loadSpec(fs.Arg(1), stderr)
 	if err != nil {
 		return err
+	}
+	if len(*newChildren)+len(*oldChildren) > 0 {
+		newSet, err := loadChildren(*newChildren, nil, stderr)
+		if err != nil {
+			return err
+		}
+		oldSet, err := loadChildren(*oldChildren, newSet, stderr)
+		if err != nil {
+			return err
+		}
+		old = pinChildren(old, oldSet)
+		nw = pinChildren(nw, newSet)
 	}
 	changes := spec.Compare(old, nw)
 	if *asJSON {
@@ -145,4 +165,35 @@ func writeDiffJSON(w io.Writer, old, nw *spec.Graph, changes []spec.Change) {
 	}
 	b, _ := json.MarshalIndent(out, "", "  ")
 	w.Write(append(b, '\n'))
+}
+
+// loadChildren decodes the child documents of --subgraph NAME=SPEC flags,
+// by name, over base (a copy; nil for none).
+func loadChildren(flags []string, base map[string]*spec.Graph, stderr io.Writer) (map[string]*spec.Graph, error) {
+	parsed, err := parseSubgraphFlags(flags)
+	if err != nil {
+		return nil, err
+	}
+	out := maps.Clone(base)
+	if out == nil {
+		out = map[string]*spec.Graph{}
+	}
+	for _, f := range parsed {
+		g, _, err := loadSpec(f.spec, stderr)
+		if err != nil {
+			return nil, err
+		}
+		if g.Name != f.name {
+			return nil, &usageError{fmt.Sprintf("--subgraph %s=%s: the document is named %q; name the flag after the document's \"name\"", f.name, f.spec, g.Name)}
+		}
+		out[f.name] = g
+	}
+	return out, nil
+}
+
+// pinChildren is g with its subgraph nodes pinned to the versions of the
+// children of set, as the runtime versions a graph running them.
+func pinChildren(g *spec.Graph, set map[string]*spec.Graph) *spec.Graph {
+	docs := slices.Collect(maps.Values(set))
+	return spec.PinSubgraphs(g, spec.PinnedFingerprints(docs...))
 }

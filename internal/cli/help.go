@@ -71,14 +71,22 @@ Example:
 
 Prints the version of ilmekgen and of the generated code's contract.
 `,
-	"diff": `Usage: ilmekgen diff [--json] OLD NEW
+	"diff": `Usage: ilmekgen diff [--json] [--subgraph NAME=SPEC]... [--old-subgraph NAME=SPEC]... OLD NEW
 
 Prints the changes from OLD to NEW, each safe or unsafe for paused and for
 new threads. Exit status 3 when a change is unsafe.
 
-Example:
+With --subgraph, the documents are compared as the runtime versions them:
+each subgraph node pinned to its child's version (the children given with
+--subgraph for NEW, and for OLD unless --old-subgraph gives OLD's). A new
+child version is then a changed config of the node that runs it, unsafe
+for threads paused inside the child. A document that pins its children
+("fingerprint" in the node's config) shows that without the flags.
+
+Examples:
 
   ilmekgen diff approval-v3.json approval-v4.json
+  ilmekgen diff --old-subgraph refund=refund-v1.json --subgraph refund=refund-v2.json support.json support.json
 `,
 }
 

@@ -110,7 +110,7 @@ func TestGenWiresSubgraphs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, w := range []string{"SubgraphRefund() refundgraph.Nodes", "subgraphR(n.SubgraphRefund())", "in.Order = &s.Order", "u.Status = &out.Status"} {
+			for _, w := range []string{"SubgraphRefund() refundgraph.Nodes", "subgraphR(n.SubgraphRefund(), &children)", "in.Order = &s.Order", "u.Status = &out.Status"} {
 				if !strings.Contains(string(src), w) {
 					t.Errorf("graph.gen.go lacks %q", w)
 				}

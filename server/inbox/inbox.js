@@ -67,6 +67,9 @@ const clock = (s) => {
 const ms = (n) => (n >= 1000 ? (n / 1000).toFixed(2) + " s" : (Math.round(n * 10) / 10) + " ms");
 const statusWords = { new: "new", running: "running", interrupted: "waiting on a person", parked: "parked", done: "done", error: "failed", aborted: "aborted" };
 const statusBadge = (s, raw) => el("span", { class: "status s-" + s, text: raw ? s : statusWords[s] || s });
+// where names the node that asked interrupt p: its node, or for one asked
+// inside a subgraph, the path of subgraph nodes down to the child's node.
+const where = (p) => (p.path && p.path.length ? [...p.path, p.child_node].join(" › ") : p.node);
 
 // ---- JSON Schema: the answer's form, skeleton and check ----
 
@@ -356,7 +359,8 @@ async function loadList(more) {
       statusBadge(th.status),
       el("span", { class: "graph", text: th.graph }),
       el("code", { class: "tid", text: th.thread_id }),
-      th.pending.length ? el("span", { class: "ask", text: th.pending.length + (th.pending.length === 1 ? " question" : " questions") }) : null,
+      th.pending.length ? el("span", { class: "ask", text: th.pending.length + (th.pending.length === 1 ? " question" : " questions") +
+        " from " + [...new Set(th.pending.map(where))].join(", ") }) : null,
       meta ? el("span", { class: "meta", text: meta }) : null,
       el("span", { class: "when", text: "step " + th.step + " · created " + time(th.created) }));
     return el("li", { "data-thread": th.thread_id, "data-status": th.status }, a);
@@ -410,6 +414,7 @@ async function refreshThread() {
   $("cancel-run").hidden = !active;
   $("cancel-run").dataset.run = active ? active.run_id : "";
   drawQuestions(th);
+  drawSubgraphs(th);
   drawRuns();
   if (!view.run && runs.length) {
     view.run = runs[0].run_id;
@@ -448,13 +453,34 @@ function drawQuestions(th) {
   }
   for (const p of th.pending) {
     if ([...box.children].some((c) => c.dataset.id === p.id)) continue;
-    const card = el("article", { class: "question", "data-id": p.id },
-      el("h4", { text: "Question from " + p.node }),
+    const card = el("article", { class: "question", "data-id": p.id, "data-where": where(p) },
+      el("h4", { text: "Question from " + where(p) + (p.path && p.path.length ? " (inside a subgraph)" : "") }),
       payloadView(p.payload),
       formFor(th.thread_id, p));
     box.append(card);
   }
   $("questions-empty").hidden = th.pending.length > 0;
+}
+
+let subgraphsKey = "";
+
+// drawSubgraphs lists where each child run inside the thread's tasks
+// stands (its step, the nodes it runs next, the questions it waits on and
+// its channels), when it changed.
+function drawSubgraphs(th) {
+  const subs = th.subgraphs || [];
+  const key = JSON.stringify(subs.map((c) => [c.path, c.checkpoint_id]));
+  if (key === subgraphsKey) return;
+  subgraphsKey = key;
+  $("subgraphs").hidden = subs.length === 0;
+  $("subgraph-list").replaceChildren(...subs.map((c) => {
+    const facts = ["step " + c.step];
+    if (c.next.length) facts.push("next " + c.next.join(", "));
+    if (c.pending.length) facts.push(c.pending.length + (c.pending.length === 1 ? " question" : " questions"));
+    return el("li", { "data-path": c.path.join("/") },
+      el("strong", { text: c.path.join(" › ") }), " ", el("span", { class: "facts", text: facts.join(" · ") }),
+      el("details", {}, el("summary", { text: "channels" }), el("pre", { text: pretty(c.values || {}) })));
+  }));
 }
 
 let runsKey = "";
@@ -535,11 +561,11 @@ async function drawDiagram(cp) {
   let svg, mmd;
   try {
     [svg, mmd] = await Promise.all([
-      call("GET", "/threads/" + id + "/diagram?format=svg" + at).catch((err) => {
+      call("GET", "/threads/" + id + "/diagram?format=svg&subgraphs=expand" + at).catch((err) => {
         if (err.problem && err.problem.status === 501) return null;
         throw err;
       }),
-      call("GET", "/threads/" + id + "/diagram?format=mermaid" + at),
+      call("GET", "/threads/" + id + "/diagram?format=mermaid&subgraphs=expand" + at),
     ]);
   } catch (err) {
     $("diagram").textContent = "Could not draw the graph: " + err.message;
@@ -558,7 +584,7 @@ async function drawDiagram(cp) {
   const path = new Set(["__start__"]);
   for (const c of cp ? branch(cp.checkpoint_id) : []) for (const n of c.nodes) path.add(n);
   if (thread && thread.status === "done" && (!view.cp || view.cp === thread.checkpoint_id)) path.add("__end__");
-  for (const g of $("diagram").querySelectorAll("svg g.node")) {
+  for (const g of $("diagram").querySelectorAll("svg g.node, svg g.cluster")) {
     if (path.has(g.id.replace(/^node_/, ""))) g.classList.add("visited");
   }
 }
@@ -579,6 +605,7 @@ function follow(threadID, runID) {
     const bits = [ev.type];
     if (ev.step) bits.push("step " + ev.step);
     if (ev.node) bits.push(ev.node);
+    if (ev.ns && ev.ns.length) bits.push("in " + ev.ns.join(" › "));
     if (ev.status) bits.push(ev.status);
     if (ev.duration_ns) bits.push(ms(ev.duration_ns / 1e6));
     const li = el("li", { class: "ev-" + ev.type }, el("time", { dateTime: ev.time, text: clock(ev.time) }), " #" + ev.seq + " " + bits.join(" "));
@@ -627,6 +654,9 @@ function route() {
       source = null;
       sourceRun = null;
       $("events").replaceChildren();
+      subgraphsKey = "";
+      $("subgraph-list").replaceChildren();
+      $("subgraphs").hidden = true;
     }
     refreshThread();
   } else {

@@ -33,8 +33,18 @@ async function diagram(source) {
   return 'data:image/svg+xml;base64,' + btoa(bin);
 }
 
+// published reads the published version of the document named name:
+// its source text.
+async function published(name) {
+  const res = await fetch('api/published/' + encodeURIComponent(name));
+  if (!res.ok) throw new Problem(await res.json());
+  return res.text();
+}
+
 export const api = {
   diagram,
+  published,
+  subgraphs: () => call('GET', 'api/subgraphs').then((r) => r.children),
   nodeTypes: () => call('GET', 'api/node-types').then((r) => r.node_types),
   documents: () => call('GET', 'api/documents').then((r) => r.documents),
   create: (name) => call('POST', 'api/documents', { name }),

@@ -97,7 +97,7 @@ function Field({ name, prop, required, value, onChange }) {
 
 // TextInput keeps its text while typing and commits on change, so each
 // keystroke is not an undo step of its own.
-export function TextInput({ id, value, onCommit, placeholder }) {
+export function TextInput({ id, value, onCommit, placeholder, list, label }) {
   const [text, setText] = useState(value);
   useEffect(() => setText(value), [value]);
   return (
@@ -105,6 +105,8 @@ export function TextInput({ id, value, onCommit, placeholder }) {
       id={id}
       value={text}
       placeholder={placeholder}
+      list={list}
+      aria-label={label}
       onChange={(e) => setText(e.target.value)}
       onBlur={() => text !== value && onCommit(text)}
       onKeyDown={(e) => {

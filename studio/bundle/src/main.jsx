@@ -6,9 +6,16 @@ import './studio.css';
 import { api, Problem } from './api.js';
 import { ConfigForm, GuardForm, TextInput } from './forms.jsx';
 import { parseJSON } from './json.js';
+import { SubgraphForm } from './subgraph.jsx';
 
 const START = '__start__';
 const END = '__end__';
+const SUBGRAPH = 'subgraph';
+
+// subgraphOf is the graph a subgraph node's config names ('' if none).
+function subgraphOf(n) {
+  return n && n.type === SUBGRAPH && n.config && typeof n.config.graph === 'string' ? n.config.graph : '';
+}
 const REDUCERS = ['last_write', 'append', 'merge'];
 
 // pos reads a canvas position: only "x-studio" members hold them, which
@@ -43,7 +50,10 @@ function GraphNode({ data, selected }) {
     <div className={cls} data-node={data.id}>
       {data.id !== START ? <Handle type="target" position={Position.Top} /> : null}
       <div className="gnode-id">{data.id}</div>
-      {data.type ? <div className="gnode-type">{data.type}</div> : null}
+      {data.type ? <div className="gnode-type">{data.type}{data.sub ? ' → ' + data.sub : ''}</div> : null}
+      {data.sub ? (
+        <button type="button" className="nodrag gnode-open" aria-label={'open child graph ' + data.sub} onClick={(e) => { e.stopPropagation(); data.onOpen(); }}>open ↗</button>
+      ) : null}
       {first ? (
         <div className={'gnode-diag ' + first.severity} role="alert">
           {first.message}
@@ -157,7 +167,7 @@ function EdgeAdder({ doc, edit }) {
   );
 }
 
-function Inspector({ doc, sel, types, report, edit, setSel }) {
+function Inspector({ doc, sel, types, report, edit, setSel, kids, docs, onOpen, ro }) {
   const diags = (report ? report.diagnostics : []).filter((d) => (sel && sel.node && d.node === sel.node) || (sel && sel.edge !== undefined && d.edge === sel.edge));
   if (sel && sel.node && sel.node !== START && sel.node !== END) {
     const i = doc.nodes.findIndex((n) => n.id === sel.node);
@@ -165,18 +175,35 @@ function Inspector({ doc, sel, types, report, edit, setSel }) {
     const n = doc.nodes[i];
     const t = types.find((x) => x.type === n.type);
     const set = (f) => edit((d) => ({ ...d, nodes: d.nodes.map((m, j) => (j === i ? f(m) : m)) }));
+    const setConfig = (c) => set((m) => (c === undefined ? omit(m, 'config') : { ...m, config: c }));
+    const isSub = n.type === SUBGRAPH && t && t.builtin;
+    const g = subgraphOf(n);
+    const child = kids.find((k) => k.graph === g);
+    const draft = child ? child.document : (docs.find((d) => d.name === g) || {}).id;
     return (
       <aside className="inspector" aria-label="Inspector">
         <h2>Node <code>{n.id}</code> <small>{n.type}</small></h2>
         {t && t.description ? <p>{t.description}</p> : null}
         <DiagList diags={diags} />
-        <ConfigForm schema={t && t.config_schema} value={n.config} onChange={(c) => set((m) => (c === undefined ? omit(m, 'config') : { ...m, config: c }))} />
+        {isSub ? (
+          <div className="row open-child">
+            <button id="open-child" type="button" disabled={!child} onClick={() => onOpen({ published: child })}>Open {g || 'child'}{child ? ' v' + child.version : ''} (read-only)</button>
+            <button id="open-child-draft" type="button" disabled={!draft} onClick={() => onOpen({ draft })}>Edit {g || 'child'}'s draft</button>
+          </div>
+        ) : null}
+        <fieldset className="plain" disabled={ro}>
+        {isSub ? (
+          <SubgraphForm value={n.config} onChange={setConfig} kids={kids} channels={Object.keys(doc.channels || {})} />
+        ) : (
+          <ConfigForm schema={t && t.config_schema} value={n.config} onChange={setConfig} />
+        )}
         <div className="field">
           <label htmlFor="node-goto">goto (node ids, comma-separated)</label>
           <TextInput id="node-goto" value={(n.goto || []).join(', ')}
             onCommit={(s) => set((m) => (s.trim() === '' ? omit(m, 'goto') : { ...m, goto: s.split(',').map((x) => x.trim()).filter(Boolean) }))} />
         </div>
         <button type="button" className="danger" onClick={() => { edit((d) => removeNode(d, n.id)); setSel(null); }}>Delete node</button>
+        </fieldset>
       </aside>
     );
   }
@@ -186,18 +213,22 @@ function Inspector({ doc, sel, types, report, edit, setSel }) {
       <aside className="inspector" aria-label="Inspector">
         <h2>Edge <code>{e.from} → {e.to}</code></h2>
         <DiagList diags={diags} />
+        <fieldset className="plain" disabled={ro}>
         <h3>Guard</h3>
         <GuardForm key={sel.edge} channels={Object.keys(doc.channels || {})} when={e.when}
           onChange={(w) => edit((d) => ({ ...d, edges: d.edges.map((x, j) => (j === sel.edge ? (w === undefined ? omit(x, 'when') : { ...x, when: w }) : x)) }))} />
         <button type="button" className="danger" onClick={() => { edit((d) => ({ ...d, edges: d.edges.filter((_, j) => j !== sel.edge) })); setSel(null); }}>Delete edge</button>
+        </fieldset>
       </aside>
     );
   }
   return (
     <aside className="inspector" aria-label="Inspector">
       <h2>Graph <code>{doc.name}</code></h2>
+      <fieldset className="plain" disabled={ro}>
       <Channels doc={doc} edit={edit} />
       <EdgeAdder doc={doc} edit={edit} />
+      </fieldset>
       <h3>Edges</h3>
       <ul className="edge-list">
         {(doc.edges || []).map((e, i) => (
@@ -309,14 +340,23 @@ function Studio() {
   const [busy, setBusy] = useState(false);
   const [newName, setNewName] = useState('');
   const [drag, setDrag] = useState({});
+  const [kids, setKids] = useState([]); // the graphs a subgraph node may run
+  const [stack, setStack] = useState([]); // the documents opened before this one, through subgraph nodes
   const doc = hist.doc;
+  const ro = !!(meta && meta.readOnly);
+  const roRef = useRef(ro);
+  roRef.current = ro;
   const dirty = hist.past.length > 0 && meta && JSON.stringify(doc) !== JSON.stringify(parse(source));
   const flow = useReactFlow();
 
   const fail = (e) => setStatus(e instanceof Problem ? e.problem.title + ': ' + e.problem.detail : String(e));
+  const refresh = () => {
+    api.documents().then(setDocs, fail);
+    api.subgraphs().then(setKids, fail);
+  };
   useEffect(() => {
     api.nodeTypes().then(setTypes, fail);
-    api.documents().then(setDocs, fail);
+    refresh();
   }, []);
 
   const load = (v) => {
@@ -328,7 +368,8 @@ function Studio() {
   };
 
   // edit applies f to the document as one undo step.
-  const edit = useCallback((f) => setHist((h) => ({ past: [...h.past, h.doc], doc: f(h.doc), future: [] })), []);
+  // A published version opened read-only takes no edit.
+  const edit = useCallback((f) => !roRef.current && setHist((h) => ({ past: [...h.past, h.doc], doc: f(h.doc), future: [] })), []);
   const undo = () => setHist((h) => (h.past.length ? { past: h.past.slice(0, -1), doc: h.past[h.past.length - 1], future: [h.doc, ...h.future] } : h));
   const redo = () => setHist((h) => (h.future.length ? { past: [...h.past, h.doc], doc: h.future[0], future: h.future.slice(1) } : h));
 
@@ -338,10 +379,10 @@ function Studio() {
     if (!doc) return;
     const t = setTimeout(() => api.check(text).then(setReport, fail), 150);
     return () => clearTimeout(t);
-  }, [text]);
+  }, [text, kids]);
 
   const save = async () => {
-    if (!meta) return;
+    if (!meta || meta.readOnly) return;
     try {
       const v = await api.save(meta.id, meta.revision, dirty ? text : source);
       setMeta(v);
@@ -370,6 +411,7 @@ function Studio() {
       setMeta({ ...meta, published: r.version.number });
       setStatus('Published version ' + r.version.number + ' ' + r.version.fingerprint);
       setReview(null);
+      refresh();
     } catch (e) {
       if (e instanceof Problem && e.problem.review) setReview(e.problem.review);
       fail(e);
@@ -378,8 +420,53 @@ function Studio() {
     }
   };
 
+  // openChild opens a subgraph node's child: its published version
+  // read-only ({published: child of api.subgraphs}) or its draft
+  // ({draft: document id}); the breadcrumb returns here, with this
+  // document as it was, unsaved edits included.
+  const openChild = async (to) => {
+    if (!to) {
+      setStatus('The child graph is not a document of the studio: publish it, or pick a published graph');
+      return;
+    }
+    try {
+      let v;
+      if (to.published) {
+        const k = to.published;
+        const src = await api.published(k.name);
+        v = { id: k.document, name: k.name, revision: 0, published: k.version, readOnly: true, source: src, report: await api.check(src) };
+      } else {
+        v = await api.open(to.draft);
+      }
+      setStack((st) => [...st, { meta, source, hist, sel, report }]);
+      load(v);
+      setStatus('Opened ' + v.name + (v.readOnly ? ' version ' + v.published + ' (read-only)' : "'s draft"));
+    } catch (e) {
+      fail(e);
+    }
+  };
+  const openRef = useRef(openChild);
+  openRef.current = openChild;
+
+  // back returns to the document at depth i of the breadcrumb, saving
+  // this draft first when it has unsaved edits.
+  const back = async (i) => {
+    if (i < 0 || i >= stack.length) return;
+    if (dirty && !(await save())) return;
+    const f = stack[i];
+    setStack(stack.slice(0, i));
+    setMeta(f.meta);
+    setSource(f.source);
+    setHist(f.hist);
+    setSel(f.sel);
+    setReport(f.report);
+    setStatus('Back to ' + f.meta.name);
+    refresh();
+  };
+
   useEffect(() => {
     const k = (e) => {
+      if (e.altKey && e.key === 'ArrowUp' && stack.length) { e.preventDefault(); back(stack.length - 1); return; }
       const mod = e.ctrlKey || e.metaKey;
       if (!mod || ['INPUT', 'TEXTAREA', 'SELECT'].includes(document.activeElement.tagName)) return;
       if (e.key === 'z' && !e.shiftKey) { e.preventDefault(); undo(); }
@@ -416,14 +503,27 @@ function Studio() {
     const n = doc.nodes.length;
     const mk = (id, type, i) => {
       const ds = byNode[id] || [];
+      const sub = i >= 0 && type === SUBGRAPH ? subgraphOf(doc.nodes[i]) : '';
       return {
         id, type: 'g', position: drag[id] || posOf(doc, id, i, n), selected: sel && sel.node === id,
-        data: { id, type, terminal: id === START || id === END, errors: ds.filter((d) => d.severity === 'error'), warnings: ds.filter((d) => d.severity === 'warning') },
+        data: { id, type, terminal: id === START || id === END, errors: ds.filter((d) => d.severity === 'error'), warnings: ds.filter((d) => d.severity === 'warning'),
+          sub: sub || undefined, onOpen: () => openRef.current(openTargetRef.current(sub)) },
         deletable: id !== START && id !== END,
       };
     };
     return [mk(START, '', -1), ...doc.nodes.map((x, i) => mk(x.id, x.type, i)), mk(END, '', -1)];
   }, [doc, byNode, drag, sel]);
+
+  // openTarget is what opening graph g from the canvas opens: its
+  // published version, else the draft of the document of that name.
+  const openTarget = (g) => {
+    const k = kids.find((x) => x.graph === g);
+    if (k) return { published: k };
+    const d = docs.find((x) => x.name === g);
+    return d ? { draft: d.id } : null;
+  };
+  const openTargetRef = useRef(openTarget);
+  openTargetRef.current = openTarget;
 
   const rfEdges = useMemo(() => {
     if (!doc) return [];
@@ -437,6 +537,8 @@ function Studio() {
 
   const onNodesChange = (changes) => {
     for (const c of changes) {
+      // A node selected from the keyboard (Tab to it, Enter) shows in the inspector.
+      if (c.type === 'select' && c.selected && c.id !== START && c.id !== END) setSel({ node: c.id });
       if (c.type !== 'position') continue;
       if (c.dragging && c.position) setDrag((m) => ({ ...m, [c.id]: c.position }));
       if (!c.dragging) {
@@ -460,13 +562,18 @@ function Studio() {
     <div className="studio">
       <header>
         <h1>ilmek studio</h1>
-        <select aria-label="Document" value={meta ? meta.id : ''} onChange={(e) => e.target.value && api.open(e.target.value).then(load, fail)}>
+        <select aria-label="Document" value={meta ? meta.id : ''} onChange={(e) => e.target.value && api.open(e.target.value).then((v) => { setStack([]); load(v); }, fail)}>
           <option value="">Open a document…</option>
           {docs.map((d) => <option key={d.id} value={d.id}>{d.name}{d.published ? ' (v' + d.published + ')' : ''}</option>)}
         </select>
         <input id="new-name" aria-label="New document name" placeholder="new document name" value={newName} onChange={(e) => setNewName(e.target.value)} />
-        <button id="new-doc" type="button" disabled={!newName} onClick={() => api.create(newName).then((v) => { load(v); setNewName(''); return api.documents().then(setDocs); }).catch(fail)}>New</button>
-        {meta ? (
+        <button id="new-doc" type="button" disabled={!newName} onClick={() => api.create(newName).then((v) => { setStack([]); load(v); setNewName(''); return api.documents().then(setDocs); }).catch(fail)}>New</button>
+        {meta && ro ? (
+          <>
+            <span className="meta readonly">{meta.name} · version {meta.published} · read-only</span>
+            <button id="edit-draft" type="button" onClick={() => api.open(meta.id).then(load, fail)}>Edit the draft</button>
+          </>
+        ) : meta ? (
           <>
             <button type="button" onClick={undo} disabled={!hist.past.length} aria-keyshortcuts="Control+Z">Undo</button>
             <button type="button" onClick={redo} disabled={!hist.future.length} aria-keyshortcuts="Control+Shift+Z">Redo</button>
@@ -477,9 +584,28 @@ function Studio() {
         ) : null}
         <span id="status" role="status">{status}</span>
       </header>
+      {stack.length ? (
+        <nav className="crumbs" aria-label="Breadcrumb">
+          <ol>
+            {stack.map((f, i) => (
+              <li key={i}>
+                <button type="button" data-crumb={i} onClick={() => back(i)} aria-keyshortcuts={i === stack.length - 1 ? 'Alt+ArrowUp' : undefined}
+                  title={i === stack.length - 1 ? 'Back to the parent (Alt+↑)' : undefined}>
+                  {f.meta.name}{f.meta.readOnly ? ' v' + f.meta.published : ''}
+                </button>
+              </li>
+            ))}
+            <li aria-current="page">{meta.name}{ro ? ' v' + meta.published + ' (read-only)' : ' (draft)'}</li>
+          </ol>
+        </nav>
+      ) : null}
       {doc ? (
         <main>
-          <Palette types={types} onAdd={(t) => addNode(t)} />
+          {ro ? (
+            <aside className="palette" aria-label="Node types"><p>A published version, read-only: <b>Edit the draft</b> to change it.</p></aside>
+          ) : (
+            <Palette types={types} onAdd={(t) => addNode(t)} />
+          )}
           <section className="center">
             <nav className="tabs" role="tablist">
               {['canvas', 'diagram', 'json'].map((t) => (
@@ -492,8 +618,10 @@ function Studio() {
                   const t = e.dataTransfer.getData('application/x-ilmek-type');
                   if (t) { e.preventDefault(); addNode(t, flow.screenToFlowPosition({ x: e.clientX, y: e.clientY })); }
                 }}>
-                <ReactFlow nodes={rfNodes} edges={rfEdges} nodeTypes={nodeTypes} fitView
+                <ReactFlow key={(meta && meta.id) + (ro ? ':ro' : '')} nodes={rfNodes} edges={rfEdges} nodeTypes={nodeTypes} fitView
+                  nodesDraggable={!ro} nodesConnectable={!ro} deleteKeyCode={ro ? null : 'Backspace'}
                   onNodesChange={onNodesChange}
+                  onNodeDoubleClick={(_, n) => n.data.sub && n.data.onOpen()}
                   onConnect={(c) => edit((d) => ({ ...d, edges: [...(d.edges || []), { from: c.source, to: c.target }] }))}
                   onNodeClick={(_, n) => setSel({ node: n.id })}
                   onEdgeClick={(_, e) => setSel({ edge: Number(e.id.slice(1)) })}
@@ -511,7 +639,8 @@ function Studio() {
             )}
             <Diagnostics report={report} onPick={pick} />
           </section>
-          <Inspector doc={doc} sel={sel} types={types} report={report} edit={edit} setSel={setSel} />
+          <Inspector doc={doc} sel={sel} types={types} report={report} edit={edit} setSel={setSel}
+            kids={kids} docs={docs} onOpen={(to) => openChild(to)} ro={ro} />
         </main>
       ) : (
         <p className="empty">Open a document or create one to start.</p>

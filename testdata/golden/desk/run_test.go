@@ -150,3 +150,37 @@ func TestFromRegistryWiresTheChild(t *testing.T) {
 func constant(ch, v string) runtime.NodeFunc {
 	return func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return runtime.Values{ch: v}, nil }
 }
+
+// TestGeneratedVersionPinsChild: New hands the runtime the child it
+// builds, so the generated parent's fingerprint is its document's with
+// the child pinned, as a spec-built parent's is: the same version whatever
+// the program kind.
+func TestGeneratedVersionPinsChild(t *testing.T) {
+	g, err := deskgraph.New(desk{&runs{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, err := refundgraph.New(refund{&runs{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := runtime.ToSpec(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned := spec.PinSubgraphs(doc, map[string]string{"refund": child.Fingerprint()})
+	if g.Fingerprint() != pinned.Fingerprint() || g.Fingerprint() == doc.Fingerprint() {
+		t.Fatalf("fingerprint %s; document %s, pinned %s", g.Fingerprint(), doc.Fingerprint(), pinned.Fingerprint())
+	}
+	reg := runtime.Registry{}
+	for _, typ := range []string{"triage", "respond"} {
+		reg[typ] = func(spec.Node) (runtime.NodeFunc, error) { return constant("log", typ), nil }
+	}
+	built, err := runtime.FromSpec(doc, reg, runtime.WithSubgraphs(child))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if built.Fingerprint() != g.Fingerprint() {
+		t.Errorf("spec-built %s, generated %s", built.Fingerprint(), g.Fingerprint())
+	}
+}

@@ -176,20 +176,24 @@ func New(n Nodes, opts ...runtime.Option) (*Graph, error) {
 	}
 	p := &program{Static: genimpl.Static[State, *State]{Shape: shape, Doc: specDoc}}
 	b := genimpl.NewBuilder("deskgraph", shape, p.nodes[:])
+	var children []runtime.Child
 	b.Add(int(NodeIntake), "Triage")(n.Triage(NodeIntake, TriageConfig{}))
-	b.Add(int(NodeRefund), "SubgraphRefund")(subgraphRefund(n.SubgraphRefund()))
+	b.Add(int(NodeRefund), "SubgraphRefund")(subgraphRefund(n.SubgraphRefund(), &children))
 	b.Add(int(NodeReply), "Respond")(n.Respond(NodeReply, RespondConfig{}))
-	return b.New(p, opts)
+	return b.New(p, append([]runtime.Option{runtime.WithSubgraphs(children...)}, opts...))
 }
 
 // subgraphRefund builds subgraph node "refund": it runs graph "refund"
 // (package refundgraph) to its end with runtime.RunSubgraph, seeded from the
-// channels its config maps in, and writes the channels it maps out.
-func subgraphRefund(n refundgraph.Nodes) (Node, error) {
+// channels its config maps in, and writes the channels it maps out. It adds
+// the child to children, which New hands the runtime (runtime.WithSubgraphs)
+// so that the graph's version pins it.
+func subgraphRefund(n refundgraph.Nodes, children *[]runtime.Child) (Node, error) {
 	child, err := refundgraph.New(n)
 	if err != nil {
 		return nil, err
 	}
+	*children = append(*children, child)
 	return func(ctx *runtime.Ctx, s State) (Update, error) {
 		var in refundgraph.Update
 		if s.HasOrder() {
