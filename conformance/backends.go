@@ -97,9 +97,19 @@ func OpenBackend(name string) (Backend, error) {
 // knownBackend reports whether name is one of BackendNames.
 func knownBackend(name string) bool { return slices.Contains(BackendNames, name) }
 
-// pooled is a store a storePool lends: a checkpointer that can be closed.
+// pooled is a store a storePool lends: a checkpointer that can be closed,
+// with every optional interface the runtime looks for on a checkpointer
+// (the sqlite and PostgreSQL stores have them all). They are named here so
+// that the pooledStore wrapping it has them too: without them the runtime
+// would run the cases on these backends without deltas, stored documents
+// (the version rule's old document), event logs or thread records.
 type pooled interface {
 	runtime.Checkpointer
+	checkpoint.DeltaCheckpointer
+	checkpoint.DocumentStore
+	checkpoint.EventStore
+	checkpoint.ThreadLister
+	checkpoint.ThreadRecorder
 	Close() error
 }
 
@@ -241,3 +251,12 @@ func openLocated(backend, store string) (runtime.Checkpointer, func() error, err
 	}
 	return nil, nil, fmt.Errorf("backend %s: its stores cannot be opened by another process", backend)
 }
+
+// A lent store keeps the optional interfaces of the store it wraps.
+var (
+	_ checkpoint.DeltaCheckpointer = (*pooledStore)(nil)
+	_ checkpoint.DocumentStore     = (*pooledStore)(nil)
+	_ checkpoint.EventStore        = (*pooledStore)(nil)
+	_ checkpoint.ThreadLister      = (*pooledStore)(nil)
+	_ checkpoint.ThreadRecorder    = (*pooledStore)(nil)
+)

@@ -16,8 +16,8 @@ func TestSubgraphCases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cases) < 9 {
-		t.Fatalf("%d subgraph cases, want at least 9", len(cases))
+	if len(cases) < 10 {
+		t.Fatalf("%d subgraph cases, want at least 10", len(cases))
 	}
 	kinds := []Kind{SpecKind{}, CodeKind{}}
 	if !testing.Short() {
