@@ -18,23 +18,28 @@ import (
 // Case.File), the cases whose generated/workers run
 // differs from every other kind and backend because of the defect
 // TestWorkersStartInputDecodesLikeUpdateOf shows: their input holds an
-// explicit null or a channel the graph does not declare. TestConformance
+// explicit null, a channel the graph does not declare, or one value for an
+// append channel (UpdateOf appends it; encoding/json refuses a non-list
+// for the Update's slice). TestConformance
 // skips them there, naming that test, which fails until the defect is
 // fixed; ilmek-conformance reports them as failures.
 var workersGeneratedInputBug = map[string]bool{
-	"copy-and-incr-edge-values.json":                 true, // {"src_null": null}
-	"input-undeclared-channel-fails-before-run.json": true, // {"nope": 1}
-	"predicates.json#rows[25]":                       true, // v: null
-	"predicates.json#rows[48]":                       true,
-	"predicates.json#rows[75]":                       true,
-	"predicates.json#rows[90]":                       true,
+	"copy-and-incr-edge-values.json":                   true, // {"src_null": null}
+	"input-undeclared-channel-fails-before-run.json":   true, // {"nope": 1}
+	"multi-turn-chat-append.json":                      true, // {"messages": "user: hi"}
+	"recursion-limit-counts-per-run-across-turns.json": true, // {"messages": "hi"}
+	"predicates.json#rows[25]":                         true, // v: null
+	"predicates.json#rows[48]":                         true,
+	"predicates.json#rows[75]":                         true,
+	"predicates.json#rows[90]":                         true,
 }
 
 // TestWorkersStartInputDecodesLikeUpdateOf shows a defect of
 // runtime/postgres/workers with generated graphs: a start request's input
 // is decoded into the generated Update with encoding/json
-// (workers.Graph's run), which drops a channel the graph does not declare
-// and reads an explicit null as "not written", where the same input
+// (workers.Graph's run), which drops a channel the graph does not declare,
+// reads an explicit null as "not written" and refuses one value for an
+// append channel, where the same input
 // given to Invoke through the package's UpdateOf (as every in-process
 // kind does) fails the run before it starts (an undeclared channel) or
 // writes null. So a client's input means something else through the queue
