@@ -66,8 +66,9 @@ bench-graphs:
 ## bench: the performance suite (BENCHMARKS.md): the runtime's and the
 ## generator's benchmarks, then the bench/ module (a module of its own, so
 ## the main module gains no dependency): every workload on the generated
-## and the spec-built program with each checkpointer and on Eino, the
-## generator and `go build` of its output, one ilmek-bench line, and the
+## and the spec-built program with each checkpointer and on Eino, a
+## generated chain with a generated child beside chain-200 (the subgraph
+## boundary), the generator and `go build` of its output, one ilmek-bench line, and the
 ## table of it all. BENCHCOUNT (default 1) repeats each benchmark. The
 ## 200-, 1,000- and 2,000-node graphs are not committed: bench-graphs
 ## generates them into bench/graphs/_big (only what changed), and the

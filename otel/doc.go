@@ -68,6 +68,28 @@
 // caller's span. The slog WARN line each package logs stays as it is
 // (attributes op, thread or request, attempt, wait, err). TestRetry.
 //
+// # Schedule firings
+//
+// ScheduleFirings (NewScheduleFirings) records the ticks of stored
+// schedules that the PostgreSQL workers or the in-process waker fired or
+// skipped: pass its Record to runtime/postgres/workers.OnFiring or
+// runtime/waker.WithOnFiring. Each is a SpanScheduleFiring span
+// ("ilmek.schedule.firing") from the tick to the firing's record, with the
+// schedule, tick, outcome, thread and request; MetricScheduleFirings
+// ("ilmek.schedule.firings") counts them by schedule and outcome (fired,
+// skipped) and MetricScheduleLateness ("ilmek.schedule.lateness") is how
+// late they were. TestScheduleFirings.
+//
+// # Queue flow
+//
+// QueueObserver (NewQueueObserver) takes the events the queue's workers
+// report through runtime/postgres/workers.OnEvent: each claim, dead
+// request and rate-limit wait becomes a span (SpanQueueClaim,
+// SpanQueueDead with status error, SpanQueueRateWait lasting the wait)
+// and a count in MetricQueueClaims, MetricQueueDead (by graph),
+// MetricQueueRateWaits and MetricQueueRateWaitTime; the pruner's deletions
+// count in MetricQueuePruned. TestQueueObserver.
+//
 // # Cost
 //
 // A run without an observer pays nothing for one. With the Observer, each

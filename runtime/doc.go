@@ -189,6 +189,19 @@
 // ([ErrNotDue]); package runtime/waker calls it for the threads of a
 // memory or SQLite store, and fires scheduled runs.
 //
+// Scheduled runs are kept by the store ([checkpoint.ScheduleStore]: the
+// memory store, runtime/sqlite, runtime/postgres): a
+// [checkpoint.Schedule] names a graph, its input, a cron expression with
+// its time zone or an interval, a thread template ({schedule}@{tick} by
+// default), an overlap policy (a [DoubleTexting]: reject skips a tick
+// while the previous firing runs, enqueue fires anyway, cancel-and-replace
+// stops the previous firing) and a catch-up policy for ticks missed while
+// nothing ran (none, one, all up to a bound). Each tick is recorded once
+// ([checkpoint.Firing], keyed by schedule and tick): on PostgreSQL the
+// workers of runtime/postgres/workers insert the tick's request in the
+// same transaction; on the memory and SQLite stores runtime/waker
+// (WithStoredSchedules) records it and runs it.
+//
 // # Checkpoints and threads
 //
 // A run on a thread continues from the thread's latest [Checkpoint]: new
@@ -327,6 +340,12 @@
 // program kind records the same version. A stored form that pins no child
 // (written before pins) says nothing of its version; the child's own rule
 // then applies when the task continues it.
+//
+// Generated packages wire their children in (ilmekgen --subgraph; see the
+// gen package's manual). examples/refund in the repository runs a generated
+// support graph whose refund node is a generated refund graph, on SQLite:
+// one process pauses inside the child, another answers by the
+// path-qualified id, and the child's journaled lookup runs once.
 //
 // # Document versions
 //

@@ -5,7 +5,11 @@ import "fmt"
 // DoubleTexting is what happens to a new run request for a thread that
 // already has one queued or running (a person "double-texting" a thread).
 // It is defined once here, for every place that accepts run requests: the
-// PostgreSQL workers' queue and the server.
+// PostgreSQL workers' queue, the server, and a schedule's overlap policy
+// (checkpoint.Schedule.Overlap), where the new request is a tick's firing
+// and the one running is the previous firing: reject skips the tick,
+// enqueue fires it anyway, cancel-and-replace stops the previous firing
+// and fires it.
 type DoubleTexting string
 
 const (

@@ -1,6 +1,14 @@
 package runtime
 
-import "github.com/ilmek-go/ilmek/mermaid"
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/ilmek-go/ilmek/mermaid"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+	"github.com/ilmek-go/ilmek/spec"
+)
 
 // Mermaid draws the graph as a Mermaid flowchart in the ilmek/1 format
 // (package mermaid; MODEL.md §9.1): a graph built in Go with its Go guards
@@ -17,7 +25,10 @@ func Mermaid[S, U any](g *Graph[S, U], o mermaid.Options) (string, error) {
 // ThreadMermaid draws the graph with where a thread stands, so a service
 // can show "where is this approval": the nodes of the thread's planned
 // tasks are "next", the nodes of its open interrupts "pending" (see
-// mermaid.Highlight). ts comes from ThreadState; o.Highlight is replaced.
+// mermaid.Highlight). With o.ExpandSubgraphs, a thread paused inside a
+// child is marked inside the child's block too, at any depth, from the
+// journals its pause checkpoint keeps. ts comes from Thread.State or
+// Thread.StateAt; o.Highlight is replaced.
 func ThreadMermaid[S, U any](g *Graph[S, U], ts ThreadState[S], o mermaid.Options) (string, error) {
 	h := &mermaid.Highlight{}
 	if ts.Checkpoint != nil {
@@ -28,8 +39,52 @@ func ThreadMermaid[S, U any](g *Graph[S, U], ts ThreadState[S], o mermaid.Option
 	for _, p := range ts.Open {
 		h.Pending = append(h.Pending, p.Node)
 	}
+	if o.ExpandSubgraphs && ts.Checkpoint != nil {
+		if err := highlightChildren(h, ts.Checkpoint); err != nil {
+			return "", err
+		}
+	}
 	o.Highlight = h
 	return Mermaid(g, o)
+}
+
+// highlightChildren marks in h where each child that the tasks of the
+// pause checkpoint cp hold stands: its planned nodes next, its nodes that
+// wait on a person pending, under the subgraph node that runs it.
+func highlightChildren(h *mermaid.Highlight, cp *Checkpoint) error {
+	byPath := map[string]*Checkpoint{"": cp} // each child's checkpoint, by its path
+	for _, t := range cp.Next {
+		states, err := childStates(nil, []string{t.Key}, t.Journal)
+		if err != nil {
+			return err
+		}
+		for _, c := range states {
+			at := h
+			for i, key := range c.Path {
+				node := key
+				if up := byPath[strings.Join(c.Path[:i], "/")]; up != nil {
+					if j := slices.IndexFunc(up.Next, func(r checkpoint.TaskRef) bool { return r.Key == key }); j >= 0 {
+						node = up.Next[j].Node
+					}
+				}
+				if at.Subgraphs == nil {
+					at.Subgraphs = map[string]*mermaid.Highlight{}
+				}
+				if at.Subgraphs[node] == nil {
+					at.Subgraphs[node] = &mermaid.Highlight{}
+				}
+				at = at.Subgraphs[node]
+			}
+			byPath[strings.Join(c.Path, "/")] = c.Checkpoint
+			for _, n := range c.Checkpoint.Next {
+				at.Next = append(at.Next, n.Node)
+			}
+			for _, p := range c.Checkpoint.Pending {
+				at.Pending = append(at.Pending, p.Node)
+			}
+		}
+	}
+	return nil
 }
 
 // MermaidGraph is what Mermaid draws g from: its nodes and edges (a graph
@@ -54,7 +109,38 @@ func mermaidGraph[S, U any](g *Graph[S, U]) (mermaid.Graph, error) {
 	if u != nil && u.builder != nil {
 		return mg, u.builder.mermaidChildren(&mg)
 	}
-	return mg, nil
+	return mg, g.mermaidChildren(doc, &mg)
+}
+
+// mermaidChildren adds to mg the diagrams of the children a generated
+// program was given (WithSubgraphs), under the subgraph nodes of doc that
+// run them.
+func (g *Graph[S, U]) mermaidChildren(doc *spec.Graph, mg *mermaid.Graph) error {
+	if len(g.children) == 0 {
+		return nil
+	}
+	for _, n := range doc.Nodes {
+		if n.Type != spec.SubgraphType {
+			continue
+		}
+		var cfg spec.SubgraphConfig
+		if json.Unmarshal(n.Config, &cfg) != nil {
+			continue
+		}
+		c, ok := g.children[cfg.Graph]
+		if !ok {
+			continue
+		}
+		cg, err := c.childMermaid()
+		if err != nil {
+			return err
+		}
+		if mg.Subgraphs == nil {
+			mg.Subgraphs = map[string]mermaid.Graph{}
+		}
+		mg.Subgraphs[n.ID] = cg
+	}
+	return nil
 }
 
 func (b *Builder) mermaidGraph() mermaid.Graph {

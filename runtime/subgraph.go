@@ -85,6 +85,7 @@ type Child interface {
 type childOutcome struct {
 	status   Status
 	channels []byte // the child's channels when it reached its end
+	state    any    // instead of channels, its typed state (a run without a checkpointer from a typed seed)
 	pending  []PendingInterrupt
 	refused  *ResumeError
 }
@@ -352,7 +353,7 @@ func subgraphFunc(id string, child Child, cfg spec.SubgraphConfig) NodeFunc {
 	ins := slices.Sorted(maps.Keys(cfg.In))
 	outs := slices.Sorted(maps.Keys(cfg.Out))
 	return func(ctx *Ctx, state Values) (Values, error) {
-		chans, err := runSubgraph(ctx, child, cfg.Limit, func() ([]byte, error) {
+		chans, _, err := runSubgraph(ctx, child, cfg.Limit, func() ([]byte, error) {
 			seed := Values{}
 			for _, cc := range ins {
 				if v, ok := state[cfg.In[cc]]; ok {
@@ -364,7 +365,7 @@ func subgraphFunc(id string, child Child, cfg spec.SubgraphConfig) NodeFunc {
 				return nil, fmt.Errorf("subgraph %q: encode the input of graph %q: %w", id, cfg.Graph, err)
 			}
 			return raw, nil
-		})
+		}, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -397,9 +398,19 @@ func RunSubgraph[S, U any](ctx *Ctx, child *Graph[S, U], seed S, opts ...RunOpti
 	if err != nil {
 		return zero, fmt.Errorf("runtime: RunSubgraph of graph %q: %w", child.shape.Name, err)
 	}
-	chans, err := runSubgraph(ctx, child, limit, func() ([]byte, error) { return child.p.EncodeState(seed) })
+	var typed any
+	if _, untyped := any(seed).(Values); !untyped {
+		// A typed seed skips the JSON round trip in a run without a
+		// checkpointer; Values keep it, which gives every value its JSON
+		// form as a stored seed would.
+		typed = seed
+	}
+	chans, final, err := runSubgraph(ctx, child, limit, func() ([]byte, error) { return child.p.EncodeState(seed) }, typed)
 	if err != nil {
 		return zero, err
+	}
+	if st, ok := final.(S); ok {
+		return st, nil // run without a checkpointer: no JSON either way
 	}
 	st, err := child.p.DecodeState(chans)
 	if err != nil {
@@ -412,10 +423,13 @@ func RunSubgraph[S, U any](ctx *Ctx, child *Graph[S, U], seed S, opts ...RunOpti
 // from the checkpoint of an earlier pass when the child ended there, else
 // from its latest checkpoint, or from the channels seed returns when it
 // has none. A pause halts the task with the child's interrupts. limit is
-// the child's recursion limit, 0 for the default.
-func runSubgraph(ctx *Ctx, child Child, limit int, seed func() ([]byte, error)) ([]byte, error) {
+// the child's recursion limit, 0 for the default. typed, when not nil, is
+// the seed as the child's own state type: a run without a checkpointer
+// starts from it and returns its final state as final instead of
+// channels, so the typed path pays for no JSON.
+func runSubgraph(ctx *Ctx, child Child, limit int, seed func() ([]byte, error), typed any) (channels []byte, final any, err error) {
 	if ctx == nil || ctx.t == nil {
-		return nil, ErrNotInTask
+		return nil, nil, ErrNotInTask
 	}
 	j := ctx.t.j()
 	markUsed(j)
@@ -423,12 +437,14 @@ func runSubgraph(ctx *Ctx, child Child, limit int, seed func() ([]byte, error)) 
 	cp := store.latest()
 	if cp != nil && len(cp.Next) == 0 && len(cp.Pending) == 0 {
 		// The child reached its end on an earlier pass of this task.
-		return cp.Channels, nil
+		return cp.Channels, nil, nil
 	}
-	if cp == nil {
+	if ctx.r.cp == nil && typed != nil {
+		store.typed = typed
+	} else if cp == nil {
 		raw, err := seed()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		store.seed = raw
 	}
@@ -456,9 +472,9 @@ func runSubgraph(ctx *Ctx, child Child, limit int, seed func() ([]byte, error)) 
 		var se *SubgraphError
 		if errors.As(err, &se) {
 			se.Path = append([]string{ctx.t.key}, se.Path...)
-			return nil, se
+			return nil, nil, se
 		}
-		return nil, &SubgraphError{Path: []string{ctx.t.key}, Err: err}
+		return nil, nil, &SubgraphError{Path: []string{ctx.t.key}, Err: err}
 	}
 	if o.status == StatusInterrupted {
 		t := ctx.t
@@ -476,9 +492,9 @@ func runSubgraph(ctx *Ctx, child Child, limit int, seed func() ([]byte, error)) 
 			rf.Interrupt = t.key + "/" + rf.Interrupt
 			t.refused = &rf
 		}
-		return nil, &haltError{id: t.pending[0].ID}
+		return nil, nil, &haltError{id: t.pending[0].ID}
 	}
-	return o.channels, nil
+	return o.channels, o.state, nil
 }
 
 // subgraphOutput is the parent update: each out channel's final value in
@@ -529,16 +545,23 @@ func (g *Graph[S, U]) runChild(ctx *Ctx, store *subStore, emit func(Event), limi
 	}
 	if ctx.r.cp == nil {
 		// Nothing is durable without the parent's checkpointer: the child
-		// runs from its seed without one, and pays for no checkpoint.
-		seed, err := g.p.DecodeState(store.seed)
-		if err != nil {
-			return childOutcome{}, fmt.Errorf("decode the input: %w", err)
+		// runs from its seed without one, and pays for no checkpoint;
+		// from a typed seed (RunSubgraph), for no JSON either.
+		seed, typed := store.typed.(S)
+		if !typed {
+			var err error
+			if seed, err = g.p.DecodeState(store.seed); err != nil {
+				return childOutcome{}, fmt.Errorf("decode the input: %w", err)
+			}
 		}
 		cfg.cp, cfg.thread = nil, ""
 		r := newRunner(g, ctx.Context, cfg, yield)
 		r.seed = &seed
 		res := r.run(nil, nil)
 		r.release()
+		if typed && res.Status == StatusDone {
+			return childOutcome{status: StatusDone, state: res.State}, nil
+		}
 		return g.outcome(res)
 	}
 	r := newRunner(g, ctx.Context, cfg, yield)
@@ -606,6 +629,7 @@ type subStore struct {
 	parent *Ctx
 	j      *journal
 	seed   []byte // the child's channels before its first superstep
+	typed  any    // or, in a run without a checkpointer, its typed state (RunSubgraph)
 }
 
 var (

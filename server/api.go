@@ -44,6 +44,14 @@ var routes = []route{
 	{"GET", "/threads/{thread_id}/runs/{run_id}/wait", (*Server).waitRun},
 	{"GET", "/threads/{thread_id}/runs/{run_id}/stream", (*Server).streamRun},
 	{"POST", "/threads/{thread_id}/runs/{run_id}/cancel", (*Server).cancelRun},
+	{"GET", "/schedules", (*Server).listSchedules},
+	{"POST", "/schedules", (*Server).createSchedule},
+	{"GET", "/schedules/{schedule}", (*Server).getSchedule},
+	{"DELETE", "/schedules/{schedule}", (*Server).deleteSchedule},
+	{"POST", "/schedules/{schedule}/pause", (*Server).pauseSchedule},
+	{"POST", "/schedules/{schedule}/resume", (*Server).resumeSchedule},
+	{"GET", "/queue/dead", (*Server).listDead},
+	{"POST", "/queue/dead/{request_id}/retry", (*Server).retryDead},
 }
 
 func (s *Server) routes() {
@@ -147,7 +155,7 @@ type ThreadView struct {
 // Thread statuses are the runtime's (runtime.Status), in ThreadView.Status
 // and the status filter of GET /threads: new (never ran), running (a run
 // queued or going on here, or in another process on the same store, as the
-// store's event log shows), interrupted (waiting on a person), parked
+// store's event log shows, or a request a worker of Config.Queue holds), interrupted (waiting on a person), parked
 // (stopped at a superstep boundary with work left), and how its last run
 // ended: done, error or aborted.
 var threadStatuses = []runtime.Status{runtime.StatusNew, runtime.StatusRunning, runtime.StatusInterrupted,
@@ -275,6 +283,12 @@ func (s *Server) threadView(ctx context.Context, t threadRecord, info *runtime.T
 		}
 	} else if s.runsElsewhere(ctx, t, v.LastRunID, info) {
 		v.Status = runtime.StatusRunning
+	}
+	if h, ok := s.cfg.Queue.(ThreadHolder); ok && v.Status != runtime.StatusRunning {
+		// A request this server did not submit, held by a worker.
+		if held, err := h.Holds(ctx, t.ID); err == nil && held {
+			v.Status = runtime.StatusRunning
+		}
 	}
 	return v, nil
 }

@@ -38,6 +38,15 @@
 //     subgraphs=expand draws each subgraph's child inside its node (a
 //     Mermaid subgraph block, a DOT cluster) with where the child stands
 //     marked, subgraphs=collapse (the default) a box as §9.1 draws it;
+//   - schedules: GET and POST /schedules list and create the store's
+//     schedules (checkpoint.ScheduleStore: a graph run at each tick of a
+//     cron expression in a time zone or of an interval), GET and DELETE
+//     /schedules/{name} read (with the latest firings) and delete one,
+//     POST /schedules/{name}/pause and /resume pause and resume it. The
+//     Access hook is asked ActionSchedule (OwnerOnly refuses it). The
+//     PostgreSQL workers fire the schedules; with the memory or SQLite
+//     store, a runtime/waker with WithStoredSchedules in the server's
+//     process does;
 //   - GET /openapi.json is the API's OpenAPI 3.1 document (OpenAPI);
 //   - /inbox/ is the console, a page for people served from embedded
 //     files (no CDN, a strict Content-Security-Policy): threads of every
@@ -74,7 +83,11 @@
 // queue of runtime/postgres/workers) runs and resumes go to a worker pool,
 // and the server submits, reads outcomes, waits and cancels; SVG comes
 // from the Config.RenderSVG hook. Neither pgx nor Graphviz is compiled
-// into a server that does not use them.
+// into a server that does not use them. A Queue that keeps dead requests
+// (DeadLetters) has them listed at GET /queue/dead and retried at POST
+// /queue/dead/{request_id}/retry; one that tells whether a worker holds
+// a thread's request (ThreadHolder) makes the thread read running while
+// one does, whoever submitted it.
 //
 // A request for a thread that has a run queued or running follows the
 // double-texting policy it names (double_texting: reject, enqueue or

@@ -65,7 +65,7 @@ func TestOpenAPIRoutes(t *testing.T) {
 	// The handler's mux serves each documented route (not the catch-all).
 	ts := newTestServer(t, nil)
 	for _, rt := range routes {
-		req, _ := http.NewRequest(rt.method, "http://x"+strings.NewReplacer("{thread_id}", "t", "{run_id}", "r", "{checkpoint_id}", "c").Replace(rt.path), nil)
+		req, _ := http.NewRequest(rt.method, "http://x"+strings.NewReplacer("{thread_id}", "t", "{run_id}", "r", "{checkpoint_id}", "c", "{schedule}", "s").Replace(rt.path), nil)
 		if _, pattern := ts.mux.Handler(req); pattern != rt.method+" "+rt.path {
 			t.Errorf("%s %s is served by pattern %q", rt.method, rt.path, pattern)
 		}

@@ -55,6 +55,9 @@ type QueueRequest struct {
 	// (POST /threads/{id}/history/{checkpoint_id}/fork): a start folds
 	// Input into its channels, a resume answers the interrupts open there.
 	From string
+	// Partition is the request's partition key (a tenant): the value of
+	// the thread's metadata key Config.QueuePartition, "" without one.
+	Partition string
 }
 
 // QueueOutcome is what became of a queued request.
@@ -91,6 +94,9 @@ const queuedPrefix = "q-"
 // workers run it, and answers 202 at once.
 func (s *Server) submitQueued(w http.ResponseWriter, r *http.Request, t threadRecord, kind string, input json.RawMessage, answers map[string]any, from string, policy runtime.DoubleTexting) error {
 	req := QueueRequest{Graph: t.Graph, Thread: t.ID, Input: input, Policy: policy, From: from}
+	if s.cfg.QueuePartition != "" {
+		req.Partition = t.Meta[s.cfg.QueuePartition]
+	}
 	if kind == "resume" || kind == "fork" && answers != nil {
 		data, err := json.Marshal(answers)
 		if err != nil {

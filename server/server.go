@@ -125,6 +125,12 @@ type Config struct {
 	// with its checkpoint (QueueRequest.From), and a cancel cancels every
 	// request of the thread (and keeps a parked one from being woken).
 	Queue Queue
+	// QueuePartition names the thread metadata key whose value is the
+	// partition (the tenant) of the requests the server submits to Queue
+	// (QueueRequest.Partition), whose limits and fair turns apply to them
+	// (see runtime/postgres/workers, "Flow control"); "" submits them
+	// without one.
+	QueuePartition string
 	// RenderSVG lays a diagram's DOT text out as SVG for
 	// GET /threads/{id}/diagram?format=svg and the inbox, e.g.
 	// graphviz.New().SVG (package github.com/ilmek-go/ilmek/graphviz). Nil
@@ -235,8 +241,12 @@ func New(cfg Config) (*Server, error) {
 }
 
 // OwnerOnly is the default Access hook: a principal may create threads and
-// do anything with the threads it created, nothing with others.
+// do anything with the threads it created, nothing with others; it
+// refuses every schedule route (ActionSchedule).
 func OwnerOnly(_ context.Context, p Principal, t ThreadRef, action Action) error {
+	if action == ActionSchedule {
+		return errors.New("schedules start runs unattended: the server's Access hook must allow them (ActionSchedule)")
+	}
 	if action == ActionCreate || (t.Meta["owner"] != "" && t.Meta["owner"] == p.ID) {
 		return nil
 	}

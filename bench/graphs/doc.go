@@ -15,6 +15,11 @@
 // imports them. Without the tag Generated reports those sizes as not
 // expressible, so a fresh clone builds and vets without them.
 //
+// subchain100 (specs/subchain-100.json, also written by mkgraphs) is
+// chain-100 whose middle node runs chain-100 as a subgraph, generated with
+// --subgraph so that it runs the committed chain100 package; Subchain
+// builds it for BenchmarkSubgraph, which sets it beside chain-200.
+//
 // Channels are bound to Go types: items to []int, counter to int.
 package graphs
 
@@ -23,3 +28,4 @@ package graphs
 //go:generate go tool ilmekgen -o fanout100 --type items=[]int --type counter=int specs/fanout-100.json
 //go:generate go tool ilmekgen -o loop100 --type items=[]int --type counter=int specs/loop-100.json
 //go:generate go tool ilmekgen -o fanoutsend --type items=[]int --type counter=int specs/fanoutsend.json
+//go:generate go tool ilmekgen -o subchain100 --type items=[]int --type counter=int --subgraph chain-100=specs/chain-100.json,github.com/ilmek-go/ilmek/bench/graphs/chain100 specs/subchain-100.json

@@ -21,8 +21,9 @@ type Memory struct {
 	epochs   map[string]int64     // the last lease epoch of each thread
 	docs     map[string][]byte    // graph documents by fingerprint (DocumentStore)
 	compact  Compaction
-	recs     map[string]*memRec // thread records (ThreadRecorder), by thread id
-	runs     map[string]*memRun // event logs (EventStore), by run id
+	recs     map[string]*memRec      // thread records (ThreadRecorder), by thread id
+	runs     map[string]*memRun      // event logs (EventStore), by run id
+	scheds   map[string]*memSchedule // schedules (ScheduleStore), by name
 }
 
 type memThread struct {

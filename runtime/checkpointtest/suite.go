@@ -53,6 +53,7 @@ func Run(t *testing.T, newCP NewFunc) {
 	all = append(all, threadContracts...)
 	all = append(all, eventContracts...)
 	all = append(all, forkContracts...)
+	all = append(all, scheduleContracts...)
 	for _, c := range all {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime"
@@ -69,8 +70,8 @@ func TestMigrateVersion2File(t *testing.T) {
 	}
 	s := openT(t, path)
 	var v string
-	if err := s.w.QueryRow("SELECT value FROM ilmek_meta WHERE key = 'schema_version'").Scan(&v); err != nil || v != "4" {
-		t.Fatalf("schema version after Open: %q %v, want 4", v, err)
+	if err := s.w.QueryRow("SELECT value FROM ilmek_meta WHERE key = 'schema_version'").Scan(&v); err != nil || v != strconv.Itoa(schemaVersion) {
+		t.Fatalf("schema version after Open: %q %v, want %d", v, err, schemaVersion)
 	}
 	if d, err := s.GetDocument(t.Context(), "sha256:doc"); err != nil || string(d) != `{"name":"chat"}` {
 		t.Fatalf("the stored document: %q %v", d, err)

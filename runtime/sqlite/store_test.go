@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -89,7 +90,7 @@ func TestOpenRefuses(t *testing.T) {
 		{"sync mode", filepath.Join(dir, "a.db"), []Option{Synchronous("fast")}, `Synchronous("fast")`},
 		{"ttl", filepath.Join(dir, "a.db"), []Option{LeaseTTL(time.Millisecond)}, "LeaseTTL(1ms) is too short"},
 		{"busy", filepath.Join(dir, "a.db"), []Option{BusyTimeout(-1)}, "BusyTimeout"},
-		{"schema version", newer, nil, "schema version 99 but this build knows version 4"},
+		{"schema version", newer, nil, "schema version 99 but this build knows version " + strconv.Itoa(schemaVersion)},
 		{"directory", filepath.Join(dir, "missing", "x.db"), nil, "missing does not exist; create it first"},
 		{"not a database", notDB, nil, "is it an SQLite file"},
 	}

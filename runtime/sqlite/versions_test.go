@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -40,8 +41,8 @@ func TestMigrateVersion1ToCurrent(t *testing.T) {
 	db.Close()
 	s := openT(t, path)
 	var v string
-	if err := s.w.QueryRow("SELECT value FROM ilmek_meta WHERE key = 'schema_version'").Scan(&v); err != nil || v != "4" {
-		t.Fatalf("schema version after Open: %q %v, want 4", v, err)
+	if err := s.w.QueryRow("SELECT value FROM ilmek_meta WHERE key = 'schema_version'").Scan(&v); err != nil || v != strconv.Itoa(schemaVersion) {
+		t.Fatalf("schema version after Open: %q %v, want %d", v, err, schemaVersion)
 	}
 	c, err := s.Get(t.Context(), "old", "")
 	if err != nil || c.ID != "c1" || c.Fingerprint != "" || c.Format != 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // Schedule starts a run of a graph at each tick of a cron expression or
@@ -67,21 +68,30 @@ const DefaultMaxCatchUp = 100
 
 // The metadata keys of a firing's thread.
 const (
-	MetaSchedule = "ilmek.schedule"
-	MetaTick     = "ilmek.tick"
+	MetaSchedule = checkpoint.MetaSchedule
+	MetaTick     = checkpoint.MetaTick
 )
 
 // tickFormat spells a tick in a firing's thread id and metadata.
 const tickFormat = "20060102T150405Z"
 
-func (t graphTarget[S, U]) start(ctx context.Context, cp runtime.Checkpointer, thread string, input json.RawMessage, meta map[string]string, stop <-chan struct{}) (runtime.Status, error) {
+func (t graphTarget[S, U]) start(ctx context.Context, cp runtime.Checkpointer, thread string, input json.RawMessage, meta map[string]string, stop <-chan struct{}, expect *string) (runtime.Status, error) {
 	var in U
 	if len(input) > 0 {
 		if err := json.Unmarshal(input, &in); err != nil {
 			return "", fmt.Errorf("decode the schedule's input into %T: %w", in, err)
 		}
 	}
-	opts := append(t.opts[:len(t.opts):len(t.opts)], runtime.WithExpectedLatest(""), runtime.WithThreadMeta(meta), runtime.WithStopSignal(stop))
+	opts := append(t.opts[:len(t.opts):len(t.opts)], runtime.WithThreadMeta(meta), runtime.WithStopSignal(stop))
+	if expect != nil {
+		opts = append(opts, runtime.WithExpectedLatest(*expect))
+		if *expect != "" {
+			// Continue a firing's run cut short: from its latest checkpoint,
+			// without the input folded in already.
+			var zero U
+			in = zero
+		}
+	}
 	res, err := t.g.Thread(cp, thread).Invoke(ctx, in, opts...)
 	return res.Status, err
 }
@@ -107,6 +117,11 @@ type scheduleState struct {
 	// when it ends; stop stops it at its boundary.
 	running chan struct{}
 	stop    chan struct{}
+	// created tells a stored schedule from a later one of the same name;
+	// meta is its firings' thread metadata (checkpoint.Schedule.Meta).
+	created time.Time
+	meta    map[string]string
+	thread  string // the thread template
 }
 
 // every is a cron.Schedule of ticks on multiples of d since the epoch.
@@ -250,29 +265,52 @@ func (w *Waker) fireDue(ctx context.Context, wg *sync.WaitGroup) (time.Time, err
 // fire starts the run of tick t of s, following its overlap policy, or
 // behind the earlier firing when queue is set.
 func (w *Waker) fire(ctx context.Context, s *scheduleState, t time.Time, queue bool, wg *sync.WaitGroup) {
-	prev, prevStop := s.running, s.stop
-	if prev != nil {
-		select {
-		case <-prev:
-			prev = nil
-		default:
-		}
-	}
 	policy := s.Overlap
 	if queue {
 		policy = runtime.DoubleTextEnqueue
 	}
-	if prev != nil && policy == runtime.DoubleTextReject {
+	if s.busy() && policy == runtime.DoubleTextReject {
 		w.log.InfoContext(ctx, "waker: tick skipped, the previous firing still runs", "schedule", s.Name, "tick", t)
 		return
+	}
+	tick := t.UTC().Format(tickFormat)
+	fresh := ""
+	w.launch(ctx, s, tick, s.Name+"@"+tick, &fresh, policy, wg)
+}
+
+// busy reports whether the run of s's latest firing by this waker has
+// not ended.
+func (s *scheduleState) busy() bool {
+	if s.running == nil {
+		return false
+	}
+	select {
+	case <-s.running:
+		return false
+	default:
+		return true
+	}
+}
+
+// launch starts the run of a firing of s at tick on thread, after the
+// run of the previous firing (stopped first under cancel-and-replace).
+// With expect set, the run starts only while the thread's latest
+// checkpoint is *expect ("" for a thread of its own without checkpoints),
+// so a tick runs once however many wakers launch it.
+func (w *Waker) launch(ctx context.Context, s *scheduleState, tick, thread string, expect *string, policy runtime.DoubleTexting, wg *sync.WaitGroup) {
+	prev, prevStop := s.running, s.stop
+	if !s.busy() {
+		prev = nil
 	}
 	if prev != nil && policy == runtime.DoubleTextCancelReplace {
 		close(prevStop)
 	}
-	tick := t.UTC().Format(tickFormat)
-	thread := s.Name + "@" + tick
 	done, stop := make(chan struct{}), make(chan struct{})
 	s.running, s.stop = done, stop
+	// Read now: a later pass updates s's stored fields.
+	t, _ := time.Parse(tickFormat, tick)
+	meta := checkpoint.Schedule{Name: s.Name, Meta: s.meta, Thread: s.thread}.ThreadMeta(t)
+	input := s.Input
 	w.wg.Add(1)
 	wg.Add(1)
 	go func() {
@@ -282,7 +320,7 @@ func (w *Waker) fire(ctx context.Context, s *scheduleState, t time.Time, queue b
 		if prev != nil {
 			<-prev // enqueue, and cancel-and-replace waits for the boundary
 		}
-		status, err := s.Graph.start(ctx, w.store, thread, s.Input, map[string]string{MetaSchedule: s.Name, MetaTick: tick}, stop)
+		status, err := s.Graph.start(ctx, w.store, thread, input, meta, stop, expect)
 		switch {
 		case errors.Is(err, runtime.ErrThreadMoved), errors.Is(err, runtime.ErrThreadBusy):
 			w.log.DebugContext(ctx, "waker: tick fired elsewhere", "schedule", s.Name, "thread", thread)

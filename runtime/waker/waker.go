@@ -16,11 +16,22 @@
 // continued once however many wakes race; a thread deleted or answered
 // before its time is not woken (it is no longer listed as waiting on it).
 //
-// WithSchedules has the waker also start runs on schedules (Schedule: a
-// cron expression with its time zone, or an interval), each tick on a
-// thread of its own, so a tick fires once across wakers and restarts,
-// with an overlap policy (runtime.DoubleTexting) and a catch-up policy
-// for ticks missed while no waker ran.
+// WithStoredSchedules has the waker fire the schedules kept in the store
+// (checkpoint.Schedule, created through the store's CreateSchedule or the
+// server's /schedules routes, paused, resumed and deleted while it runs):
+// a cron expression with its time zone or an interval, the graph by name,
+// the input, a thread template, an overlap policy (runtime.DoubleTexting:
+// reject skips a tick while the previous firing runs in this process) and
+// a catch-up policy for ticks missed while no waker ran. Each due tick is
+// recorded with the store's compare-and-set RecordFirings before its run
+// starts, so of several wakers one fires it, and a waker that starts
+// after a kill starts the recorded firings whose threads never ran.
+// Firings and skips are slog records and are told to WithOnFiring.
+//
+// WithSchedules does the same for schedules given as Go values (Schedule),
+// kept in no table: each tick runs on a thread of its own, so a tick fires
+// once across wakers and restarts; the ticks fired are found again from
+// the threads' metadata.
 //
 // The waker holds no state of its own: a process killed during a wait,
 // or during a wake, is restarted with a new waker and finds the threads
@@ -61,7 +72,7 @@ type Store interface {
 type Target interface {
 	fingerprint() string
 	wake(ctx context.Context, cp runtime.Checkpointer, thread string) (runtime.Status, error)
-	start(ctx context.Context, cp runtime.Checkpointer, thread string, input json.RawMessage, meta map[string]string, stop <-chan struct{}) (runtime.Status, error)
+	start(ctx context.Context, cp runtime.Checkpointer, thread string, input json.RawMessage, meta map[string]string, stop <-chan struct{}, expect *string) (runtime.Status, error)
 }
 
 // Graph makes g's threads wakeable; opts are added to every wake's run
@@ -111,6 +122,12 @@ type Waker struct {
 	schedules []Schedule
 	states    []*scheduleState
 
+	named    map[string]Target         // WithStoredSchedules
+	sstore   checkpoint.ScheduleStore  // the store's schedules, with named
+	stored   map[string]*scheduleState // the stored schedules this waker fires, by name
+	grace    time.Duration
+	onFiring func(context.Context, checkpoint.Firing)
+
 	mu     sync.Mutex
 	active map[string]bool // threads being woken by this waker
 	fired  int             // schedule firings that ran
@@ -136,6 +153,9 @@ func New(store Store, targets []Target, opts ...Option) (*Waker, error) {
 	if err := w.prepare(); err != nil {
 		return nil, err
 	}
+	if err := w.prepareStored(); err != nil {
+		return nil, err
+	}
 	for _, s := range w.schedules {
 		w.targets = append(w.targets[:len(w.targets):len(w.targets)], s.Graph)
 	}
@@ -155,10 +175,12 @@ func (w *Waker) Run(ctx context.Context) error {
 	var n atomic.Int32
 	for {
 		next, err := w.wakeDue(ctx, &wg, &n)
-		if t, ferr := w.fireDue(ctx, &wg); ferr != nil {
-			err = errors.Join(err, ferr)
-		} else if !t.IsZero() && (next.IsZero() || t.Before(next)) {
-			next = t
+		for _, fire := range []func(context.Context, *sync.WaitGroup) (time.Time, error){w.fireDue, w.fireStored} {
+			if t, ferr := fire(ctx, &wg); ferr != nil {
+				err = errors.Join(err, ferr)
+			} else if !t.IsZero() && (next.IsZero() || t.Before(next)) {
+				next = t
+			}
 		}
 		if err != nil && ctx.Err() == nil {
 			w.log.WarnContext(ctx, "waker: list waiting threads", "err", err)

@@ -28,6 +28,9 @@ func TestMain(m *testing.M) {
 	if db := os.Getenv(childDB); db != "" {
 		os.Exit(child(db, os.Getenv(childEffects)))
 	}
+	if db := os.Getenv(childScheduleDB); db != "" {
+		os.Exit(scheduleChild(db, os.Getenv(childEffects)))
+	}
 	os.Exit(m.Run())
 }
 

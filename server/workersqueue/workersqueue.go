@@ -27,7 +27,16 @@ import (
 // Queue is a workers.Queue as a server.Queue.
 type Queue struct{ q *workers.Queue }
 
-var _ server.Queue = (*Queue)(nil)
+var (
+	_ server.Queue        = (*Queue)(nil)
+	_ server.DeadLetters  = (*Queue)(nil)
+	_ server.ThreadHolder = (*Queue)(nil)
+)
+
+// Holds reports whether a worker holds a request of thread.
+func (a *Queue) Holds(ctx context.Context, thread string) (bool, error) {
+	return a.q.Holds(ctx, thread)
+}
 
 // New returns q as a server.Queue.
 func New(q *workers.Queue) *Queue { return &Queue{q: q} }
@@ -38,7 +47,7 @@ func (a *Queue) Store() runtime.Checkpointer { return a.q.Store() }
 // Submit queues r. workers.ErrWaitsOnPerson is also matched by
 // runtime.ErrWaitingOnPerson.
 func (a *Queue) Submit(ctx context.Context, r server.QueueRequest) (string, error) {
-	req := workers.Request{Graph: r.Graph, Thread: r.Thread, Kind: workers.KindStart, Input: r.Input, Policy: r.Policy, From: r.From}
+	req := workers.Request{Graph: r.Graph, Thread: r.Thread, Kind: workers.KindStart, Input: r.Input, Policy: r.Policy, From: r.From, Partition: r.Partition}
 	if r.Resume {
 		req.Kind = workers.KindResume
 	}
@@ -76,6 +85,41 @@ func (a *Queue) Wait(ctx context.Context, id string) (server.QueueOutcome, error
 // Cancel cancels the thread's requests.
 func (a *Queue) Cancel(ctx context.Context, thread string) error {
 	_, err := a.q.Cancel(ctx, thread)
+	return err
+}
+
+// Dead lists up to limit dead requests with their claims.
+func (a *Queue) Dead(ctx context.Context, limit int) ([]server.DeadRequest, error) {
+	ds, err := a.q.Dead(ctx, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]server.DeadRequest, 0, len(ds))
+	for _, d := range ds {
+		dr := server.DeadRequest{RequestID: strconv.FormatInt(d.ID, 10), ThreadID: d.Thread, Graph: d.Graph, Error: d.Error, Dead: d.Dead.UTC(),
+			Claims: make([]server.DeadClaim, 0, len(d.Claims))}
+		for _, c := range d.Claims {
+			dr.Claims = append(dr.Claims, server.DeadClaim{Claim: c.Claim, Worker: c.Worker, At: c.At.UTC(), Error: c.Error, Released: c.Released, Retry: c.Retry})
+		}
+		out = append(out, dr)
+	}
+	return out, nil
+}
+
+// Retry queues dead request id again; workers.ErrNoRequest is also
+// matched by runtime.ErrNotFound, workers.ErrNotDead by server.ErrNotDead.
+func (a *Queue) Retry(ctx context.Context, id string) error {
+	n, err := parse(id)
+	if err != nil {
+		return err
+	}
+	err = a.q.Retry(ctx, n)
+	switch {
+	case errors.Is(err, workers.ErrNoRequest):
+		return fmt.Errorf("%w: %w", runtime.ErrNotFound, err)
+	case errors.Is(err, workers.ErrNotDead):
+		return fmt.Errorf("%w: %w", server.ErrNotDead, err)
+	}
 	return err
 }
 

@@ -21,8 +21,8 @@ type key struct{ workload, engine, ckpt string }
 // results is what Parse read.
 type results struct {
 	cells map[key]*cell
-	rows  []row              // workload × ckpt, in input order
-	other map[string]float64 // other benchmarks' metrics, "Bench/unit"
+	rows  []row                // workload × ckpt, in input order
+	other map[string][]float64 // other benchmarks' metrics, "Bench/unit", one per repetition
 }
 
 type row struct{ workload, ckpt string }
@@ -33,7 +33,7 @@ type row struct{ workload, ckpt string }
 //
 // and the generator's BenchmarkGenerate1000 and BenchmarkGoBuild1000.
 func Parse(r io.Reader) (*results, error) {
-	res := &results{cells: map[key]*cell{}, other: map[string]float64{}}
+	res := &results{cells: map[key]*cell{}, other: map[string][]float64{}}
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
@@ -57,7 +57,7 @@ func Parse(r io.Reader) (*results, error) {
 		parts := strings.Split(name, "/")
 		if len(parts) != 4 || parts[0] != "BenchmarkWorkloads" {
 			for unit, v := range metrics {
-				res.other[name+"/"+unit] = v
+				res.other[name+"/"+unit] = append(res.other[name+"/"+unit], v)
 			}
 			continue
 		}

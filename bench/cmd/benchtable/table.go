@@ -98,8 +98,10 @@ func totalOver(a, b string) func(*results) (float64, bool) {
 	}
 }
 
+// otherOf is the median of metric name ("Bench/unit") of a benchmark
+// other than BenchmarkWorkloads over its repetitions.
 func otherOf(name string) func(*results) (float64, bool) {
-	return func(r *results) (float64, bool) { v, ok := r.other[name]; return v, ok }
+	return func(r *results) (float64, bool) { v, ok := r.other[name]; return median(v), ok }
 }
 
 func perSecond(f func(*results) (float64, bool)) func(*results) (float64, bool) {
@@ -126,6 +128,7 @@ var targets = []target{
 	{"fanout-1000: Eino / spec-built (≥3×)", over(nsOf("fanout-1000", "eino", "none"), nsOf("fanout-1000", "spec", "none")), atLeast(3), "×"},
 	{"SQLite, generated chain-100: durable supersteps/s (≥2000)", perSecond(nsOf("chain-100", "generated", "sqlite")), atLeast(2000), "/s"},
 	{"SQLite, generated loop-100: durable supersteps/s (≥2000)", perSecond(nsOf("loop-100", "generated", "sqlite")), atLeast(2000), "/s"},
+	{"generated chain-100 whose middle node runs generated chain-100 / generated chain-200, whole run (≤1.5×)", over(otherOf("BenchmarkSubgraph/chain-100-with-child-chain-100/generated/none/ns/op"), otherOf("BenchmarkSubgraph/chain-200/generated/none/ns/op")), atMost(1.5), "×"},
 	{"generator, 1,000-node spec, ms (≤200)", otherOf("BenchmarkGenerate1000/ms/generate"), atMost(200), "ms"},
 	{"go build of the 1,000-node package, s", otherOf("BenchmarkGoBuild1000/s/build"), nil, "s"},
 }

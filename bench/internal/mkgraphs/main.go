@@ -134,7 +134,9 @@ func Package(w workload.Workload) string {
 }
 
 // Files returns every spec and glue file of the committed graphs, relative
-// to the graphs directory.
+// to the graphs directory, and the parent document of the subgraph
+// benchmark (subchainFile; its glue, graphs/subchain.go, is written by
+// hand).
 func Files() ([]File, error) {
 	var out []File
 	for _, w := range Graphs() {
@@ -147,7 +149,11 @@ func Files() ([]File, error) {
 		}
 		out = append(out, fs...)
 	}
-	return out, nil
+	sub, err := subchainFile()
+	if err != nil {
+		return nil, err
+	}
+	return append(out, sub), nil
 }
 
 // graphFiles returns w's spec document and its glue, relative to the

@@ -88,8 +88,8 @@ func chaosWorker() error { return processWorker("chaos", chaosGraph, 20*time.Mil
 // processWorker is one worker process of a test that kills them: four
 // runs at once of the graph that build makes, under the name the test's
 // requests use, on the schema and server the test passed in the
-// environment, with the chaos tests' lease and claim TTL.
-func processWorker(name string, build func(*pgxpool.Pool, string) (*runtime.Graph[runtime.Values, runtime.Values], error), poll time.Duration) error {
+// environment, with the chaos tests' lease and claim TTL, and opts.
+func processWorker(name string, build func(*pgxpool.Pool, string) (*runtime.Graph[runtime.Values, runtime.Values], error), poll time.Duration, opts ...workers.WorkerOption) error {
 	ctx := context.Background()
 	schema := os.Getenv(envSchema)
 	s, err := postgres.Open(ctx, os.Getenv(pgtest.EnvDSN), postgres.Schema(schema), postgres.LeaseTTL(chaosTTL))
@@ -101,7 +101,7 @@ func processWorker(name string, build func(*pgxpool.Pool, string) (*runtime.Grap
 		return err
 	}
 	return workers.NewWorker(workers.NewQueue(s), map[string]workers.Runnable{name: workers.Graph(g)},
-		workers.ClaimTTL(chaosTTL), workers.Poll(poll), workers.Concurrency(4)).Run(ctx)
+		append([]workers.WorkerOption{workers.ClaimTTL(chaosTTL), workers.Poll(poll), workers.Concurrency(4)}, opts...)...).Run(ctx)
 }
 
 // ledgerQueue opens the queue of a test that kills worker processes, with

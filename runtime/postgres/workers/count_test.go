@@ -121,4 +121,13 @@ func TestRequestStatements(t *testing.T) {
 	if q1 > 6 || q3 > 6 {
 		t.Errorf("the queue's statements per request: %d (chain1), %d (chain3), want at most 6; chain1's:\n%s", q1, q3, strings.Join(sqls1, "\n"))
 	}
+	// Flow control adds none: under a graph limit of concurrency and
+	// rate, the claim takes its slot and token, the outcome gives the slot
+	// back, in the same statements.
+	if err := q.SetLimit(ctx, workers.Limit{Scope: workers.ScopeGraph, Key: "chain1", Concurrency: 10, Rate: 1000, Burst: 10}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ql, sqls := count("chain1", "limited"); ql > 6 {
+		t.Errorf("the queue's statements per request under a limit: %d, want at most 6:\n%s", ql, strings.Join(sqls, "\n"))
+	}
 }

@@ -34,6 +34,8 @@ func TestMain(m *testing.M) {
 			run = timerWorker
 		case "suicide":
 			run = suicideWorker
+		case "schedules":
+			run = scheduleWorker
 		}
 		if err := run(); err != nil {
 			fmt.Fprintln(os.Stderr, "child worker:", err)

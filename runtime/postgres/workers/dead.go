@@ -80,9 +80,11 @@ func (w *Worker) buryIfSpent(ctx context.Context, c *claimed) bool {
 	r := w.q.t("ilmek_requests")
 	var dead bool
 	err := w.retry(ctx, "dead", c.id, finishBudget, func(int) error {
-		err := w.q.store.Pool().QueryRow(ctx, `WITH u AS (UPDATE `+r+` SET state = 'dead', claim_until = NULL, updated = clock_timestamp(),
+		err := w.q.store.Pool().QueryRow(ctx, `WITH o AS (SELECT graph, partition_key FROM `+r+` WHERE id = $1 AND claim = $2 AND state = 'running' AND `+expiredSince+` >= $3),
+			u AS (UPDATE `+r+` SET state = 'dead', claim_until = NULL, updated = clock_timestamp(),
 				error = 'claimed ' || $3::text || ' times; each claim expired (its worker died or stalled); see its claims, and retry it by hand'
-			WHERE id = $1 AND claim = $2 AND `+expiredSince+` >= $3 RETURNING id)
+			WHERE id = $1 AND claim = $2 AND `+expiredSince+` >= $3 RETURNING id),
+			`+w.q.freeSQL()+`
 			SELECT pg_notify($4, $5) FROM u`,
 			c.id, c.claim, w.opts.maxClaims, w.q.ch, noteEnd+strconv.FormatInt(c.id, 10)).Scan(nil)
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -97,6 +99,8 @@ func (w *Worker) buryIfSpent(ctx context.Context, c *claimed) bool {
 	}
 	if dead {
 		w.opts.logger.Warn("request dead", "request", c.id, "thread", c.thread, "claims", c.claim)
+		w.event(ctx, Event{Kind: EventDead, Request: c.id, Thread: c.thread, Graph: c.graph, Partition: c.partition, Claim: c.claim,
+			Error: fmt.Sprintf("claimed %d times; each claim expired", c.claim)})
 		w.q.deliverEnd(noteEnd + strconv.FormatInt(c.id, 10))
 	}
 	return dead
@@ -161,11 +165,19 @@ func (q *Queue) Retry(ctx context.Context, id int64) error {
 // error, aborted, cancelled) more than keep ago, and returns how many.
 // Queued, running and dead requests are kept; a dead one leaves by Retry.
 func (q *Queue) Prune(ctx context.Context, keep time.Duration) (int64, error) {
-	tag, err := q.store.Pool().Exec(ctx, "DELETE FROM "+q.t("ilmek_requests")+" WHERE state NOT IN ('queued', 'running', 'dead') AND updated < clock_timestamp() - $1::bigint * interval '1 microsecond'", keep.Microseconds())
+	// The copies of AnyPartition's limit that no active request uses,
+	// with a full bucket, go too (a partition copies it again at its next
+	// request).
+	r, f := q.t("ilmek_requests"), q.t("ilmek_flow")
+	var n int64
+	err := q.store.Pool().QueryRow(ctx, `WITH d AS (DELETE FROM `+r+` WHERE state NOT IN ('queued', 'running', 'dead') AND updated < clock_timestamp() - $1::bigint * interval '1 microsecond' RETURNING 1),
+		p AS (DELETE FROM `+f+` f WHERE f.inherited AND f.running = 0 AND (f.rate = 0 OR `+flowLevel+` >= f.burst)
+			AND NOT EXISTS (SELECT 1 FROM `+r+` a WHERE a.partition_key = f.key AND a.state IN ('queued', 'running')))
+		SELECT count(*) FROM d`, keep.Microseconds()).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("workers: prune the requests of schema %q that ended over %v ago: %w", q.store.SchemaName(), keep, err)
 	}
-	return tag.RowsAffected(), nil
+	return n, nil
 }
 
 // claimReleased marks this claim's entry in the claims log (the last one,

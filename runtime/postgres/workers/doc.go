@@ -47,6 +47,38 @@
 // thread marks it aborted, so it is not woken. A thread that no request
 // ever ran is not woken by the workers (runtime/waker is for those).
 //
+// # Scheduled runs
+//
+// The store keeps schedules (checkpoint.Schedule: a cron expression in a
+// time zone or an interval, the graph, the input, a thread template, an
+// overlap and a catch-up policy; store.CreateSchedule, PauseSchedule,
+// DeleteSchedule, or the server's /schedules routes), and the workers fire
+// them: each worker, every Poll (at least 100 ms apart), looks at the
+// schedules whose next tick has passed (Queue.FireDueSchedules) and fires
+// each in one transaction that locks the schedule's row (FOR UPDATE SKIP
+// LOCKED: one worker fires a schedule at a time), inserts a start request
+// for each due tick together with the tick's firing row, keyed by
+// (schedule, tick) (migration 9), and the thread's metadata
+// (checkpoint.Schedule.ThreadMeta: the schedule's, its name and the
+// tick), and moves the schedule's last tick. A
+// tick therefore becomes exactly one request however many workers race,
+// and a worker killed mid-way leaves no half-fired tick: the transaction
+// commits whole or not at all (TestScheduleEveryTickOnce: 60 ticks, four
+// worker processes SIGKILLed and restarted).
+//
+// A tick at most ScheduleGrace (default DefaultScheduleGrace) late fires
+// as on time; older ticks were missed while no worker ran, and the
+// catch-up policy fires none of them, the latest, or each up to
+// MaxCatchUp. The overlap policy is a runtime.DoubleTexting applied to
+// the schedule's previous firing: reject skips the tick while that
+// firing's request is queued or running (a firing row with Skipped
+// "overlap", no request), enqueue fires anyway (on one thread the request
+// runs after the previous one, by the queue's order), cancel-and-replace
+// cancels the previous firing's requests as Cancel does and fires. Each
+// firing and skip is an INFO record of the worker's Logger and is told to
+// OnFiring (the otel module's ScheduleFirings makes spans and metrics of
+// them).
+//
 // # Dead requests and retention
 //
 // A request whose claims keep expiring (its run kills or stalls its
@@ -57,6 +89,55 @@
 // worker and error (migration 8). Queue.Dead lists dead requests,
 // Queue.Retry queues one again, and Queue.Prune deletes the requests that
 // ended longer ago than it is told (dead ones stay until retried).
+//
+// A worker with Retention(keep, every) calls Prune every interval itself
+// (and deletes the copies of AnyPartition's limit no active request
+// uses); EventPrune reports each.
+//
+// # Flow control
+//
+// Flow control is held in the store (migration 10), so it holds across
+// every worker process:
+//
+//   - Priority. The claim takes the highest Request.Priority first, and
+//     within a priority the requests in submission order (modulo
+//     fairness), so a thread's requests still run in submission order.
+//   - Fairness. Each request gets a fair sequence number at submit: one
+//     past the last active request of its partition (Request.Partition;
+//     "" is a partition too), but never below the lowest active number of
+//     its priority. The claim orders by it before age, so partitions take
+//     turns: a tenant that queued a thousand requests does not hold back
+//     another's single request, which is claimed before W more of the
+//     busy tenant's are, W the number of workers
+//     (TestFairnessBetweenPartitions).
+//   - Concurrency limits (Queue.SetLimit, Limit.Concurrency) per graph
+//     (ScopeGraph) or per partition (ScopePartition; key AnyPartition for
+//     each partition on its own). A limit row counts the running requests
+//     it covers: a claim that moves a request from queued to running
+//     takes a slot under the row's lock, the statement that ends it
+//     (outcome, dead) gives it back; a request keeps its slot across
+//     claims that expire or are given back.
+//   - Rate limits (Limit.Rate, Limit.Burst): a token bucket in the limit's
+//     row, refilled at Rate per second up to Burst; a claim from queued
+//     takes a token. A worker that finds nothing to claim because a
+//     bucket is empty waits until it holds a token (EventRateWait), not
+//     for the next poll; requests start at the rate ± 10 % with several
+//     workers (TestRateLimitHoldsAcrossWorkers).
+//
+// A claim takes its slots and tokens in the claim statement itself
+// (claim.go): row locks on the limit rows serialize the workers that take
+// from one limit, and a request is claimed only when every limit covering
+// it gave; what the others gave in a lost race is given back by one more
+// statement, which only that race costs. While the store holds no limit,
+// a worker sends the plain form of the claim, whose plan stays an ordered
+// scan of the claim index; each claim says whether a limit exists, and a
+// limit set in another process is applied by the very next claim anyway
+// (its slots and tokens are taken from whatever the claim picks). Limits
+// changed with SetLimit recount the running requests they cover.
+//
+// Workers report claims, dead requests, rate-limit waits and prunes to
+// OnEvent (the otel module's QueueObserver.Event makes spans and metrics
+// of them) and as slog records (Logger: claims and waits at debug level).
 //
 // # Outcomes and events
 //
@@ -87,15 +168,17 @@
 // # Statements per request
 //
 // Besides its run, a request costs the queue six statements: the submit
-// (one, under DoubleTextEnqueue), the claim (which also reads the thread's
-// latest checkpoint and records it as the request's base), the run's id,
-// the outcome with its notification (one), and Wait's two reads
-// (TestRequestStatements counts them).
+// (one, under DoubleTextEnqueue, with its fair sequence number), the
+// claim (one: it also reads the thread's latest checkpoint and records it
+// as the request's base, and takes the request's slots and tokens), the
+// run's id, the outcome with its notification (one, giving back the
+// slots), and Wait's two reads (TestRequestStatements counts them; flow
+// control adds none).
 //
 // # Workers and crashes
 //
-// A worker claims the oldest runnable request with SELECT ... FOR UPDATE
-// SKIP LOCKED, so workers never block each other, and marks it running
+// A worker claims the first runnable request in the claim order (see
+// Flow control) with SELECT ... FOR UPDATE SKIP LOCKED, so workers never block each other, and marks it running
 // under a numbered claim until a claim deadline it renews every third of
 // ClaimTTL. It runs the request on the thread through the store, so the
 // thread's own lease and fencing keep one run per thread, and records the
@@ -159,9 +242,12 @@
 // What does map (priorities, a maximum number of attempts with a
 // discarded state, jobs scheduled for a time, retention by a cleaner)
 // is each a column, an ORDER BY term or a DELETE in ilmek_requests, and
-// is added there rather than running a second queue beside this one.
-// Waking parked threads (runtime.Sleep, interrupt deadlines) from the
-// queue is not done yet: a due timer is to become a claimable request
-// fenced like any run. Until then runtime/waker wakes them in one
-// process.
+// is added there rather than running a second queue beside this one:
+// priorities, dead requests and retention are (see Flow control and Dead
+// requests), with partition limits and rate limits, which River's open
+// edition does not have.
+// Waking parked threads (runtime.Sleep, interrupt deadlines) is done the
+// same way: a due timer becomes a claimable request of kind "wake",
+// fenced like any run (see Timers); runtime/waker does it for the stores
+// of one process.
 package workers

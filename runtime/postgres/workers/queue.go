@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -42,6 +43,15 @@ type Request struct {
 	// Policy applies when the thread has another request queued or
 	// running; default runtime.DoubleTextEnqueue.
 	Policy runtime.DoubleTexting
+	// Priority orders the claims: a request of a higher priority is
+	// claimed before any of a lower one (default 0; negative is lower).
+	// Requests of one thread still run in submission order.
+	Priority int32
+	// Partition is the request's partition key, for example its tenant
+	// ("" for none; "*" is reserved): the limits of the partition
+	// (Queue.SetLimit) apply to it, and requests of different partitions
+	// of one priority take turns (see the package doc's "Flow control").
+	Partition string
 }
 
 // kindFork is the stored kind of a request with From set; its input is a
@@ -97,6 +107,9 @@ type Queue struct {
 	ch      string // the NOTIFY channel
 	waiters waiters
 	local   localWorkers // the workers running on this Queue in this process
+	// limited is set while the store holds a flow limit, as the last
+	// claim found it: the claims skip the requests limits hold back.
+	limited atomic.Bool
 }
 
 // NewQueue returns the queue in store's schema (created by its migrations).
@@ -127,6 +140,8 @@ func (q *Queue) Submit(ctx context.Context, r Request) (int64, error) {
 		return 0, fmt.Errorf("workers: submit: the request names no graph or no thread (graph %q, thread %q)", r.Graph, r.Thread)
 	case r.Kind != KindStart && r.Kind != KindResume:
 		return 0, fmt.Errorf("workers: submit: unknown kind %q: want %q or %q", r.Kind, KindStart, KindResume)
+	case r.Partition == anyPartition:
+		return 0, fmt.Errorf("workers: submit to thread %q: partition key %q is reserved for the limits of every partition; name the request's own partition", r.Thread, anyPartition)
 	}
 	if err := r.Policy.Validate(); err != nil {
 		return 0, fmt.Errorf("workers: submit to thread %q: %w", r.Thread, err)
@@ -145,9 +160,11 @@ func (q *Queue) Submit(ctx context.Context, r Request) (int64, error) {
 		// its own; the thread's lock (held to its commit) still orders it
 		// after a submitter of another policy that holds it.
 		err := q.store.Pool().QueryRow(ctx, `WITH l AS (SELECT pg_advisory_xact_lock(hashtextextended($1, 1))),
-			ins AS (INSERT INTO `+q.t("ilmek_requests")+` (thread_id, graph, kind, input, policy) SELECT $2, $3, $4, $5, $6 FROM l RETURNING id)
+			`+q.inheritSQL("$10")+`,
+			ins AS (INSERT INTO `+q.t("ilmek_requests")+` (thread_id, graph, kind, input, policy, priority, partition_key, fair_seq)
+				SELECT $2, $3, $4, $5, $6, $9, $10, `+q.fairSeqSQL("$9", "$10")+` FROM l RETURNING id)
 			SELECT id, pg_notify($7, $8 || id) FROM ins`,
-			q.s+"/"+r.Thread, r.Thread, r.Graph, kind, input, string(r.Policy), q.ch, noteNew).Scan(&id, nil)
+			q.s+"/"+r.Thread, r.Thread, r.Graph, kind, input, string(r.Policy), q.ch, noteNew, r.Priority, r.Partition).Scan(&id, nil)
 		if err != nil {
 			return 0, fmt.Errorf("workers: submit a %s request for thread %q: %w", r.Kind, r.Thread, err)
 		}
@@ -179,8 +196,9 @@ func (q *Queue) Submit(ctx context.Context, r Request) (int64, error) {
 				}
 			}
 		}
-		if err := tx.QueryRow(ctx, "INSERT INTO "+q.t("ilmek_requests")+" (thread_id, graph, kind, input, policy) VALUES ($1, $2, $3, $4, $5) RETURNING id",
-			r.Thread, r.Graph, kind, input, string(r.Policy)).Scan(&id); err != nil {
+		if err := tx.QueryRow(ctx, "WITH "+q.inheritSQL("$7")+" INSERT INTO "+q.t("ilmek_requests")+` (thread_id, graph, kind, input, policy, priority, partition_key, fair_seq)
+			SELECT $1, $2, $3, $4, $5, $6, $7, `+q.fairSeqSQL("$6", "$7")+" RETURNING id",
+			r.Thread, r.Graph, kind, input, string(r.Policy), r.Priority, r.Partition).Scan(&id); err != nil {
 			return err
 		}
 		return q.notify(ctx, tx, noteNew+strconv.FormatInt(id, 10))

@@ -21,7 +21,8 @@ const kindWake = "wake"
 // QueueDueWakes queues one wake request for each thread that is parked or
 // interrupted with a timer or deadline that has passed and has no request
 // queued or running, and returns their ids. The request runs on the graph
-// of the thread's latest request (a thread no request ever ran is left to
+// of the thread's latest request, in its partition and at its priority
+// (first among that priority's requests: its fair sequence number is 0) (a thread no request ever ran is left to
 // runtime/waker or to its application). Workers call it every poll; any
 // number of them may race: a thread has at most one active wake request
 // (migration 7), and Thread.Wake refuses a thread with nothing due under
@@ -29,14 +30,14 @@ const kindWake = "wake"
 func (q *Queue) QueueDueWakes(ctx context.Context) ([]int64, error) {
 	r, t := q.t("ilmek_requests"), q.t("ilmek_threads")
 	rows, err := q.store.Pool().Query(ctx, `WITH due AS (
-			SELECT t.thread_id, (SELECT g.graph FROM `+r+` g WHERE g.thread_id = t.thread_id ORDER BY g.id DESC LIMIT 1) AS graph
-			FROM `+t+` t
+			SELECT t.thread_id, l.graph, l.partition_key, l.priority
+			FROM `+t+` t LEFT JOIN LATERAL (SELECT g.graph, g.partition_key, g.priority FROM `+r+` g WHERE g.thread_id = t.thread_id ORDER BY g.id DESC LIMIT 1) l ON true
 			WHERE t.status IN ('parked', 'interrupted') AND t.pending IS NOT NULL
 			  AND EXISTS (SELECT 1 FROM jsonb_array_elements(convert_from(t.pending, 'UTF8')::jsonb) p
 				WHERE jsonb_typeof(p) = 'object' AND p ? 'wake_at' AND (p->>'wake_at')::timestamptz <= clock_timestamp())
 			  AND NOT EXISTS (SELECT 1 FROM `+r+` a WHERE a.thread_id = t.thread_id AND a.state IN ('queued', 'running'))),
-		ins AS (INSERT INTO `+r+` (thread_id, graph, kind, policy)
-			SELECT thread_id, graph, 'wake', 'enqueue' FROM due WHERE graph IS NOT NULL
+		ins AS (INSERT INTO `+r+` (thread_id, graph, kind, policy, partition_key, priority)
+			SELECT thread_id, graph, 'wake', 'enqueue', partition_key, priority FROM due WHERE graph IS NOT NULL
 			ON CONFLICT DO NOTHING RETURNING id)
 		SELECT id FROM ins ORDER BY id`)
 	if err != nil {

@@ -2,8 +2,6 @@ package workers
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,6 +41,10 @@ type workerOptions struct {
 	logger      *slog.Logger
 	onRetry     checkpoint.RetryFunc
 	maxClaims   int
+	grace       time.Duration                            // ScheduleGrace
+	onFiring    func(context.Context, checkpoint.Firing) // OnFiring
+	onEvent     func(context.Context, Event)
+	keep, every time.Duration // Retention
 }
 
 // DefaultClaimTTL is how long a claim lasts without renewal unless ClaimTTL
@@ -74,7 +76,7 @@ func Logger(l *slog.Logger) WorkerOption { return func(o *workerOptions) { o.log
 // requests give in Request.Graph.
 func NewWorker(q *Queue, graphs map[string]Runnable, opts ...WorkerOption) *Worker {
 	host, _ := os.Hostname()
-	o := workerOptions{name: fmt.Sprintf("pid %d on %s", os.Getpid(), host), ttl: DefaultClaimTTL, poll: time.Second, concurrency: 4, maxClaims: DefaultMaxClaims, logger: slog.New(slog.DiscardHandler)}
+	o := workerOptions{name: fmt.Sprintf("pid %d on %s", os.Getpid(), host), ttl: DefaultClaimTTL, poll: time.Second, concurrency: 4, maxClaims: DefaultMaxClaims, grace: DefaultScheduleGrace, logger: slog.New(slog.DiscardHandler)}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -92,6 +94,7 @@ type claimed struct {
 	claim               int64
 	baseCP              *string // the request's base_cp before this claim (nil at its first)
 	latest              string  // the thread's latest checkpoint as the claim found it ("" for none)
+	partition           string  // the request's partition key
 	cancelled           bool
 	more                bool // another request was queued when this one was claimed
 }
@@ -116,6 +119,18 @@ func (w *Worker) Run(ctx context.Context) error {
 		defer wg.Done()
 		w.scanTimers(lctx, max(w.opts.poll, minTimerScan))
 	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		w.fireSchedules(lctx, max(w.opts.poll, minTimerScan))
+	}()
+	if w.opts.keep > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.prune(lctx)
+		}()
+	}
 	claimNow := true // claim without waiting: at the start, and while requests may be queued
 	for {
 		if !claimNow {
@@ -131,15 +146,24 @@ func (w *Worker) Run(ctx context.Context) error {
 			return ctx.Err()
 		case sem <- struct{}{}:
 		}
-		c, err := w.claim(ctx)
+		sent := time.Now()
+		res, err := w.claim(ctx)
+		c := res.c
 		if err != nil || c == nil {
 			<-sem
 			if err != nil && ctx.Err() == nil {
 				w.opts.logger.Warn("claim a request", "err", err)
 			}
-			claimNow = false
+			claimNow = res.raced
+			if res.wait > 0 && res.wait < w.opts.poll {
+				// A rate limit holds requests back: claim again when its
+				// bucket holds a token, rather than at the next poll.
+				w.rateWait(ctx, res.wait)
+				claimNow = true
+			}
 			continue
 		}
+		w.claimed(ctx, c, sent)
 		// Claim again as soon as a slot is free only when more requests
 		// were queued; otherwise a notification (a new request, or the
 		// end of one that another of its thread waited behind) or the
@@ -195,62 +219,6 @@ func (w *Worker) notified(payload string) {
 		}
 	}
 	signal(w.wake)
-}
-
-// claim takes the oldest runnable request: queued, or running under a
-// claim that expired; and the oldest active one of its thread. A transient
-// failure is retried (within claimBudget); since the failed attempt may
-// have committed before its reply was lost, each claim writes a tag of its
-// own into the request's worker column, and a retry first takes back the
-// request that carries it.
-func (w *Worker) claim(ctx context.Context) (*claimed, error) {
-	r := w.q.t("ilmek_requests")
-	var b [8]byte
-	rand.Read(b[:])
-	tag := w.opts.name + " #" + hex.EncodeToString(b[:])
-	cps := w.q.t("ilmek_checkpoints")
-	var c claimed
-	err := w.retry(ctx, "claim", 0, claimBudget, func(attempt int) error {
-		if attempt > 1 {
-			err := w.q.store.Pool().QueryRow(ctx, `SELECT id, thread_id, graph, kind, input, claim, base_cp, cancel,
-				COALESCE((SELECT c.id FROM `+cps+` c WHERE c.thread_id = r.thread_id ORDER BY c.seq DESC LIMIT 1), ''), true FROM `+r+` r
-				WHERE state IN ('queued', 'running') AND state = 'running' AND worker = $1 AND claim_until > clock_timestamp()`, tag).
-				Scan(&c.id, &c.thread, &c.graph, &c.kind, &c.input, &c.claim, &c.baseCP, &c.cancelled, &c.latest, &c.more)
-			if !errors.Is(err, pgx.ErrNoRows) {
-				if err == nil && c.baseCP != nil && c.latest != "" && *c.baseCP == c.latest {
-					// The lost attempt set the base: this claim is its first.
-					c.baseCP = nil
-				}
-				return err
-			}
-		}
-		// One statement: the claim, the thread's latest checkpoint (the
-		// request's base at its first claim) and whether more requests
-		// are queued.
-		return w.q.store.Pool().QueryRow(ctx, `WITH pick AS (
-			SELECT q.id, q.base_cp,
-				COALESCE((SELECT c.id FROM `+cps+` c WHERE c.thread_id = q.thread_id ORDER BY c.seq DESC LIMIT 1), '') AS latest
-			FROM `+r+` q
-			WHERE q.state IN ('queued', 'running') AND (q.state = 'queued' OR q.claim_until < clock_timestamp())
-			  AND NOT EXISTS (SELECT 1 FROM `+r+` e WHERE e.thread_id = q.thread_id AND e.id < q.id AND e.state IN ('queued', 'running'))
-			ORDER BY q.id LIMIT 1 FOR UPDATE OF q SKIP LOCKED),
-		upd AS (UPDATE `+r+` u SET state = 'running', worker = $1, claim = u.claim + 1,
-			claim_until = clock_timestamp() + $2::bigint * interval '1 microsecond', updated = clock_timestamp(),
-			base_cp = COALESCE(u.base_cp, pick.latest)
-			FROM pick WHERE u.id = pick.id
-			RETURNING u.id, u.thread_id, u.graph, u.kind, u.input, u.claim, u.cancel)
-		SELECT upd.id, upd.thread_id, upd.graph, upd.kind, upd.input, upd.claim, pick.base_cp, upd.cancel, pick.latest,
-			EXISTS (SELECT 1 FROM `+r+` m WHERE m.state IN ('queued', 'running') AND m.state = 'queued' AND m.id <> upd.id)
-		FROM upd, pick`,
-			tag, w.opts.ttl.Microseconds()).Scan(&c.id, &c.thread, &c.graph, &c.kind, &c.input, &c.claim, &c.baseCP, &c.cancelled, &c.latest, &c.more)
-	})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &c, nil
 }
 
 // The budgets of the worker's retried statements: a claim gives up and
@@ -440,12 +408,17 @@ func (w *Worker) finish(c *claimed, state string, out *runOutcome, msg string) {
 	}
 	w.ended[c.id] = struct{}{}
 	w.mu.Unlock()
-	var next bool
+	var next, freed bool
 	err := w.retry(ctx, "finish", c.id, finishBudget, func(int) error {
-		return w.q.store.Pool().QueryRow(ctx, `WITH u AS (UPDATE `+r+` SET state = $3, result = $4, error = $5, claim_until = NULL, updated = clock_timestamp()
-				WHERE id = $1 AND claim = $2 RETURNING thread_id)
-			SELECT pg_notify($6, $7), EXISTS (SELECT 1 FROM `+r+` e, u WHERE e.thread_id = u.thread_id AND e.state IN ('queued', 'running') AND e.state = 'queued') FROM u`,
-			c.id, c.claim, state, result, msg, w.q.ch, noteEnd+strconv.FormatInt(c.id, 10)).Scan(nil, &next)
+		// o and freed give back the request's slot in its concurrency
+		// limits, once: a second application finds it ended.
+		return w.q.store.Pool().QueryRow(ctx, `WITH o AS (SELECT graph, partition_key FROM `+r+` WHERE id = $1 AND claim = $2 AND state = 'running'),
+			u AS (UPDATE `+r+` SET state = $3, result = $4, error = $5, claim_until = NULL, updated = clock_timestamp()
+				WHERE id = $1 AND claim = $2 RETURNING thread_id),
+			`+w.q.freeSQL()+`
+			SELECT pg_notify($6, $7), EXISTS (SELECT 1 FROM `+r+` e, u WHERE e.thread_id = u.thread_id AND e.state IN ('queued', 'running') AND e.state = 'queued'),
+				EXISTS (SELECT 1 FROM freed WHERE was_full) FROM u`,
+			c.id, c.claim, state, result, msg, w.q.ch, noteEnd+strconv.FormatInt(c.id, 10)).Scan(nil, &next, &freed)
 	})
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
@@ -454,7 +427,9 @@ func (w *Worker) finish(c *claimed, state string, out *runOutcome, msg string) {
 		w.opts.logger.Warn("record a request's outcome", "request", c.id, "err", err)
 	default:
 		w.q.deliverEnd(noteEnd + strconv.FormatInt(c.id, 10)) // this process's waiters, at once
-		if next {
+		if next || freed {
+			// A request of the thread waits behind this one, or a
+			// concurrency limit that was full has a slot free again.
 			signal(w.wake)
 		}
 	}

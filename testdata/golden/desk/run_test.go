@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ilmek-go/ilmek/mermaid"
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
@@ -151,6 +152,56 @@ func constant(ch, v string) runtime.NodeFunc {
 	return func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return runtime.Values{ch: v}, nil }
 }
 
+// autoDesk is desk whose child approves at once, without an interrupt.
+type autoDesk struct{ desk }
+
+func (d autoDesk) SubgraphRefund() refundgraph.Nodes { return autoRefund{refund(d.desk)} }
+
+type autoRefund struct{ refund }
+
+func (f autoRefund) Approval(refundgraph.NodeID, refundgraph.ApprovalConfig) (refundgraph.Node, error) {
+	return func(ctx *runtime.Ctx, s refundgraph.State) (refundgraph.Update, error) {
+		return refundgraph.Update{Decision: new("auto"), Trail: []string{"approved"}}, nil
+	}, nil
+}
+
+// TestChildWithoutCheckpointer runs the generated parent and child to their
+// end without a checkpointer, where RunSubgraph hands the typed seed and
+// final state across without JSON, and with one, where they cross as the
+// child's stored channels: both end in the same state. Without a
+// checkpointer a pause inside the child is still listed by its
+// path-qualified id.
+func TestChildWithoutCheckpointer(t *testing.T) {
+	g, err := deskgraph.New(autoDesk{desk{&runs{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	plain, err := g.Invoke(ctx, deskgraph.Update{Order: new("A7")})
+	if err != nil || plain.Status != runtime.StatusDone {
+		t.Fatalf("without a checkpointer: %+v %v", plain, err)
+	}
+	stored, err := g.Thread(checkpoint.NewMemory(), "t").Invoke(ctx, deskgraph.Update{Order: new("A7")})
+	if err != nil || stored.Status != runtime.StatusDone {
+		t.Fatalf("with a checkpointer: %+v %v", stored, err)
+	}
+	want := "intake,ok:A7,approved,reply:auto"
+	for name, st := range map[string]deskgraph.State{"without a checkpointer": plain.State, "with one": stored.State} {
+		if got := strings.Join(st.Log, ","); got != want || st.Status != "auto" {
+			t.Errorf("%s: status %q, log %s; want auto, %s", name, st.Status, got, want)
+		}
+	}
+
+	paused, err := deskgraph.New(desk{&runs{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := paused.Invoke(ctx, deskgraph.Update{Order: new("A7")})
+	if err != nil || res.Status != runtime.StatusInterrupted || len(res.Pending) != 1 || res.Pending[0].ID != "refund/approve:interrupt#0" {
+		t.Fatalf("a pause without a checkpointer: %+v %v", res, err)
+	}
+}
+
 // TestGeneratedVersionPinsChild: New hands the runtime the child it
 // builds, so the generated parent's fingerprint is its document's with
 // the child pinned, as a spec-built parent's is: the same version whatever
@@ -182,5 +233,59 @@ func TestGeneratedVersionPinsChild(t *testing.T) {
 	}
 	if built.Fingerprint() != g.Fingerprint() {
 		t.Errorf("spec-built %s, generated %s", built.Fingerprint(), g.Fingerprint())
+	}
+}
+
+// TestGeneratedDiagramExpandsChild: a generated program draws the child
+// its New was given inside its subgraph node when asked to expand
+// children, and the plain diagram is the document's §9.1 picture.
+func TestGeneratedDiagramExpandsChild(t *testing.T) {
+	g, err := deskgraph.New(desk{&runs{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := runtime.Mermaid(g, mermaid.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expanded, err := runtime.Mermaid(g, mermaid.Options{ExpandSubgraphs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain, "subgraph ") {
+		t.Errorf("the plain diagram expands a child:\n%s", plain)
+	}
+	if !strings.Contains(expanded, "subgraph ") || !strings.Contains(expanded, "approve") {
+		t.Errorf("the expanded diagram does not draw the refund child:\n%s", expanded)
+	}
+}
+
+// TestThreadMermaidMarksInsideChild: the thread picture of a thread paused
+// inside the child marks the child's waiting node inside its block.
+func TestThreadMermaidMarksInsideChild(t *testing.T) {
+	cp := checkpoint.NewMemory()
+	g, err := deskgraph.New(desk{&runs{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := g.Thread(cp, "t1")
+	if _, err := th.Invoke(context.Background(), deskgraph.Update{Order: new("A7")}); err != nil {
+		t.Fatal(err)
+	}
+	ts, err := th.State(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		expand bool
+		want   string
+	}{{false, "class refund pending"}, {true, "class refund,refund_approve pending"}} {
+		out, err := runtime.ThreadMermaid(g, ts, mermaid.Options{ExpandSubgraphs: tc.expand})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out, tc.want) {
+			t.Errorf("expand=%v: want %q in\n%s", tc.expand, tc.want, out)
+		}
 	}
 }

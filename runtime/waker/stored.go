@@ -1,0 +1,222 @@
+package waker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+)
+
+// DefaultScheduleGrace is how late a stored schedule's tick may be fired
+// and still count as on time, unless WithScheduleGrace says otherwise:
+// an older tick was missed (no waker ran) and follows the schedule's
+// catch-up policy.
+const DefaultScheduleGrace = 10 * time.Second
+
+// WithStoredSchedules has the waker fire the schedules kept in its store
+// (a checkpoint.ScheduleStore: checkpoint.NewMemory, runtime/sqlite),
+// created, paused, resumed and deleted through the store's methods or the
+// server's API while the waker runs; graphs maps a schedule's Graph name
+// to the graph its firings run on. Each poll the waker lists the
+// schedules, records each due tick's firing (checkpoint.Firing) with the
+// store's compare-and-set RecordFirings, so that of several wakers on one
+// store one records a tick, and then starts its run. A tick whose thread
+// template holds {tick} runs only on a thread without checkpoints, and a
+// waker started anew runs the recent recorded firings whose threads have
+// none: a process killed between the record and the run loses no tick.
+// A tick of a template without {tick} (one thread for every firing) that
+// such a kill cut short is not run again.
+func WithStoredSchedules(graphs map[string]Target) Option {
+	return func(w *Waker) { w.named = graphs }
+}
+
+// WithScheduleGrace sets how late a stored schedule's tick still fires as
+// on time (default DefaultScheduleGrace).
+func WithScheduleGrace(d time.Duration) Option { return func(w *Waker) { w.grace = d } }
+
+// WithOnFiring sets a function told of each stored schedule's tick the
+// waker recorded, fired or skipped (the otel module's ScheduleFirings
+// records them as spans and metrics).
+func WithOnFiring(f func(context.Context, checkpoint.Firing)) Option {
+	return func(w *Waker) { w.onFiring = f }
+}
+
+// ErrNoScheduleStore is matched by New's error when WithStoredSchedules
+// is given a store that keeps no schedules.
+var ErrNoScheduleStore = errors.New("waker: the store keeps no schedules (checkpoint.ScheduleStore); use checkpoint.NewMemory or runtime/sqlite")
+
+// prepareStored checks the stored schedules' store and adds their graphs
+// to the targets.
+func (w *Waker) prepareStored() error {
+	if w.named == nil {
+		return nil
+	}
+	ss, ok := w.store.(checkpoint.ScheduleStore)
+	if !ok {
+		return fmt.Errorf("%w (got %T)", ErrNoScheduleStore, w.store)
+	}
+	w.sstore = ss
+	w.stored = map[string]*scheduleState{}
+	if w.grace <= 0 {
+		w.grace = DefaultScheduleGrace
+	}
+	for _, name := range slices.Sorted(maps.Keys(w.named)) {
+		w.targets = append(w.targets[:len(w.targets):len(w.targets)], w.named[name])
+	}
+	return nil
+}
+
+// fireStored fires the store's due schedules and returns the earliest
+// tick to come.
+func (w *Waker) fireStored(ctx context.Context, wg *sync.WaitGroup) (time.Time, error) {
+	var next time.Time
+	if w.sstore == nil {
+		return next, nil
+	}
+	list, err := w.sstore.ListSchedules(ctx)
+	if err != nil {
+		return next, err
+	}
+	now := time.Now()
+	seen := map[string]bool{}
+	var errs []error
+	for _, sc := range list {
+		seen[sc.Name] = true
+		if sc.Paused {
+			continue
+		}
+		target := w.named[sc.Graph]
+		if target == nil {
+			w.log.WarnContext(ctx, "waker: schedule not fired: no graph of its name", "schedule", sc.Name, "graph", sc.Graph)
+			continue
+		}
+		st := w.stored[sc.Name]
+		if st == nil || !st.created.Equal(sc.Created) {
+			st = &scheduleState{Schedule: Schedule{Name: sc.Name, Graph: target, Input: sc.Input}, created: sc.Created, meta: sc.Meta, thread: sc.Thread}
+			w.stored[sc.Name] = st
+			w.recover(ctx, sc, st, wg)
+		}
+		st.Overlap, st.meta, st.thread = runtime.DoubleTexting(sc.Overlap), sc.Meta, sc.Thread
+		t, err := w.fireOne(ctx, sc, st, now, wg)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	for name := range w.stored {
+		if !seen[name] {
+			delete(w.stored, name)
+		}
+	}
+	return next, errors.Join(errs...)
+}
+
+// fireOne records and starts the due ticks of one stored schedule, and
+// returns its next tick.
+func (w *Waker) fireOne(ctx context.Context, sc checkpoint.Schedule, st *scheduleState, now time.Time, wg *sync.WaitGroup) (time.Time, error) {
+	fire, last, err := sc.Due(now, w.grace)
+	if err != nil {
+		return time.Time{}, err
+	}
+	tk, _ := sc.Ticks() // Due parsed it
+	if !last.After(sc.Last) {
+		return tk.Next(last), nil
+	}
+	firings := make([]checkpoint.Firing, len(fire))
+	busy := st.busy()
+	for i, t := range fire {
+		firings[i] = checkpoint.Firing{Schedule: sc.Name, Tick: t, Thread: sc.ThreadOf(t)}
+		if i == 0 && busy && st.Overlap == runtime.DoubleTextReject {
+			firings[i].Skipped = "overlap"
+		}
+	}
+	err = w.sstore.RecordFirings(ctx, sc.Name, sc.Last, last, firings)
+	switch {
+	case errors.Is(err, checkpoint.ErrScheduleMoved), errors.Is(err, checkpoint.ErrNoSchedule):
+		// Another waker recorded these ticks, or the schedule is gone.
+		w.log.DebugContext(ctx, "waker: schedule fired elsewhere", "schedule", sc.Name, "err", err)
+		return tk.Next(last), nil
+	case err != nil:
+		return time.Time{}, fmt.Errorf("waker: record the firings of schedule %q: %w", sc.Name, err)
+	}
+	for i, f := range firings {
+		if f.Skipped != "" {
+			w.log.InfoContext(ctx, "waker: tick skipped, the previous firing still runs", "schedule", sc.Name, "tick", f.Tick)
+		} else {
+			policy := st.Overlap
+			if i > 0 {
+				policy = runtime.DoubleTextEnqueue
+			}
+			var expect *string
+			if sc.ThreadPerTick() {
+				expect = new(string)
+			}
+			w.launch(ctx, st, f.Tick.UTC().Format(tickFormat), f.Thread, expect, policy, wg)
+		}
+		if w.onFiring != nil {
+			w.onFiring(ctx, f)
+		}
+	}
+	return tk.Next(last), nil
+}
+
+// recover starts, once per schedule a waker first sees, the recent
+// firings of a thread-per-tick schedule that a killed process left
+// behind: recorded but never started (the thread has no checkpoint), or
+// started and cut short (no run of the thread ended), which continues
+// from the thread's latest checkpoint. Each start expects the thread's
+// latest checkpoint as it read it, so a firing another waker runs or ran
+// meanwhile is refused (runtime.ErrThreadMoved, ErrThreadBusy) and not
+// run again.
+func (w *Waker) recover(ctx context.Context, sc checkpoint.Schedule, st *scheduleState, wg *sync.WaitGroup) {
+	if !sc.ThreadPerTick() {
+		return
+	}
+	fs, err := w.sstore.ListFirings(ctx, sc.Name, sc.MaxCatchUp)
+	if err != nil {
+		w.log.WarnContext(ctx, "waker: list the firings of schedule", "schedule", sc.Name, "err", err)
+		return
+	}
+	ended := map[string]bool{}
+	q := checkpoint.ThreadQuery{Meta: map[string]string{checkpoint.MetaSchedule: sc.Name}, Limit: checkpoint.MaxThreadLimit}
+	for {
+		page, err := w.store.ListThreads(ctx, q)
+		if err != nil {
+			w.log.WarnContext(ctx, "waker: list the threads of schedule", "schedule", sc.Name, "err", err)
+			return
+		}
+		for _, th := range page.Threads {
+			ended[th.ID] = th.Outcome.Status != ""
+		}
+		if page.Next == "" {
+			break
+		}
+		q.Cursor = page.Next
+	}
+	for _, f := range slices.Backward(fs) {
+		if f.Skipped != "" || ended[f.Thread] {
+			continue
+		}
+		latest := ""
+		cp, err := w.store.Get(ctx, f.Thread, "")
+		switch {
+		case err == nil:
+			latest = cp.ID
+			w.log.InfoContext(ctx, "waker: firing cut short, continuing it", "schedule", sc.Name, "tick", f.Tick)
+		case errors.Is(err, checkpoint.ErrNotFound):
+			w.log.InfoContext(ctx, "waker: firing recorded but not started, starting it", "schedule", sc.Name, "tick", f.Tick)
+		default:
+			w.log.WarnContext(ctx, "waker: read a firing's thread", "schedule", sc.Name, "thread", f.Thread, "err", err)
+			continue
+		}
+		w.launch(ctx, st, f.Tick.UTC().Format(tickFormat), f.Thread, &latest, runtime.DoubleTextEnqueue, wg)
+	}
+}
