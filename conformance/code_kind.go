@@ -85,7 +85,11 @@ func CodeBuilderWith(doc *spec.Graph, reg runtime.Registry, children ...runtime.
 			if ch == nil {
 				return nil, &runtime.SpecError{Msg: fmt.Sprintf("node %q: graph %q is not registered", n.ID, cfg.Graph), Err: runtime.ErrSubgraph}
 			}
-			b.Subgraph(n.ID, ch, cfg.In, cfg.Out)
+			var opts []runtime.RunOption
+			if cfg.Limit > 0 {
+				opts = append(opts, runtime.WithRecursionLimit(cfg.Limit))
+			}
+			b.Subgraph(n.ID, ch, cfg.In, cfg.Out, opts...)
 			continue
 		}
 		f := reg[n.Type]
