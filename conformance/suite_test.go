@@ -135,9 +135,6 @@ func TestConformance(t *testing.T) {
 							if skips[i] != "" {
 								t.Skip(skips[i])
 							}
-							if kind.Name() == "generated" && name == "workers" && workersGeneratedInputBug[filepath.Base(c.File)] {
-								t.Skip("known defect, shown by TestWorkersStartInputDecodesLikeUpdateOf: a start request decodes its input into the generated Update with encoding/json")
-							}
 							if d := Compare(c, obs[i]); len(d) > 0 {
 								t.Errorf("%s (%s):\n%s", c.File, c.About, strings.Join(d, "\n"))
 							}

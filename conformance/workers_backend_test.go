@@ -14,39 +14,14 @@ import (
 	"github.com/ilmek-go/ilmek/runtime/postgres/workers"
 )
 
-// workersGeneratedInputBug lists, by file name (filepath.Base of
-// Case.File), the cases whose generated/workers run
-// differs from every other kind and backend because of the defect
-// TestWorkersStartInputDecodesLikeUpdateOf shows: their input holds an
-// explicit null, a channel the graph does not declare, or one value for an
-// append channel (UpdateOf appends it; encoding/json refuses a non-list
-// for the Update's slice). TestConformance
-// skips them there, naming that test, which fails until the defect is
-// fixed; ilmek-conformance reports them as failures.
-var workersGeneratedInputBug = map[string]bool{
-	"copy-and-incr-edge-values.json":                   true, // {"src_null": null}
-	"input-undeclared-channel-fails-before-run.json":   true, // {"nope": 1}
-	"multi-turn-chat-append.json":                      true, // {"messages": "user: hi"}
-	"recursion-limit-counts-per-run-across-turns.json": true, // {"messages": "hi"}
-	"predicates.json#rows[25]":                         true, // v: null
-	"predicates.json#rows[48]":                         true,
-	"predicates.json#rows[75]":                         true,
-	"predicates.json#rows[90]":                         true,
-}
-
-// TestWorkersStartInputDecodesLikeUpdateOf shows a defect of
-// runtime/postgres/workers with generated graphs: a start request's input
-// is decoded into the generated Update with encoding/json
-// (workers.Graph's run), which drops a channel the graph does not declare,
-// reads an explicit null as "not written" and refuses one value for an
-// append channel, where the same input
-// given to Invoke through the package's UpdateOf (as every in-process
-// kind does) fails the run before it starts (an undeclared channel) or
-// writes null. So a client's input means something else through the queue
-// than in process. The fix belongs in runtime/postgres/workers (decode
-// through the program's untyped path, e.g. a decode function given to
-// workers.Graph, or an UnmarshalJSON on the generated Update that does what
-// UpdateOf does); this test fails until then.
+// TestWorkersStartInputDecodesLikeUpdateOf: a start request's input means
+// through the queue's workers what it means given to Invoke through the
+// generated package's UpdateOf. workers.Graph decodes it into the
+// generated Update, whose UnmarshalJSON converts it as UpdateOf does; before
+// it had one, encoding/json dropped a channel the graph does not declare,
+// read an explicit null as "not written" and refused one value for an
+// append channel (conformance cases with such inputs failed on
+// generated/workers).
 func TestWorkersStartInputDecodesLikeUpdateOf(t *testing.T) {
 	if os.Getenv(EnvPostgresDSN) == "" {
 		t.Skipf("%s is not set", EnvPostgresDSN)

@@ -128,4 +128,15 @@ func (m *model) emitConversions(f *jen.File) {
 		loop(ucases),
 		jen.Return(jen.Id("u")),
 	)
+	f.Line()
+	f.Add(doc("UnmarshalJSON reads a run's input, a JSON object of channel values, as UpdateOf",
+		"converts it, so an input means the same sent to Invoke, a server or the queue's",
+		"workers: a member that names no channel, or a value its channel cannot hold,",
+		"stays in the Update and fails the fold with a reduce error."))
+	f.Func().Params(jen.Id("u").Op("*").Id("Update")).Id("UnmarshalJSON").Params(jen.Id("data").Index().Byte()).Error().Block(
+		jen.Var().Id("vals").Add(rt("Values")),
+		jen.If(jen.Err().Op(":=").Qual("encoding/json", "Unmarshal").Call(jen.Id("data"), jen.Op("&").Id("vals")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.Op("*").Id("u").Op("=").Id("UpdateOf").Call(jen.Id("vals")),
+		jen.Return(jen.Nil()),
+	)
 }

@@ -109,7 +109,7 @@ type edgeModel struct {
 var (
 	reservedPackage = []string{"State", "Update", "Nodes", "Node", "NodeID", "New", "Graph", "Target", "To", "Send", "SendState", "End", "FromRegistry", "Adapt", "UpdateOf"}
 	reservedState   = []string{"MarshalJSON", "UnmarshalJSON", "With"}
-	reservedUpdate  = []string{"Goto", "MarshalJSON"}
+	reservedUpdate  = []string{"Goto", "MarshalJSON", "UnmarshalJSON"}
 )
 
 var (

@@ -200,7 +200,7 @@
 // ([checkpoint.Firing], keyed by schedule and tick): on PostgreSQL the
 // workers of runtime/postgres/workers insert the tick's request in the
 // same transaction; on the memory and SQLite stores runtime/waker
-// (WithStoredSchedules) records it and runs it.
+// records it and runs it, given the store as its schedule store.
 //
 // # Checkpoints and threads
 //

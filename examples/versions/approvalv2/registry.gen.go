@@ -4,6 +4,8 @@
 package approvalv2
 
 import (
+	"encoding/json"
+
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/genimpl"
 )
@@ -92,4 +94,17 @@ func UpdateOf(vals runtime.Values) Update {
 		}
 	}
 	return u
+}
+
+// UnmarshalJSON reads a run's input, a JSON object of channel values, as UpdateOf
+// converts it, so an input means the same sent to Invoke, a server or the queue's
+// workers: a member that names no channel, or a value its channel cannot hold,
+// stays in the Update and fails the fold with a reduce error.
+func (u *Update) UnmarshalJSON(data []byte) error {
+	var vals runtime.Values
+	if err := json.Unmarshal(data, &vals); err != nil {
+		return err
+	}
+	*u = UpdateOf(vals)
+	return nil
 }
