@@ -27,10 +27,30 @@ type Backend struct {
 	Name  string
 	New   func() runtime.Checkpointer
 	Close func() error
+	// Skip, when set, returns why the backend does not run a case ("" when
+	// it does): RunSuite reports the case as skipped with that reason.
+	Skip func(*Case) string
+}
+
+// memorySkip is the memory backend's Skip: a killed run (Run.Kill) is made
+// by another process, which cannot reach this process's memory.
+func memorySkip(c *Case) string {
+	if c.hasKill() {
+		return "a killed run is made by a process of its own, and the memory store lives in this one"
+	}
+	return ""
+}
+
+// SkipReason returns why backend b does not run c ("" when it does).
+func (b Backend) SkipReason(c *Case) string {
+	if b.Skip == nil {
+		return ""
+	}
+	return b.Skip(c)
 }
 
 // BackendNames are the checkpointer backends OpenBackend knows: memory,
-// sqlite, and postgres when EnvPostgresDSN names a server.
+// sqlite, and postgres and workers when EnvPostgresDSN names a server.
 var BackendNames = backendNames()
 
 // EnvPostgresDSN names the PostgreSQL server of the "postgres" backend
@@ -40,7 +60,7 @@ const EnvPostgresDSN = "ILMEK_POSTGRES_DSN"
 func backendNames() []string {
 	names := []string{"memory", "sqlite"}
 	if os.Getenv(EnvPostgresDSN) != "" {
-		names = append(names, "postgres")
+		names = append(names, "postgres", "workers")
 	}
 	return names
 }
@@ -55,18 +75,21 @@ func backendNames() []string {
 func OpenBackend(name string) (Backend, error) {
 	switch name {
 	case "memory":
-		return Backend{Name: name, New: func() runtime.Checkpointer { return checkpoint.NewMemory() }, Close: func() error { return nil }}, nil
+		return Backend{Name: name, New: func() runtime.Checkpointer { return checkpoint.NewMemory() }, Close: func() error { return nil }, Skip: memorySkip}, nil
 	case "sqlite":
 		dir, err := os.MkdirTemp("", "ilmek-conformance-sqlite-")
 		if err != nil {
 			return Backend{}, fmt.Errorf("backend sqlite: make a directory for the database files: %w", err)
 		}
+		path := func(n int) string { return filepath.Join(dir, fmt.Sprintf("cases-%d.db", n)) }
 		p := &storePool{name: name, open: func(n int) (pooled, error) {
-			return sqlite.Open(filepath.Join(dir, fmt.Sprintf("cases-%d.db", n)))
-		}, cleanup: func() error { return os.RemoveAll(dir) }}
+			return sqlite.Open(path(n))
+		}, locate: path, cleanup: func() error { return os.RemoveAll(dir) }}
 		return Backend{Name: name, New: p.get, Close: p.close}, nil
 	case "postgres":
-		return openPostgres()
+		return openPostgres(name)
+	case "workers":
+		return openWorkers()
 	}
 	return Backend{}, fmt.Errorf("unknown backend %q (known: %s)", name, strings.Join(BackendNames, ", "))
 }
@@ -74,9 +97,19 @@ func OpenBackend(name string) (Backend, error) {
 // knownBackend reports whether name is one of BackendNames.
 func knownBackend(name string) bool { return slices.Contains(BackendNames, name) }
 
-// pooled is a store a storePool lends: a checkpointer that can be closed.
+// pooled is a store a storePool lends: a checkpointer that can be closed,
+// with every optional interface the runtime looks for on a checkpointer
+// (the sqlite and PostgreSQL stores have them all). They are named here so
+// that the pooledStore wrapping it has them too: without them the runtime
+// would run the cases on these backends without deltas, stored documents
+// (the version rule's old document), event logs or thread records.
 type pooled interface {
 	runtime.Checkpointer
+	checkpoint.DeltaCheckpointer
+	checkpoint.DocumentStore
+	checkpoint.EventStore
+	checkpoint.ThreadLister
+	checkpoint.ThreadRecorder
 	Close() error
 }
 
@@ -84,7 +117,9 @@ type pooled interface {
 type storePool struct {
 	name    string
 	open    func(n int) (pooled, error) // opens the n-th store (1, 2, ...)
+	locate  func(n int) string          // where another process opens the n-th store
 	cleanup func() error                // after every store is closed
+	loc     map[pooled]string
 	mu      sync.Mutex
 	n       int
 	free    []pooled
@@ -105,6 +140,10 @@ func (p *storePool) get() runtime.Checkpointer {
 	if err != nil {
 		return brokenCheckpointer{fmt.Errorf("backend %s: open store %d: %w", p.name, p.n, err)}
 	}
+	if p.loc == nil {
+		p.loc = map[pooled]string{}
+	}
+	p.loc[s] = p.locate(p.n)
 	p.all = append(p.all, s)
 	return &pooledStore{pooled: s, pool: p}
 }
@@ -128,6 +167,14 @@ type pooledStore struct {
 	pool *storePool
 }
 
+// location names the store for another process (killRun): the backend and
+// the sqlite file or PostgreSQL schema.
+func (s *pooledStore) location() (backend, store string) {
+	s.pool.mu.Lock()
+	defer s.pool.mu.Unlock()
+	return s.pool.name, s.pool.loc[s.pooled]
+}
+
 // Close deletes the case's thread and returns the store to the pool; a
 // store whose thread cannot be deleted is not reused.
 func (s *pooledStore) Close() error {
@@ -140,15 +187,16 @@ func (s *pooledStore) Close() error {
 	return nil
 }
 
-// openPostgres opens the "postgres" backend: stores on the server named by
+// openPostgres opens the "postgres" backend (or the pool of schemas under
+// the workers backend, called name): stores on the server named by
 // EnvPostgresDSN, each in a schema of its own (a case's thread id is the
 // same in every case) on one shared connection pool; Close drops the
 // schemas. Like the sqlite backend's files, a schema serves one case at a
 // time and is reused after its thread is deleted.
-func openPostgres() (Backend, error) {
+func openPostgres(name string) (Backend, error) {
 	dsn := os.Getenv(EnvPostgresDSN)
 	if dsn == "" {
-		return Backend{}, fmt.Errorf("backend postgres: %s is not set; set it to the server's URL, e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable", EnvPostgresDSN)
+		return Backend{}, fmt.Errorf("backend %s: %s is not set; set it to the server's URL, e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable", name, EnvPostgresDSN)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -160,22 +208,55 @@ func openPostgres() (Backend, error) {
 		if pool != nil {
 			pool.Close()
 		}
-		return Backend{}, fmt.Errorf("backend postgres: connect to %s: %w", EnvPostgresDSN, err)
+		return Backend{}, fmt.Errorf("backend %s: connect to %s: %w", name, EnvPostgresDSN, err)
 	}
 	prefix := fmt.Sprintf("ilmek_conformance_%d_%d", os.Getpid(), time.Now().UnixNano()%1e6)
 	var schemas []string
-	p := &storePool{name: "postgres", open: func(n int) (pooled, error) {
-		schema := fmt.Sprintf("%s_%d", prefix, n)
+	schemaOf := func(n int) string { return fmt.Sprintf("%s_%d", prefix, n) }
+	p := &storePool{name: name, open: func(n int) (pooled, error) {
+		schema := schemaOf(n)
 		schemas = append(schemas, schema) // under the pool's lock
 		return postgres.OpenPool(context.Background(), pool, postgres.Schema(schema))
-	}, cleanup: func() error {
+	}, locate: schemaOf, cleanup: func() error {
 		defer pool.Close()
 		for _, s := range schemas {
 			if _, err := pool.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+s+" CASCADE"); err != nil {
-				return fmt.Errorf("backend postgres: drop schema %s: %w", s, err)
+				return fmt.Errorf("backend %s: drop schema %s: %w", name, s, err)
 			}
 		}
 		return nil
 	}}
-	return Backend{Name: "postgres", New: p.get, Close: p.close}, nil
+	return Backend{Name: name, New: p.get, Close: p.close}, nil
 }
+
+// openLocated opens, in another process (ServeHelper), the store a
+// pooledStore's location names, with a short lease: the process is killed
+// holding it, and the next run waits it out.
+func openLocated(backend, store string) (runtime.Checkpointer, func() error, error) {
+	switch backend {
+	case "sqlite":
+		s, err := sqlite.Open(store, sqlite.LeaseTTL(helperLeaseTTL))
+		if err != nil {
+			return nil, nil, fmt.Errorf("backend sqlite: open %s: %w", store, err)
+		}
+		return s, s.Close, nil
+	case "postgres":
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		s, err := postgres.Open(ctx, os.Getenv(EnvPostgresDSN), postgres.Schema(store), postgres.LeaseTTL(helperLeaseTTL))
+		if err != nil {
+			return nil, nil, fmt.Errorf("backend postgres: open schema %s: %w", store, err)
+		}
+		return s, s.Close, nil
+	}
+	return nil, nil, fmt.Errorf("backend %s: its stores cannot be opened by another process", backend)
+}
+
+// A lent store keeps the optional interfaces of the store it wraps.
+var (
+	_ checkpoint.DeltaCheckpointer = (*pooledStore)(nil)
+	_ checkpoint.DocumentStore     = (*pooledStore)(nil)
+	_ checkpoint.EventStore        = (*pooledStore)(nil)
+	_ checkpoint.ThreadLister      = (*pooledStore)(nil)
+	_ checkpoint.ThreadRecorder    = (*pooledStore)(nil)
+)

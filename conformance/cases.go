@@ -9,6 +9,13 @@
 // run of a case with Drive and report Observations, which Compare checks
 // against the case; RunSuite does all of that for the ilmek-conformance
 // command.
+//
+// A Backend is where a case's thread lives (OpenBackend: memory, sqlite,
+// postgres, and workers, whose runs Drive submits as requests to a
+// runtime/postgres/workers queue drained in process); Backend.Skip names
+// the cases a backend cannot express. Cases of ExtensionMultiRun fork a
+// thread, kill the process making a run (ServeHelper makes it in a process
+// of its own) or change a child document between runs.
 package conformance
 
 import (
@@ -37,11 +44,16 @@ type Case struct {
 	// reference implementation on this case.
 	Divergence string `json:"divergence,omitempty"`
 	// Extension names the extension of ilmek/1 the case needs
-	// (ExtensionSubgraphs), "" for a case of ilmek/1 itself.
+	// (ExtensionSubgraphs), "" for a case of ilmek/1 itself. A case that
+	// also uses the runs' fork_from_run, kill or subgraphs names both,
+	// separated by a comma ("ilmek-go/subgraphs,ilmek-go/multirun").
 	Extension string `json:"extension,omitempty"`
 	// Subgraphs are the child documents the spec's "subgraph" nodes name,
 	// by name (ExtensionSubgraphs).
 	Subgraphs map[string]json.RawMessage `json:"subgraphs,omitempty"`
+
+	// phase is the program Drive makes the runs of (AtPhase).
+	phase int
 }
 
 // Run is one run of a multi-run case: exactly one of Input, Resume or
@@ -50,8 +62,22 @@ type Run struct {
 	Input       json.RawMessage            `json:"input,omitempty"`
 	Resume      json.RawMessage            `json:"resume,omitempty"`
 	ResumeKeyed map[string]json.RawMessage `json:"resume_keyed,omitempty"`
-	Expect      Expect                     `json:"expect"`
-	Divergence  string                     `json:"divergence,omitempty"`
+	// ForkFromRun, when set, starts this run from the checkpoint that was
+	// the thread's latest when runs[ForkFromRun] (an earlier run of the
+	// same phase) ended, as runtime.Thread.Fork does: a branch of the
+	// thread, which becomes its latest (ExtensionMultiRun).
+	ForkFromRun *int `json:"fork_from_run,omitempty"`
+	// Kill names a "kill" script op: this run is made by a process of its
+	// own in which that op sends SIGKILL to its own process; the run is
+	// expected to end with status "killed", and the next run continues the
+	// thread in this process (ExtensionMultiRun).
+	Kill string `json:"kill,omitempty"`
+	// Subgraphs replaces child documents (by name) from this run on: the
+	// program is built again with them, on the same thread
+	// (ExtensionSubgraphs with ExtensionMultiRun).
+	Subgraphs  map[string]json.RawMessage `json:"subgraphs,omitempty"`
+	Expect     Expect                     `json:"expect"`
+	Divergence string                     `json:"divergence,omitempty"`
 }
 
 // Expect is what a run must do.
@@ -117,8 +143,11 @@ func ParseCase(file string, data []byte) (*Case, error) {
 		return nil, fmt.Errorf("%s: a case has either \"runs\" or \"expect\", not both", file)
 	case !c.Multi() && c.Expect == nil:
 		return nil, fmt.Errorf("%s: case has neither \"expect\" nor \"runs\"", file)
-	case len(c.Subgraphs) > 0 && c.Extension != ExtensionSubgraphs:
+	case len(c.Subgraphs) > 0 && !c.Extends(ExtensionSubgraphs):
 		return nil, fmt.Errorf("%s: a case with \"subgraphs\" must say \"extension\": %q", file, ExtensionSubgraphs)
+	}
+	if err := c.checkMultiRun(); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	for i, r := range c.Runs {
 		n := 0

@@ -28,11 +28,15 @@ func (CodeKind) RunAll(ctx context.Context, cases []*Case, newCP func() runtime.
 }
 
 func runCodeKind(ctx context.Context, c *Case, newCP func() runtime.Checkpointer) []Observation {
+	return runPhases(withProgram(ctx, "code"), c, newCP, codeProgram)
+}
+
+// codeProgram is the ProgramFunc of the code kind.
+func codeProgram(ctx context.Context, c *Case, fx *Effects, cp runtime.Checkpointer) []Observation {
 	doc, diags := spec.Decode(c.File+"#spec", c.Spec)
 	if err := diags.Err(); err != nil {
 		return Invalid(&runtime.SpecError{Msg: err.Error(), Err: err})
 	}
-	fx := NewEffects()
 	children, err := buildChildren(c, func(d *spec.Graph, kids []runtime.Child) (runtime.Child, error) {
 		b, err := CodeBuilderWith(d, Registry(fx), kids...)
 		if err != nil {
@@ -51,8 +55,6 @@ func runCodeKind(ctx context.Context, c *Case, newCP func() runtime.Checkpointer
 	if err != nil {
 		return Invalid(err)
 	}
-	cp := newCP()
-	defer closeCheckpointer(cp)
 	return Drive(ctx, g, c, fx, cp, DecodeValues)
 }
 
@@ -83,7 +85,11 @@ func CodeBuilderWith(doc *spec.Graph, reg runtime.Registry, children ...runtime.
 			if ch == nil {
 				return nil, &runtime.SpecError{Msg: fmt.Sprintf("node %q: graph %q is not registered", n.ID, cfg.Graph), Err: runtime.ErrSubgraph}
 			}
-			b.Subgraph(n.ID, ch, cfg.In, cfg.Out)
+			var opts []runtime.RunOption
+			if cfg.Limit > 0 {
+				opts = append(opts, runtime.WithRecursionLimit(cfg.Limit))
+			}
+			b.Subgraph(n.ID, ch, cfg.In, cfg.Out, opts...)
 			continue
 		}
 		f := reg[n.Type]

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
 )
@@ -36,32 +37,82 @@ const Thread = "thread-1"
 // program's update type. fx is the effect counter the graph's script nodes
 // count into. opts are added to every run's options (after the case's
 // recursion limit), e.g. runtime.WithStrictReplay(false).
+//
+// A case of several phases (Case.Phases: a run changes the child
+// documents) has one program per phase: Drive makes the runs of the phase
+// c is at (Case.AtPhase) only. A run with fork_from_run forks the thread;
+// a run with kill is made by a process of its own (see killRun). When cp
+// is the workers backend's, every run is a request to its queue instead
+// (driveWorkers).
 func Drive[S, U any](ctx context.Context, g *runtime.Graph[S, U], c *Case, fx *Effects, cp runtime.Checkpointer, decode func(json.RawMessage) (U, error), opts ...runtime.RunOption) []Observation {
+	opts = append([]runtime.RunOption{runtime.WithRecursionLimit(c.Limit())}, opts...)
+	if ws, ok := cp.(*workersStore); ok {
+		return driveWorkers(ctx, g, c, fx, ws, decode, opts)
+	}
 	var out []Observation
 	th := g.Thread(cp, Thread)
-	opts = append([]runtime.RunOption{runtime.WithRecursionLimit(c.Limit())}, opts...)
-	for _, r := range c.plan() {
-		var events func(func(runtime.Event, error) bool)
-		switch {
-		case r.Input != nil:
-			in, err := decode(r.Input)
-			if err != nil {
-				out = append(out, Observation{Status: "error", ErrorKind: "input", Error: err.Error(), Steps: [][]string{}, Effects: fx.Snapshot()})
-				continue
-			}
-			events = th.Stream(ctx, in, opts...)
-		case r.ResumeKeyed != nil:
-			m := map[string]any{}
-			for k, v := range r.ResumeKeyed {
-				m[k] = decodeAny(v)
-			}
-			events = th.StreamResume(ctx, runtime.AnswersByID(m), opts...)
-		default:
-			events = th.StreamResume(ctx, runtime.Answer(decodeAny(r.Resume)), opts...)
+	ends := map[int]string{} // the thread's latest checkpoint after each run
+	killed := false
+	for i, r := range c.plan() {
+		if c.Multi() && c.phaseOf(i) != c.phase {
+			continue
 		}
-		out = append(out, observe(ctx, events, cp, fx))
+		var o Observation
+		if r.Kill != "" {
+			o = killRun(ctx, c, i, cp, fx)
+		} else {
+			t := th
+			if r.ForkFromRun != nil {
+				t = th.Fork(ends[*r.ForkFromRun])
+			}
+			// After a killed run the dead process's lease of the thread
+			// stands until it expires: the next run waits it out.
+			deadline := time.Now().Add(time.Minute)
+			for {
+				o = driveRun(ctx, t, r, fx, cp, decode, opts)
+				if !killed || o.ErrorKind != "busy" || time.Now().After(deadline) || ctx.Err() != nil {
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+		killed = r.Kill != ""
+		ends[i] = latestID(ctx, cp)
+		out = append(out, o)
 	}
 	return out
+}
+
+// driveRun makes one run of a case on t and observes it.
+func driveRun[S, U any](ctx context.Context, t *runtime.Thread[S, U], r Run, fx *Effects, cp runtime.Checkpointer, decode func(json.RawMessage) (U, error), opts []runtime.RunOption) Observation {
+	var events func(func(runtime.Event, error) bool)
+	switch {
+	case r.Input != nil:
+		in, err := decode(r.Input)
+		if err != nil {
+			return Observation{Status: "error", ErrorKind: "input", Error: err.Error(), Steps: [][]string{}, Effects: fx.Snapshot()}
+		}
+		events = t.Stream(ctx, in, opts...)
+	case r.ResumeKeyed != nil:
+		m := map[string]any{}
+		for k, v := range r.ResumeKeyed {
+			m[k] = decodeAny(v)
+		}
+		events = t.StreamResume(ctx, runtime.AnswersByID(m), opts...)
+	default:
+		events = t.StreamResume(ctx, runtime.Answer(decodeAny(r.Resume)), opts...)
+	}
+	return observe(ctx, events, cp, fx)
+}
+
+// latestID returns the id of the thread's latest checkpoint ("" when it has
+// none or the store cannot say).
+func latestID(ctx context.Context, cp runtime.Checkpointer) string {
+	latest, err := cp.Get(ctx, Thread, "")
+	if err != nil {
+		return ""
+	}
+	return latest.ID
 }
 
 func observe(ctx context.Context, events func(func(runtime.Event, error) bool), cp runtime.Checkpointer, fx *Effects) Observation {
@@ -69,7 +120,7 @@ func observe(ctx context.Context, events func(func(runtime.Event, error) bool), 
 	for ev, err := range events {
 		if err != nil {
 			o.Status, o.ErrorKind, o.Error = "refused", errorKind(err), err.Error()
-			if o.ErrorKind != "resume" {
+			if !refusal(o.ErrorKind) {
 				o.Status = "error"
 			}
 			break
@@ -114,6 +165,11 @@ func observe(ctx context.Context, events func(func(runtime.Event, error) bool), 
 	o.Effects = fx.Snapshot()
 	return o
 }
+
+// refusal reports whether an error of kind turned a run or resume down
+// before it started (status "refused"): an answer that does not fit, or a
+// thread whose checkpoint the graph's version cannot continue.
+func refusal(kind string) bool { return kind == "resume" || kind == "incompatible" }
 
 func decodeAny(raw json.RawMessage) any {
 	var v any

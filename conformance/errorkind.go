@@ -7,7 +7,7 @@ import (
 )
 
 // errorKind classifies an error from a run in the terms the case files use
-// for error_kind: "spec", "options", "resume", "busy", "node", "reduce",
+// for error_kind: "spec", "options", "resume", "incompatible", "busy", "node", "reduce",
 // "recursion_limit", "checkpoint", "aborted", or "" when err is nil. It
 // reads nothing but the runtime's error types and sentinels (errors.As and
 // errors.Is), as a user of the runtime does; an error of none of them is
@@ -33,6 +33,8 @@ func errorKind(err error) string {
 		return "options"
 	case errors.As(err, &rs):
 		return "resume"
+	case errors.Is(err, runtime.ErrIncompatible):
+		return "incompatible"
 	case errors.Is(err, runtime.ErrThreadBusy):
 		return "busy"
 	case errors.As(err, &ne):

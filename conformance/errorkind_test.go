@@ -35,6 +35,8 @@ func TestErrorKind(t *testing.T) {
 		{"options from a run", optErr, "options"},
 		{"resume", wrap(&runtime.ResumeError{Reason: runtime.ErrAmbiguousAnswer}), "resume"},
 		{"resume from a run", resumeErr, "resume"},
+		{"incompatible", wrap(&runtime.IncompatibleError{ThreadID: "t"}), "incompatible"},
+		{"incompatible inside a node's child", &runtime.NodeError{Node: "refund", Err: &runtime.IncompatibleError{ThreadID: "t"}}, "incompatible"},
 		{"busy", wrap(runtime.ErrThreadBusy), "busy"},
 		{"node", wrap(&runtime.NodeError{Node: "a", Err: errors.New("x")}), "node"},
 		{"node wins over what it wraps", &runtime.NodeError{Node: "a", Err: &runtime.CheckpointError{Op: "put", Err: errors.New("x")}}, "node"},

@@ -80,12 +80,13 @@ func (k *GeneratedKind) prepare(ctx context.Context, cases []*Case) (*genModule,
 	specs := map[string]specSource{}
 	missing := false
 	for _, c := range cases {
-		key := caseKey(c)
-		if _, ok := specs[key]; !ok {
-			specs[key] = specSource{file: c.File, raw: c.Spec, subgraphs: c.Subgraphs}
-		}
-		if k.mod == nil || k.mod.pkgs[key] == nil {
-			missing = true
+		for p, key := range phaseKeys(c) {
+			if _, ok := specs[key]; !ok {
+				specs[key] = specSource{file: c.File, raw: c.Spec, subgraphs: c.AtPhase(p).Subgraphs}
+			}
+			if k.mod == nil || k.mod.pkgs[key] == nil {
+				missing = true
+			}
 		}
 	}
 	if !missing {
@@ -164,14 +165,24 @@ func (k *GeneratedKind) RunOn(ctx context.Context, cases []*Case, backend string
 	out := make([][]Observation, len(cases))
 	var todo []requestCase
 	for i, c := range cases {
-		p := mod.pkgs[caseKey(c)]
-		switch {
-		case p.refused != nil:
-			out[i] = p.refused
-		case p.broken != "":
-			out[i] = []Observation{{Status: "unbuildable", ErrorKind: "build", Error: fmt.Sprintf("the package ilmekgen generated for this spec does not compile (a generator bug):\n%s", p.broken), Steps: [][]string{}}}
-		default:
-			todo = append(todo, requestCase{Index: i, Program: p.name, File: c.File, Case: c})
+		// One package per phase (Case.Phases); a phase that is refused or
+		// does not compile stands for the case.
+		var names []string
+		for _, key := range phaseKeys(c) {
+			p := mod.pkgs[key]
+			switch {
+			case p.refused != nil:
+				out[i] = p.refused
+			case p.broken != "":
+				out[i] = []Observation{{Status: "unbuildable", ErrorKind: "build", Error: fmt.Sprintf("the package ilmekgen generated for this spec does not compile (a generator bug):\n%s", p.broken), Steps: [][]string{}}}
+			}
+			if out[i] != nil {
+				break
+			}
+			names = append(names, p.name)
+		}
+		if out[i] == nil {
+			todo = append(todo, requestCase{Index: i, Program: names[0], Programs: names, File: c.File, Case: c})
 		}
 	}
 	timeout := k.Timeout

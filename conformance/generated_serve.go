@@ -31,12 +31,14 @@ type request struct {
 	Cases   []requestCase `json:"cases"`
 }
 
-// requestCase is one case to run with the program of package Program.
+// requestCase is one case to run with the program of package Program; a
+// case of several phases (Case.Phases) runs phase p with Programs[p].
 type requestCase struct {
-	Index   int    `json:"index"`
-	Program string `json:"program"`
-	File    string `json:"file"`
-	Case    *Case  `json:"case"`
+	Index    int      `json:"index"`
+	Program  string   `json:"program"`
+	Programs []string `json:"programs,omitempty"`
+	File     string   `json:"file"`
+	Case     *Case    `json:"case"`
 }
 
 // reply is one line the generated program writes to its standard output:
@@ -53,6 +55,10 @@ type reply struct {
 // done, so a crash loses only the case that crashed. It returns the exit
 // status: 0, or 2 when the request cannot be served.
 func ServeGenerated(programs map[string]ProgramFunc, stdin io.Reader, stdout, stderr io.Writer) int {
+	if HelperRequested() {
+		// Started again to make a run that kills its process (killRun).
+		return ServeHelper(programs, stdin, stdout, stderr)
+	}
 	var req request
 	if err := json.NewDecoder(stdin).Decode(&req); err != nil {
 		fmt.Fprintf(stderr, "generated conformance program: reading the request on stdin: %v\n", err)
@@ -66,13 +72,20 @@ func ServeGenerated(programs map[string]ProgramFunc, stdin io.Reader, stdout, st
 	defer backend.Close()
 	out := bufio.NewWriter(stdout)
 	for _, rc := range req.Cases {
-		run, ok := programs[rc.Program]
-		if !ok {
-			fmt.Fprintf(stderr, "generated conformance program: no package %q for case %s (the program was built for other cases)\n", rc.Program, rc.File)
-			return 2
+		if len(rc.Programs) == 0 {
+			rc.Programs = []string{rc.Program}
+		}
+		var runs []ProgramFunc
+		for _, name := range rc.Programs {
+			run, ok := programs[name]
+			if !ok {
+				fmt.Fprintf(stderr, "generated conformance program: no package %q for case %s (the program was built for other cases)\n", name, rc.File)
+				return 2
+			}
+			runs = append(runs, run)
 		}
 		rc.Case.File = rc.File
-		obs := runWithWatchdog(rc, run, backend, req.Timeout, stderr)
+		obs := runWithWatchdog(rc, runs, backend, req.Timeout, stderr)
 		line, err := json.Marshal(reply{Index: rc.Index, Observations: obs})
 		if err != nil {
 			fmt.Fprintf(stderr, "generated conformance program: encoding the observations of %s: %v\n", rc.File, err)
@@ -91,7 +104,7 @@ func ServeGenerated(programs map[string]ProgramFunc, stdin io.Reader, stdout, st
 // cancelled context for a grace period more (the timeout, at most five
 // seconds), the process prints every goroutine's stack and exits 3, which
 // the generated kind reports as that case's crash.
-func runWithWatchdog(rc requestCase, run ProgramFunc, backend Backend, timeout time.Duration, stderr io.Writer) []Observation {
+func runWithWatchdog(rc requestCase, runs []ProgramFunc, backend Backend, timeout time.Duration, stderr io.Writer) []Observation {
 	ctx := context.Background()
 	if timeout > 0 {
 		var cancel context.CancelFunc
@@ -108,5 +121,14 @@ func runWithWatchdog(rc requestCase, run ProgramFunc, backend Backend, timeout t
 	}
 	cp := backend.New()
 	defer closeCheckpointer(cp)
-	return run(ctx, rc.Case, NewEffects(), cp)
+	fx := NewEffects()
+	var out []Observation
+	for p, run := range runs {
+		obs := run(withProgram(ctx, rc.Programs[p]), rc.Case.AtPhase(p), fx, cp)
+		out = append(out, obs...)
+		if len(obs) == 1 && obs[0].Status == "invalid" {
+			break
+		}
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +20,8 @@ import (
 type Effects struct {
 	mu sync.Mutex
 	n  map[string]int
+	// ledger, when set, gets each counted key as a line (ServeHelper).
+	ledger *os.File
 }
 
 // NewEffects returns an empty counter.
@@ -31,6 +34,9 @@ func (e *Effects) Count(key string) int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.n[key]++
+	if e.ledger != nil {
+		_, _ = e.ledger.WriteString(key + "\n") // in the kernel before the step returns
+	}
 	return e.n[key]
 }
 
@@ -176,6 +182,9 @@ func runOps(ctx *runtime.Ctx, fx *Effects, ops []op, results *[]any, gotos *[]ru
 				return err
 			}
 			*results = append(*results, v)
+		case has(o, "kill"):
+			name, _ := o["kill"].(string)
+			killSelf(name)
 		case has(o, "each"):
 			items, _ := o["each"].([]any)
 			inner, err := innerOps(o["ops"])
@@ -210,7 +219,7 @@ func runOps(ctx *runtime.Ctx, fx *Effects, ops []op, results *[]any, gotos *[]ru
 			}
 			*results = append(*results, nil)
 		default:
-			return fmt.Errorf("script op %v: unknown op (want step, ask, each, goto or send)", o)
+			return fmt.Errorf("script op %v: unknown op (want step, ask, kill, each, goto or send)", o)
 		}
 	}
 	return nil

@@ -195,6 +195,9 @@ func runScenario(t *testing.T, s scenario) {
 						t.Fatal(err)
 					}
 					defer b.Close()
+					if why := b.SkipReason(c); why != "" {
+						t.Skip(why)
+					}
 					cp := b.New()
 					defer closeCheckpointer(cp)
 					got := progs[kind](t.Context(), c, NewEffects(), cp)

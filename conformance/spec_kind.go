@@ -13,11 +13,15 @@ import (
 // run time (runtime.FromSpec with the test registry), on a fresh thread of
 // the checkpointer newCP returns.
 func RunSpecKind(ctx context.Context, c *Case, newCP func() runtime.Checkpointer) []Observation {
+	return runPhases(withProgram(ctx, "spec"), c, newCP, specProgram)
+}
+
+// specProgram is the ProgramFunc of the spec kind.
+func specProgram(ctx context.Context, c *Case, fx *Effects, cp runtime.Checkpointer) []Observation {
 	doc, diags := spec.Decode(c.File+"#spec", c.Spec)
 	if err := diags.Err(); err != nil {
 		return Invalid(&runtime.SpecError{Msg: err.Error(), Err: err})
 	}
-	fx := NewEffects()
 	children, err := buildChildren(c, func(d *spec.Graph, kids []runtime.Child) (runtime.Child, error) {
 		return runtime.FromSpec(d, Registry(fx), runtime.WithSubgraphs(kids...))
 	})
@@ -28,9 +32,26 @@ func RunSpecKind(ctx context.Context, c *Case, newCP func() runtime.Checkpointer
 	if err != nil {
 		return Invalid(err)
 	}
+	return Drive(ctx, g, c, fx, cp, DecodeValues)
+}
+
+// runPhases runs every phase of c (Case.Phases) through prog, one program
+// per phase, on one thread of the checkpointer newCP returns, with one
+// effect counter. A phase whose program is refused ("invalid") ends the
+// case.
+func runPhases(ctx context.Context, c *Case, newCP func() runtime.Checkpointer, prog ProgramFunc) []Observation {
 	cp := newCP()
 	defer closeCheckpointer(cp)
-	return Drive(ctx, g, c, fx, cp, DecodeValues)
+	fx := NewEffects()
+	var out []Observation
+	for p := range c.Phases() {
+		obs := prog(ctx, c.AtPhase(p), fx, cp)
+		out = append(out, obs...)
+		if len(obs) == 1 && obs[0].Status == "invalid" {
+			break
+		}
+	}
+	return out
 }
 
 // closeCheckpointer closes cp when it holds resources (a database file).

@@ -42,9 +42,37 @@ type OutOfProcessKind interface {
 	RunOn(ctx context.Context, cases []*Case, backend string) ([][]Observation, error)
 }
 
+// RunBackend runs the cases through kind k against backend b, except those
+// b skips (Backend.Skip): for those, skips holds the reason and obs nothing.
+func RunBackend(ctx context.Context, k Kind, cases []*Case, b Backend) (obs [][]Observation, skips []string, err error) {
+	skips = make([]string, len(cases))
+	var run []*Case
+	var at []int
+	for i, c := range cases {
+		if skips[i] = b.SkipReason(c); skips[i] == "" {
+			run = append(run, c)
+			at = append(at, i)
+		}
+	}
+	var got [][]Observation
+	if oop, isOOP := k.(OutOfProcessKind); isOOP {
+		got, err = oop.RunOn(ctx, run, b.Name)
+	} else {
+		got, err = k.RunAll(ctx, run, b.New)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	obs = make([][]Observation, len(cases))
+	for j, i := range at {
+		obs[i] = got[j]
+	}
+	return obs, skips, nil
+}
+
 // Report counts the results of a suite run.
 type Report struct {
-	Passed, Failed int
+	Passed, Failed, Skipped int
 }
 
 // RunSuite executes every case through every kind and backend, prints one line
@@ -54,19 +82,28 @@ type Report struct {
 func RunSuite(ctx context.Context, w io.Writer, cases []*Case, kinds []Kind, backends []Backend) (Report, error) {
 	var rep Report
 	for _, k := range kinds {
-		for _, b := range backends {
-			var obs [][]Observation
-			var err error
-			if oop, isOOP := k.(OutOfProcessKind); isOOP {
-				obs, err = oop.RunOn(ctx, cases, b.Name)
-			} else {
-				obs, err = k.RunAll(ctx, cases, b.New)
+		if p, ok := k.(interface {
+			Prepare(context.Context, []*Case) error
+		}); ok {
+			// One build for every backend: a backend that skips a case
+			// would otherwise build a program without it, and the next
+			// backend build again.
+			if err := p.Prepare(ctx, cases); err != nil {
+				return rep, fmt.Errorf("kind %s: %w", k.Name(), err)
 			}
+		}
+		for _, b := range backends {
+			obs, skips, err := RunBackend(ctx, k, cases, b)
 			if err != nil {
 				return rep, fmt.Errorf("kind %s, backend %s: %w", k.Name(), b.Name, err)
 			}
 			for i, c := range cases {
 				label := fmt.Sprintf("%s/%s", k.Name(), b.Name)
+				if skips[i] != "" {
+					rep.Skipped++
+					fmt.Fprintf(w, "skip %-18s %s\n     %s\n", label, c.File, skips[i])
+					continue
+				}
 				diffs := Compare(c, obs[i])
 				if len(diffs) == 0 {
 					rep.Passed++

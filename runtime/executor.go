@@ -89,10 +89,10 @@ func (r *runner[S, U]) release() {
 	clear(r.cur[:cap(r.cur)])
 	clear(r.nxt[:cap(r.nxt)])
 	clear(r.writes[:cap(r.writes)])
-	ws := r.writes[:0]
+	ws, ids := r.writes[:0], r.ids
 	contract.Drop(r.planner)
 	*r = runner[S, U]{planner: r.planner, cur: r.cur[:0], nxt: r.nxt[:0], slots: r.slots, updates: r.updates[:0], msgs: r.msgs, noEdge: r.noEdge[:0]}
-	r.writes = ws
+	r.writes, r.ids = ws, ids
 	g.runners.Put(r)
 }
 

@@ -166,17 +166,34 @@ func (r *runner[S, U]) checkpoint(step int, keepPlan *string) (*Checkpoint, erro
 		}
 	}
 	cp := &a.cp
-	id, at := newIDAt()
-	*cp = Checkpoint{ID: id, ThreadID: r.cfg.thread, Step: step, Channels: chans, Next: next, Created: at}
-	cp.Fingerprint, cp.Format = r.g.Fingerprint(), checkpoint.Format
+	id, at := r.ids.newIDAt()
+	// Field by field, and the fields that keep their values not written
+	// again: a's memory is the runner's, on the heap, and a whole-struct
+	// copy costs write barriers for every pointer while the garbage
+	// collector marks.
+	parent, plan := "", id
 	if r.latest != nil {
-		cp.ParentID = r.latest.ID
+		parent = r.latest.ID
 	}
-	cp.PlanID = cp.ID
 	if keepPlan != nil {
-		cp.PlanID = *keepPlan
+		plan = *keepPlan
+	}
+	cp.ID, cp.ParentID, cp.PlanID, cp.Step, cp.Channels, cp.Next, cp.Created = id, parent, plan, step, chans, next, at
+	setString(&cp.ThreadID, r.cfg.thread)
+	setString(&cp.Fingerprint, r.g.Fingerprint())
+	setString(&cp.MigratedFrom, "")
+	cp.Format = checkpoint.Format
+	if cp.Pending != nil {
+		cp.Pending = nil
 	}
 	return cp, nil
+}
+
+// setString sets *p to v unless it holds v already.
+func setString(p *string, v string) {
+	if *p != v {
+		*p = v
+	}
 }
 
 // checkpointAlloc is a checkpoint with room for a one-task plan.

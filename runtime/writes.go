@@ -22,6 +22,7 @@ type deltaState struct {
 	werr    error                     // the program's failure to encode them, reported at the checkpoint
 	delta   checkpoint.Delta          // the delta write hands over, reused: a Commit does not keep it
 	cps     [2]checkpointAlloc        // room for the checkpoints write hands over, reused likewise
+	ids     idRoom                    // room for the checkpoints' ids, kept across runs
 }
 
 // checkpointRoom returns room for the run's next checkpoint. A Commit does

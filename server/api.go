@@ -628,7 +628,7 @@ func (s *Server) launch(w http.ResponseWriter, r *http.Request, p Principal, kin
 		}
 	}
 	if s.cfg.Queue != nil {
-		return s.submitQueued(w, r, t, kind, input, answers, from, policy)
+		return s.submitQueued(w, r, p, t, kind, input, answers, from, policy)
 	}
 	ru := newRun(newID(), t.ID, t.Graph, kind, s.cfg.MaxEventsPerRun)
 	ru.input, ru.answers, ru.from = input, answers, from

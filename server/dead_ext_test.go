@@ -128,3 +128,35 @@ func TestQueuePartitionFromMetadata(t *testing.T) {
 		}
 	}
 }
+
+// TestQueuePriorityFromHook: the operator's QueuePriority hook, not the
+// client, sets a queued request's priority, from the caller and the
+// request.
+func TestQueuePriorityFromHook(t *testing.T) {
+	q := openQueue(t)
+	ts := NewTestServer(t, func(c *Config) {
+		c.Queue, c.Checkpointer = workersqueue.New(q), nil
+		c.QueuePriority = func(_ context.Context, p Principal, r QueueRequest) int32 {
+			if p.ID == "alice" && r.Graph != "" {
+				return 7
+			}
+			return 0
+		}
+	})
+	for _, c := range []struct {
+		who  string
+		want int32
+	}{{"alice", 7}, {"bob", 0}} {
+		th := ts.NewThread(c.who, nil)
+		var run RunView
+		ts.Must(c.who, "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": map[string]any{"topic": "otters"}}, 202).JSON(t, &run)
+		var got int32
+		if err := q.Store().Pool().QueryRow(context.Background(), `SELECT priority FROM "`+q.Store().SchemaName()+`".ilmek_requests WHERE id = $1`,
+			strings.TrimPrefix(run.RunID, "q-")).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("%s: priority %d, want %d", c.who, got, c.want)
+		}
+	}
+}

@@ -58,6 +58,9 @@ type QueueRequest struct {
 	// Partition is the request's partition key (a tenant): the value of
 	// the thread's metadata key Config.QueuePartition, "" without one.
 	Partition string
+	// Priority orders the request among those waiting to be claimed:
+	// higher first (Config.QueuePriority; 0 without it).
+	Priority int32
 }
 
 // QueueOutcome is what became of a queued request.
@@ -92,7 +95,7 @@ const queuedPrefix = "q-"
 
 // submitQueued submits a run or a resume to Config.Queue, where the
 // workers run it, and answers 202 at once.
-func (s *Server) submitQueued(w http.ResponseWriter, r *http.Request, t threadRecord, kind string, input json.RawMessage, answers map[string]any, from string, policy runtime.DoubleTexting) error {
+func (s *Server) submitQueued(w http.ResponseWriter, r *http.Request, p Principal, t threadRecord, kind string, input json.RawMessage, answers map[string]any, from string, policy runtime.DoubleTexting) error {
 	req := QueueRequest{Graph: t.Graph, Thread: t.ID, Input: input, Policy: policy, From: from}
 	if s.cfg.QueuePartition != "" {
 		req.Partition = t.Meta[s.cfg.QueuePartition]
@@ -103,6 +106,9 @@ func (s *Server) submitQueued(w http.ResponseWriter, r *http.Request, t threadRe
 			return badRequest("the answers do not encode as JSON: " + err.Error())
 		}
 		req.Resume, req.Input = true, data
+	}
+	if s.cfg.QueuePriority != nil {
+		req.Priority = s.cfg.QueuePriority(r.Context(), p, req)
 	}
 	id, err := s.cfg.Queue.Submit(r.Context(), req)
 	if errors.Is(err, runtime.ErrWaitingOnPerson) {

@@ -131,6 +131,13 @@ type Config struct {
 	// (see runtime/postgres/workers, "Flow control"); "" submits them
 	// without one.
 	QueuePartition string
+	// QueuePriority, when set, gives each request the server submits to
+	// Queue its priority (QueueRequest.Priority: higher is claimed first,
+	// in order of submission within a priority), decided by the operator
+	// from who asks and what: p is the caller, r the request with its
+	// graph, thread, kind and partition. Clients cannot raise their own
+	// priority; nil submits every request at 0.
+	QueuePriority func(ctx context.Context, p Principal, r QueueRequest) int32
 	// RenderSVG lays a diagram's DOT text out as SVG for
 	// GET /threads/{id}/diagram?format=svg and the inbox, e.g.
 	// graphviz.New().SVG (package github.com/ilmek-go/ilmek/graphviz). Nil

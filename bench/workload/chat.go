@@ -26,6 +26,10 @@ type ChatResult struct {
 	BytesPerTurn float64
 	// FileBytes is the SQLite file's size after Close (0 for memory).
 	FileBytes int64
+	// NSTurns100to199 is the mean wall time of turns 100 to 199 (0 for a
+	// thread of fewer turns), NSLast100 that of its last 100 turns: a
+	// turn's cost flat in the conversation's length keeps them close.
+	NSTurns100to199, NSLast100 float64
 }
 
 // chatBytes sums the encoded bytes a run hands the checkpointer.
@@ -85,8 +89,10 @@ func Chat(ctx context.Context, ckpt, dir string, turns int) (ChatResult, error) 
 	res := ChatResult{Turns: turns}
 	total := 0
 	start := time.Now()
+	took := make([]time.Duration, turns+1) // by turn
 	for turn := 1; turn <= turns; turn++ {
 		obs.n = 0
+		t0 := time.Now()
 		msg := fmt.Sprintf("turn %d %s", turn, strings.Repeat("x", 100))[:100]
 		out, err := th.Invoke(ctx, runtime.Values{"messages": msg}, opts...)
 		if err == nil && out.Status == runtime.StatusInterrupted {
@@ -95,10 +101,17 @@ func Chat(ctx context.Context, ckpt, dir string, turns int) (ChatResult, error) 
 		if err != nil || out.Status != runtime.StatusDone {
 			return res, fmt.Errorf("chat turn %d: %s %v", turn, out.Status, err)
 		}
+		took[turn] = time.Since(t0)
 		res.BytesLastTurn = obs.n
 		total += obs.n
 	}
 	res.NSPerTurn = float64(time.Since(start).Nanoseconds()) / float64(turns)
+	if turns >= 199 {
+		res.NSTurns100to199 = meanNS(took[100:200])
+	}
+	if turns >= 100 {
+		res.NSLast100 = meanNS(took[turns-99:])
+	}
 	res.BytesPerTurn = float64(total) / float64(turns)
 	if store != nil {
 		if err := store.Close(); err != nil {
@@ -111,4 +124,13 @@ func Chat(ctx context.Context, ckpt, dir string, turns int) (ChatResult, error) 
 		res.FileBytes = fi.Size()
 	}
 	return res, nil
+}
+
+// meanNS is the mean of ds in nanoseconds.
+func meanNS(ds []time.Duration) float64 {
+	var sum time.Duration
+	for _, d := range ds {
+		sum += d
+	}
+	return float64(sum.Nanoseconds()) / float64(len(ds))
 }

@@ -12,7 +12,11 @@ import (
 
 // Memory is the in-process Checkpointer: threads live as long as the value.
 // It is safe for concurrent use. Use it for tests and for single-process
-// programs that need interrupts and resume but not durability.
+// programs that need interrupts and resume but not durability. It keeps a
+// thread's checkpoints as entries the garbage collector does not scan,
+// their ids and delta values copied into one byte arena per thread (at
+// most 4 GiB: ErrMemoryFull), so a superstep's checkpoint costs little
+// more than those copies.
 type Memory struct {
 	mu       sync.Mutex
 	threads  map[string]*memThread
@@ -26,85 +30,6 @@ type Memory struct {
 	scheds   map[string]*memSchedule // schedules (ScheduleStore), by name
 }
 
-type memThread struct {
-	cps  []*memCP       // in creation order
-	byID map[string]int // index in cps of the first indexed entries
-	// indexed is how many of cps byID holds: it catches up on a lookup
-	// that is not of the latest entry (index), so a run that writes each
-	// checkpoint as a delta of the one before pays no map insertion.
-	indexed int
-	// slab and bytes are room for the next entries and their delta
-	// values, allocated a chunk at a time (growing with the thread, up to
-	// slabMax entries and bytesMax bytes): a superstep's checkpoint then
-	// costs no allocation of its own most of the time.
-	slab  []memCP
-	bytes []byte
-}
-
-// Chunk limits of memThread's slab and bytes: an entry kept by Prune pins
-// at most its chunk.
-const (
-	slabMax  = 32
-	bytesMax = 4 << 10
-)
-
-// index returns the index in t.cps of the checkpoint id.
-func (t *memThread) index(id string) (int, bool) {
-	if n := len(t.cps); n > 0 && t.cps[n-1].cp.ID == id {
-		return n - 1, true
-	}
-	for ; t.indexed < len(t.cps); t.indexed++ {
-		t.byID[t.cps[t.indexed].cp.ID] = t.indexed
-	}
-	i, ok := t.byID[id]
-	return i, ok
-}
-
-// entry returns room for a new entry of t.
-func (t *memThread) entry() *memCP {
-	if len(t.slab) == 0 {
-		t.slab = make([]memCP, min(len(t.cps)+1, slabMax))
-	}
-	e := &t.slab[0]
-	t.slab = t.slab[1:]
-	return e
-}
-
-// cloneWrites returns copies of ws, their values in t's byte chunks.
-func (t *memThread) cloneWrites(dst []ChannelWrite, ws []ChannelWrite) []ChannelWrite {
-	n := 0
-	for _, w := range ws {
-		n += len(w.Value)
-	}
-	if n > bytesMax/4 {
-		return cloneWritesInto(dst, ws)
-	}
-	if cap(t.bytes)-len(t.bytes) < n {
-		t.bytes = make([]byte, 0, min(max(4*len(t.cps), 64), bytesMax))
-	}
-	for _, w := range ws {
-		at := len(t.bytes)
-		t.bytes = append(t.bytes, w.Value...)
-		w.Value = t.bytes[at:len(t.bytes):len(t.bytes)]
-		dst = append(dst, w)
-	}
-	return dst
-}
-
-// memCP is a stored checkpoint: a full snapshot (base "", cp.Channels
-// set), or the delta of checkpoint base (cp.Channels nil).
-type memCP struct {
-	cp     *Checkpoint
-	own    Checkpoint // what cp points to when the entry was made by newMemCP
-	next1  [1]TaskRef // own.Next, when it has one task
-	write1 [1]ChannelWrite
-	base   string
-	writes []ChannelWrite
-	depth  int // deltas since the snapshot, this one included
-	bytes  int // delta bytes since the snapshot, this one included
-	snap   int // bytes of the snapshot the chain starts at
-}
-
 // memLease is a lease Memory gave out. Once its thread is deleted it is
 // lost: the run's writes under it are refused, and its release does nothing.
 type memLease struct {
@@ -114,6 +39,11 @@ type memLease struct {
 	opts   LeaseOptions
 	lost   error // set (under m.mu) when the thread was deleted
 	once   sync.Once
+	// t and rec are the thread's checkpoints and record once written
+	// (under m.mu): a thread keeps them until it is deleted, and then the
+	// lease is lost.
+	t   *memThread
+	rec *memRec
 }
 
 func (l *memLease) Fence() string { return strconv.FormatInt(l.epoch, 10) }
@@ -153,15 +83,31 @@ func (l *memLease) Commit(_ context.Context, c Commit) error {
 		return fmt.Errorf("memory: commit of checkpoint %s of thread %q under the lease of thread %q refused", c.Checkpoint.ID, c.Checkpoint.ThreadID, l.thread)
 	}
 	if c.Checkpoint != nil {
+		cp := c.Checkpoint
+		t := l.t
+		switch {
+		case t != nil:
+		case c.Delta == nil:
+			t = m.thread(l.thread)
+		default:
+			if t = m.threads[l.thread]; t == nil {
+				return fmt.Errorf("memory: put checkpoint %s of thread %q as a delta of checkpoint %s: %w", cp.ID, cp.ThreadID, c.Delta.Base, ErrNotFound)
+			}
+		}
 		var err error
 		if c.Delta != nil {
-			err = m.putDelta(c.Checkpoint, *c.Delta, c.Done)
+			err = m.putDelta(t, cp, *c.Delta)
 		} else {
-			m.put(c.Checkpoint, c.Done)
+			err = m.put(t, cp)
 		}
 		if err != nil {
 			return err
 		}
+		if l.t == nil {
+			l.t, l.rec = t, m.rec(l.thread)
+		}
+		m.dropJournals(cp.ThreadID, c.Done)
+		l.rec.touch(cp.Created)
 	}
 	if c.Thread != nil {
 		m.rec(l.thread).apply(*c.Thread)
@@ -205,7 +151,7 @@ func Compact(c Compaction) MemoryOption { return func(m *Memory) { m.compact = c
 func (m *Memory) thread(id string) *memThread {
 	t := m.threads[id]
 	if t == nil {
-		t = &memThread{byID: map[string]int{}}
+		t = &memThread{id: id}
 		m.threads[id] = t
 	}
 	return t
@@ -215,15 +161,20 @@ func (m *Memory) thread(id string) *memThread {
 func (m *Memory) Put(_ context.Context, cp *Checkpoint, done []string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.put(cp, done)
+	if err := m.put(m.thread(cp.ThreadID), cp); err != nil {
+		return err
+	}
+	m.dropJournals(cp.ThreadID, done)
+	m.touch(cp)
 	return nil
 }
 
-// put stores a copy of cp; m.mu is held.
-func (m *Memory) put(cp *Checkpoint, done []string) {
-	c := cloneCheckpoint(cp)
-	m.add(&memCP{cp: c}, done)
-	m.touch(c)
+// put stores a copy of cp in t, its thread; m.mu is held.
+func (m *Memory) put(t *memThread, cp *Checkpoint) error {
+	if _, err := t.add(cp, "", nil, cp.Channels); err != nil {
+		return fmt.Errorf("memory: put checkpoint %s: %w", cp.ID, err)
+	}
+	return nil
 }
 
 // PutDelta stores a copy of cp as d, or as a full snapshot when the chain
@@ -231,98 +182,90 @@ func (m *Memory) put(cp *Checkpoint, done []string) {
 func (m *Memory) PutDelta(_ context.Context, cp *Checkpoint, d Delta, done []string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.putDelta(cp, d, done)
-}
-
-// putDelta is PutDelta with m.mu held.
-func (m *Memory) putDelta(cp *Checkpoint, d Delta, done []string) error {
 	t := m.threads[cp.ThreadID]
-	i, ok := 0, false
-	if t != nil {
-		i, ok = t.index(d.Base)
-	}
-	if !ok {
+	if t == nil {
 		return fmt.Errorf("memory: put checkpoint %s of thread %q as a delta of checkpoint %s: %w", cp.ID, cp.ThreadID, d.Base, ErrNotFound)
 	}
-	base, size := t.cps[i], d.Size()
-	snap := base.snap
-	if base.base == "" {
-		snap = len(base.cp.Channels)
+	if err := m.putDelta(t, cp, d); err != nil {
+		return err
 	}
-	e := newMemCP(t.entry(), cp)
-	e.base, e.depth, e.bytes, e.snap = d.Base, base.depth+1, base.bytes+size, snap
-	e.writes = t.cloneWrites(e.write1[:0], d.Writes)
-	if m.compact.Snapshot(base.depth, base.bytes, size, snap) {
-		chans, err := m.channels(t, i, e.writes)
-		if err != nil {
-			return fmt.Errorf("memory: compact checkpoint %s of thread %q: %w", cp.ID, cp.ThreadID, err)
-		}
-		e.base, e.writes, e.depth, e.bytes, e.snap = "", nil, 0, 0, 0
-		e.cp.Channels = chans
-	}
-	m.add(e, done)
-	m.touch(e.cp)
+	m.dropJournals(cp.ThreadID, done)
+	m.touch(cp)
 	return nil
 }
 
-// newMemCP makes e an entry holding a copy of cp without its channels:
-// the entry, the checkpoint and a one-task plan in one place.
-func newMemCP(e *memCP, cp *Checkpoint) *memCP {
-	e.own = *cp
-	e.cp = &e.own
-	e.own.Channels = nil
-	switch len(cp.Next) {
-	case 0:
-		e.own.Next = nil
-	case 1:
-		e.next1[0] = cp.Next[0]
-		e.own.Next = e.next1[:]
-	default:
-		e.own.Next = slices.Clone(cp.Next)
+// putDelta stores cp as d in t, its thread; m.mu is held.
+func (m *Memory) putDelta(t *memThread, cp *Checkpoint, d Delta) error {
+	i, ok := t.index(d.Base)
+	if !ok {
+		return fmt.Errorf("memory: put checkpoint %s of thread %q as a delta of checkpoint %s: %w", cp.ID, cp.ThreadID, d.Base, ErrNotFound)
 	}
-	e.own.Pending = slices.Clone(cp.Pending)
-	return e
+	base, size := t.at(i), d.Size()
+	snap := base.snap
+	if base.snapshot() {
+		snap = len(t.extra(base).channels)
+	}
+	if m.compact.Snapshot(int(base.depth), base.bytes, size, snap) {
+		chans, err := m.channels(t, i, d.Writes)
+		if err != nil {
+			return fmt.Errorf("memory: compact checkpoint %s of thread %q: %w", cp.ID, cp.ThreadID, err)
+		}
+		if _, err := t.add(cp, "", nil, chans); err != nil {
+			return fmt.Errorf("memory: put checkpoint %s: %w", cp.ID, err)
+		}
+		return nil
+	}
+	depth, bytes := base.depth+1, base.bytes+size
+	e, err := t.add(cp, d.Base, d.Writes, nil)
+	if err != nil {
+		return fmt.Errorf("memory: put checkpoint %s: %w", cp.ID, err)
+	}
+	e.depth, e.bytes, e.snap = depth, bytes, snap
+	return nil
 }
 
-// add appends e to its thread and drops the journals of done; m.mu is held.
-func (m *Memory) add(e *memCP, done []string) {
-	t := m.thread(e.cp.ThreadID)
-	t.cps = append(t.cps, e)
-	if js := m.journals[e.cp.ThreadID]; js != nil {
+// dropJournals drops the journals of the tasks done of thread; m.mu is
+// held.
+func (m *Memory) dropJournals(thread string, done []string) {
+	if len(done) == 0 {
+		return
+	}
+	if js := m.journals[thread]; js != nil {
 		for _, id := range done {
 			delete(js, id)
 		}
 	}
 }
 
-// channels reconstructs the channels of t.cps[i] with more writes applied
-// after it; m.mu is held.
+// channels reconstructs the channels of entry i of t with more writes
+// applied after it; m.mu is held.
 func (m *Memory) channels(t *memThread, i int, more []ChannelWrite) (json.RawMessage, error) {
 	var chain [][]ChannelWrite
 	if more != nil {
 		chain = append(chain, more)
 	}
 	for {
-		e := t.cps[i]
-		if e.base == "" {
+		e := t.at(i)
+		if e.snapshot() {
+			chans := t.extra(e).channels
 			if len(chain) == 0 {
-				return e.cp.Channels, nil
+				return chans, nil
 			}
 			slices.Reverse(chain)
-			return ApplyDeltas(e.cp.Channels, chain...)
+			return ApplyDeltas(chans, chain...)
 		}
-		chain = append(chain, e.writes)
-		j, ok := t.index(e.base)
+		chain = append(chain, t.writesOf(e))
+		j, ok := t.index(t.str(e.base))
 		if !ok {
-			return nil, fmt.Errorf("%w: checkpoint %s is a delta of checkpoint %s, which is gone", ErrDelta, e.cp.ID, e.base)
+			return nil, fmt.Errorf("%w: checkpoint %s is a delta of checkpoint %s, which is gone", ErrDelta, t.str(e.id), t.str(e.base))
 		}
 		i = j
 	}
 }
 
-// full returns a copy of t.cps[i] with its channels; m.mu is held.
+// full returns a copy of entry i of t with its channels; m.mu is held.
 func (m *Memory) full(t *memThread, i int) (*Checkpoint, error) {
-	c := cloneCheckpoint(t.cps[i].cp)
+	c := t.checkpoint(t.at(i))
 	chans, err := m.channels(t, i, nil)
 	if err != nil {
 		return nil, fmt.Errorf("memory: read checkpoint %s of thread %q: %w", c.ID, c.ThreadID, err)
@@ -342,48 +285,55 @@ func (m *Memory) Prune(_ context.Context, threadID string, opts PruneOptions) (i
 	if t == nil {
 		return 0, nil
 	}
-	entries := make([]PruneEntry, len(t.cps))
-	for i, e := range t.cps {
-		entries[i] = PruneEntry{ID: e.cp.ID, ParentID: e.cp.ParentID, PlanID: e.cp.PlanID, Created: e.cp.Created}
+	entries := make([]PruneEntry, t.n)
+	for i := range entries {
+		e := t.at(i)
+		entries[i] = PruneEntry{ID: t.str(e.id), ParentID: t.str(e.parent), PlanID: t.str(e.plan), Created: t.created(e)}
 	}
 	keep, err := PruneKeep(entries, opts)
 	if err != nil {
 		return 0, fmt.Errorf("memory: prune thread %q: %w", threadID, err)
 	}
-	kept := &memThread{byID: map[string]int{}}
-	for i, e := range t.cps {
-		if !keep[e.cp.ID] {
+	kept := &memThread{id: threadID}
+	for i := range entries {
+		if !keep[entries[i].ID] {
 			continue
 		}
-		n := &memCP{cp: e.cp, base: e.base, writes: e.writes}
-		if e.base != "" && !keep[e.base] {
-			// Its base goes: it becomes a snapshot.
+		e := t.at(i)
+		c := t.checkpoint(e)
+		if e.snapshot() || !keep[t.str(e.base)] {
+			// A snapshot, or a delta whose base goes: it becomes one.
 			chans, err := m.channels(t, i, nil)
 			if err != nil {
 				return 0, fmt.Errorf("memory: prune thread %q: %w", threadID, err)
 			}
-			c := cloneCheckpoint(e.cp)
-			c.Channels = chans
-			n = &memCP{cp: c}
-		}
-		if n.base != "" {
-			b := kept.cps[kept.byID[n.base]]
-			n.depth, n.bytes, n.snap = b.depth+1, b.bytes+Delta{Writes: n.writes}.Size(), b.snap
-			if b.base == "" {
-				n.snap = len(b.cp.Channels)
+			if _, err := kept.add(c, "", nil, chans); err != nil {
+				return 0, fmt.Errorf("memory: prune thread %q: %w", threadID, err)
 			}
+			continue
 		}
-		kept.byID[n.cp.ID] = len(kept.cps)
-		kept.cps = append(kept.cps, n)
+		ws := t.writesOf(e)
+		j, _ := kept.index(t.str(e.base))
+		b := kept.at(j)
+		snap := b.snap
+		if b.snapshot() {
+			snap = len(kept.extra(b).channels)
+		}
+		depth, bytes := b.depth+1, b.bytes+Delta{Writes: ws}.Size()
+		n, err := kept.add(c, t.str(e.base), ws, nil)
+		if err != nil {
+			return 0, fmt.Errorf("memory: prune thread %q: %w", threadID, err)
+		}
+		n.depth, n.bytes, n.snap = depth, bytes, snap
 	}
-	kept.indexed = len(kept.cps)
-	removed := len(t.cps) - len(kept.cps)
-	m.threads[threadID] = kept
-	if len(kept.cps) > 0 {
-		oldest := kept.cps[0].cp.Created
-		for _, e := range kept.cps {
-			if e.cp.Created.Before(oldest) {
-				oldest = e.cp.Created
+	removed := t.n - kept.n
+	// In place: a lease of the thread holds t.
+	*t = *kept
+	if t.n > 0 {
+		oldest := t.created(t.at(0))
+		for i := range t.n {
+			if c := t.created(t.at(i)); c.Before(oldest) {
+				oldest = c
 			}
 		}
 		m.dropEvents(threadID, oldest)
@@ -391,33 +341,16 @@ func (m *Memory) Prune(_ context.Context, threadID string, opts PruneOptions) (i
 	return removed, nil
 }
 
-// cloneWritesInto appends copies of ws to dst, their values in one
-// allocation.
-func cloneWritesInto(dst []ChannelWrite, ws []ChannelWrite) []ChannelWrite {
-	n := 0
-	for _, w := range ws {
-		n += len(w.Value)
-	}
-	buf := make([]byte, 0, n)
-	for _, w := range ws {
-		at := len(buf)
-		buf = append(buf, w.Value...)
-		w.Value = buf[at:len(buf):len(buf)]
-		dst = append(dst, w)
-	}
-	return dst
-}
-
 // Get returns a copy of the checkpoint id, or of the latest one when id is "".
 func (m *Memory) Get(_ context.Context, threadID, id string) (*Checkpoint, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t := m.threads[threadID]
-	if t == nil || len(t.cps) == 0 {
+	if t == nil || t.n == 0 {
 		return nil, ErrNotFound
 	}
 	if id == "" {
-		return m.full(t, len(t.cps)-1)
+		return m.full(t, t.latest())
 	}
 	if i, ok := t.index(id); ok {
 		return m.full(t, i)
@@ -434,7 +367,7 @@ func (m *Memory) List(_ context.Context, threadID string, limit int) ([]*Checkpo
 		return nil, nil
 	}
 	var out []*Checkpoint
-	for i := len(t.cps) - 1; i >= 0 && (limit <= 0 || len(out) < limit); i-- {
+	for i := t.latest(); i >= 0 && (limit <= 0 || len(out) < limit); i-- {
 		c, err := m.full(t, i)
 		if err != nil {
 			return nil, err
@@ -507,11 +440,4 @@ func (m *Memory) Lease(_ context.Context, threadID string, opts LeaseOptions) (L
 	l := &memLease{m: m, thread: threadID, epoch: m.epochs[threadID], opts: opts}
 	m.leases[threadID] = l
 	return l, nil
-}
-
-func cloneCheckpoint(c *Checkpoint) *Checkpoint {
-	out := *c
-	out.Next = slices.Clone(c.Next)
-	out.Pending = slices.Clone(c.Pending)
-	return &out
 }

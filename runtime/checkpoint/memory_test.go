@@ -25,12 +25,13 @@ func TestMemoryCompacts(t *testing.T) {
 		prev = cp
 	}
 	snaps := 0
-	for _, e := range m.threads["t"].cps {
-		if e.base == "" {
+	th := m.threads["t"]
+	for i := range th.n {
+		if th.at(i).snapshot() {
 			snaps++
 		}
 	}
-	if n := len(m.threads["t"].cps); snaps < n/10 || snaps > n/10+2 {
+	if n := th.n; snaps < n/10 || snaps > n/10+2 {
 		t.Errorf("%d snapshots among %d checkpoints, want one about every 10", snaps, n)
 	}
 	latest, err := m.Get(ctx, "t", "")

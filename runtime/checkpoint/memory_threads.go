@@ -42,10 +42,12 @@ func (m *Memory) rec(threadID string) *memRec {
 }
 
 // touch records a stored checkpoint in its thread's record; m.mu is held.
-func (m *Memory) touch(cp *Checkpoint) {
-	r := m.rec(cp.ThreadID)
-	if !cp.Created.IsZero() { // (the zero Time has no UnixNano)
-		r.updated = max(r.updated, cp.Created.UnixNano())
+func (m *Memory) touch(cp *Checkpoint) { m.rec(cp.ThreadID).touch(cp.Created) }
+
+// touch records a checkpoint created at c.
+func (r *memRec) touch(c time.Time) {
+	if !c.IsZero() { // (the zero Time has no UnixNano)
+		r.updated = max(r.updated, c.UnixNano())
 	}
 }
 

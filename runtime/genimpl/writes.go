@@ -74,7 +74,7 @@ func LastWrite[T any](w *Writes, key string, wrote, had bool, v *T) bool {
 	case !had:
 		return false
 	}
-	w.Value(key, *v)
+	addValue(w, checkpoint.ChannelWrite{Channel: key}, *v)
 	return true
 }
 
@@ -85,9 +85,9 @@ func Append[E any](w *Writes, key string, prev, next []E) {
 	switch {
 	case len(next) == len(prev):
 	case len(prev) == 0:
-		w.Value(key, next)
+		addValue(w, checkpoint.ChannelWrite{Channel: key}, next)
 	default:
-		w.add(checkpoint.ChannelWrite{Channel: key, Append: true}, next[len(prev):])
+		addValue(w, checkpoint.ChannelWrite{Channel: key, Append: true}, next[len(prev):])
 	}
 }
 

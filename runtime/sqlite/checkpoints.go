@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
@@ -20,7 +21,7 @@ func (s *Store) Put(ctx context.Context, cp *runtime.Checkpoint, done []string) 
 		// One statement commits atomically on its own.
 		args, err := checkpointArgs(cp)
 		if err == nil {
-			_, err = s.ws[qInsertCheckpoint].ExecContext(ctx, args...)
+			err = insertCheckpoint(ctx, s.ws[qInsertCheckpoint], s.ws[qInsertVersion], args)
 		}
 		if err != nil {
 			return fmt.Errorf("sqlite: put checkpoint %s of thread %q in %q: %w", cp.ID, cp.ThreadID, s.path, err)
@@ -28,6 +29,21 @@ func (s *Store) Put(ctx context.Context, cp *runtime.Checkpoint, done []string) 
 		return nil
 	}
 	return s.putUnleased(ctx, cp, nil, done)
+}
+
+// insertCheckpoint runs insert (qInsertCheckpoint) with args, and when
+// the checkpoint's version has no row yet, adds it (version,
+// qInsertVersion) and runs insert again.
+func insertCheckpoint(ctx context.Context, insert, version *sql.Stmt, args []any) error {
+	_, err := insert.ExecContext(ctx, args...)
+	if err == nil || !strings.Contains(err.Error(), "NOT NULL constraint failed: ilmek_checkpoints.vid") {
+		return err
+	}
+	if _, err := version.ExecContext(ctx, args[9], args[10], args[11]); err != nil {
+		return fmt.Errorf("add its graph version: %w", err)
+	}
+	_, err = insert.ExecContext(ctx, args...)
+	return err
 }
 
 // putUnleased is Put (d nil) or PutDelta in one transaction.
@@ -44,12 +60,21 @@ func (s *Store) putUnleased(ctx context.Context, cp *runtime.Checkpoint, d *chec
 
 // checkpointArgs encodes cp as the arguments of qInsertCheckpoint, a full
 // snapshot.
+//
+// Its places: 0 thread, 1 id, 2 parent, 3 plan (nil: the id), 4 step,
+// 5 created, 6 channels, 7 next, 8 pending, 9 fingerprint, 10 format,
+// 11 migrated from, 12 base ("" for a snapshot, nil: the parent),
+// 13 snap_seq, 14 depth, 15 chain bytes.
 func checkpointArgs(cp *runtime.Checkpoint) ([]any, error) {
 	c, err := store.EncodeCheckpoint(cp)
 	if err != nil {
 		return nil, err
 	}
-	return []any{cp.ID, cp.ThreadID, cp.ParentID, cp.PlanID, cp.Step, c.Created, c.Channels, c.Next, c.Pending, cp.Fingerprint, cp.Format, cp.MigratedFrom, "", "", 0, 0}, nil
+	var plan any = cp.PlanID
+	if cp.PlanID == cp.ID {
+		plan = nil
+	}
+	return []any{cp.ThreadID, cp.ID, cp.ParentID, plan, cp.Step, c.Created, c.Channels, c.Next, c.Pending, cp.Fingerprint, cp.Format, cp.MigratedFrom, "", 0, 0, 0}, nil
 }
 
 // prepareCommit encodes cp (as the delta d when d is not nil) and returns
@@ -81,7 +106,7 @@ func (s *Store) prepareCommit(cp *runtime.Checkpoint, d *checkpoint.Delta, done 
 
 // putTx inserts a checkpoint and drops the journals of done, in tx.
 func (s *Store) putTx(ctx context.Context, tx *sql.Tx, args []any, threadID string, done []string) error {
-	if _, err := s.ws.in(ctx, tx, qInsertCheckpoint).ExecContext(ctx, args...); err != nil {
+	if err := insertCheckpoint(ctx, s.ws.in(ctx, tx, qInsertCheckpoint), s.ws.in(ctx, tx, qInsertVersion), args); err != nil {
 		return err
 	}
 	if len(done) == 0 {
@@ -132,7 +157,7 @@ func (s *Store) get(ctx context.Context, threadID, id string) (*runtime.Checkpoi
 	if err != nil || base == "" {
 		return cp, err
 	}
-	if err := s.rebuild(ctx, tx.StmtContext(ctx, s.rs[qChain]), cp, base, snap, nil); err != nil {
+	if err := s.rebuild(ctx, tx.StmtContext(ctx, s.rs[qChain]), cp, base, snap, cp.ID, nil); err != nil {
 		return nil, err
 	}
 	return cp, nil
@@ -140,10 +165,12 @@ func (s *Store) get(ctx context.Context, threadID, id string) (*runtime.Checkpoi
 
 // rebuild replaces cp.Channels, the encoded writes of a delta of
 // checkpoint base whose chain starts at snapshot snap, with the channels
-// they give (store.Rebuild). The chain's rows are read with chain (qChain).
-func (s *Store) rebuild(ctx context.Context, chain *sql.Stmt, cp *runtime.Checkpoint, base, snap string, chains store.Chains) error {
+// they give (store.Rebuild). The chain's rows are read with chain
+// (qChain), up to the stored checkpoint upto (cp's, or its base's when cp
+// is not stored yet).
+func (s *Store) rebuild(ctx context.Context, chain *sql.Stmt, cp *runtime.Checkpoint, base, snap, upto string, chains store.Chains) error {
 	return store.Rebuild(cp, base, snap, chains, func() (store.Rows, func(), error) {
-		rs, err := chain.QueryContext(ctx, cp.ThreadID, snap)
+		rs, err := chain.QueryContext(ctx, cp.ThreadID, snap, upto)
 		return rs, func() { rs.Close() }, err
 	})
 }
@@ -184,7 +211,7 @@ func (s *Store) List(ctx context.Context, threadID string, limit int) ([]*runtim
 		if bases[i] == "" {
 			continue
 		}
-		if err := s.rebuild(ctx, tx.StmtContext(ctx, s.rs[qChain]), cp, bases[i], snaps[i], groups); err != nil {
+		if err := s.rebuild(ctx, tx.StmtContext(ctx, s.rs[qChain]), cp, bases[i], snaps[i], cp.ID, groups); err != nil {
 			return nil, fmt.Errorf("sqlite: list checkpoints of thread %q in %q: %w", threadID, s.path, err)
 		}
 	}

@@ -27,11 +27,12 @@ func (s *Store) PutDelta(ctx context.Context, cp *runtime.Checkpoint, d checkpoi
 // limits, a full snapshot rebuilt from the chain.
 func (s *Store) deltaArgs(ctx context.Context, tx *sql.Tx, cp *runtime.Checkpoint, d checkpoint.Delta, args []any) error {
 	var (
-		baseBase, baseSnap string
-		depth, chainBytes  int
-		snapBytes          sql.NullInt64
+		baseDelta            bool
+		baseSeq, baseSnapSeq int64
+		depth, chainBytes    int
+		snapBytes            sql.NullInt64
 	)
-	err := s.ws.in(ctx, tx, qDeltaBase).QueryRowContext(ctx, cp.ThreadID, d.Base).Scan(&baseBase, &baseSnap, &depth, &chainBytes, &snapBytes)
+	err := s.ws.in(ctx, tx, qDeltaBase).QueryRowContext(ctx, cp.ThreadID, d.Base).Scan(&baseDelta, &baseSeq, &baseSnapSeq, &depth, &chainBytes, &snapBytes)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("its base checkpoint %s: %w", d.Base, runtime.ErrNotFound)
 	}
@@ -39,22 +40,28 @@ func (s *Store) deltaArgs(ctx context.Context, tx *sql.Tx, cp *runtime.Checkpoin
 		return fmt.Errorf("read its base checkpoint %s: %w", d.Base, err)
 	}
 	size := d.Size()
-	args[12], args[13], args[14], args[15] = d.Base, baseSnap, depth+1, chainBytes+size
-	if baseBase == "" {
-		args[13] = d.Base // the base is a snapshot: the chain starts there
+	snapSeq, snapID := baseSeq, d.Base // the base is a snapshot: the chain starts there
+	if baseDelta {
+		snapSeq, snapID = baseSnapSeq, ""
 	}
-	if baseBase != "" && s.opts.compact.Bytes == 0 {
-		// The adaptive rule weighs the chain against its snapshot.
-		if err := s.ws.in(ctx, tx, qSnapBytes).QueryRowContext(ctx, cp.ThreadID, baseSnap).Scan(&snapBytes); err != nil {
-			return fmt.Errorf("read the snapshot %s of its chain: %w", baseSnap, err)
+	var base any = d.Base
+	if d.Base == cp.ParentID {
+		base = nil // the parent: implied
+	}
+	args[12], args[13], args[14], args[15] = base, snapSeq, depth+1, chainBytes+size
+	if baseDelta && (s.opts.compact.Bytes == 0 || s.opts.compact.Snapshot(depth, chainBytes, size, 0)) {
+		// The adaptive rule weighs the chain against its snapshot; a
+		// compaction reads the chain from it.
+		if err := s.ws.in(ctx, tx, qSnapBytes).QueryRowContext(ctx, cp.ThreadID, baseSnapSeq).Scan(&snapID, &snapBytes); err != nil {
+			return fmt.Errorf("read the snapshot of its chain: %w", err)
 		}
 	}
 	if s.opts.compact.Snapshot(depth, chainBytes, size, int(snapBytes.Int64)) {
 		full := &runtime.Checkpoint{ID: cp.ID, ThreadID: cp.ThreadID, Channels: args[6].([]byte)}
-		if err := s.rebuild(ctx, s.ws.in(ctx, tx, qChain), full, d.Base, args[13].(string), nil); err != nil {
+		if err := s.rebuild(ctx, s.ws.in(ctx, tx, qChain), full, d.Base, snapID, d.Base, nil); err != nil {
 			return fmt.Errorf("compact: %w", err)
 		}
-		args[6], args[12], args[13], args[14], args[15] = []byte(full.Channels), "", "", 0, 0
+		args[6], args[12], args[13], args[14], args[15] = []byte(full.Channels), "", 0, 0, 0
 	}
 	return nil
 }

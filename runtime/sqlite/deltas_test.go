@@ -122,7 +122,7 @@ func TestMigrateVersion2File(t *testing.T) {
 	if len(got) != 15 || got[14] != "message 14" {
 		t.Fatalf("after the migration the thread holds %q", got)
 	}
-	if n := rowCount(t, s, "SELECT count(*) FROM ilmek_checkpoints WHERE thread_id = 'chat' AND base_id != ''"); n < 10 {
+	if n := rowCount(t, s, "SELECT count(*) FROM ilmek_checkpoints WHERE thread_id = 'chat' AND coalesce(base_id, parent_id) != ''"); n < 10 {
 		t.Errorf("%d checkpoints of the continued thread are deltas, want them all", n)
 	}
 	if c, err := s.Get(t.Context(), "other", ""); err != nil || len(messages(t, c)) != 3 {
@@ -159,7 +159,7 @@ func TestDeltaRows(t *testing.T) {
 	if n := rowCount(t, s, "SELECT max(depth) FROM ilmek_checkpoints WHERE thread_id = 't'"); n >= 8 {
 		t.Errorf("a chain of %d deltas, want fewer than 8", n)
 	}
-	if n := rowCount(t, s, "SELECT max(length(channels)) FROM ilmek_checkpoints WHERE thread_id = 't' AND base_id != ''"); n > 64 {
+	if n := rowCount(t, s, "SELECT max(length(channels)) FROM ilmek_checkpoints WHERE thread_id = 't' AND coalesce(base_id, parent_id) != ''"); n > 64 {
 		t.Errorf("a delta row holds %d bytes, want only the message", n)
 	}
 	latest, err := s.Get(t.Context(), "t", "")

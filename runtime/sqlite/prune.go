@@ -20,7 +20,7 @@ var _ checkpoint.Pruner = (*Store)(nil)
 func (s *Store) Prune(ctx context.Context, threadID string, opts checkpoint.PruneOptions) (int, error) {
 	removed := 0
 	err := s.tx(ctx, nil, func(tx *sql.Tx) error {
-		rs, err := tx.QueryContext(ctx, "SELECT id, parent_id, plan_id, base_id, snap_id, created_ns, length(channels) FROM ilmek_checkpoints WHERE thread_id = ? ORDER BY seq", threadID)
+		rs, err := tx.QueryContext(ctx, "SELECT c.id, c.parent_id, coalesce(c.plan_id, c.id), coalesce(c.base_id, c.parent_id), coalesce((SELECT s.id FROM ilmek_checkpoints s WHERE s.thread_id = c.thread_id AND s.seq = c.snap_seq AND c.snap_seq > 0), ''), c.created_ns, length(c.channels) FROM ilmek_checkpoints c WHERE c.thread_id = ? ORDER BY c.seq", threadID)
 		if err != nil {
 			return err
 		}
@@ -67,19 +67,19 @@ func (p *sqlitePrune) Rebuild(id, base, snap string) ([]byte, error) {
 		return nil, err
 	}
 	cp := &runtime.Checkpoint{ID: id, ThreadID: p.thread, Channels: writes}
-	if err := p.s.rebuild(p.ctx, p.s.ws.in(p.ctx, p.tx, qChain), cp, base, snap, nil); err != nil {
+	if err := p.s.rebuild(p.ctx, p.s.ws.in(p.ctx, p.tx, qChain), cp, base, snap, id, nil); err != nil {
 		return nil, err
 	}
 	return cp.Channels, nil
 }
 
 func (p *sqlitePrune) Rebase(id string, full []byte) error {
-	_, err := p.tx.ExecContext(p.ctx, "UPDATE ilmek_checkpoints SET channels = ?, base_id = '', snap_id = '', depth = 0, chain_bytes = 0 WHERE thread_id = ? AND id = ?", full, p.thread, id)
+	_, err := p.tx.ExecContext(p.ctx, "UPDATE ilmek_checkpoints SET channels = ?, base_id = '', snap_seq = 0, depth = 0, chain_bytes = 0 WHERE thread_id = ? AND id = ?", full, p.thread, id)
 	return err
 }
 
 func (p *sqlitePrune) Renumber(id, snap string, depth int, bytes int64) error {
-	_, err := p.tx.ExecContext(p.ctx, "UPDATE ilmek_checkpoints SET snap_id = ?, depth = ?, chain_bytes = ? WHERE thread_id = ? AND id = ?", snap, depth, bytes, p.thread, id)
+	_, err := p.tx.ExecContext(p.ctx, "UPDATE ilmek_checkpoints SET snap_seq = (SELECT s.seq FROM ilmek_checkpoints s WHERE s.thread_id = ?4 AND s.id = ?1), depth = ?2, chain_bytes = ?3 WHERE thread_id = ?4 AND id = ?5", snap, depth, bytes, p.thread, id)
 	return err
 }
 

@@ -9,18 +9,37 @@ import (
 // The statements a Store runs, prepared once per connection pool at Open
 // (parsing SQL costs more than running these statements).
 const (
-	cpColumns = "id, thread_id, parent_id, plan_id, step, created_ns, channels, next, pending, fingerprint, format, migrated_from, base_id, snap_id"
+	// cpColumns reads a checkpoint row (c, joined with its version v) as
+	// scanCheckpoint scans it: the ids, plan and base spelled out, and the
+	// id of the snapshot a delta's chain starts at (see migration 0006).
+	cpColumns = "c.id, c.thread_id, c.parent_id, coalesce(c.plan_id, c.id), c.step, c.created_ns, c.channels, c.next, c.pending," +
+		" v.fingerprint, v.format, v.migrated_from, coalesce(c.base_id, c.parent_id)," +
+		" coalesce((SELECT s.id FROM ilmek_checkpoints s WHERE s.thread_id = c.thread_id AND s.seq = c.snap_seq AND c.snap_seq > 0), '')"
+	cpFrom = " FROM ilmek_checkpoints c CROSS JOIN ilmek_versions v ON v.vid = c.vid"
 
-	qInsertCheckpoint = "INSERT INTO ilmek_checkpoints (" + cpColumns + ", depth, chain_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-	qDeltaBase        = "SELECT base_id, snap_id, depth, chain_bytes, length(channels) FROM ilmek_checkpoints WHERE thread_id = ? AND id = ?"
-	qSnapBytes        = "SELECT length(channels) FROM ilmek_checkpoints WHERE thread_id = ? AND id = ?"
-	// qChain reads a snapshot and the deltas whose chains start at it (two
-	// indexed lookups: an OR of the two would scan the thread).
-	qChain = "SELECT id, base_id, channels FROM ilmek_checkpoints WHERE thread_id = ?1 AND id = ?2" +
-		" UNION ALL SELECT id, base_id, channels FROM ilmek_checkpoints WHERE thread_id = ?1 AND snap_id = ?2"
-	qLatest = "SELECT " + cpColumns + " FROM ilmek_checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT 1"
-	qByID   = "SELECT " + cpColumns + " FROM ilmek_checkpoints WHERE thread_id = ? AND id = ?"
-	qList   = "SELECT " + cpColumns + " FROM ilmek_checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT ?"
+	// qInsertCheckpoint inserts a checkpoint as the thread's next row. Its
+	// arguments are checkpointArgs'. The version's row must exist (else vid
+	// is NULL and the insert fails: qInsertVersion, then again).
+	qInsertCheckpoint = "INSERT INTO ilmek_checkpoints (thread_id, seq, id, parent_id, plan_id, step, created_ns, channels, next, pending, vid, base_id, snap_seq, depth, chain_bytes)" +
+		" VALUES (?1, (SELECT coalesce(max(seq), 0) + 1 FROM ilmek_checkpoints WHERE thread_id = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9," +
+		" (SELECT vid FROM ilmek_versions WHERE fingerprint = ?10 AND format = ?11 AND migrated_from = ?12), ?13, ?14, ?15, ?16)"
+	qInsertVersion = "INSERT OR IGNORE INTO ilmek_versions (fingerprint, format, migrated_from) VALUES (?, ?, ?)"
+	// qDeltaBase reads what a delta of a checkpoint needs of it: whether
+	// it is a delta itself, its seq, its chain's snapshot's seq, depth and
+	// bytes, and its size.
+	qDeltaBase = "SELECT coalesce(base_id, parent_id) <> '', seq, snap_seq, depth, chain_bytes, length(channels) FROM ilmek_checkpoints WHERE thread_id = ? AND id = ?"
+	qSnapBytes = "SELECT id, length(channels) FROM ilmek_checkpoints WHERE thread_id = ? AND seq = ?"
+	// qChain reads a snapshot (?2, by id) and the deltas of its chain up
+	// to the checkpoint ?3 (by id): the rows between them in the thread
+	// whose chain starts there.
+	qChain = "SELECT id, '', channels FROM ilmek_checkpoints WHERE thread_id = ?1 AND id = ?2" +
+		" UNION ALL SELECT id, coalesce(base_id, parent_id), channels FROM ilmek_checkpoints WHERE thread_id = ?1" +
+		" AND seq > (SELECT seq FROM ilmek_checkpoints WHERE thread_id = ?1 AND id = ?2)" +
+		" AND seq <= (SELECT seq FROM ilmek_checkpoints WHERE thread_id = ?1 AND id = ?3)" +
+		" AND snap_seq = (SELECT seq FROM ilmek_checkpoints WHERE thread_id = ?1 AND id = ?2)"
+	qLatest = "SELECT " + cpColumns + cpFrom + " WHERE c.thread_id = ? ORDER BY c.seq DESC LIMIT 1"
+	qByID   = "SELECT " + cpColumns + cpFrom + " WHERE c.thread_id = ? AND c.id = ?"
+	qList   = "SELECT " + cpColumns + cpFrom + " WHERE c.thread_id = ? ORDER BY c.seq DESC LIMIT ?"
 
 	qPutJournal  = "INSERT OR REPLACE INTO ilmek_journals (thread_id, task_id, entries) VALUES (?, ?, ?)"
 	qGetJournal  = "SELECT entries FROM ilmek_journals WHERE thread_id = ? AND task_id = ?"
@@ -36,7 +55,7 @@ const (
 )
 
 var (
-	writeQueries = []string{qInsertCheckpoint, qDeltaBase, qSnapBytes, qChain, qPutJournal, qDropJournal, qTakeLease, qRenewLease, qDropLease, qLeaseOwner}
+	writeQueries = []string{qInsertCheckpoint, qInsertVersion, qDeltaBase, qSnapBytes, qChain, qPutJournal, qDropJournal, qTakeLease, qRenewLease, qDropLease, qLeaseOwner}
 	readQueries  = []string{qLatest, qByID, qList, qChain, qGetJournal, qLeaseHolder}
 )
 

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,29 +89,26 @@ func TestEventsReconnectFromAnotherStore(t *testing.T) {
 // threads listable.
 func TestPreReleaseVersion3File(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "v3pre.db")
-	s := openT(t, path)
-	g, err := runtime.NewBuilder("one").Channel("n", "").
-		Node("a", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return runtime.Values{"n": 1}, nil }).
-		Edge(spec.Start, "a").Edge("a", spec.End).Compile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := g.Thread(s, "old").Invoke(t.Context(), nil); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{"DROP TRIGGER ilmek_threads_touch", "DROP TABLE ilmek_threads", "DROP TABLE ilmek_events",
-		"UPDATE ilmek_meta SET value = '3' WHERE key = 'schema_version'"} {
+	// Migrations 1 to 3 without the part of 3 that such a file lacks, and
+	// the checkpoint of a run that ended.
+	ms, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v3, _, _ := strings.Cut(ms[2].SQL, threadsMarker)
+	for _, q := range []string{"CREATE TABLE ilmek_meta (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
+		"INSERT INTO ilmek_meta (key, value) VALUES ('schema_version', '3')", ms[0].SQL, ms[1].SQL, v3,
+		`INSERT INTO ilmek_checkpoints (thread_id, id, plan_id, step, created_ns, channels, next, pending) VALUES ('old', 'c1', 'c1', 1, 1, '{"n":1}', '[]', 'null')`} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatal(err)
 		}
 	}
 	db.Close()
-	s = openT(t, path)
+	s := openT(t, path)
 	page, err := s.ListThreads(t.Context(), checkpoint.ThreadQuery{})
 	if err != nil || len(page.Threads) != 1 || page.Threads[0].ID != "old" || page.Threads[0].Outcome.Status != runtime.StatusDone {
 		t.Fatalf("threads after reopening: %+v %v, want old, done", page.Threads, err)

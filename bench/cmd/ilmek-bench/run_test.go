@@ -95,15 +95,15 @@ func TestPercentile(t *testing.T) {
 func TestRunChat(t *testing.T) {
 	for _, ckpt := range []string{"memory", "sqlite"} {
 		var out, errb bytes.Buffer
-		if code := run([]string{"--workload", "chat", "--n", "40", "--ckpt", ckpt}, &out, &errb); code != 0 {
+		if code := run([]string{"--workload", "chat", "--n", "200", "--ckpt", ckpt}, &out, &errb); code != 0 {
 			t.Fatalf("%s: exit %d: %s", ckpt, code, errb.String())
 		}
 		var rep ChatReport
 		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 			t.Fatalf("%s: %q: %v", ckpt, out.String(), err)
 		}
-		if rep.Workload != "chat-40" || rep.Turns != 40 || rep.NSPerTurn <= 0 || rep.BytesLastTurn <= 0 || rep.BytesLastTurn > 4096 ||
-			(ckpt == "sqlite") != (rep.FileBytes > 0) {
+		if rep.Workload != "chat-200" || rep.Turns != 200 || rep.NSPerTurn <= 0 || rep.BytesLastTurn <= 0 || rep.BytesLastTurn > 4096 ||
+			(ckpt == "sqlite") != (rep.FileBytes > 0) || rep.NSTurns100to199 <= 0 || rep.NSLast100 <= 0 || rep.LastVsEarly <= 0 {
 			t.Errorf("%s: report %+v", ckpt, rep)
 		}
 	}

@@ -16,12 +16,25 @@
 // holding such folders, is reduced once per folder and compared with its
 // expected.json as canonical JSON. The last line is "N passed, N failed";
 // the exit status is 1 when anything failed and 2 on usage errors.
+//
+// --backends takes memory, sqlite, and, when ILMEK_POSTGRES_DSN names a
+// PostgreSQL server, postgres and workers (every run a request to a queue
+// drained by a worker in this process; the cases it cannot express are
+// skipped with their reason, and counted as skipped).
 package main
 
 import (
 	"os"
 
+	"github.com/ilmek-go/ilmek/conformance"
 	"github.com/ilmek-go/ilmek/conformance/internal/cli"
 )
 
-func main() { os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	if conformance.HelperRequested() {
+		// Started again to make a run that kills its process (a case's
+		// "kill"), for the spec and code kinds.
+		os.Exit(conformance.ServeHelper(nil, os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
+}

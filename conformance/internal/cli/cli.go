@@ -49,7 +49,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&ko.module, "module", "", "source directory of github.com/ilmek-go/ilmek, for the generated kind (default: found from the command's source or the current directory)")
 	fs.BoolVar(&ko.keep, "keep", false, "keep the generated kind's temporary module (its directory is printed on stderr)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: ilmek-conformance [flags] DIR...\n\nRuns every case file (*.json, single-run or multi-run) of each DIR through\neach program kind against each checkpointer, and every diagram case (a\n*.json with a *.mmd beside it, MODEL.md §9.1) through each kind that draws\nit, and every folder of the reference's MCP, A2A and skills data (an\nexpected.json beside a server.json, an agent.json or skill folders; DIR\nmay hold such folders) once, and prints one line per case, kind and\ncheckpointer, then \"N passed, N failed\".\n\n")
+		fmt.Fprintf(stderr, "usage: ilmek-conformance [flags] DIR...\n\nRuns every case file (*.json, single-run or multi-run) of each DIR through\neach program kind against each checkpointer, and every diagram case (a\n*.json with a *.mmd beside it, MODEL.md §9.1) through each kind that draws\nit, and every folder of the reference's MCP, A2A and skills data (an\nexpected.json beside a server.json, an agent.json or skill folders; DIR\nmay hold such folders) once, and prints one line per case, kind and\ncheckpointer, then \"N passed, N failed\" (and \", N skipped\" when a backend skipped a case\nit cannot express, each with its reason).\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -123,7 +123,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	ur := conformance.RunUpstream(ctx, stdout, upstream)
 	rep.Passed += ur.Passed
 	rep.Failed += ur.Failed
-	fmt.Fprintf(stdout, "%d passed, %d failed\n", rep.Passed, rep.Failed)
+	if rep.Skipped > 0 {
+		fmt.Fprintf(stdout, "%d passed, %d failed, %d skipped\n", rep.Passed, rep.Failed, rep.Skipped)
+	} else {
+		fmt.Fprintf(stdout, "%d passed, %d failed\n", rep.Passed, rep.Failed)
+	}
 	if rep.Failed > 0 {
 		return 1
 	}

@@ -1,0 +1,379 @@
+package checkpoint
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+	"time"
+	"unsafe"
+)
+
+// How Memory keeps a thread's checkpoints: as entries without pointers
+// (memCP), whose strings and delta values are spans of the thread's byte
+// arena. A superstep's checkpoint then costs a copy of its id and writes
+// into the arena and an entry in a block, and nothing the garbage
+// collector scans. What a checkpoint rarely has (a snapshot's channels,
+// interrupts, a send's input, a journal, a time stamp that is not plain
+// UTC) goes to the thread's extras, referred to by index.
+
+// memThread is one thread's checkpoints.
+type memThread struct {
+	id      string
+	n       int        // entries
+	blocks  [][]memCP  // entry i is at(i); see blockOf
+	arena   []byte     // the bytes spans refer to; written once, only appended to
+	tasks   []memTask  // tasks of entries that plan more than one
+	writes  []memWrite // writes of entries that write more than one channel
+	extras  []memExtra // extras of entries (memCP.extra - 1)
+	headers []memHeader
+	byID    map[string]int // index of the first indexed entries
+	// indexed is how many entries byID holds: it catches up on a lookup
+	// that is not of the latest entry (index), so a run that writes each
+	// checkpoint as a delta of the one before pays no map insertion.
+	indexed int
+}
+
+// span is a string or a value in a thread's arena.
+type span struct{ off, n uint32 }
+
+// memCP is a stored checkpoint: a full snapshot (base empty, its channels
+// in its extra), or the delta of checkpoint base (its writes).
+type memCP struct {
+	id, parent, plan, base span
+	step                   int
+	created                int64 // Unix nanoseconds, when plainTime (else in extra)
+	task1                  memTask
+	write1                 memWrite
+	ntasks, taskAt         uint32 // task1 when ntasks is 1, else tasks[taskAt:][:ntasks]
+	nwrites, writeAt       uint32 // likewise with write1 and writes
+	extra                  uint32 // 1 + its index in extras, 0 for none
+	header                 uint32 // its index in headers
+	depth                  int32  // deltas since the snapshot, this one included
+	bytes                  int    // delta bytes since the snapshot, this one included
+	snap                   int    // bytes of the snapshot the chain starts at
+}
+
+// memTask is a planned task without an input or a journal.
+type memTask struct{ node, key span }
+
+// memWrite is a ChannelWrite.
+type memWrite struct {
+	channel, value span
+	append, merge  bool
+	nilValue       bool
+}
+
+// memExtra is what an entry holds beyond its memCP.
+type memExtra struct {
+	channels json.RawMessage // a snapshot's channels
+	next     []TaskRef       // the plan, when a task has an input or a journal (or it is empty but not nil)
+	pending  []PendingInterrupt
+	created  time.Time
+	timed    bool // created is the time stamp (not plainTime)
+	nextSet  bool // next is the plan
+}
+
+// memHeader is what the checkpoints of a thread mostly share.
+type memHeader struct {
+	fingerprint, migratedFrom string
+	format                    int
+}
+
+// ErrMemoryFull is matched (errors.Is) by the error of a Memory write that
+// would hold more than 4 GiB of ids and delta values in one thread.
+var ErrMemoryFull = errors.New("memory: a thread's checkpoints hold 4 GiB; prune it (Memory.Prune) or use a durable store")
+
+// Entry blocks: blockFirst entries, then twice as many, and so on up to
+// blockMax a block: a short thread holds little room it does not use.
+const (
+	blockFirst = 8
+	blockMax   = 256
+	// blocksGrowing is how many blocks grow; they hold growingEntries.
+	blocksGrowing  = 5
+	growingEntries = blockFirst * (1<<blocksGrowing - 1)
+)
+
+// blockOf returns the block and the place in it of entry i.
+func blockOf(i int) (b, j int) {
+	if i < growingEntries {
+		b = bits.Len(uint(i/blockFirst+1)) - 1
+		return b, i - blockFirst*(1<<b-1)
+	}
+	i -= growingEntries
+	return blocksGrowing + i/blockMax, i % blockMax
+}
+
+// blockSize is the size of block b.
+func blockSize(b int) int { return blockFirst << min(b, blocksGrowing) }
+
+// at returns entry i.
+func (t *memThread) at(i int) *memCP {
+	if i < blockFirst {
+		return &t.blocks[0][i]
+	}
+	b, j := blockOf(i)
+	return &t.blocks[b][j]
+}
+
+// newEntry returns room for entry t.n, counted.
+func (t *memThread) newEntry() *memCP {
+	b, j := blockOf(t.n)
+	if b == len(t.blocks) {
+		t.blocks = append(t.blocks, make([]memCP, blockSize(b)))
+	}
+	t.n++
+	return &t.blocks[b][j]
+}
+
+// latest returns the index of the latest entry (-1 for none).
+func (t *memThread) latest() int { return t.n - 1 }
+
+// bytesOf returns the arena bytes of s.
+func (t *memThread) bytesOf(s span) []byte { return t.arena[s.off : s.off+s.n : s.off+s.n] }
+
+// str returns s as a string, sharing the arena's bytes (never written
+// again).
+func (t *memThread) str(s span) string {
+	if s.n == 0 {
+		return ""
+	}
+	return unsafe.String(&t.arena[s.off], s.n)
+}
+
+// put copies b into the arena.
+func (t *memThread) put(b []byte) (span, error) {
+	if len(b) == 0 {
+		return span{}, nil
+	}
+	if uint64(len(t.arena))+uint64(len(b)) > math.MaxUint32 {
+		return span{}, fmt.Errorf("%w (thread %q)", ErrMemoryFull, t.id)
+	}
+	if cap(t.arena)-len(t.arena) < len(b) {
+		t.arena = slices.Grow(t.arena, max(len(b), min(cap(t.arena), 1<<20), 256))
+	}
+	at := len(t.arena)
+	t.arena = append(t.arena, b...)
+	return span{uint32(at), uint32(len(b))}, nil
+}
+
+// putString copies s into the arena, or returns like when it spells s.
+func (t *memThread) putString(s string, like span) (span, error) {
+	if like.n > 0 && string(t.bytesOf(like)) == s {
+		return like, nil
+	}
+	return t.put(unsafe.Slice(unsafe.StringData(s), len(s)))
+}
+
+// index returns the index of the checkpoint id.
+func (t *memThread) index(id string) (int, bool) {
+	if i := t.latest(); i >= 0 && string(t.bytesOf(t.at(i).id)) == id {
+		return i, true
+	}
+	if t.byID == nil {
+		t.byID = map[string]int{}
+	}
+	for ; t.indexed < t.n; t.indexed++ {
+		t.byID[t.str(t.at(t.indexed).id)] = t.indexed
+	}
+	i, ok := t.byID[id]
+	return i, ok
+}
+
+// plainTime reports whether c can be kept as its Unix nanoseconds: a UTC
+// time without a monotonic reading, within the years UnixNano spans.
+func plainTime(c time.Time) bool {
+	return c.Location() == time.UTC && c == c.Round(0) && c.Year() > 1678 && c.Year() < 2262
+}
+
+// add appends an entry of cp, a snapshot of chans when base is "", else
+// a delta of base with writes (its depth, bytes and snap set by the
+// caller). Nothing of cp, chans or writes is kept but copies (chans and
+// what extras hold: as Memory always kept them).
+func (t *memThread) add(cp *Checkpoint, base string, writes []ChannelWrite, chans json.RawMessage) (*memCP, error) {
+	prev := memCP{}
+	if i := t.latest(); i >= 0 {
+		prev = *t.at(i)
+	}
+	var err error
+	var e memCP
+	if e.id, err = t.putString(cp.ID, span{}); err != nil {
+		return nil, err
+	}
+	if e.parent, err = t.putString(cp.ParentID, prev.id); err != nil {
+		return nil, err
+	}
+	if e.plan, err = t.putString(cp.PlanID, e.id); err != nil {
+		return nil, err
+	}
+	if base != "" {
+		if e.base, err = t.putString(base, e.parent); err != nil {
+			return nil, err
+		}
+	}
+	e.step = cp.Step
+	var x memExtra
+	if plainTime(cp.Created) {
+		e.created = cp.Created.UnixNano()
+	} else {
+		x.created, x.timed = cp.Created, true
+	}
+	if base == "" {
+		x.channels = chans
+	}
+	x.pending = slices.Clone(cp.Pending)
+	plain := true
+	for i := range cp.Next {
+		if cp.Next[i].Input != nil || cp.Next[i].Journal != nil {
+			plain = false
+		}
+	}
+	if !plain || (cp.Next != nil && len(cp.Next) == 0 && base == "") {
+		x.next, x.nextSet = slices.Clone(cp.Next), true
+	} else if err := t.addTasks(&e, cp.Next, &prev); err != nil {
+		return nil, err
+	}
+	if err := t.addWrites(&e, writes, &prev); err != nil {
+		return nil, err
+	}
+	h := memHeader{fingerprint: cp.Fingerprint, migratedFrom: cp.MigratedFrom, format: cp.Format}
+	if len(t.headers) == 0 || t.headers[len(t.headers)-1] != h {
+		t.headers = append(t.headers, h)
+	}
+	e.header = uint32(len(t.headers) - 1)
+	if x.channels != nil || x.next != nil || x.nextSet || x.pending != nil || x.timed {
+		t.extras = append(t.extras, x)
+		e.extra = uint32(len(t.extras))
+	}
+	p := t.newEntry()
+	*p = e
+	return p, nil
+}
+
+// addTasks records the plan next (tasks without inputs or journals) in e.
+func (t *memThread) addTasks(e *memCP, next []TaskRef, prev *memCP) error {
+	like := prev.task1
+	one := func(r TaskRef) (memTask, error) {
+		node, err := t.putString(r.Node, like.node)
+		if err != nil {
+			return memTask{}, err
+		}
+		key, err := t.putString(r.Key, node)
+		if err != nil {
+			return memTask{}, err
+		}
+		return memTask{node, key}, nil
+	}
+	e.ntasks = uint32(len(next))
+	if len(next) == 1 {
+		var err error
+		e.task1, err = one(next[0])
+		return err
+	}
+	e.taskAt = uint32(len(t.tasks))
+	for _, r := range next {
+		mt, err := one(r)
+		if err != nil {
+			return err
+		}
+		t.tasks = append(t.tasks, mt)
+	}
+	return nil
+}
+
+// addWrites records ws in e.
+func (t *memThread) addWrites(e *memCP, ws []ChannelWrite, prev *memCP) error {
+	one := func(w ChannelWrite, like span) (memWrite, error) {
+		ch, err := t.putString(w.Channel, like)
+		if err != nil {
+			return memWrite{}, err
+		}
+		v, err := t.put(w.Value)
+		return memWrite{channel: ch, value: v, append: w.Append, merge: w.Merge, nilValue: w.Value == nil}, err
+	}
+	e.nwrites = uint32(len(ws))
+	if len(ws) == 1 {
+		var err error
+		e.write1, err = one(ws[0], prev.write1.channel)
+		return err
+	}
+	e.writeAt = uint32(len(t.writes))
+	for _, w := range ws {
+		mw, err := one(w, span{})
+		if err != nil {
+			return err
+		}
+		t.writes = append(t.writes, mw)
+	}
+	return nil
+}
+
+// extra returns the extras of e (zero for none).
+func (t *memThread) extra(e *memCP) memExtra {
+	if e.extra == 0 {
+		return memExtra{}
+	}
+	return t.extras[e.extra-1]
+}
+
+// snapshot reports whether e is a full snapshot.
+func (e *memCP) snapshot() bool { return e.base.n == 0 }
+
+// writesOf returns the writes of entry e (new slices; the values share
+// the arena).
+func (t *memThread) writesOf(e *memCP) []ChannelWrite {
+	one := func(w memWrite) ChannelWrite {
+		c := ChannelWrite{Channel: t.str(w.channel), Append: w.append, Merge: w.merge}
+		if !w.nilValue {
+			c.Value = t.bytesOf(w.value)
+			if c.Value == nil {
+				c.Value = json.RawMessage{}
+			}
+		}
+		return c
+	}
+	if e.nwrites == 1 {
+		return []ChannelWrite{one(e.write1)}
+	}
+	out := make([]ChannelWrite, e.nwrites)
+	for i := range out {
+		out[i] = one(t.writes[int(e.writeAt)+i])
+	}
+	return out
+}
+
+// checkpoint returns a new Checkpoint of e, without its channels.
+func (t *memThread) checkpoint(e *memCP) *Checkpoint {
+	x := t.extra(e)
+	h := t.headers[e.header]
+	c := &Checkpoint{ID: t.str(e.id), ParentID: t.str(e.parent), ThreadID: t.id, PlanID: t.str(e.plan), Step: e.step,
+		Pending: slices.Clone(x.pending), Fingerprint: h.fingerprint, Format: h.format, MigratedFrom: h.migratedFrom}
+	if x.timed {
+		c.Created = x.created
+	} else {
+		c.Created = time.Unix(0, e.created).UTC()
+	}
+	switch {
+	case x.nextSet:
+		c.Next = slices.Clone(x.next)
+	case e.ntasks == 1:
+		c.Next = []TaskRef{{Node: t.str(e.task1.node), Key: t.str(e.task1.key)}}
+	case e.ntasks > 1:
+		c.Next = make([]TaskRef, e.ntasks)
+		for i := range c.Next {
+			mt := t.tasks[int(e.taskAt)+i]
+			c.Next[i] = TaskRef{Node: t.str(mt.node), Key: t.str(mt.key)}
+		}
+	}
+	return c
+}
+
+// created returns the time stamp of e.
+func (t *memThread) created(e *memCP) time.Time {
+	if x := t.extra(e); x.timed {
+		return x.created
+	}
+	return time.Unix(0, e.created).UTC()
+}
