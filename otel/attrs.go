@@ -83,6 +83,12 @@ const (
 	// KeyRetryWait is the pause before a retried statement's next
 	// attempt, in seconds (events only).
 	KeyRetryWait = attribute.Key("ilmek.retry.wait")
+	// KeyTimerWakeAt is a parked timer's wake time, RFC 3339 (timer
+	// events).
+	KeyTimerWakeAt = attribute.Key("ilmek.timer.wake_at")
+	// KeyTimerLateness is how long after its wake time a timer fired, in
+	// seconds (EventTimerFired).
+	KeyTimerLateness = attribute.Key("ilmek.timer.lateness")
 	// KeyRequestID is a queue request's id (events only).
 	KeyRequestID = attribute.Key("ilmek.queue.request")
 	// KeyErrorType is the semantic conventions' error.type: the Go type of
@@ -105,6 +111,13 @@ const (
 	EventInterruptOpened = "ilmek.interrupt.opened"
 	// EventInterruptAnswered is an answer a resume journaled (run span).
 	EventInterruptAnswered = "ilmek.interrupt.answered"
+	// EventTimerSet is a timer (runtime.Sleep, runtime.Until) that parked
+	// its thread, with its wake time (superstep span; it is not an
+	// EventInterruptOpened).
+	EventTimerSet = "ilmek.timer.set"
+	// EventTimerFired is a parked timer the wake run took, with its
+	// lateness (run span of the wake; not an EventInterruptAnswered).
+	EventTimerFired = "ilmek.timer.fired"
 	// EventResume is a resume accepted or refused (run span).
 	EventResume = "ilmek.resume"
 	// EventLeaseTaken, EventLeaseRenewed and EventLeaseLost are the
@@ -142,6 +155,9 @@ const (
 	MetricCheckpointDuration = "ilmek.checkpoint.duration" // histogram s: KeyCheckpointPause, error.type on failure
 	MetricCheckpointSize     = "ilmek.checkpoint.size"     // histogram By: KeyCheckpointPause
 	MetricLeaseLosses        = "ilmek.lease.losses"        // counter {loss}
+	MetricTimersSet          = "ilmek.timers.set"          // counter {timer}: node (parked timers; not in interrupts.opened)
+	MetricTimersFired        = "ilmek.timers.fired"        // counter {timer}: node (taken by a wake; not in interrupts.answered)
+	MetricTimerLateness      = "ilmek.timer.lateness"      // histogram s: node (a fired timer's wake run past its wake time)
 	// MetricDBRetries counts Observer.Retry's retries of a store's or a
 	// worker's database statement: KeyRetryOp and error.type, and
 	// KeyGraph only when the statement was a run's (a worker's is not).

@@ -26,9 +26,9 @@
 // Each run is a span, a child of the span in the context the run was
 // started with, named "run <graph>". Under it:
 //
-//	run <graph>                 events: lease taken/renewed/lost, interrupts answered, resume
+//	run <graph>                 events: lease taken/renewed/lost, interrupts answered, timers fired, resume
 //	  checkpoint                the run's first checkpoint (superstep 0)
-//	  superstep                 one per superstep; event: interrupt opened
+//	  superstep                 one per superstep; events: interrupt opened, timer set
 //	    task <node id>          one per task, every attempt; events: step executed/replayed, retry
 //	      (the node's own spans, started from its Ctx)
 //	    checkpoint              the superstep's commit, or its pause
@@ -52,10 +52,26 @@
 //
 // Runs, supersteps, tasks (by node and outcome) and their durations,
 // journaled steps executed and replayed, retries, interrupts opened and
-// answered, checkpoint commit latency and size, and lost leases: see the
+// answered, timers set and fired and their lateness, checkpoint commit latency and size, and lost leases: see the
 // Metric constants. Their attributes are the graph's name and, where it
 // applies, the node's id and type, so their number is bounded by the
 // graph's size; run and thread ids are on spans only.
+//
+// # Timers
+//
+// A timer (runtime.Sleep, runtime.Until) that parks its thread is an
+// EventTimerSet ("ilmek.timer.set") on the pausing superstep's span, with
+// KeyInterruptID, KeyNode and KeyTimerWakeAt; the wake run that takes it
+// (runtime.Thread.Wake, runtime/waker, the PostgreSQL workers) adds an
+// EventTimerFired ("ilmek.timer.fired") to its run span with its
+// KeyTimerLateness past the wake time. They count in MetricTimersSet
+// ("ilmek.timers.set"), MetricTimersFired ("ilmek.timers.fired") and
+// MetricTimerLateness ("ilmek.timer.lateness", seconds), by graph and
+// node, and not in the interrupt events and metrics. A wake the workers
+// drop because its thread was deleted, cancelled or woken already is
+// workers.EventTimerDropped: QueueObserver counts it in
+// MetricQueueTimersDropped. A timer that waits in process (within
+// runtime.WithParkAfter) is part of its task's span. TestTimersObserved.
 //
 // # Database retries
 //

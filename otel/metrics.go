@@ -13,6 +13,8 @@ type instruments struct {
 	runs, supersteps, tasks, steps, retries       metric.Int64Counter
 	interruptsOpened, interruptsAnswered          metric.Int64Counter
 	leaseLosses, dbRetries                        metric.Int64Counter
+	timersSet, timersFired                        metric.Int64Counter
+	timerLateness                                 metric.Float64Histogram
 	runDuration, taskDuration, checkpointDuration metric.Float64Histogram
 	checkpointSize                                metric.Int64Histogram
 }
@@ -27,7 +29,7 @@ var durationBounds = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.
 var sizeBounds = []float64{256, 1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20}
 
 func (in *instruments) init(m metric.Meter) error {
-	var errs [13]error
+	var errs [16]error
 	in.runs, errs[0] = m.Int64Counter(MetricRuns, metric.WithUnit("{run}"), metric.WithDescription("Runs ended, by status."))
 	in.runDuration, errs[1] = m.Float64Histogram(MetricRunDuration, metric.WithUnit("s"), metric.WithDescription("How long runs took, by status."),
 		metric.WithExplicitBucketBoundaries(durationBounds...))
@@ -49,6 +51,10 @@ func (in *instruments) init(m metric.Meter) error {
 	in.leaseLosses, errs[11] = m.Int64Counter(MetricLeaseLosses, metric.WithUnit("{loss}"), metric.WithDescription("Thread leases lost while a run held them."))
 	in.dbRetries, errs[12] = m.Int64Counter(MetricDBRetries, metric.WithUnit("{retry}"),
 		metric.WithDescription("Database statements retried after an error safe to retry, by statement."))
+	in.timersSet, errs[13] = m.Int64Counter(MetricTimersSet, metric.WithUnit("{timer}"), metric.WithDescription("Timers (Sleep, Until) that parked their thread, by node."))
+	in.timersFired, errs[14] = m.Int64Counter(MetricTimersFired, metric.WithUnit("{timer}"), metric.WithDescription("Parked timers taken by the wake run of their thread, by node."))
+	in.timerLateness, errs[15] = m.Float64Histogram(MetricTimerLateness, metric.WithUnit("s"),
+		metric.WithDescription("How long after its wake time a parked timer's wake run took it, by node."), metric.WithExplicitBucketBoundaries(durationBounds...))
 	for _, err := range errs {
 		if err != nil {
 			return err

@@ -360,20 +360,42 @@ func stepEvent(span trace.Span, s *runtime.StepRecord) {
 }
 
 // InterruptOpened adds an event to the pausing superstep's span and counts
-// the interrupt.
+// the interrupt; a parked timer (p.Timer) is EventTimerSet and counts in
+// MetricTimersSet instead.
 func (o *Observer) InterruptOpened(ctx context.Context, r runtime.RunRecord, p runtime.PendingInterrupt) {
-	o.inst.interruptsOpened.Add(ctx, 1, o.attrs.get(attrKey{graph: r.Graph, node: p.Node}).add...)
+	name, counter := EventInterruptOpened, o.inst.interruptsOpened
+	if p.Timer {
+		name, counter = EventTimerSet, o.inst.timersSet
+	}
+	counter.Add(ctx, 1, o.attrs.get(attrKey{graph: r.Graph, node: p.Node}).add...)
 	if sc, _ := ctx.Value(stepKey{}).(*stepCtx); sc != nil && sc.span.IsRecording() {
-		sc.span.AddEvent(EventInterruptOpened, trace.WithAttributes(KeyInterruptID.String(p.ID), KeyNode.String(p.Node)))
+		attrs := []attribute.KeyValue{KeyInterruptID.String(p.ID), KeyNode.String(p.Node)}
+		if p.Timer {
+			attrs = append(attrs, KeyTimerWakeAt.String(p.WakeAt.UTC().Format(time.RFC3339Nano)))
+		}
+		sc.span.AddEvent(name, trace.WithAttributes(attrs...))
 	}
 }
 
 // InterruptAnswered adds an event to the resuming run's span and counts
-// the answer.
+// the answer; a timer firing (p.Timer: a wake run took it) is
+// EventTimerFired, counts in MetricTimersFired and records its lateness
+// past its wake time in MetricTimerLateness.
 func (o *Observer) InterruptAnswered(ctx context.Context, r runtime.RunRecord, p runtime.PendingInterrupt) {
-	o.inst.interruptsAnswered.Add(ctx, 1, o.attrs.get(attrKey{graph: r.Graph, node: p.Node}).add...)
+	set := o.attrs.get(attrKey{graph: r.Graph, node: p.Node})
+	if !p.Timer {
+		o.inst.interruptsAnswered.Add(ctx, 1, set.add...)
+		if span := runSpan(ctx); span != nil {
+			span.AddEvent(EventInterruptAnswered, trace.WithAttributes(KeyInterruptID.String(p.ID), KeyNode.String(p.Node)))
+		}
+		return
+	}
+	late := max(time.Since(p.WakeAt), 0).Seconds()
+	o.inst.timersFired.Add(ctx, 1, set.add...)
+	o.inst.timerLateness.Record(ctx, late, set.rec...)
 	if span := runSpan(ctx); span != nil {
-		span.AddEvent(EventInterruptAnswered, trace.WithAttributes(KeyInterruptID.String(p.ID), KeyNode.String(p.Node)))
+		span.AddEvent(EventTimerFired, trace.WithAttributes(KeyInterruptID.String(p.ID), KeyNode.String(p.Node),
+			KeyTimerWakeAt.String(p.WakeAt.UTC().Format(time.RFC3339Nano)), KeyTimerLateness.Float64(late)))
 	}
 }
 

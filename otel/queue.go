@@ -21,6 +21,10 @@ const (
 	MetricQueueRateWaits    = "ilmek.queue.rate_limit.waits"         // counter {wait}
 	MetricQueueRateWaitTime = "ilmek.queue.rate_limit.wait_duration" // histogram s
 	MetricQueuePruned       = "ilmek.queue.pruned"                   // counter {request}
+	// MetricQueueTimersDropped counts wake requests dropped because their
+	// thread had nothing due any more (deleted, cancelled, answered or
+	// woken already): workers.EventTimerDropped.
+	MetricQueueTimersDropped = "ilmek.queue.timers.dropped" // counter {request}: graph
 
 	SpanQueueClaim    = "ilmek.queue.claim"           // a claim: request, thread, graph, partition, claim number
 	SpanQueueDead     = "ilmek.queue.dead"            // a request ended dead (status error)
@@ -40,7 +44,7 @@ const (
 
 // QueueObserver turns the events of the PostgreSQL queue's workers
 // (runtime/postgres/workers.OnEvent: claims, dead requests, rate-limit
-// waits, prunes) into OpenTelemetry spans and metrics:
+// waits, prunes, dropped wakes) into OpenTelemetry spans and metrics:
 //
 //	qo, err := otel.NewQueueObserver()
 //	w := workers.NewWorker(q, graphs, workers.OnEvent(qo.Event))
@@ -49,6 +53,7 @@ const (
 type QueueObserver struct {
 	tracer                          trace.Tracer // nil: no spans
 	claims, dead, rateWaits, pruned metric.Int64Counter
+	timersDropped                   metric.Int64Counter
 	rateWaitTime                    metric.Float64Histogram
 }
 
@@ -71,12 +76,14 @@ func NewQueueObserver(opts ...Option) (*QueueObserver, error) {
 		o.tracer = c.tp.Tracer(ScopeName)
 	}
 	m := c.mp.Meter(ScopeName)
-	var errs [5]error
+	var errs [6]error
 	o.claims, errs[0] = m.Int64Counter(MetricQueueClaims, metric.WithUnit("{claim}"), metric.WithDescription("Run requests claimed by workers, by graph."))
 	o.dead, errs[1] = m.Int64Counter(MetricQueueDead, metric.WithUnit("{request}"), metric.WithDescription("Run requests ended dead after their claims kept expiring, by graph."))
 	o.rateWaits, errs[2] = m.Int64Counter(MetricQueueRateWaits, metric.WithUnit("{wait}"), metric.WithDescription("Times a worker waited for a rate limit's token."))
 	o.rateWaitTime, errs[3] = m.Float64Histogram(MetricQueueRateWaitTime, metric.WithUnit("s"), metric.WithDescription("How long workers waited for a rate limit's token."))
 	o.pruned, errs[4] = m.Int64Counter(MetricQueuePruned, metric.WithUnit("{request}"), metric.WithDescription("Ended run requests deleted by the workers' pruner."))
+	o.timersDropped, errs[5] = m.Int64Counter(MetricQueueTimersDropped, metric.WithUnit("{request}"),
+		metric.WithDescription("Wake requests dropped because their thread had nothing due any more, by graph."))
 	for _, err := range errs {
 		if err != nil {
 			return nil, fmt.Errorf("otel.NewQueueObserver: creating the metric instruments: %w", err)
@@ -102,6 +109,9 @@ func (o *QueueObserver) Event(ctx context.Context, e workers.Event) {
 		name = SpanQueueRateWait
 	case workers.EventPrune:
 		o.pruned.Add(ctx, e.Pruned)
+		return
+	case workers.EventTimerDropped:
+		o.timersDropped.Add(ctx, 1, metric.WithAttributes(KeyGraph.String(e.Graph)))
 		return
 	default:
 		return

@@ -34,6 +34,7 @@ func TestQueueObserver(t *testing.T) {
 		{Kind: workers.EventDead, Worker: "w2", At: at, Request: 9, Thread: "v", Graph: "h", Claim: 21, Error: "claimed 21 times"},
 		{Kind: workers.EventRateWait, Worker: "w1", At: at, Wait: 50 * time.Millisecond},
 		{Kind: workers.EventPrune, Worker: "w1", At: at, Pruned: 12},
+		{Kind: workers.EventTimerDropped, Worker: "w1", At: at, Request: 10, Thread: "x", Graph: "g", Claim: 1, Error: "nothing was due"},
 	} {
 		qo.Event(ctx, e)
 	}
@@ -89,7 +90,7 @@ func TestQueueObserver(t *testing.T) {
 	}
 	for name, n := range map[string]int64{
 		ilmekotel.MetricQueueClaims: 2, ilmekotel.MetricQueueDead: 1, ilmekotel.MetricQueueRateWaits: 1,
-		ilmekotel.MetricQueueRateWaitTime: 1, ilmekotel.MetricQueuePruned: 12,
+		ilmekotel.MetricQueueRateWaitTime: 1, ilmekotel.MetricQueuePruned: 12, ilmekotel.MetricQueueTimersDropped: 1,
 	} {
 		if sums[name] != n {
 			t.Errorf("metric %s = %d, want %d", name, sums[name], n)

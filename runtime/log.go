@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"time"
 )
 
 // The runtime's own records, written to the graph's logger (WithLogger)
@@ -13,7 +14,8 @@ import (
 //	       executed/replayed, checkpoint written, lease taken/renewed,
 //	       the stack of a recovered panic
 //	Info   run ended (done, interrupted), interrupt opened/answered,
-//	       resume accepted
+//	       timer set/fired (a parked Sleep or Until: its wake time, and
+//	       when fired its lateness past it), resume accepted
 //	Warn   task attempt failed and will be retried (with its backoff),
 //	       task failed, resume refused (with the reason), run aborted
 //	       (cancellation), a document's warnings (when the graph is built)
@@ -23,7 +25,8 @@ import (
 // Attribute names are stable: run, thread, graph, superstep, node,
 // node_type, task (the task key), task_id, attempt, backoff, step_key,
 // replayed, status, supersteps, tasks, checkpoint, bytes, duration,
-// interrupt, reason, error, stack; a document's warning has graph,
+// interrupt, key (a timer's journal key), wake_at, lateness, reason,
+// error, stack; a document's warning has graph,
 // position, path, message and hint. A record whose level the handler has
 // disabled is not built.
 const (
@@ -46,6 +49,9 @@ const (
 	attrBytes      = "bytes"
 	attrDuration   = "duration"
 	attrInterrupt  = "interrupt"
+	attrKey        = "key"
+	attrWakeAt     = "wake_at"
+	attrLateness   = "lateness"
 	attrReason     = "reason"
 	attrError      = "error"
 	attrStack      = "stack"
@@ -203,15 +209,31 @@ func (o logObserver) stepped(ctx context.Context, t *TaskRecord, s *StepRecord) 
 }
 
 func (o logObserver) InterruptOpened(ctx context.Context, r RunRecord, p PendingInterrupt) {
-	if o.on(ctx, slog.LevelInfo) {
-		o.log(ctx, slog.LevelInfo, "interrupt opened", runAttrs(r, slog.String(attrInterrupt, p.ID), slog.String(attrNode, p.Node))...)
+	if !o.on(ctx, slog.LevelInfo) {
+		return
 	}
+	if p.Timer {
+		o.log(ctx, slog.LevelInfo, "timer set", timerAttrs(r, &p)...)
+		return
+	}
+	o.log(ctx, slog.LevelInfo, "interrupt opened", runAttrs(r, slog.String(attrInterrupt, p.ID), slog.String(attrNode, p.Node))...)
 }
 
 func (o logObserver) InterruptAnswered(ctx context.Context, r RunRecord, p PendingInterrupt) {
-	if o.on(ctx, slog.LevelInfo) {
-		o.log(ctx, slog.LevelInfo, "interrupt answered", runAttrs(r, slog.String(attrInterrupt, p.ID), slog.String(attrNode, p.Node))...)
+	if !o.on(ctx, slog.LevelInfo) {
+		return
 	}
+	if p.Timer {
+		o.log(ctx, slog.LevelInfo, "timer fired", timerAttrs(r, &p, slog.Duration(attrLateness, max(time.Since(p.WakeAt), 0)))...)
+		return
+	}
+	o.log(ctx, slog.LevelInfo, "interrupt answered", runAttrs(r, slog.String(attrInterrupt, p.ID), slog.String(attrNode, p.Node))...)
+}
+
+// timerAttrs are the attributes of a timer's record.
+func timerAttrs(r RunRecord, p *PendingInterrupt, more ...slog.Attr) []slog.Attr {
+	return runAttrs(r, append([]slog.Attr{slog.String(attrNode, p.Node), slog.String(attrKey, p.Key), slog.String(attrInterrupt, p.ID),
+		slog.Time(attrWakeAt, p.WakeAt)}, more...)...)
 }
 
 func (o logObserver) Resume(ctx context.Context, r RunRecord, rr ResumeRecord) {

@@ -42,9 +42,13 @@ type Observer interface {
 	// result was journaled) or replayed from the journal.
 	Step(ctx context.Context, task TaskRecord, step StepRecord)
 	// InterruptOpened reports a pause written to the thread; ctx is the
-	// superstep's.
+	// superstep's. A parked timer (Sleep, Until) is a pause too: p.Timer
+	// is true and p.WakeAt is its wake time (a timer set).
 	InterruptOpened(ctx context.Context, run RunRecord, p PendingInterrupt)
-	// InterruptAnswered reports an answer a resume journaled.
+	// InterruptAnswered reports an answer a resume journaled, or, with
+	// p.Timer true, a timer firing: a wake run (Thread.Wake, a waker)
+	// took the parked timer p, whose wake time p.WakeAt has passed; it
+	// comes before the Resume call of that run.
 	InterruptAnswered(ctx context.Context, run RunRecord, p PendingInterrupt)
 	// Resume reports whether a resume was accepted or refused, and why.
 	Resume(ctx context.Context, run RunRecord, r ResumeRecord)

@@ -185,7 +185,21 @@ func (r *runner[S, U]) startWake(latest *Checkpoint) error {
 		return &ResumeError{ThreadID: r.cfg.thread, Reason: ErrNotDue, Msg: msg}
 	}
 	r.latest = latest
+	if r.obs != nil {
+		r.timersFired(latest.Pending)
+	}
 	return r.load(latest)
+}
+
+// timersFired reports to the observer each timer of pend whose wake time
+// has passed: the wake run takes it (InterruptAnswered with Timer set).
+func (r *runner[S, U]) timersFired(pend []PendingInterrupt) {
+	now := time.Now()
+	for _, p := range pend {
+		if p.Timer && !p.WakeAt.After(now) {
+			r.obs.InterruptAnswered(r.ctx, r.rec, p)
+		}
+	}
 }
 
 func latestPending(cp *Checkpoint) []PendingInterrupt {

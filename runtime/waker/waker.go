@@ -15,6 +15,10 @@
 // refuses a thread with nothing due, under the lease, so a thread is
 // continued once however many wakes race; a thread deleted or answered
 // before its time is not woken (it is no longer listed as waiting on it).
+// A listed thread that has nothing due when its wake runs (another waker
+// woke it, or it was answered, cancelled or deleted since) is an INFO
+// record "waker: timer dropped"; the timers set and fired are the runs'
+// own records and Observer calls (runtime.Observer.InterruptAnswered).
 //
 // WithStoredSchedules has the waker fire the schedules kept in the store
 // (checkpoint.Schedule, created through the store's CreateSchedule or the
@@ -289,9 +293,13 @@ func (w *Waker) wakeOne(ctx context.Context, thread string) bool {
 	}
 	status, err := t.wake(ctx, w.store, thread)
 	switch {
-	case errors.Is(err, runtime.ErrNotDue), errors.Is(err, runtime.ErrThreadBusy):
-		// Woken by another waker, answered, or held by a run: the next
-		// listing says what is left.
+	case errors.Is(err, runtime.ErrNotDue):
+		// Woken by another waker, answered, cancelled or deleted since
+		// the listing: the timer is dropped, nothing ran.
+		w.log.InfoContext(ctx, "waker: timer dropped, the thread has nothing due", "thread", thread, "err", err)
+		return false
+	case errors.Is(err, runtime.ErrThreadBusy):
+		// Held by a run: the next listing says what is left.
 		w.log.DebugContext(ctx, "waker: thread not woken", "thread", thread, "err", err)
 		return false
 	case status == "":

@@ -43,7 +43,10 @@
 // runs runtime's Thread.Wake under the thread's lease, so the thread is
 // woken once however many workers race or die; a wake whose thread has
 // nothing due (answered, resumed, deleted, or woken by an earlier claim)
-// ends cancelled, or with the earlier claim's outcome. Cancel on a parked
+// ends cancelled, or with the earlier claim's outcome; a wake dropped
+// this way is an INFO record "timer dropped" and an EventTimerDropped to
+// OnEvent (the timer set and fired are the runs' own: runtime.Observer,
+// the runtime's slog records "timer set" and "timer fired"). Cancel on a parked
 // thread marks it aborted, so it is not woken. A thread that no request
 // ever ran is not woken by the workers (runtime/waker is for those).
 //
@@ -135,7 +138,8 @@
 // (its slots and tokens are taken from whatever the claim picks). Limits
 // changed with SetLimit recount the running requests they cover.
 //
-// Workers report claims, dead requests, rate-limit waits and prunes to
+// Workers report claims, dead requests, rate-limit waits, prunes and
+// dropped wakes to
 // OnEvent (the otel module's QueueObserver.Event makes spans and metrics
 // of them) and as slog records (Logger: claims and waits at debug level).
 //

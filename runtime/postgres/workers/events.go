@@ -21,6 +21,12 @@ const (
 	// EventPrune: the worker's periodic pruner (Retention) deleted Pruned
 	// ended requests.
 	EventPrune EventKind = "prune"
+	// EventTimerDropped: the worker dropped a wake request (Request,
+	// Thread, Graph, Partition, Claim) because its thread had no timer
+	// or deadline due any more: it was deleted, cancelled, answered or
+	// woken already. Error says why; the request ends cancelled and
+	// nothing ran.
+	EventTimerDropped EventKind = "timer_dropped"
 )
 
 // Event is something a worker did to the queue, for OnEvent: the otel
@@ -46,9 +52,9 @@ type Event struct {
 }
 
 // OnEvent sets a function the worker calls for each claim, dead request,
-// rate-limit wait and prune (Event), besides the slog record it writes
-// (Logger: claims and rate-limit waits at debug level, dead requests as
-// warnings, prunes as info). It is called on the worker's goroutines;
+// rate-limit wait, prune and dropped wake (Event), besides the slog record
+// it writes (Logger: claims and rate-limit waits at debug level, dead
+// requests as warnings, prunes and dropped wakes as info). It is called on the worker's goroutines;
 // keep it short.
 func OnEvent(fn func(context.Context, Event)) WorkerOption {
 	return func(o *workerOptions) { o.onEvent = fn }

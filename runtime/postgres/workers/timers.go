@@ -100,7 +100,10 @@ func (w *Worker) finishNotDue(ctx context.Context, c *claimed, g Runnable, why e
 			return
 		}
 	}
-	w.finish(c, "cancelled", nil, "nothing was due: "+why.Error())
+	msg := "nothing was due: " + why.Error()
+	w.opts.logger.Info("timer dropped: its thread has nothing due", "request", c.id, "thread", c.thread, "graph", c.graph, "err", why)
+	w.event(ctx, Event{Kind: EventTimerDropped, Request: c.id, Thread: c.thread, Graph: c.graph, Partition: c.partition, Claim: c.claim, Error: msg})
+	w.finish(c, "cancelled", nil, msg)
 }
 
 // cancelTimers marks the thread aborted when it is parked, so that no

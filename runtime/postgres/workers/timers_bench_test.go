@@ -16,7 +16,9 @@ import (
 // (runtime.Until, parking each thread); parked/s is b.N over the time
 // until every request ended parked, woken/s is b.N over the time from the
 // wake time until every thread is done (each woken by a wake request).
-// Run it with -benchtime=Nx: the wake time is set from N.
+// Run it with -benchtime=Nx: the wake time is set from N (40 ms a
+// thread: parking must keep up 25 threads/s, or late threads find their
+// wake time passed and run through without parking).
 func BenchmarkTimers(b *testing.B) {
 	var wakeAt time.Time
 	g, err := runtime.NewBuilder("timers").Channel("log", spec.Append).
@@ -34,7 +36,7 @@ func BenchmarkTimers(b *testing.B) {
 	ctx := context.Background()
 	b.ResetTimer()
 	t0 := time.Now()
-	wakeAt = t0.Add(2*time.Second + time.Duration(b.N)*20*time.Millisecond)
+	wakeAt = t0.Add(2*time.Second + time.Duration(b.N)*40*time.Millisecond)
 	ids := make([]int64, b.N)
 	for i := range b.N {
 		if ids[i], err = q.Submit(ctx, workers.Request{Graph: "timers", Thread: fmt.Sprintf("t%d", i)}); err != nil {

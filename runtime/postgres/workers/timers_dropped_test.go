@@ -1,0 +1,93 @@
+package workers_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/postgres/workers"
+	"github.com/ilmek-go/ilmek/spec"
+)
+
+// TestWorkersReportDroppedWake: a wake request queued for a parked thread
+// that is woken by someone else before a worker claims it is dropped: the
+// request ends cancelled, and the worker reports EventTimerDropped to
+// OnEvent and logs "timer dropped".
+func TestWorkersReportDroppedWake(t *testing.T) {
+	q := openQueue(t)
+	g, err := runtime.NewBuilder("napper").Channel("log", spec.Append).
+		Node("nap", func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+			if err := runtime.Sleep(ctx, "nap", 50*time.Millisecond); err != nil {
+				return nil, err
+			}
+			return runtime.Values{"log": "woke"}, nil
+		}).Edge(spec.Start, "nap").Compile(runtime.WithParkAfter(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	graphs := map[string]workers.Runnable{"napper": workers.Graph(g)}
+	ctx := context.Background()
+	// A worker runs the start request until the thread parks, then stops.
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { workers.NewWorker(q, graphs, workers.Poll(10*time.Millisecond)).Run(wctx); close(done) }()
+	id, err := q.Submit(ctx, workers.Request{Graph: "napper", Thread: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := wait(t, q, id)
+	stop()
+	<-done
+	if o.State != string(runtime.StatusParked) || len(o.Pending) != 1 {
+		t.Fatalf("start request: state %s pending %+v, want parked", o.State, o.Pending)
+	}
+	time.Sleep(time.Until(o.Pending[0].WakeAt))
+	ids, err := q.QueueDueWakes(ctx)
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("queued wakes %v (%v), want one", ids, err)
+	}
+	// Another process wakes the thread first.
+	if res, err := g.Thread(q.Store(), "t").Wake(ctx); err != nil || res.Status != runtime.StatusDone {
+		t.Fatalf("direct wake: status %q err %v", res.Status, err)
+	}
+	var mu sync.Mutex
+	var events []workers.Event
+	var logs bytes.Buffer
+	onEvent := func(_ context.Context, e workers.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		if e.Kind != workers.EventClaim {
+			events = append(events, e)
+		}
+	}
+	startWorkers(t, q, graphs, 1, workers.OnEvent(onEvent), workers.Logger(slog.New(slog.NewTextHandler(&syncWriter{w: &logs}, nil))))
+	if o := wait(t, q, ids[0]); o.State != "cancelled" || !strings.Contains(o.Error, "nothing was due") {
+		t.Fatalf("wake request: state %s err %q, want cancelled, nothing was due", o.State, o.Error)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(events) != 1 || events[0].Kind != workers.EventTimerDropped || events[0].Request != ids[0] || events[0].Thread != "t" ||
+		events[0].Graph != "napper" || !strings.Contains(events[0].Error, "nothing was due") {
+		t.Errorf("events %+v, want one %s of request %d", events, workers.EventTimerDropped, ids[0])
+	}
+	if !strings.Contains(logs.String(), `msg="timer dropped`) {
+		t.Errorf("log %q has no timer dropped record", logs.String())
+	}
+}
+
+// syncWriter serializes writes to w.
+type syncWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
