@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -112,10 +111,4 @@ func phaseKeys(c *Case) []string {
 // hasKill reports whether a run of c is killed (Run.Kill).
 func (c *Case) hasKill() bool {
 	return slices.ContainsFunc(c.Runs, func(r Run) bool { return r.Kill != "" })
-}
-
-// rawJSON is a helper for tests and messages: v as JSON.
-func rawJSON(v any) json.RawMessage {
-	b, _ := json.Marshal(v)
-	return b
 }

@@ -15,13 +15,6 @@ func newID() string {
 	return id
 }
 
-// newIDAt is newID with the time it was made (UTC), for a record that
-// carries both: one clock read instead of two.
-func newIDAt() (string, time.Time) {
-	id, ns := idGen.next()
-	return id, time.Unix(0, ns).UTC()
-}
-
 // idLen is the length of an id of a clock after 1970.
 const idLen = 24
 
@@ -33,7 +26,8 @@ type idRoom struct{ b []byte }
 
 const idChunk = 32
 
-// newIDAt is the package's newIDAt, the id's bytes in r.
+// newIDAt is a new id (newID) and the time it was made (UTC), for a
+// record that carries both (one clock read), the id's bytes in r.
 func (r *idRoom) newIDAt() (string, time.Time) {
 	if cap(r.b)-len(r.b) < idLen {
 		r.b = make([]byte, 0, idLen*idChunk)
