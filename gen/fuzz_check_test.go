@@ -406,7 +406,7 @@ func expectedDecls(g *spec.Graph, dn docNames, bound map[string]bool) map[declKe
 	add("type NodeID", "type State", "type Update", "type Target", "type Node", "type Nodes", "type Graph",
 		"const End", "func To", "func Send", "func SendState", "func New", "func Adapt", "func FromRegistry", "func UpdateOf",
 		"method NodeID.String", "method State.With", "method State.MarshalJSON", "method State.UnmarshalJSON",
-		"method Update.MarshalJSON", "field Update.Goto",
+		"method Update.MarshalJSON", "method Update.UnmarshalJSON", "field Update.Goto",
 		"method program.Reduce", "method program.Plan", "method program.Run", "method program.EncodeWrites")
 	for i, c := range g.Channels {
 		f := dn.chans[i]

@@ -45,8 +45,30 @@ func sources(t testing.TB) map[string]string {
 		}
 		return files
 	}
-	for _, f := range glob("examples/*/*.json") {
-		add("example-"+strings.TrimSuffix(filepath.Base(f), ".json"), f)
+	// An example document is named by its file; one whose name another
+	// example's document already has (examples/refund/support.json beside
+	// examples/support/support.json) is named by its directory too. A
+	// document named like its directory keeps the short name.
+	examples := glob("examples/*/*.json")
+	own := func(f string) bool {
+		return strings.TrimSuffix(filepath.Base(f), ".json") == filepath.Base(filepath.Dir(f))
+	}
+	slices.SortStableFunc(examples, func(a, b string) int {
+		switch {
+		case own(a) && !own(b):
+			return -1
+		case own(b) && !own(a):
+			return 1
+		}
+		return 0
+	})
+	for _, f := range examples {
+		base := strings.TrimSuffix(filepath.Base(f), ".json")
+		name := "example-" + base
+		if _, taken := out[name]; taken {
+			name = "example-" + filepath.Base(filepath.Dir(f)) + "-" + base
+		}
+		add(name, f)
 	}
 	for _, f := range glob("testdata/golden/*/spec.json") {
 		add("golden-"+filepath.Base(filepath.Dir(f)), f)
