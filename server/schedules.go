@@ -26,16 +26,16 @@ const ActionSchedule Action = "schedule"
 // ScheduleView is the JSON form of a stored schedule
 // (checkpoint.Schedule).
 type ScheduleView struct {
-	Name       string          `json:"name"`
-	Graph      string          `json:"graph"`
-	Cron       string          `json:"cron,omitempty"`
-	TimeZone   string          `json:"time_zone,omitempty"`
-	Every      string          `json:"every,omitempty"`
-	Input      json.RawMessage `json:"input,omitempty"`
-	Thread     string          `json:"thread"`
-	Overlap    string          `json:"overlap"`
-	CatchUp    string          `json:"catch_up"`
-	MaxCatchUp int             `json:"max_catch_up"`
+	Name       string                   `json:"name"`
+	Graph      string                   `json:"graph"`
+	Cron       string                   `json:"cron,omitempty"`
+	TimeZone   string                   `json:"time_zone,omitempty"`
+	Every      string                   `json:"every,omitempty"`
+	Input      json.RawMessage          `json:"input,omitempty"`
+	Thread     string                   `json:"thread"`
+	Overlap    checkpoint.DoubleTexting `json:"overlap"`
+	CatchUp    string                   `json:"catch_up"`
+	MaxCatchUp int                      `json:"max_catch_up"`
 	// Metadata is what every firing's thread gets ("owner": the schedule's
 	// creator).
 	Metadata map[string]string `json:"metadata"`
@@ -50,17 +50,17 @@ type ScheduleView struct {
 
 // createScheduleBody is the body of POST /schedules.
 type createScheduleBody struct {
-	Name       string            `json:"name"`
-	Graph      string            `json:"graph"`
-	Cron       string            `json:"cron"`
-	TimeZone   string            `json:"time_zone"`
-	Every      string            `json:"every"`
-	Input      json.RawMessage   `json:"input"`
-	Thread     string            `json:"thread"`
-	Overlap    string            `json:"overlap"`
-	CatchUp    string            `json:"catch_up"`
-	MaxCatchUp int               `json:"max_catch_up"`
-	Metadata   map[string]string `json:"metadata"`
+	Name       string                   `json:"name"`
+	Graph      string                   `json:"graph"`
+	Cron       string                   `json:"cron"`
+	TimeZone   string                   `json:"time_zone"`
+	Every      string                   `json:"every"`
+	Input      json.RawMessage          `json:"input"`
+	Thread     string                   `json:"thread"`
+	Overlap    checkpoint.DoubleTexting `json:"overlap"`
+	CatchUp    string                   `json:"catch_up"`
+	MaxCatchUp int                      `json:"max_catch_up"`
+	Metadata   map[string]string        `json:"metadata"`
 }
 
 // scheduleFirings is how many firings GET /schedules/{schedule} shows.

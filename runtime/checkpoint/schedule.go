@@ -50,7 +50,7 @@ type Schedule struct {
 	// tick, "enqueue" fires it anyway (on the same thread it runs after the
 	// previous firing), "cancel-and-replace" stops the previous firing at
 	// its next superstep boundary and fires.
-	Overlap string `json:"overlap"`
+	Overlap DoubleTexting `json:"overlap"`
 	// CatchUp is what the ticks missed while nothing fired the schedule
 	// (every process was down) become: CatchUpNone, CatchUpOne or
 	// CatchUpAll (at most MaxCatchUp, the latest).
@@ -209,11 +209,9 @@ func ValidateSchedule(s Schedule) (Schedule, error) {
 		return s, err
 	}
 	switch s.Overlap {
-	case "":
-		s.Overlap = "reject"
-	case "reject", "skip":
-		s.Overlap = "reject"
-	case "enqueue", "cancel-and-replace":
+	case "", DoubleTextReject, "skip":
+		s.Overlap = DoubleTextReject
+	case DoubleTextEnqueue, DoubleTextCancelReplace:
 	default:
 		return bad("overlap %q: want reject (skip), enqueue or cancel-and-replace", s.Overlap)
 	}

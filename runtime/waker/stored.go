@@ -102,7 +102,7 @@ func (w *Waker) fireStored(ctx context.Context, wg *sync.WaitGroup) (time.Time, 
 			w.stored[sc.Name] = st
 			w.recover(ctx, sc, st, wg)
 		}
-		st.Overlap, st.meta, st.thread = runtime.DoubleTexting(sc.Overlap), sc.Meta, sc.Thread
+		st.Overlap, st.meta, st.thread = sc.Overlap, sc.Meta, sc.Thread
 		t, err := w.fireOne(ctx, sc, st, now, wg)
 		if err != nil {
 			errs = append(errs, err)

@@ -90,7 +90,7 @@ func (q *Queue) fireSchedule(ctx context.Context, name string, grace time.Durati
 		}
 		for i, tick := range fire {
 			f := checkpoint.Firing{Schedule: name, Tick: tick, Thread: sc.ThreadOf(tick)}
-			policy := runtime.DoubleTexting(sc.Overlap)
+			policy := sc.Overlap
 			if i > 0 {
 				// Ticks that fire together (a catch-up) all run, in order.
 				policy = runtime.DoubleTextEnqueue

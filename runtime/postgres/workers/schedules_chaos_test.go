@@ -62,7 +62,7 @@ func TestScheduleEveryTickOnce(t *testing.T) {
 	}
 	_, s, schema := ledgerQueue(t)
 	ctx := context.Background()
-	if _, err := s.CreateSchedule(ctx, checkpoint.Schedule{Name: "second", Graph: "ticks", Every: time.Second, CatchUp: checkpoint.CatchUpAll, Overlap: string(runtime.DoubleTextEnqueue)}); err != nil {
+	if _, err := s.CreateSchedule(ctx, checkpoint.Schedule{Name: "second", Graph: "ticks", Every: time.Second, CatchUp: checkpoint.CatchUpAll, Overlap: runtime.DoubleTextEnqueue}); err != nil {
 		t.Fatal(err)
 	}
 	procs := make([]*exec.Cmd, chaosWorkers)

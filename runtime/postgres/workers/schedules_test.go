@@ -64,9 +64,9 @@ func TestSchedulesFireOnceWithOverlapPolicies(t *testing.T) {
 		"steps": workers.Graph(sleeper(t, 10, 300*time.Millisecond, ran)),
 	}, 3, workers.Poll(50*time.Millisecond), workers.OnFiring(func(context.Context, checkpoint.Firing) { told.Add(1) }))
 	for _, sc := range []checkpoint.Schedule{
-		{Name: "each", Graph: "quick", Every: time.Second, Overlap: string(runtime.DoubleTextEnqueue)},
-		{Name: "slow", Graph: "slow", Every: time.Second, Thread: "slow", Overlap: string(runtime.DoubleTextReject)},
-		{Name: "replace", Graph: "steps", Every: time.Second, Overlap: string(runtime.DoubleTextCancelReplace)},
+		{Name: "each", Graph: "quick", Every: time.Second, Overlap: runtime.DoubleTextEnqueue},
+		{Name: "slow", Graph: "slow", Every: time.Second, Thread: "slow", Overlap: runtime.DoubleTextReject},
+		{Name: "replace", Graph: "steps", Every: time.Second, Overlap: runtime.DoubleTextCancelReplace},
 	} {
 		if _, err := s.CreateSchedule(ctx, sc); err != nil {
 			t.Fatal(err)
