@@ -240,7 +240,7 @@ func (c *Differ) Writes(prev, next []byte) (writes []ChannelWrite, ok bool) {
 	if !sameBytes(c.data, prev) {
 		ms, ok := splitObject(prev, c.ms)
 		c.data, c.ms = nil, ms
-		if !ok {
+		if !ok || !distinctKeys(ms) {
 			return nil, false
 		}
 	}
@@ -305,6 +305,32 @@ func (c *Differ) Writes(prev, next []byte) (writes []ChannelWrite, ok bool) {
 	}
 	c.data, c.ms, c.spare = next, out, c.ms
 	return writes, true
+}
+
+// distinctKeys reports whether no two of ms have the same key bytes. A
+// state with a repeated channel cannot be diffed: a write names its
+// channel, and it would reach only one of the two. Encoders never repeat a
+// key, so this is a guard against a hand-edited or damaged document; it
+// costs a check of the keys when a state is split, not per superstep.
+func distinctKeys(ms []member) bool {
+	if len(ms) <= 16 { // a few comparisons beat a set's allocation
+		for i := range ms {
+			for j := i + 1; j < len(ms); j++ {
+				if bytes.Equal(ms[i].key, ms[j].key) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	seen := make(map[string]struct{}, len(ms))
+	for _, m := range ms {
+		if _, dup := seen[string(m.key)]; dup {
+			return false
+		}
+		seen[string(m.key)] = struct{}{}
+	}
+	return true
 }
 
 // mergeWrite returns the members of object next that are new or changed
@@ -467,6 +493,9 @@ func ApplyDeltas(base []byte, deltas ...[]ChannelWrite) (json.RawMessage, error)
 	idx := make(map[string]int, len(ms))
 	for i, m := range ms {
 		idx[string(m.key)] = i
+	}
+	if len(idx) != len(ms) {
+		return nil, fmt.Errorf("%w: the base channels repeat a key", ErrDelta)
 	}
 	// tails[i] holds elements appended to member i since its value was
 	// last set, as ",e1,e2" (without the brackets); merged[i] the members

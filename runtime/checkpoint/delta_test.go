@@ -27,6 +27,8 @@ func TestDeltaRoundTrip(t *testing.T) {
 		{"value grows past a prefix", `{"a":1,"b":2}`, `{"a":12,"b":2}`, 1, 0, true, 0},
 		{"nested append", `{"a":[[1]],"b":{}}`, `{"a":[[1],[2,"]"]],"b":{"k":[]}}`, 2, 1, true, 0},
 		{"trailing garbage", `{"a":1}`, `{"a":1}x`, 0, 0, false, 0},
+		{"duplicate key", `{"b":[],"b":[]}`, `{"b":[0],"b":""}`, 0, 0, false, 0},
+		{"duplicate key, not adjacent", `{"b":1,"c":2,"b":3}`, `{"b":1,"c":2,"b":4}`, 0, 0, false, 0},
 		{"merge adds a key", `{"m":{"a":1,"c":3},"x":1}`, `{"m":{"a":1,"b":2,"c":3},"x":1}`, 1, 0, true, 1},
 		{"merge changes a key", `{"m":{"a":1,"b":2,"c":"long value"}}`, `{"m":{"a":1,"b":22,"c":"long value"}}`, 1, 0, true, 1},
 		{"merge adds last", `{"m":{"a":"long value"}}`, `{"m":{"a":"long value","z":1}}`, 1, 0, true, 1},
