@@ -95,3 +95,25 @@ func FuzzDelta(f *testing.F) {
 		}
 	})
 }
+
+func TestDistinctKeys(t *testing.T) {
+	many := func(n int, dup bool) []member {
+		ms := make([]member, n)
+		for i := range ms {
+			ms[i].key = []byte{byte('a' + i/26), byte('a' + i%26)}
+		}
+		if dup {
+			ms[n-1].key = ms[0].key
+		}
+		return ms
+	}
+	for _, tc := range []struct {
+		n    int
+		dup  bool
+		want bool
+	}{{0, false, true}, {1, false, true}, {2, true, false}, {16, false, true}, {16, true, false}, {40, false, true}, {40, true, false}} {
+		if got := distinctKeys(many(tc.n, tc.dup)); got != tc.want {
+			t.Errorf("distinctKeys(%d keys, repeated %v) = %v, want %v", tc.n, tc.dup, got, tc.want)
+		}
+	}
+}
