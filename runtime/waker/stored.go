@@ -30,6 +30,10 @@ const DefaultScheduleGrace = 10 * time.Second
 // template holds {tick} runs only on a thread without checkpoints, and a
 // waker started anew runs the recent recorded firings whose threads have
 // none: a process killed between the record and the run loses no tick.
+// Wakers that start together and find the same orphaned firing run it
+// once: each start expects the thread's latest checkpoint as it read it,
+// and a thread whose latest checkpoint plans no task ran to its end and is
+// not started again.
 // A tick of a template without {tick} (one thread for every firing) that
 // such a kill cut short is not run again.
 func WithStoredSchedules(graphs map[string]Target) Option {
@@ -171,8 +175,10 @@ func (w *Waker) fireOne(ctx context.Context, sc checkpoint.Schedule, st *schedul
 // recover starts, once per schedule a waker first sees, the recent
 // firings of a thread-per-tick schedule that a killed process left
 // behind: recorded but never started (the thread has no checkpoint), or
-// started and cut short (no run of the thread ended), which continues
-// from the thread's latest checkpoint. Each start expects the thread's
+// started and cut short (no run of the thread ended and its latest
+// checkpoint still plans tasks), which continues from the thread's latest
+// checkpoint. A thread whose latest checkpoint plans nothing ran to its
+// end, here or in another waker, and is left alone. Each start expects the thread's
 // latest checkpoint as it read it, so a firing another waker runs or ran
 // meanwhile is refused (runtime.ErrThreadMoved, ErrThreadBusy) and not
 // run again.
@@ -208,6 +214,11 @@ func (w *Waker) recover(ctx context.Context, sc checkpoint.Schedule, st *schedul
 		latest := ""
 		cp, err := w.store.Get(ctx, f.Thread, "")
 		switch {
+		case err == nil && len(cp.Next) == 0:
+			// Every superstep is committed: the run ended, or is ending
+			// in another waker, and only its outcome may be missing.
+			// Continuing would start the graph again from its start.
+			continue
 		case err == nil:
 			latest = cp.ID
 			w.log.InfoContext(ctx, "waker: firing cut short, continuing it", "schedule", sc.Name, "tick", f.Tick)

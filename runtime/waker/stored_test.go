@@ -69,14 +69,7 @@ func TestStoredSchedulesFireOnce(t *testing.T) {
 	told := 0
 	runCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	for i := range 2 {
-		if i == 1 {
-			// The second waker starts once the first has recovered the
-			// orphaned firing: two wakers recovering one firing at the same
-			// instant can both run it (outside the one-process limit the
-			// package documents); both then fire the later ticks.
-			time.Sleep(time.Second)
-		}
+	for range 2 {
 		w, err := waker.New(store, nil, waker.WithStoredSchedules(map[string]waker.Target{"count": waker.Graph(g)}),
 			waker.WithPollInterval(100*time.Millisecond), waker.WithOnFiring(func(context.Context, checkpoint.Firing) { mu.Lock(); told++; mu.Unlock() }))
 		if err != nil {
