@@ -185,8 +185,17 @@ func (t *memThread) index(id string) (int, bool) {
 // plainTime reports whether c can be kept as its Unix nanoseconds: a UTC
 // time without a monotonic reading, within the years UnixNano spans.
 func plainTime(c time.Time) bool {
-	return c.Location() == time.UTC && c == c.Round(0) && c.Year() > 1678 && c.Year() < 2262
+	// The years by comparison, not Year: a checkpoint's write reads this,
+	// and Year works out the date (twice) for it.
+	return c.Location() == time.UTC && c == c.Round(0) && !c.Before(plainFrom) && c.Before(plainUntil)
 }
+
+// The time stamps plainTime keeps as Unix nanoseconds: from 1679 to the
+// end of 2261 (UnixNano spans 1678 to 2262, partly).
+var (
+	plainFrom  = time.Date(1679, 1, 1, 0, 0, 0, 0, time.UTC)
+	plainUntil = time.Date(2262, 1, 1, 0, 0, 0, 0, time.UTC)
+)
 
 // add appends an entry of cp, a snapshot of chans when base is "", else
 // a delta of base with writes (its depth, bytes and snap set by the

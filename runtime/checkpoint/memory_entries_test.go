@@ -126,3 +126,31 @@ func TestMemoryLeaseWritesAfterPrune(t *testing.T) {
 		t.Errorf("%d checkpoints, want 3 (the one Prune kept, two after)", len(all))
 	}
 }
+
+// TestPlainTimeYears checks plainTime's bounds: UTC time stamps without a
+// monotonic reading from 1679 to the end of 2261, as Year tells them.
+func TestPlainTimeYears(t *testing.T) {
+	byYear := func(c time.Time) bool {
+		return c.Location() == time.UTC && c == c.Round(0) && c.Year() > 1678 && c.Year() < 2262
+	}
+	paris := time.FixedZone("CET", 3600)
+	for _, c := range []time.Time{
+		{},
+		time.Date(1678, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(1679, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(1679, 1, 1, 0, 0, 0, 1, time.UTC),
+		time.Date(2026, 12, 4, 10, 0, 0, 5, time.UTC),
+		time.Date(2261, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(2262, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(2026, 12, 4, 10, 0, 0, 5, paris),
+		time.Date(2026, 12, 4, 10, 0, 0, 5, time.UTC).In(time.Local),
+		time.Now(),
+		time.Now().UTC(),
+		time.Now().UTC().Round(0),
+	} {
+		if got, want := plainTime(c), byYear(c); got != want {
+			t.Errorf("plainTime(%v) = %v, want %v", c, got, want)
+		}
+	}
+}

@@ -19,7 +19,7 @@ func addValue[T any](w *Writes, cw checkpoint.ChannelWrite, v T) {
 	}
 	var room [64]byte
 	if b, ok := plainJSON(room[:0], any(v)); ok {
-		cw.Value = append(make([]byte, 0, len(b)), b...)
+		cw.Value = append(w.spare()[:0], b...)
 		w.dst = append(w.dst, cw)
 		return
 	}

@@ -16,9 +16,23 @@ type Writes struct {
 	err error
 }
 
-// NewWrites starts collecting into dst (reused, from length 0).
+// NewWrites starts collecting into dst (reused, from length 0). The
+// values of dst's elements, up to its capacity, are reused too, as room for
+// the new values: they must be those of an earlier Writes over dst that
+// nothing holds any more (a runner's, once its Checkpointer returned from
+// the commit that was handed them: a Commit keeps nothing of it).
 func NewWrites(dst []checkpoint.ChannelWrite) Writes {
 	return Writes{dst: dst[:0]}
+}
+
+// spare returns the value of the element the next write takes, an earlier
+// write's (nil for none), for its bytes' room; encoding/json's values do
+// not use it (they are the encoder's), nor the values of Raw.
+func (w *Writes) spare() json.RawMessage {
+	if len(w.dst) < cap(w.dst) {
+		return w.dst[:len(w.dst)+1][len(w.dst)].Value
+	}
+	return nil
 }
 
 // Value writes channel key's whole new value v.
