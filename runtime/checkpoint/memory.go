@@ -255,9 +255,9 @@ func (m *Memory) channels(t *memThread, i int, more []ChannelWrite) (json.RawMes
 			return ApplyDeltas(chans, chain...)
 		}
 		chain = append(chain, t.writesOf(e))
-		j, ok := t.index(t.str(e.base))
+		j, ok := t.baseOf(e)
 		if !ok {
-			return nil, fmt.Errorf("%w: checkpoint %s is a delta of checkpoint %s, which is gone", ErrDelta, t.str(e.id), t.str(e.base))
+			return nil, fmt.Errorf("%w: checkpoint %s is a delta of checkpoint %s, which is gone", ErrDelta, t.idOf(e), t.str(e.base))
 		}
 		i = j
 	}
@@ -288,7 +288,7 @@ func (m *Memory) Prune(_ context.Context, threadID string, opts PruneOptions) (i
 	entries := make([]PruneEntry, t.n)
 	for i := range entries {
 		e := t.at(i)
-		entries[i] = PruneEntry{ID: t.str(e.id), ParentID: t.str(e.parent), PlanID: t.str(e.plan), Created: t.created(e)}
+		entries[i] = PruneEntry{ID: t.idOf(e), ParentID: t.str(e.parent), PlanID: t.str(e.plan), Created: t.created(e)}
 	}
 	keep, err := PruneKeep(entries, opts)
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 // memThread is one thread's checkpoints.
 type memThread struct {
 	id      string
+	lastID  string     // the id of the latest entry, as its writer spelled it
 	n       int        // entries
 	blocks  [][]memCP  // entry i is at(i); see blockOf
 	arena   []byte     // the bytes spans refer to; written once, only appended to
@@ -36,8 +37,23 @@ type memThread struct {
 	indexed int
 }
 
-// span is a string or a value in a thread's arena.
+// span is a string or a value in a thread's arena: n bytes at off. The
+// span of a checkpoint id may instead be one of the id forms below,
+// told by its n (never the length of bytes in the arena, see put).
 type span struct{ off, n uint32 }
+
+// The forms of a checkpoint id's span that keep nothing in the arena: a
+// superstep's checkpoint then adds a few bytes to it (its plan's node,
+// its write's value), not the 24 of its id.
+const (
+	// idOwn is the n of an entry's own id made by the executor (ids.go
+	// in package runtime): 16 hex digits of its created time (the entry's
+	// Unix nanoseconds) and 8 of a counter (off).
+	idOwn = math.MaxUint32
+	// idRef is the n of the id of entry off of the thread (a parent, a
+	// plan, a delta's base).
+	idRef = math.MaxUint32 - 1
+)
 
 // memCP is a stored checkpoint: a full snapshot (base empty, its channels
 // in its extra), or the delta of checkpoint base (its writes).
@@ -134,9 +150,12 @@ func (t *memThread) latest() int { return t.n - 1 }
 // bytesOf returns the arena bytes of s.
 func (t *memThread) bytesOf(s span) []byte { return t.arena[s.off : s.off+s.n : s.off+s.n] }
 
-// str returns s as a string, sharing the arena's bytes (never written
-// again).
+// str returns s, a span that is not an entry's own id, as a string,
+// sharing the arena's bytes (never written again).
 func (t *memThread) str(s span) string {
+	if s.n == idRef {
+		return t.idOf(t.at(int(s.off)))
+	}
 	if s.n == 0 {
 		return ""
 	}
@@ -148,7 +167,7 @@ func (t *memThread) put(b []byte) (span, error) {
 	if len(b) == 0 {
 		return span{}, nil
 	}
-	if uint64(len(t.arena))+uint64(len(b)) > math.MaxUint32 {
+	if uint64(len(t.arena))+uint64(len(b)) >= idRef {
 		return span{}, fmt.Errorf("%w (thread %q)", ErrMemoryFull, t.id)
 	}
 	if cap(t.arena)-len(t.arena) < len(b) {
@@ -161,25 +180,120 @@ func (t *memThread) put(b []byte) (span, error) {
 
 // putString copies s into the arena, or returns like when it spells s.
 func (t *memThread) putString(s string, like span) (span, error) {
-	if like.n > 0 && string(t.bytesOf(like)) == s {
+	if like.n > 0 && t.spells(like, s) {
 		return like, nil
 	}
 	return t.put(unsafe.Slice(unsafe.StringData(s), len(s)))
 }
 
+// spells reports whether s, a span that is not an entry's own id, spells
+// str.
+func (t *memThread) spells(s span, str string) bool {
+	if s.n == idRef {
+		return t.isID(t.at(int(s.off)), str)
+	}
+	return string(t.bytesOf(s)) == str
+}
+
+// isID reports whether id is the id of e.
+func (t *memThread) isID(e *memCP, id string) bool {
+	if e.id.n != idOwn {
+		return string(t.bytesOf(e.id)) == id
+	}
+	ns, n, ok := parseID(id)
+	return ok && ns == e.created && n == e.id.off
+}
+
+// idOf returns the id of e.
+func (t *memThread) idOf(e *memCP) string {
+	if e.id.n != idOwn {
+		return t.str(e.id)
+	}
+	const hex = "0123456789abcdef"
+	var b [idLen]byte
+	for i, v := 15, uint64(e.created); i >= 0; i, v = i-1, v>>4 {
+		b[i] = hex[v&0xf]
+	}
+	for i, v := idLen-1, e.id.off; i >= 16; i, v = i-1, v>>4 {
+		b[i] = hex[v&0xf]
+	}
+	return string(b[:])
+}
+
+// idLen is the length of an id the executor makes.
+const idLen = 24
+
+// parseID returns the time and counter an id the executor made spells (16
+// and 8 lowercase hex digits, the time not negative); ok is false for
+// another id.
+func parseID(id string) (ns int64, n uint32, ok bool) {
+	if len(id) != idLen {
+		return 0, 0, false
+	}
+	var v uint64
+	for i := range idLen {
+		c := id[i]
+		var d byte
+		switch {
+		case '0' <= c && c <= '9':
+			d = c - '0'
+		case 'a' <= c && c <= 'f':
+			d = c - 'a' + 10
+		default:
+			return 0, 0, false
+		}
+		if i == 16 {
+			ns, v = int64(v), 0
+		}
+		v = v<<4 | uint64(d)
+	}
+	if ns < 0 {
+		return 0, 0, false
+	}
+	return ns, uint32(v), true
+}
+
+// putID returns the span of id, the own id of an entry created at ns
+// (Unix nanoseconds, plain: plainTime).
+func (t *memThread) putID(id string, ns int64, plain bool) (span, error) {
+	if plain {
+		if at, n, ok := parseID(id); ok && at == ns {
+			return span{n, idOwn}, nil
+		}
+	}
+	return t.put(unsafe.Slice(unsafe.StringData(id), len(id)))
+}
+
+// putRef records id, which names entry i unless i is -1, as a
+// reference to it, or else copies it.
+func (t *memThread) putRef(id string, i int, known bool) (span, error) {
+	if i >= 0 && (known || t.isID(t.at(i), id)) {
+		return span{uint32(i), idRef}, nil
+	}
+	return t.put(unsafe.Slice(unsafe.StringData(id), len(id)))
+}
+
 // index returns the index of the checkpoint id.
 func (t *memThread) index(id string) (int, bool) {
-	if i := t.latest(); i >= 0 && string(t.bytesOf(t.at(i).id)) == id {
+	if i := t.latest(); i >= 0 && (id == t.lastID || t.isID(t.at(i), id)) {
 		return i, true
 	}
 	if t.byID == nil {
 		t.byID = map[string]int{}
 	}
 	for ; t.indexed < t.n; t.indexed++ {
-		t.byID[t.str(t.at(t.indexed).id)] = t.indexed
+		t.byID[t.idOf(t.at(t.indexed))] = t.indexed
 	}
 	i, ok := t.byID[id]
 	return i, ok
+}
+
+// baseOf returns the index of the checkpoint e is a delta of.
+func (t *memThread) baseOf(e *memCP) (int, bool) {
+	if e.base.n == idRef {
+		return int(e.base.off), true
+	}
+	return t.index(t.str(e.base))
 }
 
 // plainTime reports whether c can be kept as its Unix nanoseconds: a UTC
@@ -208,38 +322,55 @@ func (t *memThread) add(cp *Checkpoint, base string, writes []ChannelWrite, chan
 	}
 	var err error
 	var e memCP
-	if e.id, err = t.putString(cp.ID, span{}); err != nil {
-		return nil, err
-	}
-	if e.parent, err = t.putString(cp.ParentID, prev.id); err != nil {
-		return nil, err
-	}
-	if e.plan, err = t.putString(cp.PlanID, e.id); err != nil {
-		return nil, err
-	}
-	if base != "" {
-		if e.base, err = t.putString(base, e.parent); err != nil {
-			return nil, err
-		}
-	}
-	e.step = cp.Step
 	var x memExtra
-	if plainTime(cp.Created) {
+	plain := plainTime(cp.Created)
+	if plain {
 		e.created = cp.Created.UnixNano()
 	} else {
 		x.created, x.timed = cp.Created, true
 	}
+	if e.id, err = t.putID(cp.ID, e.created, plain); err != nil {
+		return nil, err
+	}
+	// The parent, plan and base as references to entries when they name
+	// the latest one or this one, the ids given by the executor (the same
+	// strings: compared by their pointers first).
+	latest := t.latest()
+	if cp.ParentID != "" {
+		if e.parent, err = t.putRef(cp.ParentID, latest, latest >= 0 && cp.ParentID == t.lastID); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case cp.PlanID == "":
+	case cp.PlanID == cp.ID:
+		e.plan = span{uint32(t.n), idRef}
+	case latest >= 0 && prev.plan.n > 0 && t.spells(prev.plan, cp.PlanID):
+		e.plan = prev.plan
+	default:
+		if e.plan, err = t.putString(cp.PlanID, e.parent); err != nil {
+			return nil, err
+		}
+	}
+	if base != "" {
+		if base == cp.ParentID {
+			e.base = e.parent
+		} else if e.base, err = t.putRef(base, latest, false); err != nil {
+			return nil, err
+		}
+	}
+	e.step = cp.Step
 	if base == "" {
 		x.channels = chans
 	}
 	x.pending = slices.Clone(cp.Pending)
-	plain := true
+	plainNext := true
 	for i := range cp.Next {
 		if cp.Next[i].Input != nil || cp.Next[i].Journal != nil {
-			plain = false
+			plainNext = false
 		}
 	}
-	if !plain || (cp.Next != nil && len(cp.Next) == 0 && base == "") {
+	if !plainNext || (cp.Next != nil && len(cp.Next) == 0 && base == "") {
 		x.next, x.nextSet = slices.Clone(cp.Next), true
 	} else if err := t.addTasks(&e, cp.Next, &prev); err != nil {
 		return nil, err
@@ -258,6 +389,7 @@ func (t *memThread) add(cp *Checkpoint, base string, writes []ChannelWrite, chan
 	}
 	p := t.newEntry()
 	*p = e
+	t.lastID = cp.ID
 	return p, nil
 }
 
@@ -357,7 +489,7 @@ func (t *memThread) writesOf(e *memCP) []ChannelWrite {
 func (t *memThread) checkpoint(e *memCP) *Checkpoint {
 	x := t.extra(e)
 	h := t.headers[e.header]
-	c := &Checkpoint{ID: t.str(e.id), ParentID: t.str(e.parent), ThreadID: t.id, PlanID: t.str(e.plan), Step: e.step,
+	c := &Checkpoint{ID: t.idOf(e), ParentID: t.str(e.parent), ThreadID: t.id, PlanID: t.str(e.plan), Step: e.step,
 		Pending: slices.Clone(x.pending), Fingerprint: h.fingerprint, Format: h.format, MigratedFrom: h.migratedFrom}
 	if x.timed {
 		c.Created = x.created

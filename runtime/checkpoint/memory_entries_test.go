@@ -2,7 +2,10 @@ package checkpoint
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -151,6 +154,153 @@ func TestPlainTimeYears(t *testing.T) {
 	} {
 		if got, want := plainTime(c), byYear(c); got != want {
 			t.Errorf("plainTime(%v) = %v, want %v", c, got, want)
+		}
+	}
+}
+
+// TestMemoryKeepsExecutorIDs checks the ids Memory keeps without their
+// bytes (an executor's id of the entry's time stamp, a reference to an
+// entry) against ids it copies: each reads back as written, by Get, List
+// and after Prune rebuilt the entries.
+func TestMemoryKeepsExecutorIDs(t *testing.T) {
+	ctx := t.Context()
+	base := time.Date(2026, 12, 4, 10, 0, 0, 5, time.UTC)
+	hexID := func(ns int64, n uint32) string { return fmt.Sprintf("%016x%08x", ns, n) }
+	m := NewMemory(Compact(Compaction{Every: 5}))
+	var want []*Checkpoint
+	for i := range 60 {
+		at := base.Add(time.Duration(i) * time.Millisecond)
+		cp := &Checkpoint{ID: hexID(at.UnixNano(), uint32(i)), ThreadID: "t", Step: i, Created: at, Fingerprint: "fp"}
+		switch i % 8 {
+		case 1: // the id's time is not the time stamp
+			cp.ID = hexID(at.UnixNano()+1, uint32(i))
+		case 2: // not lowercase
+			cp.ID = strings.ToUpper(cp.ID)
+		case 3: // a time before 1970 spelled in 16 digits
+			cp.ID = "f" + cp.ID[1:]
+		case 4: // a time stamp kept whole
+			cp.Created = at.In(time.FixedZone("CET", 3600))
+		case 5: // no time stamp
+			cp.Created = time.Time{}
+			cp.ID = hexID(0, uint32(i))
+		case 6: // too short, too long
+			cp.ID = cp.ID[:23]
+		case 7:
+			cp.ID += "0"
+		}
+		cp.PlanID = cp.ID
+		d := Delta{Writes: []ChannelWrite{{Channel: "n", Value: json.RawMessage(itoa(i))}}}
+		if i > 0 {
+			cp.ParentID, d.Base = want[i-1].ID, want[i-1].ID
+			switch i % 6 {
+			case 1: // a pause: the plan made before
+				cp.PlanID = want[i-1].PlanID
+			case 2: // a fork of an older checkpoint
+				cp.ParentID, d.Base = want[i-2].ID, want[i-2].ID
+			case 3: // a delta of a checkpoint that is not its parent
+				d.Base = want[i-3].ID
+			case 4: // the plan of the parent
+				cp.PlanID = cp.ParentID
+			}
+		}
+		full := *cp
+		full.Channels = json.RawMessage(`{"n":` + itoa(i) + `}`)
+		var err error
+		if i == 0 {
+			err = m.Put(ctx, &full, nil)
+		} else {
+			// The ids handed over are new strings: Memory compares them
+			// by their bytes, not only by their pointers.
+			cp.ParentID, cp.PlanID, d.Base = strings.Clone(cp.ParentID), strings.Clone(cp.PlanID), strings.Clone(d.Base)
+			err = m.PutDelta(ctx, cp, d, nil)
+		}
+		if err != nil {
+			t.Fatalf("checkpoint %d: %v", i, err)
+		}
+		want = append(want, &full)
+	}
+	check := func(when string) {
+		t.Helper()
+		found := 0
+		for i := range want {
+			got, err := m.Get(ctx, "t", want[i].ID)
+			if errors.Is(err, ErrNotFound) && when == "pruned" {
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%s: checkpoint %d: %v", when, i, err)
+			}
+			found++
+			if !reflect.DeepEqual(got, want[i]) {
+				t.Errorf("%s: checkpoint %d:\n got %+v\nwant %+v", when, i, got, want[i])
+			}
+		}
+		all, err := m.List(ctx, "t", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(all) != found || found < 20 || (when == "pruned" && found == len(want)) {
+			t.Fatalf("%s: %d checkpoints listed, %d found of %d", when, len(all), found, len(want))
+		}
+		for _, c := range all {
+			if c.ID == "" || c.PlanID == "" || (c.Step > 0 && c.ParentID == "") {
+				t.Errorf("%s: listed %+v without its ids", when, c)
+			}
+		}
+	}
+	check("written")
+	// Both forms and copies are in use (the test tests what it means to).
+	th := m.threads["t"]
+	forms := map[uint32]int{}
+	for i := range th.n {
+		e := th.at(i)
+		for _, s := range []span{e.id, e.parent, e.plan, e.base} {
+			switch {
+			case s.n >= idRef:
+				forms[s.n]++
+			case s.n > 0:
+				forms[0]++
+			}
+		}
+	}
+	if forms[idOwn] == 0 || forms[idRef] == 0 || forms[0] == 0 {
+		t.Fatalf("ids kept: %d own, %d references, %d spans of bytes; want some of each", forms[idOwn], forms[idRef], forms[0])
+	}
+	if _, err := m.Prune(ctx, "t", PruneOptions{KeepLast: 20}); err != nil {
+		t.Fatal(err)
+	}
+	check("pruned")
+}
+
+// TestParseID checks that parseID reads exactly the ids the executor
+// spells (and idOf spells them back).
+func TestParseID(t *testing.T) {
+	for _, c := range []struct {
+		id string
+		ns int64
+		n  uint32
+		ok bool
+	}{
+		{"0000000000000000" + "00000000", 0, 0, true},
+		{"187e0a3c5b2d4f10" + "0000002a", 0x187e0a3c5b2d4f10, 42, true},
+		{"7fffffffffffffff" + "ffffffff", 1<<63 - 1, 1<<32 - 1, true},
+		{"8000000000000000" + "00000001", 0, 0, false}, // a negative time
+		{"187E0A3C5B2D4F10" + "0000002a", 0, 0, false},
+		{"187e0a3c5b2d4f1" + "0000002a", 0, 0, false},
+		{"187e0a3c5b2d4f10" + "0000002a0", 0, 0, false},
+		{"187e0a3c5b2d4f1g" + "0000002a", 0, 0, false},
+		{"", 0, 0, false},
+	} {
+		ns, n, ok := parseID(c.id)
+		if ok != c.ok || (ok && (ns != c.ns || n != c.n)) {
+			t.Errorf("parseID(%q) = %x, %x, %v; want %x, %x, %v", c.id, ns, n, ok, c.ns, c.n, c.ok)
+		}
+		if !ok {
+			continue
+		}
+		th := &memThread{}
+		if got := th.idOf(&memCP{id: span{n, idOwn}, created: ns}); got != c.id {
+			t.Errorf("idOf(%x, %x) = %q, want %q", ns, n, got, c.id)
 		}
 	}
 }
