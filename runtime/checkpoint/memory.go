@@ -201,11 +201,11 @@ func (m *Memory) putDelta(t *memThread, cp *Checkpoint, d Delta) error {
 		return fmt.Errorf("memory: put checkpoint %s of thread %q as a delta of checkpoint %s: %w", cp.ID, cp.ThreadID, d.Base, ErrNotFound)
 	}
 	base, size := t.at(i), d.Size()
-	snap := base.snap
-	if base.snapshot() {
+	snap := int(base.snap)
+	if t.snapshot(base) {
 		snap = len(t.extra(base).channels)
 	}
-	if m.compact.Snapshot(int(base.depth), base.bytes, size, snap) {
+	if m.compact.Snapshot(int(base.depth), int(base.bytes), size, snap) {
 		chans, err := m.channels(t, i, d.Writes)
 		if err != nil {
 			return fmt.Errorf("memory: compact checkpoint %s of thread %q: %w", cp.ID, cp.ThreadID, err)
@@ -215,12 +215,12 @@ func (m *Memory) putDelta(t *memThread, cp *Checkpoint, d Delta) error {
 		}
 		return nil
 	}
-	depth, bytes := base.depth+1, base.bytes+size
+	depth, bytes := base.depth+1, int(base.bytes)+size
 	e, err := t.add(cp, d.Base, d.Writes, nil)
 	if err != nil {
 		return fmt.Errorf("memory: put checkpoint %s: %w", cp.ID, err)
 	}
-	e.depth, e.bytes, e.snap = depth, bytes, snap
+	e.depth, e.bytes, e.snap = depth, sat32(bytes), sat32(snap)
 	return nil
 }
 
@@ -246,7 +246,7 @@ func (m *Memory) channels(t *memThread, i int, more []ChannelWrite) (json.RawMes
 	}
 	for {
 		e := t.at(i)
-		if e.snapshot() {
+		if t.snapshot(e) {
 			chans := t.extra(e).channels
 			if len(chain) == 0 {
 				return chans, nil
@@ -257,7 +257,7 @@ func (m *Memory) channels(t *memThread, i int, more []ChannelWrite) (json.RawMes
 		chain = append(chain, t.writesOf(e))
 		j, ok := t.baseOf(e)
 		if !ok {
-			return nil, fmt.Errorf("%w: checkpoint %s is a delta of checkpoint %s, which is gone", ErrDelta, t.idOf(e), t.str(e.base))
+			return nil, fmt.Errorf("%w: checkpoint %s is a delta of checkpoint %s, which is gone", ErrDelta, t.idOf(e), t.baseID(e))
 		}
 		i = j
 	}
@@ -288,7 +288,7 @@ func (m *Memory) Prune(_ context.Context, threadID string, opts PruneOptions) (i
 	entries := make([]PruneEntry, t.n)
 	for i := range entries {
 		e := t.at(i)
-		entries[i] = PruneEntry{ID: t.idOf(e), ParentID: t.str(e.parent), PlanID: t.str(e.plan), Created: t.created(e)}
+		entries[i] = PruneEntry{ID: t.idOf(e), ParentID: t.str(e.parent), PlanID: t.planID(e), Created: t.created(e)}
 	}
 	keep, err := PruneKeep(entries, opts)
 	if err != nil {
@@ -301,7 +301,7 @@ func (m *Memory) Prune(_ context.Context, threadID string, opts PruneOptions) (i
 		}
 		e := t.at(i)
 		c := t.checkpoint(e)
-		if e.snapshot() || !keep[t.str(e.base)] {
+		if t.snapshot(e) || !keep[t.baseID(e)] {
 			// A snapshot, or a delta whose base goes: it becomes one.
 			chans, err := m.channels(t, i, nil)
 			if err != nil {
@@ -313,18 +313,18 @@ func (m *Memory) Prune(_ context.Context, threadID string, opts PruneOptions) (i
 			continue
 		}
 		ws := t.writesOf(e)
-		j, _ := kept.index(t.str(e.base))
+		j, _ := kept.index(t.baseID(e))
 		b := kept.at(j)
-		snap := b.snap
-		if b.snapshot() {
+		snap := int(b.snap)
+		if kept.snapshot(b) {
 			snap = len(kept.extra(b).channels)
 		}
-		depth, bytes := b.depth+1, b.bytes+Delta{Writes: ws}.Size()
-		n, err := kept.add(c, t.str(e.base), ws, nil)
+		depth, bytes := b.depth+1, int(b.bytes)+Delta{Writes: ws}.Size()
+		n, err := kept.add(c, t.baseID(e), ws, nil)
 		if err != nil {
 			return 0, fmt.Errorf("memory: prune thread %q: %w", threadID, err)
 		}
-		n.depth, n.bytes, n.snap = depth, bytes, snap
+		n.depth, n.bytes, n.snap = depth, sat32(bytes), sat32(snap)
 	}
 	removed := t.n - kept.n
 	// In place: a lease of the thread holds t.

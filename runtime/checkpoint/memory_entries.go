@@ -55,22 +55,29 @@ const (
 	idRef = math.MaxUint32 - 1
 )
 
-// memCP is a stored checkpoint: a full snapshot (base empty, its channels
-// in its extra), or the delta of checkpoint base (its writes).
+// memCP is a stored checkpoint: a full snapshot (its channels in its
+// extra), or the delta of its parent (its writes; of another checkpoint
+// when its extra says so). Its plan is the one made at it unless its
+// extra says otherwise. It is 96 bytes: blocks of them fill the
+// allocator's size classes.
 type memCP struct {
-	id, parent, plan, base span
-	step                   int
-	created                int64 // Unix nanoseconds, when plainTime (else in extra)
-	task1                  memTask
-	write1                 memWrite
-	ntasks, taskAt         uint32 // task1 when ntasks is 1, else tasks[taskAt:][:ntasks]
-	nwrites, writeAt       uint32 // likewise with write1 and writes
-	extra                  uint32 // 1 + its index in extras, 0 for none
-	header                 uint32 // its index in headers
-	depth                  int32  // deltas since the snapshot, this one included
-	bytes                  int    // delta bytes since the snapshot, this one included
-	snap                   int    // bytes of the snapshot the chain starts at
+	id, parent span
+	step       int
+	created    int64   // Unix nanoseconds, when plainTime (else in extra)
+	task1      memTask // when ntasks is 1; else task1.node.off is where tasks holds its plan
+	write1     memWrite
+	ntasks     uint32 // task1, or tasks[task1.node.off:][:ntasks]
+	nwrites    uint32 // likewise with write1 and writes (write1.channel.off)
+	extra      uint32 // 1 + its index in extras, 0 for none
+	header     uint32 // its index in headers
+	depth      int32  // deltas since the snapshot, this one included
+	bytes      uint32 // delta bytes since the snapshot, this one included (at most MaxUint32)
+	snap       uint32 // bytes of the snapshot the chain starts at (likewise)
 }
+
+// sat32 returns n, or MaxUint32 when n is more (a chain's bytes: a
+// snapshot is then due, Compaction.Snapshot).
+func sat32(n int) uint32 { return uint32(min(max(n, 0), math.MaxUint32)) }
 
 // memTask is a planned task without an input or a journal.
 type memTask struct{ node, key span }
@@ -85,6 +92,11 @@ type memWrite struct {
 // memExtra is what an entry holds beyond its memCP.
 type memExtra struct {
 	channels json.RawMessage // a snapshot's channels
+	plan     span            // the plan's id, when planSet
+	base     span            // the id of the checkpoint a delta applies to, when baseSet
+	full     bool            // a snapshot
+	planSet  bool            // the plan was not made at this checkpoint
+	baseSet  bool            // a delta of another checkpoint than its parent
 	next     []TaskRef       // the plan, when a task has an input or a journal (or it is empty but not nil)
 	pending  []PendingInterrupt
 	created  time.Time
@@ -288,12 +300,35 @@ func (t *memThread) index(id string) (int, bool) {
 	return i, ok
 }
 
-// baseOf returns the index of the checkpoint e is a delta of.
-func (t *memThread) baseOf(e *memCP) (int, bool) {
-	if e.base.n == idRef {
-		return int(e.base.off), true
+// baseSpan returns the id of the checkpoint e, a delta, applies to.
+func (t *memThread) baseSpan(e *memCP) span {
+	if e.extra != 0 {
+		if x := &t.extras[e.extra-1]; x.baseSet {
+			return x.base
+		}
 	}
-	return t.index(t.str(e.base))
+	return e.parent
+}
+
+// baseOf returns the index of the checkpoint e, a delta, applies to.
+func (t *memThread) baseOf(e *memCP) (int, bool) {
+	if b := t.baseSpan(e); b.n == idRef {
+		return int(b.off), true
+	}
+	return t.index(t.baseID(e))
+}
+
+// baseID returns the id of the checkpoint e, a delta, applies to.
+func (t *memThread) baseID(e *memCP) string { return t.str(t.baseSpan(e)) }
+
+// planID returns the id of the checkpoint e's plan was made at.
+func (t *memThread) planID(e *memCP) string {
+	if e.extra != 0 {
+		if x := &t.extras[e.extra-1]; x.planSet {
+			return t.str(x.plan)
+		}
+	}
+	return t.idOf(e)
 }
 
 // plainTime reports whether c can be kept as its Unix nanoseconds: a UTC
@@ -342,20 +377,24 @@ func (t *memThread) add(cp *Checkpoint, base string, writes []ChannelWrite, chan
 		}
 	}
 	switch {
-	case cp.PlanID == "":
-	case cp.PlanID == cp.ID:
-		e.plan = span{uint32(t.n), idRef}
-	case latest >= 0 && prev.plan.n > 0 && t.spells(prev.plan, cp.PlanID):
-		e.plan = prev.plan
+	case cp.PlanID == cp.ID: // (the entry's own id)
+	case latest >= 0 && t.planID(&prev) == cp.PlanID:
+		// A pause's, like its parent's (a reference, or the same span).
+		x.plan, x.planSet = span{uint32(latest), idRef}, true
+		if px := t.extra(&prev); px.planSet {
+			x.plan = px.plan
+		}
 	default:
-		if e.plan, err = t.putString(cp.PlanID, e.parent); err != nil {
+		x.planSet = true
+		if x.plan, err = t.putString(cp.PlanID, e.parent); err != nil {
 			return nil, err
 		}
 	}
-	if base != "" {
-		if base == cp.ParentID {
-			e.base = e.parent
-		} else if e.base, err = t.putRef(base, latest, false); err != nil {
+	if base == "" {
+		x.full = true
+	} else if base != cp.ParentID {
+		x.baseSet = true
+		if x.base, err = t.putRef(base, latest, false); err != nil {
 			return nil, err
 		}
 	}
@@ -383,7 +422,7 @@ func (t *memThread) add(cp *Checkpoint, base string, writes []ChannelWrite, chan
 		t.headers = append(t.headers, h)
 	}
 	e.header = uint32(len(t.headers) - 1)
-	if x.channels != nil || x.next != nil || x.nextSet || x.pending != nil || x.timed {
+	if x.channels != nil || x.next != nil || x.nextSet || x.pending != nil || x.timed || x.full || x.planSet || x.baseSet {
 		t.extras = append(t.extras, x)
 		e.extra = uint32(len(t.extras))
 	}
@@ -413,7 +452,7 @@ func (t *memThread) addTasks(e *memCP, next []TaskRef, prev *memCP) error {
 		e.task1, err = one(next[0])
 		return err
 	}
-	e.taskAt = uint32(len(t.tasks))
+	e.task1.node.off = uint32(len(t.tasks))
 	for _, r := range next {
 		mt, err := one(r)
 		if err != nil {
@@ -440,7 +479,7 @@ func (t *memThread) addWrites(e *memCP, ws []ChannelWrite, prev *memCP) error {
 		e.write1, err = one(ws[0], prev.write1.channel)
 		return err
 	}
-	e.writeAt = uint32(len(t.writes))
+	e.write1.channel.off = uint32(len(t.writes))
 	for _, w := range ws {
 		mw, err := one(w, span{})
 		if err != nil {
@@ -460,7 +499,7 @@ func (t *memThread) extra(e *memCP) memExtra {
 }
 
 // snapshot reports whether e is a full snapshot.
-func (e *memCP) snapshot() bool { return e.base.n == 0 }
+func (t *memThread) snapshot(e *memCP) bool { return e.extra != 0 && t.extras[e.extra-1].full }
 
 // writesOf returns the writes of entry e (new slices; the values share
 // the arena).
@@ -480,7 +519,7 @@ func (t *memThread) writesOf(e *memCP) []ChannelWrite {
 	}
 	out := make([]ChannelWrite, e.nwrites)
 	for i := range out {
-		out[i] = one(t.writes[int(e.writeAt)+i])
+		out[i] = one(t.writes[int(e.write1.channel.off)+i])
 	}
 	return out
 }
@@ -489,7 +528,7 @@ func (t *memThread) writesOf(e *memCP) []ChannelWrite {
 func (t *memThread) checkpoint(e *memCP) *Checkpoint {
 	x := t.extra(e)
 	h := t.headers[e.header]
-	c := &Checkpoint{ID: t.idOf(e), ParentID: t.str(e.parent), ThreadID: t.id, PlanID: t.str(e.plan), Step: e.step,
+	c := &Checkpoint{ID: t.idOf(e), ParentID: t.str(e.parent), ThreadID: t.id, PlanID: t.planID(e), Step: e.step,
 		Pending: slices.Clone(x.pending), Fingerprint: h.fingerprint, Format: h.format, MigratedFrom: h.migratedFrom}
 	if x.timed {
 		c.Created = x.created
@@ -504,7 +543,7 @@ func (t *memThread) checkpoint(e *memCP) *Checkpoint {
 	case e.ntasks > 1:
 		c.Next = make([]TaskRef, e.ntasks)
 		for i := range c.Next {
-			mt := t.tasks[int(e.taskAt)+i]
+			mt := t.tasks[int(e.task1.node.off)+i]
 			c.Next[i] = TaskRef{Node: t.str(mt.node), Key: t.str(mt.key)}
 		}
 	}

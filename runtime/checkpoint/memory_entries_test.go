@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // TestMemoryKeepsEveryField checks that what Memory keeps of a checkpoint
@@ -254,7 +255,8 @@ func TestMemoryKeepsExecutorIDs(t *testing.T) {
 	forms := map[uint32]int{}
 	for i := range th.n {
 		e := th.at(i)
-		for _, s := range []span{e.id, e.parent, e.plan, e.base} {
+		x := th.extra(e)
+		for _, s := range []span{e.id, e.parent, x.plan, x.base} {
 			switch {
 			case s.n >= idRef:
 				forms[s.n]++
@@ -302,5 +304,14 @@ func TestParseID(t *testing.T) {
 		if got := th.idOf(&memCP{id: span{n, idOwn}, created: ns}); got != c.id {
 			t.Errorf("idOf(%x, %x) = %q, want %q", ns, n, got, c.id)
 		}
+	}
+}
+
+// TestMemoryEntrySize checks that an entry stays 96 bytes: its blocks
+// (blockFirst << k entries) then fill size classes of the allocator
+// (768 bytes to 24 KiB) without slack.
+func TestMemoryEntrySize(t *testing.T) {
+	if n := unsafe.Sizeof(memCP{}); n != 96 {
+		t.Errorf("memCP is %d bytes, want 96", n)
 	}
 }

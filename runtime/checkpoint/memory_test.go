@@ -27,7 +27,7 @@ func TestMemoryCompacts(t *testing.T) {
 	snaps := 0
 	th := m.threads["t"]
 	for i := range th.n {
-		if th.at(i).snapshot() {
+		if th.snapshot(th.at(i)) {
 			snaps++
 		}
 	}
