@@ -242,28 +242,35 @@ func parseID(id string) (ns int64, n uint32, ok bool) {
 	if len(id) != idLen {
 		return 0, 0, false
 	}
-	var v uint64
-	for i := range idLen {
-		c := id[i]
-		var d byte
-		switch {
-		case '0' <= c && c <= '9':
-			d = c - '0'
-		case 'a' <= c && c <= 'f':
-			d = c - 'a' + 10
-		default:
-			return 0, 0, false
-		}
-		if i == 16 {
-			ns, v = int64(v), 0
-		}
-		v = v<<4 | uint64(d)
+	// By a table, not a switch: a checkpoint's write reads its id.
+	var hi, lo uint64
+	var bad byte
+	for i := range 16 {
+		d := hexDigit[id[i]]
+		bad |= d
+		hi = hi<<4 | uint64(d)
 	}
-	if ns < 0 {
+	for i := 16; i < idLen; i++ {
+		d := hexDigit[id[i]]
+		bad |= d
+		lo = lo<<4 | uint64(d)
+	}
+	if bad&0x80 != 0 || hi > math.MaxInt64 {
 		return 0, 0, false
 	}
-	return ns, uint32(v), true
+	return int64(hi), uint32(lo), true
 }
+
+// hexDigit is the value of a lowercase hex digit, 0x80 for another byte.
+var hexDigit = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0x80
+	}
+	for i := range byte(16) {
+		t["0123456789abcdef"[i]] = i
+	}
+	return t
+}()
 
 // putID returns the span of id, the own id of an entry created at ns
 // (Unix nanoseconds, plain: plainTime).
