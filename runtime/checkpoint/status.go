@@ -115,3 +115,17 @@ func ThreadStatus(f ThreadFacts) Status {
 	}
 	return StatusDone
 }
+
+// OutcomeFilter is the ThreadQuery.Status that preselects, from a
+// ThreadLister, every thread whose ThreadStatus can be s: s itself for
+// error and aborted, which ThreadStatus gives only when the last run ended
+// so; "" (no preselection) for the others, which the latest checkpoint, its
+// open interrupts and a run going on decide (a thread still asking a
+// person after a later run failed is interrupted, whatever its outcome).
+// A listing by status checks ThreadStatus of what comes back.
+func OutcomeFilter(s Status) Status {
+	if s == StatusError || s == StatusAborted {
+		return s
+	}
+	return ""
+}

@@ -56,3 +56,16 @@ func TestThreadStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestOutcomeFilter: a listing preselects by outcome only the statuses that
+// imply it, so no thread of the status is left out.
+func TestOutcomeFilter(t *testing.T) {
+	for _, c := range []struct{ s, want Status }{
+		{StatusError, StatusError}, {StatusAborted, StatusAborted},
+		{StatusNew, ""}, {StatusRunning, ""}, {StatusInterrupted, ""}, {StatusParked, ""}, {StatusDone, ""}, {"", ""},
+	} {
+		if got := OutcomeFilter(c.s); got != c.want {
+			t.Errorf("OutcomeFilter(%q) = %q, want %q", c.s, got, c.want)
+		}
+	}
+}
