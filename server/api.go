@@ -153,11 +153,13 @@ type ThreadView struct {
 }
 
 // Thread statuses are the runtime's (runtime.Status), in ThreadView.Status
-// and the status filter of GET /threads: new (never ran), running (a run
-// queued or going on here, or in another process on the same store, as the
-// store's event log shows, or a request a worker of Config.Queue holds), interrupted (waiting on a person), parked
-// (stopped at a superstep boundary with work left), and how its last run
-// ended: done, error or aborted.
+// and the status filter of GET /threads, by the rule checkpoint.ThreadStatus
+// states (threadStatus): running (a run queued or going on here, or in
+// another process on the same store, as the store's event log shows, or a
+// request a worker of Config.Queue holds: Server.held), interrupted
+// (waiting on a person), parked (on timers, or stopped at a superstep
+// boundary with work left), error or aborted (how its latest run ended),
+// new (no checkpoint), done.
 var threadStatuses = []runtime.Status{runtime.StatusNew, runtime.StatusRunning, runtime.StatusInterrupted,
 	runtime.StatusParked, runtime.StatusDone, runtime.StatusError, runtime.StatusAborted}
 

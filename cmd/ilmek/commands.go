@@ -130,7 +130,7 @@ type threadsPage struct {
 }
 
 func threadsCmd(fs *pflag.FlagSet) runFunc {
-	status := fs.String("status", "", "keep threads of this status: new, interrupted, running, parked, done, error, aborted")
+	status := fs.String("status", "", "keep threads of this status (the server's too: checkpoint.ThreadStatus): new, interrupted, running, parked, done, error, aborted")
 	meta := fs.StringArray("meta", nil, "keep threads whose metadata has KEY=VALUE (repeat for several)")
 	after := fs.String("updated-after", "", "keep threads updated after this time (RFC 3339, or a duration back from now: 24h)")
 	before := fs.String("updated-before", "", "keep threads updated before this time (RFC 3339, or a duration back from now)")
