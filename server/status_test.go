@@ -79,3 +79,19 @@ func TestNoStaleRunning(t *testing.T) {
 		t.Fatalf("the request does not wait for the thread to be freed: %+v", q)
 	}
 }
+
+// TestAsksPerson: GET /threads?pending=true lists the threads a question
+// to a person waits on, not those parked on timers only.
+func TestAsksPerson(t *testing.T) {
+	ask := PendingView{PendingInterrupt: runtime.PendingInterrupt{ID: "review:interrupt#0"}}
+	nap := PendingView{PendingInterrupt: runtime.PendingInterrupt{ID: "wait:sleep#0", Timer: true}}
+	for _, c := range []struct {
+		name    string
+		pending []PendingView
+		want    bool
+	}{{"none", nil, false}, {"a timer", []PendingView{nap}, false}, {"a question", []PendingView{ask}, true}, {"both", []PendingView{nap, ask}, true}} {
+		if got := asksPerson(c.pending); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
