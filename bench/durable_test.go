@@ -118,8 +118,9 @@ func newThread() string { return "t" + strconv.FormatInt(threadSeq.Add(1), 10) }
 // parallel runs op b.N times, and at least conc times, on conc
 // goroutines and reports supersteps/s (steps per op), requests/s and,
 // when the disk's flush rate is known, supersteps/s as a ratio of it
-// ("x_flush"). ns/op is the time of all runs divided by b.N.
-func parallel(b *testing.B, conc, steps int, op func(ctx context.Context) error) {
+// ("x_flush"). ns/op is the time of all runs divided by b.N. It returns
+// the supersteps/s.
+func parallel(b *testing.B, conc, steps int, op func(ctx context.Context) error) float64 {
 	b.Helper()
 	ctx := context.Background()
 	n := max(b.N, conc)
@@ -150,6 +151,7 @@ func parallel(b *testing.B, conc, steps int, op func(ctx context.Context) error)
 	if f := flushRate(b); f > 0 {
 		b.ReportMetric(sps/f, "x_flush")
 	}
+	return sps
 }
 
 // invokeOp runs g once on a new thread of cp.
@@ -194,6 +196,58 @@ func BenchmarkQueueVsDirect(b *testing.B) {
 			q := workers.NewQueue(openPG(b, 4))
 			startBenchWorkers(b, q, g, steps, 1, 1)
 			parallel(b, 1, steps, queueOp(q))
+		})
+	}
+}
+
+// builderStepChain is builderChain with a runtime.Step in each node: the
+// node journals its number plus one (a function that returns at once, so
+// the figure is what the Step's durable journal write costs) and writes it.
+func builderStepChain(b *testing.B, steps int) *runtime.Graph[runtime.Values, runtime.Values] {
+	b.Helper()
+	bld := runtime.NewBuilder("chain").Channel("n", spec.LastWrite)
+	prev := spec.Start
+	for i := range steps {
+		id := "n" + strconv.Itoa(i)
+		bld.Node(id, func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+			v, err := runtime.Step(ctx, "effect", func() (int, error) { return i + 1, nil })
+			if err != nil {
+				return nil, err
+			}
+			return runtime.Values{"n": v}, nil
+		})
+		bld.Edge(prev, id)
+		prev = id
+	}
+	g, err := bld.Compile()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return g
+}
+
+// BenchmarkStepCost compares, on PostgreSQL in one run, chain100 of
+// Builder nodes run directly (Invoke on a new thread, one at a time)
+// without and with a runtime.Step in each node, in supersteps/s: the
+// ratio of the two is what a durable step per node costs (one journal
+// write, durable before the Step returns, per superstep besides its
+// commit). The step/ row also reports that ratio as x_nostep, against the
+// nostep/ row measured just before it.
+func BenchmarkStepCost(b *testing.B) {
+	const steps = 100
+	var nostep float64
+	for _, step := range []bool{false, true} {
+		g, name := builderChain(b, steps), "nostep"
+		if step {
+			g, name = builderStepChain(b, steps), "step"
+		}
+		b.Run(fmt.Sprintf("chain%d/%s", steps, name), func(b *testing.B) {
+			sps := parallel(b, 1, steps, invokeOp(g, openPG(b, 4), steps))
+			if !step {
+				nostep = sps
+			} else if nostep > 0 {
+				b.ReportMetric(nostep/sps, "x_nostep")
+			}
 		})
 	}
 }
