@@ -118,9 +118,8 @@ func newThread() string { return "t" + strconv.FormatInt(threadSeq.Add(1), 10) }
 // parallel runs op b.N times, and at least conc times, on conc
 // goroutines and reports supersteps/s (steps per op), requests/s and,
 // when the disk's flush rate is known, supersteps/s as a ratio of it
-// ("x_flush"). ns/op is the time of all runs divided by b.N. It returns
-// the supersteps/s.
-func parallel(b *testing.B, conc, steps int, op func(ctx context.Context) error) float64 {
+// ("x_flush"). ns/op is the time of all runs divided by b.N.
+func parallel(b *testing.B, conc, steps int, op func(ctx context.Context) error) {
 	b.Helper()
 	ctx := context.Background()
 	n := max(b.N, conc)
@@ -151,7 +150,6 @@ func parallel(b *testing.B, conc, steps int, op func(ctx context.Context) error)
 	if f := flushRate(b); f > 0 {
 		b.ReportMetric(sps/f, "x_flush")
 	}
-	return sps
 }
 
 // invokeOp runs g once on a new thread of cp.
@@ -228,28 +226,34 @@ func builderStepChain(b *testing.B, steps int) *runtime.Graph[runtime.Values, ru
 
 // BenchmarkStepCost compares, on PostgreSQL in one run, chain100 of
 // Builder nodes run directly (Invoke on a new thread, one at a time)
-// without and with a runtime.Step in each node, in supersteps/s: the
-// ratio of the two is what a durable step per node costs (one journal
-// write, durable before the Step returns, per superstep besides its
-// commit). The step/ row also reports that ratio as x_nostep, against the
-// nostep/ row measured just before it.
+// without and with a runtime.Step in each node. One op runs the chain once
+// each way, in alternating order, on one store, so that both see the same
+// load; it reports supersteps/s of each (nostep_sps, step_sps) and their
+// ratio (x_nostep): what a durable step per node costs (one journal write,
+// durable before the Step returns, besides the superstep's commit).
 func BenchmarkStepCost(b *testing.B) {
 	const steps = 100
-	var nostep float64
-	for _, step := range []bool{false, true} {
-		g, name := builderChain(b, steps), "nostep"
-		if step {
-			g, name = builderStepChain(b, steps), "step"
-		}
-		b.Run(fmt.Sprintf("chain%d/%s", steps, name), func(b *testing.B) {
-			sps := parallel(b, 1, steps, invokeOp(g, openPG(b, 4), steps))
-			if !step {
-				nostep = sps
-			} else if nostep > 0 {
-				b.ReportMetric(nostep/sps, "x_nostep")
+	plain, stepped := builderChain(b, steps), builderStepChain(b, steps)
+	s := openPG(b, 4)
+	ops := [2]func(context.Context) error{invokeOp(plain, s, steps), invokeOp(stepped, s, steps)}
+	var took [2]time.Duration
+	ctx := context.Background()
+	n := 0
+	for b.Loop() {
+		for k := range 2 {
+			w := (n + k) % 2 // alternate which runs first
+			t0 := time.Now()
+			if err := ops[w](ctx); err != nil {
+				b.Fatal(err)
 			}
-		})
+			took[w] += time.Since(t0)
+		}
+		n++
 	}
+	sps := func(d time.Duration) float64 { return float64(n*steps) / d.Seconds() }
+	b.ReportMetric(sps(took[0]), "nostep_sps")
+	b.ReportMetric(sps(took[1]), "step_sps")
+	b.ReportMetric(took[1].Seconds()/took[0].Seconds(), "x_nostep")
 }
 
 // BenchmarkDurableThreads runs chain100 (Builder) durably on 1, 4, 16 and
