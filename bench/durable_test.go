@@ -256,6 +256,55 @@ func BenchmarkStepCost(b *testing.B) {
 	b.ReportMetric(took[1].Seconds()/took[0].Seconds(), "x_nostep")
 }
 
+// BenchmarkSubgraphSteps runs, on PostgreSQL, a graph whose one node is
+// a subgraph of `tasks` parallel nodes, each with a runtime.Step (a
+// function that returns at once): one op is a run on a new thread. The
+// child's tasks all write their parent task's journal; the figure is what
+// their Steps cost together (ns/op, and steps/s).
+func BenchmarkSubgraphSteps(b *testing.B) {
+	for _, tasks := range []int{1, 4} {
+		b.Run(fmt.Sprintf("tasks=%d", tasks), func(b *testing.B) {
+			child := runtime.NewBuilder("fan")
+			out := map[string]string{}
+			for i := range tasks {
+				id := "c" + strconv.Itoa(i)
+				child.Channel(id, spec.LastWrite)
+				child.Node(id, func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+					v, err := runtime.Step(ctx, "effect", func() (int, error) { return i, nil })
+					return runtime.Values{id: v}, err
+				})
+				child.Edge(spec.Start, id)
+				out[id] = id
+			}
+			fan, err := child.Compile()
+			if err != nil {
+				b.Fatal(err)
+			}
+			parent := runtime.NewBuilder("top")
+			for id := range out {
+				parent.Channel(id, spec.LastWrite)
+			}
+			g, err := parent.Subgraph("sub", fan, nil, out).Edge(spec.Start, "sub").Edge("sub", spec.End).Compile()
+			if err != nil {
+				b.Fatal(err)
+			}
+			s := openPG(b, tasks+4)
+			ctx := context.Background()
+			t0 := time.Now()
+			for b.Loop() {
+				res, err := g.Thread(s, newThread()).Invoke(ctx, runtime.Values{})
+				if err == nil && res.Status != runtime.StatusDone {
+					err = fmt.Errorf("a run ended %s, want done", res.Status)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*tasks)/time.Since(t0).Seconds(), "steps/s")
+		})
+	}
+}
+
 // BenchmarkDurableThreads runs chain100 (Builder) durably on 1, 4, 16 and
 // 64 threads at once: on SQLite (synchronous=FULL) and PostgreSQL
 // directly, and on PostgreSQL through the queue with 1 and 4 workers
