@@ -198,6 +198,113 @@ func BenchmarkQueueVsDirect(b *testing.B) {
 	}
 }
 
+// builderStepChain is builderChain with a runtime.Step in each node: the
+// node journals its number plus one (a function that returns at once, so
+// the figure is what the Step's durable journal write costs) and writes it.
+func builderStepChain(b *testing.B, steps int) *runtime.Graph[runtime.Values, runtime.Values] {
+	b.Helper()
+	bld := runtime.NewBuilder("chain").Channel("n", spec.LastWrite)
+	prev := spec.Start
+	for i := range steps {
+		id := "n" + strconv.Itoa(i)
+		bld.Node(id, func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+			v, err := runtime.Step(ctx, "effect", func() (int, error) { return i + 1, nil })
+			if err != nil {
+				return nil, err
+			}
+			return runtime.Values{"n": v}, nil
+		})
+		bld.Edge(prev, id)
+		prev = id
+	}
+	g, err := bld.Compile()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return g
+}
+
+// BenchmarkStepCost compares, on PostgreSQL in one run, chain100 of
+// Builder nodes run directly (Invoke on a new thread, one at a time)
+// without and with a runtime.Step in each node. One op runs the chain once
+// each way, in alternating order, on one store, so that both see the same
+// load; it reports supersteps/s of each (nostep_sps, step_sps) and their
+// ratio (x_nostep): what a durable step per node costs (one journal write,
+// durable before the Step returns, besides the superstep's commit).
+func BenchmarkStepCost(b *testing.B) {
+	const steps = 100
+	plain, stepped := builderChain(b, steps), builderStepChain(b, steps)
+	s := openPG(b, 4)
+	ops := [2]func(context.Context) error{invokeOp(plain, s, steps), invokeOp(stepped, s, steps)}
+	var took [2]time.Duration
+	ctx := context.Background()
+	n := 0
+	for b.Loop() {
+		for k := range 2 {
+			w := (n + k) % 2 // alternate which runs first
+			t0 := time.Now()
+			if err := ops[w](ctx); err != nil {
+				b.Fatal(err)
+			}
+			took[w] += time.Since(t0)
+		}
+		n++
+	}
+	sps := func(d time.Duration) float64 { return float64(n*steps) / d.Seconds() }
+	b.ReportMetric(sps(took[0]), "nostep_sps")
+	b.ReportMetric(sps(took[1]), "step_sps")
+	b.ReportMetric(took[1].Seconds()/took[0].Seconds(), "x_nostep")
+}
+
+// BenchmarkSubgraphSteps runs, on PostgreSQL, a graph whose one node is
+// a subgraph of `tasks` parallel nodes, each with a runtime.Step (a
+// function that returns at once): one op is a run on a new thread. The
+// child's tasks all write their parent task's journal; the figure is what
+// their Steps cost together (ns/op, and steps/s).
+func BenchmarkSubgraphSteps(b *testing.B) {
+	for _, tasks := range []int{1, 4} {
+		b.Run(fmt.Sprintf("tasks=%d", tasks), func(b *testing.B) {
+			child := runtime.NewBuilder("fan")
+			out := map[string]string{}
+			for i := range tasks {
+				id := "c" + strconv.Itoa(i)
+				child.Channel(id, spec.LastWrite)
+				child.Node(id, func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+					v, err := runtime.Step(ctx, "effect", func() (int, error) { return i, nil })
+					return runtime.Values{id: v}, err
+				})
+				child.Edge(spec.Start, id)
+				out[id] = id
+			}
+			fan, err := child.Compile()
+			if err != nil {
+				b.Fatal(err)
+			}
+			parent := runtime.NewBuilder("top")
+			for id := range out {
+				parent.Channel(id, spec.LastWrite)
+			}
+			g, err := parent.Subgraph("sub", fan, nil, out).Edge(spec.Start, "sub").Edge("sub", spec.End).Compile()
+			if err != nil {
+				b.Fatal(err)
+			}
+			s := openPG(b, tasks+4)
+			ctx := context.Background()
+			t0 := time.Now()
+			for b.Loop() {
+				res, err := g.Thread(s, newThread()).Invoke(ctx, runtime.Values{})
+				if err == nil && res.Status != runtime.StatusDone {
+					err = fmt.Errorf("a run ended %s, want done", res.Status)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*tasks)/time.Since(t0).Seconds(), "steps/s")
+		})
+	}
+}
+
 // BenchmarkDurableThreads runs chain100 (Builder) durably on 1, 4, 16 and
 // 64 threads at once: on SQLite (synchronous=FULL) and PostgreSQL
 // directly, and on PostgreSQL through the queue with 1 and 4 workers

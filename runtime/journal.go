@@ -269,12 +269,18 @@ func (t *taskInfo) j() *journal {
 // journaled even when the caller is cancelling the run, or the next run
 // would call the function again. It keeps the run's lease, which fences it.
 func (c *Ctx) persistJournal() error {
+	return c.persistEntries(c.t.jr.entries)
+}
+
+// persistEntries is persistJournal with the entries to write given: a
+// copy of the task's journal taken while nothing could change it.
+func (c *Ctx) persistEntries(entries []checkpoint.JournalEntry) error {
 	if c.r.cp == nil {
 		return nil
 	}
 	ctx, cancel := durableWrite(c.Context)
 	defer cancel()
-	return c.r.lease.PutJournal(ctx, c.t.taskID(), c.t.jr.entries)
+	return c.r.lease.PutJournal(ctx, c.t.taskID(), entries)
 }
 
 // durableWriteTimeout bounds a write that must not be abandoned when the

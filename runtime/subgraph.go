@@ -630,6 +630,15 @@ type subStore struct {
 	j      *journal
 	seed   []byte // the child's channels before its first superstep
 	typed  any    // or, in a run without a checkpointer, its typed state (RunSubgraph)
+
+	// The parent task's journal is written by one write at a time, and
+	// the changes made while one is in flight share the next (persist):
+	// changed counts the changes to j, written is the count the last
+	// write that succeeded covered, writing says a write is in flight,
+	// and wrote (on mu) is signalled when it ends.
+	changed, written uint64
+	writing          bool
+	wrote            *sync.Cond
 }
 
 var (
@@ -771,9 +780,45 @@ func (s *subStore) remove(prefix string) {
 	j.loaded = min(j.loaded, len(j.entries))
 }
 
-// persist writes the parent task's journal.
+// persist makes the parent task's journal, as it stands, durable: it is
+// called with s.mu held, after a change, and returns with s.mu held once a
+// write that covers the change succeeded. The parallel tasks of a child
+// superstep all write this one journal; rather than each waiting for the
+// write before it and then making its own (a round trip and a flush each,
+// one after another), the changes made while a write is in flight are
+// written together by the next one. One write is in flight at a time, of
+// a copy of the journal taken under s.mu, so the last write applied holds
+// every change. A write that fails returns its error to the task that
+// made it; the others it would have covered write again themselves.
 func (s *subStore) persist() error {
-	return s.parent.persistJournal()
+	s.changed++
+	mine := s.changed
+	for s.written < mine {
+		if s.writing {
+			if s.wrote == nil {
+				s.wrote = sync.NewCond(&s.mu)
+			}
+			s.wrote.Wait()
+			continue
+		}
+		s.writing = true
+		covers := s.changed
+		entries := slices.Clone(s.j.entries)
+		s.mu.Unlock()
+		err := s.parent.persistEntries(entries)
+		s.mu.Lock()
+		s.writing = false
+		if err == nil {
+			s.written = max(s.written, covers)
+		}
+		if s.wrote != nil {
+			s.wrote.Broadcast()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // subLease is a child run's lease: the parent run's.
