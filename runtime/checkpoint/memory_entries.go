@@ -13,11 +13,14 @@ import (
 
 // How Memory keeps a thread's checkpoints: as entries without pointers
 // (memCP), whose strings and delta values are spans of the thread's byte
-// arena. A superstep's checkpoint then costs a copy of its id and writes
-// into the arena and an entry in a block, and nothing the garbage
-// collector scans. What a checkpoint rarely has (a snapshot's channels,
-// interrupts, a send's input, a journal, a time stamp that is not plain
-// UTC) goes to the thread's extras, referred to by index.
+// arena, and whose ids are references to entries or, for the executor's
+// ids, the entry's time stamp and a counter (idOwn, idRef). A superstep's
+// checkpoint then costs a copy of its writes into the arena and an entry
+// in a block, and nothing the garbage collector scans. What a checkpoint
+// rarely has (a snapshot's channels, interrupts, a send's input, a
+// journal, a time stamp that is not plain UTC, a plan made before it, a
+// delta of another checkpoint than its parent) goes to the thread's
+// extras, referred to by index.
 
 // memThread is one thread's checkpoints.
 type memThread struct {
