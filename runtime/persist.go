@@ -156,7 +156,18 @@ func (r *runner[S, U]) checkpoint(step int, keepPlan *string) (*Checkpoint, erro
 		next = make([]checkpoint.TaskRef, len(r.cur))
 	}
 	for i, t := range r.cur {
-		next[i] = checkpoint.TaskRef{Node: r.g.ids[t.Node], Key: t.Key}
+		// Field by field too (see below): a whole TaskRef is four
+		// pointers' write barriers in one slow bulk barrier while the
+		// collector marks.
+		n := &next[i]
+		setString(&n.Node, r.g.ids[t.Node])
+		setString(&n.Key, t.Key)
+		if n.Input != nil {
+			n.Input = nil
+		}
+		if n.Journal != nil {
+			n.Journal = nil
+		}
 		if t.Send {
 			in, err := r.p.EncodeState(t.Input)
 			if err != nil {
