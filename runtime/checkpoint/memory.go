@@ -241,8 +241,13 @@ func (m *Memory) dropJournals(thread string, done []string) {
 // applied after it; m.mu is held.
 func (m *Memory) channels(t *memThread, i int, more []ChannelWrite) (json.RawMessage, error) {
 	var chain [][]ChannelWrite
+	// The deltas of one write (a chain's usual) share one array, ones, not
+	// a slice each: at is, for each of chain, its write's index in ones
+	// (-1: chain holds its writes).
+	var ones []ChannelWrite
+	var at []int
 	if more != nil {
-		chain = append(chain, more)
+		chain, at = append(chain, more), append(at, -1)
 	}
 	for {
 		e := t.at(i)
@@ -251,10 +256,19 @@ func (m *Memory) channels(t *memThread, i int, more []ChannelWrite) (json.RawMes
 			if len(chain) == 0 {
 				return chans, nil
 			}
+			for k, j := range at {
+				if j >= 0 {
+					chain[k] = ones[j : j+1 : j+1]
+				}
+			}
 			slices.Reverse(chain)
 			return ApplyDeltas(chans, chain...)
 		}
-		chain = append(chain, t.writesOf(e))
+		if e.nwrites == 1 {
+			chain, at, ones = append(chain, nil), append(at, len(ones)), append(ones, t.write(e.write1))
+		} else {
+			chain, at = append(chain, t.writesOf(e)), append(at, -1)
+		}
 		j, ok := t.baseOf(e)
 		if !ok {
 			return nil, fmt.Errorf("%w: checkpoint %s is a delta of checkpoint %s, which is gone", ErrDelta, t.idOf(e), t.baseID(e))

@@ -514,16 +514,7 @@ func (t *memThread) snapshot(e *memCP) bool { return e.extra != 0 && t.extras[e.
 // writesOf returns the writes of entry e (new slices; the values share
 // the arena).
 func (t *memThread) writesOf(e *memCP) []ChannelWrite {
-	one := func(w memWrite) ChannelWrite {
-		c := ChannelWrite{Channel: t.str(w.channel), Append: w.append, Merge: w.merge}
-		if !w.nilValue {
-			c.Value = t.bytesOf(w.value)
-			if c.Value == nil {
-				c.Value = json.RawMessage{}
-			}
-		}
-		return c
-	}
+	one := t.write
 	if e.nwrites == 1 {
 		return []ChannelWrite{one(e.write1)}
 	}
@@ -532,6 +523,18 @@ func (t *memThread) writesOf(e *memCP) []ChannelWrite {
 		out[i] = one(t.writes[int(e.write1.channel.off)+i])
 	}
 	return out
+}
+
+// write returns w (its value shares the arena).
+func (t *memThread) write(w memWrite) ChannelWrite {
+	c := ChannelWrite{Channel: t.str(w.channel), Append: w.append, Merge: w.merge}
+	if !w.nilValue {
+		c.Value = t.bytesOf(w.value)
+		if c.Value == nil {
+			c.Value = json.RawMessage{}
+		}
+	}
+	return c
 }
 
 // checkpoint returns a new Checkpoint of e, without its channels.

@@ -315,3 +315,43 @@ func TestMemoryEntrySize(t *testing.T) {
 		t.Errorf("memCP is %d bytes, want 96", n)
 	}
 }
+
+// TestMemoryChainReadAllocations checks that rebuilding the channels at
+// the end of a long chain of one-write deltas (a read, or a compaction)
+// does not allocate per delta.
+func TestMemoryChainReadAllocations(t *testing.T) {
+	ctx := t.Context()
+	m := NewMemory(Compact(Compaction{Every: 100000, Bytes: 1 << 30}))
+	const n = 500
+	prev := ""
+	for i := range n {
+		cp := &Checkpoint{ID: "c" + itoa(i), ParentID: prev, ThreadID: "t", PlanID: "c" + itoa(i), Created: time.Unix(0, int64(i)).UTC()}
+		var err error
+		if i == 0 {
+			cp.Channels = json.RawMessage(`{"l":[0]}`)
+			err = m.Put(ctx, cp, nil)
+		} else {
+			err = m.PutDelta(ctx, cp, Delta{Base: prev, Writes: []ChannelWrite{{Channel: "l", Append: true, Value: json.RawMessage(`[` + itoa(i) + `]`)}}}, nil)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev = cp.ID
+	}
+	got, err := m.Get(ctx, "t", prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct{ L []int }
+	if err := json.Unmarshal(got.Channels, &st); err != nil || len(st.L) != n || st.L[n-1] != n-1 {
+		t.Fatalf("channels %.80s…: %v; want a list of %d", got.Channels, err, n)
+	}
+	allocs := testing.AllocsPerRun(5, func() {
+		if _, err := m.Get(ctx, "t", prev); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > n/10 {
+		t.Errorf("reading the end of a chain of %d deltas: %.0f allocations, want fewer than %d", n, allocs, n/10)
+	}
+}
