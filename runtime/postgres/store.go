@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -25,6 +26,8 @@ type Store struct {
 
 	leases *store.Leases  // the leases this Store holds
 	retry  *store.Retrier // retries a run's writes after errors safe to retry
+
+	commitSQLs sync.Map // commit parts (uint8) → the one-statement commit's SQL (commit.go)
 }
 
 var _ runtime.Checkpointer = (*Store)(nil)
