@@ -20,7 +20,8 @@ type AffectedThread struct {
 	// CheckpointID is the thread's latest checkpoint, written by the old
 	// version.
 	CheckpointID string
-	// Status is how the thread's last run ended (ThreadOutcome.Status).
+	// Status is the thread's status (checkpoint.ThreadStatus) as its store
+	// shows it: a run going on is not seen here, so never running.
 	Status Status
 	// Nodes are the planned or pending nodes of the checkpoint that the
 	// change touches (removed, retyped, reconfigured, their goto list or
@@ -101,7 +102,13 @@ func affected(ctx context.Context, cp Checkpointer, t checkpoint.ThreadInfo, fro
 	if latest.Fingerprint != fromFP || (len(latest.Next) == 0 && len(latest.Pending) == 0) {
 		return nil, nil
 	}
-	a := &AffectedThread{ThreadID: t.ID, CheckpointID: latest.ID, Status: t.Outcome.Status}
+	open, err := OpenInterrupts(ctx, cp, latest)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: AffectedThreads: read the interrupts of thread %q: %w", t.ID, err)
+	}
+	status := checkpoint.ThreadStatus(checkpoint.ThreadFacts{Checkpoint: true, Next: len(latest.Next), Created: latest.Created,
+		Open: open, Outcome: t.Outcome})
+	a := &AffectedThread{ThreadID: t.ID, CheckpointID: latest.ID, Status: status}
 	seen := map[string]bool{}
 	for _, n := range slices.Concat(taskNodes(latest.Next), pendingNodes(latest.Pending)) {
 		if nodes[n] && !seen[n] {

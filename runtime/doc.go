@@ -247,7 +247,9 @@
 // on. A store lists threads by status, metadata and update time
 // ([ThreadQuery]), newest first, a page at a time ([ThreadPage]) with
 // a cursor that never repeats a thread while others are updated; an inbox
-// of approvals is one call, answered with Resume and AnswersByID.
+// of approvals is one call, answered with Resume and AnswersByID. Where a
+// thread stands (new, running, interrupted, parked, done, error, aborted)
+// is one rule, checkpoint.ThreadStatus, that every tool applies.
 //
 // Package runtime/checkpoint is the backend port: the interfaces a store
 // implements, the helpers a backend author builds on, the store errors and

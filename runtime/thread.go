@@ -170,6 +170,20 @@ func (t *Thread[S, U]) Pending(ctx context.Context) ([]PendingInterrupt, error) 
 	return pendingInterrupts(ctx, t.cp, t.id)
 }
 
+// OpenInterrupts returns the interrupts of checkpoint at, a checkpoint of
+// cp, still waiting for an answer (those whose answer is not journaled),
+// sorted by id: what Thread.StateAt's Open holds, for code that has no
+// typed graph and has read the checkpoint already (the ilmek command, a
+// thread's status: checkpoint.ThreadFacts.Open). It reads the journal of
+// each pending interrupt's task.
+func OpenInterrupts(ctx context.Context, cp Checkpointer, at *Checkpoint) ([]PendingInterrupt, error) {
+	if at == nil || len(at.Pending) == 0 {
+		return nil, nil
+	}
+	_, open, err := readPauses(ctx, cp, at.ThreadID, at.Pending)
+	return open, err
+}
+
 // pendingInterrupts is Thread.Pending for code that has no typed graph.
 func pendingInterrupts(ctx context.Context, cp Checkpointer, threadID string) ([]PendingInterrupt, error) {
 	latest, err := cp.Get(ctx, threadID, "")

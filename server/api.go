@@ -153,11 +153,13 @@ type ThreadView struct {
 }
 
 // Thread statuses are the runtime's (runtime.Status), in ThreadView.Status
-// and the status filter of GET /threads: new (never ran), running (a run
-// queued or going on here, or in another process on the same store, as the
-// store's event log shows, or a request a worker of Config.Queue holds), interrupted (waiting on a person), parked
-// (stopped at a superstep boundary with work left), and how its last run
-// ended: done, error or aborted.
+// and the status filter of GET /threads, by the rule checkpoint.ThreadStatus
+// states (threadStatus): running (a run queued or going on here, or in
+// another process on the same store, as the store's event log shows, or a
+// request a worker of Config.Queue holds: Server.held), interrupted
+// (waiting on a person), parked (on timers, or stopped at a superstep
+// boundary with work left), error or aborted (how its latest run ended),
+// new (no checkpoint), done.
 var threadStatuses = []runtime.Status{runtime.StatusNew, runtime.StatusRunning, runtime.StatusInterrupted,
 	runtime.StatusParked, runtime.StatusDone, runtime.StatusError, runtime.StatusAborted}
 
@@ -236,12 +238,14 @@ func (s *Server) threadView(ctx context.Context, t threadRecord, info *runtime.T
 	v := ThreadView{ThreadID: t.ID, Graph: t.Graph, Metadata: t.Meta, Created: t.Created, Status: runtime.StatusNew,
 		Next: []string{}, Pending: []PendingView{}}
 	ts, err := s.state(ctx, t)
+	var created time.Time
 	switch {
 	case errors.Is(err, runtime.ErrNotFound):
 	case err != nil:
 		return v, err
 	default:
 		v.CheckpointID, v.Step, v.Values = ts.Checkpoint.ID, ts.Checkpoint.Step, ts.Checkpoint.Channels
+		created = ts.Checkpoint.Created
 		if ts.Next != nil {
 			v.Next = ts.Next
 		}
@@ -257,9 +261,9 @@ func (s *Server) threadView(ctx context.Context, t threadRecord, info *runtime.T
 	}
 	// How the last run ended: the store's record, else the last run this
 	// server ran (a run refused before it started ended nothing).
-	var ended runtime.Status
+	var ended checkpoint.ThreadOutcome
 	if info != nil {
-		ended = info.Outcome.Status
+		ended = info.Outcome
 		if l := strings.Fields(info.Meta[metaRuns]); len(l) > 0 {
 			v.LastRunID, _, _ = strings.Cut(l[len(l)-1], ":")
 		}
@@ -267,30 +271,43 @@ func (s *Server) threadView(ctx context.Context, t threadRecord, info *runtime.T
 	if last := s.lastRun(t.ID); last != nil {
 		lv := last.view()
 		v.LastRunID = lv.RunID
-		if last.isDone() && last.refusedWith() == nil && (ended == "" || info == nil || lv.Ended != nil && lv.Ended.After(info.Outcome.Ended)) {
-			ended = lv.Status
+		if last.isDone() && last.refusedWith() == nil && (ended.Status == "" || info == nil || lv.Ended != nil && lv.Ended.After(info.Outcome.Ended)) {
+			ended = checkpoint.ThreadOutcome{Status: lv.Status, RunID: lv.RunID}
+			if lv.Ended != nil {
+				ended.Ended = *lv.Ended
+			}
 		} else if e := last.ending(); e != "" && !last.isDone() {
-			ended = e // sent its run_end, not yet freed the thread
+			// sent its run_end, not yet freed the thread: the latest run
+			ended = checkpoint.ThreadOutcome{Status: e, RunID: lv.RunID}
 		}
 	}
-	v.Status = threadStatus(v, ended)
+	v.Status = threadStatus(v, created, ended, s.held(ctx, t, v.LastRunID, info))
+	return v, nil
+}
+
+// held reports whether a run holds thread t right now, as far as this
+// server can know: a run of its own, the workers' request it submitted
+// (queued or running), a run of another process on the same store whose
+// event log has no end yet (runsElsewhere; lastRun is the last run t's
+// record lists), or a request of t a worker of Config.Queue holds.
+func (s *Server) held(ctx context.Context, t threadRecord, lastRun string, info *runtime.ThreadInfo) bool {
 	if _, busy := s.threadBusy(t.ID); busy {
-		v.Status = runtime.StatusRunning
-	} else if qid, ok := s.queuedID(v.LastRunID); ok {
-		// The workers' request of the thread, queued or running.
-		if o, err := s.cfg.Queue.Outcome(ctx, qid); err == nil && !o.Ended() {
-			v.Status = runtime.StatusRunning
-		}
-	} else if s.runsElsewhere(ctx, t, v.LastRunID, info) {
-		v.Status = runtime.StatusRunning
+		return true
 	}
-	if h, ok := s.cfg.Queue.(ThreadHolder); ok && v.Status != runtime.StatusRunning {
+	if qid, ok := s.queuedID(lastRun); ok {
+		if o, err := s.cfg.Queue.Outcome(ctx, qid); err == nil && !o.Ended() {
+			return true
+		}
+	} else if s.runsElsewhere(ctx, t, lastRun, info) {
+		return true
+	}
+	if h, ok := s.cfg.Queue.(ThreadHolder); ok {
 		// A request this server did not submit, held by a worker.
 		if held, err := h.Holds(ctx, t.ID); err == nil && held {
-			v.Status = runtime.StatusRunning
+			return true
 		}
 	}
-	return v, nil
+	return false
 }
 
 // runsElsewhere reports whether run id, the last run thread t's record
@@ -316,24 +333,17 @@ func (s *Server) runsElsewhere(ctx context.Context, t threadRecord, id string, i
 	return err == nil && rv.Ended == nil
 }
 
-// threadStatus is where a thread stands from its latest checkpoint and how
-// its last run ended ("" when unknown).
-func threadStatus(v ThreadView, ended runtime.Status) runtime.Status {
-	switch {
-	case len(v.Pending) > 0:
-		open := make([]runtime.PendingInterrupt, len(v.Pending))
-		for i, p := range v.Pending {
-			open[i] = p.PendingInterrupt
-		}
-		return checkpoint.PauseStatus(open) // parked on timers only: nobody is asked
-	case ended == runtime.StatusError || ended == runtime.StatusAborted || ended == runtime.StatusParked:
-		return ended
-	case v.CheckpointID == "":
-		return runtime.StatusNew
-	case len(v.Next) > 0:
-		return runtime.StatusParked
+// threadStatus is where thread view v stands, by the runtime's one rule
+// (checkpoint.ThreadStatus, which the ilmek command applies too): from
+// its latest checkpoint (written at created), the interrupts open there,
+// how its last run ended (zero when unknown) and whether a run holds it.
+func threadStatus(v ThreadView, created time.Time, ended checkpoint.ThreadOutcome, held bool) runtime.Status {
+	open := make([]runtime.PendingInterrupt, len(v.Pending))
+	for i, p := range v.Pending {
+		open[i] = p.PendingInterrupt
 	}
-	return runtime.StatusDone
+	return checkpoint.ThreadStatus(checkpoint.ThreadFacts{Held: held, Checkpoint: v.CheckpointID != "", Next: len(v.Next),
+		Created: created, Open: open, Outcome: ended})
 }
 
 // state reads a thread's latest state through the version that runs it.
@@ -395,10 +405,10 @@ func (s *Server) listThreads(w http.ResponseWriter, r *http.Request, p Principal
 		pending = &b
 	}
 	// The store filters and pages: by metadata and graph, and by the last
-	// run's outcome for the threads waiting on a person or failed. The
-	// server checks the rest (Access, the status it computes) on what
-	// comes back.
-	tq := runtime.ThreadQuery{Meta: map[string]string{}, Cursor: q.Get("cursor")}
+	// run's outcome for the statuses that imply it (error, aborted:
+	// checkpoint.OutcomeFilter). The server checks the rest (Access, the
+	// status it computes, pending) on what comes back.
+	tq := runtime.ThreadQuery{Meta: map[string]string{}, Cursor: q.Get("cursor"), Status: checkpoint.OutcomeFilter(status)}
 	for k, vs := range q {
 		if name, ok := strings.CutPrefix(k, "metadata."); ok && len(vs) > 0 {
 			tq.Meta[name] = vs[0]
@@ -417,12 +427,6 @@ func (s *Server) listThreads(w http.ResponseWriter, r *http.Request, p Principal
 			return writeJSON(w, http.StatusOK, out)
 		}
 		tq.Meta[metaOwner] = p.ID
-	}
-	switch {
-	case status == runtime.StatusInterrupted || pending != nil && *pending:
-		tq.Status = runtime.StatusInterrupted
-	case status == runtime.StatusDone || status == runtime.StatusError || status == runtime.StatusAborted:
-		tq.Status = status
 	}
 	for {
 		tq.Limit = limit - len(out.Threads)
@@ -445,7 +449,7 @@ func (s *Server) listThreads(w http.ResponseWriter, r *http.Request, p Principal
 			if err != nil {
 				return err
 			}
-			if status != "" && v.Status != status || pending != nil && (len(v.Pending) > 0) != *pending {
+			if status != "" && v.Status != status || pending != nil && asksPerson(v.Pending) != *pending {
 				continue
 			}
 			out.Threads = append(out.Threads, v)
@@ -457,6 +461,17 @@ func (s *Server) listThreads(w http.ResponseWriter, r *http.Request, p Principal
 		tq.Cursor = page.Next
 	}
 	return writeJSON(w, http.StatusOK, out)
+}
+
+// asksPerson reports whether pending holds a question to a person (not
+// only timers): the threads GET /threads?pending=true lists.
+func asksPerson(pending []PendingView) bool {
+	for _, p := range pending {
+		if !p.Timer {
+			return true
+		}
+	}
+	return false
 }
 
 // searchMatches reports whether the thread's id or one of its metadata

@@ -14,7 +14,8 @@
 //     each child of a paused thread stands (SubgraphView: its channels,
 //     next nodes and pending ids); DELETE /threads/{id} deletes it. A thread's
 //     status is the runtime's (runtime.Status): new, running, interrupted,
-//     parked, done, error or aborted;
+//     parked, done, error or aborted, by the rule checkpoint.ThreadStatus
+//     states, which the ilmek command applies too;
 //   - runs: POST /threads/{id}/runs starts one with input; its events
 //     stream as Server-Sent Events (GET .../runs/{run}/stream, ids
 //     "<run>:<seq>", reconnect with Last-Event-ID from the run's event

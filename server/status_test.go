@@ -2,34 +2,47 @@ package server
 
 import (
 	"testing"
+	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
-// TestThreadStatus: a thread's status is the runtime's word, from its
-// latest checkpoint and how its last run ended.
+// TestThreadStatus: a thread's view gives the runtime's rule
+// (checkpoint.ThreadStatus, tested row by row in its package) its facts:
+// the latest checkpoint, the interrupts open there, how the last run ended
+// and whether a run holds the thread.
 func TestThreadStatus(t *testing.T) {
 	open := []PendingView{{PendingInterrupt: runtime.PendingInterrupt{ID: "review:interrupt#0"}}}
+	nap := []PendingView{{PendingInterrupt: runtime.PendingInterrupt{ID: "wait:sleep#0", Timer: true}}}
+	at := time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
+	ended := func(s runtime.Status, when time.Time) checkpoint.ThreadOutcome {
+		return checkpoint.ThreadOutcome{Status: s, Ended: when}
+	}
 	cases := []struct {
 		name  string
 		view  ThreadView
-		ended runtime.Status
+		ended checkpoint.ThreadOutcome
+		held  bool
 		want  runtime.Status
 	}{
-		{"never ran", ThreadView{}, "", runtime.StatusNew},
-		{"waiting on a person", ThreadView{CheckpointID: "c", Pending: open}, runtime.StatusInterrupted, runtime.StatusInterrupted},
-		{"waiting, outcome unknown", ThreadView{CheckpointID: "c", Pending: open}, "", runtime.StatusInterrupted},
-		{"done", ThreadView{CheckpointID: "c"}, runtime.StatusDone, runtime.StatusDone},
-		{"done, outcome unknown", ThreadView{CheckpointID: "c"}, "", runtime.StatusDone},
-		{"failed", ThreadView{CheckpointID: "c", Next: []string{"n"}}, runtime.StatusError, runtime.StatusError},
-		{"aborted", ThreadView{CheckpointID: "c", Next: []string{"n"}}, runtime.StatusAborted, runtime.StatusAborted},
-		{"parked by the runtime", ThreadView{CheckpointID: "c", Next: []string{"n"}}, runtime.StatusParked, runtime.StatusParked},
-		{"work left, no run going", ThreadView{CheckpointID: "c", Next: []string{"n"}}, "", runtime.StatusParked},
-		{"answered since by a fork", ThreadView{CheckpointID: "c"}, runtime.StatusInterrupted, runtime.StatusDone},
+		{"never ran", ThreadView{}, checkpoint.ThreadOutcome{}, false, runtime.StatusNew},
+		{"a run holds it", ThreadView{CheckpointID: "c", Pending: open}, ended(runtime.StatusInterrupted, at), true, runtime.StatusRunning},
+		{"waiting on a person", ThreadView{CheckpointID: "c", Pending: open}, ended(runtime.StatusInterrupted, at), false, runtime.StatusInterrupted},
+		{"waiting, outcome unknown", ThreadView{CheckpointID: "c", Pending: open}, checkpoint.ThreadOutcome{}, false, runtime.StatusInterrupted},
+		{"on a timer", ThreadView{CheckpointID: "c", Next: []string{"wait"}, Pending: nap}, ended(runtime.StatusParked, at), false, runtime.StatusParked},
+		{"done", ThreadView{CheckpointID: "c"}, ended(runtime.StatusDone, at), false, runtime.StatusDone},
+		{"done, outcome unknown", ThreadView{CheckpointID: "c"}, checkpoint.ThreadOutcome{}, false, runtime.StatusDone},
+		{"failed", ThreadView{CheckpointID: "c", Next: []string{"n"}}, ended(runtime.StatusError, at.Add(time.Second)), false, runtime.StatusError},
+		{"failed, run of this server still ending", ThreadView{CheckpointID: "c", Next: []string{"n"}}, checkpoint.ThreadOutcome{Status: runtime.StatusError}, false, runtime.StatusError},
+		{"aborted", ThreadView{CheckpointID: "c", Next: []string{"n"}}, ended(runtime.StatusAborted, at.Add(time.Second)), false, runtime.StatusAborted},
+		{"parked by the runtime", ThreadView{CheckpointID: "c", Next: []string{"n"}}, ended(runtime.StatusParked, at), false, runtime.StatusParked},
+		{"work left, no run going", ThreadView{CheckpointID: "c", Next: []string{"n"}}, checkpoint.ThreadOutcome{}, false, runtime.StatusParked},
+		{"work left after an earlier run failed", ThreadView{CheckpointID: "c", Next: []string{"n"}}, ended(runtime.StatusError, at.Add(-time.Second)), false, runtime.StatusParked},
+		{"answered since by a fork", ThreadView{CheckpointID: "c"}, ended(runtime.StatusInterrupted, at.Add(-time.Second)), false, runtime.StatusDone},
 	}
 	for _, c := range cases {
-		if got := threadStatus(c.view, c.ended); got != c.want {
+		if got := threadStatus(c.view, at, c.ended, c.held); got != c.want {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)
 		}
 	}
@@ -64,5 +77,21 @@ func TestNoStaleRunning(t *testing.T) {
 	}
 	if q := s.queues["t"]; len(q.queue) != 1 || q.queue[0] != next || q.active != active {
 		t.Fatalf("the request does not wait for the thread to be freed: %+v", q)
+	}
+}
+
+// TestAsksPerson: GET /threads?pending=true lists the threads a question
+// to a person waits on, not those parked on timers only.
+func TestAsksPerson(t *testing.T) {
+	ask := PendingView{PendingInterrupt: runtime.PendingInterrupt{ID: "review:interrupt#0"}}
+	nap := PendingView{PendingInterrupt: runtime.PendingInterrupt{ID: "wait:sleep#0", Timer: true}}
+	for _, c := range []struct {
+		name    string
+		pending []PendingView
+		want    bool
+	}{{"none", nil, false}, {"a timer", []PendingView{nap}, false}, {"a question", []PendingView{ask}, true}, {"both", []PendingView{nap, ask}, true}} {
+		if got := asksPerson(c.pending); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
 	}
 }

@@ -53,23 +53,47 @@ type threadView struct {
 	Meta    map[string]string `json:"meta,omitempty"`
 	// Run is the id of the thread's last ended run, Ended when it ended and
 	// Error its error text.
-	Run     string                     `json:"run,omitempty"`
-	Ended   time.Time                  `json:"ended,omitzero"`
-	Error   string                     `json:"error,omitempty"`
+	Run   string    `json:"run,omitempty"`
+	Ended time.Time `json:"ended,omitzero"`
+	Error string    `json:"error,omitempty"`
+	// Pending are the interrupts of the latest checkpoint still waiting
+	// for an answer (a person's questions, and the timers of a parked
+	// thread).
 	Pending []runtime.PendingInterrupt `json:"pending,omitempty"`
 }
 
-// statusOf is a thread's status: how its last run ended, new when none has.
-func statusOf(info checkpoint.ThreadInfo) runtime.Status {
-	if info.Outcome.Status == "" {
-		return runtime.StatusNew
+// statusOf is a thread's status by the runtime's one rule
+// (checkpoint.ThreadStatus), the server's too: from the thread's record,
+// its latest checkpoint (nil when it has none), the interrupts open there,
+// and whether a worker holds it.
+func statusOf(info checkpoint.ThreadInfo, latest *runtime.Checkpoint, open []runtime.PendingInterrupt, held bool) runtime.Status {
+	f := checkpoint.ThreadFacts{Held: held, Open: open, Outcome: info.Outcome}
+	if latest != nil {
+		f.Checkpoint, f.Next, f.Created = true, len(latest.Next), latest.Created
 	}
-	return info.Outcome.Status
+	return checkpoint.ThreadStatus(f)
 }
 
-func viewOf(info checkpoint.ThreadInfo) threadView {
-	return threadView{ID: info.ID, Status: statusOf(info), Updated: info.Updated, Meta: info.Meta,
-		Run: info.Outcome.RunID, Ended: info.Outcome.Ended, Error: info.Outcome.Error, Pending: info.Pending}
+// latestOf reads thread id's latest checkpoint (nil when it has none) and
+// the interrupts open there.
+func latestOf(ctx context.Context, st *store, id string) (*runtime.Checkpoint, []runtime.PendingInterrupt, error) {
+	latest, err := st.cp.Get(ctx, id, "")
+	if errors.Is(err, runtime.ErrNotFound) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("read thread %q in %s: %w", id, st.name, err)
+	}
+	open, err := runtime.OpenInterrupts(ctx, st.cp, latest)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the interrupts of thread %q in %s: %w", id, st.name, err)
+	}
+	return latest, open, nil
+}
+
+func viewOf(info checkpoint.ThreadInfo, latest *runtime.Checkpoint, open []runtime.PendingInterrupt, held bool) threadView {
+	return threadView{ID: info.ID, Status: statusOf(info, latest, open, held), Updated: info.Updated, Meta: info.Meta,
+		Run: info.Outcome.RunID, Ended: info.Outcome.Ended, Error: info.Outcome.Error, Pending: open}
 }
 
 // parseStatus checks s against the runtime's statuses.
@@ -106,7 +130,7 @@ type threadsPage struct {
 }
 
 func threadsCmd(fs *pflag.FlagSet) runFunc {
-	status := fs.String("status", "", "keep threads of this status: new, interrupted, running, parked, done, error, aborted")
+	status := fs.String("status", "", "keep threads of this status (the server's too: checkpoint.ThreadStatus): new, interrupted, running, parked, done, error, aborted")
 	meta := fs.StringArray("meta", nil, "keep threads whose metadata has KEY=VALUE (repeat for several)")
 	after := fs.String("updated-after", "", "keep threads updated after this time (RFC 3339, or a duration back from now: 24h)")
 	before := fs.String("updated-before", "", "keep threads updated before this time (RFC 3339, or a duration back from now)")
@@ -121,12 +145,9 @@ func threadsCmd(fs *pflag.FlagSet) runFunc {
 		if err != nil {
 			return err
 		}
-		q := checkpoint.ThreadQuery{Status: s, Limit: *limit, Cursor: *cursor}
-		local := s == runtime.StatusNew || s == runtime.StatusRunning || s == runtime.StatusParked
-		if local {
-			// A store records how runs ended; these are filtered here.
-			q.Status = ""
-		}
+		// The store preselects by outcome what it can; each thread's
+		// status is checked below.
+		q := checkpoint.ThreadQuery{Status: checkpoint.OutcomeFilter(s), Limit: *limit, Cursor: *cursor}
 		for _, kv := range *meta {
 			k, v, ok := strings.Cut(kv, "=")
 			if !ok || k == "" {
@@ -152,20 +173,21 @@ func threadsCmd(fs *pflag.FlagSet) runFunc {
 			if err != nil {
 				return fmt.Errorf("list the threads of %s: %w", st.name, err)
 			}
-			views := make([]threadView, len(p.Threads))
 			ids := make([]string, len(p.Threads))
 			for i, t := range p.Threads {
-				views[i], ids[i] = viewOf(t), t.ID
+				ids[i] = t.ID
 			}
 			running, err := runningThreads(ctx, st, ids)
 			if err != nil {
 				return err
 			}
-			for _, v := range views {
-				if running[v.ID] {
-					v.Status = runtime.StatusRunning
+			for _, t := range p.Threads {
+				latest, open, err := latestOf(ctx, st, t.ID)
+				if err != nil {
+					return err
 				}
-				if local && v.Status != s {
+				v := viewOf(t, latest, open, running[t.ID])
+				if s != "" && v.Status != s {
 					continue
 				}
 				page.Threads = append(page.Threads, v)
@@ -257,12 +279,9 @@ func showCmd(fs *pflag.FlagSet) runFunc {
 		if err != nil {
 			return err
 		}
-		latest, err := st.cp.Get(ctx, id, "")
-		if err != nil && !errors.Is(err, runtime.ErrNotFound) {
-			return fmt.Errorf("read thread %q: %w", id, err)
-		}
+		latest, open, err := latestOf(ctx, st, id)
 		if err != nil {
-			latest = nil
+			return err
 		}
 		info, found, err := findThread(ctx, st, id, latest)
 		if err != nil {
@@ -274,14 +293,11 @@ func showCmd(fs *pflag.FlagSet) runFunc {
 		if !found {
 			info = checkpoint.ThreadInfo{ID: id, Updated: latest.Created}
 		}
-		v := showView{threadView: viewOf(info), Next: []taskView{}}
 		running, err := runningThreads(ctx, st, []string{id})
 		if err != nil {
 			return err
 		}
-		if running[id] {
-			v.Status = runtime.StatusRunning
-		}
+		v := showView{threadView: viewOf(info, latest, open, running[id]), Next: []taskView{}}
 		cp := latest
 		if *at != "" {
 			if cp, err = st.cp.Get(ctx, id, *at); err != nil {
@@ -293,7 +309,7 @@ func showCmd(fs *pflag.FlagSet) runFunc {
 			for _, t := range cp.Next {
 				v.Next = append(v.Next, taskView{Node: t.Node, Key: t.Key})
 			}
-			if *at != "" || len(v.Pending) == 0 {
+			if *at != "" {
 				// the questions as they stood at the checkpoint shown
 				v.Pending = cp.Pending
 			}

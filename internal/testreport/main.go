@@ -1,6 +1,9 @@
 // Command testreport reads `go test -json` on its standard input and prints
 // what `go test` would print without -json — each package's ok, FAIL or
-// "no test files" line, the output of failed tests, build errors — plus,
+// "no test files" line, the output of failed tests, build errors, and the
+// output of the tests still running when a package's binary died (a
+// timeout's panic and goroutine dump, which test2json files under the test
+// that was running and which no fail event of that test follows) — plus,
 // right after a package's line, one line for a package whose PostgreSQL
 // tests skipped for want of a server (internal/pgtest's notice), which a
 // plain `go test` hides behind "ok":
@@ -39,6 +42,8 @@ func main() { os.Exit(report(os.Stdin, os.Stdout)) }
 func report(in io.Reader, out io.Writer) int {
 	type key struct{ pkg, test string }
 	buf := map[key]*strings.Builder{}
+	started := map[string][]string{} // the tests of a package with output, in order
+	pkgOut := map[string]*strings.Builder{}
 	pgSkips := map[string]int{}
 	failed, packages := false, 0
 	sc := bufio.NewScanner(in)
@@ -57,10 +62,26 @@ func report(in io.Reader, out io.Writer) int {
 			failed = true
 		case e.Test == "" && e.Action == "output":
 			if e.Output != "PASS\n" {
-				io.WriteString(out, e.Output)
+				if pkgOut[e.Package] == nil {
+					pkgOut[e.Package] = &strings.Builder{}
+				}
+				pkgOut[e.Package].WriteString(e.Output)
 			}
 		case e.Test == "" && (e.Action == "pass" || e.Action == "fail" || e.Action == "skip"):
 			packages++
+			for _, test := range started[e.Package] {
+				k := key{e.Package, test}
+				if b := buf[k]; b != nil && e.Action == "fail" {
+					// A test with no end of its own: the binary died in it.
+					io.WriteString(out, b.String())
+				}
+				delete(buf, k)
+			}
+			delete(started, e.Package)
+			if b := pkgOut[e.Package]; b != nil {
+				io.WriteString(out, b.String())
+				delete(pkgOut, e.Package)
+			}
 			if e.Action == "fail" {
 				failed = true
 			}
@@ -71,6 +92,7 @@ func report(in io.Reader, out io.Writer) int {
 			k := key{e.Package, e.Test}
 			if buf[k] == nil {
 				buf[k] = &strings.Builder{}
+				started[e.Package] = append(started[e.Package], e.Test)
 			}
 			buf[k].WriteString(e.Output)
 		case e.Action == "fail":

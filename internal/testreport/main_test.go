@@ -33,6 +33,17 @@ func TestReport(t *testing.T) {
 {"Action":"output","Package":"p/b","Output":"FAIL\tp/b [build failed]\n"}
 {"Action":"fail","Package":"p/b","FailedBuild":"p/b [p/b.test]"}
 `
+	const timedOut = `{"Action":"start","Package":"p/c"}
+{"Action":"run","Package":"p/c","Test":"TestQuick"}
+{"Action":"output","Package":"p/c","Test":"TestQuick","Output":"=== RUN   TestQuick\n"}
+{"Action":"pass","Package":"p/c","Test":"TestQuick"}
+{"Action":"run","Package":"p/c","Test":"TestSlow"}
+{"Action":"output","Package":"p/c","Test":"TestSlow","Output":"=== RUN   TestSlow\n"}
+{"Action":"output","Package":"p/c","Test":"TestSlow","Output":"panic: test timed out after 2s\n"}
+{"Action":"output","Package":"p/c","Test":"TestSlow","Output":"\t\tTestSlow (2s)\n"}
+{"Action":"output","Package":"p/c","Output":"FAIL\tp/c\t2.081s\n"}
+{"Action":"fail","Package":"p/c","Elapsed":2.083}
+`
 	for _, c := range []struct {
 		name, in string
 		code     int
@@ -41,6 +52,7 @@ func TestReport(t *testing.T) {
 		{"postgres skipped", skipped, 0, "ok  \tp/pg\t0.1s\nSKIP\tp/pg\t1 PostgreSQL tests skipped: no server (ILMEK_POSTGRES_DSN is not set; README, \"PostgreSQL tests\")\n"},
 		{"failed test", failing, 1, "    a_test.go:3: want 2, got 3\nFAIL\nFAIL\tp/a\t0.1s\n"},
 		{"build failure", broken, 1, "b.go:1:1: syntax error\nFAIL\tp/b [build failed]\n"},
+		{"timed out", timedOut, 1, "=== RUN   TestSlow\npanic: test timed out after 2s\n\t\tTestSlow (2s)\nFAIL\tp/c\t2.081s\n"},
 		{"nothing tested", "go: unknown flag -rcae\n", 1, "go: unknown flag -rcae\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

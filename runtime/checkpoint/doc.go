@@ -45,7 +45,10 @@
 // [ThreadLister] finds threads by status, metadata and update time, newest
 // first, a page at a time ([DefaultThreadLimit], at most
 // [MaxThreadLimit]) with a cursor that never repeats a thread while others
-// are updated. An [EventStore] keeps each run's last [MaxStoredEvents]
+// are updated. Where a thread stands is [ThreadStatus]'s one rule, from its
+// latest checkpoint, the interrupts open there, that outcome and a run
+// going on; a listing by that status preselects by outcome only what
+// [OutcomeFilter] allows. An [EventStore] keeps each run's last [MaxStoredEvents]
 // events, so a client reconnects to a run's stream from another process. A
 // [DocumentStore] keeps each graph version's document by fingerprint, for
 // the runtime's compatibility rule.

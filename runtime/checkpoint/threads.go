@@ -58,7 +58,9 @@ type ThreadInfo struct {
 // ThreadQuery selects and pages the threads ListThreads returns. Every
 // condition set must hold.
 type ThreadQuery struct {
-	// Status keeps the threads whose last run ended so; "" keeps all.
+	// Status keeps the threads whose last run ended so; "" keeps all. It
+	// is the recorded outcome, not ThreadStatus (OutcomeFilter says when
+	// the two select alike).
 	Status Status
 	// Meta keeps the threads whose metadata holds every given key with
 	// exactly the given value.
