@@ -71,7 +71,11 @@
 // waits for such a write in flight to commit, and every write after it
 // finds another epoch, writes nothing and fails with an error matching
 // ErrLeaseLost. A holder that was paused, partitioned or slow therefore
-// cannot overwrite the new holder's state.
+// cannot overwrite the new holder's state. A run's commit (its checkpoint,
+// the journals its superstep finished, the thread record and its events)
+// is one such statement, every part written only when the fence held.
+// AdoptLease makes a lease row that a statement of the caller's took (a
+// queue's claim) the Store's lease, fenced and renewed alike.
 //
 // The runtime passes the lease to every write of the run in the context and
 // learns of a loss from the heartbeat (runtime.LeaseOptions.Lost), not only

@@ -51,9 +51,13 @@ func (s *Store) putJournal(ctx context.Context, l *heldLease, threadID, taskID s
 	return nil
 }
 
-// Commit writes c fenced by the lease's epoch: a checkpoint alone in one
-// statement, with a thread record or events in one transaction that holds
-// the lease row FOR SHARE until it commits.
+// Commit writes c fenced by the lease's epoch, in one statement (so one
+// round trip and one transaction; commit.go): the checkpoint, the journals
+// its superstep finished, the thread record and the events, each written
+// only when the lease row still carries the epoch, which the statement
+// holds FOR SHARE until it commits. A delta whose chain reached the
+// compaction limits is written, with the rest, in a transaction that
+// holds the lease row FOR SHARE until it commits.
 func (l *heldLease) Commit(ctx context.Context, c checkpoint.Commit) error {
 	s := l.s
 	if c.Checkpoint != nil && c.Checkpoint.ThreadID != l.Thread {
@@ -80,7 +84,15 @@ func (l *heldLease) Commit(ctx context.Context, c checkpoint.Commit) error {
 			return ok, err
 		}
 	}
+	if c.Checkpoint == nil && c.Thread == nil && len(c.Events) == 0 {
+		return nil
+	}
 	err := s.retry.Do(ctx, "commit", l.Thread, settled, func(ctx context.Context) error {
+		// One statement in the common case; a delta whose chain must be
+		// compacted, in a transaction.
+		if err := s.commitOne(ctx, l, c); !errors.Is(err, errCompact) {
+			return err
+		}
 		if c.Thread == nil && len(c.Events) == 0 {
 			return write(ctx, s.pool)
 		}

@@ -88,3 +88,44 @@ func (s *Store) Lease(ctx context.Context, threadID string, opts checkpoint.Leas
 
 // lost is the error of a fenced write under l that found another epoch.
 func (l *heldLease) lost() error { return l.Lost(checkpoint.LeaseTakenOver, "fenced write") }
+
+// LeaseOwner returns how the Store names itself in the lease rows it
+// writes (Owner), for a statement of the caller's that takes a lease row
+// for AdoptLease.
+func (s *Store) LeaseOwner() string { return s.opts.owner }
+
+// LeaseTTLOf returns how long the Store's leases last without renewal
+// (LeaseTTL), for a statement of the caller's that takes a lease row for
+// AdoptLease.
+func (s *Store) LeaseTTLOf() time.Duration { return s.opts.ttl }
+
+// AdoptLease returns, as the thread's lease, a lease row that a statement
+// of the caller's (sent at sent) took under epoch: a row of the Store's
+// ilmek_leases for threadID with that epoch (from the sequence
+// ilmek_lease_epoch), the owner LeaseOwner and expiry LeaseTTLOf after
+// the statement's clock_timestamp(), inserted or taken over from an
+// expired holder exactly as Lease's statement does. From then on it is a
+// lease of this Store like one Lease took: a heartbeat renews it, its
+// writes are fenced by epoch and fail with ErrLeaseLost once another run
+// took the thread, Release drops it. Its local deadline counts from sent,
+// so the time between the caller's statement and AdoptLease counts
+// against the TTL. A queue's worker takes a claimed request's lease in
+// its claim statement this way, saving the lease's round trip. When
+// AdoptLease fails (ctx done, the Store closed), it drops the row.
+func (s *Store) AdoptLease(ctx context.Context, threadID string, epoch int64, sent time.Time, opts checkpoint.LeaseOptions) (checkpoint.Lease, error) {
+	l := &heldLease{s: s, epoch: epoch}
+	held, err := s.leases.Take(ctx, &l.Lease, threadID, opts, s.opts.ttl,
+		func(context.Context, time.Time) (string, store.Row, bool, error) {
+			return strconv.FormatInt(epoch, 10), l, true, nil
+		})
+	if err != nil || !held {
+		l.Thread = threadID
+		l.Drop()
+		if err == nil {
+			err = store.ErrClosed
+		}
+		return nil, fmt.Errorf("postgres: adopt the lease of thread %q (epoch %d) in %s: %w", threadID, epoch, s.where(), err)
+	}
+	l.Backdate(sent)
+	return l, nil
+}

@@ -25,6 +25,10 @@ type statements struct {
 	listThreads                      string
 	appendEvents, trimEvents         string
 	readEvents, pruneEvents          string
+
+	// fill fills the schema into a statement written with "S." before
+	// each table (commitSQL's).
+	fill func(string) string
 }
 
 const cpColumns = "id, thread_id, parent_id, plan_id, step, created_ns, channels, next, pending, fingerprint, format, migrated_from"
@@ -42,28 +46,25 @@ const readColumns = cpColumns + ", base_id, snap_id"
 func newStatements(s string) statements {
 	r := strings.NewReplacer("S.", s+".", "'S.", "'"+s+".")
 	f := func(q string) string { return r.Replace(q) }
-	const fence = "WITH f AS (SELECT 1 FROM S.ilmek_leases WHERE thread_id = $2 AND epoch = $13 FOR SHARE), "
-	const values = "$1::text, $2::text, $3::text, $4::text, $5::bigint, $6::bigint, $7::bytea, $8::bytea, $9::bytea, $10::text, $11::bigint, $12::text"
+	const values = cpValues
 	return statements{
+		fill:   f,
 		insert: f("INSERT INTO S.ilmek_checkpoints (" + cpColumns + ") VALUES (" + values + ")"),
 		insertDone: f("WITH ins AS (INSERT INTO S.ilmek_checkpoints (" + cpColumns + ") VALUES (" + values + ") RETURNING 1), " +
 			"del AS (DELETE FROM S.ilmek_journals WHERE thread_id = $2 AND task_id = ANY($13::text[])) " +
 			"SELECT count(*) FROM ins"),
-		insertFenced: f(fence +
-			"ins AS (INSERT INTO S.ilmek_checkpoints (" + cpColumns + ") SELECT " + values + " FROM f RETURNING 1), " +
-			"del AS (DELETE FROM S.ilmek_journals WHERE thread_id = $2 AND task_id = ANY($14::text[]) AND EXISTS (SELECT 1 FROM f)) " +
-			"SELECT count(*) FROM ins"),
-		latest: f("SELECT " + readColumns + " FROM S.ilmek_checkpoints WHERE thread_id = $1 ORDER BY seq DESC LIMIT 1"),
-		byID:   f("SELECT " + readColumns + " FROM S.ilmek_checkpoints WHERE thread_id = $1 AND id = $2"),
-		stored: f("SELECT EXISTS (SELECT 1 FROM S.ilmek_checkpoints WHERE thread_id = $1 AND id = $2)"),
-		list:   f("SELECT " + readColumns + " FROM S.ilmek_checkpoints WHERE thread_id = $1 ORDER BY seq DESC LIMIT $2"),
+		insertFenced: f(insertFencedCTEs + " SELECT count(*) FROM ins"),
+		latest:       f("SELECT " + readColumns + " FROM S.ilmek_checkpoints WHERE thread_id = $1 ORDER BY seq DESC LIMIT 1"),
+		byID:         f("SELECT " + readColumns + " FROM S.ilmek_checkpoints WHERE thread_id = $1 AND id = $2"),
+		stored:       f("SELECT EXISTS (SELECT 1 FROM S.ilmek_checkpoints WHERE thread_id = $1 AND id = $2)"),
+		list:         f("SELECT " + readColumns + " FROM S.ilmek_checkpoints WHERE thread_id = $1 ORDER BY seq DESC LIMIT $2"),
 
 		insertDelta: f("INSERT INTO S.ilmek_checkpoints (" + cpColumns + ", base_id, snap_id, depth, chain_bytes) VALUES (" + values +
 			", $13::text, $14::text, $15::integer, $16::bigint)"),
 		latestChain:     f(withChain("SELECT thread_id, id, snap_id FROM S.ilmek_checkpoints WHERE thread_id = $1 ORDER BY seq DESC LIMIT 1")),
 		byIDChain:       f(withChain("SELECT thread_id, id, snap_id FROM S.ilmek_checkpoints WHERE thread_id = $1 AND id = $2")),
 		deltaFast:       f(deltaFast("WITH f AS (SELECT 1), ")),
-		deltaFastFenced: f(deltaFast("WITH f AS (SELECT 1 FROM S.ilmek_leases WHERE thread_id = $2 AND epoch = $19 FOR SHARE), ")),
+		deltaFastFenced: f(deltaFast(deltaFence)),
 		deltaBase:       f("SELECT base_id, snap_id, depth, chain_bytes FROM S.ilmek_checkpoints WHERE thread_id = $1 AND id = $2"),
 		snapBytes:       f("SELECT coalesce(length(channels), 0) FROM S.ilmek_checkpoints WHERE thread_id = $1 AND id = $2"),
 		chain: f("SELECT id, base_id, channels FROM S.ilmek_checkpoints WHERE thread_id = $1 AND id = $2" +
@@ -119,6 +120,20 @@ func newStatements(s string) statements {
 	}
 }
 
+// cpValues are a checkpoint's columns as parameters $1-$12.
+const cpValues = "$1::text, $2::text, $3::text, $4::text, $5::bigint, $6::bigint, $7::bytea, $8::bytea, $9::bytea, $10::text, $11::bigint, $12::text"
+
+// insertFencedCTEs are the CTEs of a fenced full checkpoint write: f holds
+// the lease row FOR SHARE when it carries epoch $13, ins inserts the
+// checkpoint ($1-$12) only then, del drops the journals of the tasks in
+// $14.
+const insertFencedCTEs = "WITH f AS (SELECT 1 FROM S.ilmek_leases WHERE thread_id = $2 AND epoch = $13 FOR SHARE), " +
+	"ins AS (INSERT INTO S.ilmek_checkpoints (" + cpColumns + ") SELECT " + cpValues + " FROM f RETURNING 1), " +
+	"del AS (DELETE FROM S.ilmek_journals WHERE thread_id = $2 AND task_id = ANY($14::text[]) AND EXISTS (SELECT 1 FROM f))"
+
+// deltaFence is the fence CTE of deltaFast's fenced form (epoch $19).
+const deltaFence = "WITH f AS (SELECT 1 FROM S.ilmek_leases WHERE thread_id = $2 AND epoch = $19 FOR SHARE), "
+
 // deltaFast is PutDelta's common case in one statement, after the fence
 // CTE f: when the base exists and the chain stays under the compaction
 // limits ($14 deltas; $16 bytes, or when $16 is 0 the chain's snapshot
@@ -129,6 +144,11 @@ func newStatements(s string) statements {
 // transaction. $1-$12 are the checkpoint's columns, $13 the base, $15 the
 // delta's size.
 func deltaFast(fence string) string {
+	return deltaFastCTEs(fence) + " SELECT (SELECT count(*) FROM f), (SELECT count(*) FROM b), (SELECT count(*) FROM ins)"
+}
+
+// deltaFastCTEs are deltaFast's CTEs, without its final SELECT.
+func deltaFastCTEs(fence string) string {
 	return fence +
 		"b AS (SELECT c.base_id, CASE WHEN c.base_id = '' THEN c.id ELSE c.snap_id END AS snap, c.depth, c.chain_bytes" +
 		" FROM S.ilmek_checkpoints c WHERE c.thread_id = $2 AND c.id = $13), " +
@@ -138,8 +158,7 @@ func deltaFast(fence string) string {
 		"ins AS (INSERT INTO S.ilmek_checkpoints (" + cpColumns + ", base_id, snap_id, depth, chain_bytes) SELECT " +
 		"$1::text, $2::text, $3::text, $4::text, $5::bigint, $6::bigint, $7::bytea, $8::bytea, $9::bytea, $10::text, $11::bigint, $12::text, " +
 		"$13::text, g.snap, g.depth + 1, g.chain_bytes + $15::bigint FROM g, f RETURNING 1), " +
-		"del AS (DELETE FROM S.ilmek_journals WHERE thread_id = $2 AND task_id = ANY($18::text[]) AND EXISTS (SELECT 1 FROM ins)) " +
-		"SELECT (SELECT count(*) FROM f), (SELECT count(*) FROM b), (SELECT count(*) FROM ins)"
+		"del AS (DELETE FROM S.ilmek_journals WHERE thread_id = $2 AND task_id = ANY($18::text[]) AND EXISTS (SELECT 1 FROM ins))"
 }
 
 // withChain reads, in one statement (so one snapshot of the database), the

@@ -96,6 +96,10 @@ func (l *Lease) renewedAt(sent time.Time) time.Time {
 	return d
 }
 
+// Backdate moves the deadline to sent + TTL - margin, for a lease whose
+// row a statement sent at sent (before Take) took.
+func (l *Lease) Backdate(sent time.Time) { l.renewedAt(sent) }
+
 func (l *Lease) stopHeartbeatAsync() { l.once.Do(func() { close(l.stop) }) }
 
 func (l *Lease) stopHeartbeat() {

@@ -48,8 +48,17 @@ const (
 // whichever form a worker sends. It always returns one row: the claim (id
 // 0 for none), whether more requests are queued, whether a request was
 // picked, what was taken, how long until the emptiest bucket holds a
-// token again when nothing was claimed (NULL without one), and whether
-// any limit is set (the worker sends the limited form while one is).
+// token again when nothing was claimed (NULL without one), whether
+// any limit is set (the worker sends the limited form while one is), and
+// the epoch of the thread's lease, which the claim takes for the run as
+// the Store's Lease would ($3 the owner, the Store's and the claim's tag;
+// $4 the Store's lease TTL in µs;
+// postgres.Store.AdoptLease): NULL when the request was cancelled or
+// another live holder has the lease (the run's Lease then asks again, and
+// fails as busy). The lease is taken after the statement's snapshot, so
+// the latest checkpoint this statement reads may predate the last
+// commit of a holder it took over from; the run reads the latest again
+// under the lease, and WithExpectedLatest compares the two.
 func (q *Queue) claimSQL(limited bool) string {
 	r, cps, f := q.t("ilmek_requests"), q.t("ilmek_checkpoints"), q.t("ilmek_flow")
 	skipFull := ""
@@ -73,14 +82,19 @@ func (q *Queue) claimSQL(limited bool) string {
 			claim_until = clock_timestamp() + $2::bigint * interval '1 microsecond', updated = clock_timestamp(),
 			base_cp = COALESCE(u.base_cp, pick.latest)
 		FROM pick WHERE u.id = pick.id AND (SELECT count(*) FROM take) = (SELECT n FROM covering)
-		RETURNING u.id, u.thread_id, u.graph, u.kind, u.input, u.claim, u.cancel, u.partition_key)
+		RETURNING u.id, u.thread_id, u.graph, u.kind, u.input, u.claim, u.cancel, u.partition_key),
+	lease AS (INSERT INTO ` + q.t("ilmek_leases") + ` (thread_id, epoch, owner, expires)
+		SELECT upd.thread_id, nextval('` + q.t("ilmek_lease_epoch") + `'), $3, clock_timestamp() + $4::bigint * interval '1 microsecond' FROM upd WHERE NOT upd.cancel
+		ON CONFLICT (thread_id) DO UPDATE SET epoch = excluded.epoch, owner = excluded.owner, expires = excluded.expires
+		WHERE ` + q.t("ilmek_leases") + `.expires <= clock_timestamp() RETURNING epoch)
 	SELECT COALESCE(upd.id, 0), COALESCE(upd.thread_id, ''), COALESCE(upd.graph, ''), COALESCE(upd.kind, ''), upd.input,
 		COALESCE(upd.claim, 0), pick.base_cp, COALESCE(upd.cancel, false), COALESCE(pick.latest, ''), COALESCE(upd.partition_key, ''),
 		EXISTS (SELECT 1 FROM ` + r + ` m WHERE m.state IN ('queued', 'running') AND m.state = 'queued' AND m.id <> COALESCE(upd.id, 0)),
 		pick.id IS NOT NULL,
 		(SELECT array_agg(t.scope) FROM take t), (SELECT array_agg(t.key) FROM take t),
 		CASE WHEN upd.id IS NULL THEN (SELECT min((1 - ` + flowLevel + `) / f.rate) FROM ` + f + ` f WHERE f.rate > 0 AND ` + flowLevel + ` < 1) END,
-		EXISTS (SELECT 1 FROM ` + f + `)
+		EXISTS (SELECT 1 FROM ` + f + `),
+		(SELECT epoch FROM lease)
 	FROM (SELECT 1) one LEFT JOIN pick ON true LEFT JOIN upd ON true`
 }
 
@@ -128,6 +142,9 @@ func (w *Worker) claim(ctx context.Context) (claimResult, error) {
 	rand.Read(b[:])
 	tag := w.opts.name + " #" + hex.EncodeToString(b[:])
 	cps := w.q.t("ilmek_checkpoints")
+	// The lease the claim takes names the claim, so that a retry finds
+	// the lease its lost attempt took.
+	owner := w.q.store.LeaseOwner() + ", claim " + tag
 	var (
 		c            claimed
 		picked       bool
@@ -135,12 +152,15 @@ func (w *Worker) claim(ctx context.Context) (claimResult, error) {
 		wait         *float64
 		limits       bool
 	)
+	c.leaseSent = time.Now() // the first attempt's: a lease a lost attempt took counts from it
 	err := w.retry(ctx, "claim", 0, claimBudget, func(attempt int) error {
 		if attempt > 1 {
+			c.epoch = nil
 			err := w.q.store.Pool().QueryRow(ctx, `SELECT id, thread_id, graph, kind, input, claim, base_cp, cancel,
-				COALESCE((SELECT c.id FROM `+cps+` c WHERE c.thread_id = r.thread_id ORDER BY c.seq DESC LIMIT 1), ''), partition_key, true FROM `+r+` r
-				WHERE state IN ('queued', 'running') AND state = 'running' AND worker = $1 AND claim_until > clock_timestamp()`, tag).
-				Scan(&c.id, &c.thread, &c.graph, &c.kind, &c.input, &c.claim, &c.baseCP, &c.cancelled, &c.latest, &c.partition, &c.more)
+				COALESCE((SELECT c.id FROM `+cps+` c WHERE c.thread_id = r.thread_id ORDER BY c.seq DESC LIMIT 1), ''), partition_key, true,
+				(SELECT l.epoch FROM `+w.q.t("ilmek_leases")+` l WHERE l.thread_id = r.thread_id AND l.owner = $2 AND l.expires > clock_timestamp()) FROM `+r+` r
+				WHERE state IN ('queued', 'running') AND state = 'running' AND worker = $1 AND claim_until > clock_timestamp()`, tag, owner).
+				Scan(&c.id, &c.thread, &c.graph, &c.kind, &c.input, &c.claim, &c.baseCP, &c.cancelled, &c.latest, &c.partition, &c.more, &c.epoch)
 			if !errors.Is(err, pgx.ErrNoRows) {
 				if err == nil && c.baseCP != nil && c.latest != "" && *c.baseCP == c.latest {
 					// The lost attempt set the base: this claim is its first.
@@ -149,9 +169,10 @@ func (w *Worker) claim(ctx context.Context) (claimResult, error) {
 				return err
 			}
 		}
-		return w.q.store.Pool().QueryRow(ctx, w.q.claimSQL(w.q.limited.Load()), tag, w.opts.ttl.Microseconds()).
+		return w.q.store.Pool().QueryRow(ctx, w.q.claimSQL(w.q.limited.Load()), tag, w.opts.ttl.Microseconds(),
+			owner, w.q.store.LeaseTTLOf().Microseconds()).
 			Scan(&c.id, &c.thread, &c.graph, &c.kind, &c.input, &c.claim, &c.baseCP, &c.cancelled, &c.latest, &c.partition, &c.more,
-				&picked, &scopes, &keys, &wait, &limits)
+				&picked, &scopes, &keys, &wait, &limits, &c.epoch)
 	})
 	if err == nil {
 		w.q.limited.Store(limits)

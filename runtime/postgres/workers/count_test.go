@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ilmek-go/ilmek/internal/pgtest"
+	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/postgres/workers"
 )
 
@@ -60,13 +61,20 @@ func (c *counter) stop() []string {
 // request at a time with an idle worker: the difference is what the
 // supersteps cost, the rest the request's fixed cost. The queue's own
 // statements (those on ilmek_requests) are at most 6: the submit, the
-// claim (with the base checkpoint read), the run's id, the outcome with
-// its notification, and Wait's two reads (before and after the end
-// notification); the worker claims nothing more while idle. Before this
-// rewrite they were 17 (the submit 6, the claim 1, its base 1, the run's
-// id 1, the outcome 4, two empty claims after the end, Wait 2), besides a
-// read of the base checkpoint of its own: 43 statements for 3 supersteps
-// where there are 31 now.
+// claim (with the base checkpoint's id and the thread's lease), the
+// run's id, the outcome with its notification, and Wait's two reads
+// (before and after the end notification); the worker claims nothing more
+// while idle. A superstep costs 1 statement (its checkpoint, journals,
+// thread record and events in one fenced statement); the fixed cost is
+// the queue's 6 and 4 of the run: its read of the latest checkpoint, its
+// input checkpoint, its last events (run_end) and the lease's release.
+// The graph's document is written once per Store and fingerprint (the
+// warm-up runs write it). Before these were folded (the item 2),
+// a superstep cost 5 statements (BEGIN, the fence, the checkpoint, the
+// events, COMMIT; 6 with the thread record) and a request 16 fixed ones
+// (21 for 1 superstep, 31 for 3; directly 15 and 25): the lease taken
+// and dropped, the document row in every run, the last events in a
+// transaction of 4 statements.
 func TestRequestStatements(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	ctx := context.Background()
@@ -83,9 +91,11 @@ func TestRequestStatements(t *testing.T) {
 	t.Cleanup(pool.Close)
 	q := openPoolQueue(t, pool, pool)
 	graphs := map[string]workers.Runnable{}
+	direct := map[int]*runtime.Graph[runtime.Values, runtime.Values]{}
 	for _, n := range []int{1, 3} {
 		g := chain(t, n)
 		graphs[fmt.Sprintf("chain%d", n)] = workers.Graph(g)
+		direct[n] = g
 	}
 	startWorkers(t, q, graphs, 1, workers.Concurrency(1), workers.Poll(time.Hour))
 	count := func(graph, thread string) (all, queue int, sqls []string) {
@@ -107,16 +117,34 @@ func TestRequestStatements(t *testing.T) {
 		}
 		return len(sqls), queue, sqls
 	}
-	count("chain1", "warm") // the documents row, prepared statements
+	count("chain1", "warm1") // the documents rows, prepared statements
+	count("chain3", "warm3")
 	one, q1, sqls1 := count("chain1", "one")
 	three, q3, sqls := count("chain3", "three")
 	perStep := (three - one) / 2
 	fixed := one - perStep
-	t.Logf("chain1 %d statements, chain3 %d: %d per superstep, %d fixed per request, %d of them the queue's", one, three, perStep, fixed, q3)
+	// The same runs directly (Invoke on a new thread, with the event log
+	// the worker's runs keep), for comparison.
+	directCount := func(n int, thread string) int {
+		c.start()
+		if _, err := direct[n].Thread(q.Store(), thread).Invoke(ctx, runtime.Values{}, runtime.WithEventLog()); err != nil {
+			t.Fatal(err)
+		}
+		return len(c.stop())
+	}
+	d1, d3 := directCount(1, "direct1"), directCount(3, "direct3")
+	t.Logf("through the queue: chain1 %d statements, chain3 %d: %d per superstep, %d fixed per request, %d of them the queue's; "+
+		"directly: chain1 %d, chain3 %d (%d fixed)", one, three, perStep, fixed, q3, d1, d3, d1-(d3-d1)/2)
 	if testing.Verbose() {
 		for _, s := range sqls {
 			t.Log("  ", s[:min(len(s), 120)])
 		}
+	}
+	if (three-one)%2 != 0 || perStep > 1 {
+		t.Errorf("a superstep costs %d statements (chain1 %d, chain3 %d), want 1 (its commit):\n%s", perStep, one, three, strings.Join(sqls, "\n"))
+	}
+	if fixed > 10 {
+		t.Errorf("a request's fixed cost is %d statements, want at most 10 (the queue's 6 and the run's 4):\n%s", fixed, strings.Join(sqls1, "\n"))
 	}
 	if q1 > 6 || q3 > 6 {
 		t.Errorf("the queue's statements per request: %d (chain1), %d (chain3), want at most 6; chain1's:\n%s", q1, q3, strings.Join(sqls1, "\n"))

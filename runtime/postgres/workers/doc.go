@@ -184,7 +184,9 @@
 // A worker claims the first runnable request in the claim order (see
 // Flow control) with SELECT ... FOR UPDATE SKIP LOCKED, so workers never block each other, and marks it running
 // under a numbered claim until a claim deadline it renews every third of
-// ClaimTTL. It runs the request on the thread through the store, so the
+// ClaimTTL. The claim also takes the thread's lease, which the worker
+// hands to the run (or drops, when the request ends without one). It runs
+// the request on the thread through the store, so the
 // thread's own lease and fencing keep one run per thread, and records the
 // outcome (status, state, pending interrupts, error) under its claim
 // number. When a worker dies, its claim expires and another worker claims

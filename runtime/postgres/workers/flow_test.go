@@ -63,6 +63,11 @@ type gauge struct {
 	peak    map[string]int
 	overall int
 	maxAll  int
+	// until, when set, holds each run (up to 5 s) until it is true of the
+	// gauge, so that a peak the test wants reached is reached however
+	// slowly a loaded machine claims: peaks only grow, so once it holds it
+	// holds for every later run.
+	until func(*gauge) bool
 }
 
 func (g *gauge) graph(t *testing.T, d time.Duration) *runtime.Graph[runtime.Values, runtime.Values] {
@@ -77,6 +82,14 @@ func (g *gauge) graph(t *testing.T, d time.Duration) *runtime.Graph[runtime.Valu
 			g.peak[p] = max(g.peak[p], g.now[p])
 			g.maxAll = max(g.maxAll, g.overall)
 			g.mu.Unlock()
+			for deadline := time.Now().Add(5 * time.Second); g.until != nil && time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+				g.mu.Lock()
+				ok := g.until(g)
+				g.mu.Unlock()
+				if ok {
+					break
+				}
+			}
 			time.Sleep(d)
 			g.mu.Lock()
 			g.now[p]--
@@ -151,7 +164,7 @@ func TestConcurrencyLimitsHoldAcrossWorkers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var g gauge
+	g := gauge{until: func(g *gauge) bool { return g.maxAll >= 3 }}
 	graphs := map[string]workers.Runnable{"gauge": workers.Graph(g.graph(t, 40*time.Millisecond))}
 	for range 3 {
 		startWorkers(t, otherProcess(t, q), graphs, 1, workers.Concurrency(4))
@@ -377,7 +390,7 @@ func TestAnyPartitionLimitIsCopiedAndReset(t *testing.T) {
 	if n, _ := copies(); n != 0 {
 		t.Fatalf("after deleting *: %d copies left", n)
 	}
-	var g gauge
+	g := gauge{until: func(g *gauge) bool { return g.peak["a"] >= 2 }}
 	startWorkers(t, q, map[string]workers.Runnable{"gauge": workers.Graph(g.graph(t, 30*time.Millisecond))}, 1, workers.Concurrency(4))
 	var reqs []workers.Request
 	for i := 1; i < 8; i++ {

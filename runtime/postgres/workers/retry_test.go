@@ -284,7 +284,15 @@ func TestQueueStatementsSurviveTerminatedConnections(t *testing.T) {
 			mu.Lock()
 			got := reported[tc.op]
 			mu.Unlock()
-			if made != tc.cuts || got < made || h.count("retry a queue statement after a transient error") < made {
+			// A renewal is retried only until the next one is due (TTL/3):
+			// on a loaded machine a retry that is cut again may find its
+			// time spent, and gives up with a warning, the next renewal
+			// reaching the server in time. Such a give-up accounts for a cut.
+			gaveUp := 0
+			if tc.op == "renew" {
+				gaveUp = h.count("renew a claim")
+			}
+			if made != tc.cuts || got+gaveUp < made || h.count("retry a queue statement after a transient error")+gaveUp < made {
 				t.Errorf("cuts made %d (want %d); OnRetry reported %v, logged %d retries; want at least one %s retry per cut; log:\n%s",
 					made, tc.cuts, reported, h.count("retry a queue statement after a transient error"), tc.op, strings.Join(h.msgs, "\n"))
 			}

@@ -97,6 +97,12 @@ type claimed struct {
 	partition           string  // the request's partition key
 	cancelled           bool
 	more                bool // another request was queued when this one was claimed
+	// epoch is the thread's lease the claim took (nil: none; a retried
+	// claim that found its lost attempt's request finds that attempt's
+	// lease by its owner), leaseSent when the claim was sent.
+	epoch     *int64
+	leaseSent time.Time
+	cp        *claimedStore // the run's Checkpointer, holding the claim's lease
 }
 
 // Run claims and runs requests until ctx is done, then waits for the
@@ -229,8 +235,12 @@ const (
 	finishBudget = 30 * time.Second
 )
 
-// runClaimed runs a claimed request and records its outcome.
+// runClaimed runs a claimed request and records its outcome. The lease
+// its claim took goes to its run (claimedStore); when no run took it, it
+// is dropped before the outcome is recorded.
 func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
+	c.cp = &claimedStore{Store: w.q.store, thread: c.thread, epoch: c.epoch, sent: c.leaseSent}
+	defer c.cp.dropUnused()
 	g := w.graphs[c.graph]
 	if g == nil {
 		w.finish(c, "error", nil, fmt.Sprintf("no graph %q is registered with the worker %s; register it in NewWorker's map", c.graph, w.opts.name))
@@ -288,7 +298,7 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 // runClaimedRun runs a claimed request's run in mode and records its
 // outcome.
 func (w *Worker) runClaimedRun(ctx context.Context, c *claimed, g Runnable, from string, mode runMode) {
-	cp := w.q.store
+	cp := c.cp
 	latest := c.latest
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -390,6 +400,7 @@ func (w *Worker) heartbeat(ctx context.Context, c *claimed, cancel context.Cance
 
 // finish records the request's outcome under its claim.
 func (w *Worker) finish(c *claimed, state string, out *runOutcome, msg string) {
+	c.cp.dropUnused() // before the end: a request of the thread behind this one would find it held
 	var result []byte
 	if out != nil {
 		result, _ = json.Marshal(out)
@@ -438,6 +449,7 @@ func (w *Worker) finish(c *claimed, state string, out *runOutcome, msg string) {
 // release gives a claimed request back to the queue, to be claimed again
 // after a short pause.
 func (w *Worker) release(c *claimed, why error) {
+	c.cp.dropUnused()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	w.opts.logger.Info("request released", "request", c.id, "why", why)

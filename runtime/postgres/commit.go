@@ -1,0 +1,220 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+	"github.com/ilmek-go/ilmek/runtime/internal/store"
+)
+
+// This file holds a lease's commit in one statement: the checkpoint (in
+// full, or as a delta under the compaction limits), the journals its
+// superstep finished, the thread record and the run's events, fenced by
+// the lease, as data-modifying CTEs of one statement (one round trip, one
+// implicit transaction). Every write but the fence is conditional on the
+// checkpoint's insert (or, without a checkpoint, on the fence), so the
+// statement writes everything or nothing. A delta whose chain reached the
+// compaction limits writes nothing here and goes through the transaction
+// of Commit's slow path.
+
+// The parts a one-statement commit carries (commitParts bits), which
+// select its SQL text.
+const (
+	partFull    = 1 << iota // a checkpoint in full
+	partDelta               // a checkpoint as a delta
+	partOutcome             // the thread's outcome
+	partMeta                // the thread's metadata
+	partEvents              // events
+	partTrim                // old events of the runs to drop
+)
+
+// commitSQL returns the text of the one-statement commit of parts, made
+// once per Store.
+func (s *Store) commitSQL(parts uint8) string {
+	if v, ok := s.commitSQLs.Load(parts); ok {
+		return v.(string)
+	}
+	var b strings.Builder
+	var n int // the parameters so far
+	thread := "$2"
+	switch {
+	case parts&partFull != 0:
+		b.WriteString(insertFencedCTEs)
+		n = 14
+	case parts&partDelta != 0:
+		b.WriteString(deltaFastCTEs(deltaFence))
+		n = 19
+	default:
+		b.WriteString("WITH f AS (SELECT 1 FROM S.ilmek_leases WHERE thread_id = $1 AND epoch = $2 FOR SHARE), ins AS (SELECT 1 FROM f)")
+		n, thread = 2, "$1"
+	}
+	p := func(typ string) string { n++; return "$" + strconv.Itoa(n) + "::" + typ }
+	const ok = "EXISTS (SELECT 1 FROM ins)"
+	switch parts & (partOutcome | partMeta) {
+	case partOutcome:
+		b.WriteString(", o AS (INSERT INTO S.ilmek_threads (thread_id, status, run_id, ended_ns, error, pending, updated_ns) SELECT " + thread + "::text, " +
+			p("text") + ", " + p("text") + ", " + p("bigint") + ", " + p("text") + ", " + p("bytea") + ", " + p("bigint") + " WHERE " + ok +
+			" ON CONFLICT (thread_id) DO UPDATE SET status = excluded.status, run_id = excluded.run_id, ended_ns = excluded.ended_ns, " +
+			"error = excluded.error, pending = excluded.pending, updated_ns = greatest(S.ilmek_threads.updated_ns, excluded.updated_ns))")
+	case partMeta:
+		set, del, now := p("jsonb"), p("text[]"), p("bigint")
+		b.WriteString(", o AS (INSERT INTO S.ilmek_threads (thread_id, meta, updated_ns) SELECT " + thread + "::text, " + set + " - " + del + ", " + now +
+			" WHERE " + ok + " ON CONFLICT (thread_id) DO UPDATE SET meta = (S.ilmek_threads.meta || " + set + ") - " + del + ", " +
+			"updated_ns = greatest(S.ilmek_threads.updated_ns, excluded.updated_ns))")
+	case partOutcome | partMeta:
+		status, run, ended, errText, pending, now := p("text"), p("text"), p("bigint"), p("text"), p("bytea"), p("bigint")
+		set, del := p("jsonb"), p("text[]")
+		b.WriteString(", o AS (INSERT INTO S.ilmek_threads (thread_id, status, run_id, ended_ns, error, pending, meta, updated_ns) SELECT " + thread + "::text, " +
+			status + ", " + run + ", " + ended + ", " + errText + ", " + pending + ", " + set + " - " + del + ", " + now + " WHERE " + ok +
+			" ON CONFLICT (thread_id) DO UPDATE SET status = excluded.status, run_id = excluded.run_id, ended_ns = excluded.ended_ns, " +
+			"error = excluded.error, pending = excluded.pending, meta = (S.ilmek_threads.meta || " + set + ") - " + del + ", " +
+			"updated_ns = greatest(S.ilmek_threads.updated_ns, excluded.updated_ns))")
+	}
+	if parts&partEvents != 0 {
+		b.WriteString(", ev AS (INSERT INTO S.ilmek_events (run_id, seq, thread_id, time_ns, kind, data) SELECT * FROM unnest(" +
+			p("text[]") + ", " + p("bigint[]") + ", " + p("text[]") + ", " + p("bigint[]") + ", " + p("text[]") + ", " + p("bytea[]") + ") WHERE " + ok +
+			" ON CONFLICT (run_id, seq) DO UPDATE SET thread_id = excluded.thread_id, time_ns = excluded.time_ns, kind = excluded.kind, data = excluded.data)")
+	}
+	if parts&partTrim != 0 {
+		b.WriteString(", tr AS (DELETE FROM S.ilmek_events e USING unnest(" + p("text[]") + ", " + p("bigint[]") + ") AS t(run_id, through) " +
+			"WHERE e.run_id = t.run_id AND e.seq <= t.through AND " + ok + ")")
+	}
+	if parts&partDelta != 0 {
+		b.WriteString(" SELECT (SELECT count(*) FROM f), (SELECT count(*) FROM b), (SELECT count(*) FROM ins)")
+	} else {
+		b.WriteString(" SELECT (SELECT count(*) FROM f), 1::bigint, (SELECT count(*) FROM ins)")
+	}
+	sql := s.q.fill(b.String())
+	s.commitSQLs.Store(parts, sql)
+	return sql
+}
+
+// errCompact says a delta commit found its chain at the compaction limits
+// and wrote nothing: Commit's transaction writes it.
+var errCompact = fmt.Errorf("the delta's chain reached the compaction limits")
+
+// commitOne writes c under l in one statement (commitSQL). It returns
+// errCompact when c's delta must be compacted (nothing written).
+func (s *Store) commitOne(ctx context.Context, l *heldLease, c checkpoint.Commit) error {
+	if err := l.Refused(); err != nil {
+		return err
+	}
+	var (
+		parts uint8
+		args  []any
+	)
+	cp := c.Checkpoint
+	done := c.Done
+	if done == nil {
+		done = []string{}
+	}
+	switch {
+	case cp == nil:
+		args = []any{l.Thread, l.epoch}
+	case c.Delta != nil:
+		parts |= partDelta
+		writes, err := json.Marshal(c.Delta.Writes)
+		if err != nil {
+			return fmt.Errorf("put checkpoint %s as a delta of %s: encode its delta: %w", cp.ID, c.Delta.Base, err)
+		}
+		e, err := store.EncodeCheckpoint(cp)
+		if err != nil {
+			return fmt.Errorf("put checkpoint %s: %w", cp.ID, err)
+		}
+		cmp := s.opts.compact.WithDefaults()
+		args = []any{cp.ID, cp.ThreadID, cp.ParentID, cp.PlanID, cp.Step, e.Created, writes, e.Next, e.Pending, cp.Fingerprint, cp.Format, cp.MigratedFrom,
+			c.Delta.Base, cmp.Every, c.Delta.Size(), cmp.Bytes, checkpoint.MinCompactionBytes, done, l.epoch}
+	default:
+		parts |= partFull
+		e, err := store.EncodeCheckpoint(cp)
+		if err != nil {
+			return fmt.Errorf("put checkpoint %s: %w", cp.ID, err)
+		}
+		args = []any{cp.ID, cp.ThreadID, cp.ParentID, cp.PlanID, cp.Step, e.Created, e.Channels, e.Next, e.Pending, cp.Fingerprint, cp.Format, cp.MigratedFrom,
+			l.epoch, done}
+	}
+	if w := c.Thread; w != nil {
+		var (
+			o       *store.Outcome
+			metaNow int64
+		)
+		err := store.Record(w, func(out *store.Outcome) error { o = out; return nil }, func(now int64) error { metaNow = now; return nil })
+		if err != nil {
+			return fmt.Errorf("record the thread: %w", err)
+		}
+		if o != nil {
+			parts |= partOutcome
+			args = append(args, o.Status, o.RunID, o.Ended, o.Error, o.Pending, o.Now)
+		}
+		if len(w.Meta) > 0 {
+			parts |= partMeta
+			set, del := map[string]string{}, []string{}
+			for k, v := range w.Meta {
+				if v == "" {
+					del = append(del, k)
+				} else {
+					set[k] = v
+				}
+			}
+			raw, err := json.Marshal(set)
+			if err != nil {
+				return fmt.Errorf("record the thread: encode metadata: %w", err)
+			}
+			if o == nil {
+				args = append(args, string(raw), del, metaNow)
+			} else {
+				args = append(args, string(raw), del)
+			}
+		}
+	}
+	if len(c.Events) > 0 {
+		// The events a trim drops are not inserted: the statement's
+		// delete does not see its own inserts.
+		var trimRuns []string
+		var trimThrough []int64
+		store.TrimEvents(c.Events, func(run string, through int64) error {
+			trimRuns, trimThrough = append(trimRuns, run), append(trimThrough, through)
+			return nil
+		})
+		n := len(c.Events)
+		runs, seqs, threads, times, kinds, datas := make([]string, 0, n), make([]int64, 0, n), make([]string, 0, n), make([]int64, 0, n), make([]string, 0, n), make([][]byte, 0, n)
+	next:
+		for _, e := range c.Events {
+			for i, r := range trimRuns {
+				if e.RunID == r && e.Seq <= trimThrough[i] {
+					continue next
+				}
+			}
+			data := []byte(e.Data)
+			if data == nil {
+				data = []byte("null")
+			}
+			runs, seqs, threads, times, kinds, datas = append(runs, e.RunID), append(seqs, e.Seq), append(threads, e.ThreadID),
+				append(times, e.Time.UnixNano()), append(kinds, e.Kind), append(datas, data)
+		}
+		parts |= partEvents
+		args = append(args, runs, seqs, threads, times, kinds, datas)
+		if len(trimRuns) > 0 {
+			parts |= partTrim
+			args = append(args, trimRuns, trimThrough)
+		}
+	}
+	var fenced, found, inserted int64
+	if err := s.pool.QueryRow(ctx, s.commitSQL(parts), args...).Scan(&fenced, &found, &inserted); err != nil {
+		return err
+	}
+	switch {
+	case fenced == 0:
+		return l.lost()
+	case found == 0:
+		return fmt.Errorf("put checkpoint %s as a delta of %s: its base checkpoint: %w", cp.ID, c.Delta.Base, runtime.ErrNotFound)
+	case inserted == 0:
+		return errCompact
+	}
+	return nil
+}
