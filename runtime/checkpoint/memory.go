@@ -240,14 +240,16 @@ func (m *Memory) dropJournals(thread string, done []string) {
 // channels reconstructs the channels of entry i of t with more writes
 // applied after it; m.mu is held.
 func (m *Memory) channels(t *memThread, i int, more []ChannelWrite) (json.RawMessage, error) {
-	var chain [][]ChannelWrite
 	// The deltas of one write (a chain's usual) share one array, ones, not
-	// a slice each: at is, for each of chain, its write's index in ones
-	// (-1: chain holds its writes).
+	// a slice each; it and chain are sized by the depth of entry i (the
+	// deltas to walk), and ones is never grown, so its slices stay put.
+	var chain [][]ChannelWrite
 	var ones []ChannelWrite
-	var at []int
+	if e := t.at(i); !t.snapshot(e) {
+		chain, ones = make([][]ChannelWrite, 0, int(e.depth)+1), make([]ChannelWrite, 0, int(e.depth))
+	}
 	if more != nil {
-		chain, at = append(chain, more), append(at, -1)
+		chain = append(chain, more)
 	}
 	for {
 		e := t.at(i)
@@ -256,18 +258,14 @@ func (m *Memory) channels(t *memThread, i int, more []ChannelWrite) (json.RawMes
 			if len(chain) == 0 {
 				return chans, nil
 			}
-			for k, j := range at {
-				if j >= 0 {
-					chain[k] = ones[j : j+1 : j+1]
-				}
-			}
 			slices.Reverse(chain)
 			return ApplyDeltas(chans, chain...)
 		}
-		if e.nwrites == 1 {
-			chain, at, ones = append(chain, nil), append(at, len(ones)), append(ones, t.write(e.write1))
+		if e.nwrites == 1 && len(ones) < cap(ones) {
+			ones = append(ones, t.write(e.write1))
+			chain = append(chain, ones[len(ones)-1:len(ones):len(ones)])
 		} else {
-			chain, at = append(chain, t.writesOf(e)), append(at, -1)
+			chain = append(chain, t.writesOf(e))
 		}
 		j, ok := t.baseOf(e)
 		if !ok {
