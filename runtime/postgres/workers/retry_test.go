@@ -288,9 +288,11 @@ func TestQueueStatementsSurviveTerminatedConnections(t *testing.T) {
 			// on a loaded machine a retry that is cut again may find its
 			// time spent, and gives up with a warning, the next renewal
 			// reaching the server in time. Such a give-up accounts for a cut.
+			// At least one cut is still retried, so the test fails if
+			// renewals stop retrying altogether.
 			gaveUp := 0
 			if tc.op == "renew" {
-				gaveUp = h.count("renew a claim")
+				gaveUp = min(h.count("renew a claim"), made-1)
 			}
 			if made != tc.cuts || got+gaveUp < made || h.count("retry a queue statement after a transient error")+gaveUp < made {
 				t.Errorf("cuts made %d (want %d); OnRetry reported %v, logged %d retries; want at least one %s retry per cut; log:\n%s",
