@@ -26,6 +26,7 @@ func (s *Store) Put(ctx context.Context, cp *runtime.Checkpoint, done []string) 
 		if err != nil {
 			return fmt.Errorf("sqlite: put checkpoint %s of thread %q in %q: %w", cp.ID, cp.ThreadID, s.path, err)
 		}
+		s.cache.put(cp.ThreadID, cp.ID, cp.Channels)
 		return nil
 	}
 	return s.putUnleased(ctx, cp, nil, done)
@@ -55,7 +56,18 @@ func (s *Store) putUnleased(ctx context.Context, cp *runtime.Checkpoint, d *chec
 	if err := s.tx(ctx, nil, func(tx *sql.Tx) error { return put(ctx, tx) }); err != nil {
 		return fmt.Errorf("sqlite: put checkpoint %s of thread %q in %q: %w", cp.ID, cp.ThreadID, s.path, err)
 	}
+	s.cached(cp, d)
 	return nil
+}
+
+// cached records in the Store's cache the channels of cp, just stored in
+// full, or as the delta d when d is not nil.
+func (s *Store) cached(cp *runtime.Checkpoint, d *checkpoint.Delta) {
+	if d == nil {
+		s.cache.put(cp.ThreadID, cp.ID, cp.Channels)
+	} else {
+		s.cache.extend(cp.ThreadID, cp.ID, d.Base, d.Writes)
+	}
 }
 
 // checkpointArgs encodes cp as the arguments of qInsertCheckpoint, a full
@@ -154,11 +166,31 @@ func (s *Store) get(ctx context.Context, threadID, id string) (*runtime.Checkpoi
 		row = tx.StmtContext(ctx, s.rs[qByID]).QueryRowContext(ctx, threadID, id)
 	}
 	cp, base, snap, err := scanCheckpoint(row)
-	if err != nil || base == "" {
-		return cp, err
-	}
-	if err := s.rebuild(ctx, tx.StmtContext(ctx, s.rs[qChain]), cp, base, snap, cp.ID, nil); err != nil {
+	switch {
+	case err != nil:
 		return nil, err
+	case base == "":
+		if id == "" {
+			s.cache.put(threadID, cp.ID, cp.Channels)
+		}
+		return cp, nil
+	}
+	if ch, ok := s.cache.full(threadID, cp.ID); ok {
+		cp.Channels = ch
+		return cp, nil
+	}
+	if ch, ok := s.cache.full(threadID, base); ok {
+		// The chain up to the base is known: apply cp's own writes.
+		full, err := checkpoint.RebuildChain(cp.Channels, base, map[string]checkpoint.ChainLink{base: {Channels: ch}})
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint %s: %w", cp.ID, err)
+		}
+		cp.Channels = full
+	} else if err := s.rebuild(ctx, tx.StmtContext(ctx, s.rs[qChain]), cp, base, snap, cp.ID, nil); err != nil {
+		return nil, err
+	}
+	if id == "" {
+		s.cache.put(threadID, cp.ID, cp.Channels)
 	}
 	return cp, nil
 }
@@ -170,6 +202,7 @@ func (s *Store) get(ctx context.Context, threadID, id string) (*runtime.Checkpoi
 // is not stored yet).
 func (s *Store) rebuild(ctx context.Context, chain *sql.Stmt, cp *runtime.Checkpoint, base, snap, upto string, chains store.Chains) error {
 	return store.Rebuild(cp, base, snap, chains, func() (store.Rows, func(), error) {
+		s.chainReads.Add(1)
 		rs, err := chain.QueryContext(ctx, cp.ThreadID, snap, upto)
 		return rs, func() { rs.Close() }, err
 	})
@@ -226,6 +259,7 @@ func (s *Store) List(ctx context.Context, threadID string, limit int) ([]*runtim
 // every later write of it is refused; DeleteThread does not wait for it.
 func (s *Store) DeleteThread(ctx context.Context, threadID string) error {
 	defer s.leases.Deleting(threadID)()
+	defer s.cache.forget(threadID)
 	err := s.tx(ctx, nil, func(tx *sql.Tx) error {
 		for _, table := range []string{"ilmek_checkpoints", "ilmek_journals", "ilmek_leases", "ilmek_threads", "ilmek_events"} {
 			if _, err := tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE thread_id = ?", threadID); err != nil {

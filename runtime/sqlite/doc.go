@@ -73,6 +73,25 @@
 // 3,000-turn chat thread's file went from 3.89 to 2.64 MiB (BENCHMARKS.md).
 // Opening an older file migrates its rows in place, keeping their order.
 //
+// # Reading a long thread
+//
+// A delta's full channels are its chain's snapshot with every delta since
+// applied, and a chain grows until its deltas weigh as much as the
+// snapshot (up to 1,000 rows): reading a long chat thread's latest
+// checkpoint from the file reads and applies that chain. So a Store keeps,
+// for the threads it wrote or read most recently, the full channels of
+// one checkpoint and the deltas it committed after it (at most 32 before
+// it folds them in), within CacheBytes (DefaultCacheBytes, 64 MiB; the
+// threads used least recently go first). A read still reads the
+// checkpoint's row, so it sees what other processes wrote and what was
+// deleted; it takes the channels from the cache when they are there or
+// are its base's plus its own delta, and reads the chain otherwise. The
+// cache is keyed by checkpoint id, whose channels never change (no row is
+// rewritten; a checkpoint id is unique within its thread), so another
+// process's writes cannot make an entry wrong. A chat thread of 3,000
+// turns no longer reads its chain at each turn (BENCHMARKS.md, "The chat
+// turn").
+//
 // # Concurrency model
 //
 // A Store is safe for concurrent use by many goroutines, and several

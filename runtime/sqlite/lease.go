@@ -137,5 +137,8 @@ func (l *heldLease) Commit(ctx context.Context, c checkpoint.Commit) error {
 		}
 		return fmt.Errorf("sqlite: commit %s of thread %q in %q: %w", what, l.Thread, s.path, err)
 	}
+	if c.Checkpoint != nil {
+		s.cached(c.Checkpoint, c.Delta)
+	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
@@ -27,8 +28,11 @@ type Store struct {
 	ws   prepared
 	rs   prepared
 
-	leases *store.Leases // the leases this Store holds
-	group  group         // the group commit of runs' writes
+	leases *store.Leases  // the leases this Store holds
+	group  group          // the group commit of runs' writes
+	cache  *channelsCache // rebuilt channels of recent checkpoints; nil when off
+
+	chainReads atomic.Int64 // chains of deltas read from the file, for tests
 }
 
 var _ checkpoint.DeltaCheckpointer = (*Store)(nil)
@@ -42,6 +46,7 @@ type options struct {
 	sync      string
 	readConns int
 	compact   checkpoint.Compaction
+	cache     int
 }
 
 // BusyTimeout sets how long a statement waits for another process's write
@@ -68,6 +73,15 @@ func ReadConns(n int) Option { return func(o *options) { o.readConns = n } }
 // checkpoint.DefaultCompaction).
 func Compact(c checkpoint.Compaction) Option { return func(o *options) { o.compact = c } }
 
+// CacheBytes sets the size of the Store's cache of rebuilt channels
+// (default DefaultCacheBytes; 0 or less turns it off). For the threads it
+// wrote or read most recently, the Store keeps the full channels of their
+// latest checkpoint and the deltas committed after it, so that a run
+// reading a thread's latest checkpoint does not read and apply its chain
+// of deltas again: a long chat thread's turn then costs about what a short
+// one's does. A state larger than a quarter of the cache is not kept.
+func CacheBytes(n int) Option { return func(o *options) { o.cache = n } }
+
 // DefaultLeaseTTL is the lease time to live unless LeaseTTL says otherwise.
 const DefaultLeaseTTL = 30 * time.Second
 
@@ -78,7 +92,7 @@ const schemaVersion = 6
 // Open opens (creating if needed) the SQLite database at path and its
 // schema. path ":memory:" gives a private in-memory database, for tests.
 func Open(path string, opts ...Option) (*Store, error) {
-	o := options{busy: 5 * time.Second, ttl: DefaultLeaseTTL, sync: "FULL", readConns: 4}
+	o := options{busy: 5 * time.Second, ttl: DefaultLeaseTTL, sync: "FULL", readConns: 4, cache: DefaultCacheBytes}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -89,6 +103,9 @@ func Open(path string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("sqlite.Open: empty path; pass a file name such as \"app.db\" (or \":memory:\" for a private in-memory database)")
 	}
 	s := &Store{path: path, opts: o, leases: store.NewLeases(o.ttl)}
+	if o.cache > 0 {
+		s.cache = newChannelsCache(o.cache)
+	}
 	memory := path == ":memory:"
 	uri := "file::memory:"
 	if !memory {
