@@ -25,9 +25,9 @@ const cacheLinks = 32
 // deltas between snapshots).
 //
 // It is keyed by checkpoint id: a stored checkpoint's channels never
-// change (no row is rewritten; compaction writes new rows), so an entry
-// stays right whatever other processes write; a thread deleted here is
-// dropped. It holds at most max bytes of channels and deltas, dropping
+// change (compaction writes new rows; Prune, when it stores a delta again
+// in full, stores the same channels), so an entry stays right whatever
+// other processes write; a thread deleted here is dropped. It holds at most max bytes of channels and deltas, dropping
 // the threads used least recently.
 type channelsCache struct {
 	mu      sync.Mutex

@@ -86,11 +86,13 @@
 // checkpoint's row, so it sees what other processes wrote and what was
 // deleted; it takes the channels from the cache when they are there or
 // are its base's plus its own delta, and reads the chain otherwise. The
-// cache is keyed by checkpoint id, whose channels never change (no row is
-// rewritten; a checkpoint id is unique within its thread), so another
-// process's writes cannot make an entry wrong. A chat thread of 3,000
-// turns no longer reads its chain at each turn (BENCHMARKS.md, "The chat
-// turn").
+// cache is keyed by checkpoint id, whose channels never change (a
+// checkpoint id is unique within its thread; compaction writes new rows,
+// and Prune, when it stores a delta again in full, stores the same
+// channels), so another process's writes cannot make an entry wrong. A chat thread of 3,000
+// turns no longer reads its chain at each turn, and a turn costs half what
+// it did; what still grows with the conversation is decoding it into the
+// state at every run (BENCHMARKS.md, "Issue 35, later the same day").
 //
 // # Concurrency model
 //
