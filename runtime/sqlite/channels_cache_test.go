@@ -3,8 +3,11 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -229,4 +232,111 @@ func TestCacheSeesOtherWriters(t *testing.T) {
 	if _, err := a.Get(ctx, "chat", ""); err == nil {
 		t.Fatal("a deleted thread still has a latest checkpoint")
 	}
+}
+
+// TestCacheAgreesWithTheFile drives two threads of one Store through a
+// random mix of turns, forks from older checkpoints, prunes (which store
+// deltas again in full), compactions (a small Compact limit) and deletes,
+// with a second Store on the same file that has no cache and writes
+// turns of its own; after every operation, every checkpoint either Store
+// reads equals what the cacheless one rebuilds from the file.
+func TestCacheAgreesWithTheFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "mix.db")
+	compact := Compact(checkpoint.Compaction{Every: 7})
+	s, err := Open(path, compact)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	plain, err := Open(path, compact, CacheBytes(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	g := chatGraph(t)
+	seed := uint64(35)
+	if v, err := strconv.ParseUint(os.Getenv("ILMEK_CACHE_SEED"), 10, 64); err == nil {
+		seed = v
+	}
+	rng := rand.New(rand.NewPCG(seed, 1))
+	// turn runs th, and answers a pause on the thread's latest (a fork's
+	// pause is its branch's tip).
+	turn := func(th, latest *runtime.Thread[runtime.Values, runtime.Values]) {
+		t.Helper()
+		out, err := th.Invoke(ctx, runtime.Values{"messages": "u"})
+		if err == nil && out.Status == runtime.StatusInterrupted {
+			out, err = latest.Resume(ctx, runtime.Answer("yes"))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(step int, op, thread string) {
+		t.Helper()
+		all, err := plain.List(ctx, thread, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := []string{""}
+		for _, c := range all {
+			ids = append(ids, c.ID)
+		}
+		for _, id := range ids {
+			want, werr := plain.Get(ctx, thread, id)
+			got, gerr := s.Get(ctx, thread, id)
+			if (werr == nil) != (gerr == nil) {
+				t.Fatalf("step %d (%s), thread %s, checkpoint %q: cacheless read %v, cached read %v", step, op, thread, id, werr, gerr)
+			}
+			if werr != nil {
+				continue
+			}
+			if got.ID != want.ID || string(got.Channels) != string(want.Channels) {
+				t.Fatalf("step %d (%s), thread %s, checkpoint %q: cached %s %s, file %s %s", step, op, thread, id, got.ID, got.Channels, want.ID, want.Channels)
+			}
+		}
+	}
+	for step := range 150 {
+		thread := []string{"a", "b"}[rng.IntN(2)]
+		var op string
+		switch r := rng.IntN(20); {
+		case r < 11:
+			op = "turn"
+			turn(g.Thread(s, thread), g.Thread(s, thread))
+		case r < 14:
+			op = "turn elsewhere"
+			turn(g.Thread(plain, thread), g.Thread(plain, thread))
+		case r < 16:
+			op = "fork"
+			all, err := s.List(ctx, thread, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(all) == 0 {
+				continue
+			}
+			c := all[rng.IntN(len(all))]
+			if len(c.Pending) > 0 {
+				continue
+			}
+			turn(g.Thread(s, thread).Fork(c.ID), g.Thread(s, thread))
+		case r < 18:
+			op = "prune"
+			if _, err := s.Prune(ctx, thread, checkpoint.PruneOptions{KeepLast: 1 + rng.IntN(6)}); err != nil {
+				t.Fatal(err)
+			}
+		case r < 19:
+			op = "prune elsewhere"
+			if _, err := plain.Prune(ctx, thread, checkpoint.PruneOptions{KeepLast: 1 + rng.IntN(6)}); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			op = "delete"
+			if err := []*Store{s, plain}[rng.IntN(2)].DeleteThread(ctx, thread); err != nil {
+				t.Fatal(err)
+			}
+		}
+		check(step, op, thread)
+	}
+	t.Logf("chains read: %d with the cache (its own reads), %d without (its reads and the checks')", s.chainReads.Load(), plain.chainReads.Load())
 }
