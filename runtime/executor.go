@@ -37,6 +37,11 @@ type runner[S, U any] struct {
 	step   int         // supersteps the thread has completed
 	replay bool        // the current tasks may have journals from earlier passes
 
+	// stateAt is the id of the checkpoint whose channels state holds
+	// (stateCache): set where a checkpoint is built from the state or
+	// the state is decoded from one.
+	stateAt string
+
 	// Buffers that live as long as the runner; runners are pooled per
 	// graph, so a run reuses the storage of earlier ones.
 	planner *contract.Planner[S]
@@ -221,6 +226,9 @@ func (r *runner[S, U]) end(res Result[S], status Status, err error) Result[S] {
 	res.Status, res.Err, res.State = status, err, r.state
 	if r.latest != nil {
 		res.CheckpointID = r.latest.ID
+	}
+	if err == nil && status != StatusError && status != StatusAborted {
+		r.cacheState()
 	}
 	if r.live() {
 		ev := Event{Type: EventRunEnd, Status: status, Err: err, Duration: time.Since(r.t0)}

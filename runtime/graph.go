@@ -35,6 +35,8 @@ type Graph[S, U any] struct {
 	timers  timerOptions // WithParkAfter given to the graph
 
 	children map[string]Child // WithSubgraphs given to a generated program: the children its version pins
+
+	states stateCache[S] // the last state of threads this graph ran (statecache.go)
 }
 
 // RetryPolicy re-runs a failing node body within its superstep. Completed

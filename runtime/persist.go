@@ -66,6 +66,9 @@ func (r *runner[S, U]) commitPause() error {
 		if err := r.put(cp, nil, true); err != nil {
 			return &CheckpointError{Op: "put", Err: err}
 		}
+		if r.stateAt == r.latest.ID {
+			r.stateAt = cp.ID // a pause keeps its parent's channels
+		}
 		r.latest = cp
 		if r.live() {
 			r.emit(Event{Type: EventCheckpoint, CheckpointID: cp.ID, Duration: r.putDur, Bytes: r.putBytes})
@@ -124,7 +127,7 @@ func (r *runner[S, U]) commit(done []plan[S]) (string, error) {
 	if err := r.put(cp, drop, false); err != nil {
 		return "", &CheckpointError{Op: "put", Err: err}
 	}
-	r.latest = cp
+	r.latest, r.stateAt = cp, cp.ID
 	r.planID = cp.ID
 	return cp.ID, nil
 }
@@ -368,18 +371,22 @@ func (r *runner[S, U]) putStart(cp *Checkpoint) error {
 	if err := r.put(cp, nil, false); err != nil {
 		return &CheckpointError{Op: "put", Err: err}
 	}
-	r.latest, r.planID = cp, cp.PlanID
+	r.latest, r.planID, r.stateAt = cp, cp.PlanID, cp.ID
 	r.replay = cp.PlanID != cp.ID
 	return nil
 }
 
 // load takes the state, the superstep counter and the planned tasks of cp.
 func (r *runner[S, U]) load(cp *Checkpoint) error {
-	st, err := r.p.DecodeState(cp.Channels)
-	if err != nil {
-		return &CheckpointError{Op: "decode checkpoint " + cp.ID, Err: err}
+	st, ok := r.cachedState(cp.ID)
+	if !ok {
+		stateDecodes.Add(1)
+		var err error
+		if st, err = r.p.DecodeState(cp.Channels); err != nil {
+			return &CheckpointError{Op: "decode checkpoint " + cp.ID, Err: err}
+		}
 	}
-	r.state, r.step, r.planID = st, cp.Step, cp.PlanID
+	r.state, r.step, r.planID, r.stateAt = st, cp.Step, cp.PlanID, cp.ID
 	r.cur = r.cur[:0]
 	for _, t := range cp.Next {
 		i, ok := r.g.index[t.Node]

@@ -92,6 +92,9 @@ func (t *Thread[S, U]) Delete(ctx context.Context) error {
 	if err := t.check(); err != nil {
 		return err
 	}
+	if k, ok := stateKeyOf(t.cp, t.id); ok {
+		t.g.states.forget(k)
+	}
 	return t.cp.DeleteThread(ctx, t.id)
 }
 

@@ -22,7 +22,10 @@ type Values map[string]any
 
 // NodeFunc is the body of an untyped node: it reads the task's state and
 // returns a partial update (nil for none). To return a command, call
-// ctx.Command before returning.
+// ctx.Command before returning. The state is shared with the run (and, for
+// the thread's next run in this process, with the state it starts from):
+// read it, do not change it in place; what a node changes reaches the
+// store only through the update it returns.
 type NodeFunc func(ctx *Ctx, state Values) (Values, error)
 
 // ReducerFunc is a custom reducer of a code-built graph: it folds incoming

@@ -1,0 +1,141 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+	"github.com/ilmek-go/ilmek/spec"
+)
+
+// cacheChat is a chat graph whose state has every kind of channel: an
+// append channel of objects, a merge channel, a number written as an int
+// and a channel of a custom reducer; it pauses every third turn.
+func cacheChat(t *testing.T) *Graph[Values, Values] {
+	t.Helper()
+	g, err := NewBuilder("chat").
+		Channel("messages", spec.Append).Channel("profile", spec.Merge).Channel("turns", spec.LastWrite).
+		Channel("longest", "").
+		Node("assistant", func(ctx *Ctx, s Values) (Values, error) {
+			l, _ := s["messages"].([]any)
+			if len(l)%3 == 2 {
+				if _, err := Interrupt[bool](ctx, "go on?"); err != nil {
+					return nil, err
+				}
+			}
+			return Values{
+				"messages": map[string]any{"role": "assistant", "n": len(l), "seen": s["turns"]},
+				"profile":  map[string]any{fmt.Sprint("k", len(l)%4): len(l)},
+				"turns":    len(l) + 1,
+				"longest":  []int{len(l), 7},
+			}, nil
+		}).
+		Edge(spec.Start, "assistant").Edge("assistant", spec.End).Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func cacheTurn(t *testing.T, th *Thread[Values, Values], n int) Result[Values] {
+	t.Helper()
+	ctx := context.Background()
+	res, err := th.Invoke(ctx, Values{"messages": map[string]any{"role": "user", "text": fmt.Sprint("hi ", n)}})
+	if err == nil && res.Status == StatusInterrupted {
+		res, err = th.Resume(ctx, Answer(true))
+	}
+	if err != nil || res.Status != StatusDone {
+		t.Fatalf("turn %d: %v %v", n, res.Status, err)
+	}
+	return res
+}
+
+// TestStateCacheStartsFromTheLastRun: runs of one graph on a thread start
+// from the state the last run left (no decoding) and give exactly what a
+// graph that decodes every run gives; the state a caller changes, a run
+// that fails, a write from elsewhere and a deleted thread do not leak
+// into the next run.
+func TestStateCacheStartsFromTheLastRun(t *testing.T) {
+	ctx := context.Background()
+	cp := checkpoint.NewMemory()
+	cached := cacheChat(t)
+	th := cached.Thread(cp, "c")
+	ref := checkpoint.NewMemory()
+	var got, want Result[Values]
+	for n := range 12 {
+		before := stateDecodes.Load()
+		got = cacheTurn(t, th, n)
+		decoded := stateDecodes.Load() - before
+		// A fresh graph has an empty cache: it decodes every run.
+		want = cacheTurn(t, cacheChat(t).Thread(ref, "c"), n)
+		if n > 0 && decoded != 0 {
+			t.Errorf("turn %d decoded the state %d times, want 0 (the last run's state)", n, decoded)
+		}
+		if diff := cmp.Diff(want.State, got.State); diff != "" {
+			t.Fatalf("turn %d: the state differs from a decoding run's (-decoded +cached):\n%s", n, diff)
+		}
+		// The caller's changes to the state it got stay its own.
+		msgs := got.State["messages"].([]any)
+		msgs[0].(map[string]any)["text"] = "changed by the caller"
+		got.State["profile"].(map[string]any)["k0"] = "changed"
+		got.State["messages"] = append(msgs, "appended by the caller")
+	}
+	stored := func(c checkpoint.Checkpointer) string {
+		t.Helper()
+		l, err := c.Get(ctx, "c", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		if err := json.Unmarshal(l.Channels, &v); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+	if a, b := stored(cp), stored(ref); a != b {
+		t.Fatalf("stored states differ:\ncached %s\ndecoded %s", a, b)
+	}
+
+	// Another graph (another process) writes the thread: the cached
+	// state is of an older checkpoint, so the next run decodes.
+	cacheTurn(t, cacheChat(t).Thread(cp, "c"), 12)
+	cacheTurn(t, cacheChat(t).Thread(ref, "c"), 12)
+	before := stateDecodes.Load()
+	got = cacheTurn(t, th, 13)
+	want = cacheTurn(t, cacheChat(t).Thread(ref, "c"), 13)
+	if stateDecodes.Load() == before {
+		t.Error("a run after another graph's write did not decode the thread's latest checkpoint")
+	}
+	if diff := cmp.Diff(want.State, got.State); diff != "" {
+		t.Fatalf("after another writer: (-decoded +cached):\n%s", diff)
+	}
+
+	// A run that fails took the cached state: the next one decodes, and
+	// gives what a decoding run gives.
+	if res, err := th.Invoke(ctx, Values{"undeclared": 1}); err == nil && res.Err == nil {
+		t.Fatalf("a run with an undeclared channel in its input ended %s", res.Status)
+	}
+	before = stateDecodes.Load()
+	got = cacheTurn(t, th, 14)
+	want = cacheTurn(t, cacheChat(t).Thread(ref, "c"), 14)
+	if stateDecodes.Load() == before {
+		t.Error("a run after a failed one did not decode the thread's latest checkpoint")
+	}
+	if diff := cmp.Diff(want.State, got.State); diff != "" {
+		t.Fatalf("after a failed run: (-decoded +cached):\n%s", diff)
+	}
+
+	// Deleting the thread forgets its state.
+	if err := th.Delete(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got = cacheTurn(t, th, 0)
+	if n := len(got.State["messages"].([]any)); n != 2 {
+		t.Fatalf("a thread deleted and started again holds %d messages, want 2", n)
+	}
+}
