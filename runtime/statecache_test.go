@@ -101,34 +101,33 @@ func TestStateCacheStartsFromTheLastRun(t *testing.T) {
 		t.Fatalf("stored states differ:\ncached %s\ndecoded %s", a, b)
 	}
 
-	// Another graph (another process) writes the thread: the cached
-	// state is of an older checkpoint, so the next run decodes.
-	cacheTurn(t, cacheChat(t).Thread(cp, "c"), 12)
-	cacheTurn(t, cacheChat(t).Thread(ref, "c"), 12)
-	before := stateDecodes.Load()
-	got = cacheTurn(t, th, 13)
-	want = cacheTurn(t, cacheChat(t).Thread(ref, "c"), 13)
-	if stateDecodes.Load() == before {
-		t.Error("a run after another graph's write did not decode the thread's latest checkpoint")
-	}
-	if diff := cmp.Diff(want.State, got.State); diff != "" {
-		t.Fatalf("after another writer: (-decoded +cached):\n%s", diff)
+	// decodes runs turn n on the cached graph, which must decode (the
+	// thread's latest checkpoint is not the one its cache holds), and
+	// compares it with a decoding graph's.
+	decodes := func(n int, after string) {
+		t.Helper()
+		before := stateDecodes.Load()
+		got := cacheTurn(t, th, n)
+		want := cacheTurn(t, cacheChat(t).Thread(ref, "c"), n)
+		if stateDecodes.Load() == before {
+			t.Errorf("a run after %s did not decode the thread's latest checkpoint", after)
+		}
+		if diff := cmp.Diff(want.State, got.State); diff != "" {
+			t.Fatalf("after %s: (-decoded +cached):\n%s", after, diff)
+		}
 	}
 
-	// A run that fails took the cached state: the next one decodes, and
-	// gives what a decoding run gives.
+	// Another graph (another process) writes the thread: the cached
+	// state is of an older checkpoint.
+	cacheTurn(t, cacheChat(t).Thread(cp, "c"), 12)
+	cacheTurn(t, cacheChat(t).Thread(ref, "c"), 12)
+	decodes(13, "another graph's write")
+
+	// A run that fails took the cached state.
 	if res, err := th.Invoke(ctx, Values{"undeclared": 1}); err == nil && res.Err == nil {
 		t.Fatalf("a run with an undeclared channel in its input ended %s", res.Status)
 	}
-	before = stateDecodes.Load()
-	got = cacheTurn(t, th, 14)
-	want = cacheTurn(t, cacheChat(t).Thread(ref, "c"), 14)
-	if stateDecodes.Load() == before {
-		t.Error("a run after a failed one did not decode the thread's latest checkpoint")
-	}
-	if diff := cmp.Diff(want.State, got.State); diff != "" {
-		t.Fatalf("after a failed run: (-decoded +cached):\n%s", diff)
-	}
+	decodes(14, "a failed run")
 
 	// Deleting the thread forgets its state.
 	if err := th.Delete(ctx); err != nil {
