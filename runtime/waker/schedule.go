@@ -275,7 +275,7 @@ func (w *Waker) fire(ctx context.Context, s *scheduleState, t time.Time, queue b
 	}
 	tick := t.UTC().Format(tickFormat)
 	fresh := ""
-	w.launch(ctx, s, tick, s.Name+"@"+tick, &fresh, policy, wg)
+	w.launch(ctx, s, tick, s.Name+"@"+tick, &fresh, policy, false, wg)
 }
 
 // busy reports whether the run of s's latest firing by this waker has
@@ -297,7 +297,13 @@ func (s *scheduleState) busy() bool {
 // With expect set, the run starts only while the thread's latest
 // checkpoint is *expect ("" for a thread of its own without checkpoints),
 // so a tick runs once however many wakers launch it.
-func (w *Waker) launch(ctx context.Context, s *scheduleState, tick, thread string, expect *string, policy runtime.DoubleTexting, wg *sync.WaitGroup) {
+//
+// With retryBusy (a firing recover found cut short or not started), a
+// thread whose lease is held is tried again every poll interval: the
+// holder may be the process that was killed, whose lease only lapses
+// after its time to live. The tries end when the run starts, or when the
+// thread moved on (another waker ran the firing: ErrThreadMoved).
+func (w *Waker) launch(ctx context.Context, s *scheduleState, tick, thread string, expect *string, policy runtime.DoubleTexting, retryBusy bool, wg *sync.WaitGroup) {
 	prev, prevStop := s.running, s.stop
 	if !s.busy() {
 		prev = nil
@@ -321,6 +327,16 @@ func (w *Waker) launch(ctx context.Context, s *scheduleState, tick, thread strin
 			<-prev // enqueue, and cancel-and-replace waits for the boundary
 		}
 		status, err := s.Graph.start(ctx, w.store, thread, input, meta, stop, expect)
+		for retryBusy && errors.Is(err, runtime.ErrThreadBusy) {
+			select {
+			case <-ctx.Done():
+				return
+			case <-stop:
+				return
+			case <-time.After(w.poll):
+			}
+			status, err = s.Graph.start(ctx, w.store, thread, input, meta, stop, expect)
+		}
 		switch {
 		case errors.Is(err, runtime.ErrThreadMoved), errors.Is(err, runtime.ErrThreadBusy):
 			w.log.DebugContext(ctx, "waker: tick fired elsewhere", "schedule", s.Name, "thread", thread)

@@ -163,7 +163,7 @@ func (w *Waker) fireOne(ctx context.Context, sc checkpoint.Schedule, st *schedul
 			if sc.ThreadPerTick() {
 				expect = new(string)
 			}
-			w.launch(ctx, st, f.Tick.UTC().Format(tickFormat), f.Thread, expect, policy, wg)
+			w.launch(ctx, st, f.Tick.UTC().Format(tickFormat), f.Thread, expect, policy, false, wg)
 		}
 		if w.onFiring != nil {
 			w.onFiring(ctx, f)
@@ -178,10 +178,12 @@ func (w *Waker) fireOne(ctx context.Context, sc checkpoint.Schedule, st *schedul
 // started and cut short (no run of the thread ended and its latest
 // checkpoint still plans tasks), which continues from the thread's latest
 // checkpoint. A thread whose latest checkpoint plans nothing ran to its
-// end, here or in another waker, and is left alone. Each start expects the thread's
-// latest checkpoint as it read it, so a firing another waker runs or ran
-// meanwhile is refused (runtime.ErrThreadMoved, ErrThreadBusy) and not
-// run again.
+// end, here or in another waker, and is left alone. Each start expects the
+// thread's latest checkpoint as it read it, so a firing another waker ran
+// meanwhile is refused (runtime.ErrThreadMoved) and not run again; one
+// whose thread is leased (by a waker running it, or by the killed process
+// until its lease lapses) is tried again each poll until it starts or
+// moves on.
 func (w *Waker) recover(ctx context.Context, sc checkpoint.Schedule, st *scheduleState, wg *sync.WaitGroup) {
 	if !sc.ThreadPerTick() {
 		return
@@ -228,6 +230,6 @@ func (w *Waker) recover(ctx context.Context, sc checkpoint.Schedule, st *schedul
 			w.log.WarnContext(ctx, "waker: read a firing's thread", "schedule", sc.Name, "thread", f.Thread, "err", err)
 			continue
 		}
-		w.launch(ctx, st, f.Tick.UTC().Format(tickFormat), f.Thread, &latest, runtime.DoubleTextEnqueue, wg)
+		w.launch(ctx, st, f.Tick.UTC().Format(tickFormat), f.Thread, &latest, runtime.DoubleTextEnqueue, true, wg)
 	}
 }

@@ -119,11 +119,19 @@ func TestStoredScheduleAcrossSIGKILL(t *testing.T) {
 		kills++
 		start(i)
 	}
-	time.Sleep(1500 * time.Millisecond) // the last ticks' runs end
+	// The restarted wakers poll and recover what the last kill cut short;
+	// then no tick is recorded any more, and the recorded ones end (a
+	// recovered firing first waits out the killed holder's 1 s lease), on
+	// a loaded machine too.
+	time.Sleep(1500 * time.Millisecond)
 	if err := store.PauseSchedule(ctx, "beat", true); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if allDone(t, store) {
+			break
+		}
+	}
 	kill(0)
 	kill(1)
 	fs, err := store.ListFirings(ctx, "beat", 0)
@@ -163,4 +171,29 @@ func TestStoredScheduleAcrossSIGKILL(t *testing.T) {
 	if len(fs) != span || ended != len(fs) || never != 0 {
 		t.Errorf("%d firings over %d ticks, %d threads done, %d whose step never ran; want one firing per tick, each done", len(fs), span, ended, never)
 	}
+}
+
+// allDone reports whether every recorded firing of schedule "beat" has a
+// thread whose run ended done.
+func allDone(t *testing.T, store *sqlite.Store) bool {
+	t.Helper()
+	ctx := context.Background()
+	fs, err := store.ListFirings(ctx, "beat", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := store.ListThreads(ctx, runtime.ThreadQuery{Meta: map[string]string{checkpoint.MetaSchedule: "beat"}, Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := map[string]bool{}
+	for _, th := range page.Threads {
+		done[th.ID] = th.Outcome.Status == runtime.StatusDone
+	}
+	for _, f := range fs {
+		if !done[f.Thread] {
+			return false
+		}
+	}
+	return true
 }
