@@ -33,7 +33,8 @@ const DefaultScheduleGrace = 10 * time.Second
 // Wakers that start together and find the same orphaned firing run it
 // once: each start expects the thread's latest checkpoint as it read it,
 // and a thread whose latest checkpoint plans no task ran to its end and is
-// not started again.
+// not started again. A firing whose thread the killed process still leases
+// is tried again each poll, and starts once that lease lapses.
 // A tick of a template without {tick} (one thread for every firing) that
 // such a kill cut short is not run again.
 func WithStoredSchedules(graphs map[string]Target) Option {
