@@ -13,6 +13,25 @@ import (
 	"github.com/ilmek-go/ilmek/runtime/waker"
 )
 
+// orphanedFiring creates the hourly schedule "beat" of graph "count" on
+// store and records a firing of it that no process started, as a waker
+// killed between the record and the run leaves it; it returns the
+// firing's thread.
+func orphanedFiring(t *testing.T, store *sqlite.Store) string {
+	t.Helper()
+	ctx := context.Background()
+	sc, err := store.CreateSchedule(ctx, checkpoint.Schedule{Name: "beat", Graph: "count", Every: time.Hour, Input: []byte(`{"n":7}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphan := sc.Last.Truncate(time.Second)
+	thread := sc.ThreadOf(orphan)
+	if err := store.RecordFirings(ctx, "beat", sc.Last, orphan.Add(500*time.Millisecond), []checkpoint.Firing{{Tick: orphan, Thread: thread}}); err != nil {
+		t.Fatal(err)
+	}
+	return thread
+}
+
 // TestWakersRecoverOneFiringOnce: two wakers that start at the same
 // instant on one store both find a firing a killed waker recorded and
 // never started; its thread runs once.
@@ -27,15 +46,7 @@ func TestWakersRecoverOneFiringOnce(t *testing.T) {
 		}
 		ctx := context.Background()
 		g, runs := counter(t)
-		sc, err := store.CreateSchedule(ctx, checkpoint.Schedule{Name: "beat", Graph: "count", Every: time.Hour, Input: []byte(`{"n":7}`)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		orphan := sc.Last.Truncate(time.Second)
-		thread := sc.ThreadOf(orphan)
-		if err := store.RecordFirings(ctx, "beat", sc.Last, orphan.Add(500*time.Millisecond), []checkpoint.Firing{{Tick: orphan, Thread: thread}}); err != nil {
-			t.Fatal(err)
-		}
+		thread := orphanedFiring(t, store)
 		runCtx, cancel := context.WithCancel(ctx)
 		var wg, ready sync.WaitGroup
 		gate := make(chan struct{})
@@ -74,15 +85,7 @@ func TestRecoveryWaitsOutADeadHoldersLease(t *testing.T) {
 	defer store.Close()
 	ctx := context.Background()
 	g, runs := counter(t)
-	sc, err := store.CreateSchedule(ctx, checkpoint.Schedule{Name: "beat", Graph: "count", Every: time.Hour, Input: []byte(`{"n":7}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	orphan := sc.Last.Truncate(time.Second)
-	thread := sc.ThreadOf(orphan)
-	if err := store.RecordFirings(ctx, "beat", sc.Last, orphan.Add(500*time.Millisecond), []checkpoint.Firing{{Tick: orphan, Thread: thread}}); err != nil {
-		t.Fatal(err)
-	}
+	thread := orphanedFiring(t, store)
 	// The killed process's lease: nobody renews it, and it lapses in
 	// 600 ms.
 	db, err := sql.Open("sqlite", path)
