@@ -147,14 +147,7 @@ func TestStoredScheduleAcrossSIGKILL(t *testing.T) {
 	for _, th := range strings.Fields(string(raw)) {
 		ran[th]++
 	}
-	page, err := store.ListThreads(ctx, runtime.ThreadQuery{Meta: map[string]string{checkpoint.MetaSchedule: "beat"}, Limit: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := map[string]bool{}
-	for _, th := range page.Threads {
-		done[th.ID] = th.Outcome.Status == runtime.StatusDone
-	}
+	done := threadsDone(t, store)
 	ended, never, again := 0, 0, 0
 	for _, f := range fs {
 		if done[f.Thread] {
@@ -177,12 +170,24 @@ func TestStoredScheduleAcrossSIGKILL(t *testing.T) {
 // thread whose run ended done.
 func allDone(t *testing.T, store *sqlite.Store) bool {
 	t.Helper()
-	ctx := context.Background()
-	fs, err := store.ListFirings(ctx, "beat", 0)
+	fs, err := store.ListFirings(context.Background(), "beat", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	page, err := store.ListThreads(ctx, runtime.ThreadQuery{Meta: map[string]string{checkpoint.MetaSchedule: "beat"}, Limit: 1000})
+	done := threadsDone(t, store)
+	for _, f := range fs {
+		if !done[f.Thread] {
+			return false
+		}
+	}
+	return true
+}
+
+// threadsDone reports, for each thread of schedule "beat", whether its
+// last run ended done.
+func threadsDone(t *testing.T, store *sqlite.Store) map[string]bool {
+	t.Helper()
+	page, err := store.ListThreads(context.Background(), runtime.ThreadQuery{Meta: map[string]string{checkpoint.MetaSchedule: "beat"}, Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,10 +195,5 @@ func allDone(t *testing.T, store *sqlite.Store) bool {
 	for _, th := range page.Threads {
 		done[th.ID] = th.Outcome.Status == runtime.StatusDone
 	}
-	for _, f := range fs {
-		if !done[f.Thread] {
-			return false
-		}
-	}
-	return true
+	return done
 }
