@@ -153,22 +153,14 @@ func (s *Store) commitOne(ctx context.Context, l *heldLease, c checkpoint.Commit
 		}
 		if len(w.Meta) > 0 {
 			parts |= partMeta
-			set, del := map[string]string{}, []string{}
-			for k, v := range w.Meta {
-				if v == "" {
-					del = append(del, k)
-				} else {
-					set[k] = v
-				}
-			}
-			raw, err := json.Marshal(set)
+			raw, del, err := metaChange(w.Meta)
 			if err != nil {
-				return fmt.Errorf("record the thread: encode metadata: %w", err)
+				return fmt.Errorf("record the thread: %w", err)
 			}
 			if o == nil {
-				args = append(args, string(raw), del, metaNow)
+				args = append(args, raw, del, metaNow)
 			} else {
-				args = append(args, string(raw), del)
+				args = append(args, raw, del)
 			}
 		}
 	}

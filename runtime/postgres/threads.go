@@ -56,25 +56,36 @@ func (s *Store) RecordThread(ctx context.Context, threadID string, w checkpoint.
 	return nil
 }
 
+// metaChange splits a metadata write into the JSON object of the keys it
+// sets and the keys it removes (those written as ""), as the statements
+// that merge it take them.
+func metaChange(meta map[string]string) (set string, del []string, err error) {
+	m, del := map[string]string{}, []string{}
+	for k, v := range meta {
+		if v == "" {
+			del = append(del, k)
+		} else {
+			m[k] = v
+		}
+	}
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return "", nil, fmt.Errorf("encode metadata: %w", err)
+	}
+	return string(raw), del, nil
+}
+
 // recordTx writes w of the thread with q.
 func (s *Store) recordTx(ctx context.Context, q querier, threadID string, w *checkpoint.ThreadWrite) error {
 	return store.Record(w, func(o *store.Outcome) error {
 		_, err := q.Exec(ctx, s.q.putOutcome, threadID, o.Status, o.RunID, o.Ended, o.Error, o.Pending, o.Now)
 		return err
 	}, func(now int64) error {
-		set, del := map[string]string{}, []string{}
-		for k, v := range w.Meta {
-			if v == "" {
-				del = append(del, k)
-			} else {
-				set[k] = v
-			}
-		}
-		raw, err := json.Marshal(set)
+		raw, del, err := metaChange(w.Meta)
 		if err != nil {
-			return fmt.Errorf("encode metadata: %w", err)
+			return err
 		}
-		if _, err := q.Exec(ctx, s.q.putThreadMeta, threadID, string(raw), del, now); err != nil {
+		if _, err := q.Exec(ctx, s.q.putThreadMeta, threadID, raw, del, now); err != nil {
 			return fmt.Errorf("write metadata: %w", err)
 		}
 		return nil
