@@ -264,7 +264,9 @@ func TestCacheAgreesWithTheFile(t *testing.T) {
 	// pause is its branch's tip).
 	turn := func(th, latest *runtime.Thread[runtime.Values, runtime.Values]) {
 		t.Helper()
-		out, err := th.Invoke(ctx, runtime.Values{"messages": "u"})
+		// Messages of 40 bytes: a thread's channels pass bigChannels
+		// within its first turns, and are stored apart from then on.
+		out, err := th.Invoke(ctx, runtime.Values{"messages": strings.Repeat("u", 40)})
 		if err == nil && out.Status == runtime.StatusInterrupted {
 			out, err = latest.Resume(ctx, runtime.Answer("yes"))
 		}
@@ -272,8 +274,20 @@ func TestCacheAgreesWithTheFile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	apart := 0 // the most channels stored apart at once
 	check := func(step int, op, thread string) {
 		t.Helper()
+		for _, q := range []struct{ what, q string }{
+			{"channels stored apart that no checkpoint names", "SELECT count(*) FROM ilmek_channels WHERE rid NOT IN (SELECT big FROM ilmek_checkpoints WHERE big IS NOT NULL)"},
+			{"checkpoints naming channels that are not stored", "SELECT count(*) FROM ilmek_checkpoints WHERE big IS NOT NULL AND big NOT IN (SELECT rid FROM ilmek_channels)"},
+			{"checkpoints naming channels another names too", "SELECT count(*) - count(DISTINCT big) FROM ilmek_checkpoints WHERE big IS NOT NULL"},
+			{"rows holding channels of more than bigChannels bytes", fmt.Sprintf("SELECT count(*) FROM ilmek_checkpoints WHERE length(channels) > %d", bigChannels)},
+		} {
+			if n := rowCount(t, s, q.q); n != 0 {
+				t.Fatalf("step %d (%s), thread %s: %d %s", step, op, thread, n, q.what)
+			}
+		}
+		apart = max(apart, rowCount(t, s, "SELECT count(*) FROM ilmek_channels"))
 		all, err := plain.List(ctx, thread, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -337,6 +351,9 @@ func TestCacheAgreesWithTheFile(t *testing.T) {
 			}
 		}
 		check(step, op, thread)
+	}
+	if apart == 0 {
+		t.Fatal("no channels were stored apart: the test does not reach bigChannels")
 	}
 	t.Logf("chains read: %d with the cache (its own reads), %d without (its reads and the checks')", s.chainReads.Load(), plain.chainReads.Load())
 }

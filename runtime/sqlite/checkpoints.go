@@ -17,7 +17,7 @@ import (
 // transaction, unleased (a run commits through its lease). A checkpoint id
 // must be unique within its thread.
 func (s *Store) Put(ctx context.Context, cp *runtime.Checkpoint, done []string) error {
-	if len(done) == 0 && cp != nil && cp.ID != "" {
+	if len(done) == 0 && cp != nil && cp.ID != "" && len(cp.Channels) <= bigChannels {
 		// One statement commits atomically on its own.
 		args, err := checkpointArgs(cp)
 		if err == nil {
@@ -45,6 +45,21 @@ func insertCheckpoint(ctx context.Context, insert, version *sql.Stmt, args []any
 	}
 	_, err = insert.ExecContext(ctx, args...)
 	return err
+}
+
+// storeChannels stores channels too large for their checkpoint's row in
+// ilmek_channels, in tx, and returns the row id the checkpoint names them
+// by (big).
+func (s *Store) storeChannels(ctx context.Context, tx *sql.Tx, ch []byte) (int64, error) {
+	res, err := s.ws.in(ctx, tx, qInsertChannels).ExecContext(ctx, ch)
+	if err != nil {
+		return 0, fmt.Errorf("store its channels: %w", err)
+	}
+	rid, err := res.LastInsertId()
+	if err != nil {
+		return 0, fmt.Errorf("store its channels: %w", err)
+	}
+	return rid, nil
 }
 
 // putUnleased is Put (d nil) or PutDelta in one transaction.
@@ -86,7 +101,7 @@ func checkpointArgs(cp *runtime.Checkpoint) ([]any, error) {
 	if cp.PlanID == cp.ID {
 		plan = nil
 	}
-	return []any{cp.ThreadID, cp.ID, cp.ParentID, plan, cp.Step, c.Created, c.Channels, c.Next, c.Pending, cp.Fingerprint, cp.Format, cp.MigratedFrom, "", 0, 0, 0}, nil
+	return []any{cp.ThreadID, cp.ID, cp.ParentID, plan, cp.Step, c.Created, c.Channels, c.Next, c.Pending, cp.Fingerprint, cp.Format, cp.MigratedFrom, "", 0, 0, 0, nil}, nil
 }
 
 // prepareCommit encodes cp (as the delta d when d is not nil) and returns
@@ -100,17 +115,23 @@ func (s *Store) prepareCommit(cp *runtime.Checkpoint, d *checkpoint.Delta, done 
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: put checkpoint %s of thread %q: %w", cp.ID, cp.ThreadID, err)
 	}
-	if d == nil {
-		return func(ctx context.Context, tx *sql.Tx) error { return s.putTx(ctx, tx, args, cp.ThreadID, done) }, nil
+	chans := args[6]
+	if d != nil {
+		writes, err := json.Marshal(d.Writes)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: put checkpoint %s of thread %q: encode its delta: %w", cp.ID, cp.ThreadID, err)
+		}
+		chans = writes
 	}
-	writes, err := json.Marshal(d.Writes)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: put checkpoint %s of thread %q: encode its delta: %w", cp.ID, cp.ThreadID, err)
-	}
-	args[6] = writes
 	return func(ctx context.Context, tx *sql.Tx) error {
-		if err := s.deltaArgs(ctx, tx, cp, *d, args); err != nil {
-			return fmt.Errorf("as a delta of %s: %w", d.Base, err)
+		// Each try starts from what was encoded: a batch whose commit
+		// failed tries its writes again, alone, and a try changes args
+		// (a compaction's full channels, channels stored apart).
+		args[6], args[16] = chans, nil
+		if d != nil {
+			if err := s.deltaArgs(ctx, tx, cp, *d, args); err != nil {
+				return fmt.Errorf("as a delta of %s: %w", d.Base, err)
+			}
 		}
 		return s.putTx(ctx, tx, args, cp.ThreadID, done)
 	}, nil
@@ -118,6 +139,13 @@ func (s *Store) prepareCommit(cp *runtime.Checkpoint, d *checkpoint.Delta, done 
 
 // putTx inserts a checkpoint and drops the journals of done, in tx.
 func (s *Store) putTx(ctx context.Context, tx *sql.Tx, args []any, threadID string, done []string) error {
+	if ch, _ := args[6].([]byte); len(ch) > bigChannels {
+		rid, err := s.storeChannels(ctx, tx, ch)
+		if err != nil {
+			return err
+		}
+		args[6], args[16] = nil, rid
+	}
 	if err := insertCheckpoint(ctx, s.ws.in(ctx, tx, qInsertCheckpoint), s.ws.in(ctx, tx, qInsertVersion), args); err != nil {
 		return err
 	}
@@ -136,7 +164,7 @@ func (s *Store) putTx(ctx context.Context, tx *sql.Tx, args []any, threadID stri
 // Get returns the checkpoint id of the thread, or the one Put most recently
 // when id is "", or runtime.ErrNotFound.
 func (s *Store) Get(ctx context.Context, threadID, id string) (*runtime.Checkpoint, error) {
-	cp, err := s.get(ctx, threadID, id)
+	cp, err := s.get(ctx, threadID, id, "")
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, runtime.ErrNotFound
@@ -150,10 +178,27 @@ func (s *Store) Get(ctx context.Context, threadID, id string) (*runtime.Checkpoi
 	return cp, nil
 }
 
+var _ checkpoint.LatestReader = (*Store)(nil)
+
+// GetLatest returns the thread's latest checkpoint, as Get does, without
+// its channels when its ID is known (checkpoint.LatestReader): neither
+// its snapshot nor its chain of deltas is then read.
+func (s *Store) GetLatest(ctx context.Context, threadID, known string) (*runtime.Checkpoint, error) {
+	cp, err := s.get(ctx, threadID, "", known)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, runtime.ErrNotFound
+	case err != nil:
+		return nil, fmt.Errorf("sqlite: get latest checkpoint of thread %q from %q: %w", threadID, s.path, err)
+	}
+	return cp, nil
+}
+
 // get reads a checkpoint and, when it is stored as a delta, the chain it
 // is rebuilt from, in one read transaction: a snapshot of the file, so a
-// concurrent write or delete cannot tear the chain.
-func (s *Store) get(ctx context.Context, threadID, id string) (*runtime.Checkpoint, error) {
+// concurrent write or delete cannot tear the chain. A checkpoint whose id
+// is known is returned without its channels.
+func (s *Store) get(ctx context.Context, threadID, id, known string) (*runtime.Checkpoint, error) {
 	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: s.r != s.w})
 	if err != nil {
 		return nil, err
@@ -169,6 +214,9 @@ func (s *Store) get(ctx context.Context, threadID, id string) (*runtime.Checkpoi
 	switch {
 	case err != nil:
 		return nil, err
+	case known != "" && cp.ID == known:
+		cp.Channels = nil
+		return cp, nil
 	case base == "":
 		if id == "" {
 			s.cache.put(threadID, cp.ID, cp.Channels)

@@ -73,6 +73,17 @@
 // 3,000-turn chat thread's file went from 3.89 to 2.64 MiB (BENCHMARKS.md).
 // Opening an older file migrates its rows in place, keeping their order.
 //
+// Version 7 stores channels of more than 512 bytes apart, in
+// ilmek_channels (a rowid table), and the checkpoint row names them
+// (big). A search of the clustered checkpoints table compares keys with
+// the rows it passes, and SQLite reads the whole of a row that overflows
+// its page to compare it: in version 6 every lookup in a long chat
+// thread read its 360 KB snapshots from the file, and that grew with the
+// conversation. A delta, usually a few hundred bytes, stays in its row.
+// Deleting a checkpoint, or Prune storing a delta again in full, deletes
+// the channels it named (triggers). Opening a version 6 file moves its
+// large channels in the migration's transaction.
+//
 // # Reading a long thread
 //
 // A delta's full channels are its chain's snapshot with every delta since
@@ -93,6 +104,11 @@
 // turns no longer reads its chain at each turn (with the runtime's state
 // carried between runs, a turn costs 2.6 times less; BENCHMARKS.md,
 // "Issue 35, later the same day").
+//
+// A run that starts from the state its graph holds (runtime's state
+// cache) reads the latest checkpoint with GetLatest
+// (checkpoint.LatestReader): when it is still the checkpoint that state
+// is of, the Store reads its row only, and builds no channels.
 //
 // # Concurrency model
 //

@@ -20,7 +20,7 @@ var _ checkpoint.Pruner = (*Store)(nil)
 func (s *Store) Prune(ctx context.Context, threadID string, opts checkpoint.PruneOptions) (int, error) {
 	removed := 0
 	err := s.tx(ctx, nil, func(tx *sql.Tx) error {
-		rs, err := tx.QueryContext(ctx, "SELECT c.id, c.parent_id, coalesce(c.plan_id, c.id), coalesce(c.base_id, c.parent_id), coalesce((SELECT s.id FROM ilmek_checkpoints s WHERE s.thread_id = c.thread_id AND s.seq = c.snap_seq AND c.snap_seq > 0), ''), c.created_ns, length(c.channels) FROM ilmek_checkpoints c WHERE c.thread_id = ? ORDER BY c.seq", threadID)
+		rs, err := tx.QueryContext(ctx, "SELECT c.id, c.parent_id, coalesce(c.plan_id, c.id), coalesce(c.base_id, c.parent_id), coalesce((SELECT s.id FROM ilmek_checkpoints s WHERE s.thread_id = c.thread_id AND s.seq = c.snap_seq AND c.snap_seq > 0), ''), c.created_ns, "+channelsLength+" FROM ilmek_checkpoints c WHERE c.thread_id = ? ORDER BY c.seq", threadID)
 		if err != nil {
 			return err
 		}
@@ -63,7 +63,7 @@ type sqlitePrune struct {
 
 func (p *sqlitePrune) Rebuild(id, base, snap string) ([]byte, error) {
 	var writes []byte
-	if err := p.tx.QueryRowContext(p.ctx, "SELECT channels FROM ilmek_checkpoints WHERE thread_id = ? AND id = ?", p.thread, id).Scan(&writes); err != nil {
+	if err := p.tx.QueryRowContext(p.ctx, "SELECT "+rowChannels+" FROM ilmek_checkpoints WHERE thread_id = ? AND id = ?", p.thread, id).Scan(&writes); err != nil {
 		return nil, err
 	}
 	cp := &runtime.Checkpoint{ID: id, ThreadID: p.thread, Channels: writes}
@@ -74,7 +74,15 @@ func (p *sqlitePrune) Rebuild(id, base, snap string) ([]byte, error) {
 }
 
 func (p *sqlitePrune) Rebase(id string, full []byte) error {
-	_, err := p.tx.ExecContext(p.ctx, "UPDATE ilmek_checkpoints SET channels = ?, base_id = '', snap_seq = 0, depth = 0, chain_bytes = 0 WHERE thread_id = ? AND id = ?", full, p.thread, id)
+	var big any // the channels stored apart (see bigChannels), when they are
+	if len(full) > bigChannels {
+		rid, err := p.s.storeChannels(p.ctx, p.tx, full)
+		if err != nil {
+			return err
+		}
+		full, big = nil, rid
+	}
+	_, err := p.tx.ExecContext(p.ctx, "UPDATE ilmek_checkpoints SET channels = ?, big = ?, base_id = '', snap_seq = 0, depth = 0, chain_bytes = 0 WHERE thread_id = ? AND id = ?", full, big, p.thread, id)
 	return err
 }
 

@@ -22,7 +22,7 @@ func TestOpenRefusesUnusableSchemas(t *testing.T) {
 		{"empty version", "UPDATE ilmek_meta SET value = '' WHERE key = 'schema_version'", `schema version "" is not a version number`},
 		{"zero version", "UPDATE ilmek_meta SET value = '0' WHERE key = 'schema_version'", `schema version "0" is not a version number`},
 		{"missing version row", "DELETE FROM ilmek_meta", "has no schema_version row"},
-		{"dropped meta table", "DROP TABLE ilmek_meta", "has ilmek tables (ilmek_checkpoints, ilmek_documents, ilmek_events, ilmek_journals, ilmek_leases, ilmek_schedule_firings, ilmek_schedules, ilmek_threads, ilmek_versions) but no ilmek_meta table"},
+		{"dropped meta table", "DROP TABLE ilmek_meta", "has ilmek tables (ilmek_channels, ilmek_checkpoints, ilmek_documents, ilmek_events, ilmek_journals, ilmek_leases, ilmek_schedule_firings, ilmek_schedules, ilmek_threads, ilmek_versions) but no ilmek_meta table"},
 		{"newer version", "UPDATE ilmek_meta SET value = '99' WHERE key = 'schema_version'", "schema version 99 but this build knows version " + strconv.Itoa(schemaVersion)},
 	}
 	for _, tc := range tests {

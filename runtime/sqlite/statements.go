@@ -12,7 +12,7 @@ const (
 	// cpColumns reads a checkpoint row (c, joined with its version v) as
 	// scanCheckpoint scans it: the ids, plan and base spelled out, and the
 	// id of the snapshot a delta's chain starts at (see migration 0006).
-	cpColumns = "c.id, c.thread_id, c.parent_id, coalesce(c.plan_id, c.id), c.step, c.created_ns, c.channels, c.next, c.pending," +
+	cpColumns = "c.id, c.thread_id, c.parent_id, coalesce(c.plan_id, c.id), c.step, c.created_ns, " + cpChannels + ", c.next, c.pending," +
 		" v.fingerprint, v.format, v.migrated_from, coalesce(c.base_id, c.parent_id)," +
 		" coalesce((SELECT s.id FROM ilmek_checkpoints s WHERE s.thread_id = c.thread_id AND s.seq = c.snap_seq AND c.snap_seq > 0), '')"
 	cpFrom = " FROM ilmek_checkpoints c CROSS JOIN ilmek_versions v ON v.vid = c.vid"
@@ -20,20 +20,23 @@ const (
 	// qInsertCheckpoint inserts a checkpoint as the thread's next row. Its
 	// arguments are checkpointArgs'. The version's row must exist (else vid
 	// is NULL and the insert fails: qInsertVersion, then again).
-	qInsertCheckpoint = "INSERT INTO ilmek_checkpoints (thread_id, seq, id, parent_id, plan_id, step, created_ns, channels, next, pending, vid, base_id, snap_seq, depth, chain_bytes)" +
+	qInsertCheckpoint = "INSERT INTO ilmek_checkpoints (thread_id, seq, id, parent_id, plan_id, step, created_ns, channels, next, pending, vid, base_id, snap_seq, depth, chain_bytes, big)" +
 		" VALUES (?1, (SELECT coalesce(max(seq), 0) + 1 FROM ilmek_checkpoints WHERE thread_id = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9," +
-		" (SELECT vid FROM ilmek_versions WHERE fingerprint = ?10 AND format = ?11 AND migrated_from = ?12), ?13, ?14, ?15, ?16)"
+		" (SELECT vid FROM ilmek_versions WHERE fingerprint = ?10 AND format = ?11 AND migrated_from = ?12), ?13, ?14, ?15, ?16, ?17)"
+	// qInsertChannels stores channels too large for their checkpoint's
+	// row (bigChannels; see migration 0007).
+	qInsertChannels = "INSERT INTO ilmek_channels (data) VALUES (?)"
 	qInsertVersion = "INSERT OR IGNORE INTO ilmek_versions (fingerprint, format, migrated_from) VALUES (?, ?, ?)"
 	// qDeltaBase reads what a delta of a checkpoint needs of it: whether
 	// it is a delta itself, its seq, its chain's snapshot's seq, depth and
 	// bytes, and its size.
-	qDeltaBase = "SELECT coalesce(base_id, parent_id) <> '', seq, snap_seq, depth, chain_bytes, length(channels) FROM ilmek_checkpoints WHERE thread_id = ? AND id = ?"
-	qSnapBytes = "SELECT id, length(channels) FROM ilmek_checkpoints WHERE thread_id = ? AND seq = ?"
+	qDeltaBase = "SELECT coalesce(base_id, parent_id) <> '', seq, snap_seq, depth, chain_bytes, " + channelsLength + " FROM ilmek_checkpoints WHERE thread_id = ? AND id = ?"
+	qSnapBytes = "SELECT id, " + channelsLength + " FROM ilmek_checkpoints WHERE thread_id = ? AND seq = ?"
 	// qChain reads a snapshot (?2, by id) and the deltas of its chain up
 	// to the checkpoint ?3 (by id): the rows between them in the thread
 	// whose chain starts there.
-	qChain = "SELECT id, '', channels FROM ilmek_checkpoints WHERE thread_id = ?1 AND id = ?2" +
-		" UNION ALL SELECT id, coalesce(base_id, parent_id), channels FROM ilmek_checkpoints WHERE thread_id = ?1" +
+	qChain = "SELECT id, '', " + rowChannels + " FROM ilmek_checkpoints WHERE thread_id = ?1 AND id = ?2" +
+		" UNION ALL SELECT id, coalesce(base_id, parent_id), " + rowChannels + " FROM ilmek_checkpoints WHERE thread_id = ?1" +
 		" AND seq > (SELECT seq FROM ilmek_checkpoints WHERE thread_id = ?1 AND id = ?2)" +
 		" AND seq <= (SELECT seq FROM ilmek_checkpoints WHERE thread_id = ?1 AND id = ?3)" +
 		" AND snap_seq = (SELECT seq FROM ilmek_checkpoints WHERE thread_id = ?1 AND id = ?2)"
@@ -55,7 +58,7 @@ const (
 )
 
 var (
-	writeQueries = []string{qInsertCheckpoint, qInsertVersion, qDeltaBase, qSnapBytes, qChain, qPutJournal, qDropJournal, qTakeLease, qRenewLease, qDropLease, qLeaseOwner}
+	writeQueries = []string{qInsertCheckpoint, qInsertVersion, qInsertChannels, qDeltaBase, qSnapBytes, qChain, qPutJournal, qDropJournal, qTakeLease, qRenewLease, qDropLease, qLeaseOwner}
 	readQueries  = []string{qLatest, qByID, qList, qChain, qGetJournal, qLeaseHolder}
 )
 
@@ -86,3 +89,20 @@ func (p prepared) close() {
 func (p prepared) in(ctx context.Context, tx *sql.Tx, q string) *sql.Stmt {
 	return tx.StmtContext(ctx, p[q])
 }
+
+// bigChannels is the size above which a checkpoint's channels are stored
+// in ilmek_channels, not in its row (migration 0007): a row then stays
+// within its page, so a search of the clustered checkpoints table never
+// reads a snapshot to compare keys.
+const bigChannels = 512
+
+// channelsLength is the size of the channels of a checkpoint row, read
+// without reading them.
+const channelsLength = "coalesce(length(channels), (SELECT length(data) FROM ilmek_channels WHERE rid = big))"
+
+// rowChannels reads the channels of a checkpoint row, in the row or in
+// ilmek_channels; cpChannels the same of row c.
+const (
+	rowChannels = "coalesce(channels, (SELECT data FROM ilmek_channels WHERE rid = big))"
+	cpChannels  = "coalesce(c.channels, (SELECT data FROM ilmek_channels WHERE rid = c.big))"
+)
