@@ -41,6 +41,10 @@ type runner[S, U any] struct {
 	// (stateCache): set where a checkpoint is built from the state or
 	// the state is decoded from one.
 	stateAt string
+	// held is the cached state of checkpoint heldAt that readStart took
+	// for load.
+	held   S
+	heldAt string
 
 	// Buffers that live as long as the runner; runners are pooled per
 	// graph, so a run reuses the storage of earlier ones.

@@ -228,7 +228,7 @@ func (r *runner[S, U]) start(in *U, a *Answers) error {
 		}
 		return r.planStart()
 	}
-	latest, err := r.cfg.cp.Get(r.ctx, r.cfg.thread, r.cfg.fromID)
+	latest, err := r.readStart()
 	switch {
 	case errors.Is(err, ErrNotFound) && r.cfg.fromID == "":
 		latest = nil

@@ -4,6 +4,8 @@ import (
 	"container/list"
 	"sync"
 	"sync/atomic"
+
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // stateDecodes counts the runs that decoded the state they start from, for
@@ -67,6 +69,17 @@ func (c *stateCache[S]) take(k stateKey, id string) (S, bool) {
 	return e.state, true
 }
 
+// idOf returns the id of the checkpoint whose state the thread's entry
+// holds, or "".
+func (c *stateCache[S]) idOf(k stateKey) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el := c.m[k]; el != nil {
+		return el.Value.(*stateEntry[S]).id
+	}
+	return ""
+}
+
 // put records s as the state of checkpoint id of the thread.
 func (c *stateCache[S]) put(k stateKey, id string, s S) {
 	c.mu.Lock()
@@ -124,14 +137,59 @@ func stateKeyOf(cp Checkpointer, thread string) (k stateKey, ok bool) {
 	return k, true
 }
 
-// cachedState takes the state of checkpoint id from the graph's cache.
+// cachedState takes the state of checkpoint id: the one readStart took
+// already, or the graph's cache entry.
 func (r *runner[S, U]) cachedState(id string) (S, bool) {
+	var zero S
+	if r.heldAt != "" {
+		st, at := r.held, r.heldAt
+		r.held, r.heldAt = zero, ""
+		if at == id {
+			return st, true
+		}
+	}
 	k, ok := r.stateCacheKey()
 	if !ok {
-		var zero S
 		return zero, false
 	}
 	return r.g.states.take(k, id)
+}
+
+// readStart reads the checkpoint a run starts from (Get). A run on the
+// thread's latest checkpoint whose state the graph's cache holds reads it
+// without its channels when the Checkpointer can (checkpoint.LatestReader):
+// when it is still the latest, the run takes the cached state (r.held,
+// which load uses), and the store neither reads nor rebuilds the
+// channels. When another run took the entry first, or the checkpoint is of
+// another version of the graph (checkVersion then compares its channels),
+// the checkpoint is read again, whole.
+func (r *runner[S, U]) readStart() (*Checkpoint, error) {
+	if r.cfg.fromID != "" {
+		return r.cfg.cp.Get(r.ctx, r.cfg.thread, r.cfg.fromID)
+	}
+	lr, ok := r.cfg.cp.(checkpoint.LatestReader)
+	if !ok {
+		return r.cfg.cp.Get(r.ctx, r.cfg.thread, "")
+	}
+	k, ok := r.stateCacheKey()
+	if !ok {
+		return r.cfg.cp.Get(r.ctx, r.cfg.thread, "")
+	}
+	known := r.g.states.idOf(k)
+	if known == "" {
+		return r.cfg.cp.Get(r.ctx, r.cfg.thread, "")
+	}
+	cp, err := lr.GetLatest(r.ctx, r.cfg.thread, known)
+	if err != nil || cp.ID != known || cp.Channels != nil {
+		return cp, err
+	}
+	if fp, _ := r.g.versionDocument(); cp.Fingerprint == "" || cp.Fingerprint == fp {
+		if st, ok := r.g.states.take(k, known); ok {
+			r.held, r.heldAt = st, known
+			return cp, nil
+		}
+	}
+	return r.cfg.cp.Get(r.ctx, r.cfg.thread, known)
 }
 
 // cacheState records, at the end of a run that ended well, a copy of the

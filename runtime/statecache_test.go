@@ -138,3 +138,112 @@ func TestStateCacheStartsFromTheLastRun(t *testing.T) {
 		t.Fatalf("a thread deleted and started again holds %d messages, want 2", n)
 	}
 }
+
+// headCounter is Memory, counting how the latest checkpoint is read.
+type headCounter struct {
+	*checkpoint.Memory
+	fullLatest int // Get of the latest, or GetLatest that built channels
+	headOnly   int // GetLatest that left the channels out
+}
+
+func (h *headCounter) Get(ctx context.Context, thread, id string) (*Checkpoint, error) {
+	if id == "" {
+		h.fullLatest++
+	}
+	return h.Memory.Get(ctx, thread, id)
+}
+
+func (h *headCounter) GetLatest(ctx context.Context, thread, known string) (*Checkpoint, error) {
+	c, err := h.Memory.GetLatest(ctx, thread, known)
+	if err == nil && c.Channels == nil {
+		h.headOnly++
+	} else {
+		h.fullLatest++
+	}
+	return c, err
+}
+
+// TestStateCacheReadsNoChannels: a run that starts from the state its
+// graph holds reads the thread's latest checkpoint without its channels
+// (checkpoint.LatestReader), and a run whose input is empty then commits
+// a delta of no writes (the latest checkpoint's channels, which it does
+// not have, are never needed); both give what a decoding graph gives,
+// and the stored channels stay the same.
+func TestStateCacheReadsNoChannels(t *testing.T) {
+	ctx := context.Background()
+	cp := &headCounter{Memory: checkpoint.NewMemory()}
+	th := cacheChat(t).Thread(cp, "c")
+	ref := checkpoint.NewMemory()
+	for n := range 9 {
+		full, head := cp.fullLatest, cp.headOnly
+		got := cacheTurn(t, th, n)
+		want := cacheTurn(t, cacheChat(t).Thread(ref, "c"), n)
+		if diff := cmp.Diff(want.State, got.State); diff != "" {
+			t.Fatalf("turn %d: (-decoded +cached):\n%s", n, diff)
+		}
+		if n == 0 {
+			continue
+		}
+		// An Invoke, and a Resume on every third turn.
+		if cp.fullLatest != full || cp.headOnly == head {
+			t.Errorf("turn %d read the latest checkpoint with its channels %d times and without %d times; want 0 and at least 1",
+				n, cp.fullLatest-full, cp.headOnly-head)
+		}
+	}
+	// Runs with an empty input start the graph again on the state held:
+	// their first checkpoint is a delta of no writes.
+	for range 2 {
+		before := stateDecodes.Load()
+		obs := &commitBytes{}
+		got, err := th.Invoke(ctx, nil, WithObserver(obs))
+		if err == nil && got.Status == StatusInterrupted {
+			got, err = th.Resume(ctx, Answer(true))
+		}
+		want, werr := cacheChat(t).Thread(ref, "c").Invoke(ctx, nil)
+		if werr == nil && want.Status == StatusInterrupted {
+			want, werr = cacheChat(t).Thread(ref, "c").Resume(ctx, Answer(true))
+		}
+		if err != nil || werr != nil {
+			t.Fatalf("a run with an empty input: %v; decoding: %v", err, werr)
+		}
+		if stateDecodes.Load() != before+1 { // the decoding graph's run
+			t.Errorf("runs with an empty input decoded the state %d times, want 1 (the decoding graph's)", stateDecodes.Load()-before)
+		}
+		if diff := cmp.Diff(want.State, got.State); diff != "" {
+			t.Fatalf("a run with an empty input: (-decoded +cached):\n%s", diff)
+		}
+		if latest, err := ref.Get(ctx, "c", ""); err != nil || len(obs.bytes) == 0 || obs.bytes[0] >= len(latest.Channels)/2 {
+			t.Errorf("a run with an empty input handed over %v bytes per checkpoint (%v); want its first far below the state's %d", obs.bytes, err, len(latest.Channels))
+		}
+	}
+	all, err := cp.List(ctx, "c", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refAll, err := ref.List(ctx, "c", 0)
+	if err != nil || len(all) != len(refAll) {
+		t.Fatalf("%d checkpoints, the decoding graph's thread %d (%v)", len(all), len(refAll), err)
+	}
+	for i := range all {
+		var a, b any
+		if err := json.Unmarshal(all[i].Channels, &a); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(refAll[i].Channels, &b); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(b, a); diff != "" {
+			t.Fatalf("checkpoint %d from the newest: stored channels differ (-decoded +cached):\n%s", i, diff)
+		}
+	}
+}
+
+// commitBytes records the bytes of each checkpoint a run hands over.
+type commitBytes struct {
+	NopObserver
+	bytes []int
+}
+
+func (c *commitBytes) CheckpointCommit(_ context.Context, _ RunRecord, r CheckpointRecord) {
+	c.bytes = append(c.bytes, r.Bytes)
+}

@@ -608,3 +608,21 @@ func deltaWrites(prev, next []byte) (writes []ChannelWrite, ok bool) {
 	var c Differ
 	return c.Writes(prev, next)
 }
+
+// LatestReader is a Checkpointer that can read a thread's latest checkpoint
+// without rebuilding the channels its caller already holds.
+//
+// A run of a Builder or FromSpec graph keeps, in its process, the state
+// its thread's last run left (runtime's state cache). The next run on the
+// thread reads the latest checkpoint through GetLatest with the id of the
+// checkpoint that state is of: when nothing else wrote to the thread since,
+// the store neither reads nor rebuilds the channels (a long chat thread's
+// whole conversation), and the run starts from the state it holds.
+// Memory, the SQLite and the PostgreSQL stores implement it; a backend
+// without it is read with Get.
+type LatestReader interface {
+	// GetLatest returns what Get(ctx, threadID, "") returns, except that
+	// the checkpoint's Channels are nil when its ID is known: the caller
+	// holds them. It returns ErrNotFound when the thread has none.
+	GetLatest(ctx context.Context, threadID, known string) (*Checkpoint, error)
+}

@@ -370,6 +370,23 @@ func (m *Memory) Get(_ context.Context, threadID, id string) (*Checkpoint, error
 	return nil, ErrNotFound
 }
 
+var _ LatestReader = (*Memory)(nil)
+
+// GetLatest returns the thread's latest checkpoint, without its channels
+// when its ID is known (LatestReader).
+func (m *Memory) GetLatest(_ context.Context, threadID, known string) (*Checkpoint, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t := m.threads[threadID]
+	if t == nil || t.n == 0 {
+		return nil, ErrNotFound
+	}
+	if e := t.at(t.latest()); known != "" && t.idOf(e) == known {
+		return t.checkpoint(e), nil
+	}
+	return m.full(t, t.latest())
+}
+
 // List returns copies of the thread's checkpoints, newest first.
 func (m *Memory) List(_ context.Context, threadID string, limit int) ([]*Checkpoint, error) {
 	m.mu.Lock()

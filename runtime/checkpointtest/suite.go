@@ -40,6 +40,7 @@ func Run(t *testing.T, newCP NewFunc) {
 	t.Helper()
 	var all []contract
 	all = append(all, checkpointContracts...)
+	all = append(all, latestContracts...)
 	all = append(all, journalContracts...)
 	all = append(all, leaseContracts...)
 	all = append(all, fencingContracts...)

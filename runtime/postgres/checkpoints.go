@@ -78,6 +78,40 @@ func (s *Store) Get(ctx context.Context, threadID, id string) (*runtime.Checkpoi
 	return cp, nil
 }
 
+var _ checkpoint.LatestReader = (*Store)(nil)
+
+// GetLatest returns the thread's latest checkpoint, as Get does, without
+// its channels when its ID is known (checkpoint.LatestReader): one row is
+// read, not its chain. When another checkpoint is the latest and it is a
+// delta, its chain is read with a second statement.
+func (s *Store) GetLatest(ctx context.Context, threadID, known string) (*runtime.Checkpoint, error) {
+	cp, err := s.getLatest(ctx, threadID, known)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil, runtime.ErrNotFound
+	case err != nil:
+		return nil, fmt.Errorf("postgres: get latest checkpoint of thread %q from %s: %w", threadID, s.where(), err)
+	}
+	return cp, nil
+}
+
+func (s *Store) getLatest(ctx context.Context, threadID, known string) (*runtime.Checkpoint, error) {
+	if known == "" {
+		return s.get(ctx, threadID, "")
+	}
+	r, err := s.getRow(ctx, s.pool, threadID, "")
+	switch {
+	case err != nil:
+		return nil, err
+	case r.cp.ID == known:
+		r.cp.Channels = nil
+		return r.cp, nil
+	case r.base == "":
+		return r.cp, nil
+	}
+	return s.get(ctx, threadID, r.cp.ID)
+}
+
 // get reads the checkpoint and, when it is a delta, its chain, in one
 // statement, and rebuilds its channels.
 func (s *Store) get(ctx context.Context, threadID, id string) (*runtime.Checkpoint, error) {
