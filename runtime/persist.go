@@ -61,6 +61,9 @@ func (r *runner[S, U]) commitPause() error {
 		if r.trec != nil {
 			r.outcomeWith(checkpoint.PauseStatus(pend), r.refusedAnswer(), pend)
 		}
+		// The run ends with this commit; a refused answer ends it with an
+		// outcome of its own, written after.
+		r.last = r.lastCommit() && r.refusedAnswer() == nil
 		// Every task of the superstep finished (or paused): commit it even
 		// when the caller is cancelling the run (put writes durably).
 		if err := r.put(cp, nil, true); err != nil {
@@ -118,8 +121,12 @@ func (r *runner[S, U]) commit(done []plan[S]) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if r.trec != nil && len(r.cur) == 0 {
-		r.outcomeWith(StatusDone, nil, nil) // the run ends with this commit
+	if len(r.cur) == 0 {
+		// The run ends with this commit.
+		if r.trec != nil {
+			r.outcomeWith(StatusDone, nil, nil)
+		}
+		r.last = r.lastCommit()
 	}
 	// Every task of the superstep completed: commit it even when the
 	// caller is cancelling the run (the run then ends aborted, or done when

@@ -17,6 +17,14 @@ type threadRun struct {
 	recorded Status                  // the outcome a checkpoint write recorded
 	evs      checkpoint.EventStore   // WithEventLog
 	evbuf    []checkpoint.StoredEvent
+	last     bool // the next commit is the run's last write (checkpoint.Commit.Release)
+}
+
+// lastCommit reports whether a commit that ends the run is its last write:
+// no event log (its run_end event is written after) and not a subgraph's
+// child run (whose lease is its parent's). finalCommit then writes nothing.
+func (r *runner[S, U]) lastCommit() bool {
+	return r.evs == nil && r.seed == nil
 }
 
 // checkThreadOptions refuses WithThreadMeta and WithEventLog without a
@@ -103,6 +111,7 @@ func (r *runner[S, U]) finalCommit(status Status, err error, pending []PendingIn
 	if c.Thread == nil && len(c.Events) == 0 {
 		return
 	}
+	c.Release = r.seed == nil // the run's last write
 	ctx, cancel := durableWrite(r.ctx)
 	defer cancel()
 	if werr := r.info.lease.Commit(ctx, c); werr != nil {

@@ -125,7 +125,8 @@ func (r *runner[S, U]) writeContext() context.Context {
 func (r *runner[S, U]) write(ctx context.Context, cp *Checkpoint, done []string) (int, error) {
 	encoded := r.encoded
 	r.encoded = false
-	c := checkpoint.Commit{Checkpoint: cp, Done: done, Thread: r.tw, Events: r.evbuf}
+	c := checkpoint.Commit{Checkpoint: cp, Done: done, Thread: r.tw, Events: r.evbuf, Release: r.last}
+	r.last = false
 	if _, ok := r.cfg.cp.(checkpoint.DeltaCheckpointer); ok && r.latest != nil && cp.ParentID == r.latest.ID {
 		var writes []checkpoint.ChannelWrite
 		fits := true

@@ -141,7 +141,9 @@
 // held, a heartbeat goroutine pushes expires_at forward every third of the
 // lease's time to live (LeaseTTL, default 30 s) and reports each renewal
 // (runtime.LeaseOptions.Renewed); release stops the heartbeat and deletes
-// the row. A process that dies holding a lease stops renewing it, so another
+// the row. A run's last write deletes it in its own transaction
+// (checkpoint.Commit.Release): a run costs one transaction, and one flush,
+// less (a chat turn 15% less; BENCHMARKS.md). A process that dies holding a lease stops renewing it, so another
 // process can take the thread over once the TTL has passed. Until then,
 // Lease fails at once with an error for which errors.Is(err,
 // runtime.ErrThreadBusy) holds, naming the holder.

@@ -125,10 +125,18 @@ func (l *heldLease) Commit(ctx context.Context, c checkpoint.Commit) error {
 			return err
 		}
 	}
+	if c.Release {
+		l.StopHeartbeat()
+	}
 	err := s.groupTx(ctx, l, func(ctx context.Context, tx *sql.Tx) error {
-		return store.Commit(c, func() error { return put(ctx, tx) },
+		err := store.Commit(c, func() error { return put(ctx, tx) },
 			func(w *checkpoint.ThreadWrite) error { return s.recordTx(ctx, tx, l.Thread, w) },
 			func(ev []checkpoint.StoredEvent) error { return s.appendEventsTx(ctx, tx, ev) })
+		if err == nil && c.Release {
+			// The run's last write gives the lease back with it.
+			_, err = s.ws.in(ctx, tx, qDropLease).ExecContext(ctx, l.Thread, l.Fence())
+		}
+		return err
 	})
 	if err != nil {
 		what := "the run's final write"
@@ -139,6 +147,9 @@ func (l *heldLease) Commit(ctx context.Context, c checkpoint.Commit) error {
 	}
 	if c.Checkpoint != nil {
 		s.cached(c.Checkpoint, c.Delta)
+	}
+	if c.Release {
+		l.Released()
 	}
 	return nil
 }

@@ -68,6 +68,15 @@ func (l *Lease) Deadline() time.Time {
 // closed or deleted the thread, do nothing.
 func (l *Lease) Release() { l.rel.Do(l.set.release(l)) }
 
+// StopHeartbeat stops l's renewals, before a commit that deletes its row
+// (checkpoint.Commit.Release): a renewal would find the row gone and report
+// the lease lost. Release still lets l go.
+func (l *Lease) StopHeartbeat() { l.stopHeartbeat() }
+
+// Released lets l go after a commit deleted its row
+// (checkpoint.Commit.Release): Release then does nothing.
+func (l *Lease) Released() { l.rel.Do(l.set.forget(l)) }
+
 // Refused is the error of a write under l when the store deleted l's
 // thread (matching checkpoint.ErrThreadDeleted and ErrLeaseLost); nil
 // otherwise.
@@ -215,19 +224,33 @@ func (s *Leases) Take(ctx context.Context, l *Lease, thread string, opts checkpo
 // release is Release of l.
 func (s *Leases) release(l *Lease) func() {
 	return func() {
-		s.mu.Lock()
-		mine := s.held[l.Thread] == l
-		if mine {
-			delete(s.held, l.Thread)
+		if s.drop(l) {
+			l.stopHeartbeat()
+			l.row.Drop()
 		}
-		closed := s.closed
-		s.mu.Unlock()
-		if !mine || closed {
-			return // released by Close, or its thread deleted
-		}
-		l.stopHeartbeat()
-		l.row.Drop()
 	}
+}
+
+// forget is Released of l: its row is gone already.
+func (s *Leases) forget(l *Lease) func() {
+	return func() {
+		if s.drop(l) {
+			l.stopHeartbeat()
+		}
+	}
+}
+
+// drop removes l from the held leases, and reports whether its row is
+// still to be let go: false when Close released it, or its thread was
+// deleted.
+func (s *Leases) drop(l *Lease) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	mine := s.held[l.Thread] == l
+	if mine {
+		delete(s.held, l.Thread)
+	}
+	return mine && !s.closed
 }
 
 // Close stops the heartbeats of the leases still held and drops their
