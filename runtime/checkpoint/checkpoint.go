@@ -176,10 +176,11 @@ type Commit struct {
 	// (EventStore); empty unless the run stores its events.
 	Events []StoredEvent
 	// Release says this is the run's last write: a backend may give the
-	// lease back in the same atomic commit (the SQLite store does: one
-	// transaction and one flush less per run), after which Lease.Release
-	// does nothing. A backend that does not keeps the lease until
-	// Release, as for any other commit. A failed commit releases nothing.
+	// lease back in the same atomic commit (the SQLite and PostgreSQL
+	// stores do: one transaction, one flush less per run), after which
+	// Lease.Release does nothing. A backend that does not keeps the lease
+	// until Release, as for any other commit. A failed commit releases
+	// nothing.
 	Release bool
 }
 

@@ -31,6 +31,7 @@ const (
 	partMeta                // the thread's metadata
 	partEvents              // events
 	partTrim                // old events of the runs to drop
+	partRelease             // the lease given back (checkpoint.Commit.Release)
 )
 
 // commitSQL returns the text of the one-statement commit of parts, made
@@ -41,17 +42,17 @@ func (s *Store) commitSQL(parts uint8) string {
 	}
 	var b strings.Builder
 	var n int // the parameters so far
-	thread := "$2"
+	thread, epoch := "$2", ""
 	switch {
 	case parts&partFull != 0:
 		b.WriteString(insertFencedCTEs)
-		n = 14
+		n, epoch = 14, "$13"
 	case parts&partDelta != 0:
 		b.WriteString(deltaFastCTEs(deltaFence))
-		n = 19
+		n, epoch = 19, "$19"
 	default:
 		b.WriteString("WITH f AS (SELECT 1 FROM S.ilmek_leases WHERE thread_id = $1 AND epoch = $2 FOR SHARE), ins AS (SELECT 1 FROM f)")
-		n, thread = 2, "$1"
+		n, thread, epoch = 2, "$1", "$2"
 	}
 	p := func(typ string) string { n++; return "$" + strconv.Itoa(n) + "::" + typ }
 	const ok = "EXISTS (SELECT 1 FROM ins)"
@@ -83,6 +84,9 @@ func (s *Store) commitSQL(parts uint8) string {
 	if parts&partTrim != 0 {
 		b.WriteString(", tr AS (DELETE FROM S.ilmek_events e USING unnest(" + p("text[]") + ", " + p("bigint[]") + ") AS t(run_id, through) " +
 			"WHERE e.run_id = t.run_id AND e.seq <= t.through AND " + ok + ")")
+	}
+	if parts&partRelease != 0 {
+		b.WriteString(", rl AS (DELETE FROM S.ilmek_leases WHERE thread_id = " + thread + " AND epoch = " + epoch + " AND " + ok + ")")
 	}
 	if parts&partDelta != 0 {
 		b.WriteString(" SELECT (SELECT count(*) FROM f), (SELECT count(*) FROM b), (SELECT count(*) FROM ins)")
@@ -196,6 +200,9 @@ func (s *Store) commitOne(ctx context.Context, l *heldLease, c checkpoint.Commit
 			args = append(args, trimRuns, trimThrough)
 		}
 	}
+	if releases(c) {
+		parts |= partRelease
+	}
 	var fenced, found, inserted int64
 	if err := s.pool.QueryRow(ctx, s.commitSQL(parts), args...).Scan(&fenced, &found, &inserted); err != nil {
 		return err
@@ -209,4 +216,13 @@ func (s *Store) commitOne(ctx context.Context, l *heldLease, c checkpoint.Commit
 		return errCompact
 	}
 	return nil
+}
+
+// releases reports whether commit c gives its lease back
+// (checkpoint.Commit.Release): when it asks to and a retry can tell that
+// it committed, by its checkpoint or its last event (see Commit). A final
+// write of the thread's outcome alone keeps the lease, which Release
+// drops after it.
+func releases(c checkpoint.Commit) bool {
+	return c.Release && (c.Checkpoint != nil || len(c.Events) > 0)
 }

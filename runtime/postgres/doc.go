@@ -62,7 +62,11 @@
 // only when there is none or its expiry, on the server's clock, has passed.
 // Each success draws a new epoch from a sequence, so epochs only grow. The
 // holder renews the expiry every third of LeaseTTL (default 30 s); release
-// deletes the row. Until a lease expires, Lease fails at once with an error
+// deletes the row. A run's last write with a checkpoint or events deletes
+// it in its own statement (checkpoint.Commit.Release): one statement and
+// one flush less per run. A retry of that write, cut off after the server
+// committed it, finds the checkpoint or the last event stored and stops
+// there (the lease row, and so the fence, is gone). Until a lease expires, Lease fails at once with an error
 // matching runtime.ErrThreadBusy that names the holder.
 //
 // Every Put and PutJournal of a thread whose lease the Store holds is

@@ -77,15 +77,30 @@ func (l *heldLease) Commit(ctx context.Context, c checkpoint.Commit) error {
 	// the checkpoint's row says whether it did (the thread record and the
 	// events commit with it). Without a checkpoint the write is upserts.
 	var settled func(ctx context.Context) (bool, error)
-	if c.Checkpoint != nil {
+	release := releases(c)
+	switch {
+	case c.Checkpoint != nil:
 		settled = func(ctx context.Context) (bool, error) {
 			var ok bool
 			err := s.pool.QueryRow(ctx, s.q.stored, l.Thread, c.Checkpoint.ID).Scan(&ok)
 			return ok, err
 		}
+	case release:
+		// A write that gave the lease back cannot be written again (its
+		// fence is gone): its last event says whether it committed.
+		last := c.Events[len(c.Events)-1]
+		settled = func(ctx context.Context) (bool, error) {
+			var ok bool
+			err := s.pool.QueryRow(ctx, s.q.eventStored, last.RunID, last.Seq).Scan(&ok)
+			return ok, err
+		}
 	}
 	if c.Checkpoint == nil && c.Thread == nil && len(c.Events) == 0 {
 		return nil
+	}
+	if release {
+		// A renewal would find the row gone and report the lease lost.
+		l.StopHeartbeat()
 	}
 	err := s.retry.Do(ctx, "commit", l.Thread, settled, func(ctx context.Context) error {
 		// One statement in the common case; a delta whose chain must be
@@ -100,13 +115,20 @@ func (l *heldLease) Commit(ctx context.Context, c checkpoint.Commit) error {
 			if err := s.fenceTx(ctx, tx, l.Thread, l); err != nil {
 				return err
 			}
-			return store.Commit(c, func() error { return write(ctx, tx) },
+			err := store.Commit(c, func() error { return write(ctx, tx) },
 				func(w *checkpoint.ThreadWrite) error { return s.recordTx(ctx, tx, l.Thread, w) },
 				func(ev []checkpoint.StoredEvent) error { return s.appendEventsTx(ctx, tx, ev) })
+			if err == nil && release {
+				_, err = tx.Exec(ctx, s.q.dropLease, l.Thread, l.epoch)
+			}
+			return err
 		})
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: commit of thread %q in %s: %w", l.Thread, s.where(), err)
+	}
+	if release {
+		l.Released()
 	}
 	return nil
 }

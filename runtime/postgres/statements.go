@@ -7,7 +7,7 @@ import "strings"
 type statements struct {
 	insert, insertDone, insertFenced string
 	latest, byID, list               string
-	stored                           string
+	stored, eventStored              string
 	putJournal, putJournalFenced     string
 	getJournal                       string
 	deleteThread                     string
@@ -57,6 +57,7 @@ func newStatements(s string) statements {
 		latest:       f("SELECT " + readColumns + " FROM S.ilmek_checkpoints WHERE thread_id = $1 ORDER BY seq DESC LIMIT 1"),
 		byID:         f("SELECT " + readColumns + " FROM S.ilmek_checkpoints WHERE thread_id = $1 AND id = $2"),
 		stored:       f("SELECT EXISTS (SELECT 1 FROM S.ilmek_checkpoints WHERE thread_id = $1 AND id = $2)"),
+		eventStored:  f("SELECT EXISTS (SELECT 1 FROM S.ilmek_events WHERE run_id = $1 AND seq = $2)"),
 		list:         f("SELECT " + readColumns + " FROM S.ilmek_checkpoints WHERE thread_id = $1 ORDER BY seq DESC LIMIT $2"),
 
 		insertDelta: f("INSERT INTO S.ilmek_checkpoints (" + cpColumns + ", base_id, snap_id, depth, chain_bytes) VALUES (" + values +
