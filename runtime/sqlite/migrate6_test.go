@@ -3,6 +3,7 @@ package sqlite
 import (
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -14,25 +15,11 @@ import (
 // snapshots, chains of deltas, a fork, a kept plan and two graph versions
 // to version 6 (slim rows), and reads and writes it after.
 func TestMigrateVersion5Checkpoints(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "v5.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms, err := migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	qs := []string{"CREATE TABLE ilmek_meta (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
-		"INSERT INTO ilmek_meta (key, value) VALUES ('schema_version', '5')"}
-	for _, m := range ms[:5] {
-		qs = append(qs, m.SQL)
-	}
 	// Rows as version 5 wrote them: (id, parent, plan, channels, base,
 	// snap, depth), in the order stored.
 	const ins = `INSERT INTO ilmek_checkpoints (thread_id, id, parent_id, plan_id, step, created_ns, channels, next, pending,
 		fingerprint, format, migrated_from, base_id, snap_id, depth, chain_bytes) VALUES `
-	qs = append(qs,
+	path := fileAtVersion(t, 5,
 		ins+`('chat', 'c1', '', 'c1', 0, 1, '{"m":["a"]}', '[{"node":"n","key":"n"}]', 'null', 'sha256:f', 1, '', '', '', 0, 0)`,
 		ins+`('other', 'o1', '', 'o1', 0, 2, '{"x":1}', '[]', 'null', '', 0, '', '', '', 0, 0)`,
 		ins+`('chat', 'c2', 'c1', 'c2', 1, 3, '[{"c":"m","a":true,"v":["b"]}]', '[{"node":"n","key":"n"}]', 'null', 'sha256:f', 1, '', 'c1', 'c1', 1, 8)`,
@@ -41,12 +28,6 @@ func TestMigrateVersion5Checkpoints(t *testing.T) {
 		ins+`('chat', 'c4', 'c3', 'c4', 2, 6, '{"m":["a","b","c","d"]}', '[{"node":"n","key":"n"}]', 'null', 'sha256:f', 1, '', '', '', 0, 0)`,
 		ins+`('chat', 'c5', 'c4', 'c5', 3, 7, '[{"c":"m","a":true,"v":["e"]}]', '[]', 'null', 'sha256:f', 1, '', 'c4', 'c4', 1, 8)`,
 	)
-	for _, q := range qs {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	db.Close()
 
 	s := openT(t, path)
 	ctx := t.Context()
@@ -97,4 +78,32 @@ func TestMigrateVersion5Checkpoints(t *testing.T) {
 	if err := s.w.QueryRow("SELECT count(*) FROM ilmek_versions").Scan(&versions); err != nil || versions != 3 {
 		t.Errorf("%d graph versions stored (%v), want 3", versions, err)
 	}
+}
+
+// fileAtVersion makes a file of schema version v (the first v migrations,
+// as that version's Store made it) holding the rows that stmts insert, and
+// returns its path.
+func fileAtVersion(t *testing.T, v int, stmts ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), fmt.Sprintf("v%d.db", v))
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ms, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs := []string{"CREATE TABLE ilmek_meta (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
+		fmt.Sprintf("INSERT INTO ilmek_meta (key, value) VALUES ('schema_version', '%d')", v)}
+	for _, m := range ms[:v] {
+		qs = append(qs, m.SQL)
+	}
+	for _, q := range append(qs, stmts...) {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%.200s: %v", q, err)
+		}
+	}
+	return path
 }

@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -16,26 +15,12 @@ import (
 // rows, beside small ones, to version 7 (large channels stored apart), and
 // reads, writes, prunes and deletes after.
 func TestMigrateVersion6LargeChannels(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "v6.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms, err := migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	qs := []string{"CREATE TABLE ilmek_meta (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
-		"INSERT INTO ilmek_meta (key, value) VALUES ('schema_version', '6')"}
-	for _, m := range ms[:6] {
-		qs = append(qs, m.SQL)
-	}
 	big := func(tag string, n int) string { return fmt.Sprintf(`{"m":[%q]}`, tag+strings.Repeat("x", n)) }
 	bigWrite := fmt.Sprintf(`[{"c":"m","a":true,"v":[%q]}]`, "d"+strings.Repeat("y", 900))
 	// Rows as version 6 writes them: (seq, id, parent, channels, base,
 	// snap_seq, depth).
 	const ins = `INSERT INTO ilmek_checkpoints (thread_id, seq, id, parent_id, plan_id, step, created_ns, channels, next, pending, vid, base_id, snap_seq, depth, chain_bytes) VALUES `
-	qs = append(qs,
+	path := fileAtVersion(t, 6,
 		"INSERT INTO ilmek_versions (vid, fingerprint, format, migrated_from) VALUES (1, 'sha256:f', 1, '')",
 		ins+fmt.Sprintf(`('chat', 1, 'c1', '', NULL, 0, 1, '%s', '[]', 'null', 1, '', 0, 0, 0)`, big("a", 2000)),
 		ins+`('chat', 2, 'c2', 'c1', NULL, 1, 2, '[{"c":"m","a":true,"v":["b"]}]', '[]', 'null', 1, NULL, 1, 1, 30)`,
@@ -43,12 +28,6 @@ func TestMigrateVersion6LargeChannels(t *testing.T) {
 		ins+`('small', 1, 's1', '', NULL, 0, 4, '{"m":["tiny"]}', '[]', 'null', 1, '', 0, 0, 0)`,
 		ins+fmt.Sprintf(`('other', 1, 'o1', '', NULL, 0, 5, '%s', '[]', 'null', 1, '', 0, 0, 0)`, big("o", 800)),
 	)
-	for _, q := range qs {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%.200s: %v", q, err)
-		}
-	}
-	db.Close()
 
 	s := openT(t, path)
 	ctx := t.Context()
