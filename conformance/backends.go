@@ -101,11 +101,13 @@ func knownBackend(name string) bool { return slices.Contains(BackendNames, name)
 // with every optional interface the runtime looks for on a checkpointer
 // (the sqlite and PostgreSQL stores have them all). They are named here so
 // that the pooledStore wrapping it has them too: without them the runtime
-// would run the cases on these backends without deltas, stored documents
+// would run the cases on these backends without deltas, reads of the
+// latest checkpoint without the channels a run holds, stored documents
 // (the version rule's old document), event logs or thread records.
 type pooled interface {
 	runtime.Checkpointer
 	checkpoint.DeltaCheckpointer
+	checkpoint.LatestReader
 	checkpoint.DocumentStore
 	checkpoint.EventStore
 	checkpoint.ThreadLister
@@ -255,6 +257,7 @@ func openLocated(backend, store string) (runtime.Checkpointer, func() error, err
 // A lent store keeps the optional interfaces of the store it wraps.
 var (
 	_ checkpoint.DeltaCheckpointer = (*pooledStore)(nil)
+	_ checkpoint.LatestReader      = (*pooledStore)(nil)
 	_ checkpoint.DocumentStore     = (*pooledStore)(nil)
 	_ checkpoint.EventStore        = (*pooledStore)(nil)
 	_ checkpoint.ThreadLister      = (*pooledStore)(nil)
