@@ -20,6 +20,11 @@ import (
 type workersStore struct {
 	*pooledStore
 	pg *postgres.Store
+	// q is the store's queue, one for every case the store serves: Wait's
+	// listener, a connection of its own, lingers after a case's last
+	// waiter (listenLinger), and a queue per case left one such connection
+	// for each case of the last seconds, past the server's limit.
+	q *workers.Queue
 }
 
 // location refuses a killed run: see WorkersSkip.
@@ -33,13 +38,23 @@ func openWorkers() (Backend, error) {
 		return Backend{}, err
 	}
 	inner := b.New
+	var mu sync.Mutex
+	queues := map[*postgres.Store]*workers.Queue{}
 	b.New = func() runtime.Checkpointer {
 		cp := inner()
 		ps, ok := cp.(*pooledStore)
 		if !ok {
 			return cp // a brokenCheckpointer: its error shows in the case
 		}
-		return &workersStore{pooledStore: ps, pg: ps.pooled.(*postgres.Store)}
+		pg := ps.pooled.(*postgres.Store)
+		mu.Lock()
+		defer mu.Unlock()
+		q := queues[pg]
+		if q == nil {
+			q = workers.NewQueue(pg)
+			queues[pg] = q
+		}
+		return &workersStore{pooledStore: ps, pg: pg, q: q}
 	}
 	b.Skip = WorkersSkip
 	return b, nil
@@ -128,7 +143,7 @@ func (r *errorRecorder) take() error {
 // and observed from the request's outcome and the events its runs stored
 // in the store's event log.
 func driveWorkers[S, U any](ctx context.Context, g *runtime.Graph[S, U], c *Case, fx *Effects, ws *workersStore, decode func(json.RawMessage) (U, error), opts []runtime.RunOption) []Observation {
-	q := workers.NewQueue(ws.pg)
+	q := ws.q
 	rec := &errorRecorder{}
 	runnable := workers.Graph(g, append(slices.Clone(opts), runtime.WithObserver(rec))...)
 	w := workers.NewWorker(q, map[string]workers.Runnable{"case": runnable}, workers.Poll(50*time.Millisecond), workers.Name("conformance"))

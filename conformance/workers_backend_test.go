@@ -50,7 +50,7 @@ func TestWorkersStartInputDecodesLikeUpdateOf(t *testing.T) {
 	defer b.Close()
 	ws := b.New().(*workersStore)
 	defer ws.Close()
-	q := workers.NewQueue(ws.pg)
+	q := ws.q
 	w := workers.NewWorker(q, map[string]workers.Runnable{"g": workers.Graph(g)}, workers.Poll(50*time.Millisecond))
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
