@@ -26,7 +26,7 @@ const (
 	// qInsertChannels stores channels too large for their checkpoint's
 	// row (bigChannels; see migration 0007).
 	qInsertChannels = "INSERT INTO ilmek_channels (data) VALUES (?)"
-	qInsertVersion = "INSERT OR IGNORE INTO ilmek_versions (fingerprint, format, migrated_from) VALUES (?, ?, ?)"
+	qInsertVersion  = "INSERT OR IGNORE INTO ilmek_versions (fingerprint, format, migrated_from) VALUES (?, ?, ?)"
 	// qDeltaBase reads what a delta of a checkpoint needs of it: whether
 	// it is a delta itself, its seq, its chain's snapshot's seq, depth and
 	// bytes, and its size.
