@@ -350,6 +350,9 @@ func TestStudioBuildsAGraph(t *testing.T) {
 	x, y := b.center(fmt.Sprintf(node, "say_2"), 0, 0)
 	b.drag("moving say_2", fmt.Sprintf(node, "say_2"), x+60, y+80)
 	b.clickUntil("saving the move", "#save", `document.querySelector("#status").textContent.startsWith("Saved revision")`)
+	// Saved is saved: the header no longer says unsaved (it did, for good,
+	// when the stored canonical form ordered keys unlike the canvas).
+	b.do("seeing the draft saved", poll(`!document.querySelector("header .meta").textContent.includes("unsaved")`))
 	d, err := repo.Get(ctx, v.Document)
 	if err != nil {
 		t.Fatal(err)

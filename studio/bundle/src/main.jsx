@@ -331,6 +331,7 @@ function Studio() {
   const [docs, setDocs] = useState([]);
   const [meta, setMeta] = useState(null); // the open document: id, name, revision, published
   const [source, setSource] = useState(''); // the stored source of meta.revision
+  const [saved, setSaved] = useState(''); // the document's text as it was last opened or saved
   const [hist, setHist] = useState({ past: [], doc: null, future: [] });
   const [report, setReport] = useState(null);
   const [sel, setSel] = useState(null);
@@ -346,7 +347,11 @@ function Studio() {
   const ro = !!(meta && meta.readOnly);
   const roRef = useRef(ro);
   roRef.current = ro;
-  const dirty = hist.past.length > 0 && meta && JSON.stringify(doc) !== JSON.stringify(parse(source));
+  const text = doc ? JSON.stringify(doc, null, 2) : '';
+  // Unsaved: edited since the document was opened or last saved. (Not
+  // "differs from the stored source": the server stores the canonical
+  // form, whose keys may come in another order than the canvas's.)
+  const dirty = hist.past.length > 0 && meta && text !== saved;
   const flow = useReactFlow();
 
   const fail = (e) => setStatus(e instanceof Problem ? e.problem.title + ': ' + e.problem.detail : String(e));
@@ -363,7 +368,9 @@ function Studio() {
     setMeta(v);
     setSource(v.source);
     setReport(v.report);
-    setHist({ past: [], doc: parse(v.source) || emptyDoc(v.name), future: [] });
+    const d = parse(v.source) || emptyDoc(v.name);
+    setHist({ past: [], doc: d, future: [] });
+    setSaved(JSON.stringify(d, null, 2));
     setSel(null);
   };
 
@@ -374,7 +381,6 @@ function Studio() {
   const redo = () => setHist((h) => (h.future.length ? { past: [...h.past, h.doc], doc: h.future[0], future: h.future.slice(1) } : h));
 
   // Live checking: every edit runs the document checker.
-  const text = doc ? JSON.stringify(doc, null, 2) : '';
   useEffect(() => {
     if (!doc) return;
     const t = setTimeout(() => api.check(text).then(setReport, fail), 150);
@@ -383,10 +389,12 @@ function Studio() {
 
   const save = async () => {
     if (!meta || meta.readOnly) return;
+    const at = text;
     try {
       const v = await api.save(meta.id, meta.revision, dirty ? text : source);
       setMeta(v);
       setSource(v.source);
+      setSaved(at);
       setReport(v.report);
       setStatus('Saved revision ' + v.revision);
       return v;
@@ -438,7 +446,7 @@ function Studio() {
       } else {
         v = await api.open(to.draft);
       }
-      setStack((st) => [...st, { meta, source, hist, sel, report }]);
+      setStack((st) => [...st, { meta, source, saved, hist, sel, report }]);
       load(v);
       setStatus('Opened ' + v.name + (v.readOnly ? ' version ' + v.published + ' (read-only)' : "'s draft"));
     } catch (e) {
@@ -457,6 +465,7 @@ function Studio() {
     setStack(stack.slice(0, i));
     setMeta(f.meta);
     setSource(f.source);
+    setSaved(f.saved);
     setHist(f.hist);
     setSel(f.sel);
     setReport(f.report);
