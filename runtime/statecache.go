@@ -159,37 +159,43 @@ func (r *runner[S, U]) cachedState(id string) (S, bool) {
 // thread's latest checkpoint whose state the graph's cache holds reads it
 // without its channels when the Checkpointer can (checkpoint.LatestReader):
 // when it is still the latest, the run takes the cached state (r.held,
-// which load uses), and the store neither reads nor rebuilds the
-// channels. When another run took the entry first, or the checkpoint is of
-// another version of the graph (checkVersion then compares its channels),
-// the checkpoint is read again, whole.
+// which load uses), and the store builds no channels. When another run
+// took the entry first, or the checkpoint is of another version of the
+// graph (checkVersion then compares its channels), the checkpoint is read
+// again, whole.
 func (r *runner[S, U]) readStart() (*Checkpoint, error) {
-	if r.cfg.fromID != "" {
-		return r.cfg.cp.Get(r.ctx, r.cfg.thread, r.cfg.fromID)
+	if r.cfg.fromID == "" {
+		if cp, ok, err := r.readHeld(); ok {
+			return cp, err
+		}
 	}
-	lr, ok := r.cfg.cp.(checkpoint.LatestReader)
-	if !ok {
-		return r.cfg.cp.Get(r.ctx, r.cfg.thread, "")
-	}
-	k, ok := r.stateCacheKey()
-	if !ok {
-		return r.cfg.cp.Get(r.ctx, r.cfg.thread, "")
+	return r.cfg.cp.Get(r.ctx, r.cfg.thread, r.cfg.fromID)
+}
+
+// readHeld is readStart for a thread whose state the graph's cache holds,
+// on a LatestReader; ok is false when it does not apply.
+func (r *runner[S, U]) readHeld() (cp *Checkpoint, ok bool, err error) {
+	lr, isLR := r.cfg.cp.(checkpoint.LatestReader)
+	k, cached := r.stateCacheKey()
+	if !isLR || !cached {
+		return nil, false, nil
 	}
 	known := r.g.states.idOf(k)
 	if known == "" {
-		return r.cfg.cp.Get(r.ctx, r.cfg.thread, "")
+		return nil, false, nil
 	}
-	cp, err := lr.GetLatest(r.ctx, r.cfg.thread, known)
+	cp, err = lr.GetLatest(r.ctx, r.cfg.thread, known)
 	if err != nil || cp.ID != known || cp.Channels != nil {
-		return cp, err
+		return cp, true, err
 	}
 	if fp, _ := r.g.versionDocument(); cp.Fingerprint == "" || cp.Fingerprint == fp {
 		if st, ok := r.g.states.take(k, known); ok {
 			r.held, r.heldAt = st, known
-			return cp, nil
+			return cp, true, nil
 		}
 	}
-	return r.cfg.cp.Get(r.ctx, r.cfg.thread, known)
+	cp, err = r.cfg.cp.Get(r.ctx, r.cfg.thread, known)
+	return cp, true, err
 }
 
 // cacheState records, at the end of a run that ended well, a copy of the

@@ -616,8 +616,9 @@ func deltaWrites(prev, next []byte) (writes []ChannelWrite, ok bool) {
 // its thread's last run left (runtime's state cache). The next run on the
 // thread reads the latest checkpoint through GetLatest with the id of the
 // checkpoint that state is of: when nothing else wrote to the thread since,
-// the store neither reads nor rebuilds the channels (a long chat thread's
-// whole conversation), and the run starts from the state it holds.
+// the store reads that checkpoint's row only and rebuilds no channels (a
+// long chat thread's whole conversation), and the run starts from the
+// state it holds.
 // Memory, the SQLite and the PostgreSQL stores implement it; a backend
 // without it is read with Get.
 type LatestReader interface {

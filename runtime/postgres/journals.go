@@ -75,7 +75,8 @@ func (l *heldLease) Commit(ctx context.Context, c checkpoint.Commit) error {
 	}
 	// A commit cut off on its way back may have committed: before a retry,
 	// the checkpoint's row says whether it did (the thread record and the
-	// events commit with it). Without a checkpoint the write is upserts.
+	// events commit with it). Without a checkpoint the write is upserts,
+	// written again, unless it gave the lease back.
 	var settled func(ctx context.Context) (bool, error)
 	release := releases(c)
 	switch {

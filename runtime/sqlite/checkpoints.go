@@ -47,19 +47,22 @@ func insertCheckpoint(ctx context.Context, insert, version *sql.Stmt, args []any
 	return err
 }
 
-// storeChannels stores channels too large for their checkpoint's row in
-// ilmek_channels, in tx, and returns the row id the checkpoint names them
-// by (big).
-func (s *Store) storeChannels(ctx context.Context, tx *sql.Tx, ch []byte) (int64, error) {
+// placeChannels returns what a checkpoint row holds of its channels ch,
+// in tx: ch in the row (big nil), or, when ch is larger than bigChannels,
+// no channels in the row and big, the id of ch stored in ilmek_channels.
+func (s *Store) placeChannels(ctx context.Context, tx *sql.Tx, ch []byte) (inRow, big any, err error) {
+	if len(ch) <= bigChannels {
+		return ch, nil, nil
+	}
 	res, err := s.ws.in(ctx, tx, qInsertChannels).ExecContext(ctx, ch)
 	if err != nil {
-		return 0, fmt.Errorf("store its channels: %w", err)
+		return nil, nil, fmt.Errorf("store its channels: %w", err)
 	}
 	rid, err := res.LastInsertId()
 	if err != nil {
-		return 0, fmt.Errorf("store its channels: %w", err)
+		return nil, nil, fmt.Errorf("store its channels: %w", err)
 	}
-	return rid, nil
+	return nil, rid, nil
 }
 
 // putUnleased is Put (d nil) or PutDelta in one transaction.
@@ -139,12 +142,10 @@ func (s *Store) prepareCommit(cp *runtime.Checkpoint, d *checkpoint.Delta, done 
 
 // putTx inserts a checkpoint and drops the journals of done, in tx.
 func (s *Store) putTx(ctx context.Context, tx *sql.Tx, args []any, threadID string, done []string) error {
-	if ch, _ := args[6].([]byte); len(ch) > bigChannels {
-		rid, err := s.storeChannels(ctx, tx, ch)
-		if err != nil {
-			return err
-		}
-		args[6], args[16] = nil, rid
+	ch, _ := args[6].([]byte)
+	var err error
+	if args[6], args[16], err = s.placeChannels(ctx, tx, ch); err != nil {
+		return err
 	}
 	if err := insertCheckpoint(ctx, s.ws.in(ctx, tx, qInsertCheckpoint), s.ws.in(ctx, tx, qInsertVersion), args); err != nil {
 		return err
@@ -181,8 +182,9 @@ func (s *Store) Get(ctx context.Context, threadID, id string) (*runtime.Checkpoi
 var _ checkpoint.LatestReader = (*Store)(nil)
 
 // GetLatest returns the thread's latest checkpoint, as Get does, without
-// its channels when its ID is known (checkpoint.LatestReader): neither
-// its snapshot nor its chain of deltas is then read.
+// its channels when its ID is known (checkpoint.LatestReader): only its
+// row is read (a delta's own writes, a snapshot's channels), not its
+// chain, and no channels are rebuilt.
 func (s *Store) GetLatest(ctx context.Context, threadID, known string) (*runtime.Checkpoint, error) {
 	cp, err := s.get(ctx, threadID, "", known)
 	switch {

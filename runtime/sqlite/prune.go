@@ -74,15 +74,11 @@ func (p *sqlitePrune) Rebuild(id, base, snap string) ([]byte, error) {
 }
 
 func (p *sqlitePrune) Rebase(id string, full []byte) error {
-	var big any // the channels stored apart (see bigChannels), when they are
-	if len(full) > bigChannels {
-		rid, err := p.s.storeChannels(p.ctx, p.tx, full)
-		if err != nil {
-			return err
-		}
-		full, big = nil, rid
+	inRow, big, err := p.s.placeChannels(p.ctx, p.tx, full)
+	if err != nil {
+		return err
 	}
-	_, err := p.tx.ExecContext(p.ctx, "UPDATE ilmek_checkpoints SET channels = ?, big = ?, base_id = '', snap_seq = 0, depth = 0, chain_bytes = 0 WHERE thread_id = ? AND id = ?", full, big, p.thread, id)
+	_, err = p.tx.ExecContext(p.ctx, "UPDATE ilmek_checkpoints SET channels = ?, big = ?, base_id = '', snap_seq = 0, depth = 0, chain_bytes = 0 WHERE thread_id = ? AND id = ?", inRow, big, p.thread, id)
 	return err
 }
 
