@@ -170,9 +170,10 @@ func parallel(b *testing.B, conc, steps int, op func(ctx context.Context) error)
 }
 
 // invokeOp runs g once on a new thread of cp.
-func invokeOp(g *runtime.Graph[runtime.Values, runtime.Values], cp runtime.Checkpointer, steps int) func(context.Context) error {
+func invokeOp(g *runtime.Graph[runtime.Values, runtime.Values], cp runtime.Checkpointer, steps int, opts ...runtime.RunOption) func(context.Context) error {
+	opts = append([]runtime.RunOption{runtime.WithRecursionLimit(steps + 1)}, opts...)
 	return func(ctx context.Context) error {
-		res, err := g.Thread(cp, newThread()).Invoke(ctx, runtime.Values{}, runtime.WithRecursionLimit(steps+1))
+		res, err := g.Thread(cp, newThread()).Invoke(ctx, runtime.Values{}, opts...)
 		if err == nil && res.Status != runtime.StatusDone {
 			err = fmt.Errorf("a direct run ended %s, want done", res.Status)
 		}
@@ -336,6 +337,9 @@ func BenchmarkDurableThreads(b *testing.B) {
 	for _, threads := range []int{1, 4, 16, 64} {
 		b.Run(fmt.Sprintf("sqlite/direct/threads=%d", threads), func(b *testing.B) {
 			parallel(b, threads, steps, invokeOp(g, openSQLite(b), steps))
+		})
+		b.Run(fmt.Sprintf("sqlite/nextwrite/threads=%d", threads), func(b *testing.B) {
+			parallel(b, threads, steps, invokeOp(g, openSQLite(b), steps, runtime.WithDurability(runtime.DurableWithNextWrite)))
 		})
 		b.Run(fmt.Sprintf("postgres/direct/threads=%d", threads), func(b *testing.B) {
 			parallel(b, threads, steps, invokeOp(g, openPG(b, 2*threads+4), steps))

@@ -58,6 +58,8 @@ type runner[S, U any] struct {
 	noEdge  []string // nodes of this superstep whose guarded edges all failed (routes.go)
 
 	seed *S // a subgraph's first state, run without a checkpointer (subgraph.go)
+
+	hold *holdingLease // the run's lease when it keeps checkpoints for its next write (durability.go)
 }
 
 // slot is the reusable per-task storage of a superstep. The task's update
@@ -78,6 +80,9 @@ func newRunner[S, U any](g *Graph[S, U], ctx context.Context, cfg runConfig, yie
 	r, _ := g.runners.Get().(*runner[S, U])
 	if r == nil {
 		r = &runner[S, U]{planner: contract.NewPlanner[S](g.ids)}
+	}
+	if cfg.durability == 0 {
+		cfg.durability = g.durable
 	}
 	rctx, cancel := context.WithCancelCause(ctx)
 	r.g, r.p, r.cfg, r.ctx, r.cancel, r.yield = g, g.p, cfg, rctx, cancel, yield
@@ -163,6 +168,7 @@ func (r *runner[S, U]) runBody(in *U, a *Answers) (res Result[S]) {
 			}
 			return Result[S]{RunID: r.info.runID, Err: err}
 		}
+		lease = r.holdWrites(lease)
 		defer lease.Release()
 		r.info.lease, r.info.stop = lease, r.cancel
 		if r.obs != nil {
@@ -211,6 +217,7 @@ func (r *runner[S, U]) runBody(in *U, a *Answers) (res Result[S]) {
 }
 
 func (r *runner[S, U]) end(res Result[S], status Status, err error) Result[S] {
+	status, err = r.flushKept(status, err)
 	if status == StatusAborted {
 		cause := context.Cause(r.ctx)
 		switch lerr := r.lostLease(); {
@@ -230,6 +237,9 @@ func (r *runner[S, U]) end(res Result[S], status Status, err error) Result[S] {
 	res.Status, res.Err, res.State = status, err, r.state
 	if r.latest != nil {
 		res.CheckpointID = r.latest.ID
+	}
+	if r.hold != nil && r.hold.lost {
+		res.CheckpointID = r.hold.written // the thread's latest: a kept checkpoint was lost
 	}
 	if err == nil && status != StatusError && status != StatusAborted {
 		r.cacheState()

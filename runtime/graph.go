@@ -33,6 +33,7 @@ type Graph[S, U any] struct {
 	gobs    []Observer   // WithObserver
 	obs     Observer     // what observes a run without observers or logger of its own
 	timers  timerOptions // WithParkAfter given to the graph
+	durable Durability   // WithDurability given to the graph
 
 	children map[string]Child // WithSubgraphs given to a generated program: the children its version pins
 
@@ -70,14 +71,15 @@ func (p *RetryPolicy) wait(attempt int) time.Duration {
 }
 
 type graphConfig struct {
-	byID      map[string]*RetryPolicy
-	byType    map[string]*RetryPolicy
-	logger    *slog.Logger
-	strict    bool             // WithWarningsAsErrors
-	warnings  spec.Diagnostics // set by FromSpec
-	observers []Observer       // WithObserver
-	timers    timerOptions     // WithParkAfter
-	subgraphs map[string]Child // WithSubgraphs (subgraph.go)
+	byID       map[string]*RetryPolicy
+	byType     map[string]*RetryPolicy
+	logger     *slog.Logger
+	strict     bool             // WithWarningsAsErrors
+	warnings   spec.Diagnostics // set by FromSpec
+	observers  []Observer       // WithObserver
+	timers     timerOptions     // WithParkAfter
+	durability Durability       // WithDurability
+	subgraphs  map[string]Child // WithSubgraphs (subgraph.go)
 }
 
 // Warnings returns the warnings of the document the graph was built from by
@@ -109,7 +111,7 @@ func (g *Graph[S, U]) init(p program[S, U], opts []Option) error {
 	}
 	shape := p.Describe()
 	*g = Graph[S, U]{p: p, shape: shape, ids: make([]string, len(shape.Nodes)), retry: make([]*RetryPolicy, len(shape.Nodes)), index: make(map[string]int, len(shape.Nodes)),
-		warnings: cfg.warnings, logger: cfg.logger, gobs: cfg.observers, timers: cfg.timers}
+		warnings: cfg.warnings, logger: cfg.logger, gobs: cfg.observers, timers: cfg.timers, durable: cfg.durability}
 	if u, ok := any(p).(*untyped); !ok || u.builder == nil {
 		if err := g.takeChildren(cfg.subgraphs); err != nil {
 			return err
@@ -190,6 +192,7 @@ type runConfig struct {
 	events     bool              // WithEventLog
 	ifLatest   *string           // WithExpectedLatest
 	timers     timerOptions      // WithParkAfter
+	durability Durability        // WithDurability; 0: the graph's
 }
 
 // DefaultRecursionLimit is the number of supersteps a run may take unless

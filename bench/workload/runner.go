@@ -13,8 +13,9 @@ import (
 	"github.com/ilmek-go/ilmek/runtime/sqlite"
 )
 
-// Checkpointers are the checkpointer settings of the suite.
-var Checkpointers = []string{"none", "memory", "sqlite"}
+// Checkpointers are the checkpointer settings of the suite:
+// "sqlite-nextwrite" is SQLite with runtime.DurableWithNextWrite.
+var Checkpointers = []string{"none", "memory", "sqlite", "sqlite-nextwrite"}
 
 // ErrNotExpressible is returned when a workload cannot be run by the asked
 // engine or program kind (ilmek-bench exits 3 on it): a size without a
@@ -74,15 +75,17 @@ type Runner struct {
 	runs  int
 }
 
-// NewRunner prepares runs of p with checkpointer ckpt ("none", "memory"
-// or "sqlite"). "memory" gives every run a new checkpoint.NewMemory(); "sqlite"
-// opens one file in a new temporary directory (under dir, or the system's
-// when dir is "") with the default, durable settings. Close removes it.
+// NewRunner prepares runs of p with checkpointer ckpt (one of
+// Checkpointers). "memory" gives every run a new checkpoint.NewMemory();
+// "sqlite" opens one file in a new temporary directory (under dir, or the
+// system's when dir is "") with the default, durable settings, and
+// "sqlite-nextwrite" does too, its runs keeping each checkpoint for their
+// next write (runtime.DurableWithNextWrite). Close removes the file.
 func NewRunner(w Workload, p Program, ckpt, dir string) (*Runner, error) {
 	r := &Runner{w: w, p: p, ckpt: ckpt}
 	switch ckpt {
 	case "none", "memory":
-	case "sqlite":
+	case "sqlite", "sqlite-nextwrite":
 		d, err := os.MkdirTemp(dir, "ilmek-bench-")
 		if err != nil {
 			return nil, err
@@ -94,7 +97,7 @@ func NewRunner(w Workload, p Program, ckpt, dir string) (*Runner, error) {
 		}
 		r.store, r.dir = st, d
 	default:
-		return nil, fmt.Errorf("checkpointer %q: want none, memory or sqlite", ckpt)
+		return nil, fmt.Errorf("checkpointer %q: want none, memory, sqlite or sqlite-nextwrite", ckpt)
 	}
 	return r, nil
 }
@@ -107,6 +110,9 @@ func (r *Runner) Run(ctx context.Context) (Outcome, error) {
 	switch r.ckpt {
 	case "memory":
 		th = &Thread{Store: checkpoint.NewMemory(), ID: "bench"}
+	case "sqlite-nextwrite":
+		opts = append(opts, runtime.WithDurability(runtime.DurableWithNextWrite))
+		fallthrough
 	case "sqlite":
 		th = &Thread{Store: r.store, ID: "bench-" + strconv.Itoa(r.runs)}
 	}

@@ -214,6 +214,29 @@ type Lease interface {
 	Release()
 }
 
+// BatchLease is a Lease that writes several of a run's writes in one
+// atomic commit: one transaction and one flush where each would take its
+// own. The runtime uses it for runs with the durability
+// DurableWithNextWrite, which keep a superstep's checkpoint until the
+// run's next write and send the two together. A Lease that is not one
+// writes each commit alone (the run is then durable at every superstep).
+type BatchLease interface {
+	Lease
+	// CommitBatch writes the commits cs, in order, and then, when j is
+	// not nil, the journal j, in one atomic commit fenced by the lease:
+	// all of it lands, or none of it does. A later commit of cs may be a
+	// delta of an earlier one. Like Commit, it keeps nothing of what it
+	// is handed after it returns.
+	CommitBatch(ctx context.Context, cs []Commit, j *JournalWrite) error
+}
+
+// JournalWrite is a task's journal written with a batch (BatchLease): it
+// replaces the task's journal, as Lease.PutJournal does.
+type JournalWrite struct {
+	TaskID  string
+	Entries []JournalEntry
+}
+
 // LeaseOptions are the notices a lease holder receives. Both functions may
 // be nil, and are called from any goroutine.
 type LeaseOptions struct {

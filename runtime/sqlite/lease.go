@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -114,21 +115,86 @@ func (s *Store) checkFence(ctx context.Context, tx *sql.Tx, l *heldLease) error 
 // Commit writes c in one transaction fenced by the lease: the checkpoint
 // (full or delta), the dropped journals, the thread record and the events.
 func (l *heldLease) Commit(ctx context.Context, c checkpoint.Commit) error {
+	body, err := l.commitBody(c)
+	if err == nil {
+		err = l.write(ctx, c.Release, body)
+	}
+	if err != nil {
+		what := "the run's final write"
+		if c.Checkpoint != nil {
+			what = "checkpoint " + c.Checkpoint.ID
+		}
+		return fmt.Errorf("sqlite: commit %s of thread %q in %q: %w", what, l.Thread, l.s.path, err)
+	}
+	l.committed(c)
+	return nil
+}
+
+// CommitBatch writes the commits cs and then the journal j (when not
+// nil) in one transaction fenced by the lease (checkpoint.BatchLease):
+// through the group commit, one savepoint and one flush for all of them.
+func (l *heldLease) CommitBatch(ctx context.Context, cs []checkpoint.Commit, j *checkpoint.JournalWrite) error {
+	bodies := make([]func(context.Context, *sql.Tx) error, 0, len(cs)+1)
+	release := false
+	ids := make([]string, 0, len(cs))
+	for _, c := range cs {
+		body, err := l.commitBody(c)
+		if err != nil {
+			return fmt.Errorf("sqlite: commit a batch of thread %q in %q: %w", l.Thread, l.s.path, err)
+		}
+		bodies = append(bodies, body)
+		release = release || c.Release
+		if c.Checkpoint != nil {
+			ids = append(ids, c.Checkpoint.ID)
+		}
+	}
+	if j != nil {
+		raw, err := json.Marshal(j.Entries)
+		if err != nil {
+			return fmt.Errorf("sqlite: commit a batch of thread %q in %q: encode the journal of task %q: %w", l.Thread, l.s.path, j.TaskID, err)
+		}
+		bodies = append(bodies, func(ctx context.Context, tx *sql.Tx) error {
+			_, err := l.s.ws.in(ctx, tx, qPutJournal).ExecContext(ctx, l.Thread, j.TaskID, raw)
+			return err
+		})
+	}
+	err := l.write(ctx, release, func(ctx context.Context, tx *sql.Tx) error {
+		for _, body := range bodies {
+			if err := body(ctx, tx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		what := fmt.Sprintf("checkpoints %q", ids)
+		if j != nil {
+			what += fmt.Sprintf(" and the journal of task %q", j.TaskID)
+		}
+		return fmt.Errorf("sqlite: commit %s of thread %q in %q: %w", what, l.Thread, l.s.path, err)
+	}
+	for _, c := range cs {
+		l.committed(c)
+	}
+	return nil
+}
+
+// commitBody returns the part of a transaction that writes c: its
+// checkpoint, the thread record, the events, and the lease's release
+// when c is the run's last write.
+func (l *heldLease) commitBody(c checkpoint.Commit) (func(context.Context, *sql.Tx) error, error) {
 	s := l.s
 	if c.Checkpoint != nil && c.Checkpoint.ThreadID != l.Thread {
-		return fmt.Errorf("sqlite: commit of checkpoint %s of thread %q under the lease of thread %q refused", c.Checkpoint.ID, c.Checkpoint.ThreadID, l.Thread)
+		return nil, fmt.Errorf("checkpoint %s of thread %q under the lease of thread %q refused", c.Checkpoint.ID, c.Checkpoint.ThreadID, l.Thread)
 	}
 	put := func(context.Context, *sql.Tx) error { return nil }
 	if c.Checkpoint != nil {
 		var err error
 		if put, err = s.prepareCommit(c.Checkpoint, c.Delta, c.Done); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	if c.Release {
-		l.StopHeartbeat()
-	}
-	err := s.groupTx(ctx, l, func(ctx context.Context, tx *sql.Tx) error {
+	return func(ctx context.Context, tx *sql.Tx) error {
 		err := store.Commit(c, func() error { return put(ctx, tx) },
 			func(w *checkpoint.ThreadWrite) error { return s.recordTx(ctx, tx, l.Thread, w) },
 			func(ev []checkpoint.StoredEvent) error { return s.appendEventsTx(ctx, tx, ev) })
@@ -137,19 +203,27 @@ func (l *heldLease) Commit(ctx context.Context, c checkpoint.Commit) error {
 			_, err = s.ws.in(ctx, tx, qDropLease).ExecContext(ctx, l.Thread, l.Fence())
 		}
 		return err
-	})
-	if err != nil {
-		what := "the run's final write"
-		if c.Checkpoint != nil {
-			what = "checkpoint " + c.Checkpoint.ID
-		}
-		return fmt.Errorf("sqlite: commit %s of thread %q in %q: %w", what, l.Thread, s.path, err)
+	}, nil
+}
+
+// write runs body through the group commit, fenced; release says it gives
+// the lease back.
+func (l *heldLease) write(ctx context.Context, release bool, body func(context.Context, *sql.Tx) error) error {
+	if release {
+		// A renewal would find the row gone and report the lease lost.
+		l.StopHeartbeat()
 	}
+	return l.s.groupTx(ctx, l, body)
+}
+
+// committed records what the written commit c changed: the Store's cache
+// of channels, and the lease when c gave it back.
+func (l *heldLease) committed(c checkpoint.Commit) {
 	if c.Checkpoint != nil {
-		s.cached(c.Checkpoint, c.Delta)
+		l.s.cached(c.Checkpoint, c.Delta)
 	}
 	if c.Release {
 		l.Released()
 	}
-	return nil
 }
+var _ checkpoint.BatchLease = (*heldLease)(nil)

@@ -29,6 +29,7 @@ func openForProcesses(path string) (runtime.Checkpointer, func() error, error) {
 // multi-process tests (crashtest.Start) before it runs any test.
 func TestMain(m *testing.M) {
 	stallChild()
+	nextWriteChild()
 	crashtest.Main(openForProcesses, crashKinds...)
 	testhook.VerifyUnlessBenchmarking()
 	os.Exit(m.Run())
