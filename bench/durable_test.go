@@ -99,12 +99,13 @@ func openSQLite(b *testing.B) *sqlite.Store {
 
 // startBenchWorkers runs n workers on q, each running up to conc requests
 // at once, until the benchmark ends.
-func startBenchWorkers(b *testing.B, q *workers.Queue, g *runtime.Graph[runtime.Values, runtime.Values], steps, n, conc int) {
+func startBenchWorkers(b *testing.B, q *workers.Queue, g *runtime.Graph[runtime.Values, runtime.Values], steps, n, conc int, opts ...runtime.RunOption) {
 	b.Helper()
+	opts = append([]runtime.RunOption{runtime.WithRecursionLimit(steps + 1)}, opts...)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for range n {
-		w := workers.NewWorker(q, map[string]workers.Runnable{"chain": workers.Graph(g, runtime.WithRecursionLimit(steps+1))},
+		w := workers.NewWorker(q, map[string]workers.Runnable{"chain": workers.Graph(g, opts...)},
 			workers.Concurrency(conc), workers.Poll(50*time.Millisecond))
 		wg.Go(func() { w.Run(ctx) })
 	}
@@ -201,8 +202,9 @@ func queueOp(q *workers.Queue) func(context.Context) error {
 // the same chain through the queue and one worker running one request at
 // a time (workers.Concurrency(1)), each request submitted and then waited
 // for: chain100 in supersteps/s, chain10 in requests/s (a short request's
-// fixed cost).
+// fixed cost). The "-nextwrite" rows run with DurableWithNextWrite.
 func BenchmarkQueueVsDirect(b *testing.B) {
+	next := runtime.WithDurability(runtime.DurableWithNextWrite)
 	for _, steps := range []int{100, 10} {
 		g := builderChain(b, steps)
 		b.Run(fmt.Sprintf("chain%d/direct", steps), func(b *testing.B) {
@@ -211,6 +213,14 @@ func BenchmarkQueueVsDirect(b *testing.B) {
 		b.Run(fmt.Sprintf("chain%d/queue-1worker", steps), func(b *testing.B) {
 			q := workers.NewQueue(openPG(b, 4))
 			startBenchWorkers(b, q, g, steps, 1, 1)
+			parallel(b, 1, steps, queueOp(q))
+		})
+		b.Run(fmt.Sprintf("chain%d/direct-nextwrite", steps), func(b *testing.B) {
+			parallel(b, 1, steps, invokeOp(g, openPG(b, 4), steps, next))
+		})
+		b.Run(fmt.Sprintf("chain%d/queue-1worker-nextwrite", steps), func(b *testing.B) {
+			q := workers.NewQueue(openPG(b, 4))
+			startBenchWorkers(b, q, g, steps, 1, 1, next)
 			parallel(b, 1, steps, queueOp(q))
 		})
 	}
@@ -248,30 +258,43 @@ func builderStepChain(b *testing.B, steps int) *runtime.Graph[runtime.Values, ru
 // each way, in alternating order, on one store, so that both see the same
 // load; it reports supersteps/s of each (nostep_sps, step_sps) and their
 // ratio (x_nostep): what a durable step per node costs (one journal write,
-// durable before the Step returns, besides the superstep's commit).
+// durable before the Step returns, besides the superstep's commit). It
+// does so for each durability: "each" (DurableEachSuperstep, the default)
+// and "nextwrite" (DurableWithNextWrite, where a Step's journal carries
+// the checkpoint before it and plain supersteps share a commit by two).
 func BenchmarkStepCost(b *testing.B) {
 	const steps = 100
 	plain, stepped := builderChain(b, steps), builderStepChain(b, steps)
 	s := openPG(b, 4)
-	ops := [2]func(context.Context) error{invokeOp(plain, s, steps), invokeOp(stepped, s, steps)}
-	var took [2]time.Duration
-	ctx := context.Background()
-	n := 0
-	for b.Loop() {
-		for k := range 2 {
-			w := (n + k) % 2 // alternate which runs first
-			t0 := time.Now()
-			if err := ops[w](ctx); err != nil {
-				b.Fatal(err)
+	for _, d := range []struct {
+		name string
+		opts []runtime.RunOption
+	}{
+		{"each", nil},
+		{"nextwrite", []runtime.RunOption{runtime.WithDurability(runtime.DurableWithNextWrite)}},
+	} {
+		b.Run(d.name, func(b *testing.B) {
+			ops := [2]func(context.Context) error{invokeOp(plain, s, steps, d.opts...), invokeOp(stepped, s, steps, d.opts...)}
+			var took [2]time.Duration
+			ctx := context.Background()
+			n := 0
+			for b.Loop() {
+				for k := range 2 {
+					w := (n + k) % 2 // alternate which runs first
+					t0 := time.Now()
+					if err := ops[w](ctx); err != nil {
+						b.Fatal(err)
+					}
+					took[w] += time.Since(t0)
+				}
+				n++
 			}
-			took[w] += time.Since(t0)
-		}
-		n++
+			sps := func(d time.Duration) float64 { return float64(n*steps) / d.Seconds() }
+			b.ReportMetric(sps(took[0]), "nostep_sps")
+			b.ReportMetric(sps(took[1]), "step_sps")
+			b.ReportMetric(took[1].Seconds()/took[0].Seconds(), "x_nostep")
+		})
 	}
-	sps := func(d time.Duration) float64 { return float64(n*steps) / d.Seconds() }
-	b.ReportMetric(sps(took[0]), "nostep_sps")
-	b.ReportMetric(sps(took[1]), "step_sps")
-	b.ReportMetric(took[1].Seconds()/took[0].Seconds(), "x_nostep")
 }
 
 // BenchmarkSubgraphSteps runs, on PostgreSQL, a graph whose one node is
@@ -325,7 +348,8 @@ func BenchmarkSubgraphSteps(b *testing.B) {
 
 // BenchmarkDurableThreads runs chain100 (Builder) durably on 1, 4, 16 and
 // 64 threads at once: on SQLite (synchronous=FULL) and PostgreSQL
-// directly, and on PostgreSQL through the queue with 1 and 4 workers
+// directly (each superstep durable, and "nextwrite": with
+// DurableWithNextWrite), and on PostgreSQL through the queue with 1 and 4 workers
 // (each running up to threads/workers requests at once, so that as many
 // requests run as threads are submitted). It reports supersteps/s in
 // total and as a ratio of the disk's raw flush rate (x_flush; see
@@ -343,6 +367,9 @@ func BenchmarkDurableThreads(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("postgres/direct/threads=%d", threads), func(b *testing.B) {
 			parallel(b, threads, steps, invokeOp(g, openPG(b, 2*threads+4), steps))
+		})
+		b.Run(fmt.Sprintf("postgres/nextwrite/threads=%d", threads), func(b *testing.B) {
+			parallel(b, threads, steps, invokeOp(g, openPG(b, 2*threads+4), steps, runtime.WithDurability(runtime.DurableWithNextWrite)))
 		})
 		for _, n := range []int{1, 4} {
 			b.Run(fmt.Sprintf("postgres/queue-%dworkers/threads=%d", n, threads), func(b *testing.B) {

@@ -234,6 +234,14 @@
 // errors safe to retry (TestRetryAfterTerminatedConnection,
 // TestRetryAcrossRestart).
 //
+// A superstep's checkpoint is durable before the next superstep starts
+// ([DurableEachSuperstep], the default). [WithDurability] with
+// [DurableWithNextWrite] keeps it until the run's next write and writes
+// both in one commit, on stores that write batches
+// ([checkpoint.BatchLease]: runtime/sqlite, runtime/postgres): a crash
+// may then lose two supersteps' plain work instead of one, never a Step's
+// journal, which is written with the checkpoint its task was planned at.
+//
 // A checkpoint records what its superstep changed, not the whole state,
 // when the backend stores deltas (Memory, runtime/sqlite, runtime/postgres
 // do). Generated packages and graphs built from a document or in Go encode

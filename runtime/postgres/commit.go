@@ -108,6 +108,34 @@ func (s *Store) commitOne(ctx context.Context, l *heldLease, c checkpoint.Commit
 	if err := l.Refused(); err != nil {
 		return err
 	}
+	sql, args, err := s.commitStmt(l, c)
+	if err != nil {
+		return err
+	}
+	var fenced, found, inserted int64
+	if err := s.pool.QueryRow(ctx, sql, args...).Scan(&fenced, &found, &inserted); err != nil {
+		return err
+	}
+	return l.commitResult(c, fenced, found, inserted)
+}
+
+// commitResult is the error of c's one-statement commit from what the
+// statement returned: nil when it wrote c.
+func (l *heldLease) commitResult(c checkpoint.Commit, fenced, found, inserted int64) error {
+	switch {
+	case fenced == 0:
+		return l.lost()
+	case found == 0:
+		return fmt.Errorf("put checkpoint %s as a delta of %s: its base checkpoint: %w", c.Checkpoint.ID, c.Delta.Base, runtime.ErrNotFound)
+	case inserted == 0:
+		return errCompact
+	}
+	return nil
+}
+
+// commitStmt returns the one statement that writes c under l (commitSQL)
+// and its arguments.
+func (s *Store) commitStmt(l *heldLease, c checkpoint.Commit) (string, []any, error) {
 	var (
 		parts uint8
 		args  []any
@@ -124,11 +152,11 @@ func (s *Store) commitOne(ctx context.Context, l *heldLease, c checkpoint.Commit
 		parts |= partDelta
 		writes, err := json.Marshal(c.Delta.Writes)
 		if err != nil {
-			return fmt.Errorf("put checkpoint %s as a delta of %s: encode its delta: %w", cp.ID, c.Delta.Base, err)
+			return "", nil, fmt.Errorf("put checkpoint %s as a delta of %s: encode its delta: %w", cp.ID, c.Delta.Base, err)
 		}
 		e, err := store.EncodeCheckpoint(cp)
 		if err != nil {
-			return fmt.Errorf("put checkpoint %s: %w", cp.ID, err)
+			return "", nil, fmt.Errorf("put checkpoint %s: %w", cp.ID, err)
 		}
 		cmp := s.opts.compact.WithDefaults()
 		args = []any{cp.ID, cp.ThreadID, cp.ParentID, cp.PlanID, cp.Step, e.Created, writes, e.Next, e.Pending, cp.Fingerprint, cp.Format, cp.MigratedFrom,
@@ -137,7 +165,7 @@ func (s *Store) commitOne(ctx context.Context, l *heldLease, c checkpoint.Commit
 		parts |= partFull
 		e, err := store.EncodeCheckpoint(cp)
 		if err != nil {
-			return fmt.Errorf("put checkpoint %s: %w", cp.ID, err)
+			return "", nil, fmt.Errorf("put checkpoint %s: %w", cp.ID, err)
 		}
 		args = []any{cp.ID, cp.ThreadID, cp.ParentID, cp.PlanID, cp.Step, e.Created, e.Channels, e.Next, e.Pending, cp.Fingerprint, cp.Format, cp.MigratedFrom,
 			l.epoch, done}
@@ -149,7 +177,7 @@ func (s *Store) commitOne(ctx context.Context, l *heldLease, c checkpoint.Commit
 		)
 		err := store.Record(w, func(out *store.Outcome) error { o = out; return nil }, func(now int64) error { metaNow = now; return nil })
 		if err != nil {
-			return fmt.Errorf("record the thread: %w", err)
+			return "", nil, fmt.Errorf("record the thread: %w", err)
 		}
 		if o != nil {
 			parts |= partOutcome
@@ -159,7 +187,7 @@ func (s *Store) commitOne(ctx context.Context, l *heldLease, c checkpoint.Commit
 			parts |= partMeta
 			raw, del, err := metaChange(w.Meta)
 			if err != nil {
-				return fmt.Errorf("record the thread: %w", err)
+				return "", nil, fmt.Errorf("record the thread: %w", err)
 			}
 			if o == nil {
 				args = append(args, raw, del, metaNow)
@@ -203,19 +231,7 @@ func (s *Store) commitOne(ctx context.Context, l *heldLease, c checkpoint.Commit
 	if releases(c) {
 		parts |= partRelease
 	}
-	var fenced, found, inserted int64
-	if err := s.pool.QueryRow(ctx, s.commitSQL(parts), args...).Scan(&fenced, &found, &inserted); err != nil {
-		return err
-	}
-	switch {
-	case fenced == 0:
-		return l.lost()
-	case found == 0:
-		return fmt.Errorf("put checkpoint %s as a delta of %s: its base checkpoint: %w", cp.ID, c.Delta.Base, runtime.ErrNotFound)
-	case inserted == 0:
-		return errCompact
-	}
-	return nil
+	return s.commitSQL(parts), args, nil
 }
 
 // releases reports whether commit c gives its lease back

@@ -63,16 +63,6 @@ func (l *heldLease) Commit(ctx context.Context, c checkpoint.Commit) error {
 	if c.Checkpoint != nil && c.Checkpoint.ThreadID != l.Thread {
 		return fmt.Errorf("postgres: commit of checkpoint %s of thread %q under the lease of thread %q refused", c.Checkpoint.ID, c.Checkpoint.ThreadID, l.Thread)
 	}
-	write := func(ctx context.Context, db txer) error {
-		switch {
-		case c.Checkpoint == nil:
-			return nil
-		case c.Delta != nil:
-			return s.putDeltaOn(ctx, db, c.Checkpoint, *c.Delta, c.Done, l)
-		default:
-			return s.put(ctx, db, c.Checkpoint, c.Done, l)
-		}
-	}
 	// A commit cut off on its way back may have committed: before a retry,
 	// the checkpoint's row says whether it did (the thread record and the
 	// events commit with it). Without a checkpoint the write is upserts,
@@ -110,19 +100,13 @@ func (l *heldLease) Commit(ctx context.Context, c checkpoint.Commit) error {
 			return err
 		}
 		if c.Thread == nil && len(c.Events) == 0 {
-			return write(ctx, s.pool)
+			return l.writeCheckpoint(ctx, s.pool, c)
 		}
 		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			if err := s.fenceTx(ctx, tx, l.Thread, l); err != nil {
 				return err
 			}
-			err := store.Commit(c, func() error { return write(ctx, tx) },
-				func(w *checkpoint.ThreadWrite) error { return s.recordTx(ctx, tx, l.Thread, w) },
-				func(ev []checkpoint.StoredEvent) error { return s.appendEventsTx(ctx, tx, ev) })
-			if err == nil && release {
-				_, err = tx.Exec(ctx, s.q.dropLease, l.Thread, l.epoch)
-			}
-			return err
+			return l.commitTx(ctx, tx, c)
 		})
 	})
 	if err != nil {
@@ -132,6 +116,33 @@ func (l *heldLease) Commit(ctx context.Context, c checkpoint.Commit) error {
 		l.Released()
 	}
 	return nil
+}
+
+// writeCheckpoint writes c's checkpoint, if any, on db: a delta compacted
+// when its chain reached the limits.
+func (l *heldLease) writeCheckpoint(ctx context.Context, db txer, c checkpoint.Commit) error {
+	switch {
+	case c.Checkpoint == nil:
+		return nil
+	case c.Delta != nil:
+		return l.s.putDeltaOn(ctx, db, c.Checkpoint, *c.Delta, c.Done, l)
+	default:
+		return l.s.put(ctx, db, c.Checkpoint, c.Done, l)
+	}
+}
+
+// commitTx writes all of c in tx, whose lease row the caller holds FOR
+// SHARE (fenceTx): the checkpoint, the thread record, the events and the
+// lease given back.
+func (l *heldLease) commitTx(ctx context.Context, tx pgx.Tx, c checkpoint.Commit) error {
+	s := l.s
+	err := store.Commit(c, func() error { return l.writeCheckpoint(ctx, tx, c) },
+		func(w *checkpoint.ThreadWrite) error { return s.recordTx(ctx, tx, l.Thread, w) },
+		func(ev []checkpoint.StoredEvent) error { return s.appendEventsTx(ctx, tx, ev) })
+	if err == nil && releases(c) {
+		_, err = tx.Exec(ctx, s.q.dropLease, l.Thread, l.epoch)
+	}
+	return err
 }
 
 // GetJournal returns the journal of a task, nil when it has none.

@@ -8,6 +8,7 @@ type statements struct {
 	insert, insertDone, insertFenced string
 	latest, byID, list               string
 	stored, eventStored              string
+	batchWritten                     string
 	putJournal, putJournalFenced     string
 	getJournal                       string
 	deleteThread                     string
@@ -58,6 +59,9 @@ func newStatements(s string) statements {
 		byID:         f("SELECT " + readColumns + " FROM S.ilmek_checkpoints WHERE thread_id = $1 AND id = $2"),
 		stored:       f("SELECT EXISTS (SELECT 1 FROM S.ilmek_checkpoints WHERE thread_id = $1 AND id = $2)"),
 		eventStored:  f("SELECT EXISTS (SELECT 1 FROM S.ilmek_events WHERE run_id = $1 AND seq = $2)"),
+		// Fails with a division by zero unless the batch's checkpoints
+		// are all written (batch.go).
+		batchWritten: f("SELECT 1 / ((SELECT count(*) FROM S.ilmek_checkpoints WHERE thread_id = $1 AND id = ANY($2::text[])) = $3::bigint)::int"),
 		list:         f("SELECT " + readColumns + " FROM S.ilmek_checkpoints WHERE thread_id = $1 ORDER BY seq DESC LIMIT $2"),
 
 		insertDelta: f("INSERT INTO S.ilmek_checkpoints (" + cpColumns + ", base_id, snap_id, depth, chain_bytes) VALUES (" + values +

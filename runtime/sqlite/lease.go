@@ -226,4 +226,5 @@ func (l *heldLease) committed(c checkpoint.Commit) {
 		l.Released()
 	}
 }
+
 var _ checkpoint.BatchLease = (*heldLease)(nil)
