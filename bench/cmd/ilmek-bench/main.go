@@ -3,7 +3,7 @@
 // to any other engine's harness that keeps the same contract:
 //
 //	ilmek-bench --workload chain|fanout|fanoutsend|loop --n N \
-//	    --ckpt none|memory|sqlite --kind generated|spec \
+//	    --ckpt none|memory|sqlite|sqlite-nextwrite --kind generated|spec \
 //	    [--min-time S] [--warmup S] [--min-runs K]
 //
 // It builds the program, runs it once and checks the result, warms up for

@@ -106,7 +106,7 @@ func parse(args []string) (config, error) {
 	fs.SetOutput(io.Discard)
 	kind := fs.String("workload", "", "chain, fanout, fanoutsend, loop or chat")
 	n := fs.Int("n", 0, "the workload's size N")
-	ckpt := fs.String("ckpt", "none", "none, memory or sqlite")
+	ckpt := fs.String("ckpt", "none", "none, memory, sqlite or sqlite-nextwrite (SQLite with runtime.DurableWithNextWrite)")
 	prog := fs.String("kind", "generated", "generated or spec")
 	minTime := fs.Float64("min-time", 1, "seconds of timed runs, at least")
 	warmup := fs.Float64("warmup", 0.5, "seconds of untimed runs first")
