@@ -50,7 +50,8 @@ func (b Backend) SkipReason(c *Case) string {
 }
 
 // BackendNames are the checkpointer backends OpenBackend knows: memory,
-// sqlite, and postgres and workers when EnvPostgresDSN names a server.
+// sqlite, sqlite-nextwrite, and postgres and workers when EnvPostgresDSN
+// names a server.
 var BackendNames = backendNames()
 
 // EnvPostgresDSN names the PostgreSQL server of the "postgres" backend
@@ -58,7 +59,7 @@ var BackendNames = backendNames()
 const EnvPostgresDSN = "ILMEK_POSTGRES_DSN"
 
 func backendNames() []string {
-	names := []string{"memory", "sqlite"}
+	names := []string{"memory", "sqlite", "sqlite-nextwrite"}
 	if os.Getenv(EnvPostgresDSN) != "" {
 		names = append(names, "postgres", "workers")
 	}
@@ -67,7 +68,9 @@ func backendNames() []string {
 
 // OpenBackend returns the backend called name: "memory" (a new
 // checkpoint.NewMemory per case) or "sqlite" (runtime/sqlite files in a
-// temporary directory that Close removes). Each sqlite checkpointer New
+// temporary directory that Close removes); "sqlite-nextwrite" is sqlite
+// with every run keeping its checkpoints for its next write
+// (runtime.DurableWithNextWrite), which must observe exactly the same. Each sqlite checkpointer New
 // returns is a database file of its own while its case runs; closing it
 // deletes the case's thread (runtime.Checkpointer.DeleteThread) and gives
 // the file to the next case, since creating a database costs far more
@@ -76,15 +79,18 @@ func OpenBackend(name string) (Backend, error) {
 	switch name {
 	case "memory":
 		return Backend{Name: name, New: func() runtime.Checkpointer { return checkpoint.NewMemory() }, Close: func() error { return nil }, Skip: memorySkip}, nil
-	case "sqlite":
+	case "sqlite", "sqlite-nextwrite":
 		dir, err := os.MkdirTemp("", "ilmek-conformance-sqlite-")
 		if err != nil {
-			return Backend{}, fmt.Errorf("backend sqlite: make a directory for the database files: %w", err)
+			return Backend{}, fmt.Errorf("backend %s: make a directory for the database files: %w", name, err)
 		}
 		path := func(n int) string { return filepath.Join(dir, fmt.Sprintf("cases-%d.db", n)) }
 		p := &storePool{name: name, open: func(n int) (pooled, error) {
 			return sqlite.Open(path(n))
 		}, locate: path, cleanup: func() error { return os.RemoveAll(dir) }}
+		if name == "sqlite-nextwrite" {
+			p.opts = nextWrite
+		}
 		return Backend{Name: name, New: p.get, Close: p.close}, nil
 	case "postgres":
 		return openPostgres(name)
@@ -93,6 +99,9 @@ func OpenBackend(name string) (Backend, error) {
 	}
 	return Backend{}, fmt.Errorf("unknown backend %q (known: %s)", name, strings.Join(BackendNames, ", "))
 }
+
+// nextWrite are the run options of the sqlite-nextwrite backend.
+var nextWrite = []runtime.RunOption{runtime.WithDurability(runtime.DurableWithNextWrite)}
 
 // knownBackend reports whether name is one of BackendNames.
 func knownBackend(name string) bool { return slices.Contains(BackendNames, name) }
@@ -121,6 +130,7 @@ type storePool struct {
 	open    func(n int) (pooled, error) // opens the n-th store (1, 2, ...)
 	locate  func(n int) string          // where another process opens the n-th store
 	cleanup func() error                // after every store is closed
+	opts    []runtime.RunOption         // what every run on the backend's stores adds (Drive)
 	loc     map[pooled]string
 	mu      sync.Mutex
 	n       int
@@ -168,6 +178,9 @@ type pooledStore struct {
 	pooled
 	pool *storePool
 }
+
+// runOptions are the run options of every run on the store (Drive).
+func (s *pooledStore) runOptions() []runtime.RunOption { return s.pool.opts }
 
 // location names the store for another process (killRun): the backend and
 // the sqlite file or PostgreSQL schema.
@@ -242,6 +255,15 @@ func openLocated(backend, store string) (runtime.Checkpointer, func() error, err
 			return nil, nil, fmt.Errorf("backend sqlite: open %s: %w", store, err)
 		}
 		return s, s.Close, nil
+	case "sqlite-nextwrite":
+		s, err := sqlite.Open(store, sqlite.LeaseTTL(helperLeaseTTL))
+		if err != nil {
+			return nil, nil, fmt.Errorf("backend %s: open %s: %w", backend, store, err)
+		}
+		// Lent as the backend lends its stores, so that Drive adds the
+		// backend's run options.
+		lent := &pooledStore{pooled: s, pool: &storePool{name: backend, opts: nextWrite}}
+		return lent, s.Close, nil
 	case "postgres":
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

@@ -46,6 +46,9 @@ const Thread = "thread-1"
 // (driveWorkers).
 func Drive[S, U any](ctx context.Context, g *runtime.Graph[S, U], c *Case, fx *Effects, cp runtime.Checkpointer, decode func(json.RawMessage) (U, error), opts ...runtime.RunOption) []Observation {
 	opts = append([]runtime.RunOption{runtime.WithRecursionLimit(c.Limit())}, opts...)
+	if ps, ok := cp.(*pooledStore); ok {
+		opts = append(opts, ps.runOptions()...)
+	}
 	if ws, ok := cp.(*workersStore); ok {
 		return driveWorkers(ctx, g, c, fx, ws, decode, opts)
 	}
