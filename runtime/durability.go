@@ -133,6 +133,14 @@ func (h *holdingLease) PutJournal(ctx context.Context, taskID string, entries []
 	return h.writeKept(ctx, h.batch[:1], &checkpoint.JournalWrite{TaskID: taskID, Entries: entries})
 }
 
+// latest returns the id of the thread's latest checkpoint when a kept
+// checkpoint was lost ("" and false otherwise): the run's result names it.
+func (h *holdingLease) latest() (string, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.written, h.lost
+}
+
 // flush writes the kept commit, if any, alone.
 func (h *holdingLease) flush(ctx context.Context) error {
 	h.mu.Lock()

@@ -238,8 +238,10 @@ func (r *runner[S, U]) end(res Result[S], status Status, err error) Result[S] {
 	if r.latest != nil {
 		res.CheckpointID = r.latest.ID
 	}
-	if r.hold != nil && r.hold.lost {
-		res.CheckpointID = r.hold.written // the thread's latest: a kept checkpoint was lost
+	if r.hold != nil {
+		if id, lost := r.hold.latest(); lost {
+			res.CheckpointID = id // the thread's latest: a kept checkpoint was lost
+		}
 	}
 	if err == nil && status != StatusError && status != StatusAborted {
 		r.cacheState()
