@@ -12,10 +12,13 @@ import (
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
-// A batch (checkpoint.BatchLease) goes to the server in one round trip:
-// each commit's one statement (commit.go), the journal's fenced upsert,
-// and a last statement that fails, by a division by zero, unless every
-// checkpoint of the batch is in the table. The server runs them in one
+// A batch (checkpoint.BatchLease) goes to the server in one round trip. A
+// batch of one commit, with or without a journal, is that commit's one
+// statement (commit.go) with the journal's upsert as one more of its
+// CTEs, written only when the checkpoint is. A batch of more is each
+// commit's statement (the journal's upsert in the last one's) and a last
+// statement that fails, by a division by zero, unless every checkpoint of
+// the batch is in the table. The server runs them in one
 // implicit transaction, so that failure rolls back the whole batch: a
 // fence that no longer holds, a delta's missing base or a chain at the
 // compaction limits (whose statement writes nothing) leaves nothing
@@ -61,13 +64,21 @@ func (l *heldLease) CommitBatch(ctx context.Context, cs []checkpoint.Commit, j *
 	if release {
 		l.StopHeartbeat()
 	}
+	var jw *journalWrite
+	if j != nil {
+		jw = &journalWrite{task: j.TaskID, raw: journal}
+	}
 	err := s.retry.Do(ctx, "commit", l.Thread, settled, func(ctx context.Context) error {
 		if err := l.Refused(); err != nil {
 			return err
 		}
-		err := l.sendBatch(ctx, cs, ids, j, journal)
-		var pe *pgconn.PgError
-		if !errors.As(err, &pe) || pe.Code != "22012" {
+		var err error
+		if len(cs) == 1 {
+			err = l.sendOne(ctx, cs[0], jw)
+		} else {
+			err = l.sendBatch(ctx, cs, ids, jw)
+		}
+		if !errors.Is(err, errCompact) {
 			return err
 		}
 		// Something of the batch did not write: nothing did. Write it
@@ -102,21 +113,40 @@ func (l *heldLease) CommitBatch(ctx context.Context, cs []checkpoint.Commit, j *
 	return nil
 }
 
+// sendOne writes the batch of one commit c and the journal j (when not
+// nil) in one statement: c's, with the journal's upsert as one more CTE.
+// It returns errCompact when the statement wrote nothing because c's
+// chain must be compacted.
+func (l *heldLease) sendOne(ctx context.Context, c checkpoint.Commit, j *journalWrite) error {
+	sql, args, err := l.s.commitStmt(l, c, j)
+	if err != nil {
+		return err
+	}
+	var fenced, found, inserted int64
+	if err := l.s.pool.QueryRow(ctx, sql, args...).Scan(&fenced, &found, &inserted); err != nil {
+		return err
+	}
+	return l.commitResult(c, fenced, found, inserted)
+}
+
 // sendBatch sends the batch's statements in one round trip (see the top
-// of this file). An error with SQLSTATE 22012 says the batch wrote
-// nothing because one of its statements wrote nothing.
-func (l *heldLease) sendBatch(ctx context.Context, cs []checkpoint.Commit, ids []string, j *checkpoint.JournalWrite, journal []byte) error {
+// of this file). It returns errCompact when the batch wrote nothing
+// because one of its statements wrote nothing (the last statement's
+// division by zero, SQLSTATE 22012): a chain to compact, a fence that no
+// longer holds or a missing base, which the transaction then tells apart.
+func (l *heldLease) sendBatch(ctx context.Context, cs []checkpoint.Commit, ids []string, j *journalWrite) error {
 	s := l.s
 	var b pgx.Batch
-	for _, c := range cs {
-		sql, args, err := s.commitStmt(l, c)
+	for i, c := range cs {
+		var with *journalWrite
+		if i == len(cs)-1 {
+			with = j // with the last checkpoint, in its statement
+		}
+		sql, args, err := s.commitStmt(l, c, with)
 		if err != nil {
 			return err
 		}
 		b.Queue(sql, args...)
-	}
-	if j != nil {
-		b.Queue(s.q.putJournalFenced, l.Thread, j.TaskID, journal, l.epoch)
 	}
 	b.Queue(s.q.batchWritten, l.Thread, ids, len(ids))
 	br := s.pool.SendBatch(ctx, &b)
@@ -128,6 +158,10 @@ func (l *heldLease) sendBatch(ctx context.Context, cs []checkpoint.Commit, ids [
 	}
 	if cerr := br.Close(); err == nil {
 		err = cerr
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "22012" {
+		return errCompact
 	}
 	return err
 }

@@ -32,6 +32,7 @@ const (
 	partEvents              // events
 	partTrim                // old events of the runs to drop
 	partRelease             // the lease given back (checkpoint.Commit.Release)
+	partJournal             // a task's journal written with the checkpoint (a batch of one commit, batch.go)
 )
 
 // commitSQL returns the text of the one-statement commit of parts, made
@@ -88,6 +89,12 @@ func (s *Store) commitSQL(parts uint8) string {
 	if parts&partRelease != 0 {
 		b.WriteString(", rl AS (DELETE FROM S.ilmek_leases WHERE thread_id = " + thread + " AND epoch = " + epoch + " AND " + ok + ")")
 	}
+	if parts&partJournal != 0 {
+		// Another task's journal than those the checkpoint drops (del):
+		// one statement never writes a row twice.
+		b.WriteString(", jr AS (INSERT INTO S.ilmek_journals (thread_id, task_id, entries) SELECT " + thread + "::text, " + p("text") + ", " + p("bytea") +
+			" WHERE " + ok + " ON CONFLICT (thread_id, task_id) DO UPDATE SET entries = excluded.entries)")
+	}
 	if parts&partDelta != 0 {
 		b.WriteString(" SELECT (SELECT count(*) FROM f), (SELECT count(*) FROM b), (SELECT count(*) FROM ins)")
 	} else {
@@ -108,7 +115,7 @@ func (s *Store) commitOne(ctx context.Context, l *heldLease, c checkpoint.Commit
 	if err := l.Refused(); err != nil {
 		return err
 	}
-	sql, args, err := s.commitStmt(l, c)
+	sql, args, err := s.commitStmt(l, c, nil)
 	if err != nil {
 		return err
 	}
@@ -134,8 +141,9 @@ func (l *heldLease) commitResult(c checkpoint.Commit, fenced, found, inserted in
 }
 
 // commitStmt returns the one statement that writes c under l (commitSQL)
-// and its arguments.
-func (s *Store) commitStmt(l *heldLease, c checkpoint.Commit) (string, []any, error) {
+// and its arguments, and j's journal with c's checkpoint when j is not
+// nil (its entries encoded in raw).
+func (s *Store) commitStmt(l *heldLease, c checkpoint.Commit, j *journalWrite) (string, []any, error) {
 	var (
 		parts uint8
 		args  []any
@@ -231,7 +239,17 @@ func (s *Store) commitStmt(l *heldLease, c checkpoint.Commit) (string, []any, er
 	if releases(c) {
 		parts |= partRelease
 	}
+	if j != nil && cp != nil {
+		parts |= partJournal
+		args = append(args, j.task, j.raw)
+	}
 	return s.commitSQL(parts), args, nil
+}
+
+// journalWrite is a task's journal, encoded, written with a commit.
+type journalWrite struct {
+	task string
+	raw  []byte
 }
 
 // releases reports whether commit c gives its lease back

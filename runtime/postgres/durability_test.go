@@ -28,13 +28,18 @@ type writeCounter struct {
 	writes  int
 	batches int
 	failed  int // batches that failed: a statement of theirs wrote nothing
+	alone   int // journal writes in a statement of their own
 }
 
 func (c *writeCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.on && (strings.Contains(d.SQL, "ilmek_checkpoints (") || strings.Contains(d.SQL, "ilmek_journals (")) {
+	cps, journals := strings.Contains(d.SQL, "ilmek_checkpoints ("), strings.Contains(d.SQL, "ilmek_journals (")
+	if c.on && (cps || journals) {
 		c.writes++
+	}
+	if c.on && journals && !cps {
+		c.alone++
 	}
 	return ctx
 }
@@ -61,7 +66,7 @@ func (c *writeCounter) TraceBatchEnd(_ context.Context, _ *pgx.Conn, d pgx.Trace
 // statements.
 func (c *writeCounter) roundTrips() func() int {
 	c.mu.Lock()
-	c.on, c.writes, c.batches, c.failed = true, 0, 0, 0
+	c.on, c.writes, c.batches, c.failed, c.alone = true, 0, 0, 0, 0
 	c.mu.Unlock()
 	return func() int {
 		c.mu.Lock()
@@ -146,12 +151,14 @@ func TestDurableWithNextWrite(t *testing.T) {
 		d          runtime.Durability
 		compact    int // Compaction.Every; 0: the default
 		roundTrips int // write round trips of the run
+		alone      int // journal writes in a statement of their own
 	}{
 		// the first checkpoint, 9 supersteps, 3 journals
-		{"each superstep", runtime.DurableEachSuperstep, 0, 1 + n + 3},
-		// start+n0 | n1's journal | n1+n2 | n3 | n4's journal with n3 | ...
-		{"with next write", runtime.DurableWithNextWrite, 0, 7},
-		{"with next write, compacting every 2", runtime.DurableWithNextWrite, 2, 7},
+		{"each superstep", runtime.DurableEachSuperstep, 0, 1 + n + 3, 3},
+		// start+n0 | n1's journal, nothing kept | n1+n2 | n4's journal in
+		// n3's statement | n4+n5 | n7's journal in n6's | n7+n8
+		{"with next write", runtime.DurableWithNextWrite, 0, 7, 1},
+		{"with next write, compacting every 2", runtime.DurableWithNextWrite, 2, 7, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var c writeCounter
@@ -171,6 +178,9 @@ func TestDurableWithNextWrite(t *testing.T) {
 			}
 			if tc.compact == 0 && got != tc.roundTrips {
 				t.Errorf("%d write round trips, want %d", got, tc.roundTrips)
+			}
+			if tc.compact == 0 && c.alone != tc.alone {
+				t.Errorf("%d journal writes in a statement of their own, want %d: a kept checkpoint's statement carries the journal", c.alone, tc.alone)
 			}
 			if compacted := c.failed > 0; compacted != (tc.compact > 0) {
 				t.Errorf("%d batches wrote nothing and went through a transaction; want some only when compacting", c.failed)
