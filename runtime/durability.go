@@ -33,8 +33,10 @@ const (
 	// (never before) the checkpoint its task was planned at, so a
 	// journaled step still never runs again. The "checkpoint" event of a
 	// kept checkpoint is emitted when it is handed over, before it is
-	// written; the run's result, a pause, an error and a cancellation are
-	// reported only after everything is written.
+	// written, and an Observer's CheckpointCommit record of it times the
+	// hand-over (the write that carries it takes the time of both); the
+	// run's result, a pause, an error and a cancellation are reported only
+	// after everything is written.
 	//
 	// It needs a store that writes batches (checkpoint.BatchLease: the
 	// SQLite store does); with another, runs are durable at every

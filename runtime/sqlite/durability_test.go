@@ -26,7 +26,7 @@ type durableChain struct {
 	seen    []int
 }
 
-func (c *durableChain) graph(t *testing.T) *runtime.Graph[runtime.Values, runtime.Values] {
+func (c *durableChain) graph(t *testing.T, opts ...runtime.Option) *runtime.Graph[runtime.Values, runtime.Values] {
 	t.Helper()
 	c.seen = make([]int, c.n)
 	b := runtime.NewBuilder("durable").Channel("log", spec.Append)
@@ -49,7 +49,7 @@ func (c *durableChain) graph(t *testing.T) *runtime.Graph[runtime.Values, runtim
 		}).Edge(prev, name)
 		prev = name
 	}
-	g, err := b.Edge(prev, spec.End).Compile()
+	g, err := b.Edge(prev, spec.End).Compile(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,5 +205,30 @@ func TestDurableWithNextWriteFailures(t *testing.T) {
 				t.Errorf("%d effects, want 2: a journaled Step ran again", got)
 			}
 		})
+	}
+}
+
+// TestDurabilityGraphOption: WithDurability given to a graph applies to
+// every run of it, and a run's own WithDurability wins over it.
+func TestDurabilityGraphOption(t *testing.T) {
+	const n = 9
+	s := openT(t, filepath.Join(t.TempDir(), "g.db"))
+	c := &durableChain{s: s, n: n}
+	g := c.graph(t, runtime.WithDurability(runtime.DurableWithNextWrite))
+	for i, tc := range []struct {
+		opts    []runtime.RunOption
+		batches int
+	}{
+		{nil, (1 + n) / 2},
+		{[]runtime.RunOption{runtime.WithDurability(runtime.DurableEachSuperstep)}, 1 + n},
+	} {
+		before := s.group.batches
+		res, err := g.Thread(s, fmt.Sprint("t", i)).Invoke(t.Context(), nil, tc.opts...)
+		if err != nil || res.Status != runtime.StatusDone {
+			t.Fatalf("run %d: %v %v", i, res.Status, err)
+		}
+		if got := s.group.batches - before; got != tc.batches {
+			t.Errorf("run %d: %d transactions, want %d", i, got, tc.batches)
+		}
 	}
 }
