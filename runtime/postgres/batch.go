@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+	"github.com/ilmek-go/ilmek/runtime/internal/store"
 )
 
 // A batch (checkpoint.BatchLease) goes to the server in one round trip. A
@@ -101,11 +102,7 @@ func (l *heldLease) CommitBatch(ctx context.Context, cs []checkpoint.Commit, j *
 		})
 	})
 	if err != nil {
-		what := fmt.Sprintf("checkpoints %q", ids)
-		if j != nil {
-			what += fmt.Sprintf(" and the journal of task %q", j.TaskID)
-		}
-		return fmt.Errorf("postgres: commit %s of thread %q in %s: %w", what, l.Thread, s.where(), err)
+		return fmt.Errorf("postgres: commit %s of thread %q in %s: %w", store.BatchWhat(cs, j), l.Thread, s.where(), err)
 	}
 	if release {
 		l.Released()

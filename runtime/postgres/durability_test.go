@@ -15,8 +15,8 @@ import (
 
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+	"github.com/ilmek-go/ilmek/runtime/internal/store/storetest"
 	"github.com/ilmek-go/ilmek/runtime/postgres"
-	"github.com/ilmek-go/ilmek/spec"
 )
 
 // writeCounter counts a pool's round trips that write a run's
@@ -101,41 +101,18 @@ func durableStore(t *testing.T, tr pgx.QueryTracer, opts ...postgres.Option) (*p
 	return s, schema, p
 }
 
-// nextWriteChain is a chain of n nodes appending their names to "log";
-// node i runs a Step when i%3 == 1 and then records how many checkpoints
-// the thread has (seen[i]); fail(i), when set, runs last in node i.
+// stepsEvery3 runs a Step in nodes n1, n4, n7, ...
+func stepsEvery3(i int) bool { return i%3 == 1 }
+
+// nextWriteChain is storetest.StepChain with a Step in every third node,
+// recording in seen[i] how many checkpoints the thread has in s when
+// node i's Step returned.
 func nextWriteChain(t *testing.T, s *postgres.Store, n int, effects *atomic.Int64, seen []int, fail func(int) error) *runtime.Graph[runtime.Values, runtime.Values] {
-	t.Helper()
-	b := runtime.NewBuilder("durable").Channel("log", spec.Append)
-	prev := spec.Start
-	for i := range n {
-		name := fmt.Sprintf("n%d", i)
-		b.Node(name, func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
-			if i%3 == 1 {
-				if _, err := runtime.Step(ctx, "effect", func() (int64, error) { return effects.Add(1), nil }); err != nil {
-					return nil, err
-				}
-				cps, err := s.List(ctx, ctx.ThreadID(), 0)
-				if err != nil {
-					return nil, err
-				}
-				seen[i] = len(cps)
-			}
-			if fail != nil {
-				if err := fail(i); err != nil {
-					return nil, err
-				}
-			}
-			return runtime.Values{"log": name}, nil
-		})
-		b.Edge(prev, name)
-		prev = name
-	}
-	g, err := b.Edge(prev, spec.End).Compile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
+	return storetest.StepChain(t, n, stepsEvery3, effects, func(ctx *runtime.Ctx, i int) error {
+		cps, err := s.List(ctx, ctx.ThreadID(), 0)
+		seen[i] = len(cps)
+		return err
+	}, fail)
 }
 
 // TestDurableWithNextWrite: on PostgreSQL a run with DurableWithNextWrite
@@ -200,13 +177,7 @@ func TestDurableWithNextWrite(t *testing.T) {
 			if len(cps) != n+1 || cps[0].ID != res.CheckpointID {
 				t.Fatalf("%d checkpoints, latest %s; want %d, latest %s", len(cps), cps[0].ID, n+1, res.CheckpointID)
 			}
-			st, err := g.Thread(s, "t").State(t.Context())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if log := fmt.Sprint(st.State["log"]); log != "[n0 n1 n2 n3 n4 n5 n6 n7 n8]" {
-				t.Errorf("state %s", log)
-			}
+			storetest.CheckLog(t, g.Thread(s, "t"), n)
 		})
 	}
 }
@@ -269,13 +240,7 @@ func TestDurableWithNextWriteFailures(t *testing.T) {
 			if err != nil || res.Status != runtime.StatusDone {
 				t.Fatalf("retry: %v %v", res.Status, err)
 			}
-			st, err := th.State(t.Context())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if log := fmt.Sprint(st.State["log"]); log != "[n0 n1 n2 n3 n4 n5]" {
-				t.Errorf("state after the retry %s", log)
-			}
+			storetest.CheckLog(t, th, 6)
 			if got := effects.Load(); got != 2 {
 				t.Errorf("%d effects, want 2", got)
 			}
@@ -410,13 +375,7 @@ func TestDurableWithNextWriteBatchCut(t *testing.T) {
 			if len(cps) != n+1 || cps[0].ID != res.CheckpointID {
 				t.Fatalf("%d checkpoints, latest %s; want %d, latest %s", len(cps), cps[0].ID, n+1, res.CheckpointID)
 			}
-			st, err := g.Thread(s, "t").State(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if log := fmt.Sprint(st.State["log"]); log != "[n0 n1 n2 n3 n4 n5 n6 n7 n8]" {
-				t.Errorf("state %s", log)
-			}
+			storetest.CheckLog(t, g.Thread(s, "t"), n)
 			if effects.Load() != 3 {
 				t.Errorf("%d effects, want 3", effects.Load())
 			}

@@ -93,6 +93,12 @@ func runNextWriteChild(db, effectsPath, round string) error {
 		return err
 	}
 	th := g.Thread(s, "kill")
+	// A run that ended the thread may have been killed before it said so:
+	// another plain run would start the chain again, as a new turn.
+	if cp, err := s.Get(context.Background(), "kill", ""); err == nil && cp.Step > 0 && len(cp.Next) == 0 {
+		fmt.Println("DONE", runtime.StatusDone)
+		return nil
+	}
 	deadline := time.Now().Add(time.Minute)
 	for {
 		res, err := th.Invoke(context.Background(), nil, runtime.WithDurability(runtime.DurableWithNextWrite), runtime.WithRecursionLimit(100))

@@ -7,53 +7,20 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/ilmek-go/ilmek/runtime"
-	"github.com/ilmek-go/ilmek/spec"
+	"github.com/ilmek-go/ilmek/runtime/internal/store/storetest"
 )
 
-// durableChain is a chain of n nodes appending their names to "log".
-// Node i runs a Step when steps(i); after the Step returns it records how
-// many checkpoints the thread has in the file (seen[i]), and it runs
-// fail(i) last.
-type durableChain struct {
-	s       *Store
-	n       int
-	steps   func(i int) bool
-	fail    func(i int) error
-	effects atomic.Int64
-	seen    []int
-}
+// stepsEvery3 runs a Step in nodes n1, n4, n7, ...
+func stepsEvery3(i int) bool { return i%3 == 1 }
 
-func (c *durableChain) graph(t *testing.T, opts ...runtime.Option) *runtime.Graph[runtime.Values, runtime.Values] {
-	t.Helper()
-	c.seen = make([]int, c.n)
-	b := runtime.NewBuilder("durable").Channel("log", spec.Append)
-	prev := spec.Start
-	for i := range c.n {
-		name := fmt.Sprintf("n%d", i)
-		b = b.Node(name, func(ctx *runtime.Ctx, st runtime.Values) (runtime.Values, error) {
-			if c.steps != nil && c.steps(i) {
-				if _, err := runtime.Step(ctx, "effect", func() (int64, error) { return c.effects.Add(1), nil }); err != nil {
-					return nil, err
-				}
-				c.seen[i] = rowCount(t, c.s, "SELECT count(*) FROM ilmek_checkpoints")
-			}
-			if c.fail != nil {
-				if err := c.fail(i); err != nil {
-					return nil, err
-				}
-			}
-			return runtime.Values{"log": name}, nil
-		}).Edge(prev, name)
-		prev = name
+// countAt returns an after function for storetest.StepChain that records
+// in seen[i] how many checkpoints s holds when node i's Step returned.
+func countAt(t *testing.T, s *Store, seen []int) func(*runtime.Ctx, int) error {
+	return func(_ *runtime.Ctx, i int) error {
+		seen[i] = rowCount(t, s, "SELECT count(*) FROM ilmek_checkpoints")
+		return nil
 	}
-	g, err := b.Edge(prev, spec.End).Compile(opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
 }
 
 // TestDurableWithNextWrite: a run with DurableWithNextWrite writes two
@@ -64,7 +31,6 @@ func (c *durableChain) graph(t *testing.T, opts ...runtime.Option) *runtime.Grap
 // Step returns.
 func TestDurableWithNextWrite(t *testing.T) {
 	const n = 9
-	stored := map[runtime.Durability][]string{}
 	for _, tc := range []struct {
 		name  string
 		d     runtime.Durability
@@ -75,14 +41,15 @@ func TestDurableWithNextWrite(t *testing.T) {
 	}{
 		{"each superstep, no steps", runtime.DurableEachSuperstep, nil, 1 + n},
 		{"with next write, no steps", runtime.DurableWithNextWrite, nil, (1 + n) / 2},
-		{"each superstep, steps", runtime.DurableEachSuperstep, func(i int) bool { return i%3 == 1 }, 1 + n + 3},
+		{"each superstep, steps", runtime.DurableEachSuperstep, stepsEvery3, 1 + n + 3},
 		// start+n0 | n1's journal with n1's plan | n2+n3 | n4's journal with n3 | n4+n5 | n7's journal with n6 | n7+n8
-		{"with next write, steps", runtime.DurableWithNextWrite, func(i int) bool { return i%3 == 1 }, 7},
+		{"with next write, steps", runtime.DurableWithNextWrite, stepsEvery3, 7},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := openT(t, filepath.Join(t.TempDir(), "d.db"))
-			c := &durableChain{s: s, n: n, steps: tc.steps}
-			g := c.graph(t)
+			var effects atomic.Int64
+			seen := make([]int, n)
+			g := storetest.StepChain(t, n, tc.steps, &effects, countAt(t, s, seen), nil)
 			before := s.group.batches
 			res, err := g.Thread(s, "t").Invoke(t.Context(), nil, runtime.WithDurability(tc.d))
 			if err != nil || res.Status != runtime.StatusDone {
@@ -94,12 +61,12 @@ func TestDurableWithNextWrite(t *testing.T) {
 			for i := range n {
 				// Node i runs in superstep i+1, planned at the checkpoint
 				// of superstep i: the run's first checkpoint and i more.
-				if tc.steps != nil && tc.steps(i) && c.seen[i] != i+1 {
-					t.Errorf("node n%d: %d checkpoints in the file when its Step returned, want %d", i, c.seen[i], i+1)
+				if tc.steps != nil && tc.steps(i) && seen[i] != i+1 {
+					t.Errorf("node n%d: %d checkpoints in the file when its Step returned, want %d", i, seen[i], i+1)
 				}
 			}
-			if tc.steps != nil && c.effects.Load() != 3 {
-				t.Errorf("%d effects, want 3", c.effects.Load())
+			if tc.steps != nil && effects.Load() != 3 {
+				t.Errorf("%d effects, want 3", effects.Load())
 			}
 			cps, err := s.List(t.Context(), "t", 0)
 			if err != nil {
@@ -108,22 +75,11 @@ func TestDurableWithNextWrite(t *testing.T) {
 			if len(cps) != n+1 || cps[0].ID != res.CheckpointID {
 				t.Fatalf("%d checkpoints, latest %s; want %d, latest %s", len(cps), cps[0].ID, n+1, res.CheckpointID)
 			}
-			st, err := g.Thread(s, "t").State(t.Context())
-			if err != nil {
-				t.Fatal(err)
-			}
-			log := fmt.Sprint(st.State["log"])
-			stored[tc.d] = append(stored[tc.d], log)
-			if want := "[n0 n1 n2 n3 n4 n5 n6 n7 n8]"; log != want {
-				t.Errorf("state %s, want %s", log, want)
-			}
+			storetest.CheckLog(t, g.Thread(s, "t"), n)
 			if rowCount(t, s, "SELECT count(*) FROM ilmek_journals") != 0 || rowCount(t, s, "SELECT count(*) FROM ilmek_leases") != 0 {
 				t.Error("journals or the lease left after the run")
 			}
 		})
-	}
-	if diff := cmp.Diff(stored[runtime.DurableEachSuperstep], stored[runtime.DurableWithNextWrite]); diff != "" {
-		t.Errorf("stored states differ (-each +next):\n%s", diff)
 	}
 }
 
@@ -149,8 +105,8 @@ func TestDurableWithNextWriteFailures(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := openT(t, filepath.Join(t.TempDir(), "f.db"))
 			failed := false
-			c := &durableChain{s: s, n: 6, steps: func(i int) bool { return i%3 == 1 }}
-			c.fail = func(i int) error {
+			var effects atomic.Int64
+			fail := func(i int) error {
 				if i != tc.at || failed {
 					return nil
 				}
@@ -162,7 +118,7 @@ func TestDurableWithNextWriteFailures(t *testing.T) {
 				}
 				return errNode
 			}
-			g := c.graph(t)
+			g := storetest.StepChain(t, 6, stepsEvery3, &effects, nil, fail)
 			th := g.Thread(s, "t")
 			opt := runtime.WithDurability(runtime.DurableWithNextWrite)
 			res, err := th.Invoke(t.Context(), nil, opt)
@@ -194,14 +150,8 @@ func TestDurableWithNextWriteFailures(t *testing.T) {
 			if err != nil || res.Status != runtime.StatusDone {
 				t.Fatalf("retry: %v %v", res.Status, err)
 			}
-			st, err := th.State(t.Context())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if log := fmt.Sprint(st.State["log"]); log != "[n0 n1 n2 n3 n4 n5]" {
-				t.Errorf("state after the retry %s", log)
-			}
-			if got := c.effects.Load(); got != 2 {
+			storetest.CheckLog(t, th, 6)
+			if got := effects.Load(); got != 2 {
 				t.Errorf("%d effects, want 2: a journaled Step ran again", got)
 			}
 		})
@@ -213,8 +163,7 @@ func TestDurableWithNextWriteFailures(t *testing.T) {
 func TestDurabilityGraphOption(t *testing.T) {
 	const n = 9
 	s := openT(t, filepath.Join(t.TempDir(), "g.db"))
-	c := &durableChain{s: s, n: n}
-	g := c.graph(t, runtime.WithDurability(runtime.DurableWithNextWrite))
+	g := storetest.StepChain(t, n, nil, nil, nil, nil, runtime.WithDurability(runtime.DurableWithNextWrite))
 	for i, tc := range []struct {
 		opts    []runtime.RunOption
 		batches int

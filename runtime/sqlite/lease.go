@@ -136,7 +136,6 @@ func (l *heldLease) Commit(ctx context.Context, c checkpoint.Commit) error {
 func (l *heldLease) CommitBatch(ctx context.Context, cs []checkpoint.Commit, j *checkpoint.JournalWrite) error {
 	bodies := make([]func(context.Context, *sql.Tx) error, 0, len(cs)+1)
 	release := false
-	ids := make([]string, 0, len(cs))
 	for _, c := range cs {
 		body, err := l.commitBody(c)
 		if err != nil {
@@ -144,9 +143,6 @@ func (l *heldLease) CommitBatch(ctx context.Context, cs []checkpoint.Commit, j *
 		}
 		bodies = append(bodies, body)
 		release = release || c.Release
-		if c.Checkpoint != nil {
-			ids = append(ids, c.Checkpoint.ID)
-		}
 	}
 	if j != nil {
 		raw, err := json.Marshal(j.Entries)
@@ -167,11 +163,7 @@ func (l *heldLease) CommitBatch(ctx context.Context, cs []checkpoint.Commit, j *
 		return nil
 	})
 	if err != nil {
-		what := fmt.Sprintf("checkpoints %q", ids)
-		if j != nil {
-			what += fmt.Sprintf(" and the journal of task %q", j.TaskID)
-		}
-		return fmt.Errorf("sqlite: commit %s of thread %q in %q: %w", what, l.Thread, l.s.path, err)
+		return fmt.Errorf("sqlite: commit %s of thread %q in %q: %w", store.BatchWhat(cs, j), l.Thread, l.s.path, err)
 	}
 	for _, c := range cs {
 		l.committed(c)
