@@ -92,6 +92,10 @@ type holdingLease struct {
 	written string
 	lost    bool
 	logger  *slog.Logger
+	// unwritten are the events of a kept commit that was not written: the
+	// run's last write stores them, so that the run's stored events have
+	// no gap.
+	unwritten []checkpoint.StoredEvent
 }
 
 // holdable reports whether c may wait for the run's next write: a
@@ -141,6 +145,16 @@ func (h *holdingLease) latest() (string, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.written, h.lost
+}
+
+// takeUnwritten returns the events of kept commits that were not written,
+// and forgets them.
+func (h *holdingLease) takeUnwritten() []checkpoint.StoredEvent {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ev := h.unwritten
+	h.unwritten = nil
+	return ev
 }
 
 // flush writes the kept commit, if any, alone.
@@ -201,6 +215,7 @@ func (h *holdingLease) writeKept(ctx context.Context, cs []checkpoint.Commit, j 
 	h.kept = false
 	if err != nil {
 		h.lost = true
+		h.unwritten = append(h.unwritten, h.batch[0].Events...)
 	} else if !h.lost {
 		for _, c := range cs {
 			if c.Checkpoint != nil {
@@ -245,4 +260,16 @@ func (r *runner[S, U]) flushKept(status Status, err error) (Status, error) {
 		return status, errors.Join(err, ce)
 	}
 	return StatusError, ce
+}
+
+// keepUnwrittenEvents puts back, before the events the run buffers, the
+// events of a kept commit that was not written: the run's last write
+// (finalCommit) stores them with the rest.
+func (r *runner[S, U]) keepUnwrittenEvents() {
+	if r.hold == nil || r.evs == nil {
+		return
+	}
+	if ev := r.hold.takeUnwritten(); len(ev) > 0 {
+		r.evbuf = append(ev, r.evbuf...)
+	}
 }

@@ -218,6 +218,7 @@ func (r *runner[S, U]) runBody(in *U, a *Answers) (res Result[S]) {
 
 func (r *runner[S, U]) end(res Result[S], status Status, err error) Result[S] {
 	status, err = r.flushKept(status, err)
+	r.keepUnwrittenEvents()
 	if status == StatusAborted {
 		cause := context.Cause(r.ctx)
 		switch lerr := r.lostLease(); {

@@ -1,0 +1,107 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+	"github.com/ilmek-go/ilmek/spec"
+)
+
+// batchMemory is checkpoint.Memory with leases that write batches
+// (checkpoint.BatchLease), one commit after another, failing the batch
+// failAt (1-based) with errBatch before it writes anything.
+type batchMemory struct {
+	*checkpoint.Memory
+	failAt  int32
+	batches atomic.Int32
+}
+
+var errBatch = errors.New("the test failed this batch")
+
+func (m *batchMemory) Lease(ctx context.Context, thread string, opts checkpoint.LeaseOptions) (checkpoint.Lease, error) {
+	l, err := m.Memory.Lease(ctx, thread, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &batchLease{Lease: l, m: m}, nil
+}
+
+type batchLease struct {
+	checkpoint.Lease
+	m *batchMemory
+}
+
+func (l *batchLease) CommitBatch(ctx context.Context, cs []checkpoint.Commit, j *checkpoint.JournalWrite) error {
+	if l.m.batches.Add(1) == l.m.failAt {
+		return errBatch
+	}
+	for _, c := range cs {
+		if err := l.Commit(ctx, c); err != nil {
+			return err
+		}
+	}
+	if j != nil {
+		return l.PutJournal(ctx, j.TaskID, j.Entries)
+	}
+	return nil
+}
+
+// TestKeptCommitLostKeepsTheEventLog: when the write that carries a kept
+// checkpoint fails, the run ends with the write's error, its result names
+// the checkpoint the thread has, and the events that rode with the kept
+// checkpoint are stored by the run's last write: the run's stored events
+// run from 1 to its run_end without a gap.
+func TestKeptCommitLostKeepsTheEventLog(t *testing.T) {
+	b := runtime.NewBuilder("log").Channel("log", spec.Append)
+	prev := spec.Start
+	for i := range 5 {
+		name := fmt.Sprintf("n%d", i)
+		b.Node(name, func(*runtime.Ctx, runtime.Values) (runtime.Values, error) {
+			return runtime.Values{"log": name}, nil
+		}).Edge(prev, name)
+		prev = name
+	}
+	g, err := b.Edge(prev, spec.End).Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Batches: [start, n0] then [n1, n2], which fails.
+	m := &batchMemory{Memory: checkpoint.NewMemory(), failAt: 2}
+	res, err := g.Thread(m, "t").Invoke(t.Context(), nil, runtime.WithEventLog(), runtime.WithDurability(runtime.DurableWithNextWrite))
+	if res.Status != runtime.StatusError || !errors.Is(err, errBatch) {
+		t.Fatalf("run: %v %v; want an error wrapping the batch's", res.Status, err)
+	}
+	latest, err := m.Get(t.Context(), "t", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if latest.Step != 1 || res.CheckpointID != latest.ID {
+		t.Errorf("latest checkpoint %s at step %d, result's %s; want the result to name the latest, at step 1", latest.ID, latest.Step, res.CheckpointID)
+	}
+	evs, err := m.ReadEvents(t.Context(), res.RunID, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range evs {
+		if e.Seq != int64(i+1) {
+			t.Fatalf("stored event %d has seq %d: a gap (%d events stored)", i, e.Seq, len(evs))
+		}
+	}
+	if n := len(evs); n == 0 || evs[n-1].Kind != string(runtime.EventRunEnd) {
+		t.Fatalf("stored events do not end with run_end: %d events", n)
+	}
+	var steps int
+	for _, e := range evs {
+		if e.Kind == string(runtime.EventStepStart) {
+			steps++
+		}
+	}
+	if steps != 3 {
+		t.Errorf("%d step_start events stored, want 3 (n0, n1 kept and lost, n2)", steps)
+	}
+}
