@@ -100,7 +100,10 @@ func processWorker(name string, build func(*pgxpool.Pool, string) (*runtime.Grap
 	if err != nil {
 		return err
 	}
-	return workers.NewWorker(workers.NewQueue(s), map[string]workers.Runnable{name: workers.Graph(g)},
+	// Under name+"-nextwrite" the same graph keeps each checkpoint for
+	// its run's next write (runtime.DurableWithNextWrite).
+	return workers.NewWorker(workers.NewQueue(s), map[string]workers.Runnable{name: workers.Graph(g),
+		name + "-nextwrite": workers.Graph(g, runtime.WithDurability(runtime.DurableWithNextWrite))},
 		append([]workers.WorkerOption{workers.ClaimTTL(chaosTTL), workers.Poll(poll), workers.Concurrency(4)}, opts...)...).Run(ctx)
 }
 
@@ -123,8 +126,9 @@ func ledgerQueue(t *testing.T) (*workers.Queue, *postgres.Store, string) {
 // pg_terminate_backend (only those carrying this test's application_name);
 // with ILMEK_PGTEST_RESTART=1 the server is restarted once too. At the end
 // every request is done with the exact expected state, no journaled step
-// ran twice (the ledger), and no request was lost. Fixed seed, bounded
-// duration; the counts are printed.
+// ran twice (the ledger), and no request was lost. Every other thread runs
+// with runtime.DurableWithNextWrite, under the same checks. Fixed seed,
+// bounded duration; the counts are printed.
 func TestChaos(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills workers and backends for seconds; go test without -short (as CI does) runs it")
@@ -143,7 +147,11 @@ func TestChaos(t *testing.T) {
 
 	ids := make([]int64, chaosThreads)
 	for i := range ids {
-		if ids[i], err = q.Submit(ctx, workers.Request{Graph: "chaos", Thread: "c" + strconv.Itoa(i)}); err != nil {
+		graph := "chaos"
+		if i%2 == 1 {
+			graph = "chaos-nextwrite" // every other thread keeps checkpoints for its next write
+		}
+		if ids[i], err = q.Submit(ctx, workers.Request{Graph: graph, Thread: "c" + strconv.Itoa(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
