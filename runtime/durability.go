@@ -172,7 +172,7 @@ func (h *holdingLease) flush(ctx context.Context) error {
 func (h *holdingLease) Release() {
 	ctx, cancel := durableWrite(context.Background())
 	if err := h.flush(ctx); err != nil && h.logger != nil {
-		h.logger.Error("ilmek: writing a kept checkpoint before giving the lease back failed", slog.Any("err", err))
+		h.logger.Error("writing a kept checkpoint before giving the lease back failed", slog.Any("err", err))
 	}
 	cancel()
 	h.BatchLease.Release()
