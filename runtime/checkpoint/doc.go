@@ -51,7 +51,12 @@
 // [OutcomeFilter] allows. An [EventStore] keeps each run's last [MaxStoredEvents]
 // events, so a client reconnects to a run's stream from another process. A
 // [DocumentStore] keeps each graph version's document by fingerprint, for
-// the runtime's compatibility rule.
+// the runtime's compatibility rule. A [LatestReader] reads a thread's
+// latest checkpoint without the channels a run already holds. A lease
+// that is a [BatchLease] (runtime/sqlite's, runtime/postgres's) writes
+// several commits, and a journal, in one atomic commit: runs with the
+// runtime's DurableWithNextWrite keep a superstep's checkpoint for their
+// next write through it.
 //
 // # Building a backend
 //
