@@ -41,6 +41,7 @@ func Run(t *testing.T, newCP NewFunc) {
 	var all []contract
 	all = append(all, checkpointContracts...)
 	all = append(all, latestContracts...)
+	all = append(all, batchContracts...)
 	all = append(all, journalContracts...)
 	all = append(all, leaseContracts...)
 	all = append(all, fencingContracts...)
