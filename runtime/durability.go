@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 
@@ -57,12 +58,22 @@ func (d Durability) String() string {
 
 // WithDurability sets when a run's checkpoints are written (default
 // DurableEachSuperstep), given to a graph for every run of it, or to one
-// run.
+// run, whose own wins. A value that is none of the constants is refused
+// with an *OptionError when the graph is built or the run starts.
 func WithDurability(d Durability) SharedOption {
 	return sharedOption{
 		graph: func(c *graphConfig) { c.durability = d },
 		run:   func(c *runConfig) { c.durability = d },
 	}
+}
+
+// checkDurability refuses a Durability that is none of the constants (0
+// is not given: the default).
+func checkDurability(d Durability) error {
+	if d > DurableWithNextWrite {
+		return &OptionError{Msg: fmt.Sprintf("runtime: WithDurability(%d): want runtime.DurableEachSuperstep or runtime.DurableWithNextWrite", d)}
+	}
+	return nil
 }
 
 // holdingLease is the lease of a run with DurableWithNextWrite on a store

@@ -105,3 +105,26 @@ func TestKeptCommitLostKeepsTheEventLog(t *testing.T) {
 		t.Errorf("%d step_start events stored, want 3 (n0, n1 kept and lost, n2)", steps)
 	}
 }
+
+// TestWithDurabilityRefusesUnknownValues: a Durability that is none of
+// the constants is refused with an *OptionError, given to a graph or to a
+// run.
+func TestWithDurabilityRefusesUnknownValues(t *testing.T) {
+	b := runtime.NewBuilder("d").Channel("n", spec.LastWrite).
+		Node("a", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return runtime.Values{"n": 1}, nil }).
+		Edge(spec.Start, "a")
+	var oe *runtime.OptionError
+	if _, err := b.Compile(runtime.WithDurability(runtime.Durability(9))); !errors.As(err, &oe) {
+		t.Errorf("a graph given WithDurability(9): %v, want an *OptionError", err)
+	}
+	g, err := b.Compile(runtime.WithDurability(runtime.DurableWithNextWrite))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Thread(checkpoint.NewMemory(), "t").Invoke(t.Context(), nil, runtime.WithDurability(runtime.Durability(3))); !errors.As(err, &oe) {
+		t.Errorf("a run given WithDurability(3): %v, want an *OptionError", err)
+	}
+	if res, err := g.Thread(checkpoint.NewMemory(), "t").Invoke(t.Context(), nil, runtime.WithDurability(runtime.DurableEachSuperstep)); err != nil || res.Status != runtime.StatusDone {
+		t.Errorf("a run given DurableEachSuperstep: %v %v", res.Status, err)
+	}
+}

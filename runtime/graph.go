@@ -105,6 +105,9 @@ func (g *Graph[S, U]) init(p program[S, U], opts []Option) error {
 			o.applyGraph(&cfg)
 		}
 	}
+	if err := checkDurability(cfg.durability); err != nil {
+		return err
+	}
 	if cfg.strict && len(cfg.warnings) > 0 {
 		err := &spec.Error{Diagnostics: cfg.warnings}
 		return &SpecError{Msg: "runtime: the document has warnings, and WithWarningsAsErrors refuses them:\n" + err.Error(), Err: err}
@@ -220,6 +223,9 @@ func newRunConfig[S, U any](t *Thread[S, U], opts []RunOption) (runConfig, error
 	}
 	if c.limit < 0 {
 		return c, &OptionError{Msg: fmt.Sprintf("runtime: WithRecursionLimit(%d) must not be negative", c.limit)}
+	}
+	if err := checkDurability(c.durability); err != nil {
+		return c, err
 	}
 	if c.cp == nil && (c.threadMeta != nil || c.events || c.ifLatest != nil) {
 		return c, &OptionError{Msg: "runtime: WithThreadMeta, WithEventLog and WithExpectedLatest apply to a thread's run; run through g.Thread(store, id)"}
