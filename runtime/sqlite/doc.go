@@ -124,10 +124,10 @@
 //
 // The writes of runs (their leases' Commit and PutJournal) are committed
 // in groups: those that arrive while a transaction is being written and
-// flushed wait, and then share the next transaction and its one flush,
-// each in a savepoint of its own. Every caller gets its own result: a
-// write whose fence or statements fail is rolled back alone, and if the
-// shared commit fails each write is tried again alone (TestGroupCommit;
+// flushed wait, and then share the next transaction and its one flush.
+// Every caller gets its own result: when a write's fence or statements
+// fail, or the shared commit does, the transaction is rolled back whole
+// and each write is tried again alone (TestGroupCommit;
 // BenchmarkChain10Parallel/sqlite-16-threads measures 16 threads
 // at once).
 //

@@ -132,7 +132,7 @@ func (l *heldLease) Commit(ctx context.Context, c checkpoint.Commit) error {
 
 // CommitBatch writes the commits cs and then the journal j (when not
 // nil) in one transaction fenced by the lease (checkpoint.BatchLease):
-// through the group commit, one savepoint and one flush for all of them.
+// through the group commit, one write of it and one flush for all of them.
 func (l *heldLease) CommitBatch(ctx context.Context, cs []checkpoint.Commit, j *checkpoint.JournalWrite) error {
 	bodies := make([]func(context.Context, *sql.Tx) error, 0, len(cs)+1)
 	release := false
