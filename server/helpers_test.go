@@ -61,9 +61,23 @@ func approvalGraph(t testing.TB) *runtime.Graph[runtime.Values, runtime.Values] 
 // looping steps times, so runs stay busy while a test double-texts.
 func slowGraph(t testing.TB, gate <-chan struct{}) *runtime.Graph[runtime.Values, runtime.Values] {
 	t.Helper()
+	return slowGraphEntered(t, gate, nil)
+}
+
+// slowGraphEntered is slowGraph whose node also sends on entered (when
+// not nil, and when it has room) as it starts to wait on gate: a test
+// knows then that a superstep is in flight.
+func slowGraphEntered(t testing.TB, gate <-chan struct{}, entered chan<- struct{}) *runtime.Graph[runtime.Values, runtime.Values] {
+	t.Helper()
 	g, err := runtime.NewBuilder("slow").
 		Channel("n", "").Channel("log", "append").
 		TypedNode("tick", "tick", nil, func(ctx *runtime.Ctx, s runtime.Values) (runtime.Values, error) {
+			if entered != nil {
+				select {
+				case entered <- struct{}{}:
+				default:
+				}
+			}
 			select {
 			case <-gate:
 			case <-ctx.Done():

@@ -287,7 +287,8 @@ func jsonNum(i int) string { b, _ := json.Marshal(i); return string(b) }
 // request, cancel-and-replace stops it at its superstep boundary.
 func TestDoubleTexting(t *testing.T) {
 	gate := make(chan struct{}, 100)
-	ts := newTestServer(t, func(c *Config) { c.Graphs = []Graph{Of(slowGraph(t, gate))} })
+	entered := make(chan struct{}, 100)
+	ts := newTestServer(t, func(c *Config) { c.Graphs = []Graph{Of(slowGraphEntered(t, gate, entered))} })
 	th := ts.newThread("alice", nil)
 	runs := "/threads/" + th.ThreadID + "/runs"
 	var a, b, c RunView
@@ -318,7 +319,11 @@ func TestDoubleTexting(t *testing.T) {
 	}
 
 	// cancel-and-replace: c runs; d replaces it at c's next boundary.
+	for len(entered) > 0 {
+		<-entered // a's and b's supersteps
+	}
 	ts.must("alice", "POST", runs, map[string]any{"input": map[string]any{"tag": "c", "n": 0}}, 202).json(t, &c)
+	<-entered // c's first superstep is in flight: it commits before c stops
 	var d RunView
 	ts.must("alice", "POST", runs, map[string]any{"input": map[string]any{"tag": "d", "n": 2}, "double_texting": "cancel-and-replace"}, 202).json(t, &d)
 	gate <- struct{}{} // c's superstep in flight commits, then c stops
