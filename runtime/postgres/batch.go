@@ -49,12 +49,13 @@ func (l *heldLease) CommitBatch(ctx context.Context, cs []checkpoint.Commit, j *
 	if len(ids) == 0 {
 		return fmt.Errorf("postgres: commit a batch of thread %q in %s: the batch has no commit", l.Thread, s.where())
 	}
-	var journal []byte
+	var jw *journalWrite
 	if j != nil {
-		var err error
-		if journal, err = json.Marshal(j.Entries); err != nil {
+		raw, err := json.Marshal(j.Entries)
+		if err != nil {
 			return fmt.Errorf("postgres: commit a batch of thread %q in %s: encode the journal of task %q: %w", l.Thread, s.where(), j.TaskID, err)
 		}
+		jw = &journalWrite{task: j.TaskID, raw: raw}
 	}
 	first := ids[0]
 	settled := func(ctx context.Context) (bool, error) {
@@ -65,18 +66,11 @@ func (l *heldLease) CommitBatch(ctx context.Context, cs []checkpoint.Commit, j *
 	if release {
 		l.StopHeartbeat()
 	}
-	var jw *journalWrite
-	if j != nil {
-		jw = &journalWrite{task: j.TaskID, raw: journal}
-	}
 	err := s.retry.Do(ctx, "commit", l.Thread, settled, func(ctx context.Context) error {
-		if err := l.Refused(); err != nil {
-			return err
-		}
 		var err error
 		if len(cs) == 1 {
-			err = l.sendOne(ctx, cs[0], jw)
-		} else {
+			err = s.commitOne(ctx, l, cs[0], jw) // fenced, and checks l.Refused
+		} else if err = l.Refused(); err == nil {
 			err = l.sendBatch(ctx, cs, ids, jw)
 		}
 		if !errors.Is(err, errCompact) {
@@ -93,8 +87,8 @@ func (l *heldLease) CommitBatch(ctx context.Context, cs []checkpoint.Commit, j *
 					return err
 				}
 			}
-			if j != nil {
-				if _, err := tx.Exec(ctx, s.q.putJournal, l.Thread, j.TaskID, journal); err != nil {
+			if jw != nil {
+				if _, err := tx.Exec(ctx, s.q.putJournal, l.Thread, jw.task, jw.raw); err != nil {
 					return err
 				}
 			}
@@ -108,22 +102,6 @@ func (l *heldLease) CommitBatch(ctx context.Context, cs []checkpoint.Commit, j *
 		l.Released()
 	}
 	return nil
-}
-
-// sendOne writes the batch of one commit c and the journal j (when not
-// nil) in one statement: c's, with the journal's upsert as one more CTE.
-// It returns errCompact when the statement wrote nothing because c's
-// chain must be compacted.
-func (l *heldLease) sendOne(ctx context.Context, c checkpoint.Commit, j *journalWrite) error {
-	sql, args, err := l.s.commitStmt(l, c, j)
-	if err != nil {
-		return err
-	}
-	var fenced, found, inserted int64
-	if err := l.s.pool.QueryRow(ctx, sql, args...).Scan(&fenced, &found, &inserted); err != nil {
-		return err
-	}
-	return l.commitResult(c, fenced, found, inserted)
 }
 
 // sendBatch sends the batch's statements in one round trip (see the top

@@ -109,13 +109,14 @@ func (s *Store) commitSQL(parts uint8) string {
 // and wrote nothing: Commit's transaction writes it.
 var errCompact = fmt.Errorf("the delta's chain reached the compaction limits")
 
-// commitOne writes c under l in one statement (commitSQL). It returns
-// errCompact when c's delta must be compacted (nothing written).
-func (s *Store) commitOne(ctx context.Context, l *heldLease, c checkpoint.Commit) error {
+// commitOne writes c under l in one statement (commitSQL), and with it
+// the journal j when j is not nil (a batch of one commit, batch.go). It
+// returns errCompact when c's delta must be compacted (nothing written).
+func (s *Store) commitOne(ctx context.Context, l *heldLease, c checkpoint.Commit, j *journalWrite) error {
 	if err := l.Refused(); err != nil {
 		return err
 	}
-	sql, args, err := s.commitStmt(l, c, nil)
+	sql, args, err := s.commitStmt(l, c, j)
 	if err != nil {
 		return err
 	}

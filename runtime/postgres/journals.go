@@ -96,7 +96,7 @@ func (l *heldLease) Commit(ctx context.Context, c checkpoint.Commit) error {
 	err := s.retry.Do(ctx, "commit", l.Thread, settled, func(ctx context.Context) error {
 		// One statement in the common case; a delta whose chain must be
 		// compacted, in a transaction.
-		if err := s.commitOne(ctx, l, c); !errors.Is(err, errCompact) {
+		if err := s.commitOne(ctx, l, c, nil); !errors.Is(err, errCompact) {
 			return err
 		}
 		if c.Thread == nil && len(c.Events) == 0 {
