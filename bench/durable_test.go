@@ -202,13 +202,18 @@ func queueOp(q *workers.Queue) func(context.Context) error {
 // the same chain through the queue and one worker running one request at
 // a time (workers.Concurrency(1)), each request submitted and then waited
 // for: chain100 in supersteps/s, chain10 in requests/s (a short request's
-// fixed cost). The "-nextwrite" rows run with DurableWithNextWrite.
+// fixed cost). The "direct-eventlog" row runs directly with
+// runtime.WithEventLog, as a worker's runs do: the queue's cost less its
+// event log. The "-nextwrite" rows run with DurableWithNextWrite.
 func BenchmarkQueueVsDirect(b *testing.B) {
 	next := runtime.WithDurability(runtime.DurableWithNextWrite)
 	for _, steps := range []int{100, 10} {
 		g := builderChain(b, steps)
 		b.Run(fmt.Sprintf("chain%d/direct", steps), func(b *testing.B) {
 			parallel(b, 1, steps, invokeOp(g, openPG(b, 4), steps))
+		})
+		b.Run(fmt.Sprintf("chain%d/direct-eventlog", steps), func(b *testing.B) {
+			parallel(b, 1, steps, invokeOp(g, openPG(b, 4), steps, runtime.WithEventLog()))
 		})
 		b.Run(fmt.Sprintf("chain%d/queue-1worker", steps), func(b *testing.B) {
 			q := workers.NewQueue(openPG(b, 4))

@@ -78,9 +78,8 @@ func (s *Store) commitSQL(parts uint8) string {
 			"updated_ns = greatest(S.ilmek_threads.updated_ns, excluded.updated_ns))")
 	}
 	if parts&partEvents != 0 {
-		b.WriteString(", ev AS (INSERT INTO S.ilmek_events (run_id, seq, thread_id, time_ns, kind, data) SELECT * FROM unnest(" +
-			p("text[]") + ", " + p("bigint[]") + ", " + p("text[]") + ", " + p("bigint[]") + ", " + p("text[]") + ", " + p("bytea[]") + ") WHERE " + ok +
-			" ON CONFLICT (run_id, seq) DO UPDATE SET thread_id = excluded.thread_id, time_ns = excluded.time_ns, kind = excluded.kind, data = excluded.data)")
+		arrays := p("text[]") + ", " + p("bigint[]") + ", " + p("bigint[]") + ", " + p("text[]") + ", " + p("bigint[]") + ", " + p("text[]") + ", " + p("bytea[]")
+		b.WriteString(", ev AS (" + insertEvents(arrays, ok) + ")")
 	}
 	if parts&partTrim != 0 {
 		b.WriteString(", tr AS (DELETE FROM S.ilmek_events e USING unnest(" + p("text[]") + ", " + p("bigint[]") + ") AS t(run_id, through) " +
@@ -208,30 +207,9 @@ func (s *Store) commitStmt(l *heldLease, c checkpoint.Commit, j *journalWrite) (
 	if len(c.Events) > 0 {
 		// The events a trim drops are not inserted: the statement's
 		// delete does not see its own inserts.
-		var trimRuns []string
-		var trimThrough []int64
-		store.TrimEvents(c.Events, func(run string, through int64) error {
-			trimRuns, trimThrough = append(trimRuns, run), append(trimThrough, through)
-			return nil
-		})
-		n := len(c.Events)
-		runs, seqs, threads, times, kinds, datas := make([]string, 0, n), make([]int64, 0, n), make([]string, 0, n), make([]int64, 0, n), make([]string, 0, n), make([][]byte, 0, n)
-	next:
-		for _, e := range c.Events {
-			for i, r := range trimRuns {
-				if e.RunID == r && e.Seq <= trimThrough[i] {
-					continue next
-				}
-			}
-			data := []byte(e.Data)
-			if data == nil {
-				data = []byte("null")
-			}
-			runs, seqs, threads, times, kinds, datas = append(runs, e.RunID), append(seqs, e.Seq), append(threads, e.ThreadID),
-				append(times, e.Time.UnixNano()), append(kinds, e.Kind), append(datas, data)
-		}
+		rows, trimRuns, trimThrough := trimmedEvents(c.Events)
 		parts |= partEvents
-		args = append(args, runs, seqs, threads, times, kinds, datas)
+		args = append(args, rows.args()...)
 		if len(trimRuns) > 0 {
 			parts |= partTrim
 			args = append(args, trimRuns, trimThrough)

@@ -58,7 +58,7 @@ func newStatements(s string) statements {
 		latest:       f("SELECT " + readColumns + " FROM S.ilmek_checkpoints WHERE thread_id = $1 ORDER BY seq DESC LIMIT 1"),
 		byID:         f("SELECT " + readColumns + " FROM S.ilmek_checkpoints WHERE thread_id = $1 AND id = $2"),
 		stored:       f("SELECT EXISTS (SELECT 1 FROM S.ilmek_checkpoints WHERE thread_id = $1 AND id = $2)"),
-		eventStored:  f("SELECT EXISTS (SELECT 1 FROM S.ilmek_events WHERE run_id = $1 AND seq = $2)"),
+		eventStored:  f("SELECT EXISTS (SELECT 1 FROM S.ilmek_events WHERE run_id = $1 AND seq >= $2 AND coalesce(first_seq, seq) <= $2)"),
 		// Fails with a division by zero unless the batch's checkpoints
 		// are all written (batch.go).
 		batchWritten: f("SELECT 1 / ((SELECT count(*) FROM S.ilmek_checkpoints WHERE thread_id = $1 AND id = ANY($2::text[])) = $3::bigint)::int"),
@@ -116,12 +116,13 @@ func newStatements(s string) statements {
 		putThreadMeta: f("INSERT INTO S.ilmek_threads (thread_id, meta, updated_ns) VALUES ($1, $2::jsonb - $3::text[], $4) " +
 			"ON CONFLICT (thread_id) DO UPDATE SET meta = (S.ilmek_threads.meta || $2::jsonb) - $3::text[], " +
 			"updated_ns = greatest(S.ilmek_threads.updated_ns, excluded.updated_ns)"),
-		listThreads: f("SELECT thread_id, meta, status, run_id, ended_ns, error, pending, updated_ns FROM S.ilmek_threads WHERE true"),
-		appendEvents: f("INSERT INTO S.ilmek_events (run_id, seq, thread_id, time_ns, kind, data) " +
-			"SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::text[], $6::bytea[]) " +
-			"ON CONFLICT (run_id, seq) DO UPDATE SET thread_id = excluded.thread_id, time_ns = excluded.time_ns, kind = excluded.kind, data = excluded.data"),
-		trimEvents: f("DELETE FROM S.ilmek_events WHERE run_id = $1 AND seq <= $2"),
-		readEvents: f("SELECT run_id, seq, thread_id, time_ns, kind, data FROM S.ilmek_events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3"),
+		listThreads:  f("SELECT thread_id, meta, status, run_id, ended_ns, error, pending, updated_ns FROM S.ilmek_threads WHERE true"),
+		appendEvents: f(insertEvents("$1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::bigint[], $6::text[], $7::bytea[]", "true")),
+		trimEvents:   f("DELETE FROM S.ilmek_events WHERE run_id = $1 AND seq <= $2"),
+		// The rows holding events after $2 (a row's key is its last
+		// Seq, event_rows.go), and the run's newest Seq for its cap.
+		readEvents: f("SELECT seq, coalesce(first_seq, seq), thread_id, time_ns, kind, data, " +
+			"(SELECT max(seq) FROM S.ilmek_events WHERE run_id = $1) FROM S.ilmek_events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3"),
 	}
 }
 
@@ -177,4 +178,15 @@ func withChain(pick string) string {
 		"SELECT " + cols + ", true FROM S.ilmek_checkpoints c WHERE (c.thread_id, c.id) = (SELECT thread_id, id FROM r) " +
 		"UNION ALL SELECT " + chainCols + ", false FROM S.ilmek_checkpoints c, r WHERE r.snap_id <> '' AND c.thread_id = r.thread_id AND c.id = r.snap_id " +
 		"UNION ALL SELECT " + chainCols + ", false FROM S.ilmek_checkpoints c, r WHERE r.snap_id <> '' AND c.thread_id = r.thread_id AND c.snap_id = r.snap_id AND c.snap_id <> ''"
+}
+
+// insertEvents is the statement (or data-modifying CTE) that inserts the
+// rows of events (event_rows.go) given as the arrays arrays (run_id, seq,
+// first_seq, thread_id, time_ns, kind, data) when cond holds. A row whose
+// key is stored already is replaced only by one that holds at least its
+// events: a retried write may pack its events differently, never fewer.
+func insertEvents(arrays, cond string) string {
+	return "INSERT INTO S.ilmek_events (run_id, seq, first_seq, thread_id, time_ns, kind, data) SELECT * FROM unnest(" + arrays + ") WHERE " + cond +
+		" ON CONFLICT (run_id, seq) DO UPDATE SET first_seq = excluded.first_seq, thread_id = excluded.thread_id, time_ns = excluded.time_ns, " +
+		"kind = excluded.kind, data = excluded.data WHERE excluded.first_seq <= coalesce(S.ilmek_events.first_seq, S.ilmek_events.seq)"
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -158,18 +157,11 @@ func (s *Store) AppendEvents(ctx context.Context, events []checkpoint.StoredEven
 
 // appendEventsTx stores events in tx (see AppendEvents).
 func (s *Store) appendEventsTx(ctx context.Context, tx pgx.Tx, events []checkpoint.StoredEvent) error {
-	n := len(events)
-	if n == 0 {
+	if len(events) == 0 {
 		return nil
 	}
-	runs, seqs, threads, times, kinds, datas := make([]string, n), make([]int64, n), make([]string, n), make([]int64, n), make([]string, n), make([][]byte, n)
-	for i, e := range events {
-		runs[i], seqs[i], threads[i], times[i], kinds[i], datas[i] = e.RunID, e.Seq, e.ThreadID, e.Time.UnixNano(), e.Kind, []byte(e.Data)
-		if datas[i] == nil {
-			datas[i] = []byte("null")
-		}
-	}
-	if _, err := tx.Exec(ctx, s.q.appendEvents, runs, seqs, threads, times, kinds, datas); err != nil {
+	rows := packEvents(events, nil)
+	if _, err := tx.Exec(ctx, s.q.appendEvents, rows.args()...); err != nil {
 		return err
 	}
 	return store.TrimEvents(events, func(run string, through int64) error {
@@ -186,24 +178,42 @@ func (s *Store) ReadEvents(ctx context.Context, runID string, afterSeq int64, li
 		l := int64(limit)
 		lim = &l
 	}
-	rows, err := s.pool.Query(ctx, s.q.readEvents, runID, afterSeq, lim)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: read events of run %q from %s: %w", runID, s.where(), err)
-	}
-	defer rows.Close()
-	var out []checkpoint.StoredEvent
-	for rows.Next() {
-		var e checkpoint.StoredEvent
-		var ns int64
-		var data []byte
-		if err := rows.Scan(&e.RunID, &e.Seq, &e.ThreadID, &ns, &e.Kind, &data); err != nil {
+	er := eventReader{after: afterSeq, cursor: afterSeq, limit: limit}
+	for {
+		more, rows, err := s.readEventRows(ctx, runID, &er, lim)
+		if err != nil {
 			return nil, fmt.Errorf("postgres: read events of run %q from %s: %w", runID, s.where(), err)
 		}
-		e.Time, e.Data = time.Unix(0, ns).UTC(), data
-		out = append(out, e)
+		// A page of rows can hold fewer events than it counts (a retried
+		// write's row overlapping an earlier one): read on while the
+		// reader wants more and the page was full.
+		if !more || lim == nil || rows < *lim {
+			break
+		}
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("postgres: read events of run %q from %s: %w", runID, s.where(), err)
+	return er.out, nil
+}
+
+// readEventRows adds to er the events of the run's next page of rows
+// after er.cursor (at most lim rows; all when nil). It reports whether er
+// wants more events and how many rows the page had.
+func (s *Store) readEventRows(ctx context.Context, runID string, er *eventReader, lim *int64) (bool, int64, error) {
+	rows, err := s.pool.Query(ctx, s.q.readEvents, runID, er.cursor, lim)
+	if err != nil {
+		return false, 0, err
 	}
-	return out, nil
+	defer rows.Close()
+	var n int64
+	more := true
+	for rows.Next() {
+		r := eventRow{run: runID}
+		if err := rows.Scan(&r.seq, &r.first, &r.thread, &r.ns, &r.kind, &r.data, &er.newest); err != nil {
+			return false, n, err
+		}
+		n++
+		if more, err = er.add(r); err != nil {
+			return false, n, err
+		}
+	}
+	return more, n, rows.Err()
 }

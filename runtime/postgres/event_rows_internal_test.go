@@ -1,0 +1,185 @@
+package postgres
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+)
+
+// evs returns events from..to of run in thread, data {"seq":n} (size
+// bytes of padding when size > 0), a second apart.
+func evs(run, thread string, from, to int64, size int) []checkpoint.StoredEvent {
+	var out []checkpoint.StoredEvent
+	for s := from; s <= to; s++ {
+		out = append(out, checkpoint.StoredEvent{RunID: run, Seq: s, ThreadID: thread, Time: time.Unix(1_800_000_000+s, int64(s)).UTC(),
+			Kind: "custom", Data: []byte(fmt.Sprintf(`{"seq":%d,"pad":"%s"}`, s, strings.Repeat("x", size)))})
+	}
+	return out
+}
+
+// rowsOf reads back packed rows as eventRow values.
+func rowsOf(r eventRows) []eventRow {
+	var out []eventRow
+	for i := range r.runs {
+		out = append(out, eventRow{run: r.runs[i], thread: r.threads[i], kind: r.kinds[i], seq: r.seqs[i], first: r.firsts[i], ns: r.times[i], data: r.datas[i]})
+	}
+	return out
+}
+
+// TestPackEvents: a write's events share a row while they are of one run
+// and thread, their Seqs follow each other and the row is within its
+// limits; every row unpacks to exactly its events.
+func TestPackEvents(t *testing.T) {
+	cat := func(parts ...[]checkpoint.StoredEvent) []checkpoint.StoredEvent { return slices.Concat(parts...) }
+	for _, c := range []struct {
+		name   string
+		events []checkpoint.StoredEvent
+		skip   func(checkpoint.StoredEvent) bool
+		want   [][2]int64 // each row's first and last Seq
+	}{
+		{"one event", evs("r", "t", 1, 1, 0), nil, [][2]int64{{1, 1}}},
+		{"a superstep", evs("r", "t", 3, 7, 0), nil, [][2]int64{{3, 7}}},
+		{"two runs", cat(evs("r", "t", 1, 3, 0), evs("s", "t", 4, 5, 0)), nil, [][2]int64{{1, 3}, {4, 5}}},
+		{"two threads", cat(evs("r", "t", 1, 2, 0), evs("r", "u", 3, 4, 0)), nil, [][2]int64{{1, 2}, {3, 4}}},
+		{"a gap", cat(evs("r", "t", 1, 2, 0), evs("r", "t", 4, 5, 0)), nil, [][2]int64{{1, 2}, {4, 5}}},
+		{"event limit", evs("r", "t", 1, maxRowEvents+1, 0), nil, [][2]int64{{1, maxRowEvents}, {maxRowEvents + 1, maxRowEvents + 1}}},
+		{"byte limit", evs("r", "t", 1, 3, maxRowBytes/2), nil, [][2]int64{{1, 2}, {3, 3}}},
+		{"a large event alone", evs("r", "t", 1, 2, maxRowBytes), nil, [][2]int64{{1, 1}, {2, 2}}},
+		{"skipped", evs("r", "t", 1, 6, 0), func(e checkpoint.StoredEvent) bool { return e.Seq <= 2 || e.Seq == 4 }, [][2]int64{{3, 3}, {5, 6}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rows := rowsOf(packEvents(c.events, c.skip))
+			var got [][2]int64
+			var back []checkpoint.StoredEvent
+			for _, r := range rows {
+				got = append(got, [2]int64{r.first, r.seq})
+				if err := r.unpack(func(e checkpoint.StoredEvent) { back = append(back, e) }); err != nil {
+					t.Fatalf("row %d..%d: %v", r.first, r.seq, err)
+				}
+			}
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Errorf("rows (-want +got):\n%s", diff)
+			}
+			var want []checkpoint.StoredEvent
+			for _, e := range c.events {
+				if c.skip == nil || !c.skip(e) {
+					want = append(want, e)
+				}
+			}
+			if diff := cmp.Diff(want, back); diff != "" {
+				t.Errorf("events read back (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestUnpackRefusesCorruptRows: a framed row that is cut, holds another
+// format, or holds more or fewer events than its Seqs fails with
+// errFrames, naming the run.
+func TestUnpackRefusesCorruptRows(t *testing.T) {
+	good := rowsOf(packEvents(evs("r", "t", 1, 3, 0), nil))[0]
+	with := func(data []byte, first, seq int64) eventRow {
+		r := good
+		r.data, r.first, r.seq = data, first, seq
+		return r
+	}
+	for _, c := range []struct {
+		name string
+		row  eventRow
+	}{
+		{"empty", with(nil, 1, 3)},
+		{"another format", with(append([]byte{9}, good.data[1:]...), 1, 3)},
+		{"cut", with(good.data[:len(good.data)-3], 1, 3)},
+		{"fewer Seqs", with(good.data, 1, 2)},
+		{"more Seqs", with(good.data, 1, 4)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.row.unpack(func(checkpoint.StoredEvent) {})
+			if !errors.Is(err, errFrames) || !strings.Contains(err.Error(), `run "r"`) {
+				t.Errorf("unpack = %v, want errFrames naming run r", err)
+			}
+		})
+	}
+}
+
+// TestEventReaderSkipsOverlapAndCap: overlapping rows of a retried write
+// give each Seq once; events the run's cap dropped from a straddling row
+// and those at or before the reader's Seq are left out; limit stops it.
+func TestEventReaderSkipsOverlapAndCap(t *testing.T) {
+	rows := slices.Concat(rowsOf(packEvents(evs("r", "t", 1, 5, 0), nil)), rowsOf(packEvents(evs("r", "t", 1, 8, 0), nil)))
+	for _, c := range []struct {
+		name          string
+		after, newest int64
+		limit         int
+		want          []int64
+	}{
+		{"all", 0, 8, 0, []int64{1, 2, 3, 4, 5, 6, 7, 8}},
+		{"after", 4, 8, 0, []int64{5, 6, 7, 8}},
+		{"limit", 0, 8, 3, []int64{1, 2, 3}},
+		{"capped", 0, checkpoint.MaxStoredEvents + 6, 0, []int64{7, 8}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			er := eventReader{after: c.after, newest: c.newest, limit: c.limit}
+			for _, r := range rows {
+				if r.seq <= c.after {
+					continue // the query's condition
+				}
+				if more, err := er.add(r); err != nil || !more {
+					if err != nil {
+						t.Fatal(err)
+					}
+					break
+				}
+			}
+			var got []int64
+			for _, e := range er.out {
+				got = append(got, e.Seq)
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("read %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// FuzzEventFrames: packing any events and unpacking the rows gives them
+// back; unpacking any bytes as a framed row fails or returns events,
+// never panics.
+func FuzzEventFrames(f *testing.F) {
+	f.Add([]byte{framesVersion, 6, 'c', 'u', 's', 't', 'o', 'm', 2, 4, 'n', 'u', 'l', 'l'}, "kind", int64(-5), []byte(`{"a":1}`))
+	f.Add([]byte{}, "", int64(0), []byte(nil))
+	f.Add([]byte{framesVersion, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, "k", int64(1<<62), []byte("x"))
+	f.Fuzz(func(t *testing.T, raw []byte, kind string, ns int64, data []byte) {
+		r := eventRow{run: "r", thread: "t", first: 1, seq: 3, data: raw}
+		n := 0
+		if err := r.unpack(func(checkpoint.StoredEvent) { n++ }); err == nil && n != 3 {
+			t.Fatalf("unpack of %x returned %d events and no error, want 3", raw, n)
+		}
+		events := []checkpoint.StoredEvent{
+			{RunID: "r", Seq: 7, ThreadID: "t", Time: time.Unix(0, ns).UTC(), Kind: kind, Data: data},
+			{RunID: "r", Seq: 8, ThreadID: "t", Time: time.Unix(0, -ns).UTC(), Kind: kind + "!", Data: raw},
+		}
+		var back []checkpoint.StoredEvent
+		for _, row := range rowsOf(packEvents(events, nil)) {
+			if err := row.unpack(func(e checkpoint.StoredEvent) { back = append(back, e) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(back) != 2 {
+			t.Fatalf("read back %d events, want 2", len(back))
+		}
+		for i, e := range back {
+			w := events[i]
+			if e.Seq != w.Seq || e.Kind != w.Kind || !e.Time.Equal(w.Time) || string(e.Data) != string(eventData(w)) {
+				t.Errorf("event %d = %+v, want %+v", i, e, w)
+			}
+		}
+	})
+}
