@@ -137,8 +137,18 @@ func (m *Memory) appendEvents(events []StoredEvent) {
 			m.runs[e.RunID] = run
 		}
 		e.Data = slices.Clone(e.Data)
-		run.events = append(run.events, e)
 		touched[run] = true
+		if n := len(run.events); n > 0 && e.Seq <= run.events[n-1].Seq {
+			// Stored again (a retried write): each Seq once.
+			i, found := slices.BinarySearchFunc(run.events, e.Seq, func(x StoredEvent, seq int64) int { return cmp.Compare(x.Seq, seq) })
+			if found {
+				run.events[i] = e
+			} else {
+				run.events = slices.Insert(run.events, i, e)
+			}
+			continue
+		}
+		run.events = append(run.events, e)
 	}
 	for run := range touched {
 		last := run.events[len(run.events)-1].Seq

@@ -1,6 +1,7 @@
 package checkpointtest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -14,6 +15,7 @@ import (
 
 var eventContracts = []contract{
 	{"EventsOrderAfterSeqAndLimit", testEventsRead},
+	{"EventsStoredAgainOnce", testEventsAgain},
 	{"EventsCappedPerRun", testEventsCap},
 	{"EventsDeletedWithThreadAndPruned", testEventsDelete},
 	{"EventsOfAnInvokedRun", testEventsRun},
@@ -103,6 +105,39 @@ func testEventsRead(t *testing.T, cp runtime.Checkpointer) {
 		}
 		if !slices.Equal(got, c.want) {
 			t.Errorf("ReadEvents(%s, after %d, limit %d) = %v, want %v", c.run, c.after, c.limit, got, c.want)
+		}
+	}
+}
+
+// testEventsAgain: events stored again, alone or with more after them
+// (a write retried after a cut connection hid that its first try
+// committed), read back once each, in order, from any Seq and with any
+// limit.
+func testEventsAgain(t *testing.T, cp runtime.Checkpointer) {
+	es := events(t, cp)
+	for _, w := range [][2]int64{{1, 5}, {1, 8}, {5, 5}, {9, 9}, {9, 12}, {3, 4}} {
+		if err := es.AppendEvents(t.Context(), mkEvents("again", "t", w[0], w[1], 1_800_000_000)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		after int64
+		limit int
+		want  []int64
+	}{
+		{0, 0, []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}},
+		{0, 7, []int64{1, 2, 3, 4, 5, 6, 7}},
+		{4, 1, []int64{5}},
+		{5, 2, []int64{6, 7}},
+		{8, 2, []int64{9, 10}},
+		{12, 0, nil},
+	} {
+		got := readSeqs(t, es, "again", c.after, c.limit)
+		if len(got) == 0 {
+			got = nil
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("ReadEvents(after %d, limit %d) = %v, want %v", c.after, c.limit, got, c.want)
 		}
 	}
 }
@@ -250,4 +285,50 @@ func decodeEvent(se checkpoint.StoredEvent) (runtime.Event, error) {
 	var ev runtime.Event
 	err := json.Unmarshal(se.Data, &ev)
 	return ev, err
+}
+
+// RunEventLog runs a chain of steps nodes (each writes its number to a
+// last-write channel) on thread of cp with runtime.WithEventLog and
+// returns the run's stored events, which it checks are gap-free from Seq
+// 1 to the run's run_end, each of the run and thread. A store's own tests
+// use it to look at how the log is stored.
+func RunEventLog(t testing.TB, cp runtime.Checkpointer, thread string, steps int) []checkpoint.StoredEvent {
+	t.Helper()
+	es, ok := cp.(checkpoint.EventStore)
+	if !ok {
+		t.Fatalf("%T is not a checkpoint.EventStore", cp)
+	}
+	b := runtime.NewBuilder("chain").Channel("n", spec.LastWrite)
+	prev := spec.Start
+	for i := range steps {
+		id := fmt.Sprintf("n%d", i)
+		b.Node(id, func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return runtime.Values{"n": i}, nil })
+		b.Edge(prev, id)
+		prev = id
+	}
+	g, err := b.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := g.Thread(cp, thread).Invoke(context.Background(), runtime.Values{}, runtime.WithEventLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := es.ReadEvents(context.Background(), res.RunID, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) < 4*steps || all[len(all)-1].Kind != string(runtime.EventRunEnd) {
+		t.Fatalf("the run stored %d events; want at least %d, ending with run_end", len(all), 4*steps)
+	}
+	for i, e := range all {
+		var ev runtime.Event
+		if e.Seq != int64(i+1) || e.RunID != res.RunID || e.ThreadID != thread {
+			t.Fatalf("event %d: run %q thread %q Seq %d; want Seq %d of run %q in thread %q", i, e.RunID, e.ThreadID, e.Seq, i+1, res.RunID, thread)
+		}
+		if err := json.Unmarshal(e.Data, &ev); err != nil || ev.Seq != e.Seq || string(ev.Type) != e.Kind || !ev.Time.Equal(e.Time) {
+			t.Fatalf("event %d's data %s does not match its Seq %d, kind %q and time %v (%v)", i, e.Data, e.Seq, e.Kind, e.Time, err)
+		}
+	}
+	return all
 }

@@ -207,9 +207,9 @@ func (s *Store) commitStmt(l *heldLease, c checkpoint.Commit, j *journalWrite) (
 	if len(c.Events) > 0 {
 		// The events a trim drops are not inserted: the statement's
 		// delete does not see its own inserts.
-		rows, trimRuns, trimThrough := trimmedEvents(c.Events)
+		rows, trimRuns, trimThrough := store.TrimmedEvents(c.Events, rowBytes)
 		parts |= partEvents
-		args = append(args, rows.args()...)
+		args = append(args, eventArgs(rows)...)
 		if len(trimRuns) > 0 {
 			parts |= partTrim
 			args = append(args, trimRuns, trimThrough)

@@ -54,14 +54,14 @@
 // in one fenced statement, trimmed to the run's last
 // runtime.MaxStoredEvents, deleted with the thread and pruned with its
 // history. A row holds the consecutive events of a run that one write
-// stored (migration 11; at most 64 events or about 16 KiB of them): a
+// stored (migration 11; at most 64 events or 16 KiB of them): a
 // superstep's five or so events cost the server one row, one entry per
 // index and one WAL record, not five. Its key is its last event's Seq;
 // a row of several events frames them in its data, so read the log with
 // ReadEvents rather than SQL. A reader gets each Seq once, in order, even
-// when a retried write stored a row overlapping an earlier one; Prune
-// drops a row once its last event is older than the oldest checkpoint it
-// keeps.
+// when a retried write (or AppendEvents) stored a row overlapping an
+// earlier one; Prune drops a row once its last event is older than the
+// oldest checkpoint it keeps.
 //
 // # Leases and fencing
 //

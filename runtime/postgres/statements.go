@@ -24,7 +24,8 @@ type statements struct {
 	fenceShare, dropJournals         string
 	putOutcome, putThreadMeta        string
 	listThreads                      string
-	appendEvents, trimEvents         string
+	coveredEvents, appendEvent       string
+	trimEvents                       string
 	readEvents, pruneEvents          string
 
 	// fill fills the schema into a statement written with "S." before
@@ -116,11 +117,18 @@ func newStatements(s string) statements {
 		putThreadMeta: f("INSERT INTO S.ilmek_threads (thread_id, meta, updated_ns) VALUES ($1, $2::jsonb - $3::text[], $4) " +
 			"ON CONFLICT (thread_id) DO UPDATE SET meta = (S.ilmek_threads.meta || $2::jsonb) - $3::text[], " +
 			"updated_ns = greatest(S.ilmek_threads.updated_ns, excluded.updated_ns)"),
-		listThreads:  f("SELECT thread_id, meta, status, run_id, ended_ns, error, pending, updated_ns FROM S.ilmek_threads WHERE true"),
-		appendEvents: f(insertEvents("$1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::bigint[], $6::text[], $7::bytea[]", "true")),
-		trimEvents:   f("DELETE FROM S.ilmek_events WHERE run_id = $1 AND seq <= $2"),
+		listThreads: f("SELECT thread_id, meta, status, run_id, ended_ns, error, pending, updated_ns FROM S.ilmek_threads WHERE true"),
+		// AppendEvents stores each row ($1 run, $2 key, $3 first Seq)
+		// after deleting the stored rows it holds all of, and only when no
+		// stored row holds all of it: rows never nest, so rows in key
+		// order hold their events in Seq order.
+		coveredEvents: f("DELETE FROM S.ilmek_events WHERE run_id = $1 AND seq >= $3 AND seq < $2 AND coalesce(first_seq, seq) >= $3"),
+		appendEvent: f("INSERT INTO S.ilmek_events (run_id, seq, first_seq, thread_id, time_ns, kind, data) SELECT $1, $2, $3, $4, $5, $6, $7 " +
+			"WHERE NOT EXISTS (SELECT 1 FROM S.ilmek_events WHERE run_id = $1 AND seq > $2 AND coalesce(first_seq, seq) <= $3) " +
+			"ON CONFLICT (run_id, seq) DO UPDATE SET " + eventUpdate),
+		trimEvents: f("DELETE FROM S.ilmek_events WHERE run_id = $1 AND seq <= $2"),
 		// The rows holding events after $2 (a row's key is its last
-		// Seq, event_rows.go), and the run's newest Seq for its cap.
+		// Seq, internal/store/event_rows.go), and the run's newest Seq for its cap.
 		readEvents: f("SELECT seq, coalesce(first_seq, seq), thread_id, time_ns, kind, data, " +
 			"(SELECT max(seq) FROM S.ilmek_events WHERE run_id = $1) FROM S.ilmek_events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3"),
 	}
@@ -181,12 +189,23 @@ func withChain(pick string) string {
 }
 
 // insertEvents is the statement (or data-modifying CTE) that inserts the
-// rows of events (event_rows.go) given as the arrays arrays (run_id, seq,
-// first_seq, thread_id, time_ns, kind, data) when cond holds. A row whose
-// key is stored already is replaced only by one that holds at least its
-// events: a retried write may pack its events differently, never fewer.
+// rows of events (store.PackEvents) given as the arrays arrays (run_id,
+// seq, first_seq, thread_id, time_ns, kind, data) when cond holds. A row
+// whose key is stored already is replaced only by one that holds at
+// least its events. It looks up no other row: a run's writes never
+// store a row that holds a stored row's later events without its earlier
+// ones, other than those the run's cap drops (a write retried after a cut
+// connection hid that it committed packs its events the same way, or
+// from the same first event with more), so rows in key order hold their
+// events in Seq order. AppendEvents, whose
+// callers may store any events again, keeps that with coveredEvents and
+// appendEvent.
 func insertEvents(arrays, cond string) string {
 	return "INSERT INTO S.ilmek_events (run_id, seq, first_seq, thread_id, time_ns, kind, data) SELECT * FROM unnest(" + arrays + ") WHERE " + cond +
-		" ON CONFLICT (run_id, seq) DO UPDATE SET first_seq = excluded.first_seq, thread_id = excluded.thread_id, time_ns = excluded.time_ns, " +
-		"kind = excluded.kind, data = excluded.data WHERE excluded.first_seq <= coalesce(S.ilmek_events.first_seq, S.ilmek_events.seq)"
+		" ON CONFLICT (run_id, seq) DO UPDATE SET " + eventUpdate
 }
+
+// eventUpdate is an events insert's ON CONFLICT update: a row replaces a
+// stored row of its key only when it holds at least its events.
+const eventUpdate = "first_seq = excluded.first_seq, thread_id = excluded.thread_id, time_ns = excluded.time_ns, " +
+	"kind = excluded.kind, data = excluded.data WHERE excluded.first_seq <= coalesce(S.ilmek_events.first_seq, S.ilmek_events.seq)"

@@ -160,8 +160,16 @@ func (s *Store) appendEventsTx(ctx context.Context, tx pgx.Tx, events []checkpoi
 	if len(events) == 0 {
 		return nil
 	}
-	rows := packEvents(events, nil)
-	if _, err := tx.Exec(ctx, s.q.appendEvents, rows.args()...); err != nil {
+	rows := store.PackEvents(events, rowBytes, nil)
+	var b pgx.Batch
+	for i := range rows.Len() {
+		r := rows.Row(i)
+		if r.First < r.Seq {
+			b.Queue(s.q.coveredEvents, r.Run, r.Seq, r.First)
+		}
+		b.Queue(s.q.appendEvent, r.Run, r.Seq, r.First, r.Thread, r.NS, r.Kind, r.Data)
+	}
+	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
 		return err
 	}
 	return store.TrimEvents(events, func(run string, through int64) error {
@@ -173,47 +181,36 @@ func (s *Store) appendEventsTx(ctx context.Context, tx pgx.Tx, events []checkpoi
 // ReadEvents returns the run's stored events after afterSeq, in Seq order,
 // at most limit of them (all when limit <= 0).
 func (s *Store) ReadEvents(ctx context.Context, runID string, afterSeq int64, limit int) ([]checkpoint.StoredEvent, error) {
+	out, err := store.ReadEventPages(afterSeq, limit, func(er *store.EventReader) (int, error) { return s.readEventRows(ctx, runID, er, limit) })
+	if err != nil {
+		return nil, fmt.Errorf("postgres: read events of run %q from %s: %w", runID, s.where(), err)
+	}
+	return out, nil
+}
+
+// readEventRows adds to er the events of the run's next page of rows
+// after er.Cursor, at most limit rows (all when limit <= 0), and returns
+// how many rows it read.
+func (s *Store) readEventRows(ctx context.Context, runID string, er *store.EventReader, limit int) (int, error) {
 	var lim *int64
 	if limit > 0 {
 		l := int64(limit)
 		lim = &l
 	}
-	er := eventReader{after: afterSeq, cursor: afterSeq, limit: limit}
-	for {
-		more, rows, err := s.readEventRows(ctx, runID, &er, lim)
-		if err != nil {
-			return nil, fmt.Errorf("postgres: read events of run %q from %s: %w", runID, s.where(), err)
-		}
-		// A page of rows can hold fewer events than it counts (a retried
-		// write's row overlapping an earlier one): read on while the
-		// reader wants more and the page was full.
-		if !more || lim == nil || rows < *lim {
-			break
-		}
-	}
-	return er.out, nil
-}
-
-// readEventRows adds to er the events of the run's next page of rows
-// after er.cursor (at most lim rows; all when nil). It reports whether er
-// wants more events and how many rows the page had.
-func (s *Store) readEventRows(ctx context.Context, runID string, er *eventReader, lim *int64) (bool, int64, error) {
-	rows, err := s.pool.Query(ctx, s.q.readEvents, runID, er.cursor, lim)
+	rows, err := s.pool.Query(ctx, s.q.readEvents, runID, er.Cursor, lim)
 	if err != nil {
-		return false, 0, err
+		return 0, err
 	}
 	defer rows.Close()
-	var n int64
-	more := true
-	for rows.Next() {
-		r := eventRow{run: runID}
-		if err := rows.Scan(&r.seq, &r.first, &r.thread, &r.ns, &r.kind, &r.data, &er.newest); err != nil {
-			return false, n, err
-		}
-		n++
-		if more, err = er.add(r); err != nil {
-			return false, n, err
-		}
-	}
-	return more, n, rows.Err()
+	return store.ScanEventRows(rows, runID, er)
+}
+
+// rowBytes bounds the event data of a row of ilmek_events
+// (store.PackEvents): well under what the server moves out of line.
+const rowBytes = 16 << 10
+
+// eventArgs returns rows as the arguments of the events insert
+// (insertEvents), in column order.
+func eventArgs(r store.EventRows) []any {
+	return []any{r.Runs, r.Seqs, r.Firsts, r.Threads, r.Times, r.Kinds, r.Datas}
 }

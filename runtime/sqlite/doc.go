@@ -48,7 +48,10 @@
 // (runtime.WithEventLog): a transaction per superstep appends its
 // events, the run keeps its last runtime.MaxStoredEvents, DeleteThread
 // deletes them and Prune drops those older than the oldest checkpoint it
-// keeps. Migrating a file of version 1 or 2 gives each stored thread its
+// keeps. Since version 8 a row holds the consecutive events of a run that
+// one write stored, up to about 1,000 bytes of them (a superstep's five
+// or so usually fit), framed in its data: read the log with ReadEvents,
+// not SQL. Migrating a file of version 1 or 2 gives each stored thread its
 // row from its latest checkpoint: interrupted (with its interrupts) when
 // it has pending ones, done when nothing is planned, no outcome otherwise.
 //

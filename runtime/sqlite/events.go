@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"time"
 
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/runtime/internal/store"
@@ -12,11 +11,33 @@ import (
 
 var _ checkpoint.EventStore = (*Store)(nil)
 
+// The events statements. A row of ilmek_events holds the consecutive
+// events of a run that one write stored (migration 8,
+// store.PackEvents), keyed by its last Seq. Rows never nest, so that rows
+// in key order hold their events in Seq order: a new row deletes the
+// stored rows it holds all of (qCoveredEvents) and is inserted unless a
+// stored row holds all of it; a row whose key is stored already is
+// replaced only by one that holds at least its events. (A write stored
+// again, retried after a cut connection hid that it committed, packs its
+// events the same way or holds more.) A read takes the rows past the
+// reader's Seq and the run's newest Seq, for its cap.
 const (
-	qAppendEvent = "INSERT OR REPLACE INTO ilmek_events (run_id, seq, thread_id, time_ns, kind, data) VALUES (?, ?, ?, ?, ?, ?)"
-	qTrimEvents  = "DELETE FROM ilmek_events WHERE run_id = ? AND seq <= ?"
-	qReadEvents  = "SELECT run_id, seq, thread_id, time_ns, kind, data FROM ilmek_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?"
+	qCoveredEvents = "DELETE FROM ilmek_events WHERE run_id = ?1 AND seq < ?2 AND seq >= ?3 AND coalesce(first_seq, seq) >= ?3"
+	qAppendEvent   = "INSERT INTO ilmek_events (run_id, seq, first_seq, thread_id, time_ns, kind, data) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 " +
+		"WHERE NOT EXISTS (SELECT 1 FROM ilmek_events WHERE run_id = ?1 AND seq > ?2 AND coalesce(first_seq, seq) <= ?3) " +
+		"ON CONFLICT (run_id, seq) DO UPDATE SET first_seq = excluded.first_seq, thread_id = excluded.thread_id, time_ns = excluded.time_ns, " +
+		"kind = excluded.kind, data = excluded.data WHERE excluded.first_seq <= coalesce(ilmek_events.first_seq, ilmek_events.seq)"
+	qTrimEvents = "DELETE FROM ilmek_events WHERE run_id = ? AND seq <= ?"
+	qReadEvents = "SELECT seq, coalesce(first_seq, seq), thread_id, time_ns, kind, data, (SELECT max(seq) FROM ilmek_events WHERE run_id = ?1) " +
+		"FROM ilmek_events WHERE run_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3"
 )
+
+// rowBytes bounds the event data of a row of ilmek_events
+// (store.PackEvents). The table is clustered by its key: a row larger
+// than a page keeps the rest on overflow pages, which a search that
+// compares against it reads, so a row stays within about a quarter of a
+// 4 KiB page.
+const rowBytes = 1000
 
 // AppendEvents stores events of one run in one transaction, unleased (a
 // run stores its events through its lease's Commit), and drops the run's
@@ -38,14 +59,16 @@ func (s *Store) appendEventsTx(ctx context.Context, tx *sql.Tx, events []checkpo
 	if len(events) == 0 {
 		return nil
 	}
-	ins, err := tx.PrepareContext(ctx, qAppendEvent)
-	if err != nil {
-		return err
-	}
-	defer ins.Close()
-	for _, e := range events {
-		if _, err := ins.ExecContext(ctx, e.RunID, e.Seq, e.ThreadID, e.Time.UnixNano(), e.Kind, []byte(e.Data)); err != nil {
-			return fmt.Errorf("event %d of run %q: %w", e.Seq, e.RunID, err)
+	rows := store.PackEvents(events, rowBytes, nil)
+	for i := range rows.Len() {
+		r := rows.Row(i)
+		if r.First < r.Seq {
+			if _, err := s.ws.in(ctx, tx, qCoveredEvents).ExecContext(ctx, r.Run, r.Seq, r.First); err != nil {
+				return fmt.Errorf("events %d to %d of run %q: %w", r.First, r.Seq, r.Run, err)
+			}
+		}
+		if _, err := s.ws.in(ctx, tx, qAppendEvent).ExecContext(ctx, r.Run, r.Seq, r.First, r.Thread, r.NS, r.Kind, r.Data); err != nil {
+			return fmt.Errorf("events %d to %d of run %q: %w", r.First, r.Seq, r.Run, err)
 		}
 	}
 	return store.TrimEvents(events, func(run string, through int64) error {
@@ -57,26 +80,24 @@ func (s *Store) appendEventsTx(ctx context.Context, tx *sql.Tx, events []checkpo
 // ReadEvents returns the run's stored events after afterSeq, in Seq order,
 // at most limit of them (all when limit <= 0).
 func (s *Store) ReadEvents(ctx context.Context, runID string, afterSeq int64, limit int) ([]checkpoint.StoredEvent, error) {
-	if limit <= 0 {
-		limit = -1
-	}
-	rows, err := s.r.QueryContext(ctx, qReadEvents, runID, afterSeq, limit)
+	out, err := store.ReadEventPages(afterSeq, limit, func(er *store.EventReader) (int, error) { return s.readEventRows(ctx, runID, er, limit) })
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: read events of run %q from %q: %w", runID, s.path, err)
 	}
-	defer rows.Close()
-	var out []checkpoint.StoredEvent
-	for rows.Next() {
-		var e checkpoint.StoredEvent
-		var ns int64
-		if err := rows.Scan(&e.RunID, &e.Seq, &e.ThreadID, &ns, &e.Kind, &e.Data); err != nil {
-			return nil, fmt.Errorf("sqlite: read events of run %q from %q: %w", runID, s.path, err)
-		}
-		e.Time = time.Unix(0, ns).UTC()
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: read events of run %q from %q: %w", runID, s.path, err)
-	}
 	return out, nil
+}
+
+// readEventRows adds to er the events of the run's next page of rows
+// after er.Cursor, at most limit rows (all when limit <= 0), and returns
+// how many rows it read.
+func (s *Store) readEventRows(ctx context.Context, runID string, er *store.EventReader, limit int) (int, error) {
+	if limit <= 0 {
+		limit = -1
+	}
+	rows, err := s.rs[qReadEvents].QueryContext(ctx, runID, er.Cursor, limit)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	return store.ScanEventRows(rows, runID, er)
 }

@@ -58,8 +58,9 @@ const (
 )
 
 var (
-	writeQueries = []string{qInsertCheckpoint, qInsertVersion, qInsertChannels, qDeltaBase, qSnapBytes, qChain, qPutJournal, qDropJournal, qTakeLease, qRenewLease, qDropLease, qLeaseOwner}
-	readQueries  = []string{qLatest, qByID, qList, qChain, qGetJournal, qLeaseHolder}
+	writeQueries = []string{qInsertCheckpoint, qInsertVersion, qInsertChannels, qDeltaBase, qSnapBytes, qChain, qPutJournal, qDropJournal, qTakeLease, qRenewLease, qDropLease, qLeaseOwner,
+		qCoveredEvents, qAppendEvent}
+	readQueries = []string{qLatest, qByID, qList, qChain, qGetJournal, qLeaseHolder, qReadEvents}
 )
 
 // prepared is a set of statements prepared on one pool.

@@ -4,7 +4,7 @@
 -- the row's last event's Seq (so a reader after Seq n reads the rows
 -- whose key passes n), first_seq its first's; time_ns and kind are the
 -- last event's. A row of one event is stored as before, its data the
--- event's own; a row of more holds them framed (runtime/postgres,
+-- event's own; a row of more holds them framed (runtime/internal/store,
 -- event_rows.go). Rows stored before this version have no first_seq: one
 -- event each, read as they were.
 ALTER TABLE ilmek_events ADD COLUMN first_seq bigint;

@@ -1,4 +1,4 @@
-package postgres
+package store
 
 import (
 	"errors"
@@ -13,6 +13,9 @@ import (
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
+// testRowBytes is the row size the tests pack to.
+const testRowBytes = 16 << 10
+
 // evs returns events from..to of run in thread, data {"seq":n} (size
 // bytes of padding when size > 0), a second apart.
 func evs(run, thread string, from, to int64, size int) []checkpoint.StoredEvent {
@@ -24,11 +27,11 @@ func evs(run, thread string, from, to int64, size int) []checkpoint.StoredEvent 
 	return out
 }
 
-// rowsOf reads back packed rows as eventRow values.
-func rowsOf(r eventRows) []eventRow {
-	var out []eventRow
-	for i := range r.runs {
-		out = append(out, eventRow{run: r.runs[i], thread: r.threads[i], kind: r.kinds[i], seq: r.seqs[i], first: r.firsts[i], ns: r.times[i], data: r.datas[i]})
+// rowsOf returns packed rows as EventRow values.
+func rowsOf(r EventRows) []EventRow {
+	var out []EventRow
+	for i := range r.Len() {
+		out = append(out, r.Row(i))
 	}
 	return out
 }
@@ -49,19 +52,19 @@ func TestPackEvents(t *testing.T) {
 		{"two runs", cat(evs("r", "t", 1, 3, 0), evs("s", "t", 4, 5, 0)), nil, [][2]int64{{1, 3}, {4, 5}}},
 		{"two threads", cat(evs("r", "t", 1, 2, 0), evs("r", "u", 3, 4, 0)), nil, [][2]int64{{1, 2}, {3, 4}}},
 		{"a gap", cat(evs("r", "t", 1, 2, 0), evs("r", "t", 4, 5, 0)), nil, [][2]int64{{1, 2}, {4, 5}}},
-		{"event limit", evs("r", "t", 1, maxRowEvents+1, 0), nil, [][2]int64{{1, maxRowEvents}, {maxRowEvents + 1, maxRowEvents + 1}}},
-		{"byte limit", evs("r", "t", 1, 3, maxRowBytes/2), nil, [][2]int64{{1, 2}, {3, 3}}},
-		{"a large event alone", evs("r", "t", 1, 2, maxRowBytes), nil, [][2]int64{{1, 1}, {2, 2}}},
+		{"event limit", evs("r", "t", 1, MaxRowEvents+1, 0), nil, [][2]int64{{1, MaxRowEvents}, {MaxRowEvents + 1, MaxRowEvents + 1}}},
+		{"byte limit", evs("r", "t", 1, 3, testRowBytes/3), nil, [][2]int64{{1, 2}, {3, 3}}},
+		{"a large event alone", evs("r", "t", 1, 2, testRowBytes), nil, [][2]int64{{1, 1}, {2, 2}}},
 		{"skipped", evs("r", "t", 1, 6, 0), func(e checkpoint.StoredEvent) bool { return e.Seq <= 2 || e.Seq == 4 }, [][2]int64{{3, 3}, {5, 6}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			rows := rowsOf(packEvents(c.events, c.skip))
+			rows := rowsOf(PackEvents(c.events, testRowBytes, c.skip))
 			var got [][2]int64
 			var back []checkpoint.StoredEvent
 			for _, r := range rows {
-				got = append(got, [2]int64{r.first, r.seq})
-				if err := r.unpack(func(e checkpoint.StoredEvent) { back = append(back, e) }); err != nil {
-					t.Fatalf("row %d..%d: %v", r.first, r.seq, err)
+				got = append(got, [2]int64{r.First, r.Seq})
+				if err := r.Unpack(func(e checkpoint.StoredEvent) { back = append(back, e) }); err != nil {
+					t.Fatalf("row %d..%d: %v", r.First, r.Seq, err)
 				}
 			}
 			if diff := cmp.Diff(c.want, got); diff != "" {
@@ -82,28 +85,28 @@ func TestPackEvents(t *testing.T) {
 
 // TestUnpackRefusesCorruptRows: a framed row that is cut, holds another
 // format, or holds more or fewer events than its Seqs fails with
-// errFrames, naming the run.
+// ErrEventFrames, naming the run.
 func TestUnpackRefusesCorruptRows(t *testing.T) {
-	good := rowsOf(packEvents(evs("r", "t", 1, 3, 0), nil))[0]
-	with := func(data []byte, first, seq int64) eventRow {
+	good := rowsOf(PackEvents(evs("r", "t", 1, 3, 0), testRowBytes, nil))[0]
+	with := func(data []byte, first, seq int64) EventRow {
 		r := good
-		r.data, r.first, r.seq = data, first, seq
+		r.Data, r.First, r.Seq = data, first, seq
 		return r
 	}
 	for _, c := range []struct {
 		name string
-		row  eventRow
+		row  EventRow
 	}{
 		{"empty", with(nil, 1, 3)},
-		{"another format", with(append([]byte{9}, good.data[1:]...), 1, 3)},
-		{"cut", with(good.data[:len(good.data)-3], 1, 3)},
-		{"fewer Seqs", with(good.data, 1, 2)},
-		{"more Seqs", with(good.data, 1, 4)},
+		{"another format", with(append([]byte{9}, good.Data[1:]...), 1, 3)},
+		{"cut", with(good.Data[:len(good.Data)-3], 1, 3)},
+		{"fewer Seqs", with(good.Data, 1, 2)},
+		{"more Seqs", with(good.Data, 1, 4)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := c.row.unpack(func(checkpoint.StoredEvent) {})
-			if !errors.Is(err, errFrames) || !strings.Contains(err.Error(), `run "r"`) {
-				t.Errorf("unpack = %v, want errFrames naming run r", err)
+			err := c.row.Unpack(func(checkpoint.StoredEvent) {})
+			if !errors.Is(err, ErrEventFrames) || !strings.Contains(err.Error(), `run "r"`) {
+				t.Errorf("unpack = %v, want ErrEventFrames naming run r", err)
 			}
 		})
 	}
@@ -113,7 +116,7 @@ func TestUnpackRefusesCorruptRows(t *testing.T) {
 // give each Seq once; events the run's cap dropped from a straddling row
 // and those at or before the reader's Seq are left out; limit stops it.
 func TestEventReaderSkipsOverlapAndCap(t *testing.T) {
-	rows := slices.Concat(rowsOf(packEvents(evs("r", "t", 1, 5, 0), nil)), rowsOf(packEvents(evs("r", "t", 1, 8, 0), nil)))
+	rows := slices.Concat(rowsOf(PackEvents(evs("r", "t", 1, 5, 0), testRowBytes, nil)), rowsOf(PackEvents(evs("r", "t", 1, 8, 0), testRowBytes, nil)))
 	for _, c := range []struct {
 		name          string
 		after, newest int64
@@ -126,12 +129,12 @@ func TestEventReaderSkipsOverlapAndCap(t *testing.T) {
 		{"capped", 0, checkpoint.MaxStoredEvents + 6, 0, []int64{7, 8}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			er := eventReader{after: c.after, newest: c.newest, limit: c.limit}
+			er := EventReader{After: c.after, Newest: c.newest, Limit: c.limit}
 			for _, r := range rows {
-				if r.seq <= c.after {
+				if r.Seq <= c.after {
 					continue // the query's condition
 				}
-				if more, err := er.add(r); err != nil || !more {
+				if more, err := er.Add(r); err != nil || !more {
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -139,7 +142,7 @@ func TestEventReaderSkipsOverlapAndCap(t *testing.T) {
 				}
 			}
 			var got []int64
-			for _, e := range er.out {
+			for _, e := range er.Out {
 				got = append(got, e.Seq)
 			}
 			if !slices.Equal(got, c.want) {
@@ -153,13 +156,13 @@ func TestEventReaderSkipsOverlapAndCap(t *testing.T) {
 // back; unpacking any bytes as a framed row fails or returns events,
 // never panics.
 func FuzzEventFrames(f *testing.F) {
-	f.Add([]byte{framesVersion, 6, 'c', 'u', 's', 't', 'o', 'm', 2, 4, 'n', 'u', 'l', 'l'}, "kind", int64(-5), []byte(`{"a":1}`))
+	f.Add([]byte{FramesVersion, 6, 'c', 'u', 's', 't', 'o', 'm', 2, 4, 'n', 'u', 'l', 'l'}, "kind", int64(-5), []byte(`{"a":1}`))
 	f.Add([]byte{}, "", int64(0), []byte(nil))
-	f.Add([]byte{framesVersion, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, "k", int64(1<<62), []byte("x"))
+	f.Add([]byte{FramesVersion, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, "k", int64(1<<62), []byte("x"))
 	f.Fuzz(func(t *testing.T, raw []byte, kind string, ns int64, data []byte) {
-		r := eventRow{run: "r", thread: "t", first: 1, seq: 3, data: raw}
+		r := EventRow{Run: "r", Thread: "t", First: 1, Seq: 3, Data: raw}
 		n := 0
-		if err := r.unpack(func(checkpoint.StoredEvent) { n++ }); err == nil && n != 3 {
+		if err := r.Unpack(func(checkpoint.StoredEvent) { n++ }); err == nil && n != 3 {
 			t.Fatalf("unpack of %x returned %d events and no error, want 3", raw, n)
 		}
 		events := []checkpoint.StoredEvent{
@@ -167,8 +170,8 @@ func FuzzEventFrames(f *testing.F) {
 			{RunID: "r", Seq: 8, ThreadID: "t", Time: time.Unix(0, -ns).UTC(), Kind: kind + "!", Data: raw},
 		}
 		var back []checkpoint.StoredEvent
-		for _, row := range rowsOf(packEvents(events, nil)) {
-			if err := row.unpack(func(e checkpoint.StoredEvent) { back = append(back, e) }); err != nil {
+		for _, row := range rowsOf(PackEvents(events, testRowBytes, nil)) {
+			if err := row.Unpack(func(e checkpoint.StoredEvent) { back = append(back, e) }); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -177,7 +180,7 @@ func FuzzEventFrames(f *testing.F) {
 		}
 		for i, e := range back {
 			w := events[i]
-			if e.Seq != w.Seq || e.Kind != w.Kind || !e.Time.Equal(w.Time) || string(e.Data) != string(eventData(w)) {
+			if e.Seq != w.Seq || e.Kind != w.Kind || !e.Time.Equal(w.Time) || string(e.Data) != string(EventData(w)) {
 				t.Errorf("event %d = %+v, want %+v", i, e, w)
 			}
 		}
