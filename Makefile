@@ -102,6 +102,7 @@ fuzz:
 	go test ./mermaid -run '^$$' -fuzz '^FuzzMermaid$$' -fuzztime $(or $(FUZZTIME),120000x) -fuzzminimizetime $(FUZZMINIMIZE) $(FUZZFLAGS)
 	go test ./runtime/checkpoint -run '^$$' -fuzz '^FuzzDelta$$' -fuzztime $(or $(FUZZTIME),400000x) $(FUZZFLAGS)
 	go test ./nodes/skills -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(or $(FUZZTIME),100000x) $(FUZZFLAGS)
+	go test ./runtime/internal/store -run '^$$' -fuzz '^FuzzEventFrames$$' -fuzztime $(or $(FUZZTIME),100000x) $(FUZZFLAGS)
 
 ## example: the main job, as the README shows it.
 example:

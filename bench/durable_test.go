@@ -279,25 +279,57 @@ func BenchmarkStepCost(b *testing.B) {
 		{"nextwrite", []runtime.RunOption{runtime.WithDurability(runtime.DurableWithNextWrite)}},
 	} {
 		b.Run(d.name, func(b *testing.B) {
-			ops := [2]func(context.Context) error{invokeOp(plain, s, steps, d.opts...), invokeOp(stepped, s, steps, d.opts...)}
-			var took [2]time.Duration
-			ctx := context.Background()
-			n := 0
-			for b.Loop() {
-				for k := range 2 {
-					w := (n + k) % 2 // alternate which runs first
-					t0 := time.Now()
-					if err := ops[w](ctx); err != nil {
-						b.Fatal(err)
-					}
-					took[w] += time.Since(t0)
-				}
-				n++
+			alternate(b, steps, [2]func(context.Context) error{invokeOp(plain, s, steps, d.opts...), invokeOp(stepped, s, steps, d.opts...)},
+				"nostep_sps", "step_sps", "x_nostep")
+		})
+	}
+}
+
+// alternate runs ops[0] and ops[1] (each a run of steps supersteps) once
+// each per op, in alternating order, so that both see the same load and
+// the same disk, and reports the supersteps/s of each (metrics a and b)
+// and the ratio of their times (ratio: ops[1]'s over ops[0]'s).
+func alternate(b *testing.B, steps int, ops [2]func(context.Context) error, a, c, ratio string) {
+	var took [2]time.Duration
+	ctx := context.Background()
+	n := 0
+	for b.Loop() {
+		for k := range 2 {
+			w := (n + k) % 2 // alternate which runs first
+			t0 := time.Now()
+			if err := ops[w](ctx); err != nil {
+				b.Fatal(err)
 			}
-			sps := func(d time.Duration) float64 { return float64(n*steps) / d.Seconds() }
-			b.ReportMetric(sps(took[0]), "nostep_sps")
-			b.ReportMetric(sps(took[1]), "step_sps")
-			b.ReportMetric(took[1].Seconds()/took[0].Seconds(), "x_nostep")
+			took[w] += time.Since(t0)
+		}
+		n++
+	}
+	sps := func(d time.Duration) float64 { return float64(n*steps) / d.Seconds() }
+	b.ReportMetric(sps(took[0]), a)
+	b.ReportMetric(sps(took[1]), c)
+	b.ReportMetric(took[1].Seconds()/took[0].Seconds(), ratio)
+}
+
+// BenchmarkEventLogCost compares, on SQLite and PostgreSQL, chain100 of
+// Builder nodes run directly (Invoke on a new thread, one at a time)
+// without and with runtime.WithEventLog, alternating within each op
+// (alternate): it reports supersteps/s of each (nolog_sps, log_sps) and
+// their ratio (x_nolog), what keeping a run's events costs (every queued
+// run keeps them). Without a PostgreSQL server that row is skipped.
+func BenchmarkEventLogCost(b *testing.B) {
+	const steps = 100
+	g := builderChain(b, steps)
+	for _, st := range []struct {
+		name string
+		open func(*testing.B) runtime.Checkpointer
+	}{
+		{"sqlite", func(b *testing.B) runtime.Checkpointer { return openSQLite(b) }},
+		{"postgres", func(b *testing.B) runtime.Checkpointer { return openPG(b, 4) }},
+	} {
+		b.Run(st.name, func(b *testing.B) {
+			s := st.open(b)
+			alternate(b, steps, [2]func(context.Context) error{invokeOp(g, s, steps), invokeOp(g, s, steps, runtime.WithEventLog())},
+				"nolog_sps", "log_sps", "x_nolog")
 		})
 	}
 }
