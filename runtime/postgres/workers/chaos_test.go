@@ -126,7 +126,8 @@ func ledgerQueue(t *testing.T) (*workers.Queue, *postgres.Store, string) {
 // pg_terminate_backend (only those carrying this test's application_name);
 // with ILMEK_PGTEST_RESTART=1 the server is restarted once too. At the end
 // every request is done with the exact expected state, no journaled step
-// ran twice (the ledger), and no request was lost. Every other thread runs
+// ran twice (the ledger), no request was lost, and every run's stored
+// event log reads gap-free from Seq 1. Every other thread runs
 // with runtime.DurableWithNextWrite, under the same checks. Fixed seed,
 // bounded duration; the counts are printed.
 func TestChaos(t *testing.T) {
@@ -240,6 +241,39 @@ func TestChaos(t *testing.T) {
 			}
 		}
 	}
+	// Every run's stored event log reads gap-free from Seq 1, each Seq
+	// once, whatever was killed or cut while it was written (a retried
+	// write may store a row overlapping an earlier one).
+	var runs, logged, runEnded, gapped int
+	var firstGap string
+	for _, id := range ids {
+		o, err := q.Outcome(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, run := range o.Runs {
+			evs, err := s.ReadEvents(ctx, run, 0, 0)
+			if err != nil {
+				t.Fatalf("read the events of run %s of request %d: %v", run, id, err)
+			}
+			runs++
+			if len(evs) > 0 {
+				logged++
+				if evs[len(evs)-1].Kind == string(runtime.EventRunEnd) {
+					runEnded++
+				}
+			}
+			for i, e := range evs {
+				if e.Seq != int64(i+1) {
+					gapped++
+					if firstGap == "" {
+						firstGap = fmt.Sprintf("run %s of request %d: event %d has Seq %d", run, id, i, e.Seq)
+					}
+					break
+				}
+			}
+		}
+	}
 	var effects, rerun, journaledTwice, reclaimed int
 	if err := s.Pool().QueryRow(ctx, "SELECT count(*), count(*) FILTER (WHERE runs > 1), coalesce(sum(journaled), 0) FROM "+schema+".ledger").Scan(&effects, &rerun, &journaledTwice); err != nil {
 		t.Fatal(err)
@@ -252,6 +286,7 @@ func TestChaos(t *testing.T) {
 		fmt.Sprintf("took %v (killing for %v): %d SIGKILLs, %d backends terminated, server restarted: %v", took.Round(time.Millisecond), killing.Round(time.Millisecond), kills, terminated, restarted),
 		fmt.Sprintf("requests: %d done as expected, %d wrong, %d not ended (lost); %d claimed more than once", done, wrong, lost, reclaimed),
 		fmt.Sprintf("effects: %d of %d in the ledger; %d executed again before their journal write (the documented gap); %d journaled steps executed twice", effects, chaosThreads*chaosSteps*chaosEffects, rerun, journaledTwice),
+		fmt.Sprintf("event logs: %d runs, %d with events, %d ending with run_end, %d with a gap", runs, logged, runEnded, gapped),
 	}
 	fmt.Println("chaos: " + strings.Join(report, "\nchaos: "))
 	if done != chaosThreads {
@@ -262,5 +297,8 @@ func TestChaos(t *testing.T) {
 	}
 	if journaledTwice != 0 {
 		t.Errorf("%d journaled steps were executed twice", journaledTwice)
+	}
+	if gapped != 0 {
+		t.Errorf("%d runs' event logs do not read gap-free from Seq 1; first: %s", gapped, firstGap)
 	}
 }
