@@ -189,17 +189,16 @@ func withChain(pick string) string {
 }
 
 // insertEvents is the statement (or data-modifying CTE) that inserts the
-// rows of events (store.PackEvents) given as the arrays arrays (run_id,
-// seq, first_seq, thread_id, time_ns, kind, data) when cond holds. A row
-// whose key is stored already is replaced only by one that holds at
-// least its events. It looks up no other row: a run's writes never
-// store a row that holds a stored row's later events without its earlier
-// ones, other than those the run's cap drops (a write retried after a cut
-// connection hid that it committed packs its events the same way, or
-// from the same first event with more), so rows in key order hold their
-// events in Seq order. AppendEvents, whose
-// callers may store any events again, keeps that with coveredEvents and
-// appendEvent.
+// rows of events (store.PackEvents) when cond holds; arrays is the SQL of
+// the seven arrays of their columns (run_id, seq, first_seq, thread_id,
+// time_ns, kind, data). A row whose key is stored already is replaced
+// only by one that holds at least its events. It looks up no other row:
+// a run's writes never store a row that holds a stored row's later events
+// without its earlier ones, other than those the run's cap drops (a write
+// retried after a cut connection hid that it committed packs its events
+// the same way, or from the same first event with more), so rows in key
+// order hold their events in Seq order. AppendEvents, whose callers may
+// store any events again, keeps that with coveredEvents and appendEvent.
 func insertEvents(arrays, cond string) string {
 	return "INSERT INTO S.ilmek_events (run_id, seq, first_seq, thread_id, time_ns, kind, data) SELECT * FROM unnest(" + arrays + ") WHERE " + cond +
 		" ON CONFLICT (run_id, seq) DO UPDATE SET " + eventUpdate
