@@ -10,20 +10,24 @@ import (
 )
 
 // This file holds how both stores lay events out in ilmek_events (SQLite
-// migration 8, PostgreSQL migration 11). A write stores the events of one run that follow each other (Seq n, n+1,
-// …) as one row: a statement inserts, and the server indexes and logs, a
-// row per write rather than a row per event. The row's key, seq, is its
-// last event's Seq and first_seq its first's; a row of one event is stored
-// as it always was (data is the event's own), and one of more events holds
-// them framed in data (AppendFrames). Rows written before those
-// migrations have no first_seq: one event each.
+// migration 8, PostgreSQL migration 11). A write stores the events of one
+// run that follow each other (Seq n, n+1, …) as one row: a statement
+// inserts, and the database indexes and logs, a row per write rather than
+// a row per event. The row's key, seq, is its last event's Seq and
+// first_seq its first's; a row of one event is stored as it always was
+// (data is the event's own), and one of more events holds them framed in
+// data (AppendFrames). Rows written before those migrations have no
+// first_seq: one event each.
 //
 // A reader asks for the rows whose last Seq is past the one it saw, so a
 // row that straddles it comes back whole and its earlier events are
 // skipped. The cap of a run's stored events (checkpoint.MaxStoredEvents)
 // deletes whole rows; a reader skips the events of a straddling row that
 // the cap dropped. A retried write whose first try committed unseen may
-// store a row overlapping an earlier one: the reader returns each Seq once.
+// store a row overlapping an earlier one: the reader returns each Seq
+// once. Rows must not nest (a row holding a stored row's later events
+// without its earlier ones), or rows in key order would not hold their
+// events in Seq order; the stores see to it.
 
 // MaxRowEvents is the most events a row holds, so that a reader after a
 // late Seq of a long write decodes little. A store also bounds a row's
@@ -34,9 +38,9 @@ const MaxRowEvents = 64
 // below. A reader refuses another.
 const FramesVersion = 1
 
-// EventRows are the rows of a write's events, as the arrays of the events
-// CTE (unnest): columns run_id, seq (the row's last Seq), first_seq,
-// thread_id, time_ns (the last event's), kind (the last event's) and data.
+// EventRows are the rows of a write's events, column by column: run_id,
+// seq (the row's last Seq), first_seq, thread_id, time_ns (the last
+// event's), kind (the last event's) and data.
 type EventRows struct {
 	Runs, Threads, Kinds []string
 	Seqs, Firsts, Times  []int64
@@ -125,7 +129,7 @@ type EventRow struct {
 
 // Unpack calls emit for each event of row r, in Seq order. A row of one
 // event is the event itself; a framed row must hold exactly its Seqs
-// first..seq.
+// First..Seq.
 func (r EventRow) Unpack(emit func(checkpoint.StoredEvent)) error {
 	if r.First >= r.Seq {
 		emit(checkpoint.StoredEvent{RunID: r.Run, Seq: r.Seq, ThreadID: r.Thread, Time: time.Unix(0, r.NS).UTC(), Kind: r.Kind, Data: r.Data})
@@ -183,8 +187,8 @@ func firstByte(b []byte) any {
 
 // EventReader collects the events of a run's rows, read in order of their
 // key: each Seq once (rows of a retried write may overlap), none at or
-// before after or dropped by the run's cap (newest is the run's newest
-// stored Seq), at most limit (all when limit <= 0). cursor is the key of
+// before After or dropped by the run's cap (Newest is the run's newest
+// stored Seq), at most Limit (all when Limit <= 0). Cursor is the key of
 // the last row read: the next page starts after it.
 type EventReader struct {
 	After, Newest, Cursor int64
@@ -208,9 +212,9 @@ func (er *EventReader) Add(r EventRow) (bool, error) {
 }
 
 // TrimmedEvents returns the events of a write that its own trim leaves
-// standing, as rows (PackEvents): a run past checkpoint.MaxStoredEvents drops the
-// events through its last Seq less the cap (TrimEvents), and the
-// runs and bounds of those drops.
+// standing, as rows (PackEvents), and the runs and bounds of those drops:
+// a run past checkpoint.MaxStoredEvents drops the events through its last
+// Seq less the cap (TrimEvents).
 func TrimmedEvents(events []checkpoint.StoredEvent, maxBytes int) (EventRows, []string, []int64) {
 	var trimRuns []string
 	var trimThrough []int64
