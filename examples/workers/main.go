@@ -23,10 +23,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -83,7 +85,8 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 const claimTTL = 2 * time.Second
 
 // order is the graph the workers run: three supersteps, each with a
-// journaled step whose effect appends a line to the effects file.
+// journaled step whose effect appends a line to the effects file: the
+// step, the thread and the worker's pid.
 func order(effects string) (*runtime.Graph[runtime.Values, runtime.Values], error) {
 	b := runtime.NewBuilder("order").Channel("log", spec.Append).Channel("worker", spec.LastWrite)
 	prev := spec.Start
@@ -91,7 +94,7 @@ func order(effects string) (*runtime.Graph[runtime.Values, runtime.Values], erro
 		b.Node(name, func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
 			if _, err := runtime.Step(ctx, name, func() (string, error) {
 				time.Sleep(100 * time.Millisecond) // the work
-				return name + " " + ctx.ThreadID(), appendLine(effects, name+" "+ctx.ThreadID())
+				return name + " " + ctx.ThreadID(), appendLine(effects, fmt.Sprintf("%s %s %d", name, ctx.ThreadID(), os.Getpid()))
 			}); err != nil {
 				return nil, err
 			}
@@ -185,19 +188,25 @@ func submit(ctx context.Context, c config, q *workers.Queue, out io.Writer) erro
 	defer cancel()
 	killed := ""
 	if c.kill && len(procs) > 1 {
-		// Once every worker has had time to claim requests, kill the first
-		// in the middle of its steps, as a crash would: no signal it can
-		// handle, no claim released.
-		if err := waitRunning(wctx, q, ids, min(len(ids), 2*len(procs))); err != nil {
+		// Once a worker has run the first step of an order (so it holds a
+		// request with two steps to go), kill it in the middle of its
+		// steps, as a crash would: no signal it can handle, no claim
+		// released.
+		pid, err := firstStep(wctx, effects)
+		if err != nil {
 			return err
 		}
-		time.Sleep(150 * time.Millisecond)
-		if err := procs[0].Process.Kill(); err != nil {
+		i := slices.IndexFunc(procs, func(p *exec.Cmd) bool { return p.Process.Pid == pid })
+		if i < 0 {
+			return fmt.Errorf("the first step ran in pid %d, which is none of the workers started", pid)
+		}
+		time.Sleep(50 * time.Millisecond)
+		if err := procs[i].Process.Kill(); err != nil {
 			return err
 		}
-		procs[0].Wait()
-		killed = fmt.Sprint(procs[0].Process.Pid)
-		procs = procs[1:]
+		procs[i].Wait()
+		killed = fmt.Sprint(pid)
+		procs = slices.Delete(procs, i, i+1)
 		fmt.Fprintf(out, "killed worker pid %s while it ran requests\n", killed)
 	}
 	done, reclaimed := 0, 0
@@ -243,32 +252,32 @@ func submit(ctx context.Context, c config, q *workers.Queue, out io.Writer) erro
 	return nil
 }
 
-// waitRunning waits until n of the requests are running or have ended.
-func waitRunning(ctx context.Context, q *workers.Queue, ids []int64, n int) error {
+// firstStep waits until a worker process has run the first step
+// (reserve) of an order, as the effects file says, and returns its pid.
+func firstStep(ctx context.Context, effects string) (int, error) {
 	for {
-		started := 0
-		for _, id := range ids {
-			o, err := q.Outcome(ctx, id)
-			if err != nil {
-				return err
-			}
-			if o.State != "queued" {
-				started++
-			}
+		data, err := os.ReadFile(effects)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return 0, err
 		}
-		if started >= n {
-			return nil
+		for _, l := range strings.Split(string(data), "\n") {
+			var thread string
+			var pid int
+			if n, _ := fmt.Sscanf(l, "reserve %s %d", &thread, &pid); n == 2 {
+				return pid, nil
+			}
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(20 * time.Millisecond):
+			return 0, fmt.Errorf("no worker ran a step: %w", ctx.Err())
+		case <-time.After(10 * time.Millisecond):
 		}
 	}
 }
 
 // countEffects counts the lines of the effects file, and those that
-// repeat an earlier one: a step that ran again.
+// repeat an earlier one's step and thread (by any worker): a step that ran
+// again.
 func countEffects(path string) (ran, twice int, err error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -276,11 +285,12 @@ func countEffects(path string) (ran, twice int, err error) {
 	}
 	seen := map[string]bool{}
 	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		step := l[:max(0, strings.LastIndexByte(l, ' '))]
 		ran++
-		if seen[l] {
+		if seen[step] {
 			twice++
 		}
-		seen[l] = true
+		seen[step] = true
 	}
 	return ran, twice, nil
 }
