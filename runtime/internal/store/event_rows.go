@@ -196,8 +196,8 @@ type EventReader struct {
 	Out                   []checkpoint.StoredEvent
 }
 
-// Add adds row r's events; it reports whether the reader wants more.
-func (er *EventReader) Add(r EventRow) (bool, error) {
+// Add adds row r's events, up to the reader's Limit.
+func (er *EventReader) Add(r EventRow) error {
 	er.Cursor = r.Seq
 	floor := max(er.After, er.Newest-checkpoint.MaxStoredEvents)
 	err := r.Unpack(func(e checkpoint.StoredEvent) {
@@ -208,7 +208,7 @@ func (er *EventReader) Add(r EventRow) (bool, error) {
 		er.After = e.Seq
 		floor = e.Seq
 	})
-	return er.Limit <= 0 || len(er.Out) < er.Limit, err
+	return err
 }
 
 // TrimmedEvents returns the events of a write that its own trim leaves
@@ -274,7 +274,7 @@ func ScanEventRows(rows EventRowScanner, runID string, er *EventReader) (int, er
 			return n, err
 		}
 		n++
-		if _, err := er.Add(r); err != nil {
+		if err := er.Add(r); err != nil {
 			return n, err
 		}
 	}
