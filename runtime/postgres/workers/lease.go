@@ -24,15 +24,70 @@ type claimedStore struct {
 	epoch  *int64    // nil: the claim took no lease
 	sent   time.Time // when the claim was sent
 	used   atomic.Bool
+	// before is called before each write under a lease of the claimed
+	// thread: it waits for the run's id to be recorded (runStarted).
+	before func()
 }
 
 // Lease returns the claim's lease of the claimed thread the first time,
-// and otherwise takes the lease through the Store.
+// and otherwise takes the lease through the Store. A lease of the claimed
+// thread writes only after before returned (runLease).
 func (s *claimedStore) Lease(ctx context.Context, thread string, opts checkpoint.LeaseOptions) (checkpoint.Lease, error) {
+	var (
+		l   checkpoint.Lease
+		err error
+	)
 	if thread == s.thread && s.epoch != nil && s.used.CompareAndSwap(false, true) {
-		return s.Store.AdoptLease(ctx, thread, *s.epoch, s.sent, opts)
+		l, err = s.Store.AdoptLease(ctx, thread, *s.epoch, s.sent, opts)
+	} else {
+		l, err = s.Store.Lease(ctx, thread, opts)
 	}
-	return s.Store.Lease(ctx, thread, opts)
+	if err != nil || thread != s.thread || s.before == nil {
+		return l, err
+	}
+	if b, ok := l.(checkpoint.BatchLease); ok {
+		return &runBatchLease{BatchLease: b, before: s.before}, nil
+	}
+	return &runLease{Lease: l, before: s.before}, nil
+}
+
+// runLease is the lease of a claimed request's run: each write first
+// calls before (claimedStore), which returns at once after the first.
+type runLease struct {
+	checkpoint.Lease
+	before func()
+}
+
+func (l *runLease) Commit(ctx context.Context, c checkpoint.Commit) error {
+	l.before()
+	return l.Lease.Commit(ctx, c)
+}
+
+func (l *runLease) PutJournal(ctx context.Context, taskID string, entries []checkpoint.JournalEntry) error {
+	l.before()
+	return l.Lease.PutJournal(ctx, taskID, entries)
+}
+
+// runBatchLease is runLease for a lease that writes batches (as the
+// Store's do): it stays a checkpoint.BatchLease.
+type runBatchLease struct {
+	checkpoint.BatchLease
+	before func()
+}
+
+func (l *runBatchLease) Commit(ctx context.Context, c checkpoint.Commit) error {
+	l.before()
+	return l.BatchLease.Commit(ctx, c)
+}
+
+func (l *runBatchLease) PutJournal(ctx context.Context, taskID string, entries []checkpoint.JournalEntry) error {
+	l.before()
+	return l.BatchLease.PutJournal(ctx, taskID, entries)
+}
+
+func (l *runBatchLease) CommitBatch(ctx context.Context, cs []checkpoint.Commit, j *checkpoint.JournalWrite) error {
+	l.before()
+	return l.BatchLease.CommitBatch(ctx, cs, j)
 }
 
 // dropUnused drops the claim's lease when no run took it (a request

@@ -91,26 +91,40 @@ func (q *Queue) listenOnce(ctx context.Context, fn func(string), connected func(
 // connect each time.
 type waiters struct {
 	mu     sync.Mutex
-	byID   map[int64][]chan struct{}
-	n      int
+	byID   map[int64][]*waiter
+	// recording counts the requests whose outcome a worker of this
+	// process is recording: their end notifications, which can arrive
+	// before the worker has its statement's reply, wake nobody; the
+	// worker wakes the waiters itself (recorded).
+	recording map[int64]int
+	n         int
 	cancel context.CancelFunc // stops the listener; nil when none runs
 	idle   *time.Timer        // stops it once nobody waits
+}
+
+// A waiter is one call of Wait: its channel is signalled when the
+// request may have ended, and out holds the outcome when a worker of this
+// process recorded it (deliverOutcome), so that Wait need not read it
+// back. Both under waiters.mu.
+type waiter struct {
+	ch  chan struct{}
+	out *Outcome
 }
 
 // listenLinger is how long Wait's listener outlives its last waiter.
 const listenLinger = 2 * time.Second
 
-// add registers a waiter for request id and returns the channel signalled
-// when it may have ended, and the function that unregisters it.
-func (q *Queue) addWaiter(id int64) (<-chan struct{}, func()) {
+// addWaiter registers a waiter for request id and returns it, and the
+// function that unregisters it.
+func (q *Queue) addWaiter(id int64) (*waiter, func()) {
 	w := &q.waiters
-	ch := make(chan struct{}, 1)
+	wt := &waiter{ch: make(chan struct{}, 1)}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.byID == nil {
-		w.byID = map[int64][]chan struct{}{}
+		w.byID = map[int64][]*waiter{}
 	}
-	w.byID[id] = append(w.byID[id], ch)
+	w.byID[id] = append(w.byID[id], wt)
 	w.n++
 	if w.idle != nil {
 		w.idle.Stop()
@@ -121,12 +135,12 @@ func (q *Queue) addWaiter(id int64) (<-chan struct{}, func()) {
 		w.cancel = cancel
 		go q.listen(ctx, q.deliverEnd, q.wakeAllWaiters)
 	}
-	return ch, func() {
+	return wt, func() {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		l := w.byID[id]
 		for i := range l {
-			if l[i] == ch {
+			if l[i] == wt {
 				l = append(l[:i], l[i+1:]...)
 				break
 			}
@@ -150,6 +164,14 @@ func (q *Queue) addWaiter(id int64) (<-chan struct{}, func()) {
 	}
 }
 
+// delivered returns the outcome a worker of this process handed the
+// waiter, or nil.
+func (q *Queue) delivered(wt *waiter) *Outcome {
+	q.waiters.mu.Lock()
+	defer q.waiters.mu.Unlock()
+	return wt.out
+}
+
 // deliverEnd signals the waiters of the request an end notification names.
 func (q *Queue) deliverEnd(payload string) {
 	id, ok := strings.CutPrefix(payload, noteEnd)
@@ -162,8 +184,41 @@ func (q *Queue) deliverEnd(payload string) {
 	}
 	q.waiters.mu.Lock()
 	defer q.waiters.mu.Unlock()
-	for _, ch := range q.waiters.byID[n] {
-		signal(ch)
+	if q.waiters.recording[n] > 0 {
+		return
+	}
+	for _, wt := range q.waiters.byID[n] {
+		signal(wt.ch)
+	}
+}
+
+// recording notes that a worker of this process is about to record
+// request id's outcome; the worker calls recorded when it is done.
+func (q *Queue) recording(id int64) {
+	q.waiters.mu.Lock()
+	defer q.waiters.mu.Unlock()
+	if q.waiters.recording == nil {
+		q.waiters.recording = map[int64]int{}
+	}
+	q.waiters.recording[id]++
+}
+
+// recorded ends what recording began and wakes the request's waiters:
+// with o, the outcome the worker's statement recorded, which Wait then
+// returns without reading it back; with nil (the statement failed, or
+// another claim's worker records the outcome), to read the request.
+func (q *Queue) recorded(id int64, o *Outcome) {
+	q.waiters.mu.Lock()
+	defer q.waiters.mu.Unlock()
+	if q.waiters.recording[id]--; q.waiters.recording[id] <= 0 {
+		delete(q.waiters.recording, id)
+	}
+	for _, wt := range q.waiters.byID[id] {
+		if o != nil {
+			c := *o
+			wt.out = &c
+		}
+		signal(wt.ch)
 	}
 }
 
@@ -173,8 +228,8 @@ func (q *Queue) wakeAllWaiters() {
 	q.waiters.mu.Lock()
 	defer q.waiters.mu.Unlock()
 	for _, l := range q.waiters.byID {
-		for _, ch := range l {
-			signal(ch)
+		for _, wt := range l {
+			signal(wt.ch)
 		}
 	}
 }

@@ -299,17 +299,24 @@ func (q *Queue) Outcome(ctx context.Context, id int64) (Outcome, error) {
 	if err != nil {
 		return o, fmt.Errorf("workers: read request %d: %w", id, err)
 	}
-	if result != nil {
-		var r struct {
-			State   json.RawMessage            `json:"state"`
-			Pending []runtime.PendingInterrupt `json:"pending"`
-		}
-		if err := json.Unmarshal(result, &r); err != nil {
-			return o, fmt.Errorf("workers: request %d: the recorded outcome is corrupt: %w", id, err)
-		}
-		o.Result, o.Pending = r.State, r.Pending
+	return o, o.setResult(result)
+}
+
+// setResult sets o's Result and Pending from the request's result column
+// (nil until it ended).
+func (o *Outcome) setResult(result []byte) error {
+	if result == nil {
+		return nil
 	}
-	return o, nil
+	var r struct {
+		State   json.RawMessage            `json:"state"`
+		Pending []runtime.PendingInterrupt `json:"pending"`
+	}
+	if err := json.Unmarshal(result, &r); err != nil {
+		return fmt.Errorf("workers: request %d: the recorded outcome is corrupt: %w", o.ID, err)
+	}
+	o.Result, o.Pending = r.State, r.Pending
+	return nil
 }
 
 // Wait returns request id's outcome once it has ended, or ctx's error. It
@@ -317,14 +324,18 @@ func (q *Queue) Outcome(ctx context.Context, id int64) (Outcome, error) {
 // outcome, and reads the outcome again at least every poll (default 1 s)
 // in case a notification was lost. A read that fails with a transient
 // error (a connection cut, a server restart) is tried again until ctx is
-// done.
+// done. When a worker running on this Queue in this process records the
+// outcome, it hands it to Wait directly, with no read.
 func (q *Queue) Wait(ctx context.Context, id int64, poll time.Duration) (Outcome, error) {
 	if poll <= 0 {
 		poll = time.Second
 	}
-	ended, done := q.addWaiter(id)
+	wt, done := q.addWaiter(id)
 	defer done()
 	for {
+		if o := q.delivered(wt); o != nil {
+			return *o, nil
+		}
 		o, err := q.Outcome(ctx, id)
 		switch {
 		case err != nil && transient(err):
@@ -337,7 +348,7 @@ func (q *Queue) Wait(ctx context.Context, id int64, poll time.Duration) (Outcome
 		select {
 		case <-ctx.Done():
 			return o, fmt.Errorf("workers: wait for request %d: %w", id, ctx.Err())
-		case <-ended:
+		case <-wt.ch:
 		case <-time.After(poll):
 		}
 	}

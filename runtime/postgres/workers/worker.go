@@ -103,6 +103,9 @@ type claimed struct {
 	epoch     *int64
 	leaseSent time.Time
 	cp        *claimedStore // the run's Checkpointer, holding the claim's lease
+	// runIDs are the writes of the request's run ids in flight
+	// (runStarted): the run's first write and the outcome wait for them.
+	runIDs sync.WaitGroup
 }
 
 // Run claims and runs requests until ctx is done, then waits for the
@@ -239,7 +242,7 @@ const (
 // its claim took goes to its run (claimedStore); when no run took it, it
 // is dropped before the outcome is recorded.
 func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
-	c.cp = &claimedStore{Store: w.q.store, thread: c.thread, epoch: c.epoch, sent: c.leaseSent}
+	c.cp = &claimedStore{Store: w.q.store, thread: c.thread, epoch: c.epoch, sent: c.leaseSent, before: c.runIDs.Wait}
 	defer c.cp.dropUnused()
 	g := w.graphs[c.graph]
 	if g == nil {
@@ -401,6 +404,7 @@ func (w *Worker) heartbeat(ctx context.Context, c *claimed, cancel context.Cance
 // finish records the request's outcome under its claim.
 func (w *Worker) finish(c *claimed, state string, out *runOutcome, msg string) {
 	c.cp.dropUnused() // before the end: a request of the thread behind this one would find it held
+	c.runIDs.Wait()   // the outcome names every run the request started
 	var result []byte
 	if out != nil {
 		result, _ = json.Marshal(out)
@@ -420,24 +424,33 @@ func (w *Worker) finish(c *claimed, state string, out *runOutcome, msg string) {
 	w.ended[c.id] = struct{}{}
 	w.mu.Unlock()
 	var next, freed bool
+	o := Outcome{ID: c.id, State: state, Error: msg}
+	w.q.recording(c.id)
 	err := w.retry(ctx, "finish", c.id, finishBudget, func(int) error {
 		// o and freed give back the request's slot in its concurrency
 		// limits, once: a second application finds it ended.
 		return w.q.store.Pool().QueryRow(ctx, `WITH o AS (SELECT graph, partition_key FROM `+r+` WHERE id = $1 AND claim = $2 AND state = 'running'),
 			u AS (UPDATE `+r+` SET state = $3, result = $4, error = $5, claim_until = NULL, updated = clock_timestamp()
-				WHERE id = $1 AND claim = $2 RETURNING thread_id),
+				WHERE id = $1 AND claim = $2 RETURNING thread_id, claim, run_ids),
 			`+w.q.freeSQL()+`
 			SELECT pg_notify($6, $7), EXISTS (SELECT 1 FROM `+r+` e, u WHERE e.thread_id = u.thread_id AND e.state IN ('queued', 'running') AND e.state = 'queued'),
-				EXISTS (SELECT 1 FROM freed WHERE was_full) FROM u`,
-			c.id, c.claim, state, result, msg, w.q.ch, noteEnd+strconv.FormatInt(c.id, 10)).Scan(nil, &next, &freed)
+				EXISTS (SELECT 1 FROM freed WHERE was_full), u.thread_id, u.claim, u.run_ids FROM u`,
+			c.id, c.claim, state, result, msg, w.q.ch, noteEnd+strconv.FormatInt(c.id, 10)).Scan(nil, &next, &freed, &o.Thread, &o.Claims, &o.Runs)
 	})
+	if err == nil {
+		err = o.setResult(result)
+	}
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		// The claim was taken over: the outcome is the new claim's.
+		w.q.recorded(c.id, nil)
 	case err != nil:
 		w.opts.logger.Warn("record a request's outcome", "request", c.id, "err", err)
+		w.q.recorded(c.id, nil)
 	default:
-		w.q.deliverEnd(noteEnd + strconv.FormatInt(c.id, 10)) // this process's waiters, at once
+		// This process's waiters get the outcome at once, as the row
+		// now holds it (the statement returned what it wrote).
+		w.q.recorded(c.id, &o)
 		if next || freed {
 			// A request of the thread waits behind this one, or a
 			// concurrency limit that was full has a slot free again.
@@ -471,14 +484,25 @@ type runStarted struct {
 	c *claimed
 }
 
+// The id is written while the run takes its lease and reads the thread
+// (the write's round trip overlaps theirs); the run's first write waits
+// for it (runLease), and so does the outcome, so the request names the run
+// before any of the run's events or checkpoints is stored, as when the id
+// was written before the run went on.
 func (o runStarted) RunStart(ctx context.Context, run runtime.RunRecord) context.Context {
-	// Retried, so written only when the id is not there yet.
-	if err := o.w.retry(ctx, "run", o.c.id, o.w.opts.ttl/3, func(int) error {
-		_, err := o.w.q.store.Pool().Exec(ctx, "UPDATE "+o.w.q.t("ilmek_requests")+" SET run_ids = array_append(run_ids, $3), "+claimsLogged+" WHERE id = $1 AND claim = $2 AND NOT $3 = ANY(run_ids)",
-			o.c.id, o.c.claim, run.RunID)
-		return err
-	}); err != nil {
-		o.w.opts.logger.Warn("record a request's run", "request", o.c.id, "run", run.RunID, "err", err)
-	}
+	// Not cancelled with the run (a run refused at once ends before the
+	// write would); bounded by the retries' budget.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.w.opts.ttl/3)
+	o.c.runIDs.Go(func() {
+		defer cancel()
+		// Retried, so written only when the id is not there yet.
+		if err := o.w.retry(wctx, "run", o.c.id, o.w.opts.ttl/3, func(int) error {
+			_, err := o.w.q.store.Pool().Exec(wctx, "UPDATE "+o.w.q.t("ilmek_requests")+" SET run_ids = array_append(run_ids, $3), "+claimsLogged+" WHERE id = $1 AND claim = $2 AND NOT $3 = ANY(run_ids)",
+				o.c.id, o.c.claim, run.RunID)
+			return err
+		}); err != nil {
+			o.w.opts.logger.Warn("record a request's run", "request", o.c.id, "run", run.RunID, "err", err)
+		}
+	})
 	return ctx
 }

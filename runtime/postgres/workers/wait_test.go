@@ -1,0 +1,210 @@
+package workers_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/ilmek-go/ilmek/internal/pgtest"
+	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/postgres/workers"
+	"github.com/ilmek-go/ilmek/spec"
+)
+
+// TestWaitGetsTheLocalOutcome: when a worker running on the Queue in the
+// waiter's process records a request's outcome, Wait returns the outcome
+// the worker's statement wrote, without reading the request back: the
+// same Outcome a read returns afterwards (done with a result, interrupted
+// with its pending interrupt, error with its message, and a resumed
+// thread's second request), and no read of the request after the one
+// Wait starts with.
+func TestWaitGetsTheLocalOutcome(t *testing.T) {
+	ctx := context.Background()
+	cfg, err := pgxpool.ParseConfig(pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c counter
+	cfg.ConnConfig.Tracer = &c
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	q := openPoolQueue(t, pool, pool)
+
+	ask := runtime.NewBuilder("ask").Channel("ok", spec.LastWrite)
+	ask.Node("review", func(c *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+		ok, err := runtime.Interrupt[bool](c, "refund 120 EUR?")
+		if err != nil {
+			return nil, err
+		}
+		return runtime.Values{"ok": ok}, nil
+	})
+	ask.Edge(spec.Start, "review")
+	askG, err := ask.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fail := runtime.NewBuilder("fail").Channel("n", spec.LastWrite)
+	fail.Node("boom", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) {
+		return nil, errors.New("the refund service refused")
+	})
+	fail.Edge(spec.Start, "boom")
+	failG, err := fail.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	startWorkers(t, q, map[string]workers.Runnable{
+		"chain": workers.Graph(chain(t, 3)), "ask": workers.Graph(askG), "fail": workers.Graph(failG),
+	}, 1, workers.Concurrency(1), workers.Poll(time.Hour))
+
+	// A first request starts Wait's listener (whose connection wakes every
+	// waiter to read again) and writes the graph's document.
+	warm, err := q.Submit(ctx, workers.Request{Graph: "chain", Thread: "w-warm", Input: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait(t, q, warm)
+	for _, tc := range []struct {
+		name string
+		req  workers.Request
+		want string // the outcome's state
+	}{
+		{"done", workers.Request{Graph: "chain", Thread: "w-done", Input: json.RawMessage(`{}`)}, "done"},
+		{"interrupted", workers.Request{Graph: "ask", Thread: "w-ask", Input: json.RawMessage(`{}`)}, "interrupted"},
+		{"resumed", workers.Request{Graph: "ask", Thread: "w-ask", Kind: workers.KindResume, Input: json.RawMessage(`{"review:interrupt#0": true}`)}, "done"},
+		{"error", workers.Request{Graph: "fail", Thread: "w-fail", Input: json.RawMessage(`{}`)}, "error"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			time.Sleep(100 * time.Millisecond) // the worker idle, listening
+			id, err := q.Submit(ctx, tc.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.start()
+			wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			got, err := q.Wait(wctx, id, time.Hour) // no poll: only the worker's hand-over ends it
+			sqls := c.stop()
+			if err != nil {
+				t.Fatal(err)
+			}
+			read, err := q.Outcome(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(read, got); diff != "" {
+				t.Errorf("Wait's outcome differs from the request as read (-read +Wait):\n%s", diff)
+			}
+			if got.State != tc.want || len(got.Runs) == 0 || got.Claims != 1 {
+				t.Errorf("outcome %+v, want state %s, a run, one claim", got, tc.want)
+			}
+			if tc.want == "interrupted" && len(got.Pending) != 1 {
+				t.Errorf("pending %+v, want the one interrupt", got.Pending)
+			}
+			if tc.want == "error" && !strings.Contains(got.Error, "refused") {
+				t.Errorf("error %q, want the node's", got.Error)
+			}
+			reads := 0
+			for _, s := range sqls {
+				if strings.HasPrefix(s, "SELECT thread_id, state, result") {
+					reads++
+				}
+			}
+			if reads > 1 {
+				t.Errorf("Wait read the request %d times, want at most once (before the worker's hand-over):\n%s", reads, strings.Join(sqls, "\n"))
+			}
+		})
+	}
+}
+
+// orderTracer records, in order, when each statement through a pool
+// starts and ends ("start " or "end " and its SQL's first words).
+type orderTracer struct {
+	mu  sync.Mutex
+	on  bool
+	log []string
+}
+
+func (o *orderTracer) add(what, sql string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.on {
+		o.log = append(o.log, what+strings.Join(strings.Fields(sql), " "))
+	}
+}
+
+func (o *orderTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	o.add("start ", d.SQL)
+	return context.WithValue(ctx, orderKey{}, d.SQL)
+}
+
+func (o *orderTracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
+	sql, _ := ctx.Value(orderKey{}).(string)
+	o.add("end ", sql)
+}
+
+type orderKey struct{}
+
+// TestRunIDRecordedBeforeTheRunWrites: the worker writes a run's id into
+// its request while the run takes its lease and reads its thread, and the
+// run's first write waits for it, so a request names its run before any
+// checkpoint or event of the run is stored (Queue.Runs finds every run
+// that stored something). The write of the id ends before the run's first
+// commit starts, request after request.
+func TestRunIDRecordedBeforeTheRunWrites(t *testing.T) {
+	ctx := context.Background()
+	cfg, err := pgxpool.ParseConfig(pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o orderTracer
+	cfg.ConnConfig.Tracer = &o
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	q := openPoolQueue(t, pool, pool)
+	startWorkers(t, q, map[string]workers.Runnable{"chain": workers.Graph(chain(t, 2))}, 1, workers.Concurrency(1))
+	for i := range 10 {
+		o.mu.Lock()
+		o.on, o.log = true, nil
+		o.mu.Unlock()
+		id, err := q.Submit(ctx, workers.Request{Graph: "chain", Thread: fmt.Sprintf("ids-%d", i), Input: json.RawMessage(`{}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := wait(t, q, id)
+		o.mu.Lock()
+		log := o.log
+		o.on = false
+		o.mu.Unlock()
+		if len(got.Runs) != 1 {
+			t.Fatalf("request %d: runs %v, want one", id, got.Runs)
+		}
+		idEnd, firstWrite := -1, -1
+		for k, l := range log {
+			switch {
+			case idEnd < 0 && strings.HasPrefix(l, "end UPDATE") && strings.Contains(l, "run_ids = array_append"):
+				idEnd = k
+			case firstWrite < 0 && strings.HasPrefix(l, "start WITH f AS (SELECT 1 FROM") && strings.Contains(l, "ilmek_leases"):
+				firstWrite = k
+			}
+		}
+		if idEnd < 0 || firstWrite < 0 || idEnd > firstWrite {
+			t.Fatalf("request %d: the run id's write ended at %d, the run's first write started at %d, want the first before the second:\n%s",
+				id, idEnd, firstWrite, strings.Join(log, "\n"))
+		}
+	}
+}
