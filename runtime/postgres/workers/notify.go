@@ -90,16 +90,16 @@ func (q *Queue) listenOnce(ctx context.Context, fn func(string), connected func(
 // last left, so a caller waiting for one request after another does not
 // connect each time.
 type waiters struct {
-	mu     sync.Mutex
-	byID   map[int64][]*waiter
+	mu   sync.Mutex
+	byID map[int64][]*waiter
 	// recording counts the requests whose outcome a worker of this
 	// process is recording: their end notifications, which can arrive
 	// before the worker has its statement's reply, wake nobody; the
 	// worker wakes the waiters itself (recorded).
 	recording map[int64]int
 	n         int
-	cancel context.CancelFunc // stops the listener; nil when none runs
-	idle   *time.Timer        // stops it once nobody waits
+	cancel    context.CancelFunc // stops the listener; nil when none runs
+	idle      *time.Timer        // stops it once nobody waits
 }
 
 // A waiter is one call of Wait: its channel is signalled when the
