@@ -8,6 +8,7 @@ type statements struct {
 	insert, insertDone, insertFenced string
 	latest, byID, list               string
 	stored, eventStored              string
+	eventWritten                     string
 	batchWritten                     string
 	putJournal, putJournalFenced     string
 	getJournal                       string
@@ -60,6 +61,10 @@ func newStatements(s string) statements {
 		byID:         f("SELECT " + readColumns + " FROM S.ilmek_checkpoints WHERE thread_id = $1 AND id = $2"),
 		stored:       f("SELECT EXISTS (SELECT 1 FROM S.ilmek_checkpoints WHERE thread_id = $1 AND id = $2)"),
 		eventStored:  f("SELECT EXISTS (SELECT 1 FROM S.ilmek_events WHERE run_id = $1 AND seq >= $2 AND coalesce(first_seq, seq) <= $2)"),
+		// Fails with a division by zero unless the event is stored: in a
+		// batch after a final write, it stops what follows when the
+		// write's fence did not hold (final.go).
+		eventWritten: f("SELECT 1 / (EXISTS (SELECT 1 FROM S.ilmek_events WHERE run_id = $1 AND seq >= $2 AND coalesce(first_seq, seq) <= $2))::int"),
 		// Fails with a division by zero unless the batch's checkpoints
 		// are all written (batch.go).
 		batchWritten: f("SELECT 1 / ((SELECT count(*) FROM S.ilmek_checkpoints WHERE thread_id = $1 AND id = ANY($2::text[])) = $3::bigint)::int"),

@@ -171,13 +171,21 @@
 //
 // # Statements per request
 //
-// Besides its run, a request costs the queue six statements: the submit
-// (one, under DoubleTextEnqueue, with its fair sequence number), the
-// claim (one: it also reads the thread's latest checkpoint and records it
-// as the request's base, and takes the request's slots and tokens), the
-// run's id, the outcome with its notification (one, giving back the
-// slots), and Wait's two reads (TestRequestStatements counts them; flow
-// control adds none).
+// A statement here is a round trip to the server (statements sent in one
+// batch, one implicit transaction, count once). Besides its run, a
+// request costs the queue five: the submit (under DoubleTextEnqueue, with
+// its fair sequence number), the claim (it also reads the thread's latest
+// checkpoint's id and records it as the request's base, takes the
+// request's slots and tokens, and takes the thread's lease for the run),
+// the run's id (written while the run reads its thread; the run's first
+// write waits for it, so a request names its run before anything of the
+// run is stored), the outcome with its notification (giving back the
+// slots), sent in one transaction with the run's last write (its last
+// events and the lease's release): both land or neither does; and Wait's
+// read. A worker hands the outcome it recorded to the waiters of its own
+// process, which do not read it back. The run itself costs its read of
+// the thread and a statement per checkpoint (TestRequestStatements counts
+// them all; flow control adds none).
 //
 // # Workers and crashes
 //
@@ -200,10 +208,11 @@
 // # Transient errors
 //
 // The worker's own statements (the claim, its renewals, the request's base
-// checkpoint and run ids, the outcome, a release) are retried after a
-// transient error (a connection cut or terminated, the server shutting
-// down or starting, a serialization failure, a deadlock) with pauses that
-// double from 20 ms to 1 s, within a budget per statement: 5 s for a claim,
+// checkpoint and run ids, the outcome with the run's last write, a
+// release) are retried after a transient error (a connection cut or
+// terminated, the server shutting down or starting, a serialization
+// failure, a deadlock) with pauses that double from 20 ms to 1 s, within
+// a budget per statement: 5 s for a claim,
 // a third of ClaimTTL for a renewal, 30 s for an outcome. Each is safe to
 // apply twice: every write after the claim is fenced by the claim's number
 // and writes the same values again, and a claim whose reply was lost after

@@ -2,11 +2,13 @@ package workers
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/runtime/postgres"
+	"github.com/ilmek-go/ilmek/runtime/postgres/internal/pgside"
 )
 
 // claimedStore is the Checkpointer of a claimed request's run: the queue's
@@ -18,6 +20,11 @@ import (
 // claimed thread's after the first, the Store takes as usual. Embedding
 // the Store keeps every interface it implements (deltas, documents,
 // events, thread records).
+//
+// A lease of the claimed thread is a runLease: its writes wait for the
+// run's id to be recorded, and it keeps the run's last write (its last
+// events and the lease's release) for the worker, which writes it with
+// the request's outcome in one transaction (Worker.finish).
 type claimedStore struct {
 	*postgres.Store
 	thread string
@@ -27,16 +34,23 @@ type claimedStore struct {
 	// before is called before each write under a lease of the claimed
 	// thread: it waits for the run's id to be recorded (runStarted).
 	before func()
+
+	mu         sync.Mutex
+	final      pgside.Final     // the run's last write, kept (nil: none)
+	finalLease checkpoint.Lease // the lease it was kept under
 }
 
 // Lease returns the claim's lease of the claimed thread the first time,
 // and otherwise takes the lease through the Store. A lease of the claimed
-// thread writes only after before returned (runLease).
+// thread is wrapped in a runLease.
 func (s *claimedStore) Lease(ctx context.Context, thread string, opts checkpoint.LeaseOptions) (checkpoint.Lease, error) {
 	var (
 		l   checkpoint.Lease
 		err error
 	)
+	if thread == s.thread {
+		s.flushFinal() // an earlier run's last write, should one be kept
+	}
 	if thread == s.thread && s.epoch != nil && s.used.CompareAndSwap(false, true) {
 		l, err = s.Store.AdoptLease(ctx, thread, *s.epoch, s.sent, opts)
 	} else {
@@ -45,49 +59,65 @@ func (s *claimedStore) Lease(ctx context.Context, thread string, opts checkpoint
 	if err != nil || thread != s.thread || s.before == nil {
 		return l, err
 	}
+	rl := &runLease{Lease: l, s: s}
 	if b, ok := l.(checkpoint.BatchLease); ok {
-		return &runBatchLease{BatchLease: b, before: s.before}, nil
+		return &runBatchLease{runLease: rl, b: b}, nil
 	}
-	return &runLease{Lease: l, before: s.before}, nil
+	return rl, nil
 }
 
-// runLease is the lease of a claimed request's run: each write first
-// calls before (claimedStore), which returns at once after the first.
-type runLease struct {
-	checkpoint.Lease
-	before func()
+// keep prepares c, the run's last write under l, and keeps it for the
+// worker instead of writing it now; it reports whether it did. A run's
+// last write is its last events with the lease's release and no
+// checkpoint (a queued run keeps an event log).
+func (s *claimedStore) keep(l checkpoint.Lease, c checkpoint.Commit) (bool, error) {
+	p, ok := l.(pgside.Preparer)
+	if !ok || !c.Release || c.Checkpoint != nil || len(c.Events) == 0 {
+		return false, nil
+	}
+	f, err := p.PrepareFinal(c)
+	if err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.final, s.finalLease = f, l
+	return true, nil
 }
 
-func (l *runLease) Commit(ctx context.Context, c checkpoint.Commit) error {
-	l.before()
-	return l.Lease.Commit(ctx, c)
+// keeps reports whether l's last write is kept: its Release waits for
+// the write (takeFinal, flushFinal).
+func (s *claimedStore) keeps(l checkpoint.Lease) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.final != nil && s.finalLease == l
 }
 
-func (l *runLease) PutJournal(ctx context.Context, taskID string, entries []checkpoint.JournalEntry) error {
-	l.before()
-	return l.Lease.PutJournal(ctx, taskID, entries)
+// takeFinal returns the kept last write and its lease (nil when none),
+// for the caller to write and then release.
+func (s *claimedStore) takeFinal() (pgside.Final, checkpoint.Lease) {
+	if s == nil {
+		return nil, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, l := s.final, s.finalLease
+	s.final, s.finalLease = nil, nil
+	return f, l
 }
 
-// runBatchLease is runLease for a lease that writes batches (as the
-// Store's do): it stays a checkpoint.BatchLease.
-type runBatchLease struct {
-	checkpoint.BatchLease
-	before func()
-}
-
-func (l *runBatchLease) Commit(ctx context.Context, c checkpoint.Commit) error {
-	l.before()
-	return l.BatchLease.Commit(ctx, c)
-}
-
-func (l *runBatchLease) PutJournal(ctx context.Context, taskID string, entries []checkpoint.JournalEntry) error {
-	l.before()
-	return l.BatchLease.PutJournal(ctx, taskID, entries)
-}
-
-func (l *runBatchLease) CommitBatch(ctx context.Context, cs []checkpoint.Commit, j *checkpoint.JournalWrite) error {
-	l.before()
-	return l.BatchLease.CommitBatch(ctx, cs, j)
+// flushFinal writes the kept last write alone, when no outcome took it
+// (the request is released, or the worker stops), and releases its
+// lease.
+func (s *claimedStore) flushFinal() {
+	f, l := s.takeFinal()
+	if f == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), finishBudget)
+	defer cancel()
+	f.Write(ctx, nil) // on failure the thread's next claim records how the run ended
+	l.Release()
 }
 
 // dropUnused drops the claim's lease when no run took it (a request
@@ -101,4 +131,45 @@ func (s *claimedStore) dropUnused() {
 	if l, err := s.Store.AdoptLease(context.Background(), s.thread, *s.epoch, s.sent, checkpoint.LeaseOptions{}); err == nil {
 		l.Release()
 	}
+}
+
+// runLease is the lease of a claimed request's run (claimedStore): each
+// write first calls before, which returns at once after the first; the
+// run's last write is kept for the worker (keep); Release waits for it.
+type runLease struct {
+	checkpoint.Lease
+	s *claimedStore
+}
+
+func (l *runLease) Commit(ctx context.Context, c checkpoint.Commit) error {
+	l.s.before()
+	if kept, err := l.s.keep(l.Lease, c); kept || err != nil {
+		return err
+	}
+	return l.Lease.Commit(ctx, c)
+}
+
+func (l *runLease) PutJournal(ctx context.Context, taskID string, entries []checkpoint.JournalEntry) error {
+	l.s.before()
+	return l.Lease.PutJournal(ctx, taskID, entries)
+}
+
+// Release gives the lease back, unless its last write is kept: the
+// worker releases it once it wrote that.
+func (l *runLease) Release() {
+	if !l.s.keeps(l.Lease) {
+		l.Lease.Release()
+	}
+}
+
+// runBatchLease is runLease for a lease that writes batches (as the
+// Store's do): it stays a checkpoint.BatchLease.
+type runBatchLease struct {
+	*runLease
+	b checkpoint.BatchLease
+}
+
+func (l *runBatchLease) CommitBatch(ctx context.Context, cs []checkpoint.Commit, j *checkpoint.JournalWrite) error {
+	l.s.before()
+	return l.b.CommitBatch(ctx, cs, j)
 }

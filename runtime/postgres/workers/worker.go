@@ -16,6 +16,7 @@ import (
 
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+	"github.com/ilmek-go/ilmek/runtime/postgres/internal/pgside"
 )
 
 // Worker claims requests from a queue and runs them on its graphs.
@@ -302,6 +303,7 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 // outcome.
 func (w *Worker) runClaimedRun(ctx context.Context, c *claimed, g Runnable, from string, mode runMode) {
 	cp := c.cp
+	defer cp.flushFinal() // a run's last write that no outcome took (the worker stopping)
 	latest := c.latest
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -409,11 +411,6 @@ func (w *Worker) finish(c *claimed, state string, out *runOutcome, msg string) {
 	if out != nil {
 		result, _ = json.Marshal(out)
 	}
-	// One statement, retried: a connection cut now would leave the request
-	// to be claimed again once its claim expires. The update is fenced by
-	// the claim and writes the same values when applied twice. It says
-	// whether a request of the thread waits behind this one; if so, the
-	// claim loop is woken (the worker ignores its own end notification).
 	ctx, cancel := context.WithTimeout(context.Background(), finishBudget)
 	defer cancel()
 	r := w.q.t("ilmek_requests")
@@ -423,25 +420,59 @@ func (w *Worker) finish(c *claimed, state string, out *runOutcome, msg string) {
 	}
 	w.ended[c.id] = struct{}{}
 	w.mu.Unlock()
-	var next, freed bool
+	var next, freed, noRow bool
 	o := Outcome{ID: c.id, State: state, Error: msg}
-	w.q.recording(c.id)
-	err := w.retry(ctx, "finish", c.id, finishBudget, func(int) error {
-		// o and freed give back the request's slot in its concurrency
-		// limits, once: a second application finds it ended.
-		return w.q.store.Pool().QueryRow(ctx, `WITH o AS (SELECT graph, partition_key FROM `+r+` WHERE id = $1 AND claim = $2 AND state = 'running'),
-			u AS (UPDATE `+r+` SET state = $3, result = $4, error = $5, claim_until = NULL, updated = clock_timestamp()
+	// One statement. It is fenced by the claim and writes the same values
+	// when applied twice; o and freed give back the request's slot in its
+	// concurrency limits, once: a second application finds it ended. It
+	// says whether a request of the thread waits behind this one; if so,
+	// the claim loop is woken (the worker ignores its own end
+	// notification).
+	outcome := pgside.Then{
+		SQL: `WITH o AS (SELECT graph, partition_key FROM ` + r + ` WHERE id = $1 AND claim = $2 AND state = 'running'),
+			u AS (UPDATE ` + r + ` SET state = $3, result = $4, error = $5, claim_until = NULL, updated = clock_timestamp()
 				WHERE id = $1 AND claim = $2 RETURNING thread_id, claim, run_ids),
-			`+w.q.freeSQL()+`
-			SELECT pg_notify($6, $7), EXISTS (SELECT 1 FROM `+r+` e, u WHERE e.thread_id = u.thread_id AND e.state IN ('queued', 'running') AND e.state = 'queued'),
+			` + w.q.freeSQL() + `
+			SELECT pg_notify($6, $7), EXISTS (SELECT 1 FROM ` + r + ` e, u WHERE e.thread_id = u.thread_id AND e.state IN ('queued', 'running') AND e.state = 'queued'),
 				EXISTS (SELECT 1 FROM freed WHERE was_full), u.thread_id, u.claim, u.run_ids FROM u`,
-			c.id, c.claim, state, result, msg, w.q.ch, noteEnd+strconv.FormatInt(c.id, 10)).Scan(nil, &next, &freed, &o.Thread, &o.Claims, &o.Runs)
-	})
-	if err == nil {
+		Args: []any{c.id, c.claim, state, result, msg, w.q.ch, noteEnd + strconv.FormatInt(c.id, 10)},
+		Scan: func(row pgx.Row) error {
+			err := row.Scan(nil, &next, &freed, &o.Thread, &o.Claims, &o.Runs)
+			noRow = errors.Is(err, pgx.ErrNoRows)
+			return err
+		},
+	}
+	w.q.recording(c.id)
+	var err error
+	if final, lease := c.cp.takeFinal(); final != nil {
+		// The run's last write waited for this (runLease): the outcome is
+		// recorded in its transaction, or neither is written. When neither
+		// is (the lease was lost, the store kept failing), the request is
+		// released, as when the run's last write fails.
+		err = final.Write(ctx, &outcome)
+		lease.Release() // nothing left to give back once written
+		switch {
+		case errors.Is(err, pgside.ErrUnread):
+			w.q.recorded(c.id, nil) // recorded; the waiters read it
+			signal(w.wake)
+			return
+		case err != nil:
+			w.q.recorded(c.id, nil)
+			w.release(c, err)
+			return
+		}
+	} else {
+		// Retried: a connection cut now would leave the request to be
+		// claimed again once its claim expires.
+		err = w.retry(ctx, "finish", c.id, finishBudget, func(int) error {
+			return outcome.Scan(w.q.store.Pool().QueryRow(ctx, outcome.SQL, outcome.Args...))
+		})
+	}
+	if err == nil && !noRow {
 		err = o.setResult(result)
 	}
 	switch {
-	case errors.Is(err, pgx.ErrNoRows):
+	case noRow || errors.Is(err, pgx.ErrNoRows):
 		// The claim was taken over: the outcome is the new claim's.
 		w.q.recorded(c.id, nil)
 	case err != nil:
@@ -462,6 +493,7 @@ func (w *Worker) finish(c *claimed, state string, out *runOutcome, msg string) {
 // release gives a claimed request back to the queue, to be claimed again
 // after a short pause.
 func (w *Worker) release(c *claimed, why error) {
+	c.cp.flushFinal()
 	c.cp.dropUnused()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

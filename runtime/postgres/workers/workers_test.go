@@ -40,10 +40,10 @@ func openQueue(t testing.TB, opts ...postgres.Option) *workers.Queue {
 // openPoolQueue opens a queue on a new schema over pool (a pool of the
 // test's own, with a tracer or a cutting dialer); admin drops the schema at
 // cleanup, where pool may be cut.
-func openPoolQueue(t testing.TB, pool, admin *pgxpool.Pool) *workers.Queue {
+func openPoolQueue(t testing.TB, pool, admin *pgxpool.Pool, opts ...postgres.Option) *workers.Queue {
 	t.Helper()
 	schema := fmt.Sprintf("ilmek_pgtest_workers_%d_%d", os.Getpid(), schemas.Add(1))
-	s, err := postgres.OpenPool(context.Background(), pool, postgres.Schema(schema))
+	s, err := postgres.OpenPool(context.Background(), pool, append([]postgres.Option{postgres.Schema(schema)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
