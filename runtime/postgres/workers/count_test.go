@@ -10,9 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/ilmek-go/ilmek/internal/pgtest"
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/postgres/workers"
 )
@@ -103,20 +101,9 @@ func (c *counter) stop() []string {
 // and dropped, the document row in every run, the last events in a
 // transaction of 4 statements.
 func TestRequestStatements(t *testing.T) {
-	dsn := pgtest.DSN(t)
 	ctx := context.Background()
-	cfg, err := pgxpool.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var c counter
-	cfg.ConnConfig.Tracer = &c
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	q := openPoolQueue(t, pool, pool)
+	q := tracedQueue(t, &c)
 	graphs := map[string]workers.Runnable{}
 	direct := map[int]*runtime.Graph[runtime.Values, runtime.Values]{}
 	for _, n := range []int{1, 3} {

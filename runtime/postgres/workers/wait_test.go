@@ -12,9 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/ilmek-go/ilmek/internal/pgtest"
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/postgres/workers"
 	"github.com/ilmek-go/ilmek/spec"
@@ -29,18 +27,8 @@ import (
 // Wait starts with.
 func TestWaitGetsTheLocalOutcome(t *testing.T) {
 	ctx := context.Background()
-	cfg, err := pgxpool.ParseConfig(pgtest.DSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var c counter
-	cfg.ConnConfig.Tracer = &c
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	q := openPoolQueue(t, pool, pool)
+	q := tracedQueue(t, &c)
 
 	ask := runtime.NewBuilder("ask").Channel("ok", spec.LastWrite)
 	ask.Node("review", func(c *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
@@ -164,18 +152,8 @@ type orderKey struct{}
 // commit starts, request after request.
 func TestRunIDRecordedBeforeTheRunWrites(t *testing.T) {
 	ctx := context.Background()
-	cfg, err := pgxpool.ParseConfig(pgtest.DSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var o orderTracer
-	cfg.ConnConfig.Tracer = &o
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	q := openPoolQueue(t, pool, pool)
+	q := tracedQueue(t, &o)
 	startWorkers(t, q, map[string]workers.Runnable{"chain": workers.Graph(chain(t, 2))}, 1, workers.Concurrency(1))
 	for i := range 10 {
 		o.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"os"
 	"sync/atomic"
@@ -52,6 +53,23 @@ func openPoolQueue(t testing.TB, pool, admin *pgxpool.Pool, opts ...postgres.Opt
 		s.Close()
 	})
 	return workers.NewQueue(s)
+}
+
+// tracedQueue opens a queue on a new schema over a pool of its own whose
+// connections report their statements to tracer.
+func tracedQueue(t testing.TB, tracer pgx.QueryTracer) *workers.Queue {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.Tracer = tracer
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return openPoolQueue(t, pool, pool)
 }
 
 // chain is a graph of n supersteps, n0 … n(n-1), each writing its index
