@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+	"github.com/ilmek-go/ilmek/runtime/internal/queuehook"
 )
 
 // Durability says when a run's superstep checkpoints reach storage
@@ -89,13 +90,16 @@ func checkDurability(d Durability) error {
 type holdingLease struct {
 	checkpoint.BatchLease
 
-	mu     sync.Mutex
-	kept   bool
-	batch  [2]checkpoint.Commit // [0]: the kept commit; [1]: the one it is written with
-	delta  checkpoint.Delta     // the kept commit's delta, its writes in writes and buf
-	writes []checkpoint.ChannelWrite
-	buf    []byte
-	events []checkpoint.StoredEvent
+	mu   sync.Mutex
+	kept bool
+	// once keeps only the run's first holdable commit (queuehook.KeepFirst
+	// without DurableWithNextWrite); spent says it was kept.
+	once, spent bool
+	batch       [2]checkpoint.Commit // [0]: the kept commit; [1]: the one it is written with
+	delta       checkpoint.Delta     // the kept commit's delta, its writes in writes and buf
+	writes      []checkpoint.ChannelWrite
+	buf         []byte
+	events      []checkpoint.StoredEvent
 
 	// written is the id of the newest checkpoint known to be stored ("":
 	// none of this run's, or the thread has none); lost says a kept
@@ -121,8 +125,9 @@ func holdable(c checkpoint.Commit) bool {
 func (h *holdingLease) Commit(ctx context.Context, c checkpoint.Commit) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if !h.kept && holdable(c) {
+	if !h.kept && !h.spent && holdable(c) {
 		h.keep(c)
+		h.spent = h.once
 		return nil
 	}
 	if !h.kept {
@@ -240,17 +245,23 @@ func (h *holdingLease) writeKept(ctx context.Context, cs []checkpoint.Commit, j 
 }
 
 // holdWrites wraps the run's lease when the run keeps checkpoints for its
-// next write (DurableWithNextWrite) and its store writes batches.
+// next write (DurableWithNextWrite; only its first with
+// queuehook.KeepFirst) and its store writes batches.
 func (r *runner[S, U]) holdWrites(lease checkpoint.Lease) checkpoint.Lease {
-	if r.cfg.durability != DurableWithNextWrite || r.seed != nil {
+	every := r.cfg.durability == DurableWithNextWrite
+	if !every && !r.cfg.keepFirst || r.seed != nil {
 		return lease
 	}
 	b, ok := lease.(checkpoint.BatchLease)
 	if !ok {
 		return lease
 	}
-	r.hold = &holdingLease{BatchLease: b, logger: r.cfg.logger}
+	r.hold = &holdingLease{BatchLease: b, logger: r.cfg.logger, once: !every}
 	return r.hold
+}
+
+func init() {
+	queuehook.KeepFirst = RunOption(runOption(func(c *runConfig) { c.keepFirst = true }))
 }
 
 // flushKept writes the commit the run kept, before the run ends with

@@ -196,6 +196,7 @@ type runConfig struct {
 	ifLatest   *string           // WithExpectedLatest
 	timers     timerOptions      // WithParkAfter
 	durability Durability        // WithDurability; 0: the graph's
+	keepFirst  bool              // queuehook.KeepFirst: the first checkpoint waits for the next write
 }
 
 // DefaultRecursionLimit is the number of supersteps a run may take unless

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/internal/queuehook"
 	"github.com/ilmek-go/ilmek/runtime/internal/store/storetest"
 )
 
@@ -38,12 +39,20 @@ func TestDurableWithNextWrite(t *testing.T) {
 		// transactions the run writes: the lease's take is not one of
 		// the group's
 		batches int
+		// keepFirst gives the run queuehook.KeepFirst (a queued start
+		// request's run): its first checkpoint waits for the next write.
+		keepFirst bool
 	}{
-		{"each superstep, no steps", runtime.DurableEachSuperstep, nil, 1 + n},
-		{"with next write, no steps", runtime.DurableWithNextWrite, nil, (1 + n) / 2},
-		{"each superstep, steps", runtime.DurableEachSuperstep, stepsEvery3, 1 + n + 3},
+		{"each superstep, no steps", runtime.DurableEachSuperstep, nil, 1 + n, false},
+		{"with next write, no steps", runtime.DurableWithNextWrite, nil, (1 + n) / 2, false},
+		{"each superstep, steps", runtime.DurableEachSuperstep, stepsEvery3, 1 + n + 3, false},
 		// start+n0 | n1's journal with n1's plan | n2+n3 | n4's journal with n3 | n4+n5 | n7's journal with n6 | n7+n8
-		{"with next write, steps", runtime.DurableWithNextWrite, stepsEvery3, 7},
+		{"with next write, steps", runtime.DurableWithNextWrite, stepsEvery3, 7, false},
+		// start+n0, then each superstep alone
+		{"first kept, no steps", runtime.DurableEachSuperstep, nil, n, true},
+		// start+n0, then as each superstep: n1's journal alone, ...
+		{"first kept, steps", runtime.DurableEachSuperstep, stepsEvery3, n + 3, true},
+		{"first kept with next write, no steps", runtime.DurableWithNextWrite, nil, (1 + n) / 2, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := openT(t, filepath.Join(t.TempDir(), "d.db"))
@@ -51,7 +60,11 @@ func TestDurableWithNextWrite(t *testing.T) {
 			seen := make([]int, n)
 			g := storetest.StepChain(t, n, tc.steps, &effects, countAt(t, s, seen), nil)
 			before := s.group.batches
-			res, err := g.Thread(s, "t").Invoke(t.Context(), nil, runtime.WithDurability(tc.d))
+			opts := []runtime.RunOption{runtime.WithDurability(tc.d)}
+			if tc.keepFirst {
+				opts = append(opts, queuehook.KeepFirst.(runtime.RunOption))
+			}
+			res, err := g.Thread(s, "t").Invoke(t.Context(), nil, opts...)
 			if err != nil || res.Status != runtime.StatusDone {
 				t.Fatalf("run: %v %v", res.Status, err)
 			}

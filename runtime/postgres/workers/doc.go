@@ -184,8 +184,11 @@
 // events and the lease's release): both land or neither does; and Wait's
 // read. A worker hands the outcome it recorded to the waiters of its own
 // process, which do not read it back. The run itself costs its read of
-// the thread and a statement per checkpoint (TestRequestStatements counts
-// them all; flow control adds none).
+// the thread and a statement per checkpoint; a start request's first
+// checkpoint (its input's) is written with the first superstep's, in one
+// commit: the request's row keeps the input durable until then, so a
+// crash before that write loses nothing the next claim does not redo
+// (TestRequestStatements counts them all; flow control adds none).
 //
 // # Workers and crashes
 //

@@ -42,7 +42,10 @@ type runOutcome struct {
 // U, a resume request's into a JSON object of answers by interrupt id, and
 // the outcome's result is S encoded as JSON. opts are added to every run's
 // options (WithRecursionLimit for long runs, WithLogger, WithObserver, ...);
-// the thread and the checkpointer are the worker's.
+// the thread and the checkpointer are the worker's. Whatever the
+// durability (runtime.WithDurability), a start request's run writes its
+// first checkpoint, the input's, with its first superstep's: the request
+// holds the input durably until then.
 func Graph[S, U any](g *runtime.Graph[S, U], opts ...runtime.RunOption) Runnable {
 	return graphRunner[S, U]{g, opts}
 }

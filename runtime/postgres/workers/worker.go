@@ -16,6 +16,7 @@ import (
 
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+	"github.com/ilmek-go/ilmek/runtime/internal/queuehook"
 	"github.com/ilmek-go/ilmek/runtime/postgres/internal/pgside"
 )
 
@@ -330,6 +331,16 @@ func (w *Worker) runClaimedRun(ctx context.Context, c *claimed, g Runnable, from
 		// (A fork starts from its own checkpoint, not the latest: the
 		// runtime would refuse it as moved, and the claim would loop.)
 		extra = append(extra, runtime.WithExpectedLatest(latest))
+	}
+	if mode == modeStart {
+		// The request's row keeps its input durable: the run's first
+		// checkpoint (the input's) is written with its next write, one
+		// commit less. A crash before that loses nothing the next claim
+		// does not redo (the thread then has no checkpoint since the
+		// request was first claimed).
+		if o, ok := queuehook.KeepFirst.(runtime.RunOption); ok {
+			extra = append(extra, o)
+		}
 	}
 	if _, ok := runtime.Checkpointer(cp).(checkpoint.EventStore); ok {
 		extra = append(extra, runtime.WithEventLog())
