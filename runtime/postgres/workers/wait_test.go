@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -183,6 +184,75 @@ func TestRunIDRecordedBeforeTheRunWrites(t *testing.T) {
 		if idEnd < 0 || firstWrite < 0 || idEnd > firstWrite {
 			t.Fatalf("request %d: the run id's write ended at %d, the run's first write started at %d, want the first before the second:\n%s",
 				id, idEnd, firstWrite, strings.Join(log, "\n"))
+		}
+	}
+}
+
+// stealAtEnd is an Observer that, once per thread, takes the thread's
+// lease row over (another epoch, as a holder that found it expired would)
+// when a run ends: after the run's last write was handed over, before the
+// worker records the outcome with it.
+type stealAtEnd struct {
+	runtime.NopObserver
+	q     *workers.Queue
+	t     *testing.T
+	stole sync.Map // thread → true
+}
+
+func (o *stealAtEnd) RunEnd(ctx context.Context, run runtime.RunRecord, _ runtime.RunEnd) {
+	if _, done := o.stole.LoadOrStore(run.ThreadID, true); done {
+		return
+	}
+	_, err := o.q.Store().Pool().Exec(context.WithoutCancel(ctx), `UPDATE "`+o.q.Store().SchemaName()+`".ilmek_leases
+		SET epoch = epoch + 1000000, owner = 'thief', expires = clock_timestamp() + interval '300 milliseconds' WHERE thread_id = $1`, run.ThreadID)
+	if err != nil {
+		o.t.Error(err)
+	}
+}
+
+// TestOutcomeNotRecordedWithoutItsLastWrite: when the run's last write
+// cannot be written with the outcome (its lease was taken over after the
+// run ended), neither is: the request is not recorded done by this claim
+// but released, and the next claim, finding the thread ended, records the
+// outcome. Each effect ran once, and the first run's events stop before
+// run_end (its last write was not stored), as when a run's last write
+// fails.
+func TestOutcomeNotRecordedWithoutItsLastWrite(t *testing.T) {
+	ctx := context.Background()
+	q := openQueue(t)
+	var effects atomic.Int32
+	b := runtime.NewBuilder("stolen").Channel("log", spec.Append)
+	b.Node("a", func(c *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+		if _, err := runtime.Step(c, "effect", func() (int32, error) { return effects.Add(1), nil }); err != nil {
+			return nil, err
+		}
+		return runtime.Values{"log": "a"}, nil
+	})
+	b.Edge(spec.Start, "a")
+	g, err := b.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := &stealAtEnd{q: q, t: t}
+	startWorkers(t, q, map[string]workers.Runnable{"stolen": workers.Graph(g, runtime.WithObserver(obs))}, 1, workers.Concurrency(1))
+	id, err := q.Submit(ctx, workers.Request{Graph: "stolen", Thread: "s1", Input: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := wait(t, q, id)
+	if o.State != "done" || o.Claims != 2 || logOf(t, o) != "[a]" {
+		t.Fatalf("outcome %+v (log %s); want done by a second claim, log [a]", o, logOf(t, o))
+	}
+	if n := effects.Load(); n != 1 {
+		t.Errorf("the effect ran %d times, want once", n)
+	}
+	evs, err := q.Store().ReadEvents(ctx, o.Runs[0], 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs {
+		if e.Kind == string(runtime.EventRunEnd) {
+			t.Errorf("the first run's run_end is stored, though its last write's lease was taken over: %+v", e)
 		}
 	}
 }
