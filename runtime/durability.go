@@ -92,8 +92,8 @@ type holdingLease struct {
 
 	mu   sync.Mutex
 	kept bool
-	// once keeps only the run's first holdable commit (queuehook.KeepFirst
-	// without DurableWithNextWrite); spent says it was kept.
+	// once keeps at most the run's first commit (queuehook.KeepFirst
+	// without DurableWithNextWrite); spent says it came.
 	once, spent bool
 	batch       [2]checkpoint.Commit // [0]: the kept commit; [1]: the one it is written with
 	delta       checkpoint.Delta     // the kept commit's delta, its writes in writes and buf
@@ -125,9 +125,10 @@ func holdable(c checkpoint.Commit) bool {
 func (h *holdingLease) Commit(ctx context.Context, c checkpoint.Commit) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if !h.kept && !h.spent && holdable(c) {
+	first := !h.spent
+	h.spent = h.once
+	if !h.kept && first && holdable(c) {
 		h.keep(c)
-		h.spent = h.once
 		return nil
 	}
 	if !h.kept {
