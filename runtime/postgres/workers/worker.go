@@ -483,7 +483,7 @@ func (w *Worker) finish(c *claimed, state string, out *runOutcome, msg string) {
 		err = o.setResult(result)
 	}
 	switch {
-	case noRow || errors.Is(err, pgx.ErrNoRows):
+	case noRow:
 		// The claim was taken over: the outcome is the new claim's.
 		w.q.recorded(c.id, nil)
 	case err != nil:
