@@ -43,7 +43,11 @@ type ThreadInfo struct {
 	Meta map[string]string `json:"meta,omitempty"`
 	// Updated is when the thread was last written: its latest checkpoint's
 	// creation time, or the time its metadata or outcome was recorded,
-	// whichever is later.
+	// whichever is later. The SQL stores (SQLite, PostgreSQL) rewrite a
+	// thread's row for a checkpoint only when the row is 100 ms older, so
+	// while a run writes, Updated may lag its latest checkpoint by less
+	// than 100 ms; a run's outcome, recorded with its last write, brings it
+	// up to date when the run ends. Memory keeps it exact.
 	Updated time.Time `json:"updated"`
 	// Outcome is how the thread's last run ended (zero when none has).
 	Outcome ThreadOutcome `json:"outcome"`

@@ -47,7 +47,11 @@
 // Meta{"owner": o} reads only o's rows), the outcome of
 // its last run with the interrupts it paused on, and its update time,
 // which a trigger on ilmek_checkpoints keeps and ListThreads orders by
-// (ties by thread id, bytewise). The outcome of a run that ends done or
+// (ties by thread id, bytewise). Since migration 12 the trigger rewrites
+// the row only when its update time is 100 ms older than the checkpoint
+// (or the thread has none yet): a run rewrites it about once every 100 ms
+// and with its outcome when it ends, where every superstep's commit left
+// a new row version, an entry in each of its indexes and a dead row. The outcome of a run that ends done or
 // interrupted is written in the transaction of its last checkpoint, an
 // error or abort under the run's lease at its end. ilmek_events is each
 // run's event log (runtime.WithEventLog), appended once per superstep

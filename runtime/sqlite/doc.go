@@ -55,6 +55,13 @@
 // row from its latest checkpoint: interrupted (with its interrupts) when
 // it has pending ones, done when nothing is planned, no outcome otherwise.
 //
+// Version 9 keeps a thread's row out of most commits: the trigger
+// rewrites it for a checkpoint only when its update time is 100 ms older
+// than the checkpoint (or the thread has no row yet), so a run rewrites it
+// about once every 100 ms, and its outcome when it ends. The row and its
+// index by update time were two of the four pages a superstep's commit
+// wrote (BENCHMARKS.md, "A thread's row out of the commit").
+//
 // Version 4 indexes the metadata key "owner": a listing with
 // Meta{"owner": o}, as the server's owner-only access asks, reads only
 // o's rows, newest first (BenchmarkListOtherOwner: an owner with no

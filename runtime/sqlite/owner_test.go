@@ -77,3 +77,10 @@ func BenchmarkListOtherOwner(b *testing.B) {
 		return s
 	})
 }
+
+// TestThreadTouch: a checkpoint rewrites its thread's row (Updated) only
+// when the row is a grain older (migration 9), and a run's end leaves
+// Updated no earlier than its last checkpoint.
+func TestThreadTouch(t *testing.T) {
+	storetest.Touch(t, openT(t, filepath.Join(t.TempDir(), "touch.db")))
+}
