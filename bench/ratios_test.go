@@ -1,0 +1,171 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/postgres/workers"
+)
+
+// side is one side of a ratio: a round of it does some units of work
+// (supersteps, or flushes of the raw loop) and returns how many.
+type side func(ctx context.Context) (int, error)
+
+// runsOf is a side that runs op on conc goroutines at once, each one
+// after another each times: a round is conc×each runs of steps
+// supersteps. A round ends with its slowest goroutine, so a round of
+// many goroutines runs each op several times to keep that wait small
+// against the round.
+func runsOf(conc, each, steps int, op func(context.Context) error) side {
+	return func(ctx context.Context) (int, error) {
+		var wg sync.WaitGroup
+		errs := make([]error, conc)
+		for i := range conc {
+			wg.Go(func() {
+				for range each {
+					if errs[i] = op(ctx); errs[i] != nil {
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				return 0, err
+			}
+		}
+		return conc * each * steps, nil
+	}
+}
+
+// flushesOf is a side that appends flushBytes to f and flushes it n
+// times: the disk's raw flush loop (BenchmarkFlush), as a round.
+func flushesOf(f *os.File, n int) side {
+	buf := make([]byte, flushBytes)
+	return func(context.Context) (int, error) {
+		for range n {
+			if _, err := f.Write(buf); err != nil {
+				return 0, err
+			}
+			if err := fdatasync(f); err != nil {
+				return 0, err
+			}
+		}
+		return n, nil
+	}
+}
+
+// rounds runs a round of each side per op, in alternating order, so that
+// both see the same disk: this machine's disk changes its flush rate
+// several-fold within minutes, which a figure measured before another
+// does not survive. It reports each side's units per second over all its
+// rounds (metrics an and dn), their ratio (ratio: num over den), and the
+// share of rounds in which the numerator's rate was the higher (won).
+func rounds(b *testing.B, num, den side, an, dn, ratio string) {
+	ctx := context.Background()
+	// A round of each before the clock: connections opened, statements
+	// planned.
+	for _, s := range []side{num, den} {
+		if _, err := s(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var took [2]time.Duration
+	var units [2]int
+	won, n := 0, 0
+	for b.Loop() {
+		var rate [2]float64
+		for k := range 2 {
+			w := (n + k) % 2
+			t0 := time.Now()
+			u, err := [2]side{num, den}[w](ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			d := time.Since(t0)
+			took[w] += d
+			units[w] += u
+			rate[w] = float64(u) / d.Seconds()
+		}
+		if rate[0] > rate[1] {
+			won++
+		}
+		n++
+	}
+	r := func(i int) float64 { return float64(units[i]) / took[i].Seconds() }
+	b.ReportMetric(r(0), an)
+	b.ReportMetric(r(1), dn)
+	b.ReportMetric(r(0)/r(1), ratio)
+	b.ReportMetric(float64(won)/float64(n), "won")
+}
+
+// BenchmarkRatios measures the ratios issue 35 sets targets for, each in
+// alternating rounds of its two sides on one disk (rounds), where
+// BenchmarkDurableThreads measures each row on its own and its x_flush
+// against a flush rate taken once per process. One op is a round of each
+// side. Rows (chain100 of Builder nodes, a new thread per run):
+//
+//   - sqlite/1thread-vs-flush: one thread's durable supersteps/s on
+//     SQLite (synchronous FULL) over the raw flush loop's flushes/s (100
+//     flushes a round); the target is 0.9.
+//   - sqlite/16threads-vs-1: sixteen threads at once over one; target 5.
+//   - postgres/16threads-vs-1: the same on PostgreSQL; target 4.
+//   - postgres/worker-vs-direct: a request at a time through a queue with
+//     one worker over a direct Invoke; target 0.8.
+//   - postgres/step-vs-nostep: a runtime.Step in every node over none, a
+//     run at a time; the target is a cost of at most 1.3 (ratio ≥ 0.77).
+//
+// The "nextwrite" rows run with DurableWithNextWrite. Without a
+// PostgreSQL server its rows are skipped with the reason.
+func BenchmarkRatios(b *testing.B) {
+	const steps = 100
+	g, stepped := builderChain(b, steps), builderStepChain(b, steps)
+	next := runtime.WithDurability(runtime.DurableWithNextWrite)
+	for _, d := range []struct {
+		name string
+		opts []runtime.RunOption
+	}{{"each", nil}, {"nextwrite", []runtime.RunOption{next}}} {
+		b.Run("sqlite/1thread-vs-flush/"+d.name, func(b *testing.B) {
+			f, err := os.CreateTemp(b.TempDir(), "ilmek-flush-")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			rounds(b, runsOf(1, 1, steps, invokeOp(g, openSQLite(b), steps, d.opts...)), flushesOf(f, 100),
+				"supersteps/s", "flushes/s", "x_flush")
+		})
+	}
+	b.Run("sqlite/16threads-vs-1", func(b *testing.B) {
+		s := openSQLite(b)
+		rounds(b, runsOf(16, 4, steps, invokeOp(g, s, steps)), runsOf(1, 1, steps, invokeOp(g, s, steps)),
+			"threads16_sps", "threads1_sps", "x_one")
+	})
+	b.Run("postgres/16threads-vs-1", func(b *testing.B) {
+		s := openPG(b, 36)
+		rounds(b, runsOf(16, 4, steps, invokeOp(g, s, steps)), runsOf(1, 1, steps, invokeOp(g, s, steps)),
+			"threads16_sps", "threads1_sps", "x_one")
+	})
+	b.Run("postgres/worker-vs-direct", func(b *testing.B) {
+		s := openPG(b, 8)
+		q := workers.NewQueue(s)
+		startBenchWorkers(b, q, g, steps, 1, 1)
+		rounds(b, runsOf(1, 1, steps, queueOp(q)), runsOf(1, 1, steps, invokeOp(g, s, steps)),
+			"worker_sps", "direct_sps", "x_direct")
+	})
+	for _, d := range []struct {
+		name string
+		opts []runtime.RunOption
+	}{{"each", nil}, {"nextwrite", []runtime.RunOption{next}}} {
+		b.Run(fmt.Sprintf("postgres/step-vs-nostep/%s", d.name), func(b *testing.B) {
+			s := openPG(b, 4)
+			rounds(b, runsOf(1, 1, steps, invokeOp(stepped, s, steps, d.opts...)), runsOf(1, 1, steps, invokeOp(g, s, steps, d.opts...)),
+				"step_sps", "nostep_sps", "x_nostep")
+		})
+	}
+}
