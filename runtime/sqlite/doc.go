@@ -49,9 +49,9 @@
 // events, the run keeps its last runtime.MaxStoredEvents, DeleteThread
 // deletes them and Prune drops those older than the oldest checkpoint it
 // keeps. Since version 8 a row holds the consecutive events of a run that
-// one write stored, up to about 1,000 bytes of them (a superstep's five
-// or so usually fit), framed in its data: read the log with ReadEvents,
-// not SQL. Migrating a file of version 1 or 2 gives each stored thread its
+// one write stored, framed in its data, while the row stays within 950
+// bytes, what SQLite keeps of a row on its page (a superstep's five or so
+// events take one or two rows): read the log with ReadEvents, not SQL. Migrating a file of version 1 or 2 gives each stored thread its
 // row from its latest checkpoint: interrupted (with its interrupts) when
 // it has pending ones, done when nothing is planned, no outcome otherwise.
 //

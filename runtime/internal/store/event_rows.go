@@ -67,8 +67,9 @@ func EventData(e checkpoint.StoredEvent) []byte {
 // skip reports (the events a trim in the same statement drops: a
 // statement's delete does not see its own inserts). Events of one run and
 // thread whose Seqs follow each other share a row, up to MaxRowEvents of
-// them whose data fit in maxBytes; an event larger than that has a row of
-// its own.
+// them, while the row's variable-length columns (its run id, thread id,
+// kind and framed data) fit in maxBytes; an event larger than that has a
+// row of its own.
 func PackEvents(events []checkpoint.StoredEvent, maxBytes int, skip func(checkpoint.StoredEvent) bool) EventRows {
 	var r EventRows
 	for i := 0; i < len(events); {
@@ -77,20 +78,22 @@ func PackEvents(events []checkpoint.StoredEvent, maxBytes int, skip func(checkpo
 			continue
 		}
 		first := events[i]
-		j, size := i+1, len(EventData(first))
+		ids := len(first.RunID) + len(first.ThreadID)
+		j := i + 1
+		framed := 1 + frameBytes(first) // the format byte and the first frame
 		for j < len(events) && j-i < MaxRowEvents {
 			e := events[j]
 			if e.RunID != first.RunID || e.ThreadID != first.ThreadID || e.Seq != events[j-1].Seq+1 || (skip != nil && skip(e)) ||
-				size+len(EventData(e)) > maxBytes {
+				ids+len(e.Kind)+framed+frameBytes(e) > maxBytes {
 				break
 			}
-			size += len(EventData(e))
+			framed += frameBytes(e)
 			j++
 		}
 		last := events[j-1]
 		data := EventData(first)
 		if j-i > 1 {
-			data = AppendFrames(make([]byte, 0, size+16*(j-i)+1), events[i:j])
+			data = AppendFrames(make([]byte, 0, framed), events[i:j])
 		}
 		r.Runs, r.Threads, r.Kinds = append(r.Runs, first.RunID), append(r.Threads, first.ThreadID), append(r.Kinds, last.Kind)
 		r.Seqs, r.Firsts, r.Times = append(r.Seqs, last.Seq), append(r.Firsts, first.Seq), append(r.Times, last.Time.UnixNano())
@@ -115,6 +118,14 @@ func AppendFrames(b []byte, events []checkpoint.StoredEvent) []byte {
 		b = append(b, d...)
 	}
 	return b
+}
+
+// frameBytes is the size of e's frame in AppendFrames' layout.
+func frameBytes(e checkpoint.StoredEvent) int {
+	var buf [binary.MaxVarintLen64]byte
+	d := len(EventData(e))
+	return binary.PutUvarint(buf[:], uint64(len(e.Kind))) + len(e.Kind) + binary.PutVarint(buf[:], e.Time.UnixNano()) +
+		binary.PutUvarint(buf[:], uint64(d)) + d
 }
 
 // ErrEventFrames says a row's framed data is not what AppendFrames writes.

@@ -83,6 +83,45 @@ func TestPackEvents(t *testing.T) {
 	}
 }
 
+// TestPackEventsBound: a row of several events keeps its run id, thread
+// id, kind and framed data within maxBytes (a store keeps such a row on
+// its page), however long the ids; an event that alone passes it has a
+// row of its own.
+func TestPackEventsBound(t *testing.T) {
+	const maxBytes = 950
+	for _, c := range []struct {
+		name         string
+		run, thread  string
+		pad          int
+		wantRowsOver int // rows longer than maxBytes: single events only
+	}{
+		{"short ids", "r", "t", 150, 0},
+		{"a run id like the runtime's", "18ee4bd0772487b400000001", "t1", 180, 0},
+		{"long thread ids", "18ee4bd0772487b400000001", strings.Repeat("x", 400), 100, 0},
+		{"events larger than a row", "r", "t", 1200, 5},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rows := rowsOf(PackEvents(evs(c.run, c.thread, 1, 5, c.pad), maxBytes, nil))
+			over := 0
+			for _, r := range rows {
+				size := len(r.Run) + len(r.Thread) + len(r.Kind) + len(r.Data)
+				if size > maxBytes {
+					if r.First != r.Seq {
+						t.Errorf("row %d..%d of %d bytes holds several events past %d", r.First, r.Seq, size, maxBytes)
+					}
+					over++
+				}
+			}
+			if over != c.wantRowsOver {
+				t.Errorf("%d rows past %d bytes, want %d", over, maxBytes, c.wantRowsOver)
+			}
+			if c.wantRowsOver == 0 && len(rows) == 5 {
+				t.Errorf("no two events share a row")
+			}
+		})
+	}
+}
+
 // TestUnpackRefusesCorruptRows: a framed row that is cut, holds another
 // format, or holds more or fewer events than its Seqs fails with
 // ErrEventFrames, naming the run.
