@@ -50,8 +50,10 @@
 // deletes them and Prune drops those older than the oldest checkpoint it
 // keeps. Since version 8 a row holds the consecutive events of a run that
 // one write stored, framed in its data, while the row stays within 950
-// bytes, what SQLite keeps of a row on its page (a superstep's five or so
-// events take one or two rows): read the log with ReadEvents, not SQL. Migrating a file of version 1 or 2 gives each stored thread its
+// bytes, what SQLite keeps of a row on its page; since version 10 a frame
+// leaves out an event's head (its type, run id, thread id and Seq, which
+// the row holds), so a superstep's five or so events take one row: read
+// the log with ReadEvents, not SQL. Migrating a file of version 1 or 2 gives each stored thread its
 // row from its latest checkpoint: interrupted (with its interrupts) when
 // it has pending ones, done when nothing is planned, no outcome otherwise.
 //

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -122,6 +124,92 @@ func TestPackEventsBound(t *testing.T) {
 	}
 }
 
+// runtimeEvent is an event of run in thread as the runtime encodes it
+// (runtime.Event through encoding/json: type, run id, thread id and Seq
+// first), with rest as its remaining fields.
+func runtimeEvent(run, thread, kind string, seq int64, rest string) checkpoint.StoredEvent {
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	data := fmt.Sprintf(`{"type":%s,"run_id":%s,"thread_id":%s,"seq":%d,%s}`, q(kind), q(run), q(thread), seq, rest)
+	return checkpoint.StoredEvent{RunID: run, Seq: seq, ThreadID: thread, Time: time.Unix(1_800_000_000, seq).UTC(), Kind: kind, Data: []byte(data)}
+}
+
+// TestFramesLeaveOutTheHead: a framed row stores a runtime event's data
+// without the head the row and frame hold already, and gives it back
+// byte for byte, whatever its ids need escaped; data with another head is
+// stored whole; rows of the first layout still read; a chain superstep's
+// five events share one row of SQLite's 950 bytes.
+func TestFramesLeaveOutTheHead(t *testing.T) {
+	const rest = `"ns":[],"time":"2026-12-05T07:44:20.095537535Z","node":"n5","task_id":"18ee4bd07751bcc700000007:n5","update":{"n":6},"duration_ns":590`
+	step := func(run, thread string) []checkpoint.StoredEvent {
+		var out []checkpoint.StoredEvent
+		for i, k := range []string{"node_end", "state", "checkpoint", "step_start", "node_start"} {
+			out = append(out, runtimeEvent(run, thread, k, int64(30+i), rest))
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name   string
+		events []checkpoint.StoredEvent
+		whole  int // events stored with their head
+	}{
+		{"a superstep", step("18ee4bd0772487b400000001", "t1"), 0},
+		{"ids to escape", step(`run<&>"\`, "thread   é "), 0},
+		{"another head", []checkpoint.StoredEvent{
+			runtimeEvent("r", "t", "custom", 1, `"a":1`),
+			{RunID: "r", Seq: 2, ThreadID: "t", Kind: "custom", Time: time.Unix(2, 0).UTC(), Data: runtimeEvent("r", "other", "custom", 2, `"a":2`).Data},
+			{RunID: "r", Seq: 3, ThreadID: "t", Kind: "custom", Time: time.Unix(3, 0).UTC(), Data: []byte(`{"type":"custom","run_id":"r","thread_id":"t","seq":3}`)},
+		}, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rows := rowsOf(PackEvents(c.events, 950, nil))
+			var back []checkpoint.StoredEvent
+			for _, r := range rows {
+				if err := r.Unpack(func(e checkpoint.StoredEvent) { back = append(back, e) }); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if diff := cmp.Diff(c.events, back); diff != "" {
+				t.Fatalf("events read back (-want +got):\n%s", diff)
+			}
+			if len(rows) != 1 {
+				t.Fatalf("%d rows, want 1", len(rows))
+			}
+			whole, size := 0, 0
+			for _, e := range c.events {
+				if _, cut := headless(e, nil); cut == 0 {
+					whole++
+				}
+				size += len(e.Data)
+			}
+			if whole != c.whole {
+				t.Errorf("%d events stored whole, want %d", whole, c.whole)
+			}
+			if c.whole == 0 && len(rows[0].Data) > size*3/4 {
+				t.Errorf("the row's data is %d bytes of the events' %d", len(rows[0].Data), size)
+			}
+		})
+	}
+
+	// A row of the first layout: each event's data whole.
+	evs := step("r", "t")[:2]
+	v1 := []byte{framesV1}
+	for _, e := range evs {
+		v1 = binary.AppendUvarint(v1, uint64(len(e.Kind)))
+		v1 = append(v1, e.Kind...)
+		v1 = binary.AppendVarint(v1, e.Time.UnixNano())
+		v1 = binary.AppendUvarint(v1, uint64(len(e.Data)))
+		v1 = append(v1, e.Data...)
+	}
+	var back []checkpoint.StoredEvent
+	r := EventRow{Run: "r", Thread: "t", Kind: evs[1].Kind, First: evs[0].Seq, Seq: evs[1].Seq, NS: evs[1].Time.UnixNano(), Data: v1}
+	if err := r.Unpack(func(e checkpoint.StoredEvent) { back = append(back, e) }); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(evs, back); diff != "" {
+		t.Errorf("a row of the first layout read back (-want +got):\n%s", diff)
+	}
+}
+
 // TestUnpackRefusesCorruptRows: a framed row that is cut, holds another
 // format, or holds more or fewer events than its Seqs fails with
 // ErrEventFrames, naming the run.
@@ -195,15 +283,20 @@ func FuzzEventFrames(f *testing.F) {
 	f.Add([]byte{FramesVersion, 6, 'c', 'u', 's', 't', 'o', 'm', 2, 4, 'n', 'u', 'l', 'l'}, "kind", int64(-5), []byte(`{"a":1}`))
 	f.Add([]byte{}, "", int64(0), []byte(nil))
 	f.Add([]byte{FramesVersion, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, "k", int64(1<<62), []byte("x"))
+	f.Add([]byte{framesV1, 1, 'k', 2, 2, '{', '}'}, "node_end", int64(3), []byte(`"x":1}`))
 	f.Fuzz(func(t *testing.T, raw []byte, kind string, ns int64, data []byte) {
 		r := EventRow{Run: "r", Thread: "t", First: 1, Seq: 3, Data: raw}
 		n := 0
 		if err := r.Unpack(func(checkpoint.StoredEvent) { n++ }); err == nil && n != 3 {
 			t.Fatalf("unpack of %x returned %d events and no error, want 3", raw, n)
 		}
+		// The third event's data begins with its head, the fourth's with
+		// another event's.
 		events := []checkpoint.StoredEvent{
 			{RunID: "r", Seq: 7, ThreadID: "t", Time: time.Unix(0, ns).UTC(), Kind: kind, Data: data},
 			{RunID: "r", Seq: 8, ThreadID: "t", Time: time.Unix(0, -ns).UTC(), Kind: kind + "!", Data: raw},
+			{RunID: "r", Seq: 9, ThreadID: "t", Time: time.Unix(0, ns).UTC(), Kind: kind, Data: append(eventHead(nil, kind, "r", "t", 9), data...)},
+			{RunID: "r", Seq: 10, ThreadID: "t", Time: time.Unix(0, ns).UTC(), Kind: kind, Data: append(eventHead(nil, kind, "r", "t", 9), data...)},
 		}
 		var back []checkpoint.StoredEvent
 		for _, row := range rowsOf(PackEvents(events, testRowBytes, nil)) {
@@ -211,8 +304,8 @@ func FuzzEventFrames(f *testing.F) {
 				t.Fatal(err)
 			}
 		}
-		if len(back) != 2 {
-			t.Fatalf("read back %d events, want 2", len(back))
+		if len(back) != len(events) {
+			t.Fatalf("read back %d events, want %d", len(back), len(events))
 		}
 		for i, e := range back {
 			w := events[i]
