@@ -153,7 +153,7 @@ func TestFramesLeaveOutTheHead(t *testing.T) {
 		whole  int // events stored with their head
 	}{
 		{"a superstep", step("18ee4bd0772487b400000001", "t1"), 0},
-		{"ids to escape", step(`run<&>"\`, "thread   é "), 0},
+		{"ids to escape", step(`run<&>"\`, "thread \u2028 \u00e9 \x01"), 0},
 		{"another head", []checkpoint.StoredEvent{
 			runtimeEvent("r", "t", "custom", 1, `"a":1`),
 			{RunID: "r", Seq: 2, ThreadID: "t", Kind: "custom", Time: time.Unix(2, 0).UTC(), Data: runtimeEvent("r", "other", "custom", 2, `"a":2`).Data},
