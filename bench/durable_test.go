@@ -119,7 +119,8 @@ func newThread() string { return "t" + strconv.FormatInt(threadSeq.Add(1), 10) }
 // parallel runs op b.N times, and at least conc times, on conc
 // goroutines and reports supersteps/s (steps per op), requests/s and,
 // when the disk's flush rate is known, supersteps/s as a ratio of it
-// ("x_flush"). ns/op is the time of all runs divided by b.N.
+// ("x_flush", the rate measured right after the runs, reported as
+// flushes/s). ns/op is the time of all runs divided by b.N.
 //
 // Before the clock starts, each goroutine runs op once: the figures are
 // a steady state, not the opening of the store's connections (a
@@ -166,6 +167,7 @@ func parallel(b *testing.B, conc, steps int, op func(ctx context.Context) error)
 	b.ReportMetric(sps, "supersteps/s")
 	b.ReportMetric(float64(n)/d.Seconds(), "requests/s")
 	if f := flushRate(b); f > 0 {
+		b.ReportMetric(f, "flushes/s")
 		b.ReportMetric(sps/f, "x_flush")
 	}
 }
@@ -422,42 +424,37 @@ func BenchmarkDurableThreads(b *testing.B) {
 // superstep's checkpoint of chain100.
 const flushBytes = 200
 
-var (
-	flushOnce sync.Once
-	flushHz   float64
-)
-
-// flushRate measures, once per process, how many appends of flushBytes
-// each followed by fdatasync (fsync where there is none) the disk of the
-// temporary directory completes per second on one goroutine, for 300 ms:
-// the disk's limit for one durable commit after another. 0 when it could
-// not be measured.
+// flushRate measures how many appends of flushBytes, each followed by
+// fdatasync (fsync where there is none), the disk of the temporary
+// directory completes per second on one goroutine, for 200 ms: the disk's
+// limit for one durable commit after another. 0 when it could not be
+// measured. parallel measures it right after each benchmark's timed runs:
+// this machine's disk changes its rate several-fold within minutes, so a
+// rate measured once per process said little of a row measured later
+// (BenchmarkRatios alternates the two within each op).
 func flushRate(b *testing.B) float64 {
-	flushOnce.Do(func() {
-		f, err := os.CreateTemp("", "ilmek-flush-")
-		if err != nil {
+	f, err := os.CreateTemp("", "ilmek-flush-")
+	if err != nil {
+		b.Logf("no flush rate: %v", err)
+		return 0
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	buf := make([]byte, flushBytes)
+	n := 0
+	t0 := time.Now()
+	for time.Since(t0) < 200*time.Millisecond {
+		if _, err := f.Write(buf); err != nil {
 			b.Logf("no flush rate: %v", err)
-			return
+			return 0
 		}
-		defer os.Remove(f.Name())
-		defer f.Close()
-		buf := make([]byte, flushBytes)
-		n := 0
-		t0 := time.Now()
-		for time.Since(t0) < 300*time.Millisecond {
-			if _, err := f.Write(buf); err != nil {
-				b.Logf("no flush rate: %v", err)
-				return
-			}
-			if err := fdatasync(f); err != nil {
-				b.Logf("no flush rate: %v", err)
-				return
-			}
-			n++
+		if err := fdatasync(f); err != nil {
+			b.Logf("no flush rate: %v", err)
+			return 0
 		}
-		flushHz = float64(n) / time.Since(t0).Seconds()
-	})
-	return flushHz
+		n++
+	}
+	return float64(n) / time.Since(t0).Seconds()
 }
 
 // BenchmarkFlush is the raw flush loop itself: one op appends flushBytes
