@@ -2,8 +2,10 @@ package bench
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -54,6 +56,39 @@ func flushesOf(f *os.File, n int) side {
 				return 0, err
 			}
 			if err := fdatasync(f); err != nil {
+				return 0, err
+			}
+		}
+		return n, nil
+	}
+}
+
+// bareCommitsOf is a side that commits n one-row inserts of flushBytes
+// into a SQLite file in WAL mode at synchronous FULL, opened as the
+// store opens its writer: SQLite's own floor on this disk, without the
+// engine's rows, indexes or encoding.
+func bareCommitsOf(b *testing.B, n int) side {
+	b.Helper()
+	uri := "file:" + filepath.Join(b.TempDir(), "bare.db") + "?_txlock=immediate&_pragma=busy_timeout(5000)&_pragma=synchronous(FULL)"
+	db, err := sql.Open("sqlite", uri)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	db.SetMaxOpenConns(1)
+	for _, q := range []string{"PRAGMA journal_mode=WAL", "CREATE TABLE bare (id INTEGER PRIMARY KEY, v BLOB NOT NULL)"} {
+		if _, err := db.Exec(q); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ins, err := db.Prepare("INSERT INTO bare (v) VALUES (?)")
+	if err != nil {
+		b.Fatal(err)
+	}
+	buf := make([]byte, flushBytes)
+	return func(ctx context.Context) (int, error) {
+		for range n {
+			if _, err := ins.ExecContext(ctx, buf); err != nil {
 				return 0, err
 			}
 		}
@@ -114,6 +149,9 @@ func rounds(b *testing.B, num, den side, an, dn, ratio string) {
 //   - sqlite/1thread-vs-flush: one thread's durable supersteps/s on
 //     SQLite (synchronous FULL) over the raw flush loop's flushes/s (100
 //     flushes a round); the target is 0.9.
+//   - sqlite/bare-vs-flush: commits/s of a one-row insert into a bare
+//     SQLite file (WAL, synchronous FULL, the store's driver) over the
+//     raw flush loop's: the most a SQLite commit can do on this disk.
 //   - sqlite/16threads-vs-1: sixteen threads at once over one; target 5.
 //   - postgres/16threads-vs-1: the same on PostgreSQL; target 4.
 //   - postgres/worker-vs-direct: a request at a time through a queue with
@@ -141,6 +179,14 @@ func BenchmarkRatios(b *testing.B) {
 				"supersteps/s", "flushes/s", "x_flush")
 		})
 	}
+	b.Run("sqlite/bare-vs-flush", func(b *testing.B) {
+		f, err := os.CreateTemp(b.TempDir(), "ilmek-flush-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		rounds(b, bareCommitsOf(b, 100), flushesOf(f, 100), "commits/s", "flushes/s", "x_flush")
+	})
 	b.Run("sqlite/16threads-vs-1", func(b *testing.B) {
 		s := openSQLite(b)
 		rounds(b, runsOf(16, 4, steps, invokeOp(g, s, steps)), runsOf(1, 1, steps, invokeOp(g, s, steps)),
