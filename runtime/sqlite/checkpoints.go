@@ -126,7 +126,19 @@ func (s *Store) prepareCommit(cp *runtime.Checkpoint, d *checkpoint.Delta, done 
 		}
 		chans = writes
 	}
+	var fast []any // qInsertDelta's arguments, when it may do
+	if d != nil && !slowDeltas {
+		fast = s.fastDeltaArgs(cp, *d, args, chans.([]byte))
+	}
 	return func(ctx context.Context, tx *sql.Tx) error {
+		if fast != nil {
+			switch ok, err := s.fastDelta(ctx, tx, fast); {
+			case err != nil:
+				return err
+			case ok:
+				return s.dropJournalsTx(ctx, tx, cp.ThreadID, done)
+			}
+		}
 		// Each try starts from what was encoded: a batch whose commit
 		// failed tries its writes again, alone, and a try changes args
 		// (a compaction's full channels, channels stored apart).
@@ -150,6 +162,12 @@ func (s *Store) putTx(ctx context.Context, tx *sql.Tx, args []any, threadID stri
 	if err := insertCheckpoint(ctx, s.ws.in(ctx, tx, qInsertCheckpoint), s.ws.in(ctx, tx, qInsertVersion), args); err != nil {
 		return err
 	}
+	return s.dropJournalsTx(ctx, tx, threadID, done)
+}
+
+// dropJournalsTx drops the journals of the tasks done of the thread, in
+// tx.
+func (s *Store) dropJournalsTx(ctx context.Context, tx *sql.Tx, threadID string, done []string) error {
 	if len(done) == 0 {
 		return nil
 	}

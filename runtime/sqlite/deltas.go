@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
@@ -19,6 +20,50 @@ import (
 // compacted.
 func (s *Store) PutDelta(ctx context.Context, cp *runtime.Checkpoint, d checkpoint.Delta, done []string) error {
 	return s.putUnleased(ctx, cp, &d, done)
+}
+
+// slowDeltas turns fastDelta off: tests compare the rows of both ways.
+var slowDeltas bool
+
+// fastDeltaArgs returns the arguments of qInsertDelta for cp, the delta d
+// whose encoded writes are writes, args its checkpointArgs; or nil when
+// the delta is too large for its row (bigChannels), which deltaArgs and
+// putTx store apart.
+func (s *Store) fastDeltaArgs(cp *runtime.Checkpoint, d checkpoint.Delta, args []any, writes []byte) []any {
+	if len(writes) > bigChannels {
+		return nil
+	}
+	var base any = d.Base
+	if d.Base == cp.ParentID {
+		base = nil // the parent: implied
+	}
+	// The least a chain may hold before a snapshot is due: with no
+	// snapshot bytes, the adaptive rule's floor.
+	c := s.opts.compact.WithDefaults()
+	limit := c.Bytes
+	if limit == 0 {
+		limit = checkpoint.MinCompactionBytes
+	}
+	fast := make([]any, 0, 17)
+	fast = append(fast, args[:6]...)
+	return append(fast, writes, args[7], args[8], args[9], args[10], args[11], base, d.Base, d.Size(), c.Every, limit)
+}
+
+// fastDelta inserts a delta in one statement (qInsertDelta, with args
+// from fastDeltaArgs) and reports whether it did. It did not when the
+// base is missing, when a snapshot may be due, or when the graph's
+// version has no row yet: deltaArgs' way then finds which, and writes
+// the checkpoint or says why not.
+func (s *Store) fastDelta(ctx context.Context, tx *sql.Tx, args []any) (bool, error) {
+	res, err := s.ws.in(ctx, tx, qInsertDelta).ExecContext(ctx, args...)
+	if err != nil {
+		if strings.Contains(err.Error(), "NOT NULL constraint failed: ilmek_checkpoints.vid") {
+			return false, nil
+		}
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
 }
 
 // deltaArgs completes args (checkpointArgs, with the delta's encoded
@@ -49,11 +94,20 @@ func (s *Store) deltaArgs(ctx context.Context, tx *sql.Tx, cp *runtime.Checkpoin
 		base = nil // the parent: implied
 	}
 	args[12], args[13], args[14], args[15] = base, snapSeq, depth+1, chainBytes+size
-	if baseDelta && (s.opts.compact.Bytes == 0 || s.opts.compact.Snapshot(depth, chainBytes, size, 0)) {
-		// The adaptive rule weighs the chain against its snapshot; a
-		// compaction reads the chain from it.
-		if err := s.ws.in(ctx, tx, qSnapBytes).QueryRowContext(ctx, cp.ThreadID, baseSnapSeq).Scan(&snapID, &snapBytes); err != nil {
-			return fmt.Errorf("read the snapshot of its chain: %w", err)
+	if baseDelta {
+		// What was read is the base's own size, not its snapshot's.
+		snapBytes = sql.NullInt64{}
+		// The snapshot's size and id are read only when a snapshot may be
+		// due: with no snapshot bytes the rule asks the least of the chain
+		// (Every deltas, Bytes, or MinCompactionBytes when adaptive), so a
+		// chain it leaves as a delta stays one whatever the snapshot's
+		// size, and most supersteps skip this read. A compaction reads the
+		// chain from the snapshot; the adaptive rule weighs the chain
+		// against it.
+		if s.opts.compact.Snapshot(depth, chainBytes, size, 0) {
+			if err := s.ws.in(ctx, tx, qSnapBytes).QueryRowContext(ctx, cp.ThreadID, baseSnapSeq).Scan(&snapID, &snapBytes); err != nil {
+				return fmt.Errorf("read the snapshot of its chain: %w", err)
+			}
 		}
 	}
 	if s.opts.compact.Snapshot(depth, chainBytes, size, int(snapBytes.Int64)) {

@@ -2,11 +2,16 @@ package sqlite
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
@@ -171,5 +176,154 @@ func TestDeltaRows(t *testing.T) {
 	}
 	if n := rowCount(t, s, "SELECT count(*) FROM ilmek_checkpoints WHERE thread_id = 't'"); n != 0 {
 		t.Errorf("%d checkpoint rows after DeleteThread", n)
+	}
+}
+
+// TestAdaptiveCompactionRows checks the default, adaptive rule on a thread
+// whose state grows (a chat of 3,000-byte messages): a delta is stored
+// while its chain holds fewer bytes than its snapshot (and at least
+// checkpoint.MinCompactionBytes), and a snapshot once it would not, so
+// snapshots come at growing sizes and none is written early or late.
+func TestAdaptiveCompactionRows(t *testing.T) {
+	s := openT(t, filepath.Join(t.TempDir(), "cp.db"))
+	msg := strings.Repeat("m", 3000)
+	g, err := runtime.NewBuilder("chat").Channel("messages", spec.Append).
+		Node("say", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) {
+			return runtime.Values{"messages": msg}, nil
+		}).
+		Edge(spec.Start, "say").Edge("say", spec.End).Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const turns = 150
+	for range turns {
+		if _, err := g.Thread(s, "t").Invoke(t.Context(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows, err := s.w.Query("SELECT seq, coalesce(base_id, parent_id) = '', chain_bytes, " + channelsLength +
+		" FROM ilmek_checkpoints WHERE thread_id = 't' ORDER BY seq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var snaps []int // the sizes of the snapshots, in order
+	snap, prevChain := 0, 0
+	for rows.Next() {
+		var seq, chain, size int
+		var full bool
+		if err := rows.Scan(&seq, &full, &chain, &size); err != nil {
+			t.Fatal(err)
+		}
+		limit := max(snap, checkpoint.MinCompactionBytes)
+		switch {
+		case full:
+			if len(snaps) > 0 && prevChain+len(msg) < limit {
+				t.Errorf("row %d: a snapshot after a chain of %d bytes, early: its limit is %d", seq, prevChain, limit)
+			}
+			snaps, snap, prevChain = append(snaps, size), size, 0
+		case chain >= limit:
+			t.Errorf("row %d: a delta whose chain holds %d bytes, at or past its limit %d (snapshot of %d)", seq, chain, limit, snap)
+		default:
+			prevChain = chain
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(snaps) < 4 || len(snaps) > 6 {
+		t.Errorf("snapshots of %v bytes, want 4 to 6 at growing sizes", snaps)
+	}
+	for i := 2; i < len(snaps); i++ {
+		if snaps[i] < snaps[i-1]*3/2 {
+			t.Errorf("snapshots of %v bytes: the later ones should about double", snaps)
+		}
+	}
+	latest, err := s.Get(t.Context(), "t", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := messages(t, latest); len(got) != turns {
+		t.Fatalf("latest checkpoint holds %d messages, want %d", len(got), turns)
+	}
+}
+
+// TestFastDeltaRowsAsSlow writes the same checkpoints to two files, one
+// with deltas inserted in one statement (fastDelta) and one without, and
+// wants the same rows: deltas of the parent and of another checkpoint,
+// of a snapshot and of a delta, small and stored apart, up to snapshots
+// due by Every and by Bytes, a delta of a new graph version (whose row
+// fastDelta does not add), and a delta whose base is missing refused
+// alike.
+func TestFastDeltaRowsAsSlow(t *testing.T) {
+	at := time.Date(2026, 12, 5, 9, 0, 0, 0, time.UTC)
+	write := func(t *testing.T, slow bool) string {
+		slowDeltas = slow
+		defer func() { slowDeltas = false }()
+		s := openT(t, filepath.Join(t.TempDir(), "cp.db"), Compact(checkpoint.Compaction{Every: 6, Bytes: 4000}))
+		ctx := t.Context()
+		mk := func(i int, parent string) *runtime.Checkpoint {
+			return &runtime.Checkpoint{ID: fmt.Sprintf("c%03d", i), ThreadID: "t", ParentID: parent, PlanID: fmt.Sprintf("c%03d", i),
+				Step: i, Created: at.Add(time.Duration(i) * time.Second), Fingerprint: "f", Format: 1}
+		}
+		first := mk(0, "")
+		first.Channels = json.RawMessage(`{"messages":["start"]}`)
+		if err := s.Put(ctx, first, nil); err != nil {
+			t.Fatal(err)
+		}
+		prev := first.ID
+		for i := 1; i <= 40; i++ {
+			cp := mk(i, prev)
+			if i >= 20 {
+				cp.Fingerprint = "g" // a new graph version: its row is added on the way
+			}
+			msg := strings.Repeat("x", 10+i*7%90)
+			if i%9 == 0 {
+				msg = strings.Repeat("y", 700) // stored apart
+			}
+			base := prev
+			if i%11 == 0 && i > 2 {
+				base = fmt.Sprintf("c%03d", i-2) // a delta of another checkpoint
+			}
+			v, _ := json.Marshal([]string{msg})
+			d := checkpoint.Delta{Base: base, Writes: []checkpoint.ChannelWrite{{Channel: "messages", Value: v, Append: true}}}
+			if err := s.PutDelta(ctx, cp, d, nil); err != nil {
+				t.Fatalf("delta %d: %v", i, err)
+			}
+			prev = cp.ID
+		}
+		err := s.PutDelta(ctx, mk(99, prev), checkpoint.Delta{Base: "missing"}, nil)
+		if !errors.Is(err, runtime.ErrNotFound) {
+			t.Fatalf("a delta of a missing checkpoint: %v, want ErrNotFound", err)
+		}
+		var b strings.Builder
+		rows, err := s.w.Query("SELECT seq, id, parent_id, coalesce(plan_id, '-'), step, created_ns, coalesce(base_id, '-'), snap_seq, depth, chain_bytes, " +
+			rowChannels + ", big IS NOT NULL, (SELECT fingerprint FROM ilmek_versions v WHERE v.vid = ilmek_checkpoints.vid)" +
+			" FROM ilmek_checkpoints WHERE thread_id = 't' ORDER BY seq")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var seq, step, created, snap, depth, chain int
+			var id, parent, plan, base, version string
+			var chans []byte
+			var big bool
+			if err := rows.Scan(&seq, &id, &parent, &plan, &step, &created, &base, &snap, &depth, &chain, &chans, &big, &version); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&b, "%d %s %s %s %d %d %s %d %d %d %t %s %s\n", seq, id, parent, plan, step, created, base, snap, depth, chain, big, version, chans)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	fast, slow := write(t, false), write(t, true)
+	if diff := cmp.Diff(slow, fast); diff != "" {
+		t.Errorf("rows written by fastDelta differ from deltaArgs' (-slow +fast):\n%s", diff)
+	}
+	if snaps := strings.Count(fast, " 0 0 0 false f {") + strings.Count(fast, " 0 0 0 true g {"); snaps < 6 || strings.Count(fast, "\n") != 41 || !strings.Contains(fast, " false g [") {
+		t.Errorf("want 41 rows with snapshots among them:\n%s", fast)
 	}
 }
