@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/postgres"
 	"github.com/ilmek-go/ilmek/runtime/postgres/workers"
 )
 
@@ -96,6 +97,25 @@ func bareCommitsOf(b *testing.B, n int) side {
 	}
 }
 
+// bareInsertsPG is a side that runs conc goroutines at once, each
+// committing each one-row inserts of flushBytes into a table of the
+// store's schema, one statement a commit: what the server and this
+// machine's cores do with as many concurrent commits, without the
+// engine's statements.
+func bareInsertsPG(b *testing.B, s *postgres.Store, conc, each int) side {
+	b.Helper()
+	ctx := context.Background()
+	if _, err := s.Pool().Exec(ctx, "CREATE TABLE IF NOT EXISTS ilmek_bare (id bigserial PRIMARY KEY, v bytea NOT NULL)"); err != nil {
+		b.Fatal(err)
+	}
+	buf := make([]byte, flushBytes)
+	op := func(ctx context.Context) error {
+		_, err := s.Pool().Exec(ctx, "INSERT INTO ilmek_bare (v) VALUES ($1)", buf)
+		return err
+	}
+	return runsOf(conc, each, 1, op)
+}
+
 // rounds runs a round of each side per op, in alternating order, so that
 // both see the same disk: this machine's disk changes its flush rate
 // several-fold within minutes, which a figure measured before another
@@ -154,6 +174,9 @@ func rounds(b *testing.B, num, den side, an, dn, ratio string) {
 //     raw flush loop's: the most a SQLite commit can do on this disk.
 //   - sqlite/16threads-vs-1: sixteen threads at once over one; target 5.
 //   - postgres/16threads-vs-1: the same on PostgreSQL; target 4.
+//   - postgres/bare16-vs-1: sixteen goroutines committing one-row
+//     inserts at once over one: how far this server and machine scale
+//     concurrent commits without the engine.
 //   - postgres/worker-vs-direct: a request at a time through a queue with
 //     one worker over a direct Invoke; target 0.8.
 //   - postgres/step-vs-nostep: a runtime.Step in every node over none, a
@@ -196,6 +219,10 @@ func BenchmarkRatios(b *testing.B) {
 		s := openPG(b, 36)
 		rounds(b, runsOf(16, 4, steps, invokeOp(g, s, steps)), runsOf(1, 1, steps, invokeOp(g, s, steps)),
 			"threads16_sps", "threads1_sps", "x_one")
+	})
+	b.Run("postgres/bare16-vs-1", func(b *testing.B) {
+		s := openPG(b, 36)
+		rounds(b, bareInsertsPG(b, s, 16, 25), bareInsertsPG(b, s, 1, 100), "commits16/s", "commits1/s", "x_one")
 	})
 	b.Run("postgres/worker-vs-direct", func(b *testing.B) {
 		s := openPG(b, 8)
