@@ -30,7 +30,9 @@
 // (runtime.DefaultCompaction unless the Compact option says otherwise) a
 // row holds the full channels again (a delta records the snapshot its
 // chain starts at, so a read fetches the chain with one query, in one read
-// transaction). Opening a file of schema version 1 or 2 migrates
+// transaction). A delta that no limit can make due is one statement, whose
+// insert reads its base's row; a write near a limit reads the base and the
+// chain's snapshot first, and decides. Opening a file of schema version 1 or 2 migrates
 // it in place, in one transaction: its checkpoints stay full snapshots and
 // new ones are deltas of them. A file of a newer version is refused
 // untouched (ErrSchema).
