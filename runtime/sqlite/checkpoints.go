@@ -127,7 +127,7 @@ func (s *Store) prepareCommit(cp *runtime.Checkpoint, d *checkpoint.Delta, done 
 		chans = writes
 	}
 	var fast []any // qInsertDelta's arguments, when it may do
-	if d != nil && !slowDeltas {
+	if d != nil && !s.slowDeltas {
 		fast = s.fastDeltaArgs(cp, *d, args, chans.([]byte))
 	}
 	return func(ctx context.Context, tx *sql.Tx) error {

@@ -22,9 +22,6 @@ func (s *Store) PutDelta(ctx context.Context, cp *runtime.Checkpoint, d checkpoi
 	return s.putUnleased(ctx, cp, &d, done)
 }
 
-// slowDeltas turns fastDelta off: tests compare the rows of both ways.
-var slowDeltas bool
-
 // fastDeltaArgs returns the arguments of qInsertDelta for cp, the delta d
 // whose encoded writes are writes, args its checkpointArgs; or nil when
 // the delta is too large for its row (bigChannels), which deltaArgs and

@@ -258,9 +258,8 @@ func TestAdaptiveCompactionRows(t *testing.T) {
 func TestFastDeltaRowsAsSlow(t *testing.T) {
 	at := time.Date(2026, 12, 5, 9, 0, 0, 0, time.UTC)
 	write := func(t *testing.T, slow bool) string {
-		slowDeltas = slow
-		defer func() { slowDeltas = false }()
 		s := openT(t, filepath.Join(t.TempDir(), "cp.db"), Compact(checkpoint.Compaction{Every: 6, Bytes: 4000}))
+		s.slowDeltas = slow
 		ctx := t.Context()
 		mk := func(i int, parent string) *runtime.Checkpoint {
 			return &runtime.Checkpoint{ID: fmt.Sprintf("c%03d", i), ThreadID: "t", ParentID: parent, PlanID: fmt.Sprintf("c%03d", i),

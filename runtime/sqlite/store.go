@@ -33,6 +33,7 @@ type Store struct {
 	cache  *channelsCache // rebuilt channels of recent checkpoints; nil when off
 
 	chainReads atomic.Int64 // chains of deltas read from the file, for tests
+	slowDeltas bool         // fastDelta off, for tests that compare both ways
 }
 
 var _ checkpoint.DeltaCheckpointer = (*Store)(nil)
