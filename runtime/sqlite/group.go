@@ -103,9 +103,18 @@ func (s *Store) writeBatch(batch []*groupWrite) {
 	}
 }
 
-// alone writes w in a transaction of its own.
+// alone writes w in a transaction of its own. Like a write in a batch,
+// it is not cancelled once started: its statements run without w.ctx's
+// cancellation, so the driver starts no goroutine per statement to watch
+// for it (a quarter of the futex wake-ups of a commit on one thread), and
+// a wait for another process's write lock is bounded by the busy
+// timeout.
 func (s *Store) alone(w *groupWrite) error {
-	return s.tx(w.ctx, w.l, func(tx *sql.Tx) error { return w.fn(w.ctx, tx) })
+	if err := w.ctx.Err(); err != nil {
+		return err // not started
+	}
+	ctx := context.WithoutCancel(w.ctx)
+	return s.tx(ctx, w.l, func(tx *sql.Tx) error { return w.fn(ctx, tx) })
 }
 
 // inBatch runs w, fenced, in tx, the transaction of a batch. A write that
