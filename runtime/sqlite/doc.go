@@ -141,7 +141,11 @@
 // flushed wait, and then share the next transaction and its one flush.
 // Every caller gets its own result: when a write's fence or statements
 // fail, or the shared commit does, the transaction is rolled back whole
-// and each write is tried again alone (TestGroupCommit;
+// and each write is tried again alone. A run's write whose context ends
+// before it starts fails with the context's error; once started it is
+// not cancelled (an interrupted statement would roll back the whole
+// transaction), and a wait for another process's write lock is bounded
+// by the busy timeout (TestGroupCommit;
 // BenchmarkChain10Parallel/sqlite-16-threads measures 16 threads
 // at once).
 //

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
@@ -104,5 +105,44 @@ func TestGroupCommit(t *testing.T) {
 	}
 	if _, err := s.Get(ctx, "lost", ""); !errors.Is(err, checkpoint.ErrNotFound) {
 		t.Errorf("the lost lease's commit was written: %v", err)
+	}
+}
+
+// TestWriteAloneCancellation: a run's write whose context has ended before
+// it starts fails with the context's error and writes nothing; once
+// started it is not cancelled, so a commit whose context ends while it
+// runs is written whole.
+func TestWriteAloneCancellation(t *testing.T) {
+	s := openT(t, filepath.Join(t.TempDir(), "alone.db"))
+	l, err := s.Lease(t.Context(), "t", checkpoint.LeaseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	done, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := l.Commit(done, checkpoint.Commit{Checkpoint: cp("t", "c1")}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a commit under a cancelled context: %v, want context.Canceled", err)
+	}
+	if _, err := s.Get(t.Context(), "t", "c1"); !errors.Is(err, runtime.ErrNotFound) {
+		t.Fatalf("the cancelled commit's checkpoint: %v, want ErrNotFound", err)
+	}
+	// The context ends while the write runs: inside its transaction, after
+	// the fence was checked, before the insert.
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	err = s.groupTx(ctx, l.(*heldLease), func(ctx context.Context, tx *sql.Tx) error {
+		cancel()
+		put, err := s.prepareCommit(cp("t", "c2"), nil, nil)
+		if err != nil {
+			return err
+		}
+		return put(ctx, tx)
+	})
+	if err != nil {
+		t.Fatalf("a write whose context ended while it ran: %v, want it written", err)
+	}
+	if _, err := s.Get(t.Context(), "t", "c2"); err != nil {
+		t.Fatalf("the checkpoint of the write: %v", err)
 	}
 }
