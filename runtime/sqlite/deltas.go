@@ -30,10 +30,6 @@ func (s *Store) fastDeltaArgs(cp *runtime.Checkpoint, d checkpoint.Delta, args [
 	if len(writes) > bigChannels {
 		return nil
 	}
-	var base any = d.Base
-	if d.Base == cp.ParentID {
-		base = nil // the parent: implied
-	}
 	// The least a chain may hold before a snapshot is due: with no
 	// snapshot bytes, the adaptive rule's floor.
 	c := s.opts.compact.WithDefaults()
@@ -43,7 +39,7 @@ func (s *Store) fastDeltaArgs(cp *runtime.Checkpoint, d checkpoint.Delta, args [
 	}
 	fast := make([]any, 0, 17)
 	fast = append(fast, args[:6]...)
-	return append(fast, writes, args[7], args[8], args[9], args[10], args[11], base, d.Base, d.Size(), c.Every, limit)
+	return append(fast, writes, args[7], args[8], args[9], args[10], args[11], baseArg(cp, d), d.Base, d.Size(), c.Every, limit)
 }
 
 // fastDelta inserts a delta in one statement (qInsertDelta, with args
@@ -61,6 +57,15 @@ func (s *Store) fastDelta(ctx context.Context, tx *sql.Tx, args []any) (bool, er
 	}
 	n, err := res.RowsAffected()
 	return n == 1, err
+}
+
+// baseArg is a delta row's base_id: nil when the delta is of cp's parent
+// (implied), else the base's id.
+func baseArg(cp *runtime.Checkpoint, d checkpoint.Delta) any {
+	if d.Base == cp.ParentID {
+		return nil
+	}
+	return d.Base
 }
 
 // deltaArgs completes args (checkpointArgs, with the delta's encoded
@@ -86,10 +91,7 @@ func (s *Store) deltaArgs(ctx context.Context, tx *sql.Tx, cp *runtime.Checkpoin
 	if baseDelta {
 		snapSeq, snapID = baseSnapSeq, ""
 	}
-	var base any = d.Base
-	if d.Base == cp.ParentID {
-		base = nil // the parent: implied
-	}
+	base := baseArg(cp, d)
 	args[12], args[13], args[14], args[15] = base, snapSeq, depth+1, chainBytes+size
 	if baseDelta {
 		// What was read is the base's own size, not its snapshot's.
