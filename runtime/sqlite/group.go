@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	goruntime "runtime"
 	"sync"
 )
 
@@ -46,6 +47,14 @@ func (s *Store) groupTx(ctx context.Context, l *heldLease, fn func(context.Conte
 			return err
 		}
 	}
+	// Let the goroutines that are ready to run have their turn first:
+	// the runs that the last batch released are computing their next
+	// superstep, and a write of theirs that arrives now joins this batch
+	// rather than waiting for the next flush. Without it, with sixteen
+	// threads, a third of the batches held one write (each its own
+	// flush), the first to come back after a batch of all of them. With
+	// nothing else ready to run it returns at once.
+	goruntime.Gosched()
 	g.mu.Lock()
 	batch := g.queue
 	g.queue = nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	goruntime "runtime"
 	"sync"
 	"testing"
 	"time"
@@ -144,5 +145,52 @@ func TestWriteAloneCancellation(t *testing.T) {
 	}
 	if _, err := s.Get(t.Context(), "t", "c2"); err != nil {
 		t.Fatalf("the checkpoint of the write: %v", err)
+	}
+}
+
+// TestGroupLeaderWaitsForReadyWrites: writes of goroutines that are ready
+// to run when a leader starts go in its batch. With one P, eight writers
+// released at once always made two batches or more (the first write alone,
+// with its own flush) before the leader yielded. Now they mostly make one:
+// the scheduler sometimes runs the yielding leader again before the
+// others, so the test counts trials, of which it allows a few.
+func TestGroupLeaderWaitsForReadyWrites(t *testing.T) {
+	s := openT(t, filepath.Join(t.TempDir(), "ready.db"))
+	ctx := t.Context()
+	defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(1))
+	batches := func() int {
+		s.group.mu.Lock()
+		defer s.group.mu.Unlock()
+		return s.group.batches
+	}
+	const trials, writers = 20, 8
+	split := 0 // trials whose writers made more than one batch
+	for trial := range trials {
+		before := batches()
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		errs := make([]error, writers)
+		for i := range writers {
+			wg.Go(func() {
+				<-start
+				errs[i] = s.groupTx(ctx, nil, func(ctx context.Context, tx *sql.Tx) error {
+					_, err := tx.ExecContext(ctx, "INSERT INTO ilmek_documents (fingerprint, doc) VALUES (?, ?)", fmt.Sprintf("ready-%d-%d", trial, i), "{}")
+					return err
+				})
+			})
+		}
+		close(start)
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("trial %d, write %d: %v", trial, i, err)
+			}
+		}
+		if batches()-before > 1 {
+			split++
+		}
+	}
+	if split > trials/2 {
+		t.Errorf("in %d of %d trials, %d writers ready at once made more than one batch; want at most %d", split, trials, writers, trials/2)
 	}
 }
