@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ilmek-go/ilmek/bench/graphs"
+	"github.com/ilmek-go/ilmek/bench/workload"
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/postgres"
 	"github.com/ilmek-go/ilmek/runtime/postgres/workers"
@@ -61,6 +63,29 @@ func flushesOf(f *os.File, n int) side {
 			}
 		}
 		return n, nil
+	}
+}
+
+// generatedOp is a run of the generated chain-100 package on a new
+// thread of cp: the program the SQLite targets name, where the
+// Builder chain's runs also pay for encoding runtime.Values.
+func generatedOp(b *testing.B, cp runtime.Checkpointer, opts ...runtime.RunOption) func(context.Context) error {
+	b.Helper()
+	w, err := workload.Parse("chain-100")
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := graphs.Generated(w)
+	if err != nil {
+		b.Fatal(err)
+	}
+	opts = append([]runtime.RunOption{runtime.WithRecursionLimit(w.RecursionLimit())}, opts...)
+	return func(ctx context.Context) error {
+		o, err := p(ctx, &workload.Thread{Store: cp, ID: newThread()}, opts...)
+		if err == nil && o.Supersteps != w.Units() {
+			err = fmt.Errorf("a generated chain-100 run took %d supersteps, want %d", o.Supersteps, w.Units())
+		}
+		return err
 	}
 }
 
@@ -168,11 +193,13 @@ func rounds(b *testing.B, num, den side, an, dn, ratio string) {
 //
 //   - sqlite/1thread-vs-flush: one thread's durable supersteps/s on
 //     SQLite (synchronous FULL) over the raw flush loop's flushes/s (100
-//     flushes a round); the target is 0.9.
+//     flushes a round); the target is 0.9. The generated-* rows run the
+//     generated chain-100 package instead of the Builder chain.
 //   - sqlite/bare-vs-flush: commits/s of a one-row insert into a bare
 //     SQLite file (WAL, synchronous FULL, the store's driver) over the
 //     raw flush loop's: the most a SQLite commit can do on this disk.
-//   - sqlite/16threads-vs-1: sixteen threads at once over one; target 5.
+//   - sqlite/16threads-vs-1: sixteen threads at once over one; target 5
+//     (the generated row: of the generated chain-100).
 //   - postgres/16threads-vs-1: the same on PostgreSQL; target 4.
 //   - postgres/bare16-vs-1: sixteen goroutines committing one-row
 //     inserts at once over one: how far this server and machine scale
@@ -182,7 +209,10 @@ func rounds(b *testing.B, num, den side, an, dn, ratio string) {
 //   - postgres/step-vs-nostep: a runtime.Step in every node over none, a
 //     run at a time; the target is a cost of at most 1.3 (ratio ≥ 0.77).
 //
-// The "nextwrite" rows run with DurableWithNextWrite. Without a
+// The "nextwrite" rows run with DurableWithNextWrite; the
+// "nextwrite-vs-each" row runs the Steps with it and the chain without
+// Steps with the default (a Step's journal then carries the checkpoint
+// before it: one commit a superstep either way). Without a
 // PostgreSQL server its rows are skipped with the reason.
 func BenchmarkRatios(b *testing.B) {
 	const steps = 100
@@ -202,6 +232,20 @@ func BenchmarkRatios(b *testing.B) {
 				"supersteps/s", "flushes/s", "x_flush")
 		})
 	}
+	for _, d := range []struct {
+		name string
+		opts []runtime.RunOption
+	}{{"generated-each", nil}, {"generated-nextwrite", []runtime.RunOption{next}}} {
+		b.Run("sqlite/1thread-vs-flush/"+d.name, func(b *testing.B) {
+			f, err := os.CreateTemp(b.TempDir(), "ilmek-flush-")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			rounds(b, runsOf(1, 1, steps, generatedOp(b, openSQLite(b), d.opts...)), flushesOf(f, 100),
+				"supersteps/s", "flushes/s", "x_flush")
+		})
+	}
 	b.Run("sqlite/bare-vs-flush", func(b *testing.B) {
 		f, err := os.CreateTemp(b.TempDir(), "ilmek-flush-")
 		if err != nil {
@@ -214,6 +258,10 @@ func BenchmarkRatios(b *testing.B) {
 		s := openSQLite(b)
 		rounds(b, runsOf(16, 4, steps, invokeOp(g, s, steps)), runsOf(1, 1, steps, invokeOp(g, s, steps)),
 			"threads16_sps", "threads1_sps", "x_one")
+	})
+	b.Run("sqlite/16threads-vs-1/generated", func(b *testing.B) {
+		op := generatedOp(b, openSQLite(b))
+		rounds(b, runsOf(16, 4, steps, op), runsOf(1, 1, steps, op), "threads16_sps", "threads1_sps", "x_one")
 	})
 	b.Run("postgres/16threads-vs-1", func(b *testing.B) {
 		s := openPG(b, 36)
@@ -232,12 +280,16 @@ func BenchmarkRatios(b *testing.B) {
 			"worker_sps", "direct_sps", "x_direct")
 	})
 	for _, d := range []struct {
-		name string
-		opts []runtime.RunOption
-	}{{"each", nil}, {"nextwrite", []runtime.RunOption{next}}} {
+		name        string
+		step, plain []runtime.RunOption
+	}{
+		{"each", nil, nil},
+		{"nextwrite", []runtime.RunOption{next}, []runtime.RunOption{next}},
+		{"nextwrite-vs-each", []runtime.RunOption{next}, nil},
+	} {
 		b.Run(fmt.Sprintf("postgres/step-vs-nostep/%s", d.name), func(b *testing.B) {
 			s := openPG(b, 4)
-			rounds(b, runsOf(1, 1, steps, invokeOp(stepped, s, steps, d.opts...)), runsOf(1, 1, steps, invokeOp(g, s, steps, d.opts...)),
+			rounds(b, runsOf(1, 1, steps, invokeOp(stepped, s, steps, d.step...)), runsOf(1, 1, steps, invokeOp(g, s, steps, d.plain...)),
 				"step_sps", "nostep_sps", "x_nostep")
 		})
 	}

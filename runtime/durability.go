@@ -40,9 +40,14 @@ const (
 	// run's result, a pause, an error and a cancellation are reported only
 	// after everything is written.
 	//
+	// It is the way to make Steps cheap: with it a superstep whose task
+	// runs a Step commits once (the journal and the checkpoint before
+	// it), as a plain superstep does by default, where the default
+	// commits twice (the journal, then the checkpoint).
+	//
 	// It needs a store that writes batches (checkpoint.BatchLease: the
-	// SQLite store does); with another, runs are durable at every
-	// superstep as with DurableEachSuperstep.
+	// SQLite and PostgreSQL stores do); with another, runs are durable
+	// at every superstep as with DurableEachSuperstep.
 	DurableWithNextWrite
 )
 
