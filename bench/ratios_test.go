@@ -218,32 +218,29 @@ func BenchmarkRatios(b *testing.B) {
 	const steps = 100
 	g, stepped := builderChain(b, steps), builderStepChain(b, steps)
 	next := runtime.WithDurability(runtime.DurableWithNextWrite)
-	for _, d := range []struct {
-		name string
-		opts []runtime.RunOption
-	}{{"each", nil}, {"nextwrite", []runtime.RunOption{next}}} {
-		b.Run("sqlite/1thread-vs-flush/"+d.name, func(b *testing.B) {
-			f, err := os.CreateTemp(b.TempDir(), "ilmek-flush-")
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer f.Close()
-			rounds(b, runsOf(1, 1, steps, invokeOp(g, openSQLite(b), steps, d.opts...)), flushesOf(f, 100),
-				"supersteps/s", "flushes/s", "x_flush")
-		})
+	builder := func(b *testing.B, opts ...runtime.RunOption) func(context.Context) error {
+		return invokeOp(g, openSQLite(b), steps, opts...)
+	}
+	generated := func(b *testing.B, opts ...runtime.RunOption) func(context.Context) error {
+		return generatedOp(b, openSQLite(b), opts...)
 	}
 	for _, d := range []struct {
 		name string
+		op   func(*testing.B, ...runtime.RunOption) func(context.Context) error
 		opts []runtime.RunOption
-	}{{"generated-each", nil}, {"generated-nextwrite", []runtime.RunOption{next}}} {
+	}{
+		{"each", builder, nil},
+		{"nextwrite", builder, []runtime.RunOption{next}},
+		{"generated-each", generated, nil},
+		{"generated-nextwrite", generated, []runtime.RunOption{next}},
+	} {
 		b.Run("sqlite/1thread-vs-flush/"+d.name, func(b *testing.B) {
 			f, err := os.CreateTemp(b.TempDir(), "ilmek-flush-")
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer f.Close()
-			rounds(b, runsOf(1, 1, steps, generatedOp(b, openSQLite(b), d.opts...)), flushesOf(f, 100),
-				"supersteps/s", "flushes/s", "x_flush")
+			rounds(b, runsOf(1, 1, steps, d.op(b, d.opts...)), flushesOf(f, 100), "supersteps/s", "flushes/s", "x_flush")
 		})
 	}
 	b.Run("sqlite/bare-vs-flush", func(b *testing.B) {
