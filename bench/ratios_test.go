@@ -3,9 +3,11 @@ package bench
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"sync"
 	"testing"
 	"time"
@@ -89,11 +91,10 @@ func generatedOp(b *testing.B, cp runtime.Checkpointer, opts ...runtime.RunOptio
 	}
 }
 
-// bareCommitsOf is a side that commits n one-row inserts of flushBytes
-// into a SQLite file in WAL mode at synchronous FULL, opened as the
-// store opens its writer: SQLite's own floor on this disk, without the
-// engine's rows, indexes or encoding.
-func bareCommitsOf(b *testing.B, n int) side {
+// openBare opens a new SQLite file in WAL mode at synchronous FULL, as the
+// store opens its writer (one connection, transactions that begin
+// IMMEDIATE, the same driver), with the table of the bare rows.
+func openBare(b *testing.B, table string) *sql.DB {
 	b.Helper()
 	uri := "file:" + filepath.Join(b.TempDir(), "bare.db") + "?_txlock=immediate&_pragma=busy_timeout(5000)&_pragma=synchronous(FULL)"
 	db, err := sql.Open("sqlite", uri)
@@ -102,11 +103,20 @@ func bareCommitsOf(b *testing.B, n int) side {
 	}
 	b.Cleanup(func() { db.Close() })
 	db.SetMaxOpenConns(1)
-	for _, q := range []string{"PRAGMA journal_mode=WAL", "CREATE TABLE bare (id INTEGER PRIMARY KEY, v BLOB NOT NULL)"} {
+	for _, q := range []string{"PRAGMA journal_mode=WAL", table} {
 		if _, err := db.Exec(q); err != nil {
 			b.Fatal(err)
 		}
 	}
+	return db
+}
+
+// bareCommitsOf is a side that commits n one-row inserts of flushBytes
+// into a bare SQLite file (openBare): SQLite's own floor on this disk,
+// without the engine's rows, indexes or encoding.
+func bareCommitsOf(b *testing.B, n int) side {
+	b.Helper()
+	db := openBare(b, "CREATE TABLE bare (id INTEGER PRIMARY KEY, v BLOB NOT NULL)")
 	ins, err := db.Prepare("INSERT INTO bare (v) VALUES (?)")
 	if err != nil {
 		b.Fatal(err)
@@ -119,6 +129,104 @@ func bareCommitsOf(b *testing.B, n int) side {
 			}
 		}
 		return n, nil
+	}
+}
+
+// bareGroupOf is a side that runs conc goroutines at once, each
+// committing each one-row inserts of flushBytes into a bare SQLite file
+// (openBare) through a group commit of the store's kind: the writes that
+// arrive while a transaction is written share the next one and its
+// flush, whose first write yields to the goroutines ready to run before
+// it takes them. When clustered, the table is clustered by goroutine, as
+// the store's checkpoints are by thread, so each goroutine's rows fill
+// pages of their own and a batch writes a page per goroutine; otherwise
+// rows are appended in commit order and a batch's rows share pages. It
+// is SQLite's floor for concurrent commits on this disk: what sixteen
+// writers sharing flushes do without the engine's work.
+func bareGroupOf(b *testing.B, conc, each int, clustered bool) side {
+	b.Helper()
+	table := "CREATE TABLE bare (id INTEGER PRIMARY KEY, g INTEGER NOT NULL, seq INTEGER NOT NULL, v BLOB NOT NULL)"
+	if clustered {
+		table = "CREATE TABLE bare (g INTEGER NOT NULL, seq INTEGER NOT NULL, v BLOB NOT NULL, PRIMARY KEY (g, seq)) WITHOUT ROWID"
+	}
+	db := openBare(b, table)
+	ins, err := db.Prepare("INSERT INTO bare (g, seq, v) VALUES (?, ?, ?)")
+	if err != nil {
+		b.Fatal(err)
+	}
+	type write struct {
+		g, seq int
+		done   chan error
+	}
+	var (
+		mu    sync.Mutex
+		queue []write
+		busy  bool
+		next  = make([]int, conc) // each goroutine's next seq, across rounds
+	)
+	errLead := errors.New("lead")
+	buf := make([]byte, flushBytes)
+	writeBatch := func(batch []write) {
+		tx, err := db.Begin()
+		if err == nil {
+			st := tx.Stmt(ins)
+			for _, w := range batch {
+				if _, err = st.Exec(w.g, w.seq, buf); err != nil {
+					break
+				}
+			}
+			if err == nil {
+				err = tx.Commit()
+			} else {
+				tx.Rollback()
+			}
+		}
+		for _, w := range batch {
+			w.done <- err
+		}
+	}
+	commit := func(g, seq int) error {
+		w := write{g, seq, make(chan error, 1)}
+		mu.Lock()
+		queue = append(queue, w)
+		lead := !busy
+		busy = true
+		mu.Unlock()
+		if !lead {
+			if err := <-w.done; err != errLead {
+				return err
+			}
+		}
+		goruntime.Gosched()
+		mu.Lock()
+		batch := queue
+		queue = nil
+		mu.Unlock()
+		writeBatch(batch)
+		mu.Lock()
+		if len(queue) > 0 {
+			queue[0].done <- errLead
+		} else {
+			busy = false
+		}
+		mu.Unlock()
+		return <-w.done
+	}
+	return func(ctx context.Context) (int, error) {
+		var wg sync.WaitGroup
+		errs := make([]error, conc)
+		for g := range conc {
+			wg.Go(func() {
+				for range each {
+					next[g]++
+					if errs[g] = commit(g, next[g]); errs[g] != nil {
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		return conc * each, errors.Join(errs...)
 	}
 }
 
@@ -198,6 +306,12 @@ func rounds(b *testing.B, num, den side, an, dn, ratio string) {
 //   - sqlite/bare-vs-flush: commits/s of a one-row insert into a bare
 //     SQLite file (WAL, synchronous FULL, the store's driver) over the
 //     raw flush loop's: the most a SQLite commit can do on this disk.
+//   - sqlite/bare16-vs-1: sixteen goroutines committing one-row inserts
+//     through a group commit of the store's kind over one (bareGroupOf),
+//     into a table clustered by goroutine as the store's checkpoints are
+//     by thread: how far this disk and driver scale concurrent commits
+//     without the engine. The appended row: into a table whose rows are
+//     appended in commit order, so that a batch's rows share pages.
 //   - sqlite/16threads-vs-1: sixteen threads at once over one; target 5
 //     (the generated row: of the generated chain-100).
 //   - postgres/16threads-vs-1: the same on PostgreSQL; target 4.
@@ -251,6 +365,14 @@ func BenchmarkRatios(b *testing.B) {
 		defer f.Close()
 		rounds(b, bareCommitsOf(b, 100), flushesOf(f, 100), "commits/s", "flushes/s", "x_flush")
 	})
+	for _, d := range []struct {
+		name      string
+		clustered bool
+	}{{"bare16-vs-1", true}, {"bare16-vs-1/appended", false}} {
+		b.Run("sqlite/"+d.name, func(b *testing.B) {
+			rounds(b, bareGroupOf(b, 16, 25, d.clustered), bareGroupOf(b, 1, 100, d.clustered), "commits16/s", "commits1/s", "x_one")
+		})
+	}
 	b.Run("sqlite/16threads-vs-1", func(b *testing.B) {
 		s := openSQLite(b)
 		rounds(b, runsOf(16, 4, steps, invokeOp(g, s, steps)), runsOf(1, 1, steps, invokeOp(g, s, steps)),
