@@ -91,8 +91,8 @@
 // makes begins with its time, so a commit's entry goes at the index's end
 // whatever its thread, and the commits of many threads that share a
 // transaction (the group commit) share that page, where each wrote a
-// page of its own thread's: sixteen threads at once run about 8% faster
-// (BENCHMARKS.md). Uniqueness and lookups are the same.
+// page of its own thread's: sixteen threads at once ran 4 to 26% faster
+// in the runs BENCHMARKS.md records. Uniqueness and lookups are the same.
 //
 // Version 7 stores channels of more than 512 bytes apart, in
 // ilmek_channels (a rowid table), and the checkpoint row names them
