@@ -29,13 +29,19 @@ type side func(ctx context.Context) (int, error)
 // many goroutines runs each op several times to keep that wait small
 // against the round.
 func runsOf(conc, each, steps int, op func(context.Context) error) side {
+	return goroutinesOf(conc, each, steps, func(ctx context.Context, _ int) error { return op(ctx) })
+}
+
+// goroutinesOf is runsOf whose op is told which of the conc goroutines
+// runs it (0 to conc-1).
+func goroutinesOf(conc, each, units int, op func(ctx context.Context, g int) error) side {
 	return func(ctx context.Context) (int, error) {
 		var wg sync.WaitGroup
 		errs := make([]error, conc)
-		for i := range conc {
+		for g := range conc {
 			wg.Go(func() {
 				for range each {
-					if errs[i] = op(ctx); errs[i] != nil {
+					if errs[g] = op(ctx, g); errs[g] != nil {
 						return
 					}
 				}
@@ -47,7 +53,7 @@ func runsOf(conc, each, steps int, op func(context.Context) error) side {
 				return 0, err
 			}
 		}
-		return conc * each * steps, nil
+		return conc * each * units, nil
 	}
 }
 
@@ -212,22 +218,10 @@ func bareGroupOf(b *testing.B, conc, each int, clustered bool) side {
 		mu.Unlock()
 		return <-w.done
 	}
-	return func(ctx context.Context) (int, error) {
-		var wg sync.WaitGroup
-		errs := make([]error, conc)
-		for g := range conc {
-			wg.Go(func() {
-				for range each {
-					next[g]++
-					if errs[g] = commit(g, next[g]); errs[g] != nil {
-						return
-					}
-				}
-			})
-		}
-		wg.Wait()
-		return conc * each, errors.Join(errs...)
-	}
+	return goroutinesOf(conc, each, 1, func(_ context.Context, g int) error {
+		next[g]++
+		return commit(g, next[g])
+	})
 }
 
 // bareInsertsPG is a side that runs conc goroutines at once, each
