@@ -150,7 +150,8 @@
 // ready to run (runtime.Gosched), so that the runs the last transaction
 // released, which come back at about the same time, share one flush
 // rather than the first of them taking one alone
-// (TestGroupLeaderWaitsForReadyWrites). Every caller gets its own result: when a write's fence or statements
+// (TestGroupLeaderWaitsForReadyWrites). Every caller gets its own
+// result: when a write's fence or statements
 // fail, or the shared commit does, the transaction is rolled back whole
 // and each write is tried again alone. A run's write whose context ends
 // before it starts fails with the context's error; once started it is

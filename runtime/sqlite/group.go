@@ -51,7 +51,7 @@ func (s *Store) groupTx(ctx context.Context, l *heldLease, fn func(context.Conte
 	// the runs that the last batch released are computing their next
 	// superstep, and a write of theirs that arrives now joins this batch
 	// rather than waiting for the next flush. Without it, with sixteen
-	// threads, a third of the batches held one write (each its own
+	// threads, over a quarter of the batches held one write (each its own
 	// flush), the first to come back after a batch of all of them. With
 	// nothing else ready to run it returns at once.
 	goruntime.Gosched()
