@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
@@ -50,9 +49,6 @@ func (s *Store) fastDeltaArgs(cp *runtime.Checkpoint, d checkpoint.Delta, args [
 func (s *Store) fastDelta(ctx context.Context, tx *sql.Tx, args []any) (bool, error) {
 	res, err := s.ws.in(ctx, tx, qInsertDelta).ExecContext(ctx, args...)
 	if err != nil {
-		if strings.Contains(err.Error(), "NOT NULL constraint failed: ilmek_checkpoints.vid") {
-			return false, nil
-		}
 		return false, err
 	}
 	n, err := res.RowsAffected()

@@ -27,14 +27,15 @@ const (
 	// thread's next row, with ?1 to ?13 as qInsertCheckpoint's and ?15 its
 	// size: its chain's snapshot, depth and bytes follow from the base's
 	// row, read in the same statement. It inserts nothing when there is
-	// no such base, or when the chain would reach ?16 deltas or ?17 bytes,
-	// the least the Compact rule asks of a chain before a snapshot is due
+	// no such base, when the graph's version (?10 to ?12) has no row yet,
+	// or when the chain would reach ?16 deltas or ?17 bytes, the least
+	// the Compact rule asks of a chain before a snapshot is due
 	// (fastDelta): a write then takes deltaArgs' way.
 	qInsertDelta = "INSERT INTO ilmek_checkpoints (thread_id, seq, id, parent_id, plan_id, step, created_ns, channels, next, pending, vid, base_id, snap_seq, depth, chain_bytes)" +
-		" SELECT ?1, (SELECT coalesce(max(seq), 0) + 1 FROM ilmek_checkpoints WHERE thread_id = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9," +
-		" (SELECT vid FROM ilmek_versions WHERE fingerprint = ?10 AND format = ?11 AND migrated_from = ?12), ?13," +
+		" SELECT ?1, (SELECT coalesce(max(seq), 0) + 1 FROM ilmek_checkpoints WHERE thread_id = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, v.vid, ?13," +
 		" CASE WHEN coalesce(b.base_id, b.parent_id) <> '' THEN b.snap_seq ELSE b.seq END, b.depth + 1, b.chain_bytes + ?15" +
-		" FROM ilmek_checkpoints b WHERE b.thread_id = ?1 AND b.id = ?14 AND b.depth + 1 < ?16 AND b.chain_bytes + ?15 < ?17"
+		" FROM ilmek_checkpoints b, ilmek_versions v WHERE b.thread_id = ?1 AND b.id = ?14 AND b.depth + 1 < ?16 AND b.chain_bytes + ?15 < ?17" +
+		" AND v.fingerprint = ?10 AND v.format = ?11 AND v.migrated_from = ?12"
 	// qInsertChannels stores channels too large for their checkpoint's
 	// row (bigChannels; see migration 0007).
 	qInsertChannels = "INSERT INTO ilmek_channels (data) VALUES (?)"
