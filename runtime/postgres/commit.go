@@ -33,11 +33,12 @@ const (
 	partTrim                // old events of the runs to drop
 	partRelease             // the lease given back (checkpoint.Commit.Release)
 	partJournal             // a task's journal written with the checkpoint (a batch of one commit, batch.go)
+	partOneRow              // with partEvents: the events fill one row, inserted from scalars
 )
 
 // commitSQL returns the text of the one-statement commit of parts, made
 // once per Store.
-func (s *Store) commitSQL(parts uint8) string {
+func (s *Store) commitSQL(parts uint16) string {
 	if v, ok := s.commitSQLs.Load(parts); ok {
 		return v.(string)
 	}
@@ -77,7 +78,13 @@ func (s *Store) commitSQL(parts uint8) string {
 			"error = excluded.error, pending = excluded.pending, meta = (S.ilmek_threads.meta || " + set + ") - " + del + ", " +
 			"updated_ns = greatest(S.ilmek_threads.updated_ns, excluded.updated_ns))")
 	}
-	if parts&partEvents != 0 {
+	switch {
+	case parts&partOneRow != 0:
+		// A superstep's events mostly fill one row: its values as
+		// scalars cost the server less than seven arrays to unnest.
+		row := p("text") + ", " + p("bigint") + ", " + p("bigint") + ", " + p("text") + ", " + p("bigint") + ", " + p("text") + ", " + p("bytea")
+		b.WriteString(", ev AS (" + insertEventRow(row, ok) + ")")
+	case parts&partEvents != 0:
 		arrays := p("text[]") + ", " + p("bigint[]") + ", " + p("bigint[]") + ", " + p("text[]") + ", " + p("bigint[]") + ", " + p("text[]") + ", " + p("bytea[]")
 		b.WriteString(", ev AS (" + insertEvents(arrays, ok) + ")")
 	}
@@ -145,7 +152,7 @@ func (l *heldLease) commitResult(c checkpoint.Commit, fenced, found, inserted in
 // nil (its entries encoded in raw).
 func (s *Store) commitStmt(l *heldLease, c checkpoint.Commit, j *journalWrite) (string, []any, error) {
 	var (
-		parts uint8
+		parts uint16
 		args  []any
 	)
 	cp := c.Checkpoint
@@ -209,7 +216,12 @@ func (s *Store) commitStmt(l *heldLease, c checkpoint.Commit, j *journalWrite) (
 		// delete does not see its own inserts.
 		rows, trimRuns, trimThrough := store.TrimmedEvents(c.Events, rowBytes)
 		parts |= partEvents
-		args = append(args, eventArgs(rows)...)
+		if len(rows.Runs) == 1 {
+			parts |= partOneRow
+			args = append(args, rows.Runs[0], rows.Seqs[0], rows.Firsts[0], rows.Threads[0], rows.Times[0], rows.Kinds[0], rows.Datas[0])
+		} else {
+			args = append(args, eventArgs(rows)...)
+		}
 		if len(trimRuns) > 0 {
 			parts |= partTrim
 			args = append(args, trimRuns, trimThrough)

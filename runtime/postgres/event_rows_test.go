@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/runtime/checkpointtest"
+	"github.com/ilmek-go/ilmek/spec"
 )
 
 // storedEvents returns events from..to of run in thread, a second apart.
@@ -91,5 +94,74 @@ func TestEventRowsOfEarlierVersions(t *testing.T) {
 	}
 	if got := eventSeqs(t, s, "r", 2, 3); !slices.Equal(got, []int64{3, 4, 5}) {
 		t.Errorf("ReadEvents(after 2, limit 3) = %v, want [3 4 5]", got)
+	}
+}
+
+// TestEventRowsOfACommit: a superstep's events are written with its
+// checkpoint as one row (inserted from scalars) or, when they outgrow a
+// row's bound, as several (from arrays); either way a run's events are
+// read back whole, gap-free and in order, with the values its nodes
+// wrote.
+func TestEventRowsOfACommit(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		size     int // bytes of each node's output
+		moreRows bool
+	}{
+		{"one row a superstep", 10, false},
+		{"several rows a superstep", 40 << 10, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := openStore(t, "evcommit")
+			const steps = 3
+			b := runtime.NewBuilder("chain").Channel("out", spec.LastWrite)
+			prev := spec.Start
+			for i := range steps {
+				id := fmt.Sprintf("n%d", i)
+				out := strings.Repeat(string(rune('a'+i)), tc.size)
+				b.Node(id, func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return runtime.Values{"out": out}, nil })
+				b.Edge(prev, id)
+				prev = id
+			}
+			g, err := b.Compile()
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := g.Thread(s, "t").Invoke(t.Context(), runtime.Values{}, runtime.WithEventLog())
+			if err != nil {
+				t.Fatal(err)
+			}
+			all, err := s.ReadEvents(t.Context(), res.RunID, 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ends []string
+			for i, e := range all {
+				if e.Seq != int64(i+1) {
+					t.Fatalf("event %d has Seq %d; want %d", i, e.Seq, i+1)
+				}
+				var ev runtime.Event
+				if err := json.Unmarshal(e.Data, &ev); err != nil {
+					t.Fatalf("event %d: %v", i, err)
+				}
+				if ev.Type == runtime.EventNodeEnd {
+					out, _ := ev.Update.(map[string]any)["out"].(string)
+					if want := strings.Repeat(out[:1], tc.size); out != want {
+						t.Fatalf("event %d: node %s wrote %d bytes; want %d of %q", i, ev.Node, len(out), tc.size, out[:1])
+					}
+					ends = append(ends, ev.Node)
+				}
+			}
+			if len(ends) != steps || all[len(all)-1].Kind != string(runtime.EventRunEnd) {
+				t.Fatalf("node_end events %v in %d events; want %d, and run_end last", ends, len(all), steps)
+			}
+			var rows int
+			if err := s.Pool().QueryRow(t.Context(), "SELECT count(*) FROM "+s.SchemaName()+".ilmek_events WHERE run_id = $1", res.RunID).Scan(&rows); err != nil {
+				t.Fatal(err)
+			}
+			if tc.moreRows != (rows > steps+2) {
+				t.Errorf("%d events in %d rows; want more rows than writes (%d): %v", len(all), rows, steps+2, tc.moreRows)
+			}
+		})
 	}
 }

@@ -209,6 +209,13 @@ func insertEvents(arrays, cond string) string {
 		" ON CONFLICT (run_id, seq) DO UPDATE SET " + eventUpdate
 }
 
+// insertEventRow is insertEvents for one row, whose columns' values row
+// spells (seven scalars in the same order).
+func insertEventRow(row, cond string) string {
+	return "INSERT INTO S.ilmek_events (run_id, seq, first_seq, thread_id, time_ns, kind, data) SELECT " + row + " WHERE " + cond +
+		" ON CONFLICT (run_id, seq) DO UPDATE SET " + eventUpdate
+}
+
 // eventUpdate is an events insert's ON CONFLICT update: a row replaces a
 // stored row of its key only when it holds at least its events.
 const eventUpdate = "first_seq = excluded.first_seq, thread_id = excluded.thread_id, time_ns = excluded.time_ns, " +

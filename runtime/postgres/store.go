@@ -28,7 +28,7 @@ type Store struct {
 	leases *store.Leases  // the leases this Store holds
 	retry  *store.Retrier // retries a run's writes after errors safe to retry
 
-	commitSQLs sync.Map     // commit parts (uint8) → the one-statement commit's SQL (commit.go)
+	commitSQLs sync.Map     // commit parts (uint16) → the one-statement commit's SQL (commit.go)
 	docsStored sync.Map     // fingerprints of the documents this Store stored (PutDocument)
 	docsCount  atomic.Int64 // about how many docsStored holds
 }
