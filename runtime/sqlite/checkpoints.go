@@ -67,7 +67,7 @@ func (s *Store) placeChannels(ctx context.Context, tx *sql.Tx, ch []byte) (inRow
 
 // putUnleased is Put (d nil) or PutDelta in one transaction.
 func (s *Store) putUnleased(ctx context.Context, cp *runtime.Checkpoint, d *checkpoint.Delta, done []string) error {
-	put, err := s.prepareCommit(cp, d, done)
+	put, _, err := s.prepareCommit(cp, d, done, nil)
 	if err != nil {
 		return err
 	}
@@ -109,34 +109,53 @@ func checkpointArgs(cp *runtime.Checkpoint) ([]any, error) {
 
 // prepareCommit encodes cp (as the delta d when d is not nil) and returns
 // the body of the transaction that stores it and drops the journals of
-// done.
-func (s *Store) prepareCommit(cp *runtime.Checkpoint, d *checkpoint.Delta, done []string) (func(context.Context, *sql.Tx) error, error) {
+// done. Under the lease l (nil for none), fenced reports that the body's
+// first statement checks the lease itself (qInsertDeltaFenced), so the
+// transaction needs no fence statement before it: the body then checks
+// the fence before it writes anything else (the delta's slow way).
+func (s *Store) prepareCommit(cp *runtime.Checkpoint, d *checkpoint.Delta, done []string, l *heldLease) (body func(context.Context, *sql.Tx) error, fenced bool, err error) {
 	if cp == nil || cp.ID == "" {
-		return nil, fmt.Errorf("sqlite: a checkpoint write in %q: the checkpoint is nil or has no ID", s.path)
+		return nil, false, fmt.Errorf("sqlite: a checkpoint write in %q: the checkpoint is nil or has no ID", s.path)
 	}
 	args, err := checkpointArgs(cp)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: put checkpoint %s of thread %q: %w", cp.ID, cp.ThreadID, err)
+		return nil, false, fmt.Errorf("sqlite: put checkpoint %s of thread %q: %w", cp.ID, cp.ThreadID, err)
 	}
 	chans := args[6]
 	if d != nil {
 		writes, err := json.Marshal(d.Writes)
 		if err != nil {
-			return nil, fmt.Errorf("sqlite: put checkpoint %s of thread %q: encode its delta: %w", cp.ID, cp.ThreadID, err)
+			return nil, false, fmt.Errorf("sqlite: put checkpoint %s of thread %q: encode its delta: %w", cp.ID, cp.ThreadID, err)
 		}
 		chans = writes
 	}
 	var fast []any // qInsertDelta's arguments, when it may do
+	q := qInsertDelta
 	if d != nil && !s.slowDeltas {
 		fast = s.fastDeltaArgs(cp, *d, args, chans.([]byte))
+		if fast != nil && l != nil {
+			q, fast, fenced = qInsertDeltaFenced, append(fast, l.Fence()), true
+		}
 	}
 	return func(ctx context.Context, tx *sql.Tx) error {
 		if fast != nil {
-			switch ok, err := s.fastDelta(ctx, tx, fast); {
+			if fenced {
+				if err := l.Refused(); err != nil {
+					return err
+				}
+			}
+			switch ok, err := s.fastDelta(ctx, tx, q, fast); {
 			case err != nil:
 				return err
 			case ok:
 				return s.dropJournalsTx(ctx, tx, cp.ThreadID, done)
+			}
+			if fenced {
+				// Nothing was written: the lease is lost, or the delta
+				// takes the slow way, fenced as any other write.
+				if err := s.checkFence(ctx, tx, l); err != nil {
+					return err
+				}
 			}
 		}
 		// Each try starts from what was encoded: a batch whose commit
@@ -149,7 +168,7 @@ func (s *Store) prepareCommit(cp *runtime.Checkpoint, d *checkpoint.Delta, done 
 			}
 		}
 		return s.putTx(ctx, tx, args, cp.ThreadID, done)
-	}, nil
+	}, fenced, nil
 }
 
 // putTx inserts a checkpoint and drops the journals of done, in tx.

@@ -41,13 +41,15 @@ func (s *Store) fastDeltaArgs(cp *runtime.Checkpoint, d checkpoint.Delta, args [
 	return append(fast, writes, args[7], args[8], args[9], args[10], args[11], baseArg(cp, d), d.Base, d.Size(), c.Every, limit)
 }
 
-// fastDelta inserts a delta in one statement (qInsertDelta, with args
-// from fastDeltaArgs) and reports whether it did. It did not when the
-// base is missing, when a snapshot may be due, or when the graph's
-// version has no row yet: deltaArgs' way then finds which, and writes
-// the checkpoint or says why not.
-func (s *Store) fastDelta(ctx context.Context, tx *sql.Tx, args []any) (bool, error) {
-	res, err := s.ws.in(ctx, tx, qInsertDelta).ExecContext(ctx, args...)
+// fastDelta inserts a delta in one statement (q: qInsertDelta, or
+// qInsertDeltaFenced with the lease's owner last in args; args from
+// fastDeltaArgs) and reports whether it did. It did not when the base is
+// missing, when a snapshot may be due, when the graph's version has no
+// row yet, or (fenced) when the lease is not the writer's: the fence and
+// deltaArgs' way then find which, and write the checkpoint or say why
+// not.
+func (s *Store) fastDelta(ctx context.Context, tx *sql.Tx, q string, args []any) (bool, error) {
+	res, err := s.ws.in(ctx, tx, q).ExecContext(ctx, args...)
 	if err != nil {
 		return false, err
 	}

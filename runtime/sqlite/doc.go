@@ -180,7 +180,11 @@
 //
 // Writes are fenced: a run writes through its lease (checkpoint.Lease's
 // Commit and PutJournal), and each such write checks, in its own
-// transaction, that the lease row still carries its token. A process that stalled past its expiry and was
+// transaction, that the lease row still carries its token. A superstep's
+// delta, the most common write, carries the check in its insert
+// (qInsertDeltaFenced): it inserts nothing under a lease taken over, and
+// only then is the lease read by a statement of its own, to say which
+// (TestFencedDelta). A process that stalled past its expiry and was
 // taken over therefore fails with ErrLeaseLost instead of overwriting the
 // new owner's checkpoints. Expiry compares wall-clock times of the
 // processes sharing the file, which share a machine.

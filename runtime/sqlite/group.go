@@ -24,18 +24,20 @@ type group struct {
 
 // groupWrite is one write waiting in the group.
 type groupWrite struct {
-	ctx  context.Context
-	l    *heldLease
-	fn   func(context.Context, *sql.Tx) error
-	done chan error // its result, or errLead: write the queue
+	ctx    context.Context
+	l      *heldLease
+	fenced bool // fn checks l's fence itself (prepareCommit)
+	fn     func(context.Context, *sql.Tx) error
+	done   chan error // its result, or errLead: write the queue
 }
 
 // errLead tells a waiting write that it writes the next batch.
 var errLead = errors.New("lead the next batch")
 
-// groupTx is tx for a run's fenced write, through the group commit.
-func (s *Store) groupTx(ctx context.Context, l *heldLease, fn func(context.Context, *sql.Tx) error) error {
-	w := &groupWrite{ctx: ctx, l: l, fn: fn, done: make(chan error, 1)}
+// groupTx is tx for a run's write through the group commit, fenced by l
+// (when not nil) with a statement before fn, or by fn itself when fenced.
+func (s *Store) groupTx(ctx context.Context, l *heldLease, fenced bool, fn func(context.Context, *sql.Tx) error) error {
+	w := &groupWrite{ctx: ctx, l: l, fenced: fenced, fn: fn, done: make(chan error, 1)}
 	g := &s.group
 	g.mu.Lock()
 	g.queue = append(g.queue, w)
@@ -122,7 +124,11 @@ func (s *Store) alone(w *groupWrite) error {
 		return err // not started
 	}
 	ctx := context.WithoutCancel(w.ctx)
-	return s.tx(ctx, w.l, func(tx *sql.Tx) error { return w.fn(ctx, tx) })
+	l := w.l
+	if w.fenced {
+		l = nil // fn checks it
+	}
+	return s.tx(ctx, l, func(tx *sql.Tx) error { return w.fn(ctx, tx) })
 }
 
 // inBatch runs w, fenced, in tx, the transaction of a batch. A write that
@@ -130,7 +136,7 @@ func (s *Store) alone(w *groupWrite) error {
 // the whole transaction).
 func (s *Store) inBatch(tx *sql.Tx, w *groupWrite) error {
 	ctx := context.WithoutCancel(w.ctx)
-	if w.l != nil {
+	if w.l != nil && !w.fenced {
 		if err := s.checkFence(ctx, tx, w.l); err != nil {
 			return err
 		}

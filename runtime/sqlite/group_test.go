@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -63,7 +64,7 @@ func TestGroupCommit(t *testing.T) {
 	release := make(chan struct{})
 	blocked := make(chan error, 1)
 	go func() {
-		blocked <- s.groupTx(ctx, nil, func(context.Context, *sql.Tx) error { <-release; return nil })
+		blocked <- s.groupTx(ctx, nil, false, func(context.Context, *sql.Tx) error { <-release; return nil })
 	}()
 	for batches() == before {
 		time.Sleep(time.Millisecond)
@@ -132,9 +133,9 @@ func TestWriteAloneCancellation(t *testing.T) {
 	// the fence was checked, before the insert.
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	err = s.groupTx(ctx, l.(*heldLease), func(ctx context.Context, tx *sql.Tx) error {
+	err = s.groupTx(ctx, l.(*heldLease), false, func(ctx context.Context, tx *sql.Tx) error {
 		cancel()
-		put, err := s.prepareCommit(cp("t", "c2"), nil, nil)
+		put, _, err := s.prepareCommit(cp("t", "c2"), nil, nil, nil)
 		if err != nil {
 			return err
 		}
@@ -173,7 +174,7 @@ func TestGroupLeaderWaitsForReadyWrites(t *testing.T) {
 		for i := range writers {
 			wg.Go(func() {
 				<-start
-				errs[i] = s.groupTx(ctx, nil, func(ctx context.Context, tx *sql.Tx) error {
+				errs[i] = s.groupTx(ctx, nil, false, func(ctx context.Context, tx *sql.Tx) error {
 					_, err := tx.ExecContext(ctx, "INSERT INTO ilmek_documents (fingerprint, doc) VALUES (?, ?)", fmt.Sprintf("ready-%d-%d", trial, i), "{}")
 					return err
 				})
@@ -192,5 +193,62 @@ func TestGroupLeaderWaitsForReadyWrites(t *testing.T) {
 	}
 	if split > trials/2 {
 		t.Errorf("in %d of %d trials, %d writers ready at once made more than one batch; want at most %d", split, trials, writers, trials/2)
+	}
+}
+
+// TestFencedDelta: a run's delta is fenced by its own insert
+// (qInsertDeltaFenced), with no fence statement before it. Under a lease
+// that was taken over it writes nothing and fails with ErrLeaseLost, also
+// when the delta would have taken the slow way (its base missing); under
+// a held lease the slow way still says why it cannot write.
+func TestFencedDelta(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		lost bool
+		base string
+		want error // nil: written
+	}{
+		{name: "held", base: "c1"},
+		{name: "taken over", lost: true, base: "c1", want: ErrLeaseLost},
+		{name: "taken over, base missing", lost: true, base: "missing", want: ErrLeaseLost},
+		{name: "held, base missing", base: "missing", want: runtime.ErrNotFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := openT(t, filepath.Join(t.TempDir(), "fenced.db"))
+			ctx := t.Context()
+			l, err := s.Lease(ctx, "t", checkpoint.LeaseOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Release()
+			first := cp("t", "c1")
+			first.Channels = json.RawMessage(`{"n":0}`)
+			if err := l.Commit(ctx, checkpoint.Commit{Checkpoint: first}); err != nil {
+				t.Fatal(err)
+			}
+			if tc.lost {
+				if _, err := s.w.Exec("UPDATE ilmek_leases SET owner = 'another' WHERE thread_id = 't'"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			next := cp("t", "c2")
+			next.ParentID = "c1"
+			d := &checkpoint.Delta{Base: tc.base, Writes: []checkpoint.ChannelWrite{{Channel: "n", Value: json.RawMessage(`1`)}}}
+			if _, fenced, err := s.prepareCommit(next, d, nil, l.(*heldLease)); err != nil || !fenced {
+				t.Fatalf("prepareCommit of a delta under a lease: fenced %v, %v; want fenced by its insert", fenced, err)
+			}
+			err = l.Commit(ctx, checkpoint.Commit{Checkpoint: next, Delta: d})
+			_, got := s.Get(ctx, "t", "c2")
+			switch {
+			case tc.want == nil && err != nil:
+				t.Fatalf("commit: %v", err)
+			case tc.want == nil && got != nil:
+				t.Fatalf("the delta is not stored: %v", got)
+			case tc.want != nil && !errors.Is(err, tc.want):
+				t.Fatalf("commit: %v, want %v", err, tc.want)
+			case tc.want != nil && !errors.Is(got, runtime.ErrNotFound):
+				t.Fatalf("the refused delta was stored (%v)", got)
+			}
+		})
 	}
 }

@@ -27,7 +27,7 @@ func (l *heldLease) PutJournal(ctx context.Context, taskID string, entries []che
 func (s *Store) putJournal(ctx context.Context, l *heldLease, threadID, taskID string, entries []checkpoint.JournalEntry) error {
 	raw, err := json.Marshal(entries)
 	if err == nil {
-		err = s.groupTx(ctx, l, func(ctx context.Context, tx *sql.Tx) error {
+		err = s.groupTx(ctx, l, false, func(ctx context.Context, tx *sql.Tx) error {
 			_, err := s.ws.in(ctx, tx, qPutJournal).ExecContext(ctx, threadID, taskID, raw)
 			return err
 		})

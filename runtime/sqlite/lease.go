@@ -115,9 +115,9 @@ func (s *Store) checkFence(ctx context.Context, tx *sql.Tx, l *heldLease) error 
 // Commit writes c in one transaction fenced by the lease: the checkpoint
 // (full or delta), the dropped journals, the thread record and the events.
 func (l *heldLease) Commit(ctx context.Context, c checkpoint.Commit) error {
-	body, err := l.commitBody(c)
+	body, fenced, err := l.commitBody(c)
 	if err == nil {
-		err = l.write(ctx, c.Release, body)
+		err = l.write(ctx, c.Release, fenced, body)
 	}
 	if err != nil {
 		what := "the run's final write"
@@ -137,7 +137,7 @@ func (l *heldLease) CommitBatch(ctx context.Context, cs []checkpoint.Commit, j *
 	bodies := make([]func(context.Context, *sql.Tx) error, 0, len(cs)+1)
 	release := false
 	for _, c := range cs {
-		body, err := l.commitBody(c)
+		body, _, err := l.commitBody(c)
 		if err != nil {
 			return fmt.Errorf("sqlite: commit a batch of thread %q in %q: %w", l.Thread, l.s.path, err)
 		}
@@ -154,7 +154,7 @@ func (l *heldLease) CommitBatch(ctx context.Context, cs []checkpoint.Commit, j *
 			return err
 		})
 	}
-	err := l.write(ctx, release, func(ctx context.Context, tx *sql.Tx) error {
+	err := l.write(ctx, release, false, func(ctx context.Context, tx *sql.Tx) error {
 		for _, body := range bodies {
 			if err := body(ctx, tx); err != nil {
 				return err
@@ -173,17 +173,17 @@ func (l *heldLease) CommitBatch(ctx context.Context, cs []checkpoint.Commit, j *
 
 // commitBody returns the part of a transaction that writes c: its
 // checkpoint, the thread record, the events, and the lease's release
-// when c is the run's last write.
-func (l *heldLease) commitBody(c checkpoint.Commit) (func(context.Context, *sql.Tx) error, error) {
+// when c is the run's last write. fenced reports that the body checks
+// the lease itself (prepareCommit): its checkpoint is written first.
+func (l *heldLease) commitBody(c checkpoint.Commit) (body func(context.Context, *sql.Tx) error, fenced bool, err error) {
 	s := l.s
 	if c.Checkpoint != nil && c.Checkpoint.ThreadID != l.Thread {
-		return nil, fmt.Errorf("checkpoint %s of thread %q under the lease of thread %q refused", c.Checkpoint.ID, c.Checkpoint.ThreadID, l.Thread)
+		return nil, false, fmt.Errorf("checkpoint %s of thread %q under the lease of thread %q refused", c.Checkpoint.ID, c.Checkpoint.ThreadID, l.Thread)
 	}
 	put := func(context.Context, *sql.Tx) error { return nil }
 	if c.Checkpoint != nil {
-		var err error
-		if put, err = s.prepareCommit(c.Checkpoint, c.Delta, c.Done); err != nil {
-			return nil, err
+		if put, fenced, err = s.prepareCommit(c.Checkpoint, c.Delta, c.Done, l); err != nil {
+			return nil, false, err
 		}
 	}
 	return func(ctx context.Context, tx *sql.Tx) error {
@@ -195,17 +195,18 @@ func (l *heldLease) commitBody(c checkpoint.Commit) (func(context.Context, *sql.
 			_, err = s.ws.in(ctx, tx, qDropLease).ExecContext(ctx, l.Thread, l.Fence())
 		}
 		return err
-	}, nil
+	}, fenced, nil
 }
 
-// write runs body through the group commit, fenced; release says it gives
-// the lease back.
-func (l *heldLease) write(ctx context.Context, release bool, body func(context.Context, *sql.Tx) error) error {
+// write runs body through the group commit, fenced (by a statement of its
+// own, or by body itself when fenced); release says it gives the lease
+// back.
+func (l *heldLease) write(ctx context.Context, release, fenced bool, body func(context.Context, *sql.Tx) error) error {
 	if release {
 		// A renewal would find the row gone and report the lease lost.
 		l.StopHeartbeat()
 	}
-	return l.s.groupTx(ctx, l, body)
+	return l.s.groupTx(ctx, l, fenced, body)
 }
 
 // committed records what the written commit c changed: the Store's cache

@@ -101,7 +101,7 @@ func TestCommitTriedAgainFromScratch(t *testing.T) {
 		id := fmt.Sprintf("c%d", i+1)
 		c := &checkpoint.Checkpoint{ID: id, ParentID: prev, ThreadID: "t", PlanID: id, Step: i + 1}
 		d := checkpoint.Delta{Base: prev, Writes: []checkpoint.ChannelWrite{{Channel: "m", Append: true, Value: json.RawMessage("[" + v + "]")}}}
-		put, err := s.prepareCommit(c, &d, nil)
+		put, _, err := s.prepareCommit(c, &d, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -36,6 +36,12 @@ const (
 		" CASE WHEN coalesce(b.base_id, b.parent_id) <> '' THEN b.snap_seq ELSE b.seq END, b.depth + 1, b.chain_bytes + ?15" +
 		" FROM ilmek_checkpoints b, ilmek_versions v WHERE b.thread_id = ?1 AND b.id = ?14 AND b.depth + 1 < ?16 AND b.chain_bytes + ?15 < ?17" +
 		" AND v.fingerprint = ?10 AND v.format = ?11 AND v.migrated_from = ?12"
+	// qInsertDeltaFenced is qInsertDelta under the lease whose owner is
+	// ?18: it inserts nothing when the lease is not that owner's, so a
+	// run's delta needs no fence statement of its own before it. When it
+	// inserts nothing the write checks the fence (checkFence), then takes
+	// deltaArgs' way.
+	qInsertDeltaFenced = qInsertDelta + " AND EXISTS (SELECT 1 FROM ilmek_leases WHERE thread_id = ?1 AND owner = ?18)"
 	// qInsertChannels stores channels too large for their checkpoint's
 	// row (bigChannels; see migration 0007).
 	qInsertChannels = "INSERT INTO ilmek_channels (data) VALUES (?)"
@@ -71,7 +77,7 @@ const (
 )
 
 var (
-	writeQueries = []string{qInsertCheckpoint, qInsertDelta, qInsertVersion, qInsertChannels, qDeltaBase, qSnapBytes, qChain, qPutJournal, qDropJournal, qTakeLease, qRenewLease, qDropLease, qLeaseOwner,
+	writeQueries = []string{qInsertCheckpoint, qInsertDelta, qInsertDeltaFenced, qInsertVersion, qInsertChannels, qDeltaBase, qSnapBytes, qChain, qPutJournal, qDropJournal, qTakeLease, qRenewLease, qDropLease, qLeaseOwner,
 		qCoveredEvents, qAppendEvent}
 	readQueries = []string{qLatest, qByID, qList, qChain, qGetJournal, qLeaseHolder, qReadEvents}
 )
