@@ -30,18 +30,30 @@ const (
 	// no such base, when the graph's version (?10 to ?12) has no row yet,
 	// or when the chain would reach ?16 deltas or ?17 bytes, the least
 	// the Compact rule asks of a chain before a snapshot is due
-	// (fastDelta): a write then takes deltaArgs' way.
-	qInsertDelta = "INSERT INTO ilmek_checkpoints (thread_id, seq, id, parent_id, plan_id, step, created_ns, channels, next, pending, vid, base_id, snap_seq, depth, chain_bytes)" +
-		" SELECT ?1, (SELECT coalesce(max(seq), 0) + 1 FROM ilmek_checkpoints WHERE thread_id = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, v.vid, ?13," +
-		" CASE WHEN coalesce(b.base_id, b.parent_id) <> '' THEN b.snap_seq ELSE b.seq END, b.depth + 1, b.chain_bytes + ?15" +
-		" FROM ilmek_checkpoints b, ilmek_versions v WHERE b.thread_id = ?1 AND b.id = ?14 AND b.depth + 1 < ?16 AND b.chain_bytes + ?15 < ?17" +
-		" AND v.fingerprint = ?10 AND v.format = ?11 AND v.migrated_from = ?12"
+	// (fastDelta): a write then takes deltaArgs' way. Each of those makes
+	// a NOT NULL column's value NULL, which OR IGNORE skips the row for
+	// (as it skips a stored id, which deltaArgs' way then refuses). The
+	// row is one of VALUES, read by scalar subqueries, not INSERT ...
+	// SELECT: that form reads the rows to insert into a temporary table
+	// first when the table has a trigger or the SELECT reads it, and
+	// both hold here.
+	qInsertDelta = deltaHead + deltaTail
 	// qInsertDeltaFenced is qInsertDelta under the lease whose owner is
-	// ?18: it inserts nothing when the lease is not that owner's, so a
-	// run's delta needs no fence statement of its own before it. When it
-	// inserts nothing the write checks the fence (checkFence), then takes
-	// deltaArgs' way.
-	qInsertDeltaFenced = qInsertDelta + " AND EXISTS (SELECT 1 FROM ilmek_leases WHERE thread_id = ?1 AND owner = ?18)"
+	// ?18: it inserts nothing when the lease is not that owner's (the
+	// version's vid is then NULL), so a run's delta needs no fence
+	// statement of its own before it. When it inserts nothing the write
+	// checks the fence (checkFence), then takes deltaArgs' way.
+	qInsertDeltaFenced = deltaHead + " AND EXISTS (SELECT 1 FROM ilmek_leases WHERE thread_id = ?1 AND owner = ?18)" + deltaTail
+	// deltaHead and deltaTail are qInsertDelta on either side of where
+	// qInsertDeltaFenced checks the lease.
+	deltaHead = "INSERT OR IGNORE INTO ilmek_checkpoints (thread_id, seq, id, parent_id, plan_id, step, created_ns, channels, next, pending, vid, base_id, snap_seq, depth, chain_bytes)" +
+		" VALUES (?1, (SELECT coalesce(max(seq), 0) + 1 FROM ilmek_checkpoints WHERE thread_id = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9," +
+		" (SELECT vid FROM ilmek_versions WHERE fingerprint = ?10 AND format = ?11 AND migrated_from = ?12"
+	deltaTail = "), ?13," +
+		" (SELECT CASE WHEN coalesce(b.base_id, b.parent_id) <> '' THEN b.snap_seq ELSE b.seq END FROM ilmek_checkpoints b" +
+		" WHERE b.thread_id = ?1 AND b.id = ?14 AND b.depth + 1 < ?16 AND b.chain_bytes + ?15 < ?17)," +
+		" (SELECT b.depth + 1 FROM ilmek_checkpoints b WHERE b.thread_id = ?1 AND b.id = ?14)," +
+		" (SELECT b.chain_bytes + ?15 FROM ilmek_checkpoints b WHERE b.thread_id = ?1 AND b.id = ?14))"
 	// qInsertChannels stores channels too large for their checkpoint's
 	// row (bigChannels; see migration 0007).
 	qInsertChannels = "INSERT INTO ilmek_channels (data) VALUES (?)"
