@@ -20,11 +20,15 @@ var _ checkpoint.EventStore = (*Store)(nil)
 // replaced only by one that holds at least its events. (A write stored
 // again, retried after a cut connection hid that it committed, packs its
 // events the same way or holds more.) A read takes the rows past the
-// reader's Seq and the run's newest Seq, for its cap.
+// reader's Seq and the run's newest Seq, for its cap. qAppendEvent's row
+// is one of VALUES whose data is NULL when a stored row holds all of it,
+// which OR IGNORE skips (the ON CONFLICT clause still decides on a stored
+// key): an INSERT ... SELECT that reads the table it writes would first
+// write its row into a temporary table.
 const (
 	qCoveredEvents = "DELETE FROM ilmek_events WHERE run_id = ?1 AND seq < ?2 AND seq >= ?3 AND coalesce(first_seq, seq) >= ?3"
-	qAppendEvent   = "INSERT INTO ilmek_events (run_id, seq, first_seq, thread_id, time_ns, kind, data) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 " +
-		"WHERE NOT EXISTS (SELECT 1 FROM ilmek_events WHERE run_id = ?1 AND seq > ?2 AND coalesce(first_seq, seq) <= ?3) " +
+	qAppendEvent   = "INSERT OR IGNORE INTO ilmek_events (run_id, seq, first_seq, thread_id, time_ns, kind, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6, " +
+		"CASE WHEN EXISTS (SELECT 1 FROM ilmek_events WHERE run_id = ?1 AND seq > ?2 AND coalesce(first_seq, seq) <= ?3) THEN NULL ELSE ?7 END) " +
 		"ON CONFLICT (run_id, seq) DO UPDATE SET first_seq = excluded.first_seq, thread_id = excluded.thread_id, time_ns = excluded.time_ns, " +
 		"kind = excluded.kind, data = excluded.data WHERE excluded.first_seq <= coalesce(ilmek_events.first_seq, ilmek_events.seq)"
 	qTrimEvents = "DELETE FROM ilmek_events WHERE run_id = ? AND seq <= ?"
