@@ -197,10 +197,12 @@ func TestGroupLeaderWaitsForReadyWrites(t *testing.T) {
 }
 
 // TestFencedDelta: a run's delta is fenced by its own insert
-// (qInsertDeltaFenced), with no fence statement before it. Under a lease
-// that was taken over it writes nothing and fails with ErrLeaseLost, also
-// when the delta would have taken the slow way (its base missing); under
-// a held lease the slow way still says why it cannot write.
+// (qInsertDeltaFenced), with no fence statement before it, alone (Commit)
+// or first in a batch with a journal after it (CommitBatch, which it
+// fences too). Under a lease that was taken over nothing is written and
+// the write fails with ErrLeaseLost, also when the delta would have
+// taken the slow way (its base missing); under a held lease the slow way
+// still says why it cannot write.
 func TestFencedDelta(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -213,42 +215,62 @@ func TestFencedDelta(t *testing.T) {
 		{name: "taken over, base missing", lost: true, base: "missing", want: ErrLeaseLost},
 		{name: "held, base missing", base: "missing", want: runtime.ErrNotFound},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s := openT(t, filepath.Join(t.TempDir(), "fenced.db"))
-			ctx := t.Context()
-			l, err := s.Lease(ctx, "t", checkpoint.LeaseOptions{})
-			if err != nil {
-				t.Fatal(err)
+		for _, batch := range []bool{false, true} {
+			name := tc.name
+			if batch {
+				name += ", in a batch"
 			}
-			defer l.Release()
-			first := cp("t", "c1")
-			first.Channels = json.RawMessage(`{"n":0}`)
-			if err := l.Commit(ctx, checkpoint.Commit{Checkpoint: first}); err != nil {
-				t.Fatal(err)
-			}
-			if tc.lost {
-				if _, err := s.w.Exec("UPDATE ilmek_leases SET owner = 'another' WHERE thread_id = 't'"); err != nil {
+			t.Run(name, func(t *testing.T) {
+				s := openT(t, filepath.Join(t.TempDir(), "fenced.db"))
+				ctx := t.Context()
+				l, err := s.Lease(ctx, "t", checkpoint.LeaseOptions{})
+				if err != nil {
 					t.Fatal(err)
 				}
-			}
-			next := cp("t", "c2")
-			next.ParentID = "c1"
-			d := &checkpoint.Delta{Base: tc.base, Writes: []checkpoint.ChannelWrite{{Channel: "n", Value: json.RawMessage(`1`)}}}
-			if _, fenced, err := s.prepareCommit(next, d, nil, l.(*heldLease)); err != nil || !fenced {
-				t.Fatalf("prepareCommit of a delta under a lease: fenced %v, %v; want fenced by its insert", fenced, err)
-			}
-			err = l.Commit(ctx, checkpoint.Commit{Checkpoint: next, Delta: d})
-			_, got := s.Get(ctx, "t", "c2")
-			switch {
-			case tc.want == nil && err != nil:
-				t.Fatalf("commit: %v", err)
-			case tc.want == nil && got != nil:
-				t.Fatalf("the delta is not stored: %v", got)
-			case tc.want != nil && !errors.Is(err, tc.want):
-				t.Fatalf("commit: %v, want %v", err, tc.want)
-			case tc.want != nil && !errors.Is(got, runtime.ErrNotFound):
-				t.Fatalf("the refused delta was stored (%v)", got)
-			}
-		})
+				defer l.Release()
+				first := cp("t", "c1")
+				first.Channels = json.RawMessage(`{"n":0}`)
+				if err := l.Commit(ctx, checkpoint.Commit{Checkpoint: first}); err != nil {
+					t.Fatal(err)
+				}
+				if tc.lost {
+					if _, err := s.w.Exec("UPDATE ilmek_leases SET owner = 'another' WHERE thread_id = 't'"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				next := cp("t", "c2")
+				next.ParentID = "c1"
+				d := &checkpoint.Delta{Base: tc.base, Writes: []checkpoint.ChannelWrite{{Channel: "n", Value: json.RawMessage(`1`)}}}
+				if _, fenced, err := s.prepareCommit(next, d, nil, l.(*heldLease)); err != nil || !fenced {
+					t.Fatalf("prepareCommit of a delta under a lease: fenced %v, %v; want fenced by its insert", fenced, err)
+				}
+				c := checkpoint.Commit{Checkpoint: next, Delta: d}
+				if batch {
+					j := &checkpoint.JournalWrite{TaskID: "task", Entries: []checkpoint.JournalEntry{{Key: "effect", Value: json.RawMessage(`1`)}}}
+					err = l.(checkpoint.BatchLease).CommitBatch(ctx, []checkpoint.Commit{c}, j)
+				} else {
+					err = l.Commit(ctx, c)
+				}
+				_, got := s.Get(ctx, "t", "c2")
+				journal, jerr := s.GetJournal(ctx, "t", "task")
+				if jerr != nil {
+					t.Fatal(jerr)
+				}
+				switch {
+				case tc.want == nil && err != nil:
+					t.Fatalf("commit: %v", err)
+				case tc.want == nil && got != nil:
+					t.Fatalf("the delta is not stored: %v", got)
+				case tc.want == nil && batch && len(journal) != 1:
+					t.Fatalf("the batch's journal is not stored: %v", journal)
+				case tc.want != nil && !errors.Is(err, tc.want):
+					t.Fatalf("commit: %v, want %v", err, tc.want)
+				case tc.want != nil && !errors.Is(got, runtime.ErrNotFound):
+					t.Fatalf("the refused delta was stored (%v)", got)
+				case tc.want != nil && journal != nil:
+					t.Fatalf("the refused batch's journal was stored: %v", journal)
+				}
+			})
+		}
 	}
 }

@@ -135,14 +135,19 @@ func (l *heldLease) Commit(ctx context.Context, c checkpoint.Commit) error {
 // through the group commit, one write of it and one flush for all of them.
 func (l *heldLease) CommitBatch(ctx context.Context, cs []checkpoint.Commit, j *checkpoint.JournalWrite) error {
 	bodies := make([]func(context.Context, *sql.Tx) error, 0, len(cs)+1)
-	release := false
-	for _, c := range cs {
-		body, _, err := l.commitBody(c)
+	release, fenced := false, false
+	for i, c := range cs {
+		body, f, err := l.commitBody(c)
 		if err != nil {
 			return fmt.Errorf("sqlite: commit a batch of thread %q in %q: %w", l.Thread, l.s.path, err)
 		}
 		bodies = append(bodies, body)
 		release = release || c.Release
+		if i == 0 {
+			// The batch is fenced by its first write when that checks
+			// the lease itself: the rest follow it in its transaction.
+			fenced = f
+		}
 	}
 	if j != nil {
 		raw, err := json.Marshal(j.Entries)
@@ -154,7 +159,7 @@ func (l *heldLease) CommitBatch(ctx context.Context, cs []checkpoint.Commit, j *
 			return err
 		})
 	}
-	err := l.write(ctx, release, false, func(ctx context.Context, tx *sql.Tx) error {
+	err := l.write(ctx, release, fenced, func(ctx context.Context, tx *sql.Tx) error {
 		for _, body := range bodies {
 			if err := body(ctx, tx); err != nil {
 				return err
