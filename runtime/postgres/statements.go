@@ -161,7 +161,9 @@ const deltaFence = "WITH f AS (SELECT 1 FROM S.ilmek_leases WHERE thread_id = $2
 // base exists, and whether it inserted: a base found but nothing inserted
 // means the chain must be compacted, which PutDelta then does in a
 // transaction. $1-$12 are the checkpoint's columns, $13 the base, $15 the
-// delta's size.
+// delta's size. The snapshot's size is read only when the chain reaches
+// $17: below it the limit is $17 whatever the snapshot's size, and a
+// chain of small deltas spares a lookup of its snapshot's row a commit.
 func deltaFast(fence string) string {
 	return deltaFastCTEs(fence) + " SELECT (SELECT count(*) FROM f), (SELECT count(*) FROM b), (SELECT count(*) FROM ins)"
 }
@@ -172,7 +174,7 @@ func deltaFastCTEs(fence string) string {
 		"b AS (SELECT c.base_id, CASE WHEN c.base_id = '' THEN c.id ELSE c.snap_id END AS snap, c.depth, c.chain_bytes" +
 		" FROM S.ilmek_checkpoints c WHERE c.thread_id = $2 AND c.id = $13), " +
 		"g AS (SELECT b.snap, b.depth, b.chain_bytes FROM b WHERE b.depth + 1 < $14::integer AND b.chain_bytes + $15::bigint < " +
-		"CASE WHEN $16::bigint > 0 THEN $16::bigint ELSE greatest($17::bigint, CASE WHEN b.base_id = '' THEN 0 ELSE " +
+		"CASE WHEN $16::bigint > 0 THEN $16::bigint WHEN b.chain_bytes + $15::bigint < $17::bigint THEN $17::bigint ELSE greatest($17::bigint, CASE WHEN b.base_id = '' THEN 0 ELSE " +
 		"(SELECT coalesce(length(s.channels), 0) FROM S.ilmek_checkpoints s WHERE s.thread_id = $2 AND s.id = b.snap) END) END), " +
 		"ins AS (INSERT INTO S.ilmek_checkpoints (" + cpColumns + ", base_id, snap_id, depth, chain_bytes) SELECT " +
 		"$1::text, $2::text, $3::text, $4::text, $5::bigint, $6::bigint, $7::bytea, $8::bytea, $9::bytea, $10::text, $11::bigint, $12::text, " +
