@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -331,5 +332,41 @@ func testDeltaDelete(t *testing.T, cp runtime.Checkpointer) {
 	}
 	if c, err := cp.Get(t.Context(), "t2", ""); err != nil || c.ID != keep.ID {
 		t.Fatalf("another thread's checkpoint after DeleteThread: %v", err)
+	}
+}
+
+// RunChat runs turns runs of a one-node chat on thread of cp, each
+// appending a message of msgBytes bytes to an append channel, and checks
+// that the thread's latest checkpoint holds every message: a thread whose
+// state grows, for a store's own tests of how its deltas and snapshots
+// are stored.
+func RunChat(t testing.TB, cp runtime.Checkpointer, thread string, turns, msgBytes int) {
+	t.Helper()
+	msg := strings.Repeat("m", msgBytes)
+	g, err := runtime.NewBuilder("chat").Channel("messages", spec.Append).
+		Node("say", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) {
+			return runtime.Values{"messages": msg}, nil
+		}).
+		Edge(spec.Start, "say").Edge("say", spec.End).Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range turns {
+		if _, err := g.Thread(cp, thread).Invoke(t.Context(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	latest, err := cp.Get(t.Context(), thread, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Messages []string `json:"messages"`
+	}
+	if err := json.Unmarshal(latest.Channels, &st); err != nil {
+		t.Fatalf("checkpoint %s: %v", latest.ID, err)
+	}
+	if len(st.Messages) != turns {
+		t.Fatalf("the latest checkpoint holds %d messages, want %d", len(st.Messages), turns)
 	}
 }
