@@ -118,6 +118,7 @@ var targets = []target{
 	{"chain-100: spec-built / generated (≥5×)", over(nsOf("chain-100", "spec", "none"), nsOf("chain-100", "generated", "none")), atLeast(5), "×"},
 	{"loop-1000: spec-built / generated (≥5×)", over(nsOf("loop-1000", "spec", "none"), nsOf("loop-1000", "generated", "none")), atLeast(5), "×"},
 	{"chain-100: memory checkpointer / none, generated (≤2×)", over(nsOf("chain-100", "generated", "memory"), nsOf("chain-100", "generated", "none")), atMost(2), "×"},
+	{"chain-100: memory checkpointer / none, generated (≤3×, issue 35)", over(nsOf("chain-100", "generated", "memory"), nsOf("chain-100", "generated", "none")), atMost(3), "×"},
 	{"loop-1000: memory checkpointer / none, generated (≤2×)", over(nsOf("loop-1000", "generated", "memory"), nsOf("loop-1000", "generated", "none")), atMost(2), "×"},
 	{"generated fanout-1000, ns/task (≤1000)", nsOf("fanout-1000", "generated", "none"), atMost(1000), "ns"},
 	{"fanout-1000: Eino / generated (≥5×)", over(nsOf("fanout-1000", "eino", "none"), nsOf("fanout-1000", "generated", "none")), atLeast(5), "×"},
@@ -151,7 +152,7 @@ func writeTargets(out io.Writer, r *results) {
 		}
 		fig := num(v) + t.unit
 		if t.unit == "×" {
-			fig = fmt.Sprintf("%.1f×", v)
+			fig = fmt.Sprintf("%.2f×", v) // two places: a 2.14× must not read as a 2.1× limit met
 		}
 		fmt.Fprintf(out, "| %s | %s | %s |\n", t.what, fig, met)
 	}

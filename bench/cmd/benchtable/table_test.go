@@ -34,12 +34,12 @@ func TestTable(t *testing.T) {
 		"| chain-100 | sqlite | superstep | 400000 (90000) | 90.00 | – | – | – | – | – | – | – |",
 		"| fanout-1000 | none | task | 699 (1200) | 1.00 |",
 		"| generated chain-100, ns/superstep, no checkpointer (≤150) | 120ns | yes |",
-		"| chain-100: Eino / generated (≥20×) | 100.0× | yes |",
+		"| chain-100: Eino / generated (≥20×) | 100.00× | yes |",
 		"| SQLite, generated chain-100: durable supersteps/s (≥2000) | 2500/s | yes |",
 		"| generator, 1,000-node spec, ms (≤200) | 150ms | yes |",
 		"| loop-1000: Eino / generated (≥20×) | not measured | |",
 		// the median of the three repetitions (250,000 ns), not the last
-		"| generated chain-100 whose middle node runs generated chain-100 / generated chain-200, whole run (≤1.5×) | 2.5× | no |",
+		"| generated chain-100 whose middle node runs generated chain-100 / generated chain-200, whole run (≤1.5×) | 2.50× | no |",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no line %q in\n%s", want, out.String())
