@@ -314,6 +314,10 @@ func rounds(b *testing.B, num, den side, an, dn, ratio string) {
 //     concurrent commits without the engine.
 //   - postgres/worker-vs-direct: a request at a time through a queue with
 //     one worker over a direct Invoke; target 0.8.
+//   - postgres/worker-vs-direct-eventlog: the same over a direct Invoke
+//     that stores its events as a worker's runs do (runtime.WithEventLog):
+//     what the queue itself costs, apart from the event log every queued
+//     run keeps.
 //   - postgres/step-vs-nostep: a runtime.Step in every node over none, a
 //     run at a time; the target is a cost of at most 1.3 (ratio ≥ 0.77).
 //
@@ -390,6 +394,13 @@ func BenchmarkRatios(b *testing.B) {
 		q := workers.NewQueue(s)
 		startBenchWorkers(b, q, g, steps, 1, 1)
 		rounds(b, runsOf(1, 1, steps, queueOp(q)), runsOf(1, 1, steps, invokeOp(g, s, steps)),
+			"worker_sps", "direct_sps", "x_direct")
+	})
+	b.Run("postgres/worker-vs-direct-eventlog", func(b *testing.B) {
+		s := openPG(b, 8)
+		q := workers.NewQueue(s)
+		startBenchWorkers(b, q, g, steps, 1, 1)
+		rounds(b, runsOf(1, 1, steps, queueOp(q)), runsOf(1, 1, steps, invokeOp(g, s, steps, runtime.WithEventLog())),
 			"worker_sps", "direct_sps", "x_direct")
 	})
 	for _, d := range []struct {
