@@ -22,9 +22,9 @@ import (
 // committed), run_us (from the claim to Wait's return: the run, its
 // outcome and the hand-over), request_us (the whole request) and
 // direct_us (the direct run); request_mean_us and direct_mean_us are the
-// means, request_max_us the slowest request. request_us less direct_us is what the queue
-// itself costs a request; direct_us against a direct run without the
-// event log is BenchmarkEventLogCost.
+// means, request_max_us the slowest request. request_us less direct_us
+// is what the queue itself costs a request; direct_us against a direct
+// run without the event log is BenchmarkEventLogCost.
 func BenchmarkQueuePhases(b *testing.B) {
 	const steps = 100
 	g := builderChain(b, steps)
@@ -63,8 +63,11 @@ func BenchmarkQueuePhases(b *testing.B) {
 		}
 		t3 := time.Now()
 		mu.Lock()
-		tc := claimed[id]
+		tc, ok := claimed[id]
 		mu.Unlock()
+		if !ok {
+			b.Fatalf("request %d ended without the worker reporting its claim", id)
+		}
 		submit, claim, run = append(submit, t1.Sub(t0)), append(claim, tc.Sub(t1)), append(run, t2.Sub(tc))
 		request, directs = append(request, t2.Sub(t0)), append(directs, t3.Sub(t2))
 	}
