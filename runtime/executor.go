@@ -59,7 +59,8 @@ type runner[S, U any] struct {
 
 	seed *S // a subgraph's first state, run without a checkpointer (subgraph.go)
 
-	hold *holdingLease // the run's lease when it keeps checkpoints for its next write (durability.go)
+	hold *holdingLease      // the run's lease when it keeps checkpoints for its next write (durability.go)
+	we   writeEncoder[S, U] // the program's, when the run's Checkpointer stores deltas (setupDeltas)
 }
 
 // slot is the reusable per-task storage of a superstep. The task's update
@@ -90,6 +91,7 @@ func newRunner[S, U any](g *Graph[S, U], ctx context.Context, cfg runConfig, yie
 	r.obs = g.observer(&cfg)
 	r.info.obs = r.obs
 	r.encoded, r.werr = false, nil
+	r.setupDeltas()
 	r.setupThread()
 	return r
 }

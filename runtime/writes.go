@@ -23,6 +23,11 @@ type deltaState struct {
 	delta   checkpoint.Delta          // the delta write hands over, reused: a Commit does not keep it
 	cps     [2]checkpointAlloc        // room for the checkpoints write hands over, reused likewise
 	ids     idRoom                    // room for the checkpoints' ids, kept across runs
+	// deltas says the run's Checkpointer stores deltas (a
+	// checkpoint.DeltaCheckpointer), asked once per run (setupDeltas):
+	// an interface assertion each superstep cost more than a tenth of a
+	// memory checkpoint.
+	deltas bool
 }
 
 // checkpointRoom returns room for the run's next checkpoint. A Commit does
@@ -39,14 +44,14 @@ func (r *runner[S, U]) checkpointRoom() *checkpointAlloc {
 	return a
 }
 
-// writeEncoder returns the program's WriteEncoder when the run's
-// Checkpointer stores deltas, else nil.
-func (r *runner[S, U]) writeEncoder() writeEncoder[S, U] {
-	if _, ok := r.cfg.cp.(checkpoint.DeltaCheckpointer); !ok {
-		return nil
+// setupDeltas records, as a run starts, whether its Checkpointer stores
+// deltas and, when it does, the program's WriteEncoder (nil for none).
+func (r *runner[S, U]) setupDeltas() {
+	_, r.deltas = r.cfg.cp.(checkpoint.DeltaCheckpointer)
+	r.we = nil
+	if r.deltas {
+		r.we, _ = r.p.(writeEncoder[S, U])
 	}
-	we, _ := r.p.(writeEncoder[S, U])
-	return we
 }
 
 // encodeWrites records what updates changed from prev to next, when the
@@ -58,11 +63,10 @@ func (r *runner[S, U]) encodeWrites(prev, next *S, updates []U) {
 	if r.latest == nil || r.cfg.cp == nil {
 		return
 	}
-	we := r.writeEncoder()
-	if we == nil {
+	if r.we == nil {
 		return
 	}
-	ws, ok, err := we.EncodeWrites(r.writes[:0], prev, next, updates)
+	ws, ok, err := r.we.EncodeWrites(r.writes[:0], prev, next, updates)
 	r.writes = ws
 	if err != nil {
 		r.werr = &CheckpointError{Op: "encode state", Err: err}
@@ -119,7 +123,8 @@ func (r *runner[S, U]) writeContext() context.Context {
 
 // write hands cp to the Checkpointer: as a delta of the run's latest
 // checkpoint (its parent) when the backend stores deltas and the change
-// fits one, in full otherwise. It returns the encoded bytes handed over.
+// fits one, in full otherwise. It returns the encoded bytes handed over
+// when the run is timed (0 otherwise: only put's timing reads them).
 // cp.Channels is nil when the program encoded the change (r.encoded); a
 // write in full then encodes the state.
 func (r *runner[S, U]) write(ctx context.Context, cp *Checkpoint, done []string) (int, error) {
@@ -127,7 +132,7 @@ func (r *runner[S, U]) write(ctx context.Context, cp *Checkpoint, done []string)
 	r.encoded = false
 	c := checkpoint.Commit{Checkpoint: cp, Done: done, Thread: r.tw, Events: r.evbuf, Release: r.last}
 	r.last = false
-	if _, ok := r.cfg.cp.(checkpoint.DeltaCheckpointer); ok && r.latest != nil && cp.ParentID == r.latest.ID {
+	if r.deltas && r.latest != nil && cp.ParentID == r.latest.ID {
 		var writes []checkpoint.ChannelWrite
 		fits := true
 		switch {
@@ -149,7 +154,10 @@ func (r *runner[S, U]) write(ctx context.Context, cp *Checkpoint, done []string)
 			c.Delta = &r.delta
 			err := r.info.lease.Commit(ctx, c)
 			cp.Channels = chans
-			n := r.delta.Size() + checkpointBytes(cp)
+			n := 0
+			if r.timed {
+				n = r.delta.Size() + checkpointBytes(cp)
+			}
 			r.delta = checkpoint.Delta{}
 			return n, err
 		}
