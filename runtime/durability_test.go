@@ -40,6 +40,12 @@ func (l *batchLease) CommitBatch(ctx context.Context, cs []checkpoint.Commit, j 
 	if l.m.batches.Add(1) == l.m.failAt {
 		return errBatch
 	}
+	return commitEach(ctx, l, cs, j)
+}
+
+// commitEach writes a batch through l one commit after another, then its
+// journal: a test lease's CommitBatch.
+func commitEach(ctx context.Context, l checkpoint.Lease, cs []checkpoint.Commit, j *checkpoint.JournalWrite) error {
 	for _, c := range cs {
 		if err := l.Commit(ctx, c); err != nil {
 			return err
@@ -51,25 +57,33 @@ func (l *batchLease) CommitBatch(ctx context.Context, cs []checkpoint.Commit, j 
 	return nil
 }
 
+// logChain is a graph of n nodes in a row, each appending its name to
+// the channel log.
+func logChain(t *testing.T, name string, n int) *runtime.Graph[runtime.Values, runtime.Values] {
+	t.Helper()
+	b := runtime.NewBuilder(name).Channel("log", spec.Append)
+	prev := spec.Start
+	for i := range n {
+		node := fmt.Sprintf("n%d", i)
+		b.Node(node, func(*runtime.Ctx, runtime.Values) (runtime.Values, error) {
+			return runtime.Values{"log": node}, nil
+		}).Edge(prev, node)
+		prev = node
+	}
+	g, err := b.Edge(prev, spec.End).Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
 // TestKeptCommitLostKeepsTheEventLog: when the write that carries a kept
 // checkpoint fails, the run ends with the write's error, its result names
 // the checkpoint the thread has, and the events that rode with the kept
 // checkpoint are stored by the run's last write: the run's stored events
 // run from 1 to its run_end without a gap.
 func TestKeptCommitLostKeepsTheEventLog(t *testing.T) {
-	b := runtime.NewBuilder("log").Channel("log", spec.Append)
-	prev := spec.Start
-	for i := range 5 {
-		name := fmt.Sprintf("n%d", i)
-		b.Node(name, func(*runtime.Ctx, runtime.Values) (runtime.Values, error) {
-			return runtime.Values{"log": name}, nil
-		}).Edge(prev, name)
-		prev = name
-	}
-	g, err := b.Edge(prev, spec.End).Compile()
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := logChain(t, "log", 5)
 	// Batches: [start, n0] then [n1, n2], which fails.
 	m := &batchMemory{Memory: checkpoint.NewMemory(), failAt: 2}
 	res, err := g.Thread(m, "t").Invoke(t.Context(), nil, runtime.WithEventLog(), runtime.WithDurability(runtime.DurableWithNextWrite))

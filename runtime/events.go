@@ -44,7 +44,9 @@ const (
 // Duration is the time a task took (node_end, node_error: every attempt and
 // the retries' waits), a superstep took (state, interrupt: from its start to
 // its checkpoint), a checkpoint write took (checkpoint) or the run took
-// (run_end). Bytes is the size of what a checkpoint wrote (checkpoint): its
+// (run_end). With WithEventLog, the checkpoint that ends a run done is
+// written with these events, so its checkpoint event has none and the
+// state and run_end events stop before that write (WithEventLog). Bytes is the size of what a checkpoint wrote (checkpoint): its
 // channels, send inputs and interrupt payloads as encoded.
 type Event struct {
 	Type     EventType `json:"type"`

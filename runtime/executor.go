@@ -148,9 +148,31 @@ func (r *runner[S, U]) emit(ev Event) {
 	if r.evs != nil {
 		r.evbuf = append(r.evbuf, encodeEvent(ev))
 	}
+	if r.folding {
+		r.tail = append(r.tail, ev) // handed over once the write that stores it returned
+		return
+	}
+	r.deliver(ev)
+}
+
+// deliver hands ev to the consumer, if one still iterates.
+func (r *runner[S, U]) deliver(ev Event) {
 	if r.yield != nil && !r.stopped && !r.yield(ev, nil) {
 		r.stopped = true
 		r.cancel(nil)
+	}
+}
+
+// stepEvents emits a committed superstep's state event and then ck, the
+// event of its checkpoint (none when ck.CheckpointID is "").
+func (r *runner[S, U]) stepEvents(ck Event) {
+	ev := Event{Type: EventState, Step: r.step, Channels: r.state, Duration: time.Since(r.stepT0)}
+	if len(r.noEdge) > 0 {
+		ev.NoEdgeHeld = slices.Clone(r.noEdge)
+	}
+	r.emit(ev)
+	if ck.CheckpointID != "" {
+		r.emit(ck)
 	}
 }
 
@@ -249,7 +271,13 @@ func (r *runner[S, U]) end(res Result[S], status Status, err error) Result[S] {
 	if err == nil && status != StatusError && status != StatusAborted {
 		r.cacheState()
 	}
-	if r.live() {
+	switch {
+	case r.folded:
+		// The last checkpoint's write stored run_end and the outcome, and
+		// gave the lease back (foldsEnd): nothing is left to write.
+		r.deliver(r.tail[len(r.tail)-1])
+		return res
+	case r.live():
 		ev := Event{Type: EventRunEnd, Status: status, Err: err, Duration: time.Since(r.t0)}
 		if status == StatusAborted {
 			ev.Reason = err.Error()
@@ -372,15 +400,14 @@ func (r *runner[S, U]) superstep() (status Status, err error) {
 		r.step--
 		return StatusError, err
 	}
-	if r.live() {
-		ev := Event{Type: EventState, Step: r.step, Channels: r.state, Duration: time.Since(r.stepT0)}
-		if len(r.noEdge) > 0 {
-			ev.NoEdgeHeld = slices.Clone(r.noEdge)
+	switch {
+	case r.folded:
+		// The checkpoint's write stored these (endEvents); run_end is end's.
+		for _, ev := range r.tail[:len(r.tail)-1] {
+			r.deliver(ev)
 		}
-		r.emit(ev)
-		if id != "" {
-			r.emit(Event{Type: EventCheckpoint, CheckpointID: id, Duration: r.putDur, Bytes: r.putBytes})
-		}
+	case r.live():
+		r.stepEvents(Event{Type: EventCheckpoint, CheckpointID: id, Duration: r.putDur, Bytes: r.putBytes})
 	}
 	return "", nil
 }

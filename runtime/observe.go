@@ -151,14 +151,13 @@ func (r *runner[S, U]) put(cp *Checkpoint, done []string, pause bool) (err error
 		// The thread's metadata or the run's outcome ride with the write.
 		defer func() { r.threadWritten(err) }()
 	}
-	if len(r.evbuf) > 0 {
-		// So do the events emitted since the last commit.
-		defer func() {
-			if err == nil {
-				r.eventsCommitted()
-			}
-		}()
-	}
+	// So do the events emitted since the last commit (and, when the write
+	// ends the run, its last ones: endEvents).
+	defer func() {
+		if err == nil && len(r.evbuf) > 0 {
+			r.eventsCommitted()
+		}
+	}()
 	if !r.timed {
 		_, err := r.write(ctx, cp, done)
 		return err

@@ -150,12 +150,21 @@ func WithThreadMeta(meta map[string]string) RunOption {
 // WithEventLog stores the run's events in its thread's event log (the
 // checkpointer must be a checkpoint.EventStore), whether or not the run is
 // streamed. Events are encoded as they happen and stored with the next
-// checkpoint the run commits, in the same atomic write; the events after the
-// run's last checkpoint (run_end among them) are stored by the run's final
-// write, with its thread record. Every write goes through the run's lease.
-// Events whose checkpoint commit fails are kept for the next write; a final
-// write that fails is logged (level Error, to the run's logger) and a reader
-// sees the run end without run_end.
+// checkpoint the run commits, in the same atomic write. A run that ends
+// done stores its last events (state, checkpoint, run_end) with the
+// checkpoint that ends it, which is then its last write: one commit, its
+// thread record and the lease's release with it. The consumer gets those
+// three once that write returned; the checkpoint event has no Duration
+// (the write that stores it cannot time itself; an Observer's
+// CheckpointCommit times it) and run_end's Duration stops before it. The
+// events after the last checkpoint of a run that ends otherwise (paused,
+// failed, aborted) are stored by the run's final write, with its thread
+// record. Every write goes through the run's lease. Events whose
+// checkpoint commit fails are kept for the next write (when the one that
+// would end the run fails, the run ends with that error, and the events
+// it carried are neither handed over nor stored); a final write that
+// fails is logged (level Error, to the run's logger) and a reader sees
+// the run end without run_end.
 func WithEventLog() RunOption { return runOption(func(c *runConfig) { c.events = true }) }
 
 // WithExpectedLatest makes a run (not a resume) start only when the thread's

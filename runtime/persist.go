@@ -121,19 +121,34 @@ func (r *runner[S, U]) commit(done []plan[S]) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	mark, seq := len(r.evbuf), r.seq
 	if len(r.cur) == 0 {
 		// The run ends with this commit.
 		if r.trec != nil {
 			r.outcomeWith(StatusDone, nil, nil)
 		}
 		r.last = r.lastCommit()
+		if r.foldsEnd() {
+			// It is the run's last write, its last events with it.
+			r.last, r.folding = true, true
+		}
 	}
 	// Every task of the superstep completed: commit it even when the
 	// caller is cancelling the run (the run then ends aborted, or done when
 	// nothing is planned), on every backend alike (put writes durably).
-	if err := r.put(cp, drop, false); err != nil {
+	err = r.put(cp, drop, false)
+	folding := r.folding
+	r.folding = false
+	if err != nil {
+		if folding {
+			// Not written: the run ends with the error, and its last
+			// events are others (end).
+			clear(r.evbuf[mark:])
+			r.evbuf, r.seq, r.tail = r.evbuf[:mark], seq, nil
+		}
 		return "", &CheckpointError{Op: "put", Err: err}
 	}
+	r.folded = folding
 	r.latest, r.stateAt = cp, cp.ID
 	r.planID = cp.ID
 	return cp.ID, nil

@@ -18,11 +18,42 @@ type threadRun struct {
 	evs      checkpoint.EventStore   // WithEventLog
 	evbuf    []checkpoint.StoredEvent
 	last     bool // the next commit is the run's last write (checkpoint.Commit.Release)
+	// folding says the checkpoint being written ends a run that keeps an
+	// event log: the write stores the run's last events with it (endEvents)
+	// and is the run's last write. tail holds those events until the
+	// write returns; folded says it did, so they are handed to the
+	// consumer then and nothing is written after.
+	folding, folded bool
+	tail            []Event
 }
 
-// lastCommit reports whether a commit that ends the run is its last write:
-// no event log (its run_end event is written after) and not a subgraph's
-// child run (whose lease is its parent's). finalCommit then writes nothing.
+// foldsEnd reports whether the checkpoint that ends the run (done) is to
+// carry its last events (state, checkpoint, run_end), its outcome and the
+// lease's release: a run that keeps an event log, whose run_end would
+// otherwise need a write of its own after that checkpoint's. A subgraph's
+// child run writes through its parent's lease and never folds.
+func (r *runner[S, U]) foldsEnd() bool {
+	return r.evs != nil && r.seed == nil
+}
+
+// endEvents returns the events the checkpoint write in progress stores:
+// those emitted since the last write and, when the write ends the run
+// (folding), the run's last ones, which the consumer gets once it
+// returned. n is the size of the checkpoint as written (the checkpoint
+// event's Bytes); the write cannot time itself, so that event has no
+// Duration.
+func (r *runner[S, U]) endEvents(cp *Checkpoint, n int) []checkpoint.StoredEvent {
+	if r.folding {
+		r.stepEvents(Event{Type: EventCheckpoint, CheckpointID: cp.ID, Bytes: n})
+		r.emit(Event{Type: EventRunEnd, Status: StatusDone, Duration: time.Since(r.t0)})
+	}
+	return r.evbuf
+}
+
+// lastCommit reports whether a commit that ends the run is its last write
+// as it stands: no event log (foldsEnd: its run_end event is written with
+// it) and not a subgraph's child run (whose lease is its parent's).
+// finalCommit then writes nothing.
 func (r *runner[S, U]) lastCommit() bool {
 	return r.evs == nil && r.seed == nil
 }

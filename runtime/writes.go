@@ -130,7 +130,7 @@ func (r *runner[S, U]) writeContext() context.Context {
 func (r *runner[S, U]) write(ctx context.Context, cp *Checkpoint, done []string) (int, error) {
 	encoded := r.encoded
 	r.encoded = false
-	c := checkpoint.Commit{Checkpoint: cp, Done: done, Thread: r.tw, Events: r.evbuf, Release: r.last}
+	c := checkpoint.Commit{Checkpoint: cp, Done: done, Thread: r.tw, Release: r.last}
 	r.last = false
 	if r.deltas && r.latest != nil && cp.ParentID == r.latest.ID {
 		var writes []checkpoint.ChannelWrite
@@ -147,17 +147,17 @@ func (r *runner[S, U]) write(ctx context.Context, cp *Checkpoint, done []string)
 		}
 		if fits {
 			r.delta = checkpoint.Delta{Base: r.latest.ID, Writes: writes}
+			n := 0
+			if r.timed || r.folding {
+				n = r.delta.Size() + checkpointBytes(cp)
+			}
 			// cp without its channels (they are the delta's to say); cp
 			// keeps them for the next delta.
 			chans := cp.Channels
 			cp.Channels = nil
-			c.Delta = &r.delta
+			c.Delta, c.Events = &r.delta, r.endEvents(cp, n)
 			err := r.info.lease.Commit(ctx, c)
 			cp.Channels = chans
-			n := 0
-			if r.timed {
-				n = r.delta.Size() + checkpointBytes(cp)
-			}
 			r.delta = checkpoint.Delta{}
 			return n, err
 		}
@@ -169,7 +169,9 @@ func (r *runner[S, U]) write(ctx context.Context, cp *Checkpoint, done []string)
 		}
 		cp.Channels = chans
 	}
-	return checkpointBytes(cp), r.info.lease.Commit(ctx, c)
+	n := checkpointBytes(cp)
+	c.Events = r.endEvents(cp, n)
+	return n, r.info.lease.Commit(ctx, c)
 }
 
 // sameBytes reports whether a and b are the same slice (a checkpoint that

@@ -159,7 +159,9 @@ type Checkpointer interface {
 // checkpoint with what rides along, or the run's final write.
 type Commit struct {
 	// Checkpoint is the checkpoint to store; nil for a write without one
-	// (the run's final write of its thread record and last events).
+	// (the run's final write of its thread record and last events, when
+	// the run did not end with a checkpoint that carries them: a pause, a
+	// failure).
 	Checkpoint *Checkpoint
 	// Delta, when not nil, stores Checkpoint as the change from
 	// checkpoint Delta.Base of the same thread (see DeltaCheckpointer);
@@ -175,7 +177,10 @@ type Commit struct {
 	// Events are the run's events since its last commit, in Seq order
 	// (EventStore); empty unless the run stores its events.
 	Events []StoredEvent
-	// Release says this is the run's last write: a backend may give the
+	// Release says this is the run's last write (the checkpoint that ends
+	// a run done, with its last events when it keeps an event log; a
+	// pause's without one; or the final write of the thread record and
+	// the last events): a backend may give the
 	// lease back in the same atomic commit (the SQLite and PostgreSQL
 	// stores do: one transaction, one flush less per run), after which
 	// Lease.Release does nothing. A backend that does not keeps the lease

@@ -2,7 +2,9 @@ package postgres_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -20,11 +22,15 @@ import (
 // after; a lost fence writes neither; a statement that finds no row
 // still lets the write land; a statement that fails writes nothing. What
 // Write sends is what PrepareFinal was handed, though the caller changed
-// its events since; a commit that is not a run's last write of events
-// alone is refused.
+// its events since. The last write may carry the checkpoints that end the
+// run (the one kept for the next write, then the last, a delta, with the
+// events): they land with the rest, and a delta whose chain must be
+// compacted first is written as Commit writes it, the statement after
+// it. A write that is not a run's last write is refused.
 func TestFinalWriteWithThen(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t, "final")
+	compacting := openStore(t, "final_compact", postgres.Compact(checkpoint.Compaction{Every: 1}))
 	probe := `"` + s.SchemaName() + `".final_probe`
 	if _, err := s.Pool().Exec(ctx, "CREATE TABLE "+probe+" (id bigint PRIMARY KEY, v text NOT NULL)"); err != nil {
 		t.Fatal(err)
@@ -132,21 +138,79 @@ func TestFinalWriteWithThen(t *testing.T) {
 			t.Errorf("after a failed statement: %d events stored, its row %v; want neither", n, probed(t, 4))
 		}
 	})
-	t.Run("only a run's last write of events", func(t *testing.T) {
+	t.Run("only a run's last write", func(t *testing.T) {
 		l, err := s.Lease(ctx, "t5", checkpoint.LeaseOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer l.Release()
 		p := l.(pgside.Preparer)
-		for _, c := range []checkpoint.Commit{
-			{Events: last("r5", "t5").Events}, // not the last write
-			{Release: true},                   // no events
-			{Release: true, Checkpoint: &checkpoint.Checkpoint{ID: "c", ThreadID: "t5"}, Events: last("r5", "t5").Events},
+		other := last("r5", "t5")
+		other.Checkpoint = &checkpoint.Checkpoint{ID: "c", ThreadID: "another"}
+		for _, cs := range [][]checkpoint.Commit{
+			{{Events: last("r5", "t5").Events}},  // not the last write
+			{{Release: true}},                    // no events
+			{other},                              // another thread's checkpoint
+			{last("r5", "t5"), last("r5", "t5")}, // a batch of commits without checkpoints
+			nil,
 		} {
-			if _, err := p.PrepareFinal(c); err == nil {
-				t.Errorf("PrepareFinal(%+v): nil error, want a refusal", c)
+			if _, err := p.PrepareFinal(cs...); err == nil {
+				t.Errorf("PrepareFinal(%+v): nil error, want a refusal", cs)
 			}
 		}
 	})
+	// The run's last two checkpoints (the one kept for the next write, a
+	// snapshot, and the last, a delta of it, with the events) after a
+	// checkpoint written before.
+	ending := func(thread, run string) []checkpoint.Commit {
+		now := time.Now().UTC()
+		kept := checkpoint.Commit{Checkpoint: &checkpoint.Checkpoint{ID: thread + "-2", ParentID: thread + "-1", PlanID: thread + "-2", ThreadID: thread,
+			Step: 2, Created: now, Channels: json.RawMessage(`{"n":2}`), Next: []checkpoint.TaskRef{{Node: "a", Key: "k"}}}}
+		end := last(run, thread)
+		end.Checkpoint = &checkpoint.Checkpoint{ID: thread + "-3", ParentID: thread + "-2", PlanID: thread + "-3", ThreadID: thread, Step: 3, Created: now}
+		end.Delta = &checkpoint.Delta{Base: thread + "-2", Writes: []checkpoint.ChannelWrite{{Channel: "n", Value: json.RawMessage(`3`)}}}
+		return []checkpoint.Commit{kept, end}
+	}
+	for _, tc := range []struct {
+		name  string
+		s     *postgres.Store
+		probe int64
+	}{{"with the checkpoints that end the run", s, 6}, {"with a chain to compact first", compacting, 7}} {
+		t.Run(tc.name, func(t *testing.T) {
+			thread, run := fmt.Sprintf("t%d", tc.probe), fmt.Sprintf("r%d", tc.probe)
+			l, err := tc.s.Lease(ctx, thread, checkpoint.LeaseOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(l.Release)
+			first := &checkpoint.Checkpoint{ID: thread + "-1", PlanID: thread + "-1", ThreadID: thread, Step: 1, Created: time.Now().UTC(),
+				Channels: json.RawMessage(`{"n":1}`), Next: []checkpoint.TaskRef{{Node: "a", Key: "k"}}}
+			if err := l.Commit(ctx, checkpoint.Commit{Checkpoint: first}); err != nil {
+				t.Fatal(err)
+			}
+			cs := ending(thread, run)
+			f, err := l.(pgside.Preparer).PrepareFinal(cs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs[1].Delta.Writes[0].Value[0] = '9' // the caller reuses its buffers
+			var got string
+			if err := f.Write(ctx, insert(tc.probe, &got)); err != nil {
+				t.Fatal(err)
+			}
+			evs, err := tc.s.ReadEvents(ctx, run, 0, 0)
+			if err != nil || got != "outcome" || !probed(t, tc.probe) || len(evs) != 2 {
+				t.Errorf("after the write: the statement's row %q (stored %v), events %d %v; want the row and both events", got, probed(t, tc.probe), len(evs), err)
+			}
+			cp, err := tc.s.GetLatest(ctx, thread, "")
+			if err != nil || cp.ID != thread+"-3" || string(cp.Channels) != `{"n":3}` {
+				t.Errorf("the thread's latest checkpoint: %+v %v, want %s-3 with {\"n\":3}", cp, err, thread)
+			}
+			if l2, err := tc.s.Lease(ctx, thread, checkpoint.LeaseOptions{}); err != nil {
+				t.Errorf("the thread's lease after its last write: %v, want it free", err)
+			} else {
+				l2.Release()
+			}
+		})
+	}
 }

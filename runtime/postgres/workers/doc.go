@@ -181,14 +181,21 @@
 // write waits for it, so a request names its run before anything of the
 // run is stored), the outcome with its notification (giving back the
 // slots), sent in one transaction with the run's last write (its last
-// events and the lease's release): both land or neither does; and Wait's
-// read. A worker hands the outcome it recorded to the waiters of its own
+// events and the lease's release, with the checkpoint that ended the run
+// when it ended done): both land or neither does; and Wait's read. A
+// worker hands the outcome it recorded to the waiters of its own
 // process, which do not read it back. The run itself costs its read of
-// the thread and a statement per checkpoint; a start request's first
-// checkpoint (its input's) is written with the first superstep's, in one
-// commit: the request's row keeps the input durable until then, so a
-// crash before that write loses nothing the next claim does not redo
-// (TestRequestStatements counts them all; flow control adds none).
+// the thread and a statement per checkpoint, the last one's in the
+// outcome's transaction; a start request's first checkpoint (its
+// input's) is written with the first superstep's, in one commit: the
+// request's row keeps the input durable until then, so a crash before
+// that write loses nothing the next claim does not redo. A request's
+// fixed cost is then 5 round trips, the queue's 4 and the run's read
+// (TestRequestStatements counts them all; flow control adds none). When
+// the last write cannot land (the lease was taken over), neither does the
+// outcome: the request is released, and a later claim runs the last
+// superstep again, its Steps' journals keeping their effects from
+// running twice.
 //
 // # Workers and crashes
 //

@@ -66,16 +66,18 @@ func (s *claimedStore) Lease(ctx context.Context, thread string, opts checkpoint
 	return rl, nil
 }
 
-// keep prepares c, the run's last write under l, and keeps it for the
+// keep prepares cs, the run's last write under l, and keeps it for the
 // worker instead of writing it now; it reports whether it did. A run's
-// last write is its last events with the lease's release and no
-// checkpoint (a queued run keeps an event log).
-func (s *claimedStore) keep(l checkpoint.Lease, c checkpoint.Commit) (bool, error) {
+// last write is its last events with the lease's release (a queued run
+// keeps an event log), with the checkpoint that ended the run when the
+// run was done, and the checkpoint kept for the next write before it
+// (a batch).
+func (s *claimedStore) keep(l checkpoint.Lease, cs ...checkpoint.Commit) (bool, error) {
 	p, ok := l.(pgside.Preparer)
-	if !ok || !c.Release || c.Checkpoint != nil || len(c.Events) == 0 {
+	if !ok || len(cs) == 0 || !keepable(cs[len(cs)-1]) {
 		return false, nil
 	}
-	f, err := p.PrepareFinal(c)
+	f, err := p.PrepareFinal(cs...)
 	if err != nil {
 		return false, err
 	}
@@ -84,6 +86,9 @@ func (s *claimedStore) keep(l checkpoint.Lease, c checkpoint.Commit) (bool, erro
 	s.final, s.finalLease = f, l
 	return true, nil
 }
+
+// keepable reports whether c is a run's last write that keep keeps.
+func keepable(c checkpoint.Commit) bool { return c.Release && len(c.Events) > 0 }
 
 // keeps reports whether l's last write is kept: its Release waits for
 // the write (takeFinal, flushFinal).
@@ -169,7 +174,15 @@ type runBatchLease struct {
 	b checkpoint.BatchLease
 }
 
+// CommitBatch writes cs, or keeps it for the worker when it is the run's
+// last write (a checkpoint kept for the next write, then the one that
+// ends the run).
 func (l *runBatchLease) CommitBatch(ctx context.Context, cs []checkpoint.Commit, j *checkpoint.JournalWrite) error {
 	l.s.before()
+	if j == nil {
+		if kept, err := l.s.keep(l.Lease, cs...); kept || err != nil {
+			return err
+		}
+	}
 	return l.b.CommitBatch(ctx, cs, j)
 }

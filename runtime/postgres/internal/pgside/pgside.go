@@ -47,8 +47,10 @@ var ErrUnread = errors.New("the write committed but its reply was lost")
 // Preparer is a lease that can prepare its run's last write to be sent
 // later with a Then.
 type Preparer interface {
-	// PrepareFinal encodes c, the run's last write (Release set, events,
-	// no checkpoint), keeping nothing of c. It fails for any other
-	// commit.
-	PrepareFinal(c checkpoint.Commit) (Final, error)
+	// PrepareFinal encodes cs, the run's last write: one commit (Release
+	// set, the run's last events, and the checkpoint that ended the run or
+	// none), or a batch of commits with checkpoints whose last is such a
+	// commit (a checkpoint kept for the next write before it). It keeps
+	// nothing of cs, and fails for any other write.
+	PrepareFinal(cs ...checkpoint.Commit) (Final, error)
 }
