@@ -112,11 +112,12 @@ type finalWrite struct {
 // implicit transaction: the write's statements (with more than one, the
 // check CommitBatch makes that every checkpoint is stored), a check that
 // fails unless its last event is stored (so then's statement runs only
-// under the fence), then then's statement. It is retried like Commit: a failed attempt whose
-// commit went through (its last event is stored) is not sent again, and
-// Write then returns pgside.ErrUnread when then's row was not read. A
-// checkpoint whose chain of deltas must be compacted first is written as
-// Commit writes it (a transaction), and then's statement after it.
+// under the fence), then then's statement. It is retried like Commit: a
+// failed attempt whose commit went through (its last event is stored) is
+// not sent again, and Write then returns pgside.ErrUnread when then's row
+// was not read. A write with a delta whose chain must be compacted first
+// is written as CommitBatch writes it (a transaction that compacts it),
+// and then's statement after it (compactThen).
 func (f *finalWrite) Write(ctx context.Context, then *pgside.Then) error {
 	l, s := f.l, f.l.s
 	if f.written {
@@ -197,10 +198,12 @@ func (f *finalWrite) Write(ctx context.Context, then *pgside.Then) error {
 }
 
 // compactThen writes the last write whose delta's chain must be compacted
-// as CommitBatch does (in a transaction that compacts it; every commit
-// of the write then carries a checkpoint), and then then's
-// statement on its own, retried (the queue's statements write the same
-// values when applied twice). It runs only once the write committed.
+// as CommitBatch does (in a transaction that compacts it; every commit of
+// the write then carries a checkpoint), and then then's statement on its
+// own, retried (the queue's statements write the same values when applied
+// twice), only once the write committed. When then's statement still
+// fails, it returns pgside.ErrUnread: the write is stored, the caller
+// reads back what it needs.
 func (f *finalWrite) compactThen(ctx context.Context, then *pgside.Then) error {
 	l, s := f.l, f.l.s
 	if err := l.CommitBatch(ctx, f.cs, nil); err != nil {
