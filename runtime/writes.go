@@ -148,7 +148,7 @@ func (r *runner[S, U]) write(ctx context.Context, cp *Checkpoint, done []string)
 		if fits {
 			r.delta = checkpoint.Delta{Base: r.latest.ID, Writes: writes}
 			n := 0
-			if r.timed || r.folding {
+			if r.timed { // (a run that folds its end keeps an event log: it is timed)
 				n = r.delta.Size() + checkpointBytes(cp)
 			}
 			// cp without its channels (they are the delta's to say); cp

@@ -3,7 +3,6 @@ package postgres
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -40,22 +39,14 @@ func (l *heldLease) PrepareFinal(cs ...checkpoint.Commit) (pgside.Final, error) 
 		if c.Checkpoint != nil && c.Checkpoint.ThreadID != l.Thread {
 			return nil, fmt.Errorf("postgres: commit of checkpoint %s of thread %q under the lease of thread %q refused", c.Checkpoint.ID, c.Checkpoint.ThreadID, l.Thread)
 		}
-		// The caller reuses what c holds once this returns: keep copies
-		// of what the write may need again (the events, the checkpoint
-		// and its delta, for a chain that must be compacted first) and
-		// of every byte slice the statement's arguments hold.
+		// The caller reuses what c holds once this returns: the statement
+		// is made from copies (its arguments hold the copies' bytes or
+		// fresh encodings), which a chain that must be compacted first
+		// writes again.
 		c = finalCopy(c)
 		sql, args, err := l.s.commitStmt(l, c, nil)
 		if err != nil {
 			return nil, fmt.Errorf("postgres: prepare the last write of thread %q in %s: %w", l.Thread, l.s.where(), err)
-		}
-		for i, a := range args {
-			switch v := a.(type) {
-			case []byte:
-				args[i] = bytes.Clone(v)
-			case json.RawMessage:
-				args[i] = bytes.Clone(v)
-			}
 		}
 		f.cs, f.sqls, f.args = append(f.cs, c), append(f.sqls, sql), append(f.args, args)
 		if c.Checkpoint != nil {
