@@ -103,6 +103,7 @@ fuzz:
 	go test ./runtime/checkpoint -run '^$$' -fuzz '^FuzzDelta$$' -fuzztime $(or $(FUZZTIME),400000x) $(FUZZFLAGS)
 	go test ./nodes/skills -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(or $(FUZZTIME),100000x) $(FUZZFLAGS)
 	go test ./runtime/internal/store -run '^$$' -fuzz '^FuzzEventFrames$$' -fuzztime $(or $(FUZZTIME),100000x) $(FUZZFLAGS)
+	go test ./runtime/internal/hexid -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(or $(FUZZTIME),400000x) $(FUZZFLAGS)
 
 ## example: the main job, as the README shows it.
 example:

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/ilmek-go/ilmek/runtime/internal/hexid"
 )
 
 // newID returns a unique id that sorts after every id this process made
@@ -16,7 +18,7 @@ func newID() string {
 }
 
 // idLen is the length of an id of a clock after 1970.
-const idLen = 24
+const idLen = hexid.Len
 
 // idRoom is where a runner writes the ids of its checkpoints, idChunk at
 // a time: a superstep's id costs no allocation of its own. Bytes once
@@ -80,14 +82,7 @@ func (s *idSource) nextInto(b []byte, now int64) (int64, uint32) {
 	}
 	// The same text as Sprintf("%016x%08x", now, n), without its cost:
 	// ids are made once per run and once per checkpoint.
-	const hex = "0123456789abcdef"
-	_ = b[idLen-1]
-	for i, v := 15, uint64(now); i >= 0; i, v = i-1, v>>4 {
-		b[i] = hex[v&0xf]
-	}
-	for i, v := 23, n; i >= 16; i, v = i-1, v>>4 {
-		b[i] = hex[v&0xf]
-	}
+	hexid.Put(b, now, n)
 	return now, n
 }
 

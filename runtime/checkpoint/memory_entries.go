@@ -9,6 +9,8 @@ import (
 	"slices"
 	"time"
 	"unsafe"
+
+	"github.com/ilmek-go/ilmek/runtime/internal/hexid"
 )
 
 // How Memory keeps a thread's checkpoints: as entries without pointers
@@ -215,7 +217,7 @@ func (t *memThread) isID(e *memCP, id string) bool {
 	if e.id.n != idOwn {
 		return string(t.bytesOf(e.id)) == id
 	}
-	ns, n, ok := parseID(id)
+	ns, n, ok := hexid.Parse(id)
 	return ok && ns == e.created && n == e.id.off
 }
 
@@ -224,62 +226,16 @@ func (t *memThread) idOf(e *memCP) string {
 	if e.id.n != idOwn {
 		return t.str(e.id)
 	}
-	const hex = "0123456789abcdef"
-	var b [idLen]byte
-	for i, v := 15, uint64(e.created); i >= 0; i, v = i-1, v>>4 {
-		b[i] = hex[v&0xf]
-	}
-	for i, v := idLen-1, e.id.off; i >= 16; i, v = i-1, v>>4 {
-		b[i] = hex[v&0xf]
-	}
+	var b [hexid.Len]byte
+	hexid.Put(b[:], e.created, e.id.off)
 	return string(b[:])
 }
-
-// idLen is the length of an id the executor makes.
-const idLen = 24
-
-// parseID returns the time and counter an id the executor made spells (16
-// and 8 lowercase hex digits, the time not negative); ok is false for
-// another id.
-func parseID(id string) (ns int64, n uint32, ok bool) {
-	if len(id) != idLen {
-		return 0, 0, false
-	}
-	// By a table, not a switch: a checkpoint's write reads its id.
-	var hi, lo uint64
-	var bad byte
-	for i := range 16 {
-		d := hexDigit[id[i]]
-		bad |= d
-		hi = hi<<4 | uint64(d)
-	}
-	for i := 16; i < idLen; i++ {
-		d := hexDigit[id[i]]
-		bad |= d
-		lo = lo<<4 | uint64(d)
-	}
-	if bad&0x80 != 0 || hi > math.MaxInt64 {
-		return 0, 0, false
-	}
-	return int64(hi), uint32(lo), true
-}
-
-// hexDigit is the value of a lowercase hex digit, 0x80 for another byte.
-var hexDigit = func() (t [256]byte) {
-	for i := range t {
-		t[i] = 0x80
-	}
-	for i := range byte(16) {
-		t["0123456789abcdef"[i]] = i
-	}
-	return t
-}()
 
 // putID returns the span of id, the own id of an entry created at ns
 // (Unix nanoseconds, plain: plainTime).
 func (t *memThread) putID(id string, ns int64, plain bool) (span, error) {
 	if plain {
-		if at, n, ok := parseID(id); ok && at == ns {
+		if at, n, ok := hexid.Parse(id); ok && at == ns {
 			return span{n, idOwn}, nil
 		}
 	}

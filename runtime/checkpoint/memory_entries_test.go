@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/ilmek-go/ilmek/runtime/internal/hexid"
 )
 
 // TestMemoryKeepsEveryField checks that what Memory keeps of a checkpoint
@@ -274,7 +276,7 @@ func TestMemoryKeepsExecutorIDs(t *testing.T) {
 	check("pruned")
 }
 
-// TestParseID checks that parseID reads exactly the ids the executor
+// TestParseID checks that hexid.Parse reads exactly the ids the executor
 // spells (and idOf spells them back).
 func TestParseID(t *testing.T) {
 	for _, c := range []struct {
@@ -293,9 +295,9 @@ func TestParseID(t *testing.T) {
 		{"187e0a3c5b2d4f1g" + "0000002a", 0, 0, false},
 		{"", 0, 0, false},
 	} {
-		ns, n, ok := parseID(c.id)
+		ns, n, ok := hexid.Parse(c.id)
 		if ok != c.ok || (ok && (ns != c.ns || n != c.n)) {
-			t.Errorf("parseID(%q) = %x, %x, %v; want %x, %x, %v", c.id, ns, n, ok, c.ns, c.n, c.ok)
+			t.Errorf("hexid.Parse(%q) = %x, %x, %v; want %x, %x, %v", c.id, ns, n, ok, c.ns, c.n, c.ok)
 		}
 		if !ok {
 			continue
