@@ -213,7 +213,11 @@
 // a step whose effect completed but whose journal write did not reach the
 // server runs again). A re-claimed start request folds its input in again
 // only when the thread has no checkpoint written since the request was
-// first claimed.
+// first claimed. A claim whose run was refused before it wrote anything
+// (the thread busy with another run, or moved by another writer since the
+// claim's snapshot) gives the request back with the base it found before
+// it, so that the next claim folds the input into the thread as it is
+// then.
 //
 // # Transient errors
 //

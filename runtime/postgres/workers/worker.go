@@ -352,10 +352,10 @@ func (w *Worker) runClaimedRun(ctx context.Context, c *claimed, g Runnable, from
 	var ce *runtime.CheckpointError
 	switch {
 	case errors.Is(err, runtime.ErrThreadBusy):
-		w.release(c, err) // a dead worker's lease has not expired yet: later
+		w.releaseRefused(c, err) // a dead worker's lease has not expired yet, or another run holds the thread: later
 		return
 	case errors.Is(err, runtime.ErrThreadMoved):
-		w.release(c, err) // an earlier claim's run got there first: look again
+		w.releaseRefused(c, err) // another writer got there first: look again
 		return
 	case (errors.As(err, &ce) || transient(err)) && !stopped:
 		// The store failed (a connection cut, a server restart) or the
@@ -503,14 +503,27 @@ func (w *Worker) finish(c *claimed, state string, out *runOutcome, msg string) {
 
 // release gives a claimed request back to the queue, to be claimed again
 // after a short pause.
-func (w *Worker) release(c *claimed, why error) {
+func (w *Worker) release(c *claimed, why error) { w.giveBack(c, why, false) }
+
+// releaseRefused is release for a request whose run was refused before it
+// wrote anything: the thread was busy, or had moved since the claim's
+// snapshot. The request's base_cp goes back to what it was before this
+// claim (none at its first claim), since this claim's run folded nothing
+// in: a later claim that found the base this claim noted, and the thread
+// moved on by another writer meanwhile, would take the request for one
+// whose run got past its first commit, and end it without running it.
+func (w *Worker) releaseRefused(c *claimed, why error) { w.giveBack(c, why, true) }
+
+// giveBack is release; refused restores the request's base_cp.
+func (w *Worker) giveBack(c *claimed, why error, refused bool) {
 	c.cp.flushFinal()
 	c.cp.dropUnused()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	w.opts.logger.Info("request released", "request", c.id, "why", why)
 	err := w.retry(ctx, "release", c.id, 5*time.Second, func(int) error {
-		_, err := w.q.store.Pool().Exec(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET claim_until = clock_timestamp() + interval '200 milliseconds', "+claimReleased+" WHERE id = $1 AND claim = $2", c.id, c.claim, why.Error())
+		_, err := w.q.store.Pool().Exec(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET claim_until = clock_timestamp() + interval '200 milliseconds', "+claimReleased+
+			", base_cp = CASE WHEN $4 THEN $5::text ELSE base_cp END WHERE id = $1 AND claim = $2", c.id, c.claim, why.Error(), refused, c.baseCP)
 		return err
 	})
 	if err != nil {
