@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
-	"github.com/ilmek-go/ilmek/runtime/internal/queuehook"
 )
 
 // Durability says when a run's superstep checkpoints reach storage
@@ -264,10 +263,6 @@ func (r *runner[S, U]) holdWrites(lease checkpoint.Lease) checkpoint.Lease {
 	}
 	r.hold = &holdingLease{BatchLease: b, logger: r.cfg.logger, once: !every}
 	return r.hold
-}
-
-func init() {
-	queuehook.KeepFirst = RunOption(runOption(func(c *runConfig) { c.keepFirst = true }))
 }
 
 // flushKept writes the commit the run kept, before the run ends with

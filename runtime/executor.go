@@ -87,7 +87,11 @@ func newRunner[S, U any](g *Graph[S, U], ctx context.Context, cfg runConfig, yie
 	}
 	rctx, cancel := context.WithCancelCause(ctx)
 	r.g, r.p, r.cfg, r.ctx, r.cancel, r.yield = g, g.p, cfg, rctx, cancel, yield
-	r.info = runInfo{shape: g.shape, runID: newID(), threadID: cfg.thread, meta: cfg.meta, logger: cfg.logger, limit: cfg.limit, strict: cfg.strict, cp: cfg.cp, stopSig: cfg.stop, parkAfter: cfg.timers.or(g.timers).threshold()}
+	runID := cfg.runID
+	if runID == "" {
+		runID = newID()
+	}
+	r.info = runInfo{shape: g.shape, runID: runID, threadID: cfg.thread, meta: cfg.meta, logger: cfg.logger, limit: cfg.limit, strict: cfg.strict, cp: cfg.cp, stopSig: cfg.stop, parkAfter: cfg.timers.or(g.timers).threshold()}
 	r.obs = g.observer(&cfg)
 	r.info.obs = r.obs
 	r.encoded, r.werr = false, nil

@@ -197,6 +197,7 @@ type runConfig struct {
 	timers     timerOptions      // WithParkAfter
 	durability Durability        // WithDurability; 0: the graph's
 	keepFirst  bool              // queuehook.KeepFirst: the first checkpoint waits for the next write
+	runID      string            // queuehook.RunID: the run's id, made before the run (else newID)
 }
 
 // DefaultRecursionLimit is the number of supersteps a run may take unless

@@ -127,6 +127,13 @@ func (s *Store) get(ctx context.Context, threadID, id string) (*runtime.Checkpoi
 	if err != nil {
 		return nil, err
 	}
+	return s.readChain(ctx, rows)
+}
+
+// readChain makes the checkpoint of the rows of a withChain statement
+// (pgx.ErrNoRows when they hold none), rebuilding a delta's channels, and
+// closes them.
+func (s *Store) readChain(ctx context.Context, rows pgx.Rows) (*runtime.Checkpoint, error) {
 	defer rows.Close()
 	var self storedRow
 	chain := map[string]checkpoint.ChainLink{}

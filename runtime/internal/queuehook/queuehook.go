@@ -16,3 +16,14 @@ package queuehook
 // since it was first claimed), and a Step of the first superstep still
 // writes its journal with that checkpoint.
 var KeepFirst any
+
+// NewRunID returns a new run id, as the runtime makes them for its runs
+// (unique, sorting after the ids this process made before it).
+var NewRunID func() string
+
+// RunID returns a runtime.RunOption (held as any) that gives the run the
+// id id, which NewRunID made, instead of one of its own. The worker makes
+// a request's run id before it claims the request and records it in the
+// claim's statement, so that the request names the run before any of the
+// run's events or checkpoints is stored, without a statement of its own.
+var RunID func(id string) any

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/ilmek-go/ilmek/runtime/internal/queuehook"
 )
 
 // This file holds the claim: the one statement a worker sends to take a
@@ -52,13 +54,16 @@ const (
 // any limit is set (the worker sends the limited form while one is), and
 // the epoch of the thread's lease, which the claim takes for the run as
 // the Store's Lease would ($3 the owner, the Store's and the claim's tag;
-// $4 the Store's lease TTL in µs;
-// postgres.Store.AdoptLease): NULL when the request was cancelled or
-// another live holder has the lease (the run's Lease then asks again, and
-// fails as busy). The lease is taken after the statement's snapshot, so
-// the latest checkpoint this statement reads may predate the last
-// commit of a holder it took over from; the run reads the latest again
-// under the lease, and WithExpectedLatest compares the two.
+// $4 the Store's lease TTL in µs; postgres.Store.AdoptLease): NULL when
+// the request was cancelled or another live holder has the lease (the
+// run's Lease then asks again, and fails as busy). It also sets the
+// claimed thread for the rest of the claim's transaction
+// (claimedThreadSetting), for the read that follows it (claimread.go).
+// The lease is taken after the statement's snapshot, so the latest
+// checkpoint this statement reads may predate the last commit of a
+// holder it took over from: that read, a statement of its own after the
+// lease is taken, is what the run starts from, and WithExpectedLatest
+// compares the two.
 func (q *Queue) claimSQL(limited bool) string {
 	r, cps, f := q.t("ilmek_requests"), q.t("ilmek_checkpoints"), q.t("ilmek_flow")
 	skipFull := ""
@@ -80,7 +85,9 @@ func (q *Queue) claimSQL(limited bool) string {
 		RETURNING f.scope, f.key),
 	upd AS (UPDATE ` + r + ` u SET state = 'running', worker = $1, claim = u.claim + 1,
 			claim_until = clock_timestamp() + $2::bigint * interval '1 microsecond', updated = clock_timestamp(),
-			base_cp = COALESCE(u.base_cp, pick.latest)
+			base_cp = COALESCE(u.base_cp, pick.latest),
+			run_ids = CASE WHEN u.cancel THEN u.run_ids ELSE array_append(u.run_ids, $5::text) END,
+			claims_log = CASE WHEN u.cancel THEN u.claims_log ELSE u.claims_log || ` + claimEntry("u.claim + 1", "$1::text") + ` END
 		FROM pick WHERE u.id = pick.id AND (SELECT count(*) FROM take) = (SELECT n FROM covering)
 		RETURNING u.id, u.thread_id, u.graph, u.kind, u.input, u.claim, u.cancel, u.partition_key),
 	lease AS (INSERT INTO ` + q.t("ilmek_leases") + ` (thread_id, epoch, owner, expires)
@@ -94,7 +101,8 @@ func (q *Queue) claimSQL(limited bool) string {
 		(SELECT array_agg(t.scope) FROM take t), (SELECT array_agg(t.key) FROM take t),
 		CASE WHEN upd.id IS NULL THEN (SELECT min((1 - ` + flowLevel + `) / f.rate) FROM ` + f + ` f WHERE f.rate > 0 AND ` + flowLevel + ` < 1) END,
 		EXISTS (SELECT 1 FROM ` + f + `),
-		(SELECT epoch FROM lease)
+		(SELECT epoch FROM lease),
+		set_config('` + claimedThreadSetting + `', COALESCE(upd.thread_id, ''), true)
 	FROM (SELECT 1) one LEFT JOIN pick ON true LEFT JOIN upd ON true`
 }
 
@@ -153,6 +161,9 @@ func (w *Worker) claim(ctx context.Context) (claimResult, error) {
 		limits       bool
 	)
 	c.leaseSent = time.Now() // the first attempt's: a lease a lost attempt took counts from it
+	// The run's id, recorded by the claim (every attempt's, so that a
+	// retry finds the one its lost attempt recorded).
+	runID := queuehook.NewRunID()
 	err := w.retry(ctx, "claim", 0, claimBudget, func(attempt int) error {
 		if attempt > 1 {
 			c.epoch = nil
@@ -169,10 +180,12 @@ func (w *Worker) claim(ctx context.Context) (claimResult, error) {
 				return err
 			}
 		}
-		return w.q.store.Pool().QueryRow(ctx, w.q.claimSQL(w.q.limited.Load()), tag, w.opts.ttl.Microseconds(),
-			owner, w.q.store.LeaseTTLOf().Microseconds()).
-			Scan(&c.id, &c.thread, &c.graph, &c.kind, &c.input, &c.claim, &c.baseCP, &c.cancelled, &c.latest, &c.partition, &c.more,
-				&picked, &scopes, &keys, &wait, &limits, &c.epoch)
+		c.read = nil
+		return w.q.sendClaim(ctx, w.q.claimSQL(w.q.limited.Load()), []any{tag, w.opts.ttl.Microseconds(),
+			owner, w.q.store.LeaseTTLOf().Microseconds(), runID}, func(row pgx.Row) error {
+			return row.Scan(&c.id, &c.thread, &c.graph, &c.kind, &c.input, &c.claim, &c.baseCP, &c.cancelled, &c.latest, &c.partition, &c.more,
+				&picked, &scopes, &keys, &wait, &limits, &c.epoch, nil)
+		}, &c.read)
 	})
 	if err == nil {
 		w.q.limited.Store(limits)
@@ -181,6 +194,9 @@ func (w *Worker) claim(ctx context.Context) (claimResult, error) {
 		return claimResult{}, err
 	}
 	if c.id != 0 {
+		if !c.cancelled {
+			c.runID = runID
+		}
 		return claimResult{c: &c}, nil
 	}
 	var res claimResult

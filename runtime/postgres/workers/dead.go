@@ -31,8 +31,8 @@ const StateDead = "dead"
 // ErrNotDead is matched by Retry's error for a request that is not dead.
 var ErrNotDead = errors.New("the run request is not dead; only a dead request is retried by hand")
 
-// Claim is one claim of a request that started a run, as the claims log
-// records it.
+// Claim is one claim of a request, as the claims log records it: the
+// claim statement writes it (a claim that buries the request leaves none).
 type Claim struct {
 	Claim  int64     `json:"claim"`
 	Worker string    `json:"worker"`
@@ -65,14 +65,24 @@ type DeadRequest struct {
 const claimsLogged = `claims_log = CASE WHEN claims_log @> jsonb_build_array(jsonb_build_object('claim', $2::bigint)) THEN claims_log
 	ELSE claims_log || jsonb_build_array(jsonb_build_object('claim', $2::bigint, 'worker', worker, 'at', clock_timestamp())) END`
 
+// claimEntry is the SQL of a claims log entry, an array of one: claim
+// number claim, by worker, now, as claimsLogged writes it. The claim
+// statement appends it with the run's id.
+func claimEntry(claim, worker string) string {
+	return "jsonb_build_array(jsonb_build_object('claim', " + claim + ", 'worker', " + worker + ", 'at', clock_timestamp()))"
+}
+
 // expiredSince counts the claims since the last retry by hand that
-// expired, in SQL over the claims log (the current claim has no entry yet).
+// expired, in SQL over the claims log, but the current claim ($2), whose
+// entry the claim statement wrote.
 const expiredSince = `(SELECT count(*) FROM jsonb_array_elements(claims_log) WITH ORDINALITY e(v, n)
-	WHERE NOT v ? 'retry' AND NOT v ? 'released'
+	WHERE NOT v ? 'retry' AND NOT v ? 'released' AND (v->>'claim')::bigint IS DISTINCT FROM $2::bigint
 	  AND n > coalesce((SELECT max(m) FROM jsonb_array_elements(claims_log) WITH ORDINALITY r(x, m) WHERE x ? 'retry'), 0))`
 
 // buryIfSpent ends a request claimed again in state dead when MaxClaims of
-// its claims expired; it reports whether it did.
+// its claims expired; it reports whether it did. The claim that buries
+// the request ran nothing: its entry leaves the claims log, which then
+// lists the claims that expired.
 func (w *Worker) buryIfSpent(ctx context.Context, c *claimed) bool {
 	if w.opts.maxClaims <= 0 || c.claim <= int64(w.opts.maxClaims) {
 		return false
@@ -82,6 +92,7 @@ func (w *Worker) buryIfSpent(ctx context.Context, c *claimed) bool {
 	err := w.retry(ctx, "dead", c.id, finishBudget, func(int) error {
 		err := w.q.store.Pool().QueryRow(ctx, `WITH o AS (SELECT graph, partition_key FROM `+r+` WHERE id = $1 AND claim = $2 AND state = 'running' AND `+expiredSince+` >= $3),
 			u AS (UPDATE `+r+` SET state = 'dead', claim_until = NULL, updated = clock_timestamp(),
+				claims_log = CASE WHEN (claims_log->-1->>'claim')::bigint = $2 THEN claims_log - (-1) ELSE claims_log END,
 				error = 'claimed ' || $3::text || ' times; each claim expired (its worker died or stalled); see its claims, and retry it by hand'
 			WHERE id = $1 AND claim = $2 AND `+expiredSince+` >= $3 RETURNING id),
 			`+w.q.freeSQL()+`

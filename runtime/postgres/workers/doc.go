@@ -172,26 +172,30 @@
 // # Statements per request
 //
 // A statement here is a round trip to the server (statements sent in one
-// batch, one implicit transaction, count once). Besides its run, a
-// request costs the queue five: the submit (under DoubleTextEnqueue, with
-// its fair sequence number), the claim (it also reads the thread's latest
-// checkpoint's id and records it as the request's base, takes the
-// request's slots and tokens, and takes the thread's lease for the run),
-// the run's id (written while the run reads its thread; the run's first
-// write waits for it, so a request names its run before anything of the
-// run is stored), the outcome with its notification (giving back the
-// slots), sent in one transaction with the run's last write (its last
-// events and the lease's release, with the checkpoint that ended the run
-// when it ended done): both land or neither does; and Wait's read. A
-// worker hands the outcome it recorded to the waiters of its own
-// process, which do not read it back. The run itself costs its read of
-// the thread and a statement per checkpoint, the last one's in the
-// outcome's transaction; a start request's first checkpoint (its
-// input's) is written with the first superstep's, in one commit: the
-// request's row keeps the input durable until then, so a crash before
-// that write loses nothing the next claim does not redo. A request's
-// fixed cost is then 5 round trips, the queue's 4 and the run's read
-// (TestRequestStatements counts them all; flow control adds none). When
+// batch, one implicit transaction, count once). Besides its run's
+// commits, a request costs three: the submit (under DoubleTextEnqueue,
+// with its fair sequence number); the claim, which reads the thread's
+// latest checkpoint's id and records it as the request's base, takes the
+// request's slots and tokens, takes the thread's lease for the run, and
+// records the run's id, made before the claim, with the claim's entry in
+// the claims log (so a request names its run before anything of the run
+// is stored), with, in its batch and transaction, the read of the
+// thread's latest checkpoint the run starts from (a statement of its own,
+// after the lease is taken: it sees the last write of any holder the
+// claim took over from, and no later one can land); and Wait's read. A
+// worker hands the outcome it recorded to the waiters of its own process,
+// which do not read it back. The outcome with its notification (giving
+// back the slots) is sent in one transaction with the run's last write
+// (its last events and the lease's release, with the checkpoint that
+// ended the run when it ended done): both land or neither does. The run
+// itself costs a statement per checkpoint, the last one's in the
+// outcome's transaction; a start request's first checkpoint (its input's)
+// is written with the first superstep's, in one commit: the request's row
+// keeps the input durable until then, so a crash before that write loses
+// nothing the next claim does not redo. A request's fixed cost is then 3
+// round trips, the same as a direct run's with the event log (its lease,
+// its read, its last events; TestRequestStatements counts them all; flow
+// control adds none). When
 // the last write cannot land (the lease was taken over), neither does the
 // outcome: the request is released, and a later claim runs the last
 // superstep again, its Steps' journals keeping their effects from
@@ -221,9 +225,8 @@
 //
 // # Transient errors
 //
-// The worker's own statements (the claim, its renewals, the request's base
-// checkpoint and run ids, the outcome with the run's last write, a
-// release) are retried after a transient error (a connection cut or
+// The worker's own statements (the claim with its read, its renewals, the
+// outcome with the run's last write, a release) are retried after a transient error (a connection cut or
 // terminated, the server shutting down or starting, a serialization
 // failure, a deadlock) with pauses that double from 20 ms to 1 s, within
 // a budget per statement: 5 s for a claim,

@@ -38,6 +38,9 @@ type claimedStore struct {
 	mu         sync.Mutex
 	final      pgside.Final     // the run's last write, kept (nil: none)
 	finalLease checkpoint.Lease // the lease it was kept under
+	// read is the claim's read of the thread (claimread.go), for the first
+	// run's read under the claim's lease (nil: none, or taken).
+	read *claimRead
 }
 
 // Lease returns the claim's lease of the claimed thread the first time,
@@ -54,6 +57,9 @@ func (s *claimedStore) Lease(ctx context.Context, thread string, opts checkpoint
 	if thread == s.thread && s.epoch != nil && s.used.CompareAndSwap(false, true) {
 		l, err = s.Store.AdoptLease(ctx, thread, *s.epoch, s.sent, opts)
 	} else {
+		if thread == s.thread {
+			s.takeRead(thread, "") // another lease: the claim's read may be out of date
+		}
 		l, err = s.Store.Lease(ctx, thread, opts)
 	}
 	if err != nil || thread != s.thread || s.before == nil {

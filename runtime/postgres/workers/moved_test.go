@@ -20,8 +20,9 @@ import (
 //     write is in flight (a transaction holding the lease row FOR SHARE,
 //     its checkpoint inserted) while the claim is sent. The claim's
 //     snapshot predates that write; its lease takeover waits for it. The
-//     run's read under the lease sees it, so the run is refused as moved
-//     and the next claim runs the request on the thread as it is.
+//     read the run starts from, in the claim's transaction after the
+//     takeover (claimread.go), sees it, so the run is refused as moved and
+//     the next claim runs the request on the thread as it is.
 //   - "busy": the other writer holds a live lease while the request is
 //     claimed, so the run is refused as busy; it then writes a checkpoint
 //     and gives the lease back.

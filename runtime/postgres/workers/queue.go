@@ -12,7 +12,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/runtime/postgres"
+	"github.com/ilmek-go/ilmek/runtime/postgres/internal/pgside"
 )
 
 // Kind is what a request asks for.
@@ -110,11 +112,18 @@ type Queue struct {
 	// limited is set while the store holds a flow limit, as the last
 	// claim found it: the claims skip the requests limits hold back.
 	limited atomic.Bool
+	// latestSQL reads the claimed thread's latest checkpoint in the
+	// claim's transaction, readLatest makes it of its rows (claimread.go).
+	latestSQL  string
+	readLatest func(context.Context, pgx.Rows) (*checkpoint.Checkpoint, error)
+	noRead     atomic.Bool // the server failed the read: claims no longer send it
 }
 
 // NewQueue returns the queue in store's schema (created by its migrations).
 func NewQueue(store *postgres.Store) *Queue {
-	return &Queue{store: store, s: `"` + store.SchemaName() + `"`, ch: channel(store.SchemaName())}
+	q := &Queue{store: store, s: `"` + store.SchemaName() + `"`, ch: channel(store.SchemaName())}
+	q.latestSQL, q.readLatest, _ = pgside.LatestRead(store, claimedThread)
+	return q
 }
 
 // Store returns the queue's store.

@@ -166,12 +166,12 @@ func (o *orderTracer) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, _ pgx.Trac
 	}
 }
 
-// TestRunIDRecordedBeforeTheRunWrites: the worker writes a run's id into
-// its request while the run takes its lease and reads its thread, and the
-// run's first write waits for it, so a request names its run before any
-// checkpoint or event of the run is stored (Queue.Runs finds every run
-// that stored something). The write of the id ends before the run's first
-// commit starts, request after request.
+// TestRunIDRecordedBeforeTheRunWrites: the worker makes a run's id before
+// it claims the request and the claim's statement records it, so a
+// request names its run before any checkpoint or event of the run is
+// stored (Queue.Runs finds every run that stored something). The write of
+// the id ends before the run's first commit starts, request after request,
+// and the run's events are stored under that id.
 func TestRunIDRecordedBeforeTheRunWrites(t *testing.T) {
 	ctx := context.Background()
 	var o orderTracer
@@ -196,7 +196,7 @@ func TestRunIDRecordedBeforeTheRunWrites(t *testing.T) {
 		idEnd, firstWrite := -1, -1
 		for k, l := range log {
 			switch {
-			case idEnd < 0 && strings.HasPrefix(l, "end UPDATE") && strings.Contains(l, "run_ids = array_append"):
+			case idEnd < 0 && strings.HasPrefix(l, "end ") && strings.Contains(l, "run_ids = "):
 				idEnd = k
 			case firstWrite < 0 && strings.HasPrefix(l, "start WITH f AS (SELECT 1 FROM") && strings.Contains(l, "ilmek_leases"):
 				firstWrite = k
@@ -205,6 +205,9 @@ func TestRunIDRecordedBeforeTheRunWrites(t *testing.T) {
 		if idEnd < 0 || firstWrite < 0 || idEnd > firstWrite {
 			t.Fatalf("request %d: the run id's write ended at %d, the run's first write started at %d, want the first before the second:\n%s",
 				id, idEnd, firstWrite, strings.Join(log, "\n"))
+		}
+		if evs, err := q.Store().ReadEvents(ctx, got.Runs[0], 0, 100); err != nil || len(evs) == 0 || evs[len(evs)-1].Kind != string(runtime.EventRunEnd) {
+			t.Fatalf("request %d: the events of run %s: %v, %v; want the run's, ending with run_end", id, got.Runs[0], evs, err)
 		}
 	}
 }

@@ -104,7 +104,14 @@ type claimed struct {
 	// lease by its owner), leaseSent when the claim was sent.
 	epoch     *int64
 	leaseSent time.Time
-	cp        *claimedStore // the run's Checkpointer, holding the claim's lease
+	// read is what the claim's read found of the thread (nil: no read;
+	// claimread.go), which the run starts from.
+	read *claimRead
+	// runID is the id the claim recorded for the request's run ("" for
+	// none: a cancelled request's claim). A claim retried after its reply
+	// was lost sends the same id, so the row it finds holds it too.
+	runID string
+	cp    *claimedStore // the run's Checkpointer, holding the claim's lease
 	// runIDs are the writes of the request's run ids in flight
 	// (runStarted): the run's first write and the outcome wait for them.
 	runIDs sync.WaitGroup
@@ -245,6 +252,9 @@ const (
 // is dropped before the outcome is recorded.
 func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 	c.cp = &claimedStore{Store: w.q.store, thread: c.thread, epoch: c.epoch, sent: c.leaseSent, before: c.runIDs.Wait}
+	if c.epoch != nil {
+		c.cp.read = c.read // read under the claim's lease: only its run may start from it
+	}
 	defer c.cp.dropUnused()
 	g := w.graphs[c.graph]
 	if g == nil {
@@ -331,6 +341,11 @@ func (w *Worker) runClaimedRun(ctx context.Context, c *claimed, g Runnable, from
 		// (A fork starts from its own checkpoint, not the latest: the
 		// runtime would refuse it as moved, and the claim would loop.)
 		extra = append(extra, runtime.WithExpectedLatest(latest))
+	}
+	if c.runID != "" {
+		if o, ok := queuehook.RunID(c.runID).(runtime.RunOption); ok {
+			extra = append(extra, o)
+		}
 	}
 	if mode == modeStart {
 		// The request's row keeps its input durable: the run's first
@@ -533,19 +548,25 @@ func (w *Worker) giveBack(c *claimed, why error, refused bool) {
 
 // runStarted records, as a run of a claimed request starts, its run id in
 // the request's row (under the claim), so that any process can find the
-// request's events in the store's event log (Queue.Runs).
+// request's events in the store's event log (Queue.Runs), unless the
+// claim recorded it: the claim makes the id of its request's run and
+// records it in its own statement, and the run takes that id
+// (queuehook.RunID). A run whose id the claim did not record is
+// recorded here.
 type runStarted struct {
 	runtime.NopObserver
 	w *Worker
 	c *claimed
 }
 
-// The id is written while the run takes its lease and reads the thread
-// (the write's round trip overlaps theirs); the run's first write waits
-// for it (runLease), and so does the outcome, so the request names the run
-// before any of the run's events or checkpoints is stored, as when the id
-// was written before the run went on.
+// An id the claim did not record is written while the run takes its
+// lease (the write's round trip overlaps it); the run's first write waits
+// for it (runLease), and so does the outcome, so the request names the
+// run before any of the run's events or checkpoints is stored.
 func (o runStarted) RunStart(ctx context.Context, run runtime.RunRecord) context.Context {
+	if run.RunID == o.c.runID {
+		return ctx // the claim recorded it
+	}
 	// Not cancelled with the run (a run refused at once ends before the
 	// write would); bounded by the retries' budget.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.w.opts.ttl/3)

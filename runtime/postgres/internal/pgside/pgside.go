@@ -54,3 +54,14 @@ type Preparer interface {
 	// nothing of cs, and fails for any other write.
 	PrepareFinal(cs ...checkpoint.Commit) (Final, error)
 }
+
+// LatestRead, which package postgres sets, returns for store, a
+// *postgres.Store, the statement that reads the latest checkpoint of the
+// thread the SQL expression thread names, with its chain, in the
+// statement's own snapshot (as the store's Get does), and the function
+// that makes the checkpoint of its rows (pgx.ErrNoRows when the thread has
+// none). ok is false for another store. The worker sends the statement in
+// the claim's transaction, after the claim took the thread's lease: what
+// it reads is what the run would read under that lease, and the run does
+// not read again.
+var LatestRead func(store any, thread string) (sql string, read func(context.Context, pgx.Rows) (*checkpoint.Checkpoint, error), ok bool)
