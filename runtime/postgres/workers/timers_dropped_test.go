@@ -22,7 +22,11 @@ func TestWorkersReportDroppedWake(t *testing.T) {
 	q := openQueue(t)
 	g, err := runtime.NewBuilder("napper").Channel("log", spec.Append).
 		Node("nap", func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
-			if err := runtime.Sleep(ctx, "nap", 50*time.Millisecond); err != nil {
+			// Long enough that the timer's journal write, which is durable
+			// before the run parks, cannot outlast it on a loaded machine:
+			// a timer already due does not park (the run went on to done
+			// when the write took over 50 ms in CI).
+			if err := runtime.Sleep(ctx, "nap", 500*time.Millisecond); err != nil {
 				return nil, err
 			}
 			return runtime.Values{"log": "woke"}, nil
