@@ -61,13 +61,9 @@ type DeadRequest struct {
 	Claims []Claim   `json:"claims"`
 }
 
-// claimsLogged appends this claim's entry to the claims log (once).
-const claimsLogged = `claims_log = CASE WHEN claims_log @> jsonb_build_array(jsonb_build_object('claim', $2::bigint)) THEN claims_log
-	ELSE claims_log || jsonb_build_array(jsonb_build_object('claim', $2::bigint, 'worker', worker, 'at', clock_timestamp())) END`
-
 // claimEntry is the SQL of a claims log entry, an array of one: claim
-// number claim, by worker, now, as claimsLogged writes it. The claim
-// statement appends it with the run's id.
+// number claim, by worker, now. The claim statement appends it with the
+// run's id.
 func claimEntry(claim, worker string) string {
 	return "jsonb_build_array(jsonb_build_object('claim', " + claim + ", 'worker', " + worker + ", 'at', clock_timestamp()))"
 }

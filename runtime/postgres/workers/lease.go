@@ -19,21 +19,19 @@ import (
 // lease fails them), dropped by its Release. Every other lease, and the
 // claimed thread's after the first, the Store takes as usual. Embedding
 // the Store keeps every interface it implements (deltas, documents,
-// events, thread records).
+// events, thread records). The run's first read of the claimed thread's
+// latest checkpoint is answered with the claim's read (claimread.go).
 //
-// A lease of the claimed thread is a runLease: its writes wait for the
-// run's id to be recorded, and it keeps the run's last write (its last
-// events and the lease's release) for the worker, which writes it with
-// the request's outcome in one transaction (Worker.finish).
+// A lease of the claimed thread is a runLease: it keeps the run's last
+// write (its last events and the lease's release) for the worker, which
+// writes it with the request's outcome in one transaction
+// (Worker.finish).
 type claimedStore struct {
 	*postgres.Store
 	thread string
 	epoch  *int64    // nil: the claim took no lease
 	sent   time.Time // when the claim was sent
 	used   atomic.Bool
-	// before is called before each write under a lease of the claimed
-	// thread: it waits for the run's id to be recorded (runStarted).
-	before func()
 
 	mu         sync.Mutex
 	final      pgside.Final     // the run's last write, kept (nil: none)
@@ -62,7 +60,7 @@ func (s *claimedStore) Lease(ctx context.Context, thread string, opts checkpoint
 		}
 		l, err = s.Store.Lease(ctx, thread, opts)
 	}
-	if err != nil || thread != s.thread || s.before == nil {
+	if err != nil || thread != s.thread {
 		return l, err
 	}
 	rl := &runLease{Lease: l, s: s}
@@ -144,8 +142,7 @@ func (s *claimedStore) dropUnused() {
 	}
 }
 
-// runLease is the lease of a claimed request's run (claimedStore): each
-// write first calls before, which returns at once after the first; the
+// runLease is the lease of a claimed request's run (claimedStore): the
 // run's last write is kept for the worker (keep); Release waits for it.
 type runLease struct {
 	checkpoint.Lease
@@ -153,7 +150,6 @@ type runLease struct {
 }
 
 func (l *runLease) Commit(ctx context.Context, c checkpoint.Commit) error {
-	l.s.before()
 	if kept, err := l.s.keep(l.Lease, c); kept || err != nil {
 		return err
 	}
@@ -161,7 +157,6 @@ func (l *runLease) Commit(ctx context.Context, c checkpoint.Commit) error {
 }
 
 func (l *runLease) PutJournal(ctx context.Context, taskID string, entries []checkpoint.JournalEntry) error {
-	l.s.before()
 	return l.Lease.PutJournal(ctx, taskID, entries)
 }
 
@@ -184,7 +179,6 @@ type runBatchLease struct {
 // last write (a checkpoint kept for the next write, then the one that
 // ends the run).
 func (l *runBatchLease) CommitBatch(ctx context.Context, cs []checkpoint.Commit, j *checkpoint.JournalWrite) error {
-	l.s.before()
 	if j == nil {
 		if kept, err := l.s.keep(l.Lease, cs...); kept || err != nil {
 			return err

@@ -112,9 +112,6 @@ type claimed struct {
 	// was lost sends the same id, so the row it finds holds it too.
 	runID string
 	cp    *claimedStore // the run's Checkpointer, holding the claim's lease
-	// runIDs are the writes of the request's run ids in flight
-	// (runStarted): the run's first write and the outcome wait for them.
-	runIDs sync.WaitGroup
 }
 
 // Run claims and runs requests until ctx is done, then waits for the
@@ -251,7 +248,7 @@ const (
 // its claim took goes to its run (claimedStore); when no run took it, it
 // is dropped before the outcome is recorded.
 func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
-	c.cp = &claimedStore{Store: w.q.store, thread: c.thread, epoch: c.epoch, sent: c.leaseSent, before: c.runIDs.Wait}
+	c.cp = &claimedStore{Store: w.q.store, thread: c.thread, epoch: c.epoch, sent: c.leaseSent}
 	if c.epoch != nil {
 		c.cp.read = c.read // read under the claim's lease: only its run may start from it
 	}
@@ -334,7 +331,7 @@ func (w *Worker) runClaimedRun(ctx context.Context, c *claimed, g Runnable, from
 	stop := make(chan struct{})
 	hb := make(chan struct{})
 	go func() { defer close(hb); w.heartbeat(runCtx, c, cancel, requestStop, stop) }()
-	extra := []runtime.RunOption{runtime.WithStopSignal(stopRun), runtime.WithObserver(runStarted{w: w, c: c})}
+	extra := []runtime.RunOption{runtime.WithStopSignal(stopRun)}
 	if mode == modeStart && from == "" {
 		// Fold the input only into the thread as this claim found it: if
 		// another claim's run moved it meanwhile, a later claim looks again.
@@ -432,7 +429,6 @@ func (w *Worker) heartbeat(ctx context.Context, c *claimed, cancel context.Cance
 // finish records the request's outcome under its claim.
 func (w *Worker) finish(c *claimed, state string, out *runOutcome, msg string) {
 	c.cp.dropUnused() // before the end: a request of the thread behind this one would find it held
-	c.runIDs.Wait()   // the outcome names every run the request started
 	var result []byte
 	if out != nil {
 		result, _ = json.Marshal(out)
@@ -544,42 +540,4 @@ func (w *Worker) giveBack(c *claimed, why error, refused bool) {
 	if err != nil {
 		w.opts.logger.Warn("release a request", "request", c.id, "err", err)
 	}
-}
-
-// runStarted records, as a run of a claimed request starts, its run id in
-// the request's row (under the claim), so that any process can find the
-// request's events in the store's event log (Queue.Runs), unless the
-// claim recorded it: the claim makes the id of its request's run and
-// records it in its own statement, and the run takes that id
-// (queuehook.RunID). A run whose id the claim did not record is
-// recorded here.
-type runStarted struct {
-	runtime.NopObserver
-	w *Worker
-	c *claimed
-}
-
-// An id the claim did not record is written while the run takes its
-// lease (the write's round trip overlaps it); the run's first write waits
-// for it (runLease), and so does the outcome, so the request names the
-// run before any of the run's events or checkpoints is stored.
-func (o runStarted) RunStart(ctx context.Context, run runtime.RunRecord) context.Context {
-	if run.RunID == o.c.runID {
-		return ctx // the claim recorded it
-	}
-	// Not cancelled with the run (a run refused at once ends before the
-	// write would); bounded by the retries' budget.
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.w.opts.ttl/3)
-	o.c.runIDs.Go(func() {
-		defer cancel()
-		// Retried, so written only when the id is not there yet.
-		if err := o.w.retry(wctx, "run", o.c.id, o.w.opts.ttl/3, func(int) error {
-			_, err := o.w.q.store.Pool().Exec(wctx, "UPDATE "+o.w.q.t("ilmek_requests")+" SET run_ids = array_append(run_ids, $3), "+claimsLogged+" WHERE id = $1 AND claim = $2 AND NOT $3 = ANY(run_ids)",
-				o.c.id, o.c.claim, run.RunID)
-			return err
-		}); err != nil {
-			o.w.opts.logger.Warn("record a request's run", "request", o.c.id, "run", run.RunID, "err", err)
-		}
-	})
-	return ctx
 }
