@@ -45,9 +45,11 @@ const (
 // the retries' waits), a superstep took (state, interrupt: from its start to
 // its checkpoint), a checkpoint write took (checkpoint) or the run took
 // (run_end). With WithEventLog, the checkpoint that ends a run done is
-// written with these events, so its checkpoint event has none and the
-// state and run_end events stop before that write (WithEventLog). Bytes is the size of what a checkpoint wrote (checkpoint): its
-// channels, send inputs and interrupt payloads as encoded.
+// written together with its state, checkpoint and run_end events: that
+// checkpoint event has no Duration, and the state and run_end Durations
+// stop before the write. Bytes is the size of what a checkpoint wrote
+// (checkpoint): its channels, send inputs and interrupt payloads as
+// encoded.
 type Event struct {
 	Type     EventType `json:"type"`
 	RunID    string    `json:"run_id"`

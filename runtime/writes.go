@@ -169,7 +169,10 @@ func (r *runner[S, U]) write(ctx context.Context, cp *Checkpoint, done []string)
 		}
 		cp.Channels = chans
 	}
-	n := checkpointBytes(cp)
+	n := 0
+	if r.timed {
+		n = checkpointBytes(cp)
+	}
 	c.Events = r.endEvents(cp, n)
 	return n, r.info.lease.Commit(ctx, c)
 }

@@ -180,7 +180,6 @@ func (w *Worker) claim(ctx context.Context) (claimResult, error) {
 				return err
 			}
 		}
-		c.read = nil
 		return w.q.sendClaim(ctx, w.q.claimSQL(w.q.limited.Load()), []any{tag, w.opts.ttl.Microseconds(),
 			owner, w.q.store.LeaseTTLOf().Microseconds(), runID}, func(row pgx.Row) error {
 			return row.Scan(&c.id, &c.thread, &c.graph, &c.kind, &c.input, &c.claim, &c.baseCP, &c.cancelled, &c.latest, &c.partition, &c.more,

@@ -39,13 +39,14 @@ type claimRead struct {
 
 // sendClaim sends the claim statement (sql, args; scan reads its row)
 // and, when the store reads in the claim's transaction, the read after
-// it in one batch, one transaction; *read is what the read found (left
-// nil when the read was not sent or its rows could not be made into a
-// checkpoint: the run reads the thread itself). A read the server fails
+// it in one batch, one transaction; it sets *read to what the read found
+// (nil when the claim failed, the read was not sent, or its rows could
+// not be made into a checkpoint: the run reads the thread itself). A read the server fails
 // fails the claim (nothing of it is written) and is not sent again by
 // this queue, so that no error of the read can keep a request from being
 // claimed.
 func (q *Queue) sendClaim(ctx context.Context, sql string, args []any, scan func(pgx.Row) error, read **claimRead) error {
+	*read = nil
 	if q.latestSQL == "" || q.noRead.Load() {
 		return scan(q.store.Pool().QueryRow(ctx, sql, args...))
 	}
