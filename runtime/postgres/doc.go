@@ -67,7 +67,9 @@
 // with ReadEvents rather than SQL. A reader gets each Seq once, in order, even
 // when a retried write (or AppendEvents) stored a row overlapping an
 // earlier one; Prune drops a row once its last event is older than the
-// oldest checkpoint it keeps.
+// oldest checkpoint it keeps, unless its run is one of a request still
+// queued or running (runtime/postgres/workers reads them to tell whether
+// a dead worker's run had committed).
 //
 // # Leases and fencing
 //

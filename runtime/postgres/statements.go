@@ -112,8 +112,12 @@ func newStatements(s string) statements {
 		pruneRebase:   f("UPDATE S.ilmek_checkpoints SET channels = $3, base_id = '', snap_id = '', depth = 0, chain_bytes = 0 WHERE thread_id = $1 AND id = $2"),
 		pruneRenumber: f("UPDATE S.ilmek_checkpoints SET snap_id = $3, depth = $4, chain_bytes = $5 WHERE thread_id = $1 AND id = $2"),
 		pruneDrop:     f("DELETE FROM S.ilmek_checkpoints WHERE thread_id = $1 AND id = ANY($2::text[])"),
-		pruneEvents: f("DELETE FROM S.ilmek_events WHERE thread_id = $1 AND time_ns < " +
-			"(SELECT min(created_ns) FROM S.ilmek_checkpoints WHERE thread_id = $1)"),
+		// The events of a run of a request still queued or running stay:
+		// a worker that claims the request again reads whether its
+		// earlier runs wrote anything from them (runtime/postgres/workers).
+		pruneEvents: f("DELETE FROM S.ilmek_events e WHERE thread_id = $1 AND time_ns < " +
+			"(SELECT min(created_ns) FROM S.ilmek_checkpoints WHERE thread_id = $1) AND NOT EXISTS (SELECT 1 FROM S.ilmek_requests r " +
+			"WHERE r.thread_id = $1 AND r.state IN ('queued', 'running') AND e.run_id = ANY (r.run_ids))"),
 
 		putOutcome: f("INSERT INTO S.ilmek_threads (thread_id, status, run_id, ended_ns, error, pending, updated_ns) VALUES ($1, $2, $3, $4, $5, $6, $7) " +
 			"ON CONFLICT (thread_id) DO UPDATE SET status = excluded.status, run_id = excluded.run_id, ended_ns = excluded.ended_ns, " +

@@ -36,6 +36,8 @@ func TestMain(m *testing.M) {
 			run = suicideWorker
 		case "schedules":
 			run = scheduleWorker
+		case "steps":
+			run = dyingStepsWorker
 		}
 		if err := run(); err != nil {
 			fmt.Fprintln(os.Stderr, "child worker:", err)

@@ -216,8 +216,11 @@
 // and the journal keeps completed steps from running again (the one gap:
 // a step whose effect completed but whose journal write did not reach the
 // server runs again). A re-claimed start request folds its input in again
-// only when the thread has no checkpoint written since the request was
-// first claimed. A claim whose run was refused before it wrote anything
+// only when no earlier run of the request wrote to the thread: the thread
+// has no checkpoint written since the request was first claimed, or it
+// has, by another writer, while the event log (whose rows commit with a
+// run's checkpoints) holds nothing of the request's earlier runs (their
+// worker died before their first commit). A claim whose run was refused before it wrote anything
 // (the thread busy with another run, or moved by another writer since the
 // claim's snapshot) gives the request back with the base it found before
 // it, so that the next claim folds the input into the thread as it is

@@ -289,6 +289,19 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 	// later claim knows whether this request's input was folded in already.
 	latest := c.latest
 	if c.baseCP != nil && *c.baseCP != latest {
+		// The thread moved since then: by an earlier claim's run, which
+		// got past its first commit, or by another writer while no run of
+		// this request had committed (its worker died first). The run's
+		// events commit with its checkpoints, so they tell which.
+		committed, err := w.earlierRunCommitted(ctx, c)
+		if err != nil {
+			w.release(c, err)
+			return
+		}
+		if !committed {
+			w.runClaimedRun(ctx, c, g, from, mode)
+			return
+		}
 		// An earlier claim ran this request past its first commit. If the
 		// run ended before its worker could record that, record it now;
 		// running again would start the thread anew.

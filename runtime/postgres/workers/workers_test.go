@@ -95,11 +95,27 @@ func chain(t testing.TB, n int) *runtime.Graph[runtime.Values, runtime.Values] {
 // gate, when not nil, holds node b until it is closed or the run stops.
 func steps(t *testing.T, gate <-chan struct{}) *runtime.Graph[runtime.Values, runtime.Values] {
 	t.Helper()
-	g, err := runtime.NewBuilder("steps").Channel("in", spec.LastWrite).Channel("log", spec.Append).
+	g, err := stepsGraph(gate, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// stepsGraph is the graph steps returns; enter, when set, is called at
+// the start of each node with the node's name and the input.
+func stepsGraph(gate <-chan struct{}, enter func(node string, in any)) (*runtime.Graph[runtime.Values, runtime.Values], error) {
+	return runtime.NewBuilder("steps").Channel("in", spec.LastWrite).Channel("log", spec.Append).
 		Node("a", func(ctx *runtime.Ctx, v runtime.Values) (runtime.Values, error) {
+			if enter != nil {
+				enter("a", v["in"])
+			}
 			return runtime.Values{"log": fmt.Sprintf("a:%v", v["in"])}, nil
 		}).
 		Node("b", func(ctx *runtime.Ctx, v runtime.Values) (runtime.Values, error) {
+			if enter != nil {
+				enter("b", v["in"])
+			}
 			if gate != nil {
 				select {
 				case <-gate:
@@ -110,10 +126,6 @@ func steps(t *testing.T, gate <-chan struct{}) *runtime.Graph[runtime.Values, ru
 			return runtime.Values{"log": "b"}, nil
 		}).
 		Edge(spec.Start, "a").Edge("a", "b").Compile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
 }
 
 func startWorkers(t testing.TB, q *workers.Queue, graphs map[string]workers.Runnable, n int, opts ...workers.WorkerOption) {
