@@ -78,7 +78,7 @@ const expiredSince = `(SELECT count(*) FROM jsonb_array_elements(claims_log) WIT
 // buryIfSpent ends a request claimed again in state dead when MaxClaims of
 // its claims expired; it reports whether it did. The claim that buries
 // the request ran nothing: its entry leaves the claims log, which then
-// lists the claims that expired.
+// lists the claims that expired, and its run id the request's runs.
 func (w *Worker) buryIfSpent(ctx context.Context, c *claimed) bool {
 	if w.opts.maxClaims <= 0 || c.claim <= int64(w.opts.maxClaims) {
 		return false
@@ -89,11 +89,12 @@ func (w *Worker) buryIfSpent(ctx context.Context, c *claimed) bool {
 		err := w.q.store.Pool().QueryRow(ctx, `WITH o AS (SELECT graph, partition_key FROM `+r+` WHERE id = $1 AND claim = $2 AND state = 'running' AND `+expiredSince+` >= $3),
 			u AS (UPDATE `+r+` SET state = 'dead', claim_until = NULL, updated = clock_timestamp(),
 				claims_log = CASE WHEN (claims_log->-1->>'claim')::bigint = $2 THEN claims_log - (-1) ELSE claims_log END,
+				run_ids = array_remove(run_ids, $6::text),
 				error = 'claimed ' || $3::text || ' times; each claim expired (its worker died or stalled); see its claims, and retry it by hand'
 			WHERE id = $1 AND claim = $2 AND `+expiredSince+` >= $3 RETURNING id),
 			`+w.q.freeSQL()+`
 			SELECT pg_notify($4, $5) FROM u`,
-			c.id, c.claim, w.opts.maxClaims, w.q.ch, noteEnd+strconv.FormatInt(c.id, 10)).Scan(nil)
+			c.id, c.claim, w.opts.maxClaims, w.q.ch, noteEnd+strconv.FormatInt(c.id, 10), c.runID).Scan(nil)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}

@@ -12,7 +12,7 @@ import (
 // TestClaimLeaseDroppedWhenUnused: the claim takes the thread's lease for
 // the run; a request that ends without a run (its graph is not registered)
 // drops it with its outcome, so the next request of the thread runs at
-// once rather than after the lease's TTL.
+// once rather than after the lease's TTL. That request lists no runs.
 func TestClaimLeaseDroppedWhenUnused(t *testing.T) {
 	q := openQueue(t)
 	ctx := context.Background()
@@ -25,8 +25,8 @@ func TestClaimLeaseDroppedWhenUnused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o := wait(t, q, first); o.State != "error" {
-		t.Fatalf("the request of a graph not registered: %+v, want error", o)
+	if o := wait(t, q, first); o.State != "error" || len(o.Runs) != 0 {
+		t.Fatalf("the request of a graph not registered: %+v, want error and no runs", o)
 	}
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second) // the lease's TTL is 30 s
 	defer cancel()

@@ -30,7 +30,8 @@ import (
 // In both, the refused claim had noted the thread's latest checkpoint as
 // the request's base. Kept, that base told the next claim that the
 // request's run had got past its first commit, and the request ended done
-// without running (its input lost); a refused run now gives the base back.
+// without running (its input lost); a refused run now gives the base back,
+// and its run id: the request lists the one run that ran.
 func TestRequestRunsOnTheThreadAsItIsWhenItsRunStarts(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -106,6 +107,9 @@ func TestRequestRunsOnTheThreadAsItIsWhenItsRunStarts(t *testing.T) {
 			o := wait(t, q, id)
 			if o.State != "done" || logOf(t, o) != "[a:1 b a:2 b]" {
 				t.Fatalf("the request: %s, log %s; want done, [a:1 b a:2 b] (its input folded into the thread as the other writer left it)", o.State, logOf(t, o))
+			}
+			if o.Claims != 2 || len(o.Runs) != 1 {
+				t.Errorf("the request: %d claims, runs %v; want 2 claims, one run (the refused one's id given back)", o.Claims, o.Runs)
 			}
 			var parent string
 			if err := pool.QueryRow(ctx, "SELECT parent_id FROM "+sch+"ilmek_checkpoints WHERE thread_id = 't' AND seq > (SELECT seq FROM "+sch+"ilmek_checkpoints WHERE thread_id = 't' AND id = 'other') ORDER BY seq LIMIT 1").Scan(&parent); err != nil {

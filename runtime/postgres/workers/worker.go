@@ -111,7 +111,11 @@ type claimed struct {
 	// none: a cancelled request's claim). A claim retried after its reply
 	// was lost sends the same id, so the row it finds holds it too.
 	runID string
-	cp    *claimedStore // the run's Checkpointer, holding the claim's lease
+	// ran says the claim's run was started and not refused: the request
+	// keeps runID among its runs. A claim that ends or gives back the
+	// request without one takes runID out again.
+	ran bool
+	cp  *claimedStore // the run's Checkpointer, holding the claim's lease
 }
 
 // Run claims and runs requests until ctx is done, then waits for the
@@ -370,6 +374,7 @@ func (w *Worker) runClaimedRun(ctx context.Context, c *claimed, g Runnable, from
 	if _, ok := runtime.Checkpointer(cp).(checkpoint.EventStore); ok {
 		extra = append(extra, runtime.WithEventLog())
 	}
+	c.ran = true
 	out, err := g.run(runCtx, cp, c.thread, from, c.input, mode, extra...)
 	close(stop)
 	<-hb
@@ -377,9 +382,11 @@ func (w *Worker) runClaimedRun(ctx context.Context, c *claimed, g Runnable, from
 	var ce *runtime.CheckpointError
 	switch {
 	case errors.Is(err, runtime.ErrThreadBusy):
+		c.ran = false
 		w.releaseRefused(c, err) // a dead worker's lease has not expired yet, or another run holds the thread: later
 		return
 	case errors.Is(err, runtime.ErrThreadMoved):
+		c.ran = false
 		w.releaseRefused(c, err) // another writer got there first: look again
 		return
 	case (errors.As(err, &ce) || transient(err)) && !stopped:
@@ -391,6 +398,7 @@ func (w *Worker) runClaimedRun(ctx context.Context, c *claimed, g Runnable, from
 	case ctx.Err() != nil:
 		return // this worker stops; the claim expires and another continues
 	case mode == modeWake && notDue(err):
+		c.ran = false // refused: nothing was due
 		w.finishNotDue(ctx, c, g, err)
 		return
 	case stopped:
@@ -465,12 +473,13 @@ func (w *Worker) finish(c *claimed, state string, out *runOutcome, msg string) {
 	// notification).
 	outcome := pgside.Then{
 		SQL: `WITH o AS (SELECT graph, partition_key FROM ` + r + ` WHERE id = $1 AND claim = $2 AND state = 'running'),
-			u AS (UPDATE ` + r + ` SET state = $3, result = $4, error = $5, claim_until = NULL, updated = clock_timestamp()
+			u AS (UPDATE ` + r + ` SET state = $3, result = $4, error = $5, claim_until = NULL, updated = clock_timestamp(),
+					run_ids = CASE WHEN $8 THEN run_ids ELSE array_remove(run_ids, $9::text) END
 				WHERE id = $1 AND claim = $2 RETURNING thread_id, claim, run_ids),
 			` + w.q.freeSQL() + `
 			SELECT pg_notify($6, $7), EXISTS (SELECT 1 FROM ` + r + ` e, u WHERE e.thread_id = u.thread_id AND e.state IN ('queued', 'running') AND e.state = 'queued'),
 				EXISTS (SELECT 1 FROM freed WHERE was_full), u.thread_id, u.claim, u.run_ids FROM u`,
-		Args: []any{c.id, c.claim, state, result, msg, w.q.ch, noteEnd + strconv.FormatInt(c.id, 10)},
+		Args: []any{c.id, c.claim, state, result, msg, w.q.ch, noteEnd + strconv.FormatInt(c.id, 10), c.ran, c.runID},
 		Scan: func(row pgx.Row) error {
 			err := row.Scan(nil, &next, &freed, &o.Thread, &o.Claims, &o.Runs)
 			noRow = errors.Is(err, pgx.ErrNoRows)
@@ -536,9 +545,11 @@ func (w *Worker) release(c *claimed, why error) { w.giveBack(c, why, false) }
 // in: a later claim that found the base this claim noted, and the thread
 // moved on by another writer meanwhile, would take the request for one
 // whose run got past its first commit, and end it without running it.
+// The run's id leaves the request's runs.
 func (w *Worker) releaseRefused(c *claimed, why error) { w.giveBack(c, why, true) }
 
-// giveBack is release; refused restores the request's base_cp.
+// giveBack is release; refused restores the request's base_cp and takes
+// the claim's run id out of its runs.
 func (w *Worker) giveBack(c *claimed, why error, refused bool) {
 	c.cp.flushFinal()
 	c.cp.dropUnused()
@@ -547,7 +558,8 @@ func (w *Worker) giveBack(c *claimed, why error, refused bool) {
 	w.opts.logger.Info("request released", "request", c.id, "why", why)
 	err := w.retry(ctx, "release", c.id, 5*time.Second, func(int) error {
 		_, err := w.q.store.Pool().Exec(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET claim_until = clock_timestamp() + interval '200 milliseconds', "+claimReleased+
-			", base_cp = CASE WHEN $4 THEN $5::text ELSE base_cp END WHERE id = $1 AND claim = $2", c.id, c.claim, why.Error(), refused, c.baseCP)
+			", base_cp = CASE WHEN $4 THEN $5::text ELSE base_cp END, run_ids = CASE WHEN $4 THEN array_remove(run_ids, $6::text) ELSE run_ids END"+
+			" WHERE id = $1 AND claim = $2", c.id, c.claim, why.Error(), refused, c.baseCP, c.runID)
 		return err
 	})
 	if err != nil {
