@@ -89,15 +89,18 @@ func notDue(err error) bool {
 
 // finishNotDue records a wake request whose thread had nothing due: an
 // earlier claim of it woke the thread before its worker died (the thread
-// moved past the request's base: its outcome is recorded), or a person
-// answered, resumed, cancelled or deleted the thread first (the request
-// ends cancelled, and nothing ran).
+// moved past the request's base, and the event log holds that claim's
+// run: its outcome is recorded), or a person answered, resumed, cancelled
+// or deleted the thread first (the request ends cancelled, and nothing
+// ran), also when an earlier claim's worker died before its run wrote.
 func (w *Worker) finishNotDue(ctx context.Context, c *claimed, g Runnable, why error) {
 	if c.baseCP != nil && *c.baseCP != c.latest {
-		out, ended, err := g.ended(ctx, w.q.store, c.thread)
-		if err == nil && ended {
-			w.finish(c, string(out.Status), &out, "")
-			return
+		if committed, err := w.earlierRunCommitted(ctx, c); err == nil && committed {
+			out, ended, err := g.ended(ctx, w.q.store, c.thread)
+			if err == nil && ended {
+				w.finish(c, string(out.Status), &out, "")
+				return
+			}
 		}
 	}
 	msg := "nothing was due: " + why.Error()

@@ -17,8 +17,21 @@ import (
 // TestWorkersReportDroppedWake: a wake request queued for a parked thread
 // that is woken by someone else before a worker claims it is dropped: the
 // request ends cancelled, and the worker reports EventTimerDropped to
-// OnEvent and logs "timer dropped".
+// OnEvent and logs "timer dropped". So it is when an earlier claim of the
+// wake request had died before its run wrote anything: the thread moved
+// past the base that claim noted, but by the other writer, not the
+// request's run (whose outcome the request would then record, done).
 func TestWorkersReportDroppedWake(t *testing.T) {
+	for _, earlierClaimDied := range []bool{false, true} {
+		name := "unclaimed"
+		if earlierClaimDied {
+			name = "an earlier claim died"
+		}
+		t.Run(name, func(t *testing.T) { testDroppedWake(t, earlierClaimDied) })
+	}
+}
+
+func testDroppedWake(t *testing.T, earlierClaimDied bool) {
 	q := openQueue(t)
 	g, err := runtime.NewBuilder("napper").Channel("log", spec.Append).
 		Node("nap", func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
@@ -54,6 +67,15 @@ func TestWorkersReportDroppedWake(t *testing.T) {
 	ids, err := q.QueueDueWakes(ctx)
 	if err != nil || len(ids) != 1 {
 		t.Fatalf("queued wakes %v (%v), want one", ids, err)
+	}
+	if earlierClaimDied {
+		// As the claim statement leaves it, with an expired claim whose
+		// run wrote nothing.
+		sch := `"` + q.Store().SchemaName() + `".`
+		if _, err := q.Store().Pool().Exec(ctx, "UPDATE "+sch+"ilmek_requests SET state = 'running', claim = 1, worker = 'dead', claim_until = clock_timestamp() - interval '1 second', "+
+			"base_cp = (SELECT id FROM "+sch+"ilmek_checkpoints WHERE thread_id = 't' ORDER BY seq DESC LIMIT 1), run_ids = '{dead}' WHERE id = $1", ids[0]); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// Another process wakes the thread first.
 	if res, err := g.Thread(q.Store(), "t").Wake(ctx); err != nil || res.Status != runtime.StatusDone {
