@@ -213,14 +213,17 @@
 // outcome (status, state, pending interrupts, error) under its claim
 // number. When a worker dies, its claim expires and another worker claims
 // the request again: the run continues from the thread's last checkpoint,
-// and the journal keeps completed steps from running again (the one gap:
+// and the journal keeps completed steps from running again (a gap:
 // a step whose effect completed but whose journal write did not reach the
 // server runs again). A re-claimed start request folds its input in again
 // only when no earlier run of the request wrote to the thread: the thread
 // has no checkpoint written since the request was first claimed, or it
 // has, by another writer, while the event log (whose rows commit with a
 // run's checkpoints) holds nothing of the request's earlier runs (their
-// worker died before their first commit). A claim whose run was refused before it wrote anything
+// worker died before their first commit). In that last case the run
+// starts from the other writer's checkpoint, so its tasks are planned
+// anew: a step the dead run had journaled in its first superstep runs
+// again, on the thread as it is now. A claim whose run was refused before it wrote anything
 // (the thread busy with another run, or moved by another writer since the
 // claim's snapshot) gives the request back with the base it found before
 // it, so that the next claim folds the input into the thread as it is
