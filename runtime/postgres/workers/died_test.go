@@ -63,21 +63,34 @@ func dyingStepsWorker() error {
 //     before it, save those of the runs of requests still active. The
 //     claim finds the thread ended and records that, without folding the
 //     request's input in again.
+//   - "before its first commit, the read failing once": as the first, but
+//     the claim's read of the event log fails (its table renamed away);
+//     the claim gives the request back having run nothing, and the next
+//     one runs it.
+//
+// The request lists the runs that ran: the dead one's and the last one's,
+// or only the dead one's when the last claim found the thread ended.
 func TestRequestWhoseWorkerDiedIsClaimedAgainOnTheThreadAsItIs(t *testing.T) {
 	for _, tc := range []struct {
 		name, dieIn string
 		moveOn      func(t *testing.T, s *postgres.Store)
+		readFails   bool // the claim's read of the event log fails once
 		want        string
+		claims      int64
+		runs        int
 	}{
 		{"before its first commit", "a", func(t *testing.T, s *postgres.Store) {
 			invokeWhenFree(t, s, runtime.Values{"in": 3})
-		}, "[a:1 b a:3 b a:2 b]"},
+		}, false, "[a:1 b a:3 b a:2 b]", 2, 2},
 		{"after it, history pruned", "b", func(t *testing.T, s *postgres.Store) {
 			invokeWhenFree(t, s, nil)
 			if _, err := s.Prune(context.Background(), "t", checkpoint.PruneOptions{KeepLast: 1}); err != nil {
 				t.Fatal(err)
 			}
-		}, "[a:1 b a:2 b]"},
+		}, false, "[a:1 b a:2 b]", 2, 1},
+		{"before its first commit, the read failing once", "a", func(t *testing.T, s *postgres.Store) {
+			invokeWhenFree(t, s, runtime.Values{"in": 3})
+		}, true, "[a:1 b a:3 b a:2 b]", 3, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -109,10 +122,26 @@ func TestRequestWhoseWorkerDiedIsClaimedAgainOnTheThreadAsItIs(t *testing.T) {
 				t.Fatal("the worker process did not die in 30 s")
 			}
 			tc.moveOn(t, s)
+			sch := `"` + s.SchemaName() + `".`
+			if tc.readFails {
+				if _, err := s.Pool().Exec(ctx, "ALTER TABLE "+sch+"ilmek_events RENAME TO ilmek_events_away"); err != nil {
+					t.Fatal(err)
+				}
+			}
 			startWorkers(t, q, map[string]workers.Runnable{"steps": workers.Graph(steps(t, nil))}, 1, workers.ClaimTTL(crashTTL))
+			if tc.readFails {
+				waitFor(t, func() bool {
+					var n int
+					err := s.Pool().QueryRow(ctx, "SELECT count(*) FROM "+sch+"ilmek_requests WHERE id = $1 AND claims_log::text LIKE '%released%'", id).Scan(&n)
+					return err == nil && n > 0
+				})
+				if _, err := s.Pool().Exec(ctx, "ALTER TABLE "+sch+"ilmek_events_away RENAME TO ilmek_events"); err != nil {
+					t.Fatal(err)
+				}
+			}
 			o := wait(t, q, id)
-			if o.State != "done" || logOf(t, o) != tc.want || o.Claims != 2 {
-				t.Errorf("the request: %s, log %s, claims %d, err %q; want done, %s, 2 claims", o.State, logOf(t, o), o.Claims, o.Error, tc.want)
+			if o.State != "done" || logOf(t, o) != tc.want || o.Claims != tc.claims || len(o.Runs) != tc.runs {
+				t.Errorf("the request: %s, log %s, claims %d, runs %v, err %q; want done, %s, %d claims, %d runs", o.State, logOf(t, o), o.Claims, o.Runs, o.Error, tc.want, tc.claims, tc.runs)
 			}
 		})
 	}

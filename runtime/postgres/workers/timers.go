@@ -95,7 +95,12 @@ func notDue(err error) bool {
 // ran), also when an earlier claim's worker died before its run wrote.
 func (w *Worker) finishNotDue(ctx context.Context, c *claimed, g Runnable, why error) {
 	if c.baseCP != nil && *c.baseCP != c.latest {
-		if committed, err := w.earlierRunCommitted(ctx, c); err == nil && committed {
+		committed, err := w.earlierRunCommitted(ctx, c)
+		if err != nil {
+			w.releaseRefused(c, err) // nothing ran: a later claim asks again
+			return
+		}
+		if committed {
 			out, ended, err := g.ended(ctx, w.q.store, c.thread)
 			if err == nil && ended {
 				w.finish(c, string(out.Status), &out, "")

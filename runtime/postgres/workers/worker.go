@@ -299,7 +299,7 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 		// events commit with its checkpoints, so they tell which.
 		committed, err := w.earlierRunCommitted(ctx, c)
 		if err != nil {
-			w.release(c, err)
+			w.releaseRefused(c, err) // nothing ran: a later claim asks again
 			return
 		}
 		if !committed {
@@ -538,9 +538,10 @@ func (w *Worker) finish(c *claimed, state string, out *runOutcome, msg string) {
 // after a short pause.
 func (w *Worker) release(c *claimed, why error) { w.giveBack(c, why, false) }
 
-// releaseRefused is release for a request whose run was refused before it
-// wrote anything: the thread was busy, or had moved since the claim's
-// snapshot. The request's base_cp goes back to what it was before this
+// releaseRefused is release for a request whose claim ran nothing: its run
+// was refused before it wrote anything (the thread was busy, or had moved
+// since the claim's snapshot), or the claim could not read what earlier
+// claims' runs wrote. The request's base_cp goes back to what it was before this
 // claim (none at its first claim), since this claim's run folded nothing
 // in: a later claim that found the base this claim noted, and the thread
 // moved on by another writer meanwhile, would take the request for one
