@@ -302,24 +302,22 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 			w.releaseRefused(c, err) // nothing ran: a later claim asks again
 			return
 		}
-		if !committed {
-			w.runClaimedRun(ctx, c, g, from, mode)
-			return
+		if committed {
+			// An earlier claim ran this request past its first commit. If
+			// the run ended before its worker could record that, record it
+			// now; running again would start the thread anew.
+			out, ended, err := g.ended(ctx, cp, c.thread)
+			if err != nil {
+				w.releaseRefused(c, err)
+				return
+			}
+			if ended {
+				w.finish(c, string(out.Status), &out, "")
+				return
+			}
+			mode = modeContinue
+			from = "" // the fork's branch is the thread's latest now
 		}
-		// An earlier claim ran this request past its first commit. If the
-		// run ended before its worker could record that, record it now;
-		// running again would start the thread anew.
-		out, ended, err := g.ended(ctx, cp, c.thread)
-		if err != nil {
-			w.release(c, err)
-			return
-		}
-		if ended {
-			w.finish(c, string(out.Status), &out, "")
-			return
-		}
-		mode = modeContinue
-		from = "" // the fork's branch is the thread's latest now
 	}
 	w.runClaimedRun(ctx, c, g, from, mode)
 }
