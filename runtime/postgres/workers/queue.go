@@ -87,10 +87,11 @@ type Outcome struct {
 	Claims int64 `json:"claims"`
 	// Runs are the ids of the runs workers started for the request, in
 	// order (more than one after a worker died while running it). A claim
-	// that ran nothing (its run refused because another held the thread,
-	// or the request ended without a run) leaves no id here. Each
-	// run's events are in the store's event log: Store().ReadEvents(run,
-	// afterSeq, limit), from any process, while the run goes on too.
+	// that ran nothing (its run refused because another writer held or
+	// moved the thread, or the request ended without a run) leaves no id
+	// here. Each run's events are in the store's event log:
+	// Store().ReadEvents(run, afterSeq, limit), from any process, while
+	// the run goes on too.
 	Runs []string `json:"runs,omitempty"`
 }
 
