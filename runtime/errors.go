@@ -160,14 +160,17 @@ func (e *UnknownTargetError) Error() string {
 // type missing from the registry, a code-built graph with a bad edge.
 type SpecError struct {
 	Msg string
-	Err error // the spec diagnostics, when the cause was the document
+	// Err is what caused it, matched through the SpecError (errors.Is,
+	// errors.As): the document's diagnostics when the document was at
+	// fault, or the errors of its nodes (a Factory's own error, such as
+	// a *ConfigError, wrapped with the node it is about, errors.Join'ed).
+	Err error
 }
 
 // Error says why the graph cannot be built.
 func (e *SpecError) Error() string { return e.Msg }
 
-// Unwrap returns the document's diagnostics when the document was at
-// fault, else nil.
+// Unwrap returns what caused the error (Err), or nil.
 func (e *SpecError) Unwrap() error { return e.Err }
 
 // CheckpointError is a failure of the checkpointer during a run. The run

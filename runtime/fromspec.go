@@ -51,32 +51,39 @@ func FromSpec(doc *spec.Graph, reg Registry, opts ...Option) (*Graph[Values, Val
 	for _, c := range doc.Channels {
 		b.Channel(c.Name, c.Kind())
 	}
-	var errs []string
+	// Each node's failure, placed at its node and kept whole, so a caller
+	// matches a factory's own error (errors.Is, errors.As) through the
+	// SpecError.
+	var errs []error
 	for _, n := range doc.Nodes {
 		f, ok := reg[n.Type]
 		if !ok && n.Type == spec.SubgraphType {
 			if err := b.specSubgraph(n, gc.subgraphs); err != nil {
-				errs = append(errs, fmt.Sprintf("node %q (type %q): %v", n.ID, n.Type, err))
+				errs = append(errs, fmt.Errorf("node %q (type %q): %w", n.ID, n.Type, err))
 			}
 			continue
 		}
 		if !ok {
-			errs = append(errs, fmt.Sprintf("node %q has type %q, which is not in the registry (registered: %s)", n.ID, n.Type, registered(reg)))
+			errs = append(errs, fmt.Errorf("node %q has type %q, which is not in the registry (registered: %s)", n.ID, n.Type, registered(reg)))
 			continue
 		}
 		if f == nil {
-			errs = append(errs, fmt.Sprintf("node %q has type %q, whose registry entry is nil; register a Factory for it", n.ID, n.Type))
+			errs = append(errs, fmt.Errorf("node %q has type %q, whose registry entry is nil; register a Factory for it", n.ID, n.Type))
 			continue
 		}
 		fn, err := f(n)
 		if err != nil {
-			errs = append(errs, fmt.Sprintf("node %q (type %q): %v", n.ID, n.Type, err))
+			errs = append(errs, fmt.Errorf("node %q (type %q): %w", n.ID, n.Type, err))
 			continue
 		}
 		b.TypedNode(n.ID, n.Type, nil, fn)
 	}
 	if len(errs) > 0 {
-		return nil, &SpecError{Msg: "runtime: cannot build graph from spec:\n\t" + strings.Join(errs, "\n\t")}
+		msgs := make([]string, len(errs))
+		for i, err := range errs {
+			msgs[i] = err.Error()
+		}
+		return nil, &SpecError{Msg: "runtime: cannot build graph from spec:\n\t" + strings.Join(msgs, "\n\t"), Err: errors.Join(errs...)}
 	}
 	for _, e := range doc.Edges {
 		if e.When != nil {

@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -99,5 +100,46 @@ func TestNilRegistryEntry(t *testing.T) {
 	var se *runtime.SpecError
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), `node "a" has type "classify", whose registry entry is nil`) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// errFactory is a sentinel a factory of TestFactoryErrorsAreMatchedThroughLoad
+// wraps.
+var errFactory = errors.New("the factory's own error")
+
+// TestFactoryErrorsAreMatchedThroughLoad: what a node's Factory returns is
+// matched (errors.Is, errors.As) on the error of Load and FromSpec, every
+// node's at once, beside the placed message.
+func TestFactoryErrorsAreMatchedThroughLoad(t *testing.T) {
+	type cfg struct {
+		Name string `json:"name"`
+	}
+	reg := runtime.Registry{
+		"decoded": func(n spec.Node) (runtime.NodeFunc, error) {
+			var c cfg
+			return write(nil), runtime.DecodeConfig(n, &c)
+		},
+		"sentinel": func(n spec.Node) (runtime.NodeFunc, error) {
+			return nil, fmt.Errorf("connect %q first: %w", n.ID, errFactory)
+		},
+	}
+	doc := `{"nodes": [{"id": "a", "type": "decoded", "config": {"nmae": "x"}}, {"id": "b", "type": "sentinel"}],
+  "edges": [{"from": "__start__", "to": "a"}, {"from": "a", "to": "b"}]}`
+	_, err := runtime.Load("factories.json", []byte(doc), reg)
+	var se *runtime.SpecError
+	if !errors.As(err, &se) {
+		t.Fatalf("err = %v, want a *runtime.SpecError", err)
+	}
+	var ce *runtime.ConfigError
+	if !errors.As(err, &ce) || ce.Node != "a" {
+		t.Errorf("errors.As(err, *runtime.ConfigError) = %v (%+v), want node a's; err = %v", ce != nil, ce, err)
+	}
+	if !errors.Is(err, errFactory) {
+		t.Errorf("errors.Is(err, the factory's sentinel) = false; err = %v", err)
+	}
+	for _, want := range []string{`node "a" (type "decoded"): `, `nmae`, `node "b" (type "sentinel"): connect "b" first`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %q, want it to say %q", err, want)
+		}
 	}
 }
