@@ -84,10 +84,10 @@ func TestFailureSpans(t *testing.T) {
 				_, err := g.Thread(checkpoint.NewMemory(), "t").Resume(ctx, runtime.Answer(1), obs)
 				return err
 			},
-			tree: `run one ilmek.graph.name=one ilmek.thread.id=t ilmek.run.resume=true ilmek.run.status=refused ilmek.run.supersteps=0 error.type=*runtime.ResumeError ERROR "cannot resume thread \"t\" — it is not interrupted; start a run with Invoke instead"
+			tree: `run one ilmek.graph.name=one ilmek.thread.id=t ilmek.run.resume=true ilmek.run.status=refused ilmek.run.supersteps=0 error.type=*runtime.ResumeError ERROR "cannot resume thread \"t\" — it is not interrupted: no run has started it (it has no checkpoints); start one with Invoke"
   · ilmek.lease.taken
-  · ilmek.resume ilmek.resume.accepted=false ilmek.resume.reason="cannot resume thread \"t\" — it is not interrupted; start a run with Invoke instead"
-  · exception exception.type=*runtime.ResumeError exception.message="cannot resume thread \"t\" — it is not interrupted; start a run with Invoke instead"
+  · ilmek.resume ilmek.resume.accepted=false ilmek.resume.reason="cannot resume thread \"t\" — it is not interrupted: no run has started it (it has no checkpoints); start one with Invoke"
+  · exception exception.type=*runtime.ResumeError exception.message="cannot resume thread \"t\" — it is not interrupted: no run has started it (it has no checkpoints); start one with Invoke"
 `,
 			metrics: []string{
 				"ilmek.run.duration{ilmek.graph.name=one,ilmek.run.status=refused} count=1",

@@ -93,3 +93,25 @@ func TestRefusalsAreMatchable(t *testing.T) {
 		t.Errorf("cancelled with a cause: %q, %v; want aborted matching ErrAborted, context.Canceled and the cause", res.Status, err)
 	}
 }
+
+// TestNotInterruptedSaysWhy: a resume of a thread that waits for no answer
+// tells a thread no run started from one whose run finished, so the
+// caller knows what to do instead.
+func TestNotInterruptedSaysWhy(t *testing.T) {
+	g := mustCompile(t, runtime.NewBuilder("one").Channel("a", "").
+		Node("a", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return runtime.Values{"a": 1}, nil }).
+		Edge(spec.Start, "a").Edge("a", spec.End))
+	cp := checkpoint.NewMemory()
+	if _, err := g.Thread(cp, "done").Invoke(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ thread, want string }{
+		{"never", `cannot resume thread "never" — it is not interrupted: no run has started it (it has no checkpoints); start one with Invoke`},
+		{"done", `cannot resume thread "done" — it is not interrupted: its last run finished; start a new run with Invoke`},
+	} {
+		_, err := g.Thread(cp, c.thread).Resume(context.Background(), runtime.Answer("x"))
+		if !errors.Is(err, runtime.ErrNotInterrupted) || err.Error() != c.want {
+			t.Errorf("resume of thread %q: %v; want ErrNotInterrupted saying %q", c.thread, err, c.want)
+		}
+	}
+}

@@ -17,7 +17,14 @@ func (r *runner[S, U]) startResume(latest *Checkpoint, a *Answers) error {
 		return r.startWake(latest)
 	}
 	if latest == nil || len(latest.Pending) == 0 {
-		return &ResumeError{ThreadID: thread, Reason: ErrNotInterrupted, Msg: fmt.Sprintf("cannot resume thread %q — it is not interrupted; start a run with Invoke instead", thread)}
+		why := "start a run with Invoke instead"
+		switch {
+		case latest == nil:
+			why = "no run has started it (it has no checkpoints); start one with Invoke"
+		case len(latest.Next) == 0:
+			why = "its last run finished; start a new run with Invoke"
+		}
+		return &ResumeError{ThreadID: thread, Reason: ErrNotInterrupted, Msg: fmt.Sprintf("cannot resume thread %q — it is not interrupted: %s", thread, why)}
 	}
 	pauses, open, err := readPauses(r.ctx, r.cfg.cp, thread, latest.Pending)
 	if err != nil {
