@@ -120,8 +120,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	var res runtime.Result[runtime.Values]
 	switch {
 	case c.answer != "":
-		if latest == nil || len(latest.Pending) == 0 {
-			return fmt.Errorf("order %s is not waiting for an answer; run without -answer to start it", c.order)
+		switch {
+		case latest == nil:
+			return fmt.Errorf("order %s is not waiting for an answer: it has not been started; run without -answer to start it", c.order)
+		case len(latest.Next) == 0:
+			return fmt.Errorf("order %s is not waiting for an answer: it is finished; pass -order to start another", c.order)
+		case len(latest.Pending) == 0:
+			return fmt.Errorf("order %s is not waiting for an answer: its last run stopped before the approval; run without -answer to continue it", c.order)
 		}
 		res, err = thread.Resume(ctx, runtime.Answer(c.answer))
 	case latest != nil && len(latest.Pending) > 0:

@@ -42,11 +42,14 @@ func TestCheckoutAcrossRuns(t *testing.T) {
 				": 1 order created, 1 charge made",
 			}, ""},
 			{nil, []string{"order order-1001 is already finished (charged)", ": 1 order created, 1 charge made"}, ""},
-			{[]string{"-answer", "yes"}, nil, "order order-1001 is not waiting for an answer"},
+			{[]string{"-answer", "yes"}, nil, "order order-1001 is not waiting for an answer: it is finished; pass -order to start another"},
 		}},
 		{"refuse", []step{
 			{[]string{"-order", "o-7", "-amount", "9.5"}, []string{"creating order o-7 (9.50 EUR)", "interrupt id: place_order:approve_charge#0"}, ""},
 			{[]string{"-order", "o-7", "-answer", "no"}, []string{"done: order o-7 cancelled, nothing charged", ": 1 order created, 0 charges made"}, ""},
+		}},
+		{"answer before the start", []step{
+			{[]string{"-order", "o-8", "-answer", "yes"}, nil, "order o-8 is not waiting for an answer: it has not been started; run without -answer to start it"},
 		}},
 		{"bad answer", []step{
 			{[]string{"-answer", "maybe"}, nil, `-answer "maybe": answer yes or no`},

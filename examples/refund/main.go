@@ -119,21 +119,42 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	thread := g.Thread(store, *ticket)
 	var res runtime.Result[supportgraph.State]
+	latest, err := store.Get(ctx, *ticket, "")
+	if err != nil && !errors.Is(err, runtime.ErrNotFound) {
+		return err
+	}
 	if cmd == "open" {
-		switch _, err := store.Get(ctx, *ticket, ""); {
-		case err == nil:
-			return fmt.Errorf("open: ticket %s exists already; answer its pending approval, or give the new ticket an id of its own", *ticket)
-		case !errors.Is(err, runtime.ErrNotFound):
-			return err
+		if latest != nil {
+			return fmt.Errorf("open: ticket %s exists already (%s); give the new ticket an id of its own", *ticket, ticketState(latest, *db))
 		}
 		res, err = thread.Invoke(ctx, supportgraph.Update{Ticket: ticket, Order: &order})
 	} else {
+		if latest == nil || len(latest.Pending) == 0 {
+			what := "no ticket has that id; open it first"
+			if latest != nil {
+				what = ticketState(latest, *db)
+			}
+			return fmt.Errorf("answer: ticket %s waits for no approval: %s", *ticket, what)
+		}
 		res, err = thread.Resume(ctx, runtime.AnswersByID(map[string]any{id: approve}))
 	}
 	if err != nil {
 		return err
 	}
 	return report(out, *ticket, res)
+}
+
+// ticketState says where a stored ticket's thread stands, from its latest
+// checkpoint, and what its owner can do (db is the -db flag's file).
+func ticketState(latest *runtime.Checkpoint, db string) string {
+	switch {
+	case len(latest.Pending) > 0:
+		return fmt.Sprintf("it waits for an approval: answer it with refund -db %s answer -ticket %s -id ID (-approve | -decline), the ID open printed", db, latest.ThreadID)
+	case len(latest.Next) == 0:
+		return "it is closed"
+	default:
+		return "its run failed before the refund was asked for, as open printed"
+	}
 }
 
 // report prints how a run of the ticket's thread ended: each pending

@@ -139,7 +139,11 @@ func TestCommands(t *testing.T) {
 		{"no ticket", []string{"-db", db, "open", "-order", "A7"}, "open: -ticket is required"},
 		{"no order", []string{"-db", db, "open", "-ticket", "T-2"}, "open: -order is required"},
 		{"stray argument", []string{"-db", db, "open", "-ticket", "T-2", "-order", "A7", "now"}, `open: unexpected argument "now"`},
-		{"opened twice", []string{"-db", db, "open", "-ticket", "T-1", "-order", "A7"}, "open: ticket T-1 exists already"},
+		{"opened twice", []string{"-db", db, "open", "-ticket", "T-1", "-order", "A7"}, "open: ticket T-1 exists already (it waits for an approval: answer it with refund -db " + db + " answer -ticket T-1"},
+		{"no such order", []string{"-db", db, "open", "-ticket", "T-9", "-order", "ZZ"}, `order "ZZ": no such order`},
+		{"reopened after a failed run", []string{"-db", db, "open", "-ticket", "T-9", "-order", "A7"}, "open: ticket T-9 exists already (its run failed before the refund was asked for, as open printed); give the new ticket an id of its own"},
+		{"answer to a failed ticket", []string{"-db", db, "answer", "-ticket", "T-9", "-id", "refund/approve:interrupt#0", "-approve"}, "answer: ticket T-9 waits for no approval: its run failed"},
+		{"answer to no ticket", []string{"-db", db, "answer", "-ticket", "T-404", "-id", "refund/approve:interrupt#0", "-approve"}, "answer: ticket T-404 waits for no approval: no ticket has that id; open it first"},
 		{"no id", []string{"-db", db, "answer", "-ticket", "T-1", "-approve"}, "answer: -id is required"},
 		{"no verdict", answer("refund/approve:interrupt#0"), "give exactly one of -approve and -decline"},
 		{"both verdicts", answer("refund/approve:interrupt#0", "-approve", "-decline"), "give exactly one of -approve and -decline"},
@@ -163,5 +167,13 @@ func TestCommands(t *testing.T) {
 		"  triage: a refund of order A7\n  refund/check: order A7, 49.90 EUR\n  refund/approve: approved\n  refund/issue: rf-a7\n  reply: refunded, reference rf-a7\n"
 	if out.String() != want {
 		t.Errorf("answer printed:\n%swant (no lookup: it ran before the pause):\n%s", out.String(), want)
+	}
+	for _, args := range [][]string{
+		{"-db", db, "open", "-ticket", "T-1", "-order", "A7"},
+		answer("refund/approve:interrupt#0", "-approve"),
+	} {
+		if err := run(t.Context(), args, &out); err == nil || !strings.Contains(err.Error(), "ticket T-1 exists already (it is closed)") && !strings.Contains(err.Error(), "ticket T-1 waits for no approval: it is closed") {
+			t.Errorf("run(%q) on the closed ticket = %v; want it to say the ticket is closed", args, err)
+		}
 	}
 }
