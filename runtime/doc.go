@@ -158,7 +158,9 @@
 // so a form can be built from it. Answers are checked strictly, as
 // documents are ([Expects] says how): null, a misspelt or missing member
 // never becomes a zero value (TestInterruptAnswersStrict,
-// TestCheckAnswerAgreesWithValidator).
+// TestCheckAnswerAgreesWithValidator). [CheckAnswer] checks one answer the
+// same way without a run, for a program that queues answers for a worker
+// and refuses a wrong one before anything is queued.
 //
 // [Thread.Resume] (or [Thread.StreamResume]) answers: with [Answer] when one
 // interrupt is open, with [AnswersByID] otherwise. It checks every answer

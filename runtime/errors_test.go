@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 
@@ -113,5 +114,46 @@ func TestNotInterruptedSaysWhy(t *testing.T) {
 		if !errors.Is(err, runtime.ErrNotInterrupted) || err.Error() != c.want {
 			t.Errorf("resume of thread %q: %v; want ErrNotInterrupted saying %q", c.thread, err, c.want)
 		}
+	}
+}
+
+// TestCheckAnswer: an answer is checked against a pending interrupt's
+// Expects as Resume checks it, without a run.
+func TestCheckAnswer(t *testing.T) {
+	g := mustCompile(t, runtime.NewBuilder("ask").Channel("ok", "").
+		Node("ask", func(rc *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+			v, err := runtime.Interrupt[bool](rc, "ship it?")
+			return runtime.Values{"ok": v}, err
+		}).Edge(spec.Start, "ask"))
+	cp := checkpoint.NewMemory()
+	res, err := g.Thread(cp, "t").Invoke(context.Background(), nil)
+	if err != nil || len(res.Pending) != 1 {
+		t.Fatalf("invoke: %v, %d pending", err, len(res.Pending))
+	}
+	p := res.Pending[0]
+	for _, c := range []struct {
+		answer string
+		ok     bool
+	}{{`"yes"`, false}, {`1`, false}, {`null`, false}, {`true`, true}} { // the fitting one last: it ends the pause
+		err := runtime.CheckAnswer(p, []byte(c.answer))
+		var re *runtime.ResumeError
+		switch {
+		case c.ok && err != nil:
+			t.Errorf("CheckAnswer(%s) = %v, want nil", c.answer, err)
+		case !c.ok && (!errors.Is(err, runtime.ErrAnswerType) || !errors.As(err, &re) || re.Interrupt != p.ID):
+			t.Errorf("CheckAnswer(%s) = %v, want a ResumeError of ErrAnswerType about %s", c.answer, err, p.ID)
+		}
+		// Resume agrees, and a refused answer leaves the interrupt open.
+		_, rerr := g.Thread(cp, "t").Resume(context.Background(), runtime.AnswersByID(map[string]any{p.ID: json.RawMessage(c.answer)}))
+		if !c.ok && !errors.Is(rerr, runtime.ErrAnswerType) {
+			t.Errorf("Resume(%s) = %v, want ErrAnswerType as CheckAnswer said", c.answer, rerr)
+		}
+		if c.ok && rerr != nil {
+			t.Errorf("Resume(%s) = %v, want it accepted as CheckAnswer said", c.answer, rerr)
+		}
+	}
+	p.Expects = nil
+	if err := runtime.CheckAnswer(p, []byte(`"anything"`)); err != nil {
+		t.Errorf("CheckAnswer without Expects = %v, want nil (the node decodes it)", err)
 	}
 }

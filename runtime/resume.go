@@ -55,11 +55,10 @@ func (r *runner[S, U]) startResume(latest *Checkpoint, a *Answers) error {
 			}
 			return nil
 		}
-		if x := p.p.Expects; x != nil {
-			if err := checkAnswer(x.Schema, raw); err != nil {
-				return &ResumeError{ThreadID: thread, Reason: ErrAnswerType, Interrupt: p.p.ID,
-					Msg: fmt.Sprintf("the answer %s to interrupt %q does not decode into %s: %v; nothing was written, the interrupt stays open", raw, p.p.ID, x.Type, err)}
-			}
+		if err := CheckAnswer(p.p, raw); err != nil {
+			re := err.(*ResumeError)
+			re.ThreadID, re.Msg = thread, re.Msg+"; nothing was written, the interrupt stays open"
+			return re
 		}
 		answers[p.p.ID] = raw
 		return nil
@@ -153,4 +152,24 @@ func sameJSON(a, b json.RawMessage) bool {
 	ca, _ := json.Marshal(va)
 	cb, _ := json.Marshal(vb)
 	return bytes.Equal(ca, cb)
+}
+
+// CheckAnswer reports whether answer, JSON, fits what the pending
+// interrupt p expects (p.Expects, recorded by Interrupt[T]) as a Resume
+// would check it, without a run: a *ResumeError with reason ErrAnswerType
+// naming the place in the value that does not fit, or nil. An interrupt
+// that recorded no Expects (a checkpoint written before they were
+// recorded) takes any answer here; its node decodes it. A server or a
+// command that queues answers for a worker uses it to refuse a wrong
+// answer at once, before anything is queued.
+func CheckAnswer(p PendingInterrupt, answer json.RawMessage) error {
+	x := p.Expects
+	if x == nil {
+		return nil
+	}
+	if err := checkAnswer(x.Schema, answer); err != nil {
+		return &ResumeError{Reason: ErrAnswerType, Interrupt: p.ID,
+			Msg: fmt.Sprintf("the answer %s to interrupt %q does not decode into %s: %v", answer, p.ID, x.Type, err)}
+	}
+	return nil
 }
