@@ -2,16 +2,19 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/spf13/pflag"
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, for isSQLiteStore
 
 	"github.com/ilmek-go/ilmek/internal/suggest"
 	"github.com/ilmek-go/ilmek/runtime"
@@ -36,7 +39,8 @@ Usage:
   ilmek [--store STORE] [--json] COMMAND [flags] [ARGS]
 
 Commands:
-  threads                      list threads, newest first (filters: --status, --meta, paged)
+  threads                      list threads, newest first (filters: --status, --meta,
+                               --updated-after, --updated-before; paged)
   show THREAD                  status, pending questions, next nodes and state of a thread
   history THREAD               its checkpoints, newest first, with times and writes
   answer THREAD ANSWER...      answer its pending questions        (PostgreSQL: a queue request)
@@ -51,7 +55,8 @@ Commands:
 
 STORE is a SQLite file (app.db, or sqlite:app.db) or a PostgreSQL URL
 (postgres://user@host/db?sslmode=disable); without --store, $ILMEK_STORE.
-The file must exist: ilmek never creates a store.
+The file must exist and hold a store: ilmek never creates one, nor changes
+a file that is not one.
 
 ilmek does not run the application's nodes. On PostgreSQL, answer, fork and
 cancel submit requests to the queue of runtime/postgres/workers, which the
@@ -70,10 +75,15 @@ var commands = []string{"threads", "show", "history", "answer", "fork", "cancel"
 
 // commandHelp is the first lines of each command's help.
 var commandHelp = map[string]string{
-	"threads": `Usage: ilmek threads [--status S] [--meta K=V]... [--limit N] [--cursor C] [--all]
+	"threads": `Usage: ilmek threads [--status S] [--meta K=V]... [--updated-after T] [--updated-before T]
+                     [--limit N] [--cursor C] [--all]
 
 Lists the store's threads, most recently updated first, a page at a time;
-the last line names the cursor of the next page.
+the last line names the cursor of the next page. With --status, a page
+holds N threads of that status (reading on past the others) unless the
+listing ends first. T is a time (RFC 3339) or a duration back from now
+(24h). META leaves out the keys ilmek keeps itself ("ilmek.*": the server's
+graph, creation time, id and runs); --json lists them all.
 
 Example:
 
@@ -93,7 +103,10 @@ Example:
 
 Lists a thread's checkpoints, newest first: id, superstep, time, the nodes
 planned next, the questions pending, and the channels each checkpoint wrote
-(compared with its parent).
+(compared with its parent). In WRITES, a + marks a channel that was
+appended to ("log+": an append channel got new items; the others were
+written whole, or a merge channel got keys merged in); --json holds the
+values written.
 
 Example:
 
@@ -261,18 +274,24 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case cmd == "":
 		err = &usageError{"no command; the commands are " + strings.Join(commands, ", ")}
 	case cmd == "help":
-		if len(rest) == 1 && (rest[0] == "-h" || rest[0] == "--help") {
+		// The common flags (--store app.db, --json) may come before or
+		// after help; the words left are the topic.
+		topic, flags := splitCommand(rest)
+		var words []string
+		for w := topic; w != ""; w, flags = splitCommand(flags) {
+			words = append(words, w)
+		}
+		switch {
+		case len(words) == 0 && (slices.Contains(rest, "-h") || slices.Contains(rest, "--help")):
 			fmt.Fprint(stdout, commandHelp["help"])
 			return exitOK
-		}
-		if len(rest) == 0 {
+		case len(words) == 0:
 			fmt.Fprint(stdout, usageText)
 			return exitOK
+		case len(words) == 1 && slices.Contains(commands, topic):
+			return run([]string{topic, "--help"}, stdout, stderr)
 		}
-		if len(rest) == 1 && slices.Contains(commands, rest[0]) {
-			return run([]string{rest[0], "--help"}, stdout, stderr)
-		}
-		err = &usageError{fmt.Sprintf("help takes one command, not %q; %sthe commands are %s", strings.Join(rest, " "), suggest.DidYouMean(rest[0], commands), strings.Join(commands, ", "))}
+		err = &usageError{fmt.Sprintf("help takes one command, not %q; %sthe commands are %s", strings.Join(words, " "), suggest.DidYouMean(topic, commands), strings.Join(commands, ", "))}
 	case !slices.Contains(commands, cmd):
 		err = &usageError{fmt.Sprintf("unknown command %q; %sthe commands are %s", cmd, suggest.DidYouMean(cmd, commands), strings.Join(commands, ", "))}
 	default:
@@ -368,6 +387,9 @@ func openStore(ctx context.Context, spec, schema string) (*store, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("no SQLite file at %q (%w); pass the application's store file, or a postgres:// URL", path, err)
 	}
+	if err := isSQLiteStore(ctx, path); err != nil {
+		return nil, err
+	}
 	lite, err := sqlite.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open the SQLite store %s: %w", path, err)
@@ -393,6 +415,64 @@ func schemaExists(ctx context.Context, dsn, schema string) error {
 	}
 	return nil
 }
+
+// sqliteMarker is the table every SQLite store holds: sqlite.Open creates
+// it first, in the transaction that creates the others, and keeps the
+// schema's version in it.
+const sqliteMarker = "ilmek_meta"
+
+// isSQLiteStore checks, reading the file without writing it, that path is
+// an SQLite database holding an ilmek store, so that ilmek never creates
+// one (sqlite.Open would, in any SQLite or empty file).
+func isSQLiteStore(ctx context.Context, path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return fmt.Errorf("resolve the SQLite file %q: %w", path, err)
+	}
+	refuse := func(why string) error {
+		return fmt.Errorf("%s is not an ilmek store: %s; pass the application's store file (ilmek never creates a store, nor changes a file that is not one)", path, why)
+	}
+	// mode=ro opens the file read-only: nothing is written to it, and no
+	// journal is made beside it.
+	db, err := sql.Open("sqlite", "file:"+sqliteURIEscaper.Replace(abs)+"?mode=ro&_pragma=busy_timeout(5000)")
+	if err != nil {
+		return fmt.Errorf("open the SQLite file %s read-only: %w", path, err)
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+	if err != nil {
+		return refuse(fmt.Sprintf("SQLite cannot read it (%v)", err))
+	}
+	tables, err := collectNames(rows)
+	if err != nil {
+		return refuse(fmt.Sprintf("SQLite cannot read it (%v)", err))
+	}
+	switch {
+	case slices.Contains(tables, sqliteMarker):
+		return nil
+	case len(tables) == 0:
+		return refuse("it holds no tables")
+	}
+	return refuse(fmt.Sprintf("it holds no %s table, only %s", sqliteMarker, short(strings.Join(tables, ", "), 120)))
+}
+
+// collectNames reads rows of one text column, and closes them.
+func collectNames(rows *sql.Rows) ([]string, error) {
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		names = append(names, n)
+	}
+	return names, rows.Err()
+}
+
+// sqliteURIEscaper escapes the characters that end or escape a path in an
+// SQLite URI filename (as runtime/sqlite does).
+var sqliteURIEscaper = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 
 // lister is the store's ThreadLister.
 func (s *store) lister() checkpoint.ThreadLister { return s.cp.(checkpoint.ThreadLister) }
