@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -164,11 +165,17 @@ func threadsCmd(fs *pflag.FlagSet) runFunc {
 		if q.UpdatedBefore, err = parseWhen("updated-before", *before); err != nil {
 			return err
 		}
-		if _, _, err := checkpoint.CheckThreadQuery(q); err != nil {
+		pageSize, _, err := checkpoint.CheckThreadQuery(q)
+		if err != nil {
 			return &usageError{fmt.Sprintf("threads: %v", err)}
 		}
+		// The store pages the threads its query selects; a status is
+		// checked here, so a listing by status reads on (as the server's
+		// does) until the page holds pageSize threads or the listing ends,
+		// and its cursor is the position of the last thread it holds.
 		page := threadsPage{Threads: []threadView{}}
-		for {
+		full := false
+		for !full {
 			p, err := st.lister().ListThreads(ctx, q)
 			if err != nil {
 				return fmt.Errorf("list the threads of %s: %w", st.name, err)
@@ -181,7 +188,8 @@ func threadsCmd(fs *pflag.FlagSet) runFunc {
 			if err != nil {
 				return err
 			}
-			for _, t := range p.Threads {
+			page.Next = p.Next
+			for i, t := range p.Threads {
 				latest, open, err := latestOf(ctx, st, t.ID)
 				if err != nil {
 					return err
@@ -191,9 +199,15 @@ func threadsCmd(fs *pflag.FlagSet) runFunc {
 					continue
 				}
 				page.Threads = append(page.Threads, v)
+				if !*all && len(page.Threads) == pageSize {
+					full = true
+					if i < len(p.Threads)-1 {
+						page.Next = checkpoint.EncodeThreadCursor(checkpoint.ThreadCursor{Updated: t.Updated.UnixNano(), ID: t.ID})
+					}
+					break
+				}
 			}
-			page.Next = p.Next
-			if !*all || p.Next == "" {
+			if p.Next == "" || !*all && s == "" {
 				break
 			}
 			q.Cursor = p.Next
@@ -201,7 +215,7 @@ func threadsCmd(fs *pflag.FlagSet) runFunc {
 		return out.print(page, func(w io.Writer) {
 			fmt.Fprintln(w, "THREAD\tSTATUS\tUPDATED\tPENDING\tMETA")
 			for _, t := range page.Threads {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\n", t.ID, t.Status, when(t.Updated), len(t.Pending), pairs(t.Meta, slices.Sorted(maps.Keys(t.Meta))))
+				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\n", t.ID, t.Status, when(t.Updated), len(t.Pending), userMeta(t.Meta))
 			}
 			if len(page.Threads) == 0 {
 				fmt.Fprintln(w, "(no threads)")
@@ -318,7 +332,7 @@ func showCmd(fs *pflag.FlagSet) runFunc {
 			fmt.Fprintf(w, "Thread:\t%s\n", v.ID)
 			fmt.Fprintf(w, "Status:\t%s\n", v.Status)
 			fmt.Fprintf(w, "Updated:\t%s\n", when(v.Updated))
-			fmt.Fprintf(w, "Metadata:\t%s\n", pairs(v.Meta, slices.Sorted(maps.Keys(v.Meta))))
+			fmt.Fprintf(w, "Metadata:\t%s\n", userMeta(v.Meta))
 			if v.Run != "" {
 				fmt.Fprintf(w, "Last run:\t%s, ended %s\n", v.Run, when(v.Ended))
 			}
@@ -455,6 +469,40 @@ func jsonEqual(a, b json.RawMessage) bool {
 	return bytes.Equal(ca.Bytes(), cb.Bytes())
 }
 
+// existingThreads checks, before a command changes any thread, that ids
+// are well-formed thread ids (a usage error names the first that is not)
+// and that the store holds each: a checkpoint or a thread record. The
+// error for those it does not hold names them all and says that nothing
+// was done (done: "deleted", "pruned").
+func existingThreads(ctx context.Context, st *store, ids []string, done string) error {
+	for _, id := range ids {
+		if err := runtime.CheckThreadID(id); err != nil {
+			return &usageError{err.Error()}
+		}
+	}
+	var missing []string
+	for _, id := range ids {
+		_, err := st.cp.Get(ctx, id, "")
+		switch {
+		case err == nil:
+			continue
+		case !errors.Is(err, runtime.ErrNotFound):
+			return fmt.Errorf("read thread %q in %s: %w", id, st.name, err)
+		}
+		_, found, err := findThread(ctx, st, id, nil)
+		if err != nil {
+			return err
+		}
+		if !found {
+			missing = append(missing, strconv.Quote(id))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w in %s: %s; nothing was %s (list the threads with 'ilmek threads')", errNoThread, st.name, strings.Join(missing, ", "), done)
+	}
+	return nil
+}
+
 func deleteCmd(fs *pflag.FlagSet) runFunc {
 	yes := fs.Bool("yes", false, "delete without asking (required: ilmek does not prompt)")
 	return func(ctx context.Context, st *store, args []string, out *output) error {
@@ -468,10 +516,10 @@ func deleteCmd(fs *pflag.FlagSet) runFunc {
 			Deleted []string `json:"deleted"`
 		}
 		var d deleted
+		if err := existingThreads(ctx, st, args, "deleted"); err != nil {
+			return err
+		}
 		for _, id := range args {
-			if err := runtime.CheckThreadID(id); err != nil {
-				return &usageError{err.Error()}
-			}
 			if err := st.cp.DeleteThread(ctx, id); err != nil {
 				return fmt.Errorf("delete thread %q: %w", id, err)
 			}
@@ -509,10 +557,10 @@ func pruneCmd(fs *pflag.FlagSet) runFunc {
 			Dropped int    `json:"dropped"`
 		}
 		res := []pruned{}
+		if err := existingThreads(ctx, st, args, "pruned"); err != nil {
+			return err
+		}
 		for _, id := range args {
-			if err := runtime.CheckThreadID(id); err != nil {
-				return &usageError{err.Error()}
-			}
 			n, err := pr.Prune(ctx, id, opts)
 			if err != nil {
 				return fmt.Errorf("prune thread %q: %w", id, err)
@@ -606,6 +654,13 @@ func parseAnswers(args []string, pending []runtime.PendingInterrupt) (map[string
 	for _, id := range ids {
 		if _, ok := answers[id]; !ok {
 			return nil, &usageError{fmt.Sprintf("question %s has no answer: every pending question needs one (ID=JSON)", id)}
+		}
+	}
+	// An answer its question's type refuses is refused here, as the
+	// worker's Resume would refuse it, before anything is queued.
+	for _, p := range pending {
+		if err := runtime.CheckAnswer(p, answers[p.ID]); err != nil {
+			return nil, fmt.Errorf("%w; nothing was submitted ('ilmek show' names each question's type)", err)
 		}
 	}
 	return answers, nil

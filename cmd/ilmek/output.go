@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -80,4 +82,22 @@ func pairs(m map[string]string, keys []string) string {
 		fmt.Fprintf(&b, "%s=%s", k, m[k])
 	}
 	return orDash(b.String())
+}
+
+// internalMeta starts the metadata keys ilmek keeps itself: the server's
+// (the thread's graph, creation time, id and latest runs) and the
+// schedules' (checkpoint.MetaSchedule, checkpoint.MetaTick). The server's
+// API hides them; so do the tables, and --json keeps them.
+const internalMeta = "ilmek."
+
+// userMeta formats a thread's metadata for a table, as pairs does,
+// without the keys that start with internalMeta.
+func userMeta(m map[string]string) string {
+	var keys []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if !strings.HasPrefix(k, internalMeta) {
+			keys = append(keys, k)
+		}
+	}
+	return pairs(m, keys)
 }

@@ -20,37 +20,8 @@ import (
 // forks it from its pause with the other answer, and cancels; every
 // --json output decodes.
 func TestPostgres(t *testing.T) {
-	dsn := pgtest.DSN(t)
-	t.Setenv(envStore, "")
+	dsn, schema, st, _ := startWorker(t, "cli")
 	ctx := context.Background()
-	schema := fmt.Sprintf("ilmek_pgtest_cli_%d", os.Getpid())
-	st, err := postgres.Open(ctx, dsn, postgres.Schema(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		st.Pool().Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
-		st.Close()
-	})
-	q := workers.NewQueue(st)
-	wctx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	w := workers.NewWorker(q, map[string]workers.Runnable{"refund": workers.Graph(refunds(t))}, workers.Poll(20*time.Millisecond))
-	go func() { w.Run(wctx); close(done) }()
-	t.Cleanup(func() { stop(); <-done })
-
-	for _, r := range []struct {
-		thread string
-		amount float64
-	}{{"refund-1", 250}, {"refund-2", 40}} {
-		id, err := q.Submit(ctx, workers.Request{Graph: "refund", Thread: r.thread, Input: json.RawMessage(fmt.Sprintf(`{"amount": %v}`, r.amount))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := q.Wait(ctx, id, 50*time.Millisecond); err != nil {
-			t.Fatal(err)
-		}
-	}
 	cli := func(want int, args ...string) string {
 		t.Helper()
 		code, out, errs := ilmek(append([]string{"--store", dsn, "--schema", schema}, args...)...)
@@ -156,4 +127,110 @@ func approved(t *testing.T, result json.RawMessage) any {
 		t.Fatalf("the result %s: %v", result, err)
 	}
 	return s["approved"]
+}
+
+// TestQueueOutcomes: answer and fork --wait exit 1 when the request did
+// not succeed (here it ends error: the answer does not decode, or no
+// worker has the graph), after printing the outcome without a State line
+// when there is none (they used to exit 0, and print "State: null"); a
+// fork request is printed as the fork it is, not as its resume.
+func TestQueueOutcomes(t *testing.T) {
+	dsn, schema, _, _ := startWorker(t, "outcomes")
+	var v showView
+	_, out, _ := ilmek("--store", dsn, "--schema", schema, "--json", "show", "refund-1")
+	mustDecode(t, []byte(out), &v)
+	pause := v.Checkpoint
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		// out and errs must appear in stdout and stderr, notOut must not
+		// appear in stdout.
+		out, errs, notOut []string
+		// kind, when set, is the kind the --json output must name.
+		kind string
+	}{
+		{name: "answer of the wrong type", args: []string{"answer", "--wait", "refund-1", `review:interrupt#0="yes"`}, code: exitFail,
+			errs: []string{`the answer "yes" to interrupt "review:interrupt#0" does not decode into bool`, "nothing was submitted"}, notOut: []string{"submitted request"}},
+		{name: "fork with an answer of the wrong type", args: []string{"fork", "--graph", "refund", "--from", pause, "--answer", "review:interrupt#0=1", "refund-1"}, code: exitFail,
+			errs: []string{"does not decode into bool", "nothing was submitted"}, notOut: []string{"submitted request"}},
+		{name: "answer refused", args: []string{"answer", "--wait", "--graph", "nosuch", "refund-1", "review:interrupt#0=true"}, code: exitFail,
+			out: []string{"(resume, graph nosuch", "Outcome:", "error", `no graph "nosuch"`}, errs: []string{"ended error", "ilmek show refund-1"}, notOut: []string{"State:"}},
+		{name: "answer refused json", args: []string{"answer", "--json", "--wait", "--graph", "nosuch", "refund-1", "review:interrupt#0=true"}, code: exitFail,
+			errs: []string{"ended error"}, kind: "resume"},
+		{name: "fork refused", args: []string{"fork", "--wait", "--graph", "nosuch", "--from", pause, "--answer", "review:interrupt#0=false", "refund-1"}, code: exitFail,
+			out: []string{"(fork from " + pause, "error"}, errs: []string{"ended error"}, notOut: []string{"State:", "(resume"}},
+		{name: "fork", args: []string{"fork", "--wait", "--graph", "refund", "--from", pause, "--answer", "review:interrupt#0=false", "refund-1"},
+			out: []string{"(fork from " + pause, "Outcome:", "done", "State:", `"approved": false`}},
+		{name: "fork json", args: []string{"fork", "--json", "--graph", "refund", "--from", pause, "--answer", "review:interrupt#0=true", "refund-1"}, kind: "fork"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := ilmek(append([]string{"--store", dsn, "--schema", schema}, c.args...)...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, c.code, out, errs)
+			}
+			for _, s := range c.out {
+				if !strings.Contains(out, s) {
+					t.Errorf("stdout lacks %q:\n%s", s, out)
+				}
+			}
+			for _, s := range c.notOut {
+				if strings.Contains(out, s) {
+					t.Errorf("stdout holds %q:\n%s", s, out)
+				}
+			}
+			for _, s := range c.errs {
+				if !strings.Contains(errs, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, errs)
+				}
+			}
+			if c.kind != "" {
+				var rv requestView
+				mustDecode(t, []byte(out), &rv)
+				if rv.Kind != c.kind {
+					t.Errorf("kind %q, want %q: %+v", rv.Kind, c.kind, rv)
+				}
+			}
+		})
+	}
+}
+
+// startWorker opens a new schema (named for the test: name) on the test
+// server, runs a worker of the refund graph on its queue until the test
+// ends, and has it run two threads: refund-1 waits on a person, refund-2
+// is done.
+func startWorker(t *testing.T, name string) (dsn, schema string, st *postgres.Store, q *workers.Queue) {
+	t.Helper()
+	dsn = pgtest.DSN(t)
+	t.Setenv(envStore, "")
+	ctx := context.Background()
+	schema = fmt.Sprintf("ilmek_pgtest_%s_%d", name, os.Getpid())
+	st, err := postgres.Open(ctx, dsn, postgres.Schema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		st.Pool().Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
+		st.Close()
+	})
+	q = workers.NewQueue(st)
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	w := workers.NewWorker(q, map[string]workers.Runnable{"refund": workers.Graph(refunds(t))}, workers.Poll(20*time.Millisecond))
+	go func() { w.Run(wctx); close(done) }()
+	t.Cleanup(func() { stop(); <-done })
+
+	for _, r := range []struct {
+		thread string
+		amount float64
+	}{{"refund-1", 250}, {"refund-2", 40}} {
+		id, err := q.Submit(ctx, workers.Request{Graph: "refund", Thread: r.thread, Input: json.RawMessage(fmt.Sprintf(`{"amount": %v}`, r.amount))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := q.Wait(ctx, id, 50*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dsn, schema, st, q
 }

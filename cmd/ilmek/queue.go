@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -49,8 +50,11 @@ func addQueueFlags(fs *pflag.FlagSet) queueFlags {
 // requestView is what answer and fork print: the request, and with --wait
 // its outcome.
 type requestView struct {
-	Request int64            `json:"request"`
-	Thread  string           `json:"thread"`
+	Request int64  `json:"request"`
+	Thread  string `json:"thread"`
+	// Kind is the request's kind as the queue records it: start, resume
+	// or fork (a request from an earlier checkpoint).
+	Kind    string           `json:"kind"`
 	Graph   string           `json:"graph"`
 	Outcome *workers.Outcome `json:"outcome,omitempty"`
 }
@@ -105,7 +109,11 @@ func submit(ctx context.Context, st *store, qf queueFlags, r workers.Request, ou
 	if err != nil {
 		return err
 	}
-	v := requestView{Request: id, Thread: r.Thread, Graph: r.Graph}
+	v := requestView{Request: id, Thread: r.Thread, Kind: string(r.Kind), Graph: r.Graph}
+	kind := v.Kind
+	if r.From != "" {
+		v.Kind, kind = kindFork, kindFork+" from "+r.From
+	}
 	if *qf.wait {
 		o, err := q.Wait(ctx, id, 250*time.Millisecond)
 		if err != nil {
@@ -113,8 +121,8 @@ func submit(ctx context.Context, st *store, qf queueFlags, r workers.Request, ou
 		}
 		v.Outcome = &o
 	}
-	return out.print(v, func(w io.Writer) {
-		fmt.Fprintf(w, "submitted request %d (%s, graph %s, thread %s)\n", id, r.Kind, r.Graph, r.Thread)
+	err = out.print(v, func(w io.Writer) {
+		fmt.Fprintf(w, "submitted request %d (%s, graph %s, thread %s)\n", id, kind, r.Graph, r.Thread)
 		if o := v.Outcome; o != nil {
 			fmt.Fprintf(w, "Outcome:\t%s\n", o.State)
 			if o.Error != "" {
@@ -123,13 +131,42 @@ func submit(ctx context.Context, st *store, qf queueFlags, r workers.Request, ou
 			for _, p := range o.Pending {
 				fmt.Fprintf(w, "Pending:\t%s at node %s: %s\n", p.ID, p.Node, short(string(p.Payload), 200))
 			}
-			if len(o.Result) > 0 {
+			if hasState(o.Result) {
 				fmt.Fprintf(w, "State:\n%s\n", indentJSON(o.Result, "  "))
 			}
 		} else {
 			fmt.Fprintf(w, "the application's workers run it; follow it with 'ilmek show %s'\n", r.Thread)
 		}
 	})
+	if err != nil || v.Outcome == nil || !failed(v.Outcome.State) {
+		return err
+	}
+	return fmt.Errorf("request %d (%s) of thread %q ended %s: %s; see the thread with 'ilmek show %s'", id, kind, r.Thread, v.Outcome.State, orDash(short(v.Outcome.Error, 200)), r.Thread)
+}
+
+// kindFork is the kind the queue records for a request from an earlier
+// checkpoint (workers.Request.From).
+const kindFork = "fork"
+
+// failed reports whether a request that ended so did not do what it was
+// asked: error (the run failed, or no worker has the graph), aborted
+// (cancelled while running), cancelled (before it ran) or dead
+// (workers.StateDead: its claims expired too often). done, interrupted
+// (waiting on a person again) and parked (on a timer) are runs that went
+// as the graph says.
+func failed(state string) bool {
+	switch state {
+	case "error", "aborted", "cancelled", workers.StateDead:
+		return true
+	}
+	return false
+}
+
+// hasState reports whether a request's result holds a state: a run that
+// failed records none (null).
+func hasState(result json.RawMessage) bool {
+	r := bytes.TrimSpace(result)
+	return len(r) > 0 && !bytes.Equal(r, []byte("null"))
 }
 
 func answerCmd(fs *pflag.FlagSet) runFunc {
