@@ -411,6 +411,9 @@ func (s *Server) listThreads(w http.ResponseWriter, r *http.Request, p Principal
 	tq := runtime.ThreadQuery{Meta: map[string]string{}, Cursor: q.Get("cursor"), Status: checkpoint.OutcomeFilter(status)}
 	for k, vs := range q {
 		if name, ok := strings.CutPrefix(k, "metadata."); ok && len(vs) > 0 {
+			if name == "" {
+				return badRequest("a metadata filter names no key: send metadata.<key>=<value>")
+			}
 			tq.Meta[name] = vs[0]
 		}
 	}
@@ -431,8 +434,13 @@ func (s *Server) listThreads(w http.ResponseWriter, r *http.Request, p Principal
 	for {
 		tq.Limit = limit - len(out.Threads)
 		page, err := s.records.ListThreads(r.Context(), tq)
+		if errors.Is(err, checkpoint.ErrThreadQuery) && tq.Cursor != "" {
+			// The other parts of the query were checked above: the store
+			// refused the cursor. Its error advises in Go's terms.
+			return badRequest(fmt.Sprintf("cursor %q is not one a listing returned (next_cursor); start again without cursor", tq.Cursor))
+		}
 		if errors.Is(err, checkpoint.ErrThreadQuery) {
-			return badRequest("the listing was refused: " + err.Error() + "; start again without cursor")
+			return badRequest("the listing was refused: " + err.Error())
 		}
 		if err != nil {
 			return err
@@ -618,8 +626,10 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request, p Principal) err
 
 // launch submits a run, a fork or a resume. When it starts right away the
 // response waits for its first event, so that a refusal (a busy thread, a
-// wrong answer) is the response's status; a queued request is answered 202
-// and a later refusal ends it with status error.
+// wrong answer) is the response's status, and writes nothing: the run is
+// listed in its thread's record only once the runtime accepted it (its
+// first event; Server.record). A queued request is answered 202 and a
+// later refusal ends it with status error.
 func (s *Server) launch(w http.ResponseWriter, r *http.Request, p Principal, kind string, input json.RawMessage, answers map[string]any, from string, dt runtime.DoubleTexting) error {
 	t, err := s.thread(r.Context(), p, r.PathValue("thread_id"), ActionRun)
 	if err != nil {
@@ -651,7 +661,6 @@ func (s *Server) launch(w http.ResponseWriter, r *http.Request, p Principal, kin
 	if err != nil {
 		return err
 	}
-	s.noteRun(context.WithoutCancel(r.Context()), t.ID, ru.id, kind)
 	if now {
 		select {
 		case <-ru.started:

@@ -31,7 +31,9 @@ func (s *Server) info(ctx context.Context, id string) *runtime.ThreadInfo {
 }
 
 // noteRun adds run id of kind to the runs the thread's record lists, so
-// that GET .../runs finds it after a restart or in another process. A
+// that GET .../runs finds it after a restart or in another process: when
+// the run starts, or ends without having started (a queued request
+// cancelled, replaced or refused; Server.finish). A
 // failed write is logged: the run goes on, and is found in memory while
 // this process lives.
 func (s *Server) noteRun(ctx context.Context, thread, id, kind string) {
@@ -185,8 +187,9 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, p Principal) e
 		}
 	}
 	s.mu.Unlock()
-	// Newest first: the record lists runs in the order they were
-	// submitted (a queued run's view has no times to sort by).
+	// Newest first: the record lists runs in the order they started (a
+	// queued run, not yet in the record, comes after them; its view has no
+	// times to sort by).
 	slices.Reverse(ids)
 	out := RunList{Runs: []RunView{}}
 	for _, id := range ids {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"iter"
+	"slices"
 	"sync"
 	"time"
 
@@ -24,6 +25,10 @@ type run struct {
 	stopped sync.Once
 	started chan struct{} // closed when the run emitted its first event, was refused or ended
 	done    chan struct{} // closed when the run ended
+	// waited is set (under Server.mu, before the run starts) when its
+	// request waits for the start to answer: a refusal is then the
+	// response, and the run leaves no trace (Server.finish).
+	waited bool
 
 	mu           sync.Mutex
 	cancel       context.CancelFunc
@@ -153,13 +158,13 @@ func (s *Server) submit(r *run, policy runtime.DoubleTexting) (bool, error) {
 	}
 	q.queue = append(q.queue, r)
 	s.remember(r)
+	// r starts at once when nothing was ahead of it, or when the active
+	// run has sent its run_end and is about to free the thread.
+	r.waited = q.active == nil || !busy
 	if q.active == nil {
 		s.startNext(q)
-		return true, nil
 	}
-	// The active run has sent its run_end and is about to free the
-	// thread: r starts as soon as it does.
-	return !busy, nil
+	return r.waited, nil
 }
 
 // ending is the status of the run's run_end event once it was recorded
@@ -182,6 +187,18 @@ func (s *Server) remember(r *run) {
 		}
 		delete(s.runs, s.runOrder[0])
 		s.runOrder = s.runOrder[1:]
+	}
+}
+
+// forget drops r from the runs this server remembers.
+func (s *Server) forget(r *run) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.runs[r.id] == r {
+		delete(s.runs, r.id)
+	}
+	if i := slices.Index(s.runOrder, r.id); i >= 0 {
+		s.runOrder = slices.Delete(s.runOrder, i, i+1)
 	}
 }
 
@@ -301,8 +318,16 @@ func (s *Server) execute(ctx context.Context, r *run) runEnd {
 	return runEnd{last.Status, last.Error, nil}
 }
 
-// record stores one event of r and updates r's view.
+// record stores one event of r and updates r's view. At r's first event
+// (the runtime accepted the run) it lists r in its thread's record, before
+// the request waiting for the start is answered.
 func (s *Server) record(ctx context.Context, r *run, ev runtime.Event) error {
+	r.mu.Lock()
+	first := r.runtimeRunID == ""
+	r.mu.Unlock()
+	if first {
+		s.noteRun(context.WithoutCancel(ctx), r.thread, r.id, r.kind)
+	}
 	rid := ev.RunID
 	ev.RunID = r.id
 	data, err := json.Marshal(ev)
@@ -361,8 +386,21 @@ func (s *Server) flush(ctx context.Context, r *run) {
 
 // finish ends r with status. A refusal (err set, the run never started)
 // is kept for the request that waits on it and logged when internal; a
-// synthetic run_end closes the run's event log either way.
+// synthetic run_end closes the run's live log either way. A run that never
+// started is listed in its thread's record now, and its run_end written to
+// the store's event log, unless its request waited for the start (waited)
+// and was refused: the refusal is then the response, and the run leaves
+// nothing in the store nor among the runs this server remembers.
 func (s *Server) finish(r *run, status runtime.Status, text string, err error) {
+	r.mu.Lock()
+	unstarted := r.runtimeRunID == ""
+	silent := err != nil && r.waited && unstarted
+	r.mu.Unlock()
+	if silent {
+		// Before r reads as ended: a client answered the refusal does
+		// not find r afterwards.
+		s.forget(r)
+	}
 	r.mu.Lock()
 	if r.isDone() {
 		r.mu.Unlock()
@@ -394,12 +432,15 @@ func (s *Server) finish(r *run, status runtime.Status, text string, err error) {
 			r.appendLog(se)
 			r.lastSeq = seq
 			r.mu.Unlock()
-			if s.events != nil {
+			if s.events != nil && !silent {
 				r.unflushed = append(r.unflushed, se)
 			}
 		}
 	}
-	if s.events != nil {
+	if unstarted && !silent {
+		s.noteRun(context.Background(), r.thread, r.id, r.kind)
+	}
+	if s.events != nil && !silent {
 		s.flush(context.Background(), r)
 	}
 	r.mu.Lock()

@@ -516,6 +516,28 @@ func testPaging(t *testing.T, mod func(*Config)) {
 	res.Body.Close()
 }
 
+// TestListingRefusals: a refused listing says what is wrong and gives its
+// advice once. A bad cursor used to read "…start again with an empty
+// cursor; start again without cursor".
+func TestListingRefusals(t *testing.T) {
+	ts := newTestServer(t, nil)
+	for _, c := range []struct {
+		query, want, advice string
+	}{
+		{"cursor=zzz", `cursor "zzz" is not one a listing returned (next_cursor); start again without cursor`, "start again"},
+		{"cursor=t1.@@@&limit=5", `cursor "t1.@@@" is not one a listing returned (next_cursor); start again without cursor`, "start again"},
+		{"metadata.=x", "a metadata filter names no key: send metadata.<key>=<value>", "metadata.<key>"},
+	} {
+		p := ts.must("alice", "GET", "/threads?"+c.query, nil, 400).problem(t)
+		if p.Detail != c.want {
+			t.Errorf("?%s: detail %q, want %q", c.query, p.Detail, c.want)
+		}
+		if n := strings.Count(p.Detail, c.advice); n != 1 {
+			t.Errorf("?%s: detail %q gives its advice %q %d times, want once", c.query, p.Detail, c.advice, n)
+		}
+	}
+}
+
 func TestCORS(t *testing.T) {
 	off := newTestServer(t, nil)
 	req, _ := http.NewRequest("GET", off.URL+"/graphs", nil)
