@@ -43,6 +43,12 @@ type checker struct {
 	g     *Graph
 	opts  checkOpts
 	diags Diagnostics // offsets only; finish fills in lines and columns
+	// errs counts the errors found, the suppressed ones (already reported
+	// by the decoder) too.
+	errs int
+	// badGuard marks the edges whose guard's operator or literal is in
+	// error; coverage does not describe them.
+	badGuard map[int]bool
 }
 
 func (c *checker) report(sev Severity, path, msg, hint string) {
@@ -57,6 +63,7 @@ func (c *checker) report(sev Severity, path, msg, hint string) {
 }
 
 func (c *checker) errorf(path, hint, format string, args ...any) {
+	c.errs++
 	c.report(SeverityError, path, fmt.Sprintf(format, args...), hint)
 }
 

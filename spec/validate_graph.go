@@ -42,7 +42,12 @@ func (c *checker) edges(ids map[string]int, channels map[string]bool) {
 				"edge %s -> unknown node %s", quote(e.From), quote(e.To))
 		}
 		if e.When != nil {
-			c.predicate(PathKey(epath, "when"), e.When, channels)
+			if !c.predicate(PathKey(epath, "when"), e.When, channels) {
+				if c.badGuard == nil {
+					c.badGuard = map[int]bool{}
+				}
+				c.badGuard[i] = true
+			}
 		}
 		c.extra(epath, name, e.Extra, edgeFields)
 	}
@@ -98,7 +103,10 @@ func hasKey[V any](m map[string]V, k string) bool {
 	return ok
 }
 
-func (c *checker) predicate(wpath string, p *Predicate, channels map[string]bool) {
+// predicate checks the guard p at wpath. It reports whether its operator
+// and literal are valid, so that the guard can be described as written;
+// the decoder's errors, suppressed here, count too.
+func (c *checker) predicate(wpath string, p *Predicate, channels map[string]bool) bool {
 	cpath := PathKey(wpath, "channel")
 	c.text(cpath, p.Channel)
 	c.extra(wpath, "predicate", p.Extra, predicateFields)
@@ -114,25 +122,30 @@ func (c *checker) predicate(wpath string, p *Predicate, channels map[string]bool
 		c.errorf(cpath, didYouMean(p.Channel, names)+fmt.Sprintf(`declare it under "channels", e.g. %s: {}`, quote(p.Channel)),
 			"predicate references channel %s, which this spec does not declare", quote(p.Channel))
 	}
+	errs := c.errs
 	opPath := PathKey(wpath, string(p.Op))
 	switch {
 	case p.Op == "":
 		c.errorf(wpath, "add exactly one of "+list(Ops), "predicate has no operator")
-		return
+		return false
 	case !isOp(p.Op):
 		c.errorf(wpath, didYouMean(string(p.Op), predicateFields)+"use one of "+list(Ops),
 			"predicate has unknown operator %s", quote(string(p.Op)))
-		return
+		return false
 	}
 	if p.Op != OpIn && p.Values != nil {
 		c.errorf(opPath, "set Value, not Values, for every operator but in", "%s takes one literal, but Values is set", p.Op)
 	}
+	// A literal the decoder refused is left at its zero value (null).
+	refused := c.opts.bad[opPath]
 	switch p.Op {
 	case OpEq, OpNeq:
 		c.literal(opPath, string(p.Op)+" literal", p.Value)
 	case OpIn:
 		for j, l := range p.Values {
-			c.literal(PathIndex(opPath, j), "in element literal", l)
+			lpath := PathIndex(opPath, j)
+			refused = refused || c.opts.bad[lpath]
+			c.literal(lpath, "in element literal", l)
 		}
 	case OpGt, OpLt:
 		if p.Value.Kind != LitNumber {
@@ -147,6 +160,7 @@ func (c *checker) predicate(wpath string, p *Predicate, channels map[string]bool
 				"truthy literal must be a boolean, not %s", litKindName(p.Value.Kind))
 		}
 	}
+	return c.errs == errs && !refused
 }
 
 func litKindName(k LitKind) string {
@@ -230,6 +244,9 @@ func (c *checker) graph(ids map[string]int) {
 // has both eq v and neq v with the same literal (numbers by value).
 // Anything else warns, even guards that cover every value in a way this
 // rule does not see (gt 1 and lt 2): add a static edge, e.g. to __end__.
+// A node with a guard whose operator or literal is in error (an unknown
+// operator, a literal of the wrong kind) is not described: the error
+// already is, and the guard's text would be garbled.
 func (c *checker) coverage(ids map[string]int) {
 	if c.opts.bad["edges"] {
 		return
@@ -259,7 +276,7 @@ func (c *checker) coverage(ids map[string]int) {
 	}
 	for _, from := range order {
 		o := byFrom[from]
-		if o.static || c.covers(o.guards) {
+		if o.static || c.anyBadGuard(o.guards) || c.covers(o.guards) {
 			continue
 		}
 		path, what := PathIndex("edges", o.first), "__start__"
@@ -278,6 +295,16 @@ func (c *checker) coverage(ids map[string]int) {
 			"%s: every outgoing edge is guarded (%s) and none may hold, so a run can end there",
 			what, strings.Join(guards, "; "))
 	}
+}
+
+// anyBadGuard reports whether the guard of one of edges is in error.
+func (c *checker) anyBadGuard(edges []int) bool {
+	for _, i := range edges {
+		if c.badGuard[i] {
+			return true
+		}
+	}
+	return false
 }
 
 // covers reports whether the guards of edges, together, hold for every

@@ -216,6 +216,10 @@ func TestCoverageWarning(t *testing.T) {
 		{"eq and neq", pay(to("pay", Neq("amount", 1000)), to(End, Eq("amount", 1000))), ""},
 		{"eq and neq by value", pay(to("pay", Eq("amount", 1000)), to(End, Neq("amount", 1e3))), ""},
 		{"eq and neq of null", pay(to("pay", Eq("ok", NullLit())), to(End, Neq("ok", NullLit()))), ""},
+		// A guard in error is reported as such, not described here.
+		{"an unknown operator", pay(to("pay", Predicate{Channel: "amount", Op: "gtx", Value: Gt("amount", 3).Value})), ""},
+		{"a literal of the wrong kind", pay(to("pay", Predicate{Channel: "amount", Op: OpGt, Value: Literal{Kind: LitString, Str: "three"}})), ""},
+		{"a bad guard beside a good one", pay(to("pay", Gt("amount", 3)), to(End, Predicate{Channel: "amount", Op: OpLt})), ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -242,5 +246,52 @@ func TestCoverageWarning(t *testing.T) {
 	g, ds := Decode("pay.json", []byte(doc))
 	if g == nil || len(ds) != 1 || ds[0].Pos.Line != 1 || ds[0].Pos.Col != 40 {
 		t.Errorf("decoded: %v", ds)
+	}
+}
+
+// TestCoverageWarningDecoded: in a decoded document, a guard whose
+// operator or literal the decoder refuses (an unknown operator, a literal
+// of the wrong kind) draws its error and no coverage warning describing it
+// (which printed a blank operator, or null for the literal); a valid guard
+// is described as written, and so is one naming an undeclared channel.
+func TestCoverageWarningDecoded(t *testing.T) {
+	tests := []struct {
+		name, when string
+		want       []string
+	}{
+		{"unknown operator", `{"channel": "x", "gtx": 3}`, []string{
+			`g.json:3:103: edges[1].when.gtx: predicate has unknown operator "gtx"; did you mean "gt"? a predicate holds "channel" and exactly one of eq, neq, in, gt, lt, truthy`}},
+		{"wrong literal kind", `{"channel": "x", "gt": "three"}`, []string{
+			`g.json:3:109: edges[1].when.gt: gt literal must be a number, not a string; write a JSON number without quotes, e.g. "gt": 3`}},
+		{"eq of an object", `{"channel": "x", "eq": {}}`, []string{
+			`g.json:3:109: edges[1].when.eq: eq literal must be a JSON scalar (string, number, boolean or null), not an object; predicates compare scalars only: compare a scalar channel, or use truthy`}},
+		{"in of a number", `{"channel": "x", "in": 3}`, []string{
+			`g.json:3:109: edges[1].when.in: in must be an array of scalars, not a number; write "in": ["a", "b"]`}},
+		{"in with an array element", `{"channel": "x", "in": [1, []]}`, []string{
+			`g.json:3:113: edges[1].when.in[1]: in element literal must be a JSON scalar (string, number, boolean or null), not an array; predicates compare scalars only: list strings, numbers, booleans or null`}},
+		{"gt", `{"channel": "x", "gt": 3}`, []string{
+			`g.json:2:13: nodes[0]: warning: node "a": every outgoing edge is guarded ("x" gt 3) and none may hold, so a run can end there; add an unguarded edge after them, e.g. {"from": "a", "to": "__end__"}, or cover every value (eq v with neq v)`}},
+		{"eq", `{"channel": "x", "eq": "three"}`, []string{
+			`g.json:2:13: nodes[0]: warning: node "a": every outgoing edge is guarded ("x" eq "three") and none may hold, so a run can end there; add an unguarded edge after them, e.g. {"from": "a", "to": "__end__"}, or cover every value (eq v with neq v)`}},
+		{"in", `{"channel": "x", "in": [1, "b", null, true]}`, []string{
+			`g.json:2:13: nodes[0]: warning: node "a": every outgoing edge is guarded ("x" in [1, "b", null, true]) and none may hold, so a run can end there; add an unguarded edge after them, e.g. {"from": "a", "to": "__end__"}, or cover every value (eq v with neq v)`}},
+		{"an undeclared channel", `{"channel": "y", "eq": 1}`, []string{
+			`g.json:2:13: nodes[0]: warning: node "a": every outgoing edge is guarded ("y" eq 1) and none may hold, so a run can end there; add an unguarded edge after them, e.g. {"from": "a", "to": "__end__"}, or cover every value (eq v with neq v)`,
+			`g.json:3:98: edges[1].when.channel: predicate references channel "y", which this spec does not declare; declare it under "channels", e.g. "y": {}`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := `{"name": "g", "channels": {"x": {}},
+  "nodes": [{"id": "a", "type": "t"}],
+  "edges": [{"from": "__start__", "to": "a"}, {"from": "a", "to": "__end__", "when": ` + tc.when + `}]}`
+			_, ds := Decode("g.json", []byte(doc))
+			var got []string
+			for _, d := range ds {
+				got = append(got, d.String())
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
 	}
 }
