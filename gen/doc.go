@@ -130,7 +130,10 @@
 // types unless --config binds them otherwise; Nodes then has no method for
 // them but one, Builtins, returning the registry the application builds
 // over what it connected, and New builds their nodes with it from the
-// stored config.
+// stored config. Their config types are known to the generator, so no
+// package is loaded for them (a document using only these is checked
+// outside any Go module), and the channels their configs name, or write
+// by default, must be declared (nodes.Check's rules, placed errors).
 //
 // # The program
 //

@@ -127,7 +127,8 @@ func (m *model) renderFile(name string) ([]byte, error) {
 }
 
 // Check runs every check of Generate — the document's rules, the package
-// name, the bindings, names and guards — and returns its diagnostics,
+// name, the bindings, names and guards, and the channels the configs of
+// built-in nodes name (nodes.Check) — and returns its diagnostics,
 // without emitting code: it is what `ilmekgen check` runs. Generate
 // reports the same diagnostics.
 func Check(g *spec.Graph, opts Options) spec.Diagnostics {
@@ -149,6 +150,7 @@ func check(g *spec.Graph, opts Options) (*model, spec.Diagnostics) {
 		d.errorf("", "pass another name with -p", "%v", err)
 	}
 	m := buildModel(g, opts, d)
+	m.checkBuiltinChannels(g, d)
 	if d.list.HasErrors() {
 		SortDiagnostics(d.list)
 		return nil, d.list

@@ -50,7 +50,9 @@ type LoadConfig struct {
 
 // LoadBindings parses every GOTYPE of b and resolves its named types with a
 // single packages.Load of the packages they name (and no load at all when
-// they name none). Errors in a loaded package are ignored unless a bound
+// they name none). The config types of the built-in node types
+// (BuiltinConfigs) are known without a load, so a document that binds
+// nothing else is checked in any directory, inside a Go module or not. Errors in a loaded package are ignored unless a bound
 // type cannot be found; then they are reported with it. Each diagnostic is
 // placed at the document element the binding is for: channels.NAME for a
 // channel, the first node of the type for a config.
@@ -63,9 +65,13 @@ func LoadBindings(g *spec.Graph, b BindingSpec, cfg LoadConfig) (*Bindings, spec
 		expr   string
 		te     *typeExpr
 		path   string
+		// builtin is the type of a built-in config (BuiltinConfigs),
+		// made without loading its package.
+		builtin types.Type
 	}
 	var all []pending
 	paths := map[string]bool{}
+	builtinPkgs := map[string]*types.Package{}
 	add := func(config bool, name, expr string) {
 		p := pending{config: config, name: name, expr: expr}
 		what := bindingWhat(config, name, expr)
@@ -82,6 +88,11 @@ func LoadBindings(g *spec.Graph, b BindingSpec, cfg LoadConfig) (*Bindings, spec
 				return
 			}
 			p.path = spec.PathKey("channels", name)
+		}
+		if config && expr == BuiltinConfigs[name] {
+			p.builtin = builtinType(name, builtinPkgs)
+			all = append(all, p)
+			return
 		}
 		te, err := parseTypeExpr(expr)
 		if err != nil {
@@ -147,7 +158,10 @@ func LoadBindings(g *spec.Graph, b BindingSpec, cfg LoadConfig) (*Bindings, spec
 	}
 	out := &Bindings{Channels: map[string]Binding{}, Configs: map[string]Binding{}}
 	for _, p := range all {
-		t, err := p.te.resolve(lookup)
+		t, err := p.builtin, error(nil)
+		if t == nil {
+			t, err = p.te.resolve(lookup)
+		}
 		if err != nil {
 			d.errorf(p.path, "", "%s: %v", bindingWhat(p.config, p.name, p.expr), err)
 			continue
