@@ -23,7 +23,11 @@ const (
 	// running one at its next superstep boundary (it ends StatusAborted),
 	// then runs the new request. It is refused, like DoubleTextReject, while
 	// the thread waits on a person (it has pending interrupts): answer them
-	// with a resume instead.
+	// with a resume instead. When the superstep the running request was in
+	// pauses on a person, that request ends StatusInterrupted, not aborted
+	// (the question is kept), and the new one, accepted before, is then
+	// refused the same way: it ends with the error that the thread waits on
+	// a person.
 	DoubleTextCancelReplace DoubleTexting = "cancel-and-replace"
 )
 
