@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -101,8 +102,9 @@ func (o Outcome) Ended() bool { return o.State != "queued" && o.State != "runnin
 // ErrNoRequest is returned for an id the queue does not hold.
 var ErrNoRequest = errors.New("no such run request")
 
-// ErrWaitsOnPerson is matched by the error of a cancel-and-replace request
-// refused because the thread waits on a person: resume it instead.
+// ErrWaitsOnPerson is matched by the error of a cancel-and-replace start
+// refused because the thread waits on a person (its latest checkpoint has
+// interrupts that are not timers): resume it instead.
 var ErrWaitsOnPerson = errors.New("the thread waits on a person (pending interrupts); answer them with a resume request instead of replacing the run")
 
 // Queue is the run-request queue in a store's schema.
@@ -138,8 +140,14 @@ func (q *Queue) t(name string) string { return q.s + "." + name }
 // it fails with an error matching runtime.ErrThreadBusy while the thread has
 // a request queued or running; under runtime.DoubleTextCancelReplace it
 // cancels those first (the running one stops at its next superstep
-// boundary and ends aborted), and fails with ErrWaitsOnPerson when the
-// thread has pending interrupts.
+// boundary and ends aborted). A cancel-and-replace start (not a resume, not
+// a fork: Request.From) fails with ErrWaitsOnPerson, and cancels nothing,
+// when the thread's latest checkpoint has interrupts a person answers,
+// whether or not a request is queued or running. A start under reject or
+// enqueue is not refused for them here (a resume queued before it may
+// answer them): if the thread still waits when it runs, the request ends
+// in error, as runtime refuses input to a waiting thread
+// (runtime.ErrWaitingOnPerson).
 func (q *Queue) Submit(ctx context.Context, r Request) (int64, error) {
 	if r.Kind == "" {
 		r.Kind = KindStart
@@ -190,18 +198,29 @@ func (q *Queue) Submit(ctx context.Context, r Request) (int64, error) {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 1))", q.s+"/"+r.Thread); err != nil {
 			return err
 		}
+		// A start from the latest checkpoint that replaces the runs would
+		// be refused by the run when the thread waits on a person: the
+		// same statement reads the latest checkpoint's pending interrupts.
+		replace := r.Policy == runtime.DoubleTextCancelReplace
+		checkWaiting := replace && r.Kind == KindStart && r.From == ""
+		count := "SELECT count(*) FROM " + q.t("ilmek_requests") + " WHERE thread_id = $1 AND state IN ('queued', 'running')"
 		var active int
-		if err := tx.QueryRow(ctx, "SELECT count(*) FROM "+q.t("ilmek_requests")+" WHERE thread_id = $1 AND state IN ('queued', 'running')", r.Thread).Scan(&active); err != nil {
+		var pending []byte
+		if checkWaiting {
+			if err := tx.QueryRow(ctx, "SELECT ("+count+"), (SELECT pending FROM "+q.t("ilmek_checkpoints")+" WHERE thread_id = $1 ORDER BY seq DESC LIMIT 1)", r.Thread).Scan(&active, &pending); err != nil {
+				return err
+			}
+			if err := refuseIfWaiting(r.Thread, pending); err != nil {
+				return err
+			}
+		} else if err := tx.QueryRow(ctx, count, r.Thread).Scan(&active); err != nil {
 			return err
 		}
 		if active > 0 {
 			switch r.Policy {
 			case runtime.DoubleTextReject:
-				return fmt.Errorf("%w (thread %q has %d run requests queued or running; policy %s)", runtime.ErrThreadBusy, r.Thread, active, r.Policy)
+				return &busyError{thread: r.Thread, active: active, policy: r.Policy}
 			case runtime.DoubleTextCancelReplace:
-				if err := q.refuseIfWaiting(ctx, tx, r.Thread); err != nil {
-					return err
-				}
 				var err error
 				if _, replaced, err = cancelCount(ctx, tx, q, r.Thread); err != nil {
 					return err
@@ -223,23 +242,42 @@ func (q *Queue) Submit(ctx context.Context, r Request) (int64, error) {
 	return id, nil
 }
 
-// refuseIfWaiting fails with ErrWaitsOnPerson when the thread's latest
-// checkpoint has pending interrupts.
-func (q *Queue) refuseIfWaiting(ctx context.Context, tx pgx.Tx, thread string) error {
-	var pending []byte
-	err := tx.QueryRow(ctx, "SELECT pending FROM "+q.t("ilmek_checkpoints")+" WHERE thread_id = $1 ORDER BY seq DESC LIMIT 1", thread).Scan(&pending)
-	if errors.Is(err, pgx.ErrNoRows) {
+// refuseIfWaiting fails with ErrWaitsOnPerson when pending, the JSON of
+// the thread's latest checkpoint's pending interrupts (nil when it has no
+// checkpoint), lists any that a person answers (a timer's pause is not
+// one).
+func refuseIfWaiting(thread string, pending []byte) error {
+	var p []runtime.PendingInterrupt
+	if len(pending) == 0 || json.Unmarshal(pending, &p) != nil {
 		return nil
 	}
-	if err != nil {
-		return err
+	var ids []string
+	for _, pi := range p {
+		if !pi.Timer {
+			ids = append(ids, pi.ID)
+		}
 	}
-	var p []runtime.PendingInterrupt
-	if json.Unmarshal(pending, &p) == nil && len(p) > 0 {
-		return fmt.Errorf("%w (thread %q, %d pending)", ErrWaitsOnPerson, thread, len(p))
+	if len(ids) == 0 {
+		return nil
 	}
-	return nil
+	return fmt.Errorf("thread %q: %w (open: %s)", thread, ErrWaitsOnPerson, strings.Join(ids, ", "))
 }
+
+// busyError is the error of a request refused under
+// runtime.DoubleTextReject: it matches runtime.ErrThreadBusy, and says what
+// holds the thread (requests of the queue, not a run's lease).
+type busyError struct {
+	thread string
+	active int
+	policy runtime.DoubleTexting
+}
+
+func (e *busyError) Error() string {
+	return fmt.Sprintf("thread %q is busy: it has %d run request(s) queued or running, and policy %s refuses another until they end: wait for them, or submit with policy %s or %s",
+		e.thread, e.active, e.policy, runtime.DoubleTextEnqueue, runtime.DoubleTextCancelReplace)
+}
+
+func (e *busyError) Unwrap() error { return runtime.ErrThreadBusy }
 
 // Cancel drops the thread's queued requests (they end cancelled) and asks
 // its running one to stop at its next superstep boundary (it ends

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -236,6 +237,106 @@ func TestDoubleTexting(t *testing.T) {
 	}
 	if o := wait(t, q, third); o.State != "done" || logOf(t, o) != "[a:3 b]" {
 		t.Errorf("replacing request: state %s, log %s, err %q; want done, [a:3 b]", o.State, logOf(t, o), o.Error)
+	}
+}
+
+// TestSubmitToAWaitingThread: on a thread whose latest checkpoint waits on
+// a person, a cancel-and-replace start is refused with ErrWaitsOnPerson at
+// Submit whether or not a request is queued, and cancels nothing; a
+// resume or a fork under it, a start under reject or enqueue, and a
+// cancel-and-replace start on a thread parked on a timer are queued. A
+// reject refused by a queued request says so, not that a lease is held.
+func TestSubmitToAWaitingThread(t *testing.T) {
+	q := openQueue(t)
+	ctx := context.Background()
+	ask := runtime.NewBuilder("ask").Channel("ok", spec.LastWrite)
+	ask.Node("review", func(c *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+		ok, err := runtime.Interrupt[bool](c, "refund 120 EUR?")
+		if err != nil {
+			return nil, err
+		}
+		return runtime.Values{"ok": ok}, nil
+	})
+	ask.Edge(spec.Start, "review")
+	askG, err := ask.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nap := napper(t, time.Hour, func(string) {})
+	// No worker runs: the threads are brought to their pause directly.
+	pause := func(t *testing.T, g *runtime.Graph[runtime.Values, runtime.Values], thread string, want runtime.Status) string {
+		t.Helper()
+		res, err := g.Thread(q.Store(), thread).Invoke(ctx, runtime.Values{}, runtime.WithParkAfter(0))
+		if err != nil || res.Status != want {
+			t.Fatalf("thread %s: status %s, err %v; want %s", thread, res.Status, err, want)
+		}
+		h, err := g.Thread(q.Store(), thread).History(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h[len(h)-1].ID // the first checkpoint, before the pause
+	}
+	for _, tc := range []struct {
+		name    string
+		graph   *runtime.Graph[runtime.Values, runtime.Values]
+		status  runtime.Status // of the thread before the requests
+		queued  bool           // a start request is queued before r
+		r       workers.Request
+		want    error // nil: queued
+		wantMsg string
+	}{
+		{name: "replace", graph: askG, status: runtime.StatusInterrupted,
+			r: workers.Request{Graph: "ask", Policy: runtime.DoubleTextCancelReplace}, want: workers.ErrWaitsOnPerson, wantMsg: "review:interrupt#0"},
+		{name: "replace behind a queued request", graph: askG, status: runtime.StatusInterrupted, queued: true,
+			r: workers.Request{Graph: "ask", Policy: runtime.DoubleTextCancelReplace}, want: workers.ErrWaitsOnPerson, wantMsg: "review:interrupt#0"},
+		{name: "replace with a resume", graph: askG, status: runtime.StatusInterrupted, queued: true,
+			r: workers.Request{Graph: "ask", Kind: workers.KindResume, Input: json.RawMessage(`{"review:interrupt#0": true}`), Policy: runtime.DoubleTextCancelReplace}},
+		{name: "replace with a fork", graph: askG, status: runtime.StatusInterrupted,
+			r: workers.Request{Graph: "ask", From: "first", Policy: runtime.DoubleTextCancelReplace}},
+		{name: "reject", graph: askG, status: runtime.StatusInterrupted,
+			r: workers.Request{Graph: "ask", Policy: runtime.DoubleTextReject}},
+		{name: "reject behind a queued request", graph: askG, status: runtime.StatusInterrupted, queued: true,
+			r: workers.Request{Graph: "ask", Policy: runtime.DoubleTextReject}, want: runtime.ErrThreadBusy, wantMsg: "1 run request(s) queued or running"},
+		{name: "enqueue", graph: askG, status: runtime.StatusInterrupted,
+			r: workers.Request{Graph: "ask", Policy: runtime.DoubleTextEnqueue}},
+		{name: "replace a timer", graph: nap, status: runtime.StatusParked,
+			r: workers.Request{Graph: "napper", Policy: runtime.DoubleTextCancelReplace}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			thread := "w-" + strings.ReplaceAll(tc.name, " ", "-")
+			first := pause(t, tc.graph, thread, tc.status)
+			var before int64
+			if tc.queued {
+				if before, err = q.Submit(ctx, workers.Request{Graph: tc.r.Graph, Thread: thread, Kind: workers.KindResume, Input: json.RawMessage(`{"review:interrupt#0": false}`)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := tc.r
+			r.Thread = thread
+			if r.From != "" {
+				r.From = first
+			}
+			id, err := q.Submit(ctx, r)
+			switch {
+			case tc.want == nil && err != nil:
+				t.Fatalf("Submit: %v, want the request queued", err)
+			case tc.want != nil && (!errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.wantMsg) || strings.Contains(err.Error(), "lease")):
+				t.Fatalf("Submit: id %d, err %v; want an error matching %q that names %q and no lease", id, err, tc.want, tc.wantMsg)
+			}
+			if tc.queued {
+				o, err := q.Outcome(ctx, before)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := "queued"
+				if tc.want == nil && r.Policy == runtime.DoubleTextCancelReplace {
+					want = "cancelled"
+				}
+				if o.State != want {
+					t.Errorf("the request queued before: state %s, want %s", o.State, want)
+				}
+			}
+		})
 	}
 }
 
