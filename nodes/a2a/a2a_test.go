@@ -242,6 +242,38 @@ func TestCallRunErrors(t *testing.T) {
 	}
 }
 
+// TestCallTextOnlyFailedTask: with textOnly, a remote task that ended
+// failed fails the node with a *TaskError naming the node, the agent, the
+// task, its state and the agent's reason; the send is not journaled, so
+// the next run of the thread messages the agent again. Without textOnly
+// the failed task is the result (TestCallRunErrors).
+func TestCallTextOnlyFailedTask(t *testing.T) {
+	ctx := context.Background()
+	a, tr := connect(t)
+	g, err := runtime.Load("g.json", graphDoc(
+		`{"id": "n", "type": "a2a_call", "config": {"agent": "support-desk", "textFrom": "question", "to": "reply", "textOnly": true}}`,
+		`{"from": "__start__", "to": "n"}, {"from": "n", "to": "__end__"}`), a2a.Registry(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	thread := g.Thread(checkpoint.NewMemory(), "t-1")
+	for run := range 2 {
+		res, err := thread.Invoke(ctx, runtime.Values{"question": "boom"})
+		var te *a2a.TaskError
+		if !errors.As(err, &te) || te.Agent != "support-desk" || te.TaskID != "task-3" || te.State != "failed" || te.Message != "agent: kaboom" {
+			t.Fatalf("run %d: status %s, reply %q, err %v; want a *TaskError for task-3, failed", run, res.Status, res.State["reply"], err)
+		}
+		for _, want := range []string{`a2a_call node "n"`, `task "task-3"`, "ended failed", `"agent: kaboom"`, "drop textOnly"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("run %d: err %q does not say %q", run, err, want)
+			}
+		}
+		if sends := tr.Sends(); len(sends) != run+1 {
+			t.Errorf("run %d: messages sent %v, want %d: a failed task is not journaled", run, sends, run+1)
+		}
+	}
+}
+
 func TestCallBuildErrors(t *testing.T) {
 	a, _ := connect(t)
 	b, _ := connect(t)

@@ -145,13 +145,45 @@ func (a *Agent) Invoke(ctx context.Context, text string, opts SendOptions) (Resu
 // round trip runs in runtime.Step under opts.Key (default SendKey), and on
 // a replay after an interrupt, a retry or a crash the journaled result
 // comes back without messaging the agent again. A failed send (a
-// transport error or a JSON-RPC error) is not journaled.
+// transport error or a JSON-RPC error) is not journaled. A task that
+// ended failed or rejected is a result like any other (journaled, its
+// State says so); a2a_call with textOnly fails on it instead.
 func (a *Agent) Send(ctx *runtime.Ctx, text string, opts SendOptions) (Result, error) {
+	return a.send(ctx, text, opts, false)
+}
+
+// send is Send; with failTask, a task that ended failed or rejected is a
+// *TaskError, not journaled, so that a later pass sends again.
+func (a *Agent) send(ctx *runtime.Ctx, text string, opts SendOptions, failTask bool) (Result, error) {
 	key := opts.Key
 	if key == "" {
 		key = SendKey(a.name)
 	}
-	return runtime.Step(ctx, key, func() (Result, error) { return a.Invoke(ctx, text, opts) })
+	return runtime.Step(ctx, key, func() (Result, error) {
+		r, err := a.Invoke(ctx, text, opts)
+		if err == nil && failTask && (r.State == "failed" || r.State == "rejected") {
+			return r, &TaskError{Agent: a.name, TaskID: r.TaskID, ContextID: r.ContextID, State: r.State, Message: r.StatusText}
+		}
+		return r, err
+	})
+}
+
+// TaskError is a remote task that ended failed or rejected where the
+// caller wanted its reply (a2a_call with textOnly): the agent, the task,
+// its conversation, its state and the text of its status message, the
+// agent's reason.
+type TaskError struct {
+	Agent, TaskID, ContextID, State string
+	Message                         string
+}
+
+// Error names the agent, the task, its state and the agent's reason.
+func (e *TaskError) Error() string {
+	reason := "the agent gave no reason"
+	if e.Message != "" {
+		reason = "the agent says " + strconv.Quote(e.Message)
+	}
+	return fmt.Sprintf("a2a: agent %q: task %q (context %q) ended %s: %s", e.Agent, e.TaskID, e.ContextID, e.State, reason)
 }
 
 // GetTask is tasks/get, unjournaled.

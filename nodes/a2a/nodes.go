@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -21,7 +22,10 @@ const DefaultChannel = "result"
 // ContextFrom and answering the task whose id is in channel TaskFrom when
 // those channels are set, journaled under "a2a:<agent>:send", and writes
 // channel To (default "result"): the whole [Result], or its text alone
-// when TextOnly is set.
+// when TextOnly is set. A task that ended failed or rejected is a Result
+// like any other (its State says so); with TextOnly, which has no room for
+// the state, it fails the node with a *[TaskError] instead, not
+// journaled, so a retry or a later run sends the message again.
 //
 //	{ "id": "ask", "type": "a2a_call",
 //	  "config": { "agent": "support-desk", "textFrom": "question", "contextFrom": "conv", "to": "answer" } }
@@ -119,7 +123,10 @@ func CallFactory(agents ...*Agent) runtime.Factory {
 					return nil, fmt.Errorf("a2a_call node %q: channel %q holds %T, not an id; write the id string there (a Result's contextId or taskId)", n.ID, f.channel, v)
 				}
 			}
-			res, err := agent.Send(ctx, text, opts)
+			res, err := agent.send(ctx, text, opts, cfg.TextOnly)
+			if te := (*TaskError)(nil); errors.As(err, &te) {
+				return nil, fmt.Errorf("a2a_call node %q: %w; with textOnly the node fails, and the send is not journaled: a retry or a later run sends the message again (drop textOnly to write the task, state included, as the result)", n.ID, err)
+			}
 			if err != nil {
 				return nil, err
 			}

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -20,7 +21,10 @@ const DefaultChannel = "result"
 // Arguments, over which the object in channel ArgumentsFrom is merged when
 // that channel is set, journaled under "mcp:<server>:<tool>", and writes
 // channel To (default "result"): the whole [ToolResult], or its text alone
-// when Text is set.
+// when Text is set. A tool error (the server's isError) is a ToolResult
+// like any other, IsError set; with Text, which has no room for the flag,
+// it fails the node with a *[ToolError] instead, not journaled, so a retry
+// or a later run calls the tool again.
 //
 //	{ "id": "search", "type": "mcp_tool",
 //	  "config": { "server": "github", "tool": "github__search", "argumentsFrom": "query", "to": "hits", "text": true } }
@@ -122,7 +126,10 @@ func ToolFactory(tbs ...*Toolbox) runtime.Factory {
 					return nil, fmt.Errorf("mcp_tool node %q: channel %q holds %T, not an object of arguments; write an object there or drop argumentsFrom", n.ID, from, v)
 				}
 			}
-			res, err := tb.Call(ctx, tool, args)
+			res, err := tb.call(ctx, tool, args, textOnly)
+			if te := (*ToolError)(nil); errors.As(err, &te) {
+				return nil, fmt.Errorf("mcp_tool node %q: %w; with text the node fails, and the call is not journaled: a retry or a later run calls the tool again (drop text to write the result, isError included)", n.ID, err)
+			}
 			if err != nil {
 				return nil, err
 			}

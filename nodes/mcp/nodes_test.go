@@ -193,6 +193,53 @@ func TestToolNodeRetriesFailedCallOnly(t *testing.T) {
 	}
 }
 
+// TestToolNodeToolError: a tool error (isError) is the result, flagged,
+// without text; with text it fails the node with a *ToolError naming the
+// node, the server, the tool and the tool's text, and is not journaled, so
+// the next run of the thread calls the tool again.
+func TestToolNodeToolError(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name, config string
+		wantErr      bool
+	}{
+		{"result", `{"server": "github", "tool": "github__internal_admin"}`, false},
+		{"text", `{"server": "github", "tool": "github__internal_admin", "text": true}`, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sess := mcptest.NewSession(script(t))
+			tb, _ := mcp.Connect(ctx, "github", sess)
+			g, err := runtime.Load("g.json", graphDoc("mcp_tool", c.config), mcp.Registry(tb))
+			if err != nil {
+				t.Fatal(err)
+			}
+			thread := g.Thread(checkpoint.NewMemory(), "t")
+			for run := range 2 {
+				res, err := thread.Invoke(ctx, nil)
+				if !c.wantErr {
+					r, _ := res.State["result"].(map[string]any)
+					if err != nil || r["isError"] != true || r["text"] != "permission denied" {
+						t.Fatalf("run %d: result %v, err %v; want the tool error as the result, isError set", run, res.State["result"], err)
+					}
+					continue
+				}
+				var te *mcp.ToolError
+				if !errors.As(err, &te) || te.Server != "github" || te.Tool != "github__internal_admin" || te.Text != "permission denied" {
+					t.Fatalf("run %d: status %s, result %q, err %v; want a *ToolError", run, res.Status, res.State["result"], err)
+				}
+				for _, want := range []string{`mcp_tool node "n"`, `tool "github__internal_admin"`, `"permission denied"`, "drop text"} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("run %d: err %q does not say %q", run, err, want)
+					}
+				}
+				if calls := len(sess.ToolCalls()); calls != run+1 {
+					t.Errorf("run %d: tools/call ran %d times, want %d: a tool error is not journaled under text", run, calls, run+1)
+				}
+			}
+		})
+	}
+}
+
 func TestNodeBuildErrors(t *testing.T) {
 	ctx := context.Background()
 	tb, _ := mcp.Connect(ctx, "github", mcptest.NewSession(script(t)))

@@ -14,7 +14,9 @@ type ToolResult struct {
 	Text string `json:"text"`
 	// IsError is set when the server flagged the result as an error: the
 	// tool ran and failed. It is a result like any other (journaled, not
-	// retried); a transport failure is an error of the call instead.
+	// retried), for a model to read; a transport failure is an error of
+	// the call instead, and so is a tool error for mcp_tool with text
+	// (a *ToolError).
 	IsError bool `json:"isError"`
 	// Content is the raw content blocks, for what Text cannot carry
 	// (images, audio, resource links); never null.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/ilmek-go/ilmek/nodes/internal/names"
@@ -178,15 +179,44 @@ func PromptKey(server, name string) string { return "mcp:" + server + ":prompt:"
 // runtime adds #0, #1... per occurrence), and on a replay after an
 // interrupt, a retry or a crash the journaled result comes back without
 // calling the server. A failed call is not journaled, so the next attempt
-// calls again.
+// calls again. A tool error (IsError) is a result like any other,
+// journaled; mcp_tool with text fails on it instead.
 func (tb *Toolbox) Call(ctx *runtime.Ctx, name string, args map[string]any) (ToolResult, error) {
+	return tb.call(ctx, name, args, false)
+}
+
+// call is Call; with failToolError, a result the server flagged as an
+// error is a *ToolError, not journaled, so that a later pass calls again.
+func (tb *Toolbox) call(ctx *runtime.Ctx, name string, args map[string]any, failToolError bool) (ToolResult, error) {
 	t, ok := tb.Tool(name)
 	if !ok {
 		return ToolResult{}, &UnknownToolError{Server: tb.name, Tool: name, Known: tb.toolNames()}
 	}
 	return runtime.Step(ctx, ToolKey(tb.name, t.RemoteName), func() (ToolResult, error) {
-		return tb.Invoke(ctx, name, args)
+		r, err := tb.Invoke(ctx, name, args)
+		if err == nil && failToolError && r.IsError {
+			return r, &ToolError{Server: tb.name, Tool: name, Text: r.Text}
+		}
+		return r, err
 	})
+}
+
+// ToolError is a tool result the server flagged as an error (isError)
+// where the caller wanted its text alone (mcp_tool with text): the
+// server, the tool (its exposed name) and the result's text, the tool's
+// reason.
+type ToolError struct {
+	Server, Tool string
+	Text         string
+}
+
+// Error names the server, the tool and its reason.
+func (e *ToolError) Error() string {
+	reason := "with no text"
+	if e.Text != "" {
+		reason = strconv.Quote(e.Text)
+	}
+	return fmt.Sprintf("mcp: server %q: tool %q answered with an error (isError): %s", e.Server, e.Tool, reason)
 }
 
 // Resources lists the server's resources; none when it offers none.
