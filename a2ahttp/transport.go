@@ -21,8 +21,10 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/ilmek-go/ilmek/nodes/a2a"
 )
@@ -32,6 +34,10 @@ const CardPath = "/.well-known/agent-card.json"
 
 // MaxResponseBytes bounds what the transport reads of one response.
 const MaxResponseBytes = 8 << 20
+
+// MaxErrorExcerpt bounds how much of the body of a response with an HTTP
+// status other than 2xx the error quotes.
+const MaxErrorExcerpt = 512
 
 // Option configures New.
 type Option func(*Transport)
@@ -158,7 +164,7 @@ func (t *Transport) do(req *http.Request, v any, what string) error {
 		return fmt.Errorf("a2ahttp: %s: read the response: %w", what, err)
 	}
 	if res.StatusCode < 200 || res.StatusCode > 299 {
-		return fmt.Errorf("a2ahttp: %s: HTTP %s", what, res.Status)
+		return fmt.Errorf("a2ahttp: %s: HTTP %s, %s", what, res.Status, bodyExcerpt(data))
 	}
 	if len(data) > MaxResponseBytes {
 		return fmt.Errorf("a2ahttp: %s: the response is over %d bytes", what, MaxResponseBytes)
@@ -167,4 +173,28 @@ func (t *Transport) do(req *http.Request, v any, what string) error {
 		return fmt.Errorf("a2ahttp: %s: the response is not JSON of the expected shape: %w", what, err)
 	}
 	return nil
+}
+
+// bodyExcerpt quotes the first MaxErrorExcerpt bytes of body (surrounding
+// white space trimmed, cut at a character's boundary) as a Go string, so
+// that control characters and invalid UTF-8 are escaped, and says when it
+// cut.
+func bodyExcerpt(body []byte) string {
+	b := bytes.TrimSpace(body)
+	if len(b) == 0 {
+		return "with an empty body"
+	}
+	if len(b) <= MaxErrorExcerpt {
+		return "body " + strconv.Quote(string(b))
+	}
+	cut := b[:MaxErrorExcerpt]
+	for k := 1; k < utf8.UTFMax && k <= len(cut); k++ {
+		if at := len(cut) - k; utf8.RuneStart(cut[at]) {
+			if !utf8.FullRune(cut[at:]) {
+				cut = cut[:at]
+			}
+			break
+		}
+	}
+	return fmt.Sprintf("body %s (its first %d bytes)", strconv.Quote(string(cut)), len(cut))
 }

@@ -130,3 +130,47 @@ func TestHTTPErrors(t *testing.T) {
 		t.Errorf("err = %v, want an HTTP 503 error that is not a JSON-RPC one", err)
 	}
 }
+
+// TestHTTPErrorQuotesTheBody: an HTTP status other than 2xx is an error
+// that quotes the body, trimmed, at most MaxErrorExcerpt bytes cut at a
+// character's boundary, with control characters and invalid UTF-8
+// escaped.
+func TestHTTPErrorQuotesTheBody(t *testing.T) {
+	long := strings.Repeat("a", a2ahttp.MaxErrorExcerpt-1) + "é" + "TAIL"
+	for _, c := range []struct {
+		name, body string
+		want       []string // in the error
+		not        []string // not in the error
+	}{
+		{"text", "upstream exploded\n", []string{`HTTP 500 Internal Server Error, body "upstream exploded"`}, []string{"first"}},
+		{"empty", "", []string{"HTTP 500 Internal Server Error, with an empty body"}, nil},
+		{"control characters", "bad\x1b[31mred\r\nline\xff", []string{`body "bad\x1b[31mred\r\nline\xff"`}, []string{"\x1b[31m", "\r"}},
+		{"long", long, []string{`body "` + strings.Repeat("a", a2ahttp.MaxErrorExcerpt-1) + `" (its first 511 bytes)`}, []string{"TAIL", `\xc3`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(http.StatusInternalServerError)
+				_, _ = w.Write([]byte(c.body))
+			}))
+			defer srv.Close()
+			tr, err := a2ahttp.New(srv.URL + "/a2a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = tr.Post(context.Background(), &a2a.Request{JSONRPC: "2.0", ID: 1, Method: "message/send"})
+			if err == nil {
+				t.Fatal("a 500 was no error")
+			}
+			for _, w := range append(c.want, "message/send at "+srv.URL+"/a2a") {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("err %q\nwant it to hold %q", err, w)
+				}
+			}
+			for _, n := range c.not {
+				if strings.Contains(err.Error(), n) {
+					t.Errorf("err %q holds %q", err, n)
+				}
+			}
+		})
+	}
+}
