@@ -25,7 +25,13 @@ type Schedule struct {
 	// parsed by github.com/robfig/cron/v3; "" when Every is set.
 	Cron string `json:"cron,omitempty"`
 	// TimeZone is the IANA zone the cron expression is read in (e.g.
-	// "Europe/Istanbul"); "" is UTC.
+	// "Europe/Istanbul"); "" is UTC. Across a daylight saving change the
+	// expression follows the wall clock, as robfig/cron does: a time the
+	// clocks skip has no tick that day ("30 2 * * *" in America/New_York
+	// does not fire on 2026-03-08), and a time they repeat ticks twice,
+	// once in each offset ("30 1 * * *" fires at 01:30 EDT and at 01:30
+	// EST on 2026-11-01). Pick a time outside the change (or UTC) for a
+	// job that must run exactly once a day.
 	TimeZone string `json:"time_zone,omitempty"`
 	// Every is a fixed interval of at least a second between ticks, which
 	// fall on its multiples since the Unix epoch; 0 when Cron is set.
@@ -72,8 +78,8 @@ type Firing struct {
 	Tick     time.Time `json:"tick"`
 	// Thread is the firing's thread id.
 	Thread string `json:"thread"`
-	// Skipped says why the tick did not run ("overlap": the previous
-	// firing still ran under the reject policy); "" for a firing that ran.
+	// Skipped says why the tick did not run (SkippedOverlap,
+	// SkippedWaiting); "" for a firing that ran.
 	Skipped string `json:"skipped,omitempty"`
 	// Request is the id of the firing's run request on PostgreSQL (0 for
 	// the in-process waker and for a skipped tick).
@@ -81,6 +87,19 @@ type Firing struct {
 	// At is when the firing was recorded.
 	At time.Time `json:"at"`
 }
+
+// The reasons of a skipped tick (Firing.Skipped).
+const (
+	// SkippedOverlap: the schedule's previous firing still ran under the
+	// reject overlap policy.
+	SkippedOverlap = "overlap"
+	// SkippedWaiting: the one thread of a template without {tick} waits
+	// on open interrupts, so a run started on it would be refused
+	// (runtime.ErrWaitingOnPerson); answer them and the next tick runs.
+	// The in-process waker records it; on PostgreSQL such a tick's
+	// request is queued and ends in state error with that refusal.
+	SkippedWaiting = "waiting"
+)
 
 // The metadata keys of a firing's thread: the schedule's name and the
 // tick (TickFormat). The firers set them when they start the thread, so

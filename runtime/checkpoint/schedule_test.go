@@ -52,3 +52,37 @@ func TestScheduleDue(t *testing.T) {
 		})
 	}
 }
+
+// TestScheduleDaylightSaving pins the cron ticks across daylight saving
+// changes that the Schedule doc describes (robfig/cron's behaviour): a
+// wall-clock time the spring-forward gap skips has no tick that day, and
+// one the fall-back repeats ticks twice, once in each offset.
+func TestScheduleDaylightSaving(t *testing.T) {
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Skipf("no time zone database: %v", err)
+	}
+	edt, est := time.FixedZone("EDT", -4*3600), time.FixedZone("EST", -5*3600)
+	for _, c := range []struct {
+		name     string
+		cron     string
+		from, to time.Time // Last, and now
+		want     []time.Time
+	}{
+		{"spring forward skips 02:30", "30 2 * * *", time.Date(2026, 3, 7, 3, 0, 0, 0, ny), time.Date(2026, 3, 9, 3, 0, 0, 0, ny),
+			[]time.Time{time.Date(2026, 3, 9, 2, 30, 0, 0, edt)}},
+		{"fall back repeats 01:30", "30 1 * * *", time.Date(2026, 10, 31, 3, 0, 0, 0, ny), time.Date(2026, 11, 1, 3, 0, 0, 0, ny),
+			[]time.Time{time.Date(2026, 11, 1, 1, 30, 0, 0, edt), time.Date(2026, 11, 1, 1, 30, 0, 0, est)}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := Schedule{Name: "s", Graph: "g", Cron: c.cron, TimeZone: "America/New_York", CatchUp: CatchUpAll, MaxCatchUp: 10, Last: c.from}
+			fire, _, err := s.Due(c.to, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.EqualFunc(fire, c.want, time.Time.Equal) {
+				t.Errorf("ticks %v, want %v", fire, c.want)
+			}
+		})
+	}
+}

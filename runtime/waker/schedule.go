@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -20,7 +21,11 @@ import (
 // however many wakers or restarts see it: the run starts only on a thread
 // that has no checkpoint yet (runtime.WithExpectedLatest("")), under its lease.
 // The thread's metadata records the schedule (MetaSchedule) and the tick
-// (MetaTick).
+// (MetaTick). A waker that starts continues the recent firings that a
+// kill or a waker's stop (ErrStopped) cut short, found by that metadata;
+// a tick still waiting behind another (enqueue) when the waker stopped
+// has no thread, and the next waker's catch-up policy says whether it
+// fires.
 type Schedule struct {
 	// Name names the schedule and prefixes its threads' ids.
 	Name string
@@ -29,7 +34,10 @@ type Schedule struct {
 	// parsed by github.com/robfig/cron/v3; "" when Every is set.
 	Cron string
 	// TimeZone is the IANA zone the cron expression is read in (e.g.
-	// "Europe/Istanbul"); "" is UTC.
+	// "Europe/Istanbul"); "" is UTC. Across a daylight saving change the
+	// expression follows the wall clock (checkpoint.Schedule.TimeZone): a
+	// time the clocks skip has no tick that day, a time they repeat ticks
+	// twice.
 	TimeZone string
 	// Every is a fixed interval between ticks, counted from the Unix
 	// epoch (ticks fall on multiples of it); 0 when Cron is set.
@@ -190,25 +198,69 @@ func (w *Waker) prepare() error {
 	return nil
 }
 
-// lastFired finds the latest tick of s whose thread the store holds: where
-// a restarted waker takes the schedule up. Zero when it has none.
-func (w *Waker) lastFired(ctx context.Context, s *scheduleState) (time.Time, error) {
-	var last time.Time
+// firingThread is a thread of a Go-value schedule's firing, by its tick.
+type firingThread struct {
+	tick time.Time
+	id   string
+	// unfinished: no run of the thread ended (a kill cut it short, or it
+	// runs in another waker), or its run ended aborted by a waker's stop.
+	unfinished bool
+}
+
+// lastFired finds the latest tick of s whose thread the store holds, where
+// a restarted waker takes the schedule up (zero when it has none), and
+// the unfinished firings among the latest MaxCatchUp ticks' threads,
+// oldest first.
+func (w *Waker) lastFired(ctx context.Context, s *scheduleState) (time.Time, []firingThread, error) {
+	var all []firingThread
 	q := runtime.ThreadQuery{Meta: map[string]string{MetaSchedule: s.Name}, Limit: 1000}
 	for {
 		page, err := w.store.ListThreads(ctx, q)
 		if err != nil {
-			return last, err
+			return time.Time{}, nil, err
 		}
 		for _, th := range page.Threads {
-			if t, err := time.Parse(tickFormat, th.Meta[MetaTick]); err == nil && t.After(last) {
-				last = t
+			if t, err := time.Parse(tickFormat, th.Meta[MetaTick]); err == nil {
+				all = append(all, firingThread{t, th.ID, th.Outcome.Status == "" || stoppedByWaker(th.Outcome)})
 			}
 		}
 		if page.Next == "" {
-			return last, nil
+			break
 		}
 		q.Cursor = page.Next
+	}
+	if len(all) == 0 {
+		return time.Time{}, nil, nil
+	}
+	slices.SortFunc(all, func(a, b firingThread) int { return a.tick.Compare(b.tick) })
+	all = all[max(len(all)-s.MaxCatchUp, 0):]
+	last := all[len(all)-1].tick
+	return last, slices.DeleteFunc(all, func(f firingThread) bool { return !f.unfinished }), nil
+}
+
+// resume starts again, one after the other, the firings of s that a kill
+// or a waker's stop cut short (lastFired): from the thread's latest
+// checkpoint, or from the start for a thread without one. A thread whose
+// latest checkpoint plans nothing ran to its end and is left alone. As
+// for stored schedules (recover), each start expects the latest
+// checkpoint as read, and a leased thread is tried again each poll.
+func (w *Waker) resume(ctx context.Context, s *scheduleState, firings []firingThread, wg *sync.WaitGroup) {
+	for _, f := range firings {
+		latest := ""
+		cp, err := w.store.Get(ctx, f.id, "")
+		switch {
+		case err == nil && len(cp.Next) == 0:
+			continue
+		case err == nil:
+			latest = cp.ID
+			w.log.InfoContext(ctx, "waker: firing cut short, continuing it", "schedule", s.Name, "tick", f.tick)
+		case errors.Is(err, checkpoint.ErrNotFound):
+			w.log.InfoContext(ctx, "waker: firing not started, starting it", "schedule", s.Name, "tick", f.tick)
+		default:
+			w.log.WarnContext(ctx, "waker: read a firing's thread", "schedule", s.Name, "thread", f.id, "err", err)
+			continue
+		}
+		w.launch(ctx, s, f.tick.UTC().Format(tickFormat), f.id, &latest, runtime.DoubleTextEnqueue, true, wg)
 	}
 }
 
@@ -219,10 +271,11 @@ func (w *Waker) fireDue(ctx context.Context, wg *sync.WaitGroup) (time.Time, err
 	now := time.Now()
 	for _, s := range w.states {
 		if s.last.IsZero() {
-			last, err := w.lastFired(ctx, s)
+			last, cut, err := w.lastFired(ctx, s)
 			if err != nil {
 				return next, err
 			}
+			w.resume(ctx, s, cut, wg)
 			if last.IsZero() {
 				// A schedule seen for the first time starts now: no tick
 				// before it was missed.
@@ -325,6 +378,13 @@ func (w *Waker) launch(ctx context.Context, s *scheduleState, tick, thread strin
 		defer close(done)
 		if prev != nil {
 			<-prev // enqueue, and cancel-and-replace waits for the boundary
+		}
+		if ctx.Err() != nil {
+			// The waker stopped while the firing waited: it has not
+			// started, and leaves no thread (a stored firing is started
+			// by the next waker; a Go-value schedule's tick has not fired).
+			w.log.InfoContext(ctx, "waker: tick not started, the waker stopped", "schedule", s.Name, "thread", thread)
+			return
 		}
 		status, err := s.Graph.start(ctx, w.store, thread, input, meta, stop, expect)
 		for retryBusy && errors.Is(err, runtime.ErrThreadBusy) {

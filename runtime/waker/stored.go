@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,14 +30,19 @@ const DefaultScheduleGrace = 10 * time.Second
 // store one records a tick, and then starts its run. A tick whose thread
 // template holds {tick} runs only on a thread without checkpoints, and a
 // waker started anew runs the recent recorded firings whose threads have
-// none: a process killed between the record and the run loses no tick.
+// none, and continues those a kill or a stop (Run's context done,
+// ErrStopped) cut short: a process killed or stopped between the record
+// and the run's end loses no tick. A firing a person cancelled, or the
+// cancel-and-replace policy stopped, is not continued.
 // Wakers that start together and find the same orphaned firing run it
 // once: each start expects the thread's latest checkpoint as it read it,
 // and a thread whose latest checkpoint plans no task ran to its end and is
 // not started again. A firing whose thread the killed process still leases
 // is tried again each poll, and starts once that lease lapses.
 // A tick of a template without {tick} (one thread for every firing) that
-// such a kill cut short is not run again.
+// such a kill or stop cut short is not run again, and while that thread
+// waits on interrupts its ticks are recorded skipped
+// (checkpoint.SkippedWaiting).
 func WithStoredSchedules(graphs map[string]Target) Option {
 	return func(w *Waker) { w.named = graphs }
 }
@@ -137,10 +143,19 @@ func (w *Waker) fireOne(ctx context.Context, sc checkpoint.Schedule, st *schedul
 	}
 	firings := make([]checkpoint.Firing, len(fire))
 	busy := st.busy()
+	var open []runtime.PendingInterrupt
+	if !busy && !sc.ThreadPerTick() && len(fire) > 0 {
+		// The one thread of every firing may wait on a person: a start on
+		// it would be refused, so the ticks did not run.
+		open = w.openInterrupts(ctx, sc.ThreadOf(fire[0]))
+	}
 	for i, t := range fire {
 		firings[i] = checkpoint.Firing{Schedule: sc.Name, Tick: t, Thread: sc.ThreadOf(t)}
-		if i == 0 && busy && st.Overlap == runtime.DoubleTextReject {
-			firings[i].Skipped = "overlap"
+		switch {
+		case len(open) > 0:
+			firings[i].Skipped = checkpoint.SkippedWaiting
+		case i == 0 && busy && st.Overlap == runtime.DoubleTextReject:
+			firings[i].Skipped = checkpoint.SkippedOverlap
 		}
 	}
 	err = w.sstore.RecordFirings(ctx, sc.Name, sc.Last, last, firings)
@@ -153,9 +168,13 @@ func (w *Waker) fireOne(ctx context.Context, sc checkpoint.Schedule, st *schedul
 		return time.Time{}, fmt.Errorf("waker: record the firings of schedule %q: %w", sc.Name, err)
 	}
 	for i, f := range firings {
-		if f.Skipped != "" {
+		switch f.Skipped {
+		case checkpoint.SkippedOverlap:
 			w.log.InfoContext(ctx, "waker: tick skipped, the previous firing still runs", "schedule", sc.Name, "tick", f.Tick)
-		} else {
+		case checkpoint.SkippedWaiting:
+			w.log.WarnContext(ctx, "waker: tick skipped, the schedule's thread waits on interrupts; answer them (runtime.Thread.Resume) and the next tick runs",
+				"schedule", sc.Name, "tick", f.Tick, "thread", f.Thread, "interrupt", open[0].ID, "open", len(open))
+		default:
 			policy := st.Overlap
 			if i > 0 {
 				policy = runtime.DoubleTextEnqueue
@@ -173,13 +192,36 @@ func (w *Waker) fireOne(ctx context.Context, sc checkpoint.Schedule, st *schedul
 	return tk.Next(last), nil
 }
 
+// openInterrupts returns the interrupts the latest checkpoint of thread
+// waits on: none for a thread without checkpoints, or when the store
+// cannot be read now (the run's start then says what is wrong).
+func (w *Waker) openInterrupts(ctx context.Context, thread string) []runtime.PendingInterrupt {
+	cp, err := w.store.Get(ctx, thread, "")
+	if err != nil {
+		return nil
+	}
+	open, err := runtime.OpenInterrupts(ctx, w.store, cp)
+	if err != nil {
+		return nil
+	}
+	return open
+}
+
+// stoppedByWaker reports whether a thread's last run ended aborted by a
+// waker's stop (ErrStopped): a firing to continue, unlike one aborted by
+// a person or by the cancel-and-replace policy.
+func stoppedByWaker(o checkpoint.ThreadOutcome) bool {
+	return o.Status == runtime.StatusAborted && strings.Contains(o.Error, ErrStopped.Error())
+}
+
 // recover starts, once per schedule a waker first sees, the recent
-// firings of a thread-per-tick schedule that a killed process left
-// behind: recorded but never started (the thread has no checkpoint), or
-// started and cut short (no run of the thread ended and its latest
-// checkpoint still plans tasks), which continues from the thread's latest
-// checkpoint. A thread whose latest checkpoint plans nothing ran to its
-// end, here or in another waker, and is left alone. Each start expects the
+// firings of a thread-per-tick schedule that a killed or stopped process
+// left behind: recorded but never started (the thread has no checkpoint),
+// or started and cut short (no run of the thread ended, or its run ended
+// aborted by a waker's stop, and its latest checkpoint still plans
+// tasks), which continues from the thread's latest checkpoint. A thread
+// whose latest checkpoint plans nothing ran to its end, here or in
+// another waker, and is left alone. Each start expects the
 // thread's latest checkpoint as it read it, so a firing another waker ran
 // meanwhile is refused (runtime.ErrThreadMoved) and not run again; one
 // whose thread is leased (by a waker running it, or by the killed process
@@ -203,7 +245,7 @@ func (w *Waker) recover(ctx context.Context, sc checkpoint.Schedule, st *schedul
 			return
 		}
 		for _, th := range page.Threads {
-			ended[th.ID] = th.Outcome.Status != ""
+			ended[th.ID] = th.Outcome.Status != "" && !stoppedByWaker(th.Outcome)
 		}
 		if page.Next == "" {
 			break

@@ -29,13 +29,19 @@
 // a catch-up policy for ticks missed while no waker ran. Each due tick is
 // recorded with the store's compare-and-set RecordFirings before its run
 // starts, so of several wakers one fires it, and a waker that starts
-// after a kill starts the recorded firings whose threads never ran.
+// after a kill or a stop starts the recorded firings whose threads never
+// ran and continues those cut short.
 // Firings and skips are slog records and are told to WithOnFiring.
 //
 // WithSchedules does the same for schedules given as Go values (Schedule),
 // kept in no table: each tick runs on a thread of its own, so a tick fires
-// once across wakers and restarts; the ticks fired are found again from
-// the threads' metadata.
+// once across wakers and restarts; the ticks fired, and the firings a
+// kill or a stop cut short, are found again from the threads' metadata.
+//
+// Stopping a waker (cancelling Run's context) is as safe for its firings
+// as killing it: the firings it was running end aborted with the cause
+// ErrStopped, and the next waker on the store continues them from their
+// last commit.
 //
 // The waker holds no state of its own: a process killed during a wait,
 // or during a wake, is restarted with a new waker and finds the threads
@@ -138,6 +144,14 @@ type Waker struct {
 	wg     sync.WaitGroup
 }
 
+// ErrStopped is the cause with which Run cancels the runs it started
+// when its context is done: their error matches it, and their thread's
+// outcome (checkpoint.ThreadOutcome.Error) holds its text, by which the
+// next waker tells a schedule's firing the waker's stop cut short, and
+// continues it, from one a person or the cancel-and-replace policy
+// stopped, which it leaves.
+var ErrStopped = errors.New("waker: the waker stopped (its Run's context is done)")
+
 // ErrNoTarget is matched (errors.Is) by New's error when neither a
 // target nor a schedule is given.
 var ErrNoTarget = errors.New("waker: no graph to wake threads of; pass at least one waker.Graph")
@@ -170,17 +184,25 @@ func New(store Store, targets []Target, opts ...Option) (*Waker, error) {
 }
 
 // Run wakes due threads and fires due schedules until ctx is done, then
-// waits for the runs it started, which ctx cancels (they end aborted),
-// and returns ctx's error. A failing listing is logged and tried
-// again at the next poll.
+// waits for the runs it started, which it cancels with the cause
+// ErrStopped (they end aborted, their last commit standing), and returns
+// ctx's error. A schedule's firing so stopped is continued by the next
+// waker on the store, as one a kill cut short; a firing still waiting
+// behind another (enqueue) is not started. A failing listing is logged and tried again
+// at the next poll.
 func (w *Waker) Run(ctx context.Context) error {
 	defer w.wg.Wait()
+	// The runs' context: cancelled with ErrStopped once ctx is done, so
+	// their outcome says the waker stopped them (stoppedByWaker).
+	rctx, stopRuns := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer stopRuns(ErrStopped)
+	defer context.AfterFunc(ctx, func() { stopRuns(ErrStopped) })()
 	var wg sync.WaitGroup // Run waits through w.wg
 	var n atomic.Int32
 	for {
-		next, err := w.wakeDue(ctx, &wg, &n)
+		next, err := w.wakeDue(rctx, &wg, &n)
 		for _, fire := range []func(context.Context, *sync.WaitGroup) (time.Time, error){w.fireDue, w.fireStored} {
-			if t, ferr := fire(ctx, &wg); ferr != nil {
+			if t, ferr := fire(rctx, &wg); ferr != nil {
 				err = errors.Join(err, ferr)
 			} else if !t.IsZero() && (next.IsZero() || t.Before(next)) {
 				next = t
