@@ -155,8 +155,9 @@ type ThreadView struct {
 // Thread statuses are the runtime's (runtime.Status), in ThreadView.Status
 // and the status filter of GET /threads, by the rule checkpoint.ThreadStatus
 // states (threadStatus): running (a run queued or going on here, or in
-// another process on the same store, as the store's event log shows, or a
-// request a worker of Config.Queue holds: Server.held), interrupted
+// another process on the same store that holds the thread's lease, as the
+// store's event log shows, or a request a worker of Config.Queue holds:
+// Server.held), interrupted
 // (waiting on a person), parked (on timers, or stopped at a superstep
 // boundary with work left), error or aborted (how its latest run ended),
 // new (no checkpoint), done.
@@ -260,7 +261,8 @@ func (s *Server) threadView(ctx context.Context, t threadRecord, info *runtime.T
 		}
 	}
 	// How the last run ended: the store's record, else the last run this
-	// server ran (a run refused before it started ended nothing).
+	// server ran (a run refused before it started ended nothing), unless
+	// the store moved on past it.
 	var ended checkpoint.ThreadOutcome
 	if info != nil {
 		ended = info.Outcome
@@ -268,7 +270,7 @@ func (s *Server) threadView(ctx context.Context, t threadRecord, info *runtime.T
 			v.LastRunID, _, _ = strings.Cut(l[len(l)-1], ":")
 		}
 	}
-	if last := s.lastRun(t.ID); last != nil {
+	if last := s.lastRun(t.ID); last != nil && !movedOn(info, last) {
 		lv := last.view()
 		v.LastRunID = lv.RunID
 		if last.isDone() && last.refusedWith() == nil && (ended.Status == "" || info == nil || lv.Ended != nil && lv.Ended.After(info.Outcome.Ended)) {
@@ -283,6 +285,30 @@ func (s *Server) threadView(ctx context.Context, t threadRecord, info *runtime.T
 	}
 	v.Status = threadStatus(v, created, ended, s.held(ctx, t, v.LastRunID, info))
 	return v, nil
+}
+
+// movedOn reports whether thread record info shows that the thread moved
+// on past run r of this process, so that the record, not r, says how the
+// thread's last run ended: the record lists a run after r, or r began and
+// then lost the thread's lease (its end was not written: another run may
+// have taken the thread over), or the record's outcome is another run's
+// that ended after r began. While the record has nothing newer, r's view
+// wins (the record may lag it).
+func movedOn(info *runtime.ThreadInfo, r *run) bool {
+	if info == nil {
+		return false
+	}
+	runs := strings.Fields(info.Meta[metaRuns])
+	for i, e := range runs {
+		if id, _, _ := strings.Cut(e, ":"); id == r.id && i < len(runs)-1 {
+			return true
+		}
+	}
+	r.mu.Lock()
+	began, lost, created := r.runtimeRunID, r.leaseLost, r.created
+	r.mu.Unlock()
+	o := info.Outcome
+	return began != "" && (lost || o.RunID != "" && o.RunID != began && o.Ended.After(created))
 }
 
 // held reports whether a run holds thread t right now, as far as this
@@ -312,9 +338,10 @@ func (s *Server) held(ctx context.Context, t threadRecord, lastRun string, info 
 
 // runsElsewhere reports whether run id, the last run thread t's record
 // lists, is going on in another process (one that holds the thread's
-// lease): this process does not hold it, and its stored event log has no
-// run_end. A run whose thread recorded an outcome after the run began has
-// ended, which spares reading its whole log.
+// lease): this process does not hold it, its stored event log has no
+// run_end, and it can still go on (storedRun, Server.lostEnd). A run
+// whose thread recorded an outcome after the run began has ended, which
+// spares reading its whole log.
 func (s *Server) runsElsewhere(ctx context.Context, t threadRecord, id string, info *runtime.ThreadInfo) bool {
 	if id == "" || info == nil || s.events == nil {
 		return false
@@ -836,13 +863,17 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, p Principal) 
 		return err
 	}
 	ru, err := s.findRun(r, p, ActionRead)
-	var runID string
+	var (
+		runID   string
+		t       threadRecord
+		started time.Time // when a stored run began
+	)
 	switch {
 	case err == nil:
 		runID = ru.id
 	case s.events != nil && isNotFound(err):
-		t, terr := s.thread(r.Context(), p, r.PathValue("thread_id"), ActionRead)
-		if terr != nil {
+		var terr error
+		if t, terr = s.thread(r.Context(), p, r.PathValue("thread_id"), ActionRead); terr != nil {
 			return terr
 		}
 		runID = r.PathValue("run_id")
@@ -853,6 +884,7 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, p Principal) 
 		if len(first) == 0 || first[0].ThreadID != t.ID {
 			return err
 		}
+		started = first[0].Time
 	default:
 		return err
 	}
@@ -883,10 +915,11 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, p Principal) 
 	heartbeat := time.NewTicker(15 * time.Second)
 	defer heartbeat.Stop()
 	var poll <-chan time.Time
+	var checked time.Time // when a stored run was last checked for a lost end
 	if ru == nil {
-		t := time.NewTicker(250 * time.Millisecond)
-		defer t.Stop()
-		poll = t.C
+		tk := time.NewTicker(250 * time.Millisecond)
+		defer tk.Stop()
+		poll = tk.C
 	}
 	for {
 		var (
@@ -920,6 +953,25 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, p Principal) 
 			// The bounded log lost the end; stop.
 			return nil
 		}
+		if ru == nil && len(evs) == 0 && time.Since(checked) >= time.Second {
+			// A stored run that can go on nowhere (its process ended: no
+			// run holds the thread's lease) gets no run_end: send the end
+			// its view reads (Server.lostEnd), after the last event.
+			checked = time.Now()
+			if _, ok := s.lostEnd(r.Context(), t, runID, started); ok {
+				v, err := s.storedRun(r.Context(), t, runID, "")
+				if err != nil {
+					s.log.Error("server: reading a run's events failed", "run", runID, "err", err)
+					return nil
+				}
+				if v.Ended != nil && v.LastSeq <= after {
+					writeLostEnd(w, v)
+					fl.Flush()
+					return nil
+				}
+				continue
+			}
+		}
 		select {
 		case <-changed:
 		case <-poll:
@@ -930,6 +982,15 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, p Principal) 
 			return nil
 		}
 	}
+}
+
+// writeLostEnd writes the run_end a stored run's log lacks (v is its view,
+// ended; Server.lostEnd), with the seq after its last event.
+func writeLostEnd(w http.ResponseWriter, v RunView) {
+	seq := v.LastSeq + 1
+	ev := runtime.Event{Type: runtime.EventRunEnd, RunID: v.RunID, ThreadID: v.ThreadID, Seq: seq, Time: *v.Ended, Status: v.Status, Error: v.Error}
+	data, _ := json.Marshal(ev) // an Event of strings and times marshals
+	fmt.Fprintf(w, "id: %s:%d\nevent: %s\ndata: %s\n\n", v.RunID, seq, ev.Type, data)
 }
 
 // subgraphsParam reads the stream's subgraphs parameter: true for

@@ -54,7 +54,8 @@ func (s *Server) noteRun(ctx context.Context, thread, id, kind string) {
 
 // storedRun reads run id of thread t from the store's event log: what a
 // run this process does not hold (it ran before a restart, or in another
-// process) left there. A run whose log has no run_end reads as running.
+// process) left there. A run whose log has no run_end reads as running
+// while it may go on (Server.lostEnd).
 func (s *Server) storedRun(ctx context.Context, t threadRecord, id, kind string) (RunView, error) {
 	missing := notFound("thread " + t.ID + " has no run " + id)
 	if s.events == nil {
@@ -99,16 +100,111 @@ func (s *Server) storedRun(ctx context.Context, t threadRecord, id, kind string)
 		}
 	}
 	if v.Ended == nil {
-		// No run_end: still going, unless a later run of the thread
-		// started, which it could not have while this one held the thread.
-		if runs := s.runIDs(ctx, t.ID); len(runs) > 0 && runs[len(runs)-1] != id && slices.Contains(runs, id) {
-			v.Status, v.Error = runtime.StatusAborted, "the run's process ended before the run did; a later run took the thread"
-			ended := evs[len(evs)-1].Time
-			v.Ended = &ended
+		// No run_end: still going, unless it can go on nowhere.
+		if end, ok := s.lostEnd(ctx, t, id, evs[0].Time); ok {
+			v.Status, v.Error = end.Status, end.Error
+			if end.Ended.IsZero() {
+				end.Ended = evs[len(evs)-1].Time
+			}
+			v.Ended = &end.Ended
 		}
 	}
 	return v, nil
 }
+
+// lostEnd says how run id of thread t ended when its stored event log,
+// which it began at started, holds no run_end; ok is false while the run
+// may be going on. A run that can go on nowhere reads ended:
+//
+//   - a later run of the thread started, which it could not have while
+//     this one held the thread: aborted;
+//   - no run holds the thread's lease (Server.leaseFree) and the thread
+//     recorded an outcome after the run began: the run ended so (the
+//     runtime records the outcome with the write that gives the lease
+//     back), its run_end lost with its process or not yet written;
+//   - no run holds the thread's lease and the thread recorded no outcome
+//     since: the run's process ended before the run did (a crash, a kill)
+//     and its lease expired: aborted, with what to do.
+//
+// A zero Ended in the outcome stands for the time of the run's last event.
+func (s *Server) lostEnd(ctx context.Context, t threadRecord, id string, started time.Time) (checkpoint.ThreadOutcome, bool) {
+	info := s.info(ctx, t.ID)
+	var runs []string
+	if info != nil {
+		for _, e := range strings.Fields(info.Meta[metaRuns]) {
+			rid, _, _ := strings.Cut(e, ":")
+			runs = append(runs, rid)
+		}
+	}
+	if len(runs) > 0 && runs[len(runs)-1] != id && slices.Contains(runs, id) {
+		return checkpoint.ThreadOutcome{Status: runtime.StatusAborted, Error: "the run's process ended before the run did; a later run took the thread"}, true
+	}
+	if !s.leaseFree(ctx, t.ID, id) {
+		return checkpoint.ThreadOutcome{}, false
+	}
+	if info != nil && info.Outcome.Status != "" && !info.Outcome.Ended.Before(started) {
+		o := info.Outcome
+		return checkpoint.ThreadOutcome{Status: o.Status, Error: o.Error, Ended: o.Ended}, true
+	}
+	return checkpoint.ThreadOutcome{Status: runtime.StatusAborted, Error: "the run's process ended before the run did, and no run holds thread " + t.ID +
+		"'s lease any more; continue the thread with POST /threads/" + t.ID + "/runs {}"}, true
+}
+
+// leaseRetry is how long a thread's lease found held by another process is
+// taken as held before Server.leaseFree tries it again.
+const leaseRetry = time.Second
+
+// leaseFree reports whether no run holds thread's lease, for run id of the
+// thread, which the store's event log holds without a run_end: it takes
+// the lease, and gives it back at once, when this process neither knows
+// the run nor has a run of the thread queued or running (its own would
+// hold the lease, or be about to take it). A lease is free when no run
+// took it or its holder stopped renewing it (a process that ended or
+// stalled past the lease's time to live, whose run the store fences). A
+// run found so stays so: it cannot take the lease again. A lease found
+// held is taken as held for leaseRetry, a failed try as held.
+func (s *Server) leaseFree(ctx context.Context, thread, id string) bool {
+	s.mu.Lock()
+	_, here := s.runs[id]
+	busy := s.queues[thread] != nil
+	free := s.freeRuns[id]
+	recent := time.Since(s.heldAt[thread]) < leaseRetry
+	s.mu.Unlock()
+	switch {
+	case free:
+		return true
+	case here || busy || recent:
+		return false
+	}
+	tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	l, err := s.cfg.Checkpointer.Lease(tctx, thread, checkpoint.LeaseOptions{})
+	if err != nil {
+		if !errors.Is(err, runtime.ErrThreadBusy) {
+			s.log.Warn("server: trying a thread's lease failed; its run without a run_end reads as running", "thread", thread, "run", id, "err", err)
+		}
+		s.mu.Lock()
+		if len(s.heldAt) >= maxLeaseNotes {
+			clear(s.heldAt)
+		}
+		s.heldAt[thread] = time.Now()
+		s.mu.Unlock()
+		return false
+	}
+	l.Release()
+	s.mu.Lock()
+	if len(s.freeRuns) >= maxLeaseNotes {
+		clear(s.freeRuns)
+	}
+	s.freeRuns[id] = true
+	delete(s.heldAt, thread)
+	s.mu.Unlock()
+	return true
+}
+
+// maxLeaseNotes bounds Server.freeRuns and heldAt: past it they are
+// cleared, and found again as they are needed.
+const maxLeaseNotes = 4096
 
 // runIDs lists the runs the thread's record holds, oldest first.
 func (s *Server) runIDs(ctx context.Context, thread string) []string {

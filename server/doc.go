@@ -23,7 +23,11 @@
 //     (a run another process holds is cancelled there: 409 here);
 //     GET /threads/{id}/runs lists the thread's latest runs. A run's
 //     lookup and wait read the store's event log for a run this process
-//     does not hold (before a restart, or in another process);
+//     does not hold (before a restart, or in another process); one whose
+//     log has no run_end runs while a process holds the thread's lease,
+//     and once none does (its process ended, its lease expired) it reads
+//     ended aborted: its stream ends with a run_end, its cancel answers
+//     its view, and POST /threads/{id}/runs {} continues the thread;
 //   - resume: POST /threads/{id}/resume answers interrupts by id; the
 //     runtime's refusals become precise statuses with RFC 9457 problem
 //     bodies (a wrong answer type 422, a busy thread 409...);
@@ -92,7 +96,14 @@
 //
 // A request for a thread that has a run queued or running follows the
 // double-texting policy it names (double_texting: reject, enqueue or
-// cancel-and-replace; Config.DoubleTexting by default, reject).
+// cancel-and-replace; Config.DoubleTexting by default, reject). Without
+// Config.Queue the policies act within this server process: a run queued
+// behind another (enqueue) waits in its memory only, so a crash loses it
+// after its 202, and while another server on the same store runs the
+// thread, enqueue and cancel-and-replace are refused 409 thread-busy (this
+// process can neither queue behind nor stop that run). The PostgreSQL
+// workers queue (Config.Queue, package server/workersqueue) keeps queued
+// runs durably and applies the policies across servers.
 //
 // Security defaults: New refuses a Config without an Authenticate hook,
 // so nothing is served unauthenticated by accident; every thread records

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
@@ -145,32 +146,88 @@ func TestRunsAfterRestart(t *testing.T) {
 }
 
 // TestDeadRunAfterRestart: a run whose process died before its run_end
-// reads as running while it is the thread's last, and as aborted once a
-// later run took the thread.
+// reads as running only while another process holds the thread's lease;
+// once no run holds it (a lease never taken, released or expired), or a
+// later run took the thread, the run reads ended aborted, with what to do,
+// everywhere: its lookup, /wait, cancel, its stream and its thread.
 func TestDeadRunAfterRestart(t *testing.T) {
-	store := checkpoint.NewMemory()
-	a := newTestServer(t, func(c *Config) { c.Checkpointer = store })
-	th := a.newThread("alice", nil)
-	ctx := context.Background()
-	if err := store.AppendEvents(ctx, []checkpoint.StoredEvent{{RunID: "dead", Seq: 1, ThreadID: th.ThreadID, Time: time.Now().UTC(), Kind: "run_start", Data: []byte(`{"type":"run_start"}`)}}); err != nil {
-		t.Fatal(err)
-	}
-	a.noteRun(ctx, th.ThreadID, "dead", "run")
-	b := newTestServer(t, func(c *Config) { c.Checkpointer = store })
-	path := "/threads/" + th.ThreadID + "/runs/dead"
-	var got RunView
-	b.must("alice", "GET", path, nil, 200).json(t, &got)
-	if got.Status != "running" || got.Ended != nil {
-		t.Fatalf("the last run without its end: %+v", got)
-	}
-	b.must("alice", "GET", path+"/wait?timeout=300ms", nil, 202)
-	b.must("alice", "POST", path+"/cancel", nil, 409)
-	var run RunView
-	b.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": map[string]any{"topic": "x"}}, 202).json(t, &run)
-	b.wait("alice", run)
-	b.must("alice", "GET", path, nil, 200).json(t, &got)
-	if got.Status != "aborted" || got.Ended == nil || got.Error == "" {
-		t.Fatalf("a run without its end, after a later run: %+v", got)
+	for _, c := range []struct {
+		name    string
+		held    bool // another process holds the thread's lease
+		later   bool // a later run took the thread
+		errText string
+	}{
+		{name: "lease held elsewhere", held: true},
+		{name: "no lease", errText: "continue the thread with POST /threads/"},
+		{name: "lease released", held: true, errText: "continue the thread with POST /threads/"},
+		{name: "later run", later: true, errText: "a later run took the thread"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			store := checkpoint.NewMemory()
+			a := newTestServer(t, func(c *Config) { c.Checkpointer = store })
+			th := a.newThread("alice", nil)
+			ctx := context.Background()
+			if err := store.AppendEvents(ctx, []checkpoint.StoredEvent{{RunID: "dead", Seq: 1, ThreadID: th.ThreadID, Time: time.Now().UTC(), Kind: "run_start", Data: []byte(`{"type":"run_start"}`)}}); err != nil {
+				t.Fatal(err)
+			}
+			a.noteRun(ctx, th.ThreadID, "dead", "run")
+			var lease checkpoint.Lease
+			if c.held {
+				var err error
+				if lease, err = store.Lease(ctx, th.ThreadID, checkpoint.LeaseOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				defer lease.Release()
+			}
+			b := newTestServer(t, func(c *Config) { c.Checkpointer = store })
+			path := "/threads/" + th.ThreadID + "/runs/dead"
+			var got RunView
+			var thread ThreadView
+			if c.held {
+				b.must("alice", "GET", path, nil, 200).json(t, &got)
+				if got.Status != "running" || got.Ended != nil {
+					t.Fatalf("the last run without its end, its lease held: %+v", got)
+				}
+				b.must("alice", "GET", path+"/wait?timeout=300ms", nil, 202)
+				if p := b.must("alice", "POST", path+"/cancel", nil, 409).problem(t); p.Type != ProblemTypePrefix+"run-elsewhere" {
+					t.Fatalf("cancel with the lease held: %+v", p)
+				}
+				if b.must("alice", "GET", "/threads/"+th.ThreadID, nil, 200).json(t, &thread); thread.Status != "running" {
+					t.Fatalf("thread with the lease held: %s", thread.Status)
+				}
+				if c.errText == "" {
+					return
+				}
+				lease.Release()
+				time.Sleep(leaseRetry) // a lease found held is not tried again before
+			}
+			if c.later {
+				var run RunView
+				b.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{"input": map[string]any{"topic": "x"}}, 202).json(t, &run)
+				b.wait("alice", run)
+			}
+			b.must("alice", "GET", path, nil, 200).json(t, &got)
+			if got.Status != "aborted" || got.Ended == nil || !strings.Contains(got.Error, c.errText) {
+				t.Fatalf("the run without its end: %+v, want aborted with %q", got, c.errText)
+			}
+			var waited, cancelled RunView
+			b.must("alice", "GET", path+"/wait?timeout=5s", nil, 200).json(t, &waited)
+			b.must("alice", "POST", path+"/cancel", nil, 202).json(t, &cancelled)
+			for _, v := range []RunView{waited, cancelled} {
+				if v.Status != "aborted" || v.Ended == nil || !v.Ended.Equal(*got.Ended) || v.Error != got.Error {
+					t.Errorf("wait or cancel: %+v, want %+v", v, got)
+				}
+			}
+			res := b.stream(t, "alice", path+"/stream", "")
+			evs := readSSEWithin(t, res, 10*time.Second)
+			if len(evs) != 2 || evs[1].Event != "run_end" || evs[1].ID != "dead:2" || !strings.Contains(evs[1].Data, `"status":"aborted"`) || !strings.Contains(evs[1].Data, c.errText) {
+				t.Errorf("stream: %+v", evs)
+			}
+			b.must("alice", "GET", "/threads/"+th.ThreadID, nil, 200).json(t, &thread)
+			if want := map[bool]runtime.Status{false: "new", true: "interrupted"}[c.later]; thread.Status != want {
+				t.Errorf("thread: %s, want %s", thread.Status, want)
+			}
+		})
 	}
 }
 

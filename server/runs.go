@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"iter"
 	"slices"
 	"sync"
@@ -40,6 +41,7 @@ type run struct {
 	pending      []runtime.PendingInterrupt
 	lastSeq      int64
 	endSeen      runtime.Status // the status of the run's run_end event, once recorded
+	leaseLost    bool           // the run ended with its thread's lease lost (checkpoint.ErrLeaseLost)
 	ended        time.Time
 	notify       chan struct{}            // closed and replaced on every new event
 	log          []checkpoint.StoredEvent // the run's latest events, live (at most maxLog)
@@ -314,6 +316,11 @@ func (s *Server) execute(ctx context.Context, r *run) runEnd {
 	}
 	if !seen || last.Type != runtime.EventRunEnd {
 		return runEnd{runtime.StatusAborted, "the run ended without its run_end event", nil}
+	}
+	if errors.Is(last.Err, checkpoint.ErrLeaseLost) {
+		r.mu.Lock()
+		r.leaseLost = true
+		r.mu.Unlock()
 	}
 	return runEnd{last.Status, last.Error, nil}
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
@@ -185,6 +186,11 @@ type Server struct {
 	runOrder []string
 	streams  map[string]int // open event streams by run id
 	nStreams int            // open event streams in all
+	// freeRuns holds the stored runs without a run_end whose thread's
+	// lease was found free (Server.leaseFree), heldAt when a thread's
+	// lease was last found held by another process.
+	freeRuns map[string]bool
+	heldAt   map[string]time.Time
 }
 
 // New returns a Server for cfg.
@@ -227,7 +233,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Access = OwnerOnly
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, graphs: map[string]Graph{}, queues: map[string]*threadRuns{}, runs: map[string]*run{},
-		ownerOnly: ownerOnly, streams: map[string]int{}}
+		ownerOnly: ownerOnly, streams: map[string]int{}, freeRuns: map[string]bool{}, heldAt: map[string]time.Time{}}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
