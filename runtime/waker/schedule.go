@@ -246,22 +246,32 @@ func (w *Waker) lastFired(ctx context.Context, s *scheduleState) (time.Time, []f
 // checkpoint as read, and a leased thread is tried again each poll.
 func (w *Waker) resume(ctx context.Context, s *scheduleState, firings []firingThread, wg *sync.WaitGroup) {
 	for _, f := range firings {
-		latest := ""
-		cp, err := w.store.Get(ctx, f.id, "")
-		switch {
-		case err == nil && len(cp.Next) == 0:
-			continue
-		case err == nil:
-			latest = cp.ID
-			w.log.InfoContext(ctx, "waker: firing cut short, continuing it", "schedule", s.Name, "tick", f.tick)
-		case errors.Is(err, checkpoint.ErrNotFound):
-			w.log.InfoContext(ctx, "waker: firing not started, starting it", "schedule", s.Name, "tick", f.tick)
-		default:
-			w.log.WarnContext(ctx, "waker: read a firing's thread", "schedule", s.Name, "thread", f.id, "err", err)
-			continue
-		}
-		w.launch(ctx, s, f.tick.UTC().Format(tickFormat), f.id, &latest, runtime.DoubleTextEnqueue, true, wg)
+		w.continueFiring(ctx, s, f.tick, f.id, wg)
 	}
+}
+
+// continueFiring starts again the firing of s at tick on thread that a
+// kill or a waker's stop cut short: from the thread's latest checkpoint,
+// expecting it, or from the start when the thread has none. A thread
+// whose latest checkpoint plans nothing is left: every superstep is
+// committed (the run ended, or is ending in another waker, and only its
+// outcome may be missing), and continuing would start the graph again.
+func (w *Waker) continueFiring(ctx context.Context, s *scheduleState, tick time.Time, thread string, wg *sync.WaitGroup) {
+	latest := ""
+	cp, err := w.store.Get(ctx, thread, "")
+	switch {
+	case err == nil && len(cp.Next) == 0:
+		return
+	case err == nil:
+		latest = cp.ID
+		w.log.InfoContext(ctx, "waker: firing cut short, continuing it", "schedule", s.Name, "tick", tick)
+	case errors.Is(err, checkpoint.ErrNotFound):
+		w.log.InfoContext(ctx, "waker: firing recorded but not started, starting it", "schedule", s.Name, "tick", tick)
+	default:
+		w.log.WarnContext(ctx, "waker: read a firing's thread", "schedule", s.Name, "thread", thread, "err", err)
+		return
+	}
+	w.launch(ctx, s, tick.UTC().Format(tickFormat), thread, &latest, runtime.DoubleTextEnqueue, true, wg)
 }
 
 // fireDue fires each schedule's due ticks and returns the earliest tick

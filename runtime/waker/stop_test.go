@@ -275,3 +275,139 @@ func TestOneThreadScheduleWaitingIsSkipped(t *testing.T) {
 		t.Errorf("thread ask: %d open interrupts (%v), want the first firing's one", len(st.Open), err)
 	}
 }
+
+// TestStoppedWakerLosesNoWake: a waker stopped (Run's context cancelled)
+// while the run of a wake it started still runs (a timer's, or an
+// interrupt deadline's timeout path) loses nothing: the run ends aborted
+// by ErrStopped and the next waker on the store continues the thread to
+// its end, its journaled step not run again; whether the stop came in the
+// superstep the wake replays (same node) or in a later one (next node).
+// Before, the waker listed only parked and interrupted threads, and the
+// stopped thread was never continued, while a kill's was.
+func TestStoppedWakerLosesNoWake(t *testing.T) {
+	for _, tc := range []struct {
+		name               string
+		sameNode, deadline bool
+	}{
+		{"timer, next node", false, false},
+		{"timer, same node", true, false},
+		{"deadline, same node", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			store, err := sqlite.Open(filepath.Join(t.TempDir(), "s.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { store.Close() })
+			ctx := context.Background()
+			var mu sync.Mutex
+			block, steps, ends := true, 0, 0
+			started := make(chan struct{}, 1)
+			wait := func(c *runtime.Ctx) error {
+				if tc.deadline {
+					_, err := runtime.Interrupt[string](c, "approve?", runtime.WithTimeout(200*time.Millisecond), runtime.WithDefaultAnswer("late"))
+					return err
+				}
+				return runtime.Sleep(c, "wait", 200*time.Millisecond)
+			}
+			work := func(c *runtime.Ctx) error {
+				if _, err := runtime.Step(c, "effect", func() (int, error) {
+					mu.Lock()
+					steps++
+					mu.Unlock()
+					return 1, nil
+				}); err != nil {
+					return err
+				}
+				mu.Lock()
+				b := block
+				mu.Unlock()
+				select {
+				case started <- struct{}{}:
+				default:
+				}
+				if b {
+					<-c.Done() // work the waker's stop cuts short
+					return c.Err()
+				}
+				return nil
+			}
+			end := func(*runtime.Ctx, runtime.Values) (runtime.Values, error) {
+				mu.Lock()
+				ends++
+				mu.Unlock()
+				return runtime.Values{"n": 1}, nil
+			}
+			b := runtime.NewBuilder("woken").Channel("n", "")
+			if tc.sameNode {
+				b = b.Node("a", func(c *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+					if err := wait(c); err != nil {
+						return nil, err
+					}
+					return nil, work(c)
+				}).Node("end", end).Edge(spec.Start, "a").Edge("a", "end")
+			} else {
+				b = b.Node("a", func(c *runtime.Ctx, _ runtime.Values) (runtime.Values, error) { return nil, wait(c) }).
+					Node("b", func(c *runtime.Ctx, _ runtime.Values) (runtime.Values, error) { return nil, work(c) }).
+					Node("end", end).Edge(spec.Start, "a").Edge("a", "b").Edge("b", "end")
+			}
+			g, err := b.Compile()
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := g.Thread(store, "t").Invoke(ctx, nil, runtime.WithParkAfter(0))
+			if err != nil || (res.Status != runtime.StatusParked && res.Status != runtime.StatusInterrupted) {
+				t.Fatalf("first run: %s %v, want parked or interrupted", res.Status, err)
+			}
+			run := func(until func() bool) {
+				t.Helper()
+				w, err := waker.New(store, []waker.Target{waker.Graph(g)}, waker.WithPollInterval(50*time.Millisecond))
+				if err != nil {
+					t.Fatal(err)
+				}
+				runCtx, cancel := context.WithCancel(ctx)
+				done := make(chan struct{})
+				go func() { defer close(done); _ = w.Run(runCtx) }()
+				for deadline := time.Now().Add(10 * time.Second); !until() && time.Now().Before(deadline); {
+					time.Sleep(20 * time.Millisecond)
+				}
+				cancel()
+				<-done
+			}
+			outcome := func() checkpoint.ThreadOutcome {
+				t.Helper()
+				page, err := store.ListThreads(ctx, runtime.ThreadQuery{})
+				if err != nil || len(page.Threads) != 1 {
+					t.Fatalf("list threads: %d threads (%v), want thread t", len(page.Threads), err)
+				}
+				return page.Threads[0].Outcome
+			}
+
+			run(func() bool {
+				select {
+				case <-started:
+					return true
+				default:
+					return false
+				}
+			})
+			if o := outcome(); o.Status != runtime.StatusAborted || !strings.Contains(o.Error, waker.ErrStopped.Error()) {
+				t.Fatalf("the stopped wake: outcome %+v, want aborted by the waker's stop", o)
+			}
+			mu.Lock()
+			block = false
+			mu.Unlock()
+			run(func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return ends > 0
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			if o := outcome(); o.Status != runtime.StatusDone || steps != 1 || ends != 1 {
+				t.Errorf("after a new waker: outcome %+v, the step ran %d times and the end node %d; want done, once each", o, steps, ends)
+			}
+		})
+	}
+}

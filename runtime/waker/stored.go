@@ -256,23 +256,6 @@ func (w *Waker) recover(ctx context.Context, sc checkpoint.Schedule, st *schedul
 		if f.Skipped != "" || ended[f.Thread] {
 			continue
 		}
-		latest := ""
-		cp, err := w.store.Get(ctx, f.Thread, "")
-		switch {
-		case err == nil && len(cp.Next) == 0:
-			// Every superstep is committed: the run ended, or is ending
-			// in another waker, and only its outcome may be missing.
-			// Continuing would start the graph again from its start.
-			continue
-		case err == nil:
-			latest = cp.ID
-			w.log.InfoContext(ctx, "waker: firing cut short, continuing it", "schedule", sc.Name, "tick", f.Tick)
-		case errors.Is(err, checkpoint.ErrNotFound):
-			w.log.InfoContext(ctx, "waker: firing recorded but not started, starting it", "schedule", sc.Name, "tick", f.Tick)
-		default:
-			w.log.WarnContext(ctx, "waker: read a firing's thread", "schedule", sc.Name, "thread", f.Thread, "err", err)
-			continue
-		}
-		w.launch(ctx, st, f.Tick.UTC().Format(tickFormat), f.Thread, &latest, runtime.DoubleTextEnqueue, true, wg)
+		w.continueFiring(ctx, st, f.Tick, f.Thread, wg)
 	}
 }

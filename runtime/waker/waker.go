@@ -38,10 +38,14 @@
 // once across wakers and restarts; the ticks fired, and the firings a
 // kill or a stop cut short, are found again from the threads' metadata.
 //
-// Stopping a waker (cancelling Run's context) is as safe for its firings
-// as killing it: the firings it was running end aborted with the cause
-// ErrStopped, and the next waker on the store continues them from their
-// last commit.
+// Stopping a waker (cancelling Run's context) is as safe for its runs
+// as killing it: the firings and wakes it was running end aborted with
+// the cause ErrStopped, and a waker on the store continues them from
+// their last commit, their journaled steps not run again: a firing, the
+// next waker that starts (as after a kill); a wake, any waker at its next
+// poll, which lists the aborted threads too and continues those whose
+// outcome holds ErrStopped's text (a thread a person cancelled is left
+// aborted).
 //
 // The waker holds no state of its own: a process killed during a wait,
 // or during a wake, is restarted with a new waker and finds the threads
@@ -50,8 +54,10 @@
 // repeated (the journal).
 //
 // Limits: one process. Each poll reads every parked and interrupted
-// thread of the store, and the wake runs in the waker's process. Several
-// processes each running a waker on one SQLite file stay correct (the
+// thread of the store, and the aborted ones updated since its last poll
+// (every one at a waker's first poll and every ten minutes), and the
+// wake runs in the waker's process.
+// Several processes each running a waker on one SQLite file stay correct (the
 // lease and the due check fence them) but each does the listing. Threads
 // of PostgreSQL deployments are woken by the queue's workers
 // (runtime/postgres/workers).
@@ -142,13 +148,32 @@ type Waker struct {
 	active map[string]bool // threads being woken by this waker
 	fired  int             // schedule firings that ran
 	wg     sync.WaitGroup
+	// abortedSince bounds the listing of aborted threads after this
+	// waker's first full one (under mu): a thread a waker's stop cut
+	// short records its outcome, and so its update, when the stop ends
+	// its run, so a later poll lists only the threads updated since the
+	// last listing began, less abortedMargin.
+	abortedSince time.Time
+	abortedFull  time.Time     // when the last full listing of aborted threads began
+	abortedEvery time.Duration // how often it is full (abortedFullEvery)
+	abortedBack  time.Duration // abortedMargin
 }
+
+// abortedMargin is how far before the last listing of aborted threads
+// the next one starts: the clocks of the processes that share a store,
+// and an outcome written while the listing ran.
+const abortedMargin = time.Minute
+
+// abortedFullEvery is how often the listing of aborted threads is full
+// again: a thread can read aborted again without an update, when the
+// lease of a continuation killed before its first commit lapses.
+const abortedFullEvery = 10 * time.Minute
 
 // ErrStopped is the cause with which Run cancels the runs it started
 // when its context is done: their error matches it, and their thread's
-// outcome (checkpoint.ThreadOutcome.Error) holds its text, by which the
-// next waker tells a schedule's firing the waker's stop cut short, and
-// continues it, from one a person or the cancel-and-replace policy
+// outcome (checkpoint.ThreadOutcome.Error) holds its text, by which a
+// later waker tells a firing or a wake the waker's stop cut short, and
+// continues it, from a run a person or the cancel-and-replace policy
 // stopped, which it leaves.
 var ErrStopped = errors.New("waker: the waker stopped (its Run's context is done)")
 
@@ -161,7 +186,7 @@ var ErrNoTarget = errors.New("waker: no graph to wake threads of; pass at least 
 // thread's latest checkpoint records, or on the only one. It fails with
 // an error matching ErrSchedule for a schedule that cannot run.
 func New(store Store, targets []Target, opts ...Option) (*Waker, error) {
-	w := &Waker{store: store, targets: targets, poll: DefaultPollInterval, log: slog.Default(), active: map[string]bool{}}
+	w := &Waker{store: store, targets: targets, poll: DefaultPollInterval, log: slog.Default(), active: map[string]bool{}, abortedEvery: abortedFullEvery, abortedBack: abortedMargin}
 	for _, o := range opts {
 		o(w)
 	}
@@ -187,9 +212,9 @@ func New(store Store, targets []Target, opts ...Option) (*Waker, error) {
 // waits for the runs it started, which it cancels with the cause
 // ErrStopped (they end aborted, their last commit standing), and returns
 // ctx's error. A schedule's firing so stopped is continued by the next
-// waker on the store, as one a kill cut short; a firing still waiting
-// behind another (enqueue) is not started. A failing listing is logged and tried again
-// at the next poll.
+// waker on the store, as one a kill cut short, and a wake by any waker's
+// next poll; a firing still waiting behind another (enqueue) is not
+// started. A failing listing is logged and tried again at the next poll.
 func (w *Waker) Run(ctx context.Context) error {
 	defer w.wg.Wait()
 	// The runs' context: cancelled with ErrStopped once ctx is done, so
@@ -225,7 +250,8 @@ func (w *Waker) Run(ctx context.Context) error {
 	}
 }
 
-// WakeDue wakes every thread that is due now and waits for those wakes;
+// WakeDue wakes every thread that is due now, continues those whose run
+// a waker's stop cut short (ErrStopped), and waits for those runs;
 // it returns how many of them ran (not those another waker, or another
 // call, took first). For tests and for a program that
 // drives its own loop.
@@ -246,19 +272,40 @@ func (w *Waker) Fired() int {
 }
 
 // wakeDue starts a wake of each due thread not being woken already, and
-// returns the earliest wake time of the threads not due yet; wg counts
+// a continuation of each thread a waker's stop cut short (continueOne),
+// and returns the earliest wake time of the threads not due yet; wg counts
 // the wakes it started, and n those that ran.
 func (w *Waker) wakeDue(ctx context.Context, wg *sync.WaitGroup, n *atomic.Int32) (time.Time, error) {
 	var next time.Time
 	now := time.Now()
-	for _, status := range []runtime.Status{runtime.StatusParked, runtime.StatusInterrupted} {
+	w.mu.Lock()
+	if now.Sub(w.abortedFull) >= w.abortedEvery {
+		w.abortedSince, w.abortedFull = time.Time{}, now
+	}
+	since := w.abortedSince
+	w.mu.Unlock()
+	stopped := false // the listing found a thread a waker's stop cut short
+	for _, status := range []runtime.Status{runtime.StatusParked, runtime.StatusInterrupted, runtime.StatusAborted} {
 		q := runtime.ThreadQuery{Status: status, Limit: checkpoint.MaxThreadLimit}
+		if status == runtime.StatusAborted {
+			// Every aborted thread once, then those aborted since: a
+			// store's cancelled runs pile up, and only a waker's stop
+			// (stoppedByWaker) is continued.
+			q.UpdatedAfter = since
+		}
 		for {
 			page, err := w.store.ListThreads(ctx, q)
 			if err != nil {
 				return next, err
 			}
 			for _, th := range page.Threads {
+				if status == runtime.StatusAborted {
+					if stoppedByWaker(th.Outcome) {
+						stopped = true
+						w.start(ctx, th.ID, wg, n, func(ctx context.Context) bool { return w.continueOne(ctx, th) })
+					}
+					continue
+				}
 				at := checkpoint.EarliestWake(th.Pending)
 				switch {
 				case at.IsZero():
@@ -267,7 +314,7 @@ func (w *Waker) wakeDue(ctx context.Context, wg *sync.WaitGroup, n *atomic.Int32
 						next = at
 					}
 				default:
-					w.start(ctx, th.ID, wg, n)
+					w.start(ctx, th.ID, wg, n, func(ctx context.Context) bool { return w.wakeOne(ctx, th.ID) })
 				}
 			}
 			if page.Next == "" {
@@ -276,12 +323,20 @@ func (w *Waker) wakeDue(ctx context.Context, wg *sync.WaitGroup, n *atomic.Int32
 			q.Cursor = page.Next
 		}
 	}
+	if !stopped {
+		// The window moves on only when it held no thread to continue:
+		// one whose continuation was refused (its lease still held by a
+		// killed process, say) is listed again at the next poll.
+		w.mu.Lock()
+		w.abortedSince = now.Add(-w.abortedBack)
+		w.mu.Unlock()
+	}
 	return next, nil
 }
 
-// start wakes thread in a goroutine of its own unless this waker is
-// waking it already.
-func (w *Waker) start(ctx context.Context, thread string, wg *sync.WaitGroup, n *atomic.Int32) {
+// start runs run (a wake or a continuation of thread) in a goroutine of
+// its own unless this waker is running one on thread already.
+func (w *Waker) start(ctx context.Context, thread string, wg *sync.WaitGroup, n *atomic.Int32, run func(context.Context) bool) {
 	w.mu.Lock()
 	if w.active[thread] {
 		w.mu.Unlock()
@@ -299,10 +354,53 @@ func (w *Waker) start(ctx context.Context, thread string, wg *sync.WaitGroup, n 
 			delete(w.active, thread)
 			w.mu.Unlock()
 		}()
-		if w.wakeOne(ctx, thread) {
+		if run(ctx) {
 			n.Add(1)
 		}
 	}()
+}
+
+// continueOne continues th, whose last run a waker's stop cut short
+// (stoppedByWaker), logs how it went, and reports whether a run started.
+// When the stop came in the superstep a wake replays, the thread's latest
+// checkpoint still holds the pauses that were due: it is woken again
+// (Thread.Wake, which refuses a thread with nothing due under its lease).
+// Otherwise the run continues from that checkpoint, expecting it
+// (runtime.WithExpectedLatest), so that of several wakers one continues
+// it; a thread whose latest checkpoint plans nothing ran to its end. A
+// schedule's firing (MetaSchedule) is left to the schedule's own
+// recovery, which keeps its overlap policy.
+func (w *Waker) continueOne(ctx context.Context, th checkpoint.ThreadInfo) bool {
+	cp, err := w.store.Get(ctx, th.ID, "")
+	switch {
+	case errors.Is(err, checkpoint.ErrNotFound):
+		return false // deleted since the listing
+	case err != nil:
+		w.log.WarnContext(ctx, "waker: cannot continue a thread the waker's stop cut short; read its latest checkpoint", "thread", th.ID, "err", err)
+		return false
+	case len(cp.Pending) > 0:
+		return w.wakeOne(ctx, th.ID)
+	case len(cp.Next) == 0, th.Meta[MetaSchedule] != "":
+		return false
+	}
+	t, err := w.targetOf(cp)
+	if err != nil {
+		w.log.WarnContext(ctx, "waker: cannot continue a thread the waker's stop cut short", "thread", th.ID, "err", err)
+		return false
+	}
+	latest := cp.ID
+	status, err := t.start(ctx, w.store, th.ID, nil, nil, nil, &latest)
+	switch {
+	case errors.Is(err, runtime.ErrThreadMoved), errors.Is(err, runtime.ErrThreadBusy):
+		// Continued, or being continued, by another waker.
+		w.log.DebugContext(ctx, "waker: thread not continued", "thread", th.ID, "err", err)
+		return false
+	case status == "":
+		w.log.WarnContext(ctx, "waker: continuation refused", "thread", th.ID, "err", err)
+		return false
+	}
+	w.log.InfoContext(ctx, "waker: thread a waker's stop cut short continued", "thread", th.ID, "status", string(status), "err", err)
+	return true
 }
 
 // wakeOne wakes thread on its graph, logs how it went, and reports
@@ -341,6 +439,14 @@ func (w *Waker) target(ctx context.Context, thread string) (Target, error) {
 	cp, err := w.store.Get(ctx, thread, "")
 	if err != nil {
 		return nil, fmt.Errorf("read the latest checkpoint: %w", err)
+	}
+	return w.targetOf(cp)
+}
+
+// targetOf picks the graph of the thread whose latest checkpoint is cp.
+func (w *Waker) targetOf(cp *runtime.Checkpoint) (Target, error) {
+	if len(w.targets) == 1 {
+		return w.targets[0], nil
 	}
 	for _, t := range w.targets {
 		if t.fingerprint() == cp.Fingerprint {
