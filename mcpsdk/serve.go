@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -46,6 +47,9 @@ type Outcome[S any] struct {
 // ResumeInput is the input of a graph's resume tool: the thread, and one
 // answer (to its only open interrupt; a string equal to an action's label
 // answers with that action's value) or answers keyed by interrupt id.
+// A call with neither is refused, as is an answer of null (a caller
+// cannot tell it from a missing one): a person's answer is never implied.
+// Answer null by id (answers) where the interrupt's type takes it.
 type ResumeInput struct {
 	Thread  string         `json:"thread" jsonschema:"the thread the paused call returned"`
 	Answer  any            `json:"answer,omitempty" jsonschema:"the answer to the only open interrupt, or one of its action labels"`
@@ -102,6 +106,12 @@ func AddGraph[S, U any](s *sdk.Server, t GraphTool[S, U]) error {
 			if err != nil {
 				return nil, nil, err
 			}
+			if in.Answer == nil {
+				return nil, nil, fmt.Errorf("mcpsdk: %s: no answer for thread %q: give answer (to its only open interrupt) or answers (keyed by interrupt id: %s); nothing was answered", resume.Name, in.Thread, pendingIDs(pending))
+			}
+			if len(pending) > 1 {
+				return nil, nil, fmt.Errorf("mcpsdk: %s: thread %q waits on %d interrupts (%s): give answers keyed by those ids, not one answer; nothing was answered", resume.Name, in.Thread, len(pending), pendingIDs(pending))
+			}
 			v := in.Answer
 			if label, ok := v.(string); ok && len(pending) == 1 {
 				if raw, ok := runtime.AnswerFor(pending[0], label); ok {
@@ -111,9 +121,26 @@ func AddGraph[S, U any](s *sdk.Server, t GraphTool[S, U]) error {
 			a = runtime.Answer(v)
 		}
 		res, err := th.Resume(ctx, a)
+		if errors.Is(err, runtime.ErrNotInterrupted) && res.Status == "" {
+			// The runtime's advice names its Go API; a tool's caller
+			// starts a run with the graph's own tool.
+			return nil, nil, fmt.Errorf("mcpsdk: %s: %w: thread %q waits on no answer (it never paused, or its run ended); call %s to start a new run", resume.Name, runtime.ErrNotInterrupted, in.Thread, name)
+		}
 		return result(name, in.Thread, res, err)
 	})
 	return nil
+}
+
+// pendingIDs lists the ids of pending, quoted.
+func pendingIDs(pending []runtime.PendingInterrupt) string {
+	ids := make([]string, len(pending))
+	for i, p := range pending {
+		ids[i] = strconv.Quote(p.ID)
+	}
+	if len(ids) == 0 {
+		return "none is open"
+	}
+	return strings.Join(ids, ", ")
 }
 
 // result is a run's outcome as a tool result.

@@ -151,12 +151,21 @@ func TestGraphsAsMCPTools(t *testing.T) {
 	if res, _ := call("refund", map[string]any{"nope": 1}); !res.IsError {
 		t.Errorf("an argument that is no channel was accepted")
 	}
+	// No answer, or null: refused, nothing answered (the Cancel path,
+	// which a nil map took before, does not run).
+	for _, args := range []map[string]any{{"thread": "th-1"}, {"thread": "th-1", "answer": nil}} {
+		res, _ := call("refund__resume", args)
+		if text := res.Content[0].(*sdk.TextContent).Text; !res.IsError || !strings.Contains(text, `no answer for thread "th-1"`) || !strings.Contains(text, `"ask:interrupt#0"`) {
+			t.Errorf("resume with %v: error %v %q; want it refused naming the open interrupt", args, res.IsError, text)
+		}
+	}
 	res, out = call("refund__resume", map[string]any{"thread": "th-1", "answer": "Approve"})
 	state, _ := out["state"].(map[string]any)
 	if res.IsError || out["status"] != "done" || state["reply"] != "refunded" || refunds.Load() != 1 {
 		t.Fatalf("resume: %v %v, refunds %d", res.IsError, out, refunds.Load())
 	}
-	if res, _ := call("refund__resume", map[string]any{"thread": "th-1", "answer": "Approve"}); !res.IsError || refunds.Load() != 1 {
-		t.Errorf("a second answer to a done thread: error %v, refunds %d", res.IsError, refunds.Load())
+	if res, _ := call("refund__resume", map[string]any{"thread": "th-1", "answer": "Approve"}); !res.IsError || refunds.Load() != 1 ||
+		!strings.Contains(res.Content[0].(*sdk.TextContent).Text, "call refund to start a new run") {
+		t.Errorf("a second answer to a done thread: error %v %q, refunds %d; want it refused naming the tool to call", res.IsError, res.Content[0].(*sdk.TextContent).Text, refunds.Load())
 	}
 }
