@@ -163,6 +163,10 @@ func TestQueueOutcomes(t *testing.T) {
 		{name: "fork", args: []string{"fork", "--wait", "--graph", "refund", "--from", pause, "--answer", "review:interrupt#0=false", "refund-1"},
 			out: []string{"(fork from " + pause, "Outcome:", "done", "State:", `"approved": false`}},
 		{name: "fork json", args: []string{"fork", "--json", "--graph", "refund", "--from", pause, "--answer", "review:interrupt#0=true", "refund-1"}, kind: "fork"},
+		{name: "fork with a key", args: []string{"fork", "--key", "retry-1", "--graph", "refund", "--from", pause, "--answer", "review:interrupt#0=true", "refund-1"}, out: []string{"submitted request"}},
+		{name: "the same fork with its key again", args: []string{"fork", "--key", "retry-1", "--graph", "refund", "--from", pause, "--answer", "review:interrupt#0=true", "refund-1"}, out: []string{"submitted request"}},
+		{name: "another fork with that key", args: []string{"fork", "--key", "retry-1", "--graph", "refund", "--from", pause, "--answer", "review:interrupt#0=false", "refund-1"}, code: exitFail,
+			errs: []string{"request key names another request"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, out, errs := ilmek(append([]string{"--store", dsn, "--schema", schema}, c.args...)...)

@@ -38,12 +38,15 @@ func refuseSQLite(cmd, thread string) error {
 type queueFlags struct {
 	graph *string
 	wait  *bool
+	key   *string
 }
 
 func addQueueFlags(fs *pflag.FlagSet) queueFlags {
 	return queueFlags{
 		graph: fs.String("graph", "", "the graph's name as the workers register it (default: the graph of the thread's last request)"),
 		wait:  fs.Bool("wait", false, "wait until the request has ended (up to --timeout) and print its outcome"),
+		key: fs.String("key", "", "the request's key (workers.Request.Key): run the command again with the same key after a lost reply "+
+			"(a dropped connection, a timeout) and the request is not queued twice"),
 	}
 }
 
@@ -97,7 +100,7 @@ func runningThreads(ctx context.Context, st *store, ids []string) (map[string]bo
 
 // submit submits r (filling in its graph), waits when asked, and prints.
 func submit(ctx context.Context, st *store, qf queueFlags, r workers.Request, out *output) error {
-	r.Graph = *qf.graph
+	r.Graph, r.Key = *qf.graph, *qf.key
 	if r.Graph == "" {
 		var err error
 		if r.Graph, err = graphOf(ctx, st, r.Thread); err != nil {

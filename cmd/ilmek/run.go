@@ -112,7 +112,7 @@ Example:
 
   ilmek --store app.db history --limit 10 order-42
 `,
-	"answer": `Usage: ilmek answer [--graph NAME] [--wait] THREAD ANSWER...
+	"answer": `Usage: ilmek answer [--graph NAME] [--wait] [--key K] THREAD ANSWER...
 
 Answers the thread's pending questions (PostgreSQL only): submits a resume
 request to the workers' queue. Each ANSWER is ID=JSON, the question's id and
@@ -123,7 +123,7 @@ Example:
 
   ilmek --store "$DSN" answer --wait order-42 'review:interrupt#0={"approved":true}'
 `,
-	"fork": `Usage: ilmek fork --from CP [--answer ID=JSON]... [--input JSON] [--graph NAME] [--wait] THREAD
+	"fork": `Usage: ilmek fork --from CP [--answer ID=JSON]... [--input JSON] [--graph NAME] [--wait] [--key K] THREAD
 
 Runs the thread again from its earlier checkpoint CP (PostgreSQL only),
 which forks a new branch: with --answer, answering the questions pending at

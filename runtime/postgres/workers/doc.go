@@ -247,6 +247,12 @@
 // TestQueueStatementsSurviveTerminatedConnections cuts the connections
 // with pg_terminate_backend before and after each of these commits.
 //
+// Submit is the client's statement, and it is not retried: a Submit
+// whose reply was lost may have queued its request. Retry it with the
+// same Request.Key, which finds that request (TestSubmitKey); without a
+// key a retry queues a second request, which takes the same answers to
+// the thread's next question or runs the same input again.
+//
 // # Why not River
 //
 // River (github.com/riverqueue/river v0.51.2) was evaluated as the engine

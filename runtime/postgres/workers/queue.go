@@ -1,6 +1,7 @@
 package workers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -55,7 +56,24 @@ type Request struct {
 	// (Queue.SetLimit) apply to it, and requests of different partitions
 	// of one priority take turns (see the package doc's "Flow control").
 	Partition string
+	// Key is the client's key for this request, unique within its thread
+	// ("" for none). Submit with a key the thread's requests already hold
+	// queues nothing and returns that request's id, so a Submit retried
+	// after its reply was lost (a dropped connection, a timeout) neither
+	// takes the same answers twice nor runs the same input again. The
+	// same key with another graph, kind, input or checkpoint is refused
+	// (ErrKeyReused). A key holds as long as the queue keeps its request
+	// (Queue.Prune deletes ended ones). Derive it from what the request
+	// answers, e.g. the checkpoint whose questions it answers and the
+	// answers, so that a retry repeats it and the next question gets a
+	// new one.
+	Key string
 }
+
+// ErrKeyReused is matched by the error of a Submit whose Request.Key names
+// a request of the thread that is not this one (another graph, kind,
+// input or checkpoint): give each request its own key.
+var ErrKeyReused = errors.New("the request key names another request of the thread")
 
 // kindFork is the stored kind of a request with From set; its input is a
 // forkInput.
@@ -175,7 +193,11 @@ func (q *Queue) Submit(ctx context.Context, r Request) (int64, error) {
 		}
 	}
 	var id int64
-	if r.Policy == runtime.DoubleTextEnqueue {
+	var key any // the request's key, NULL for none
+	if r.Key != "" {
+		key = r.Key
+	}
+	if r.Policy == runtime.DoubleTextEnqueue && r.Key == "" {
 		// One statement: it reads nothing, so it needs no transaction of
 		// its own; the thread's lock (held to its commit) still orders it
 		// after a submitter of another policy that holds it.
@@ -192,11 +214,27 @@ func (q *Queue) Submit(ctx context.Context, r Request) (int64, error) {
 		return id, nil
 	}
 	var replaced []int64 // running requests a cancel-replace stops
+	found := false       // the key named a request submitted before
 	err := pgx.BeginFunc(ctx, q.store.Pool(), func(tx pgx.Tx) error {
 		// One submitter per thread at a time, so the policy sees every
 		// request before it.
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 1))", q.s+"/"+r.Thread); err != nil {
 			return err
+		}
+		if r.Key != "" {
+			var graph, kind2 string
+			var input2 []byte
+			err := tx.QueryRow(ctx, "SELECT id, graph, kind, input FROM "+q.t("ilmek_requests")+" WHERE thread_id = $1 AND request_key = $2", r.Thread, r.Key).Scan(&id, &graph, &kind2, &input2)
+			switch {
+			case errors.Is(err, pgx.ErrNoRows):
+			case err != nil:
+				return err
+			case graph != r.Graph || kind2 != kind || !bytes.Equal(input2, input):
+				return fmt.Errorf("%w: key %q is request %d's (graph %s, kind %s), not this %s request's of graph %s; give each request its own key", ErrKeyReused, r.Key, id, graph, kind2, kind, r.Graph)
+			default:
+				found = true
+				return nil
+			}
 		}
 		// A start from the latest checkpoint that replaces the runs would
 		// be refused by the run when the thread waits on a person: the
@@ -227,15 +265,18 @@ func (q *Queue) Submit(ctx context.Context, r Request) (int64, error) {
 				}
 			}
 		}
-		if err := tx.QueryRow(ctx, "WITH "+q.inheritSQL("$7")+" INSERT INTO "+q.t("ilmek_requests")+` (thread_id, graph, kind, input, policy, priority, partition_key, fair_seq)
-			SELECT $1, $2, $3, $4, $5, $6, $7, `+q.fairSeqSQL("$6", "$7")+" RETURNING id",
-			r.Thread, r.Graph, kind, input, string(r.Policy), r.Priority, r.Partition).Scan(&id); err != nil {
+		if err := tx.QueryRow(ctx, "WITH "+q.inheritSQL("$7")+" INSERT INTO "+q.t("ilmek_requests")+` (thread_id, graph, kind, input, policy, priority, partition_key, request_key, fair_seq)
+			SELECT $1, $2, $3, $4, $5, $6, $7, $8, `+q.fairSeqSQL("$6", "$7")+" RETURNING id",
+			r.Thread, r.Graph, kind, input, string(r.Policy), r.Priority, r.Partition, key).Scan(&id); err != nil {
 			return err
 		}
 		return q.notify(ctx, tx, noteNew+strconv.FormatInt(id, 10))
 	})
 	if err != nil {
 		return 0, fmt.Errorf("workers: submit a %s request for thread %q: %w", r.Kind, r.Thread, err)
+	}
+	if found {
+		return id, nil
 	}
 	q.local.cancelledHere(replaced)
 	q.local.submittedHere(id)
