@@ -965,7 +965,7 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, p Principal) 
 					return nil
 				}
 				if v.Ended != nil && v.LastSeq <= after {
-					writeLostEnd(w, v)
+					writeLostEnd(w, v, after)
 					fl.Flush()
 					return nil
 				}
@@ -985,9 +985,12 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, p Principal) 
 }
 
 // writeLostEnd writes the run_end a stored run's log lacks (v is its view,
-// ended; Server.lostEnd), with the seq after its last event.
-func writeLostEnd(w http.ResponseWriter, v RunView) {
-	seq := v.LastSeq + 1
+// ended by Server.lostEnd), after the last event the stream sent or its
+// client named (after): the dead process may have streamed events it never
+// stored, so the end's id must pass every id a client saw, not only the
+// stored log's.
+func writeLostEnd(w http.ResponseWriter, v RunView, after int64) {
+	seq := max(v.LastSeq, after) + 1
 	ev := runtime.Event{Type: runtime.EventRunEnd, RunID: v.RunID, ThreadID: v.ThreadID, Seq: seq, Time: *v.Ended, Status: v.Status, Error: v.Error}
 	data, _ := json.Marshal(ev) // an Event of strings and times marshals
 	fmt.Fprintf(w, "id: %s:%d\nevent: %s\ndata: %s\n\n", v.RunID, seq, ev.Type, data)

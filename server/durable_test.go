@@ -223,6 +223,13 @@ func TestDeadRunAfterRestart(t *testing.T) {
 			if len(evs) != 2 || evs[1].Event != "run_end" || evs[1].ID != "dead:2" || !strings.Contains(evs[1].Data, `"status":"aborted"`) || !strings.Contains(evs[1].Data, c.errText) {
 				t.Errorf("stream: %+v", evs)
 			}
+			// A client that saw events the dead process streamed and never
+			// stored reconnects past the stored log: the end's id passes
+			// its own, never reusing one it saw.
+			evs = readSSEWithin(t, b.stream(t, "alice", path+"/stream", "dead:5"), 10*time.Second)
+			if len(evs) != 1 || evs[0].Event != "run_end" || evs[0].ID != "dead:6" {
+				t.Errorf("stream after dead:5: %+v, want its run_end as dead:6", evs)
+			}
 			b.must("alice", "GET", "/threads/"+th.ThreadID, nil, 200).json(t, &thread)
 			if want := map[bool]runtime.Status{false: "new", true: "interrupted"}[c.later]; thread.Status != want {
 				t.Errorf("thread: %s, want %s", thread.Status, want)
