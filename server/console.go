@@ -43,6 +43,9 @@ func (s *Server) noteRun(ctx context.Context, thread, id, kind string) {
 	if info := s.info(ctx, thread); info != nil {
 		list = strings.Fields(info.Meta[metaRuns])
 	}
+	if slices.Contains(list, id+":"+kind) {
+		return // listed already: a request retried with its Idempotency-Key
+	}
 	list = append(list, id+":"+kind)
 	if len(list) > maxRunsKept {
 		list = list[len(list)-maxRunsKept:]

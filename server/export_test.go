@@ -28,6 +28,10 @@ func (ts *testServer) Do(who, method, path string, body any) Resp {
 	ts.t.Helper()
 	return ts.do(who, method, path, body)
 }
+func (ts *testServer) DoWith(who, method, path string, body any, h http.Header) Resp {
+	ts.t.Helper()
+	return ts.doWith(who, method, path, body, h)
+}
 func (ts *testServer) Must(who, method, path string, body any, status int) Resp {
 	ts.t.Helper()
 	return ts.must(who, method, path, body, status)

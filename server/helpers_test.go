@@ -187,6 +187,12 @@ func (r resp) problem(t testing.TB) Problem {
 // response against the OpenAPI document.
 func (ts *testServer) do(who, method, path string, body any) resp {
 	ts.t.Helper()
+	return ts.doWith(who, method, path, body, nil)
+}
+
+// doWith is do with the request's headers h added.
+func (ts *testServer) doWith(who, method, path string, body any, h http.Header) resp {
+	ts.t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -208,6 +214,9 @@ func (ts *testServer) do(who, method, path string, body any) resp {
 	}
 	if who != "" {
 		req.Header.Set("Authorization", "Bearer "+who)
+	}
+	for k, vs := range h {
+		req.Header[k] = vs
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {

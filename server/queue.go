@@ -61,7 +61,16 @@ type QueueRequest struct {
 	// Priority orders the request among those waiting to be claimed:
 	// higher first (Config.QueuePriority; 0 without it).
 	Priority int32
+	// Key is the client's key for the request, from its Idempotency-Key
+	// header ("" without one): a Submit with a key the thread's requests
+	// already hold queues nothing and returns that request's id, and one
+	// whose key names another request fails matching ErrKeyReused.
+	Key string
 }
+
+// ErrKeyReused is matched by a Queue's Submit error when the request's Key
+// names another request of the thread; the server answers it 422.
+var ErrKeyReused = errors.New("the Idempotency-Key names another request of this thread")
 
 // QueueOutcome is what became of a queued request.
 type QueueOutcome struct {
@@ -96,7 +105,7 @@ const queuedPrefix = "q-"
 // submitQueued submits a run or a resume to Config.Queue, where the
 // workers run it, and answers 202 at once.
 func (s *Server) submitQueued(w http.ResponseWriter, r *http.Request, p Principal, t threadRecord, kind string, input json.RawMessage, answers map[string]any, from string, policy runtime.DoubleTexting) error {
-	req := QueueRequest{Graph: t.Graph, Thread: t.ID, Input: input, Policy: policy, From: from}
+	req := QueueRequest{Graph: t.Graph, Thread: t.ID, Input: input, Policy: policy, From: from, Key: r.Header.Get("Idempotency-Key")}
 	if s.cfg.QueuePartition != "" {
 		req.Partition = t.Meta[s.cfg.QueuePartition]
 	}
@@ -111,6 +120,10 @@ func (s *Server) submitQueued(w http.ResponseWriter, r *http.Request, p Principa
 		req.Priority = s.cfg.QueuePriority(r.Context(), p, req)
 	}
 	id, err := s.cfg.Queue.Submit(r.Context(), req)
+	if errors.Is(err, ErrKeyReused) {
+		return errf(http.StatusUnprocessableEntity, "idempotency-key-reused", "The Idempotency-Key names another request",
+			"Idempotency-Key "+strconv.Quote(req.Key)+" was sent with another request of thread "+t.ID+"; send each request with a key of its own, and the same key only to retry the same request")
+	}
 	if errors.Is(err, runtime.ErrWaitingOnPerson) {
 		return errf(http.StatusConflict, "waiting-on-person", "The thread is waiting on interrupts",
 			"thread "+t.ID+" waits on a person; cancel-and-replace does not discard a pause: answer it with POST /threads/"+t.ID+"/resume")
@@ -119,6 +132,14 @@ func (s *Server) submitQueued(w http.ResponseWriter, r *http.Request, p Principa
 		return err
 	}
 	v := RunView{RunID: queuedPrefix + id, ThreadID: t.ID, Graph: t.Graph, Kind: kind, Status: runtime.StatusNew, Created: time.Now().UTC()}
+	if req.Key != "" {
+		// A retry finds its request as it stands now: queued, running or
+		// ended.
+		if qv, err := s.queuedView(r.Context(), t, v.RunID, id); err == nil {
+			qv.Kind = kind
+			v = qv
+		}
+	}
 	s.noteRun(context.WithoutCancel(r.Context()), t.ID, v.RunID, kind)
 	w.Header().Set("Location", "/threads/"+t.ID+"/runs/"+v.RunID)
 	return writeJSON(w, http.StatusAccepted, v)

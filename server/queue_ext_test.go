@@ -3,11 +3,14 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/ilmek-go/ilmek/internal/pgtest"
 	"github.com/ilmek-go/ilmek/runtime"
@@ -192,5 +195,33 @@ func TestQueueParkedThread(t *testing.T) {
 	}
 	if got.WakeAt != nil {
 		t.Errorf("woken thread still has a wake time %v", got.WakeAt)
+	}
+}
+
+// TestQueueIdempotencyKey: with Config.Queue, a run or a resume sent again
+// with its Idempotency-Key (its reply lost) answers the request the key
+// made and queues nothing more; the key with another request of the
+// thread is refused 422.
+func TestQueueIdempotencyKey(t *testing.T) {
+	q := openQueue(t)
+	ts := NewTestServer(t, func(c *Config) { c.Queue, c.Checkpointer = workersqueue.New(q), nil })
+	th := ts.NewThread("alice", nil)
+	runs := "/threads/" + th.ThreadID + "/runs"
+	key := http.Header{"Idempotency-Key": {"order-7"}}
+	body := map[string]any{"input": map[string]any{"topic": "otters"}, "double_texting": "enqueue"}
+	var first, again RunView
+	ts.DoWith("alice", "POST", runs, body, key).JSON(t, &first)
+	ts.DoWith("alice", "POST", runs, body, key).JSON(t, &again)
+	if first.RunID == "" || again.RunID != first.RunID {
+		t.Fatalf("the same run sent twice with its key: %q then %q, want one request", first.RunID, again.RunID)
+	}
+	var n int
+	if err := q.Store().Pool().QueryRow(context.Background(), "SELECT count(*) FROM "+pgx.Identifier{q.Store().SchemaName()}.Sanitize()+".ilmek_requests WHERE thread_id = $1", th.ThreadID).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("%d requests queued (%v), want 1", n, err)
+	}
+	other := map[string]any{"input": map[string]any{"topic": "owls"}, "double_texting": "enqueue"}
+	r := ts.DoWith("alice", "POST", runs, other, key)
+	if p := r.Problem(t); r.Status != 422 || !strings.HasSuffix(p.Type, "idempotency-key-reused") {
+		t.Fatalf("another run with the key: %d %+v, want 422 idempotency-key-reused", r.Status, p)
 	}
 }

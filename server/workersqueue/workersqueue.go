@@ -47,13 +47,16 @@ func (a *Queue) Store() runtime.Checkpointer { return a.q.Store() }
 // Submit queues r. workers.ErrWaitsOnPerson is also matched by
 // runtime.ErrWaitingOnPerson.
 func (a *Queue) Submit(ctx context.Context, r server.QueueRequest) (string, error) {
-	req := workers.Request{Graph: r.Graph, Thread: r.Thread, Kind: workers.KindStart, Input: r.Input, Policy: r.Policy, From: r.From, Partition: r.Partition, Priority: r.Priority}
+	req := workers.Request{Graph: r.Graph, Thread: r.Thread, Kind: workers.KindStart, Input: r.Input, Policy: r.Policy, From: r.From, Partition: r.Partition, Priority: r.Priority, Key: r.Key}
 	if r.Resume {
 		req.Kind = workers.KindResume
 	}
 	id, err := a.q.Submit(ctx, req)
 	if errors.Is(err, workers.ErrWaitsOnPerson) {
 		return "", fmt.Errorf("%w: %w", runtime.ErrWaitingOnPerson, err)
+	}
+	if errors.Is(err, workers.ErrKeyReused) {
+		return "", fmt.Errorf("%w: %w", server.ErrKeyReused, err)
 	}
 	if err != nil {
 		return "", err
