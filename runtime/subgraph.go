@@ -439,6 +439,21 @@ func runSubgraph(ctx *Ctx, child Child, limit int, seed func() ([]byte, error), 
 		// The child reached its end on an earlier pass of this task.
 		return cp.Channels, nil, nil
 	}
+	if cp != nil && len(cp.Pending) > 0 {
+		// The child paused on an earlier pass of this task. When that
+		// pass's process died before the parent committed its own pause,
+		// the thread lists none of the child's interrupts, and a run of
+		// the child would be refused (it waits on a person): raise its
+		// open interrupts as this task's pause again. Those answered
+		// since (the answer in this task's journal) resume the child.
+		_, open, err := readPauses(ctx.Context, store, ctx.r.threadID, cp.Pending)
+		if err != nil {
+			return nil, nil, &SubgraphError{Path: []string{ctx.t.key}, Err: fmt.Errorf("read the journals of the child's interrupts %s: %w", idList(cp.Pending), err)}
+		}
+		if len(open) > 0 {
+			return nil, nil, raiseChildPause(ctx, open, nil)
+		}
+	}
 	if ctx.r.cp == nil && typed != nil {
 		store.typed = typed
 	} else if cp == nil {
@@ -477,24 +492,31 @@ func runSubgraph(ctx *Ctx, child Child, limit int, seed func() ([]byte, error), 
 		return nil, nil, &SubgraphError{Path: []string{ctx.t.key}, Err: err}
 	}
 	if o.status == StatusInterrupted {
-		t := ctx.t
-		for _, p := range o.pending {
-			q := p
-			q.ID = t.key + "/" + p.ID
-			q.Key = subKey(p.TaskID, p.Key)
-			q.Node = ctx.Node()
-			q.TaskID = t.taskID()
-			t.pending = append(t.pending, q)
-		}
-		t.halted = true
-		if o.refused != nil {
-			rf := *o.refused
-			rf.Interrupt = t.key + "/" + rf.Interrupt
-			t.refused = &rf
-		}
-		return nil, nil, &haltError{id: t.pending[0].ID}
+		return nil, nil, raiseChildPause(ctx, o.pending, o.refused)
 	}
 	return o.channels, o.state, nil
+}
+
+// raiseChildPause halts the task of ctx with the child's pending
+// interrupts, under their path-qualified ids and keys in the task's
+// journal; refused, when not nil, is the child's refusal of an answer.
+func raiseChildPause(ctx *Ctx, pending []PendingInterrupt, refused *ResumeError) error {
+	t := ctx.t
+	for _, p := range pending {
+		q := p
+		q.ID = t.key + "/" + p.ID
+		q.Key = subKey(p.TaskID, p.Key)
+		q.Node = ctx.Node()
+		q.TaskID = t.taskID()
+		t.pending = append(t.pending, q)
+	}
+	t.halted = true
+	if refused != nil {
+		rf := *refused
+		rf.Interrupt = t.key + "/" + rf.Interrupt
+		t.refused = &rf
+	}
+	return &haltError{id: t.pending[0].ID}
 }
 
 // subgraphOutput is the parent update: each out channel's final value in
