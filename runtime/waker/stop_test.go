@@ -87,18 +87,7 @@ func TestStoppedWakerLosesNoFiring(t *testing.T) {
 			}
 			run := func(until func() bool) {
 				t.Helper()
-				w, err := waker.New(store, nil, opts...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				runCtx, cancel := context.WithCancel(ctx)
-				done := make(chan struct{})
-				go func() { defer close(done); _ = w.Run(runCtx) }()
-				for deadline := time.Now().Add(10 * time.Second); !until() && time.Now().Before(deadline); {
-					time.Sleep(20 * time.Millisecond)
-				}
-				cancel()
-				<-done
+				runUntil(t, store, nil, opts, until)
 			}
 			threads := func() []checkpoint.ThreadInfo {
 				t.Helper()
@@ -362,18 +351,7 @@ func TestStoppedWakerLosesNoWake(t *testing.T) {
 			}
 			run := func(until func() bool) {
 				t.Helper()
-				w, err := waker.New(store, []waker.Target{waker.Graph(g)}, waker.WithPollInterval(50*time.Millisecond))
-				if err != nil {
-					t.Fatal(err)
-				}
-				runCtx, cancel := context.WithCancel(ctx)
-				done := make(chan struct{})
-				go func() { defer close(done); _ = w.Run(runCtx) }()
-				for deadline := time.Now().Add(10 * time.Second); !until() && time.Now().Before(deadline); {
-					time.Sleep(20 * time.Millisecond)
-				}
-				cancel()
-				<-done
+				runUntil(t, store, []waker.Target{waker.Graph(g)}, []waker.Option{waker.WithPollInterval(50 * time.Millisecond)}, until)
 			}
 			outcome := func() checkpoint.ThreadOutcome {
 				t.Helper()
@@ -410,4 +388,23 @@ func TestStoppedWakerLosesNoWake(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runUntil runs a waker of targets and opts on store until until holds
+// (or 10 s pass), then stops it the documented way, cancelling Run's
+// context, and waits for Run to return.
+func runUntil(t *testing.T, store waker.Store, targets []waker.Target, opts []waker.Option, until func() bool) {
+	t.Helper()
+	w, err := waker.New(store, targets, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = w.Run(ctx) }()
+	for deadline := time.Now().Add(10 * time.Second); !until() && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-done
 }
