@@ -1,9 +1,6 @@
 package main
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
 // TestHelp: help finds its command after the common flags (a misspelt one
 // gets the suggestion it gets without them), and the helps name the flags
@@ -30,24 +27,7 @@ func TestHelp(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, out, errs := ilmek(c.args...)
-			if code != c.code {
-				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, c.code, out, errs)
-			}
-			for _, s := range c.out {
-				if !strings.Contains(out, s) {
-					t.Errorf("stdout lacks %q:\n%s", s, out)
-				}
-			}
-			for _, s := range c.errs {
-				if !strings.Contains(errs, s) {
-					t.Errorf("stderr lacks %q:\n%s", s, errs)
-				}
-			}
-			for _, s := range c.notErrs {
-				if strings.Contains(errs, s) {
-					t.Errorf("stderr holds %q:\n%s", s, errs)
-				}
-			}
+			expect(t, code, out, errs, want{code: c.code, out: c.out, errs: c.errs, notErrs: c.notErrs})
 		})
 	}
 }

@@ -188,19 +188,7 @@ func TestSQLite(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Setenv(envStore, "")
 			code, out, errs := ilmek(c.args...)
-			if code != c.code {
-				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, c.code, out, errs)
-			}
-			for _, s := range c.out {
-				if !strings.Contains(out, s) {
-					t.Errorf("stdout lacks %q:\n%s", s, out)
-				}
-			}
-			for _, s := range c.errs {
-				if !strings.Contains(errs, s) {
-					t.Errorf("stderr lacks %q:\n%s", s, errs)
-				}
-			}
+			expect(t, code, out, errs, want{code: c.code, out: c.out, errs: c.errs})
 			if c.decode != nil {
 				c.decode(t, []byte(out))
 			}

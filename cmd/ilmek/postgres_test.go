@@ -170,24 +170,7 @@ func TestQueueOutcomes(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, out, errs := ilmek(append([]string{"--store", dsn, "--schema", schema}, c.args...)...)
-			if code != c.code {
-				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, c.code, out, errs)
-			}
-			for _, s := range c.out {
-				if !strings.Contains(out, s) {
-					t.Errorf("stdout lacks %q:\n%s", s, out)
-				}
-			}
-			for _, s := range c.notOut {
-				if strings.Contains(out, s) {
-					t.Errorf("stdout holds %q:\n%s", s, out)
-				}
-			}
-			for _, s := range c.errs {
-				if !strings.Contains(errs, s) {
-					t.Errorf("stderr lacks %q:\n%s", s, errs)
-				}
-			}
+			expect(t, code, out, errs, want{code: c.code, out: c.out, notOut: c.notOut, errs: c.errs})
 			if c.kind != "" {
 				var rv requestView
 				mustDecode(t, []byte(out), &rv)

@@ -112,19 +112,7 @@ func TestThreadsHidesInternalMeta(t *testing.T) {
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			code, out, errs := ilmek(append([]string{"--store", db}, c.args...)...)
-			if code != exitOK {
-				t.Fatalf("exit %d\n%s%s", code, out, errs)
-			}
-			for _, s := range c.out {
-				if !strings.Contains(out, s) {
-					t.Errorf("stdout lacks %q:\n%s", s, out)
-				}
-			}
-			for _, s := range c.hidden {
-				if strings.Contains(out, s) {
-					t.Errorf("stdout holds %q:\n%s", s, out)
-				}
-			}
+			expect(t, code, out, errs, want{code: exitOK, out: c.out, notOut: c.hidden})
 		})
 	}
 }
