@@ -204,8 +204,9 @@ type runConfig struct {
 // WithRecursionLimit says otherwise.
 const DefaultRecursionLimit = 25
 
-// ErrThreadMoved is matched (errors.Is) by the error of a run started with
-// WithExpectedLatest when the thread's latest checkpoint was another one.
+// ErrThreadMoved is matched (errors.Is) by the error of a run or a resume
+// started with WithExpectedLatest when the thread's latest checkpoint was
+// another one.
 var ErrThreadMoved = errors.New("the thread's latest checkpoint is not the one the run was started against (WithExpectedLatest); look at the thread again before running")
 
 // newRunConfig makes the settings of a run of thread t (nil: a run
@@ -231,6 +232,9 @@ func newRunConfig[S, U any](t *Thread[S, U], opts []RunOption) (runConfig, error
 	}
 	if c.cp == nil && (c.threadMeta != nil || c.events || c.ifLatest != nil) {
 		return c, &OptionError{Msg: "runtime: WithThreadMeta, WithEventLog and WithExpectedLatest apply to a thread's run; run through g.Thread(store, id)"}
+	}
+	if c.fromID != "" && c.ifLatest != nil {
+		return c, &OptionError{Msg: "runtime: WithExpectedLatest does not apply to a fork, which starts from the checkpoint it names (Thread.Fork), not the latest; leave the option out"}
 	}
 	return c, checkThreadOptions(&c)
 }

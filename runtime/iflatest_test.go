@@ -47,3 +47,65 @@ func TestIfLatest(t *testing.T) {
 		t.Fatalf("a start against the latest checkpoint: %v %v", res.State, err)
 	}
 }
+
+// TestIfLatestResume: a resume retried after its reply was lost does not
+// answer the thread's next question, though that question has the same id
+// (a loop asks again), when it names the checkpoint it answers; a resume
+// against the latest checkpoint is taken. A fork refuses the option.
+func TestIfLatestResume(t *testing.T) {
+	g, err := runtime.NewBuilder("ask").Channel("log", spec.Append).
+		Node("ask", func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+			a, err := runtime.Interrupt[string](ctx, "next?")
+			if err != nil {
+				return nil, err
+			}
+			return runtime.Values{"log": a}, nil
+		}).
+		Edge(spec.Start, "ask").
+		EdgeIf("ask", "ask", func(v runtime.Values) bool { l, _ := v["log"].([]any); return len(l) < 3 }).
+		Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := checkpoint.NewMemory()
+	ctx := context.Background()
+	th := g.Thread(cp, "t")
+	if res, err := th.Invoke(ctx, nil); err != nil || res.Status != runtime.StatusInterrupted {
+		t.Fatalf("start: %v %v", res.Status, err)
+	}
+	asked, err := cp.Get(ctx, "t", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := th.Resume(ctx, runtime.Answer("one"), runtime.WithExpectedLatest(asked.ID)); err != nil || res.Status != runtime.StatusInterrupted {
+		t.Fatalf("the first resume: %v %v", res.Status, err)
+	}
+	again, err := cp.Get(ctx, "t", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Pending[0].ID != asked.Pending[0].ID {
+		t.Fatalf("the loop asked %q, then %q: the test needs one id twice", asked.Pending[0].ID, again.Pending[0].ID)
+	}
+	before, _ := cp.List(ctx, "t", 0)
+	// The same request again, as a client retries it.
+	_, err = th.Resume(ctx, runtime.Answer("one"), runtime.WithExpectedLatest(asked.ID))
+	if !errors.Is(err, runtime.ErrThreadMoved) {
+		t.Fatalf("a retried resume: err %v, want ErrThreadMoved", err)
+	}
+	if after, _ := cp.List(ctx, "t", 0); len(after) != len(before) {
+		t.Errorf("the refused resume wrote %d checkpoints", len(after)-len(before))
+	}
+	res, err := th.Resume(ctx, runtime.Answer("two"), runtime.WithExpectedLatest(again.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.State["log"].([]any); len(got) != 2 || got[0] != "one" || got[1] != "two" {
+		t.Errorf("log %v, want [one two]", got)
+	}
+	_, err = g.Thread(cp, "t").Fork(asked.ID).Invoke(ctx, nil, runtime.WithExpectedLatest(asked.ID))
+	var oe *runtime.OptionError
+	if !errors.As(err, &oe) {
+		t.Errorf("a fork with WithExpectedLatest: err %v, want an OptionError", err)
+	}
+}

@@ -167,13 +167,17 @@ func WithThreadMeta(meta map[string]string) RunOption {
 // the run end without run_end.
 func WithEventLog() RunOption { return runOption(func(c *runConfig) { c.events = true }) }
 
-// WithExpectedLatest makes a run (not a resume) start only when the thread's
+// WithExpectedLatest makes a run or a resume start only when the thread's
 // latest checkpoint is id ("": the thread has none yet). The check is made
 // under the thread's lease, before anything is written, so a caller that
 // looked at the thread before starting the run knows that no other run moved
-// it in between (a job queue whose request may have run already under an
-// expired claim). Otherwise the run writes nothing and ends with an error
-// matching ErrThreadMoved.
+// it in between: a job queue whose request may have run already under an
+// expired claim, or a client retrying a resume whose reply it lost (the
+// first attempt answered the questions and the thread went on; answers
+// checked only by interrupt id would answer its next question, when it has
+// the same id, as in a loop). Otherwise the run writes nothing and ends
+// with an error matching ErrThreadMoved. A fork (Thread.Fork) starts from
+// the checkpoint it names, not the latest, and refuses this option.
 func WithExpectedLatest(id string) RunOption {
 	return runOption(func(c *runConfig) { c.ifLatest = &id })
 }

@@ -263,9 +263,6 @@ func (r *runner[S, U]) start(in *U, a *Answers) error {
 	if err := r.restoreJournals(latest); err != nil {
 		return err
 	}
-	if a != nil {
-		return r.startResume(latest, a)
-	}
 	if want := r.cfg.ifLatest; want != nil {
 		got := ""
 		if latest != nil {
@@ -274,6 +271,9 @@ func (r *runner[S, U]) start(in *U, a *Answers) error {
 		if got != *want {
 			return fmt.Errorf("thread %q: latest checkpoint %q, expected %q: %w", r.cfg.thread, got, *want, ErrThreadMoved)
 		}
+	}
+	if a != nil {
+		return r.startResume(latest, a)
 	}
 	if latest == nil {
 		r.state = r.p.Zero()
