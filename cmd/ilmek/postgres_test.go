@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/ilmek-go/ilmek/internal/pgtest"
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/postgres"
@@ -62,6 +64,11 @@ func TestPostgres(t *testing.T) {
 	mustDecode(t, []byte(cli(exitOK, "answer", "--json", "--wait", "refund-1", "review:interrupt#0=true")), &rv)
 	if rv.Graph != "refund" || rv.Outcome == nil || rv.Outcome.State != "done" || approved(t, rv.Outcome.Result) != true {
 		t.Fatalf("answer: %+v", rv)
+	}
+	// The answer was for the question as read: the request names its checkpoint.
+	var expected *string
+	if err := st.Pool().QueryRow(ctx, "SELECT expected_latest FROM "+pgx.Identifier{schema}.Sanitize()+".ilmek_requests WHERE id = $1", rv.Request).Scan(&expected); err != nil || expected == nil || *expected != pause {
+		t.Errorf("the answer's request expects %v (%v), want the pause %s", expected, err, pause)
 	}
 	mustDecode(t, []byte(cli(exitOK, "show", "--json", "refund-1")), &v)
 	if v.Status != runtime.StatusDone {

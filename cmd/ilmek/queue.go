@@ -200,7 +200,9 @@ func answerCmd(fs *pflag.FlagSet) runFunc {
 		if err != nil {
 			return err
 		}
-		return submit(ctx, st, qf, workers.Request{Thread: thread, Kind: workers.KindResume, Input: in}, out)
+		// For the questions as read here: if the thread moves on before a
+		// worker runs the request (another answer, a retry), it is refused.
+		return submit(ctx, st, qf, workers.Request{Thread: thread, Kind: workers.KindResume, Input: in, ExpectedLatest: &cp.ID}, out)
 	}
 }
 

@@ -117,7 +117,9 @@ Example:
 Answers the thread's pending questions (PostgreSQL only): submits a resume
 request to the workers' queue. Each ANSWER is ID=JSON, the question's id and
 the answer as JSON; a thread waiting on one question also takes a lone JSON
-value. Every pending question must be answered.
+value. Every pending question must be answered. The answers are for the
+questions as read now: if the thread moves on before a worker runs the
+request (another answer came first), the request ends refused.
 
 Example:
 

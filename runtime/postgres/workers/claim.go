@@ -89,7 +89,7 @@ func (q *Queue) claimSQL(limited bool) string {
 			run_ids = CASE WHEN u.cancel THEN u.run_ids ELSE array_append(u.run_ids, $5::text) END,
 			claims_log = CASE WHEN u.cancel THEN u.claims_log ELSE u.claims_log || ` + claimEntry("u.claim + 1", "$1::text") + ` END
 		FROM pick WHERE u.id = pick.id AND (SELECT count(*) FROM take) = (SELECT n FROM covering)
-		RETURNING u.id, u.thread_id, u.graph, u.kind, u.input, u.claim, u.cancel, u.partition_key),
+		RETURNING u.id, u.thread_id, u.graph, u.kind, u.input, u.claim, u.cancel, u.partition_key, u.expected_latest),
 	lease AS (INSERT INTO ` + q.t("ilmek_leases") + ` (thread_id, epoch, owner, expires)
 		SELECT upd.thread_id, nextval('` + q.t("ilmek_lease_epoch") + `'), $3, clock_timestamp() + $4::bigint * interval '1 microsecond' FROM upd WHERE NOT upd.cancel
 		ON CONFLICT (thread_id) DO UPDATE SET epoch = excluded.epoch, owner = excluded.owner, expires = excluded.expires
@@ -102,7 +102,8 @@ func (q *Queue) claimSQL(limited bool) string {
 		CASE WHEN upd.id IS NULL THEN (SELECT min((1 - ` + flowLevel + `) / f.rate) FROM ` + f + ` f WHERE f.rate > 0 AND ` + flowLevel + ` < 1) END,
 		EXISTS (SELECT 1 FROM ` + f + `),
 		(SELECT epoch FROM lease),
-		set_config('` + claimedThreadSetting + `', COALESCE(upd.thread_id, ''), true)
+		set_config('` + claimedThreadSetting + `', COALESCE(upd.thread_id, ''), true),
+		upd.expected_latest
 	FROM (SELECT 1) one LEFT JOIN pick ON true LEFT JOIN upd ON true`
 }
 
@@ -169,9 +170,10 @@ func (w *Worker) claim(ctx context.Context) (claimResult, error) {
 			c.epoch = nil
 			err := w.q.store.Pool().QueryRow(ctx, `SELECT id, thread_id, graph, kind, input, claim, base_cp, cancel,
 				COALESCE((SELECT c.id FROM `+cps+` c WHERE c.thread_id = r.thread_id ORDER BY c.seq DESC LIMIT 1), ''), partition_key, true,
-				(SELECT l.epoch FROM `+w.q.t("ilmek_leases")+` l WHERE l.thread_id = r.thread_id AND l.owner = $2 AND l.expires > clock_timestamp()) FROM `+r+` r
+				(SELECT l.epoch FROM `+w.q.t("ilmek_leases")+` l WHERE l.thread_id = r.thread_id AND l.owner = $2 AND l.expires > clock_timestamp()),
+				expected_latest FROM `+r+` r
 				WHERE state IN ('queued', 'running') AND state = 'running' AND worker = $1 AND claim_until > clock_timestamp()`, tag, owner).
-				Scan(&c.id, &c.thread, &c.graph, &c.kind, &c.input, &c.claim, &c.baseCP, &c.cancelled, &c.latest, &c.partition, &c.more, &c.epoch)
+				Scan(&c.id, &c.thread, &c.graph, &c.kind, &c.input, &c.claim, &c.baseCP, &c.cancelled, &c.latest, &c.partition, &c.more, &c.epoch, &c.expect)
 			if !errors.Is(err, pgx.ErrNoRows) {
 				if err == nil && c.baseCP != nil && c.latest != "" && *c.baseCP == c.latest {
 					// The lost attempt set the base: this claim is its first.
@@ -183,7 +185,7 @@ func (w *Worker) claim(ctx context.Context) (claimResult, error) {
 		return w.q.sendClaim(ctx, w.q.claimSQL(w.q.limited.Load()), []any{tag, w.opts.ttl.Microseconds(),
 			owner, w.q.store.LeaseTTLOf().Microseconds(), runID}, func(row pgx.Row) error {
 			return row.Scan(&c.id, &c.thread, &c.graph, &c.kind, &c.input, &c.claim, &c.baseCP, &c.cancelled, &c.latest, &c.partition, &c.more,
-				&picked, &scopes, &keys, &wait, &limits, &c.epoch, nil)
+				&picked, &scopes, &keys, &wait, &limits, &c.epoch, nil, &c.expect)
 		}, &c.read)
 	})
 	if err == nil {

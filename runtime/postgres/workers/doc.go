@@ -251,7 +251,10 @@
 // whose reply was lost may have queued its request. Retry it with the
 // same Request.Key, which finds that request (TestSubmitKey); without a
 // key a retry queues a second request, which takes the same answers to
-// the thread's next question or runs the same input again.
+// the thread's next question or runs the same input again, unless the
+// request names the checkpoint it was decided against
+// (Request.ExpectedLatest): the second one then ends refused
+// (TestSubmitExpectedLatest).
 //
 // # Why not River
 //

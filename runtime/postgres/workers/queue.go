@@ -68,6 +68,15 @@ type Request struct {
 	// answers, so that a retry repeats it and the next question gets a
 	// new one.
 	Key string
+	// ExpectedLatest, when set, runs the request only if the thread's
+	// latest checkpoint is the one it names ("": the thread has none) when
+	// a worker first runs it; otherwise the request ends with status
+	// error and an error matching runtime.ErrThreadMoved, having written
+	// nothing. Set it to the checkpoint whose questions a resume answers,
+	// or that a start was decided against (runtime.WithExpectedLatest).
+	// A fork (From) does not take it. A worker that took the request over
+	// from one that died continues what that one committed.
+	ExpectedLatest *string
 }
 
 // ErrKeyReused is matched by the error of a Submit whose Request.Key names
@@ -178,6 +187,8 @@ func (q *Queue) Submit(ctx context.Context, r Request) (int64, error) {
 		return 0, fmt.Errorf("workers: submit: the request names no graph or no thread (graph %q, thread %q)", r.Graph, r.Thread)
 	case r.Kind != KindStart && r.Kind != KindResume:
 		return 0, fmt.Errorf("workers: submit: unknown kind %q: want %q or %q", r.Kind, KindStart, KindResume)
+	case r.From != "" && r.ExpectedLatest != nil:
+		return 0, fmt.Errorf("workers: submit a fork of thread %q: a fork starts from its checkpoint (From), not the latest; leave ExpectedLatest out", r.Thread)
 	case r.Partition == anyPartition:
 		return 0, fmt.Errorf("workers: submit to thread %q: partition key %q is reserved for the limits of every partition; name the request's own partition", r.Thread, anyPartition)
 	}
@@ -193,9 +204,12 @@ func (q *Queue) Submit(ctx context.Context, r Request) (int64, error) {
 		}
 	}
 	var id int64
-	var key any // the request's key, NULL for none
+	var key, expect any // the request's key and expected checkpoint, NULL for none
 	if r.Key != "" {
 		key = r.Key
+	}
+	if r.ExpectedLatest != nil {
+		expect = *r.ExpectedLatest
 	}
 	if r.Policy == runtime.DoubleTextEnqueue && r.Key == "" {
 		// One statement: it reads nothing, so it needs no transaction of
@@ -203,10 +217,10 @@ func (q *Queue) Submit(ctx context.Context, r Request) (int64, error) {
 		// after a submitter of another policy that holds it.
 		err := q.store.Pool().QueryRow(ctx, `WITH l AS (SELECT pg_advisory_xact_lock(hashtextextended($1, 1))),
 			`+q.inheritSQL("$10")+`,
-			ins AS (INSERT INTO `+q.t("ilmek_requests")+` (thread_id, graph, kind, input, policy, priority, partition_key, fair_seq)
-				SELECT $2, $3, $4, $5, $6, $9, $10, `+q.fairSeqSQL("$9", "$10")+` FROM l RETURNING id)
+			ins AS (INSERT INTO `+q.t("ilmek_requests")+` (thread_id, graph, kind, input, policy, priority, partition_key, expected_latest, fair_seq)
+				SELECT $2, $3, $4, $5, $6, $9, $10, $11, `+q.fairSeqSQL("$9", "$10")+` FROM l RETURNING id)
 			SELECT id, pg_notify($7, $8 || id) FROM ins`,
-			q.s+"/"+r.Thread, r.Thread, r.Graph, kind, input, string(r.Policy), q.ch, noteNew, r.Priority, r.Partition).Scan(&id, nil)
+			q.s+"/"+r.Thread, r.Thread, r.Graph, kind, input, string(r.Policy), q.ch, noteNew, r.Priority, r.Partition, expect).Scan(&id, nil)
 		if err != nil {
 			return 0, fmt.Errorf("workers: submit a %s request for thread %q: %w", r.Kind, r.Thread, err)
 		}
@@ -224,12 +238,13 @@ func (q *Queue) Submit(ctx context.Context, r Request) (int64, error) {
 		if r.Key != "" {
 			var graph, kind2 string
 			var input2 []byte
-			err := tx.QueryRow(ctx, "SELECT id, graph, kind, input FROM "+q.t("ilmek_requests")+" WHERE thread_id = $1 AND request_key = $2", r.Thread, r.Key).Scan(&id, &graph, &kind2, &input2)
+			var expect2 *string
+			err := tx.QueryRow(ctx, "SELECT id, graph, kind, input, expected_latest FROM "+q.t("ilmek_requests")+" WHERE thread_id = $1 AND request_key = $2", r.Thread, r.Key).Scan(&id, &graph, &kind2, &input2, &expect2)
 			switch {
 			case errors.Is(err, pgx.ErrNoRows):
 			case err != nil:
 				return err
-			case graph != r.Graph || kind2 != kind || !bytes.Equal(input2, input):
+			case graph != r.Graph || kind2 != kind || !bytes.Equal(input2, input) || !sameExpectation(expect2, r.ExpectedLatest):
 				return fmt.Errorf("%w: key %q is request %d's (graph %s, kind %s), not this %s request's of graph %s; give each request its own key", ErrKeyReused, r.Key, id, graph, kind2, kind, r.Graph)
 			default:
 				found = true
@@ -265,9 +280,9 @@ func (q *Queue) Submit(ctx context.Context, r Request) (int64, error) {
 				}
 			}
 		}
-		if err := tx.QueryRow(ctx, "WITH "+q.inheritSQL("$7")+" INSERT INTO "+q.t("ilmek_requests")+` (thread_id, graph, kind, input, policy, priority, partition_key, request_key, fair_seq)
-			SELECT $1, $2, $3, $4, $5, $6, $7, $8, `+q.fairSeqSQL("$6", "$7")+" RETURNING id",
-			r.Thread, r.Graph, kind, input, string(r.Policy), r.Priority, r.Partition, key).Scan(&id); err != nil {
+		if err := tx.QueryRow(ctx, "WITH "+q.inheritSQL("$7")+" INSERT INTO "+q.t("ilmek_requests")+` (thread_id, graph, kind, input, policy, priority, partition_key, request_key, expected_latest, fair_seq)
+			SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, `+q.fairSeqSQL("$6", "$7")+" RETURNING id",
+			r.Thread, r.Graph, kind, input, string(r.Policy), r.Priority, r.Partition, key, expect).Scan(&id); err != nil {
 			return err
 		}
 		return q.notify(ctx, tx, noteNew+strconv.FormatInt(id, 10))
@@ -281,6 +296,12 @@ func (q *Queue) Submit(ctx context.Context, r Request) (int64, error) {
 	q.local.cancelledHere(replaced)
 	q.local.submittedHere(id)
 	return id, nil
+}
+
+// sameExpectation reports whether two requests expect the same checkpoint
+// (or neither expects one).
+func sameExpectation(a, b *string) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }
 
 // refuseIfWaiting fails with ErrWaitsOnPerson when pending, the JSON of

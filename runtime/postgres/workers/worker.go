@@ -96,6 +96,7 @@ type claimed struct {
 	claim               int64
 	baseCP              *string // the request's base_cp before this claim (nil at its first)
 	latest              string  // the thread's latest checkpoint as the claim found it ("" for none)
+	expect              *string // Request.ExpectedLatest (nil: none)
 	partition           string  // the request's partition key
 	cancelled           bool
 	more                bool // another request was queued when this one was claimed
@@ -319,6 +320,13 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 			from = "" // the fork's branch is the thread's latest now
 		}
 	}
+	if mode != modeContinue && c.expect != nil && *c.expect != latest {
+		// Decided against a thread as it no longer is (Request.ExpectedLatest):
+		// a resume retried after the first one answered, a start after
+		// another run. Nothing ran.
+		w.finish(c, "error", nil, fmt.Sprintf("thread %q: latest checkpoint %q, expected %q: %v", c.thread, latest, *c.expect, runtime.ErrThreadMoved))
+		return
+	}
 	w.runClaimedRun(ctx, c, g, from, mode)
 }
 
@@ -347,6 +355,11 @@ func (w *Worker) runClaimedRun(ctx context.Context, c *claimed, g Runnable, from
 	hb := make(chan struct{})
 	go func() { defer close(hb); w.heartbeat(runCtx, c, cancel, requestStop, stop) }()
 	extra := []runtime.RunOption{runtime.WithStopSignal(stopRun)}
+	if mode == modeResume && c.expect != nil && from == "" {
+		// Answer the questions of the checkpoint the request names, not
+		// those of one another writer made since the claim read the thread.
+		extra = append(extra, runtime.WithExpectedLatest(*c.expect))
+	}
 	if mode == modeStart && from == "" {
 		// Fold the input only into the thread as this claim found it: if
 		// another claim's run moved it meanwhile, a later claim looks again.
