@@ -585,6 +585,11 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request, p Principal) er
 type runBody struct {
 	Input         json.RawMessage       `json:"input,omitempty"`
 	DoubleTexting runtime.DoubleTexting `json:"double_texting,omitempty"`
+	// ExpectedCheckpointID, when present, runs the request only if the
+	// thread's latest checkpoint is this one ("": the thread has none)
+	// when it starts (runtime.WithExpectedLatest); otherwise it is refused
+	// 409 thread-moved, having written nothing.
+	ExpectedCheckpointID *string `json:"expected_checkpoint_id,omitempty"`
 }
 
 // forkBody is a fork's body: input folded into the checkpoint's channels
@@ -598,6 +603,21 @@ type forkBody struct {
 type resumeBody struct {
 	Answers       map[string]json.RawMessage `json:"answers"`
 	DoubleTexting runtime.DoubleTexting      `json:"double_texting,omitempty"`
+	// ExpectedCheckpointID is the checkpoint whose questions the answers
+	// are for (the thread's checkpoint_id when it was read), as runBody's:
+	// a resume sent again after its reply was lost is then refused rather
+	// than answering the thread's next question.
+	ExpectedCheckpointID *string `json:"expected_checkpoint_id,omitempty"`
+}
+
+// launchReq is a run, a fork or a resume as its request asked for it.
+type launchReq struct {
+	kind    string // run, fork or resume
+	input   json.RawMessage
+	answers map[string]any // a resume's, or a fork's edited answers
+	from    string         // a fork's checkpoint
+	policy  runtime.DoubleTexting
+	expect  *string // expected_checkpoint_id
 }
 
 func (s *Server) policy(p runtime.DoubleTexting) (runtime.DoubleTexting, error) {
@@ -615,13 +635,16 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, p Principal) e
 	if err := decode(r, &b); err != nil {
 		return err
 	}
-	return s.launch(w, r, p, "run", b.Input, nil, "", b.DoubleTexting)
+	return s.launch(w, r, p, launchReq{kind: "run", input: b.Input, policy: b.DoubleTexting, expect: b.ExpectedCheckpointID})
 }
 
 func (s *Server) fork(w http.ResponseWriter, r *http.Request, p Principal) error {
 	var b forkBody
 	if err := decode(r, &b); err != nil {
 		return err
+	}
+	if b.ExpectedCheckpointID != nil {
+		return badRequest("expected_checkpoint_id does not apply to a fork, which starts from the checkpoint in its path, not the thread's latest; leave it out")
 	}
 	var answers map[string]any
 	if len(b.Answers) > 0 {
@@ -633,7 +656,7 @@ func (s *Server) fork(w http.ResponseWriter, r *http.Request, p Principal) error
 			answers[id] = a
 		}
 	}
-	return s.launch(w, r, p, "fork", b.Input, answers, r.PathValue("checkpoint_id"), b.DoubleTexting)
+	return s.launch(w, r, p, launchReq{kind: "fork", input: b.Input, answers: answers, from: r.PathValue("checkpoint_id"), policy: b.DoubleTexting})
 }
 
 func (s *Server) resume(w http.ResponseWriter, r *http.Request, p Principal) error {
@@ -648,7 +671,7 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request, p Principal) err
 	for id, a := range b.Answers {
 		answers[id] = a
 	}
-	return s.launch(w, r, p, "resume", nil, answers, "", b.DoubleTexting)
+	return s.launch(w, r, p, launchReq{kind: "resume", answers: answers, policy: b.DoubleTexting, expect: b.ExpectedCheckpointID})
 }
 
 // launch submits a run, a fork or a resume. When it starts right away the
@@ -657,33 +680,34 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request, p Principal) err
 // listed in its thread's record only once the runtime accepted it (its
 // first event; Server.record). A queued request is answered 202 and a
 // later refusal ends it with status error.
-func (s *Server) launch(w http.ResponseWriter, r *http.Request, p Principal, kind string, input json.RawMessage, answers map[string]any, from string, dt runtime.DoubleTexting) error {
+func (s *Server) launch(w http.ResponseWriter, r *http.Request, p Principal, lr launchReq) error {
 	t, err := s.thread(r.Context(), p, r.PathValue("thread_id"), ActionRun)
 	if err != nil {
 		return err
 	}
-	policy, err := s.policy(dt)
+	policy, err := s.policy(lr.policy)
 	if err != nil {
 		return err
 	}
-	if from != "" {
-		if _, err := s.cfg.Checkpointer.Get(r.Context(), t.ID, from); errors.Is(err, runtime.ErrNotFound) {
-			return notFound("thread " + t.ID + " has no checkpoint " + from)
+	lr.policy = policy
+	if lr.from != "" {
+		if _, err := s.cfg.Checkpointer.Get(r.Context(), t.ID, lr.from); errors.Is(err, runtime.ErrNotFound) {
+			return notFound("thread " + t.ID + " has no checkpoint " + lr.from)
 		} else if err != nil {
 			return err
 		}
 	}
-	if policy == runtime.DoubleTextCancelReplace && kind != "resume" {
+	if policy == runtime.DoubleTextCancelReplace && lr.kind != "resume" {
 		if ts, err := s.state(r.Context(), t); err == nil && len(ts.Open) > 0 {
 			return errf(http.StatusConflict, "waiting-on-person", "The thread is waiting on interrupts",
 				"thread "+t.ID+" waits on a person; cancel-and-replace does not discard a pause: answer it with POST /threads/"+t.ID+"/resume")
 		}
 	}
 	if s.cfg.Queue != nil {
-		return s.submitQueued(w, r, p, t, kind, input, answers, from, policy)
+		return s.submitQueued(w, r, p, t, lr)
 	}
-	ru := newRun(newID(), t.ID, t.Graph, kind, s.cfg.MaxEventsPerRun)
-	ru.input, ru.answers, ru.from = input, answers, from
+	ru := newRun(newID(), t.ID, t.Graph, lr.kind, s.cfg.MaxEventsPerRun)
+	ru.input, ru.answers, ru.from, ru.expect = lr.input, lr.answers, lr.from, lr.expect
 	now, err := s.submit(ru, policy)
 	if err != nil {
 		return err

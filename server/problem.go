@@ -91,6 +91,10 @@ func problemOf(err error) (Problem, bool) {
 		return q, true
 	case errors.Is(err, runtime.ErrThreadID):
 		return p(http.StatusBadRequest, "bad-thread-id", "The thread id is not allowed"), true
+	case errors.Is(err, runtime.ErrThreadMoved):
+		q := p(http.StatusConflict, "thread-moved", "The thread is not at the expected checkpoint")
+		q.Detail = "the thread's latest checkpoint is not expected_checkpoint_id: it moved on (or this request was taken already); nothing was written, read the thread and decide again"
+		return q, true
 	case errors.Is(err, runtime.ErrThreadBusy):
 		return p(http.StatusConflict, "thread-busy", "The thread is busy"), true
 	case errors.As(err, &in):

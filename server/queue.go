@@ -66,6 +66,12 @@ type QueueRequest struct {
 	// already hold queues nothing and returns that request's id, and one
 	// whose key names another request fails matching ErrKeyReused.
 	Key string
+	// ExpectedLatest, when set, runs the request only if the thread's
+	// latest checkpoint is the one it names when the request first runs
+	// (the body's expected_checkpoint_id; "": none yet); otherwise the
+	// request ends with status error, matching runtime.ErrThreadMoved,
+	// having written nothing. Never set with From.
+	ExpectedLatest *string
 }
 
 // ErrKeyReused is matched by a Queue's Submit error when the request's Key
@@ -104,13 +110,14 @@ const queuedPrefix = "q-"
 
 // submitQueued submits a run or a resume to Config.Queue, where the
 // workers run it, and answers 202 at once.
-func (s *Server) submitQueued(w http.ResponseWriter, r *http.Request, p Principal, t threadRecord, kind string, input json.RawMessage, answers map[string]any, from string, policy runtime.DoubleTexting) error {
-	req := QueueRequest{Graph: t.Graph, Thread: t.ID, Input: input, Policy: policy, From: from, Key: r.Header.Get("Idempotency-Key")}
+func (s *Server) submitQueued(w http.ResponseWriter, r *http.Request, p Principal, t threadRecord, lr launchReq) error {
+	kind := lr.kind
+	req := QueueRequest{Graph: t.Graph, Thread: t.ID, Input: lr.input, Policy: lr.policy, From: lr.from, Key: r.Header.Get("Idempotency-Key"), ExpectedLatest: lr.expect}
 	if s.cfg.QueuePartition != "" {
 		req.Partition = t.Meta[s.cfg.QueuePartition]
 	}
-	if kind == "resume" || kind == "fork" && answers != nil {
-		data, err := json.Marshal(answers)
+	if kind == "resume" || kind == "fork" && lr.answers != nil {
+		data, err := json.Marshal(lr.answers)
 		if err != nil {
 			return badRequest("the answers do not encode as JSON: " + err.Error())
 		}

@@ -21,6 +21,7 @@ type run struct {
 	input                   json.RawMessage
 	answers                 map[string]any
 	from                    string
+	expect                  *string // expected_checkpoint_id: runtime.WithExpectedLatest
 
 	stop    chan struct{} // closed to stop at the next superstep boundary
 	stopped sync.Once
@@ -290,6 +291,9 @@ func (s *Server) execute(ctx context.Context, r *run) runEnd {
 		opts = append(opts, runtime.WithLogger(s.cfg.Logger))
 	}
 	opts = append(opts, s.cfg.RunOptions...)
+	if r.expect != nil {
+		opts = append(opts, runtime.WithExpectedLatest(*r.expect))
+	}
 	var events iter.Seq2[runtime.Event, error]
 	if r.answers != nil {
 		events = v.streamResume(ctx, on, runtime.AnswersByID(r.answers), opts...)

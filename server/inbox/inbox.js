@@ -235,8 +235,11 @@ function payloadView(payload) {
   return el("pre", { text: pretty(payload) });
 }
 
-// formFor builds the answer form of one interrupt p of thread threadID.
-function formFor(threadID, p) {
+// formFor builds the answer form of one interrupt p of thread threadID,
+// asked at checkpoint checkpointID: the answer is sent for that checkpoint
+// only, so that a second click, or a question asked again since, is not
+// answered twice (409 thread-moved).
+function formFor(threadID, p, checkpointID) {
   const formID = "answer-" + (p.id || "x").replace(/[^A-Za-z0-9_-]/g, "_");
   const form = el("form", { class: "answer", id: formID, noValidate: true });
   const schema = (p.expects && p.expects.schema) || {};
@@ -286,7 +289,7 @@ function formFor(threadID, p) {
     }
     submit.disabled = true;
     try {
-      const run = await call("POST", "/threads/" + enc(threadID) + "/resume", { answers: { [p.id]: answer } });
+      const run = await call("POST", "/threads/" + enc(threadID) + "/resume", { answers: { [p.id]: answer }, expected_checkpoint_id: checkpointID });
       answered = { run: run.run_id, what: "Answer sent" };
       notice("Answer sent. Run " + run.run_id + " goes on…");
       if (view && view.thread === threadID) {
@@ -456,7 +459,7 @@ function drawQuestions(th) {
     const card = el("article", { class: "question", "data-id": p.id, "data-where": where(p) },
       el("h4", { text: "Question from " + where(p) + (p.path && p.path.length ? " (inside a subgraph)" : "") }),
       payloadView(p.payload),
-      formFor(th.thread_id, p));
+      formFor(th.thread_id, p, th.checkpoint_id));
     box.append(card);
   }
   $("questions-empty").hidden = th.pending.length > 0;

@@ -47,7 +47,7 @@ func (a *Queue) Store() runtime.Checkpointer { return a.q.Store() }
 // Submit queues r. workers.ErrWaitsOnPerson is also matched by
 // runtime.ErrWaitingOnPerson.
 func (a *Queue) Submit(ctx context.Context, r server.QueueRequest) (string, error) {
-	req := workers.Request{Graph: r.Graph, Thread: r.Thread, Kind: workers.KindStart, Input: r.Input, Policy: r.Policy, From: r.From, Partition: r.Partition, Priority: r.Priority, Key: r.Key}
+	req := workers.Request{Graph: r.Graph, Thread: r.Thread, Kind: workers.KindStart, Input: r.Input, Policy: r.Policy, From: r.From, Partition: r.Partition, Priority: r.Priority, Key: r.Key, ExpectedLatest: r.ExpectedLatest}
 	if r.Resume {
 		req.Kind = workers.KindResume
 	}
