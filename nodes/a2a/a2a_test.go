@@ -248,29 +248,42 @@ func TestCallRunErrors(t *testing.T) {
 // the next run of the thread messages the agent again. Without textOnly
 // the failed task is the result (TestCallRunErrors).
 func TestCallTextOnlyFailedTask(t *testing.T) {
-	ctx := context.Background()
-	a, tr := connect(t)
-	g, err := runtime.Load("g.json", graphDoc(
-		`{"id": "n", "type": "a2a_call", "config": {"agent": "support-desk", "textFrom": "question", "to": "reply", "textOnly": true}}`,
-		`{"from": "__start__", "to": "n"}, {"from": "n", "to": "__end__"}`), a2a.Registry(a))
-	if err != nil {
-		t.Fatal(err)
-	}
-	thread := g.Thread(checkpoint.NewMemory(), "t-1")
-	for run := range 2 {
-		res, err := thread.Invoke(ctx, runtime.Values{"question": "boom"})
-		var te *a2a.TaskError
-		if !errors.As(err, &te) || te.Agent != "support-desk" || te.TaskID != "task-3" || te.State != "failed" || te.Message != "agent: kaboom" {
-			t.Fatalf("run %d: status %s, reply %q, err %v; want a *TaskError for task-3, failed", run, res.Status, res.State["reply"], err)
-		}
-		for _, want := range []string{`a2a_call node "n"`, `task "task-3"`, "ended failed", `"agent: kaboom"`, "drop textOnly"} {
-			if !strings.Contains(err.Error(), want) {
-				t.Errorf("run %d: err %q does not say %q", run, err, want)
+	for _, c := range []struct {
+		question, task, state, says, message string
+	}{
+		{"boom", "task-3", "failed", "ended failed", "agent: kaboom"},
+		// A question from the agent has no room in a reply text either.
+		{"refund please", "", "input-required", "is input-required, not completed", ""},
+	} {
+		t.Run(c.state, func(t *testing.T) {
+			ctx := context.Background()
+			a, tr := connect(t)
+			g, err := runtime.Load("g.json", graphDoc(
+				`{"id": "n", "type": "a2a_call", "config": {"agent": "support-desk", "textFrom": "question", "to": "reply", "textOnly": true}}`,
+				`{"from": "__start__", "to": "n"}, {"from": "n", "to": "__end__"}`), a2a.Registry(a))
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		if sends := tr.Sends(); len(sends) != run+1 {
-			t.Errorf("run %d: messages sent %v, want %d: a failed task is not journaled", run, sends, run+1)
-		}
+			thread := g.Thread(checkpoint.NewMemory(), "t-1")
+			for run := range 2 {
+				res, err := thread.Invoke(ctx, runtime.Values{"question": c.question})
+				var te *a2a.TaskError
+				if !errors.As(err, &te) || te.Agent != "support-desk" || c.task != "" && te.TaskID != c.task || te.State != c.state || c.message != "" && te.Message != c.message {
+					t.Fatalf("run %d: status %s, reply %q, err %v; want a *TaskError, %s", run, res.Status, res.State["reply"], err, c.state)
+				}
+				for _, want := range []string{`a2a_call node "n"`, c.says, "drop textOnly"} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("run %d: err %q does not say %q", run, err, want)
+					}
+				}
+				if _, ok := res.State["reply"]; ok {
+					t.Errorf("run %d: the node wrote reply %q", run, res.State["reply"])
+				}
+				if sends := tr.Sends(); len(sends) != run+1 {
+					t.Errorf("run %d: messages sent %v, want %d: a task that did not complete is not journaled", run, sends, run+1)
+				}
+			}
+		})
 	}
 }
 

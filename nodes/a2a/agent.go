@@ -152,8 +152,9 @@ func (a *Agent) Send(ctx *runtime.Ctx, text string, opts SendOptions) (Result, e
 	return a.send(ctx, text, opts, false)
 }
 
-// send is Send; with failTask, a task that ended failed or rejected is a
-// *TaskError, not journaled, so that a later pass sends again.
+// send is Send; with failTask, a task that did not complete (it failed,
+// was rejected or cancelled, or waits for input) is a *TaskError, not
+// journaled, so that a later pass sends again.
 func (a *Agent) send(ctx *runtime.Ctx, text string, opts SendOptions, failTask bool) (Result, error) {
 	key := opts.Key
 	if key == "" {
@@ -161,17 +162,19 @@ func (a *Agent) send(ctx *runtime.Ctx, text string, opts SendOptions, failTask b
 	}
 	return runtime.Step(ctx, key, func() (Result, error) {
 		r, err := a.Invoke(ctx, text, opts)
-		if err == nil && failTask && (r.State == "failed" || r.State == "rejected") {
+		if err == nil && failTask && r.State != "completed" {
 			return r, &TaskError{Agent: a.name, TaskID: r.TaskID, ContextID: r.ContextID, State: r.State, Message: r.StatusText}
 		}
 		return r, err
 	})
 }
 
-// TaskError is a remote task that ended failed or rejected where the
-// caller wanted its reply (a2a_call with textOnly): the agent, the task,
-// its conversation, its state and the text of its status message, the
-// agent's reason.
+// TaskError is a remote task that did not complete where the caller
+// wanted its reply (a2a_call with textOnly): one that failed, was rejected
+// or cancelled, or that waits for input or authorization, which a reply
+// text alone cannot carry on. It holds the agent, the task, its
+// conversation, its state and the text of its status message: the
+// agent's reason or question.
 type TaskError struct {
 	Agent, TaskID, ContextID, State string
 	Message                         string
@@ -183,7 +186,11 @@ func (e *TaskError) Error() string {
 	if e.Message != "" {
 		reason = "the agent says " + strconv.Quote(e.Message)
 	}
-	return fmt.Sprintf("a2a: agent %q: task %q (context %q) ended %s: %s", e.Agent, e.TaskID, e.ContextID, e.State, reason)
+	switch e.State {
+	case "failed", "rejected", "canceled":
+		return fmt.Sprintf("a2a: agent %q: task %q (context %q) ended %s: %s", e.Agent, e.TaskID, e.ContextID, e.State, reason)
+	}
+	return fmt.Sprintf("a2a: agent %q: task %q (context %q) is %s, not completed: %s", e.Agent, e.TaskID, e.ContextID, e.State, reason)
 }
 
 // GetTask is tasks/get, unjournaled.

@@ -24,8 +24,10 @@ const DefaultChannel = "result"
 // channel To (default "result"): the whole [Result], or its text alone
 // when TextOnly is set. A task that ended failed or rejected is a Result
 // like any other (its State says so); with TextOnly, which has no room for
-// the state, it fails the node with a *[TaskError] instead, not
-// journaled, so a retry or a later run sends the message again.
+// the state, a task in any state but completed (failed, rejected,
+// canceled, input-required, auth-required) fails the node with a
+// *[TaskError] instead, not journaled, so a retry or a later run sends the
+// message again.
 //
 //	{ "id": "ask", "type": "a2a_call",
 //	  "config": { "agent": "support-desk", "textFrom": "question", "contextFrom": "conv", "to": "answer" } }
