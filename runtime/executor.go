@@ -208,9 +208,12 @@ func (r *runner[S, U]) runBody(in *U, a *Answers) (res Result[S]) {
 		r.observeResume(err)
 	}
 	if err != nil {
+		// Refusals of the thread as it stands write nothing: not the
+		// thread's outcome either, which stays its last run's.
 		var ce *CheckpointError
 		var re *ResumeError
-		if errors.As(err, &re) || errors.As(err, &ce) || errors.Is(err, ErrThreadMoved) {
+		var ie *IncompatibleError
+		if errors.As(err, &re) || errors.As(err, &ce) || errors.As(err, &ie) || errors.Is(err, ErrThreadMoved) {
 			return Result[S]{RunID: r.info.runID, Err: err}
 		}
 		// A refused input (undeclared channel) ends the run before it starts.

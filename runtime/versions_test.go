@@ -132,6 +132,15 @@ func TestChangedDocumentUnderPausedThread(t *testing.T) {
 				t.Fatalf("checkpoint records %q format %d, want %q format %d", cp.Fingerprint, cp.Format, v1.Fingerprint(), checkpoint.Format)
 			}
 			before, _ := mem.List(ctx, "t1", 0)
+			outcome := func() checkpoint.ThreadOutcome {
+				t.Helper()
+				page, err := mem.ListThreads(ctx, checkpoint.ThreadQuery{})
+				if err != nil || len(page.Threads) != 1 {
+					t.Fatalf("threads %+v, %v", page.Threads, err)
+				}
+				return page.Threads[0].Outcome
+			}
+			paused := outcome()
 
 			v2 := loadGraph(t, tc.newDoc(t))
 			res, err = v2.Thread(mem, "t1").Resume(ctx, runtime.Answer("yes"))
@@ -169,6 +178,9 @@ func TestChangedDocumentUnderPausedThread(t *testing.T) {
 			}
 			if len(after) != len(before) {
 				t.Errorf("a refused resume wrote %d checkpoints", len(after)-len(before))
+			}
+			if got := outcome(); got != paused {
+				t.Errorf("a refused resume recorded the thread's outcome %+v, want its last run's %+v", got, paused)
 			}
 			// The thread still resumes on its own version.
 			if res, err := v1.Thread(mem, "t1").Resume(ctx, runtime.Answer("yes")); err != nil || res.Status != runtime.StatusDone {
