@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/ilmek-go/ilmek/internal/testgraphs"
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/spec"
@@ -53,17 +54,7 @@ func TestIfLatest(t *testing.T) {
 // (a loop asks again), when it names the checkpoint it answers; a resume
 // against the latest checkpoint is taken. A fork refuses the option.
 func TestIfLatestResume(t *testing.T) {
-	g, err := runtime.NewBuilder("ask").Channel("log", spec.Append).
-		Node("ask", func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
-			a, err := runtime.Interrupt[string](ctx, "next?")
-			if err != nil {
-				return nil, err
-			}
-			return runtime.Values{"log": a}, nil
-		}).
-		Edge(spec.Start, "ask").
-		EdgeIf("ask", "ask", func(v runtime.Values) bool { l, _ := v["log"].([]any); return len(l) < 3 }).
-		Compile()
+	g, err := testgraphs.Asking(3)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ilmek-go/ilmek/internal/testgraphs"
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/runtime/postgres/workers"
 	. "github.com/ilmek-go/ilmek/server"
 	"github.com/ilmek-go/ilmek/server/workersqueue"
-	"github.com/ilmek-go/ilmek/spec"
 )
 
 // TestExpectedCheckpoint: a resume that names the checkpoint whose
@@ -22,17 +22,7 @@ import (
 // Either way nothing is written. A run against a checkpoint the thread
 // has left is refused the same way; a fork does not take the field.
 func TestExpectedCheckpoint(t *testing.T) {
-	g, err := runtime.NewBuilder("asking").Channel("log", spec.Append).
-		Node("ask", func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
-			a, err := runtime.Interrupt[string](ctx, "next?")
-			if err != nil {
-				return nil, err
-			}
-			return runtime.Values{"log": a}, nil
-		}).
-		Edge(spec.Start, "ask").
-		EdgeIf("ask", "ask", func(v runtime.Values) bool { l, _ := v["log"].([]any); return len(l) < 3 }).
-		Compile()
+	g, err := testgraphs.Asking(3)
 	if err != nil {
 		t.Fatal(err)
 	}

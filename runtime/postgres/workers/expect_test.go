@@ -7,26 +7,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ilmek-go/ilmek/internal/testgraphs"
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/postgres/workers"
-	"github.com/ilmek-go/ilmek/spec"
 )
 
-// asking is a graph that asks the same question (one interrupt id) until
-// it holds three answers.
+// asking is testgraphs.Asking(3).
 func asking(t testing.TB) *runtime.Graph[runtime.Values, runtime.Values] {
 	t.Helper()
-	g, err := runtime.NewBuilder("asking").Channel("log", spec.Append).
-		Node("ask", func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
-			a, err := runtime.Interrupt[string](ctx, "next?")
-			if err != nil {
-				return nil, err
-			}
-			return runtime.Values{"log": a}, nil
-		}).
-		Edge(spec.Start, "ask").
-		EdgeIf("ask", "ask", func(v runtime.Values) bool { l, _ := v["log"].([]any); return len(l) < 3 }).
-		Compile()
+	g, err := testgraphs.Asking(3)
 	if err != nil {
 		t.Fatal(err)
 	}
