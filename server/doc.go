@@ -30,7 +30,11 @@
 //     its view, and POST /threads/{id}/runs {} continues the thread;
 //   - resume: POST /threads/{id}/resume answers interrupts by id; the
 //     runtime's refusals become precise statuses with RFC 9457 problem
-//     bodies (a wrong answer type 422, a busy thread 409...);
+//     bodies (a wrong answer type 422, a busy thread 409...). A run or
+//     resume whose body names expected_checkpoint_id runs only on the
+//     thread at that checkpoint (runtime.WithExpectedLatest), else 409
+//     thread-moved: a resume sent again after its reply was lost does not
+//     answer the thread's next question;
 //   - history: GET /threads/{id}/history lists checkpoints (each with the
 //     nodes, start, duration and channel writes of the superstep that
 //     wrote it), GET .../history/{checkpoint} is the state at one, and
