@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
@@ -530,6 +532,100 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	if js(`window.inlineRan === true`) {
 		t.Error("an inline script ran despite the Content-Security-Policy")
+	}
+}
+
+// TestConsoleMissingThreadInBrowser: the page of a thread that does not
+// exist, or that the principal may not see (another principal's thread
+// answers 404 as a missing one does), says so plainly and offers no action
+// on it: no Delete or Cancel button, no answer or fork form, no timeline,
+// runs or diagram. The page of a thread the principal may see, in the same
+// tab, has its actions again.
+func TestConsoleMissingThreadInBrowser(t *testing.T) {
+	ctx := browser(t, 90*time.Second)
+	ts := newTestServer(t, func(c *Config) { c.RenderSVG = graphviz.New().SVG }) // bearer tokens: the token is the principal
+	violations, _ := watchCSP(t, ctx)
+	ann := ts.newThread("ann", map[string]any{"graph": "approval"})
+	var run RunView
+	ts.must("ann", "POST", "/threads/"+ann.ThreadID+"/runs", map[string]any{"input": map[string]any{"topic": "otters"}}, 202).json(t, &run)
+	if run = ts.wait("ann", run); run.Status != "interrupted" {
+		t.Fatalf("run: %+v", run)
+	}
+	// as makes every request of the tab carry who's bearer token.
+	as := func(who string) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			if _, err := cdp.Call(ctx, tg, network.Enable, network.EnableParams{}); err != nil {
+				return err
+			}
+			_, err := cdp.Call(ctx, tg, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: network.Headers{"Authorization": "Bearer " + who}})
+			return err
+		})
+	}
+	str := func(expr string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+		if err != nil {
+			t.Fatalf("evaluating %s: %v", expr, err)
+		}
+		return s
+	}
+	// shown lists what the thread page shows that a person could act on or
+	// read as the thread's: visible buttons, forms and the sections below
+	// the title.
+	const shown = `[...document.querySelectorAll("#thread button, #thread form, #thread textarea, #thread input, #thread .cols")]
+		.filter(e => e.getClientRects().length > 0).map(e => e.id || e.className || e.tagName.toLowerCase()).join(",")`
+	for _, c := range []struct {
+		name, who, id string
+	}{
+		{"a thread that does not exist", "bob", "nosuch"},
+		{"another principal's thread", "bob", ann.ThreadID},
+		{"a thread that does not exist, its id to be escaped", "ann", "no such <thread>"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if err := chromedp.Do(ctx,
+				as(c.who),
+				chromedp.Navigate(ts.URL+"/inbox/?thread="+url.QueryEscape(c.id)),
+				poll(`[...document.querySelectorAll("#thread-missing, #thread-error")].some(e => !e.hidden && e.textContent !== "")`),
+			); err != nil {
+				t.Fatalf("opening the page of thread %q: %v", c.id, err)
+			}
+			if got := str(shown); got != "" {
+				t.Errorf("the page of thread %q, as %s, offers: %s", c.id, c.who, got)
+			}
+			msg := str(`document.getElementById("thread-missing")?.textContent || ""`)
+			if !strings.Contains(msg, "No thread "+c.id) || !strings.Contains(msg, "may not see it") {
+				t.Errorf("the page says %q", msg)
+			}
+			if e := str(`document.getElementById("thread-error").hidden ? "" : document.getElementById("thread-error").textContent`); e != "" {
+				t.Errorf("the page also shows an error: %q", e)
+			}
+			if s := str(`document.getElementById("thread-status").textContent + document.getElementById("thread-graph").textContent`); s != "" {
+				t.Errorf("the page shows a status for the missing thread: %q", s)
+			}
+		})
+	}
+
+	// The thread its owner may see, in the same tab: its question, its
+	// actions, and no word of a missing thread.
+	if err := chromedp.Do(ctx,
+		as("ann"),
+		chromedp.Navigate(ts.URL+"/inbox/?thread="+url.QueryEscape("nosuch")),
+		poll(`!document.getElementById("thread-missing")?.hidden`),
+		chromedp.Evaluate[chromedp.Void](`void document.querySelector('a[href="./"]').click()`),
+		poll(`!document.getElementById("list").hidden && !!document.querySelector('#threads li[data-thread="`+ann.ThreadID+`"] a')`),
+		chromedp.Evaluate[chromedp.Void](`void document.querySelector('#threads li[data-thread="`+ann.ThreadID+`"] a').click()`),
+		poll(`!!document.querySelector(".question form.answer") && !document.getElementById("delete-thread").hidden`),
+	); err != nil {
+		t.Fatalf("opening ann's thread after a missing one: %v", err)
+	}
+	if got := str(shown); !strings.Contains(got, "delete-thread") || !strings.Contains(got, "cols") {
+		t.Errorf("ann's thread page offers %s", got)
+	}
+	if m := str(`document.getElementById("thread-missing").hidden ? "" : document.getElementById("thread-missing").textContent`); m != "" {
+		t.Errorf("ann's thread page says %q", m)
+	}
+	if v := violations(); len(v) > 0 {
+		t.Errorf("Content-Security-Policy violations: %q", v)
 	}
 }
 

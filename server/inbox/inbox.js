@@ -4,8 +4,9 @@
 // questions it waits on (answer forms updated in place, never rebuilt
 // while someone types), its timeline of supersteps, channel values, runs
 // and live events, and the operator's buttons (cancel, fork, delete), each
-// behind a confirmation. Plain DOM, no framework; every request goes to
-// this server.
+// behind a confirmation. The page of a thread the server does not show
+// (missing, deleted, or another principal's) says so and offers nothing.
+// Plain DOM, no framework; every request goes to this server.
 "use strict";
 
 const api = new URL("..", document.baseURI).pathname.replace(/\/$/, "");
@@ -392,7 +393,8 @@ function selected() {
 
 async function refreshThread() {
   if (!view) return;
-  const id = enc(view.thread);
+  const want = view.thread;
+  const id = enc(want);
   let th, hist, rl;
   try {
     [th, hist, rl] = await Promise.all([
@@ -402,11 +404,21 @@ async function refreshThread() {
     ]);
     $("thread-error").hidden = true;
   } catch (err) {
-    $("thread-error").textContent = "Could not read the thread: " + err.message;
+    if (!view || view.thread !== want) return;
+    const status = err.problem && err.problem.status;
+    if (status === 404 || status === 400) {
+      // No such thread, or one the principal may not see (the server
+      // answers 404 for both): say so, and offer nothing to do with it.
+      showMissing(view.thread);
+      return;
+    }
+    $("thread-error").textContent = "Could not read the thread: " + err.message + (thread ? "" : ". Reload the page to try again.");
     $("thread-error").hidden = false;
     return;
   }
   if (!view || view.thread !== th.thread_id) return;
+  $("thread-missing").hidden = true;
+  $("thread-body").hidden = false;
   thread = th;
   cps = hist.checkpoints;
   runs = rl.runs;
@@ -443,6 +455,49 @@ async function refreshThread() {
   // How many refreshes the page has drawn: what a watcher (the browser
   // test) waits on instead of the clock.
   $("thread").dataset.refreshes = String(Number($("thread").dataset.refreshes || 0) + 1);
+}
+
+// resetThread empties the thread page of what it showed of a thread:
+// its state, actions, questions, timeline, runs, diagram and events.
+function resetThread() {
+  thread = null;
+  cps = [];
+  runs = [];
+  lastKey = "";
+  $("thread-body").hidden = true;
+  $("thread-missing").hidden = true;
+  $("thread-error").hidden = true;
+  $("confirm").hidden = true;
+  $("thread-status").replaceChildren();
+  $("thread-graph").textContent = "";
+  $("thread-meta").textContent = "";
+  $("cancel-run").hidden = true;
+  $("question-list").replaceChildren();
+  $("timeline").replaceChildren();
+  $("runs").replaceChildren();
+  runsKey = "";
+  $("values").textContent = "";
+  $("diagram").replaceChildren();
+  $("mermaid").textContent = "";
+  $("fork").hidden = true;
+  if (source) source.close();
+  source = null;
+  sourceRun = null;
+  $("events").replaceChildren();
+  $("events-run").textContent = "";
+  subgraphsKey = "";
+  $("subgraph-list").replaceChildren();
+  $("subgraphs").hidden = true;
+}
+
+// showMissing turns the thread page into a plain statement that thread
+// id is not there for this principal (it does not exist, was deleted, or
+// belongs to someone else), with no action on it.
+function showMissing(id) {
+  resetThread();
+  $("thread-missing").textContent = "No thread " + id + ": it does not exist (or was deleted), or you may not see it. Go back to all threads to find the one you want.";
+  $("thread-missing").hidden = false;
+  document.title = "No thread " + id + " · ilmek";
 }
 
 // drawQuestions updates the question cards in place: a card of an
@@ -643,23 +698,8 @@ function route() {
     $("thread-id").textContent = id;
     document.title = "Thread " + id + " · ilmek";
     if (!same) {
-      thread = null;
-      cps = [];
-      runs = [];
-      lastKey = "";
-      $("question-list").replaceChildren();
-      $("timeline").replaceChildren();
-      $("runs").replaceChildren();
-      $("values").textContent = "";
-      $("diagram").replaceChildren();
+      resetThread();
       if (!answered) notice("");
-      if (source) source.close();
-      source = null;
-      sourceRun = null;
-      $("events").replaceChildren();
-      subgraphsKey = "";
-      $("subgraph-list").replaceChildren();
-      $("subgraphs").hidden = true;
     }
     refreshThread();
   } else {
