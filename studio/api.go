@@ -4,13 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ilmek-go/ilmek/dot"
+	"github.com/ilmek-go/ilmek/internal/suggest"
 	"github.com/ilmek-go/ilmek/mermaid"
 	"github.com/ilmek-go/ilmek/server"
 	"github.com/ilmek-go/ilmek/spec"
@@ -76,12 +80,152 @@ func readJSON(r *http.Request, v any) error {
 		if errors.As(err, &mbe) {
 			return err
 		}
-		return badRequest("the request body is not the JSON object this route takes: " + trunc(err.Error(), 100))
+		return bodyError(err, v)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return badRequest("the request body has data after its JSON object; send one object")
 	}
 	return nil
+}
+
+// bodyError words a decoding error of a request body for its reader
+// (encoding/json's text names Go types: "json: cannot unmarshal number
+// into Go struct field .source of type string"): which member is wrong
+// and what it must be, or what the body lacks, and the members the route
+// takes (v points to the route's struct). The error wraps err.
+func bodyError(err error, v any) error {
+	members := jsonMembers(v)
+	takes := "send a JSON object with " + quoteList(members)
+	var (
+		syn *json.SyntaxError
+		typ *json.UnmarshalTypeError
+		msg string
+	)
+	switch {
+	case errors.Is(err, io.EOF):
+		msg = "the request body is empty; " + takes
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		msg = "the request body is cut short before its JSON object ends; " + takes
+	case errors.As(err, &syn):
+		msg = fmt.Sprintf("the request body is not JSON: %s at byte %d; %s", syn, syn.Offset, takes)
+	case errors.As(err, &typ) && typ.Field == "":
+		msg = "the request body is " + jsonKind(typ.Value) + ", not a JSON object; " + takes
+	case errors.As(err, &typ):
+		msg = fmt.Sprintf("member %q of the request body must be %s, not %s", typ.Field, goKind(typ.Type), jsonKind(typ.Value))
+	default:
+		name, ok := strings.CutPrefix(err.Error(), "json: unknown field ")
+		if ok {
+			name, _ = strconv.Unquote(name)
+			msg = fmt.Sprintf("the request body has a member %q, which this route does not take; %s", trunc(name, 40), takes)
+			if m := suggest.Closest(name, members); m != "" {
+				msg = fmt.Sprintf("the request body has a member %q, which this route does not take: did you mean %q?", trunc(name, 40), m)
+			}
+		} else {
+			msg = "the request body is not the JSON object this route takes; " + takes
+		}
+	}
+	return badRequestBecause(msg, err)
+}
+
+// jsonMembers lists the JSON members of the struct v points to.
+func jsonMembers(v any) []string {
+	t := reflect.TypeOf(v)
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() != reflect.Struct {
+		return nil
+	}
+	var out []string
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+// quoteList writes names as "a", "b" and "c".
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	if len(q) < 2 {
+		return strings.Join(q, "")
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
+}
+
+// jsonKind names the JSON value json.UnmarshalTypeError.Value describes
+// ("number", "string", "number 1.5"...).
+func jsonKind(value string) string {
+	kind, _, _ := strings.Cut(value, " ")
+	switch kind {
+	case "string":
+		return "a string"
+	case "number":
+		if _, n, ok := strings.Cut(value, " "); ok {
+			return "the number " + trunc(n, 20)
+		}
+		return "a number"
+	case "bool":
+		return "true or false"
+	case "array":
+		return "an array"
+	case "object":
+		return "an object"
+	}
+	return trunc(value, 20)
+}
+
+// goKind says what JSON value a member of Go type t takes.
+func goKind(t reflect.Type) string {
+	if t == nil {
+		return "another kind of value"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "a whole number"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number, 0 or more"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "another kind of value"
+}
+
+// nameTaken words a repository's ErrNameTaken for the name asked for;
+// other errors are returned as they are.
+func nameTaken(name string, err error) error {
+	if !errors.Is(err, ErrNameTaken) {
+		return err
+	}
+	return errf(http.StatusConflict, "name-taken", "The document name is taken",
+		fmt.Sprintf("another document is named %q; choose another name, or open that document", trunc(name, 40))).because(err)
+}
+
+// noRevision words a repository's ErrNotFound for revision n of d; other
+// errors are returned as they are.
+func noRevision(d Document, n int, err error) error {
+	if !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	return errf(http.StatusNotFound, "not-found", "Not found",
+		fmt.Sprintf("document %q has no revision %d; its revisions are 1 to %d", trunc(d.Name, 40), n, d.Revision)).because(err)
 }
 
 func (s *Studio) listTypes(w http.ResponseWriter, _ *http.Request, _ server.Principal) error {
@@ -208,7 +352,7 @@ func (s *Studio) createDoc(w http.ResponseWriter, r *http.Request, p server.Prin
 	rev.Author = p.ID
 	d, err = s.cfg.Repository.Create(r.Context(), d, rev)
 	if err != nil {
-		return err
+		return nameTaken(in.Name, err)
 	}
 	w.Header().Set("Location", "documents/"+d.ID)
 	return writeJSON(w, http.StatusCreated, DocumentView{Document: d, Source: string(rev.Body), Report: rep})
@@ -246,7 +390,7 @@ func (s *Studio) renameDoc(w http.ResponseWriter, r *http.Request, p server.Prin
 	}
 	d, err = s.cfg.Repository.Rename(r.Context(), d.ID, in.Name)
 	if err != nil {
-		return err
+		return nameTaken(in.Name, err)
 	}
 	return writeJSON(w, http.StatusOK, d)
 }
@@ -281,6 +425,11 @@ func (s *Studio) saveDraft(w http.ResponseWriter, r *http.Request, p server.Prin
 	}
 	rev.Document, rev.Author = d.ID, p.ID
 	rev, err = s.cfg.Repository.Save(r.Context(), in.Base, rev)
+	if errors.Is(err, ErrStale) {
+		return errf(http.StatusConflict, "stale", "The document changed since it was read",
+			fmt.Sprintf("document %q was saved again since revision %d, which this draft is based on; copy your changes (JSON tab), reopen the document and make them again",
+				trunc(d.Name, 40), in.Base)).because(err)
+	}
 	if err != nil {
 		return err
 	}
@@ -323,7 +472,7 @@ func (s *Studio) getRevision(w http.ResponseWriter, r *http.Request, p server.Pr
 	}
 	rev, err := s.cfg.Repository.Revision(r.Context(), d.ID, n)
 	if err != nil {
-		return err
+		return noRevision(d, n, err)
 	}
 	return writeJSON(w, http.StatusOK, map[string]any{"revision": rev, "source": string(rev.Body)})
 }
@@ -351,7 +500,7 @@ func (s *Studio) getReview(w http.ResponseWriter, r *http.Request, p server.Prin
 	}
 	rev, err := s.cfg.Repository.Revision(r.Context(), d.ID, n)
 	if err != nil {
-		return err
+		return noRevision(d, n, err)
 	}
 	rv, _, err := s.review(r.Context(), p, d, rev)
 	if err != nil {
@@ -383,7 +532,7 @@ func (s *Studio) publish(w http.ResponseWriter, r *http.Request, p server.Princi
 	}
 	rev, err := s.cfg.Repository.Revision(r.Context(), d.ID, in.Revision)
 	if err != nil {
-		return err
+		return noRevision(d, in.Revision, err)
 	}
 	rv, _, err := s.review(r.Context(), p, d, rev)
 	if err != nil {
@@ -407,6 +556,10 @@ func (s *Studio) publish(w http.ResponseWriter, r *http.Request, p server.Princi
 	}
 	v, err := s.cfg.Repository.Publish(r.Context(), d.Published, Version{Document: d.ID, Revision: rev.Number,
 		Fingerprint: rv.To, Publisher: p.ID, Body: rev.Body})
+	if errors.Is(err, ErrStale) {
+		return errf(http.StatusConflict, "stale", "The document changed since it was read",
+			fmt.Sprintf("another version of %q was published while this one was reviewed; review again, then publish", trunc(d.Name, 40))).because(err)
+	}
 	if err != nil {
 		return err
 	}

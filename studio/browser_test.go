@@ -3,12 +3,15 @@ package studio_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -463,5 +466,209 @@ func TestStudioKeepsNumberLiterals(t *testing.T) {
 		if !strings.Contains(saved.Source, l) {
 			t.Errorf("the saved document lost the literal %s: %s", l, saved.Source)
 		}
+	}
+}
+
+// crowded is a document laid out by the canvas's defaults (no x-studio
+// member: one column, a node every 120 px) whose nodes carry long
+// diagnostics: b's config has keys the say type does not take, c's type
+// is not registered, and d runs a graph that is not published.
+const crowded = `{"name":"crowded","channels":{"log":{"reducer":"append"}},
+ "nodes":[{"id":"a","type":"say","config":{"text":"hello"}},
+          {"id":"b","type":"say","config":{"text":"hi","the_first_setting_that_no_field_takes":1,"the_second_setting_that_no_field_takes":2,"teh_text":"typo"}},
+          {"id":"c","type":"a_node_type_that_the_application_does_not_register_anywhere"},
+          {"id":"d","type":"subgraph","config":{"graph":"a_child_graph_that_nobody_has_published_in_this_studio"}},
+          {"id":"e","type":"say","config":{"text":"bye"}}],
+ "edges":[{"from":"__start__","to":"a"},{"from":"a","to":"b"},{"from":"b","to":"c"},{"from":"c","to":"d"},{"from":"d","to":"e"},{"from":"e","to":"__end__"}]}`
+
+// TestStudioDiagnosticsInsideNodes: a long diagnostic drawn inside a node
+// keeps to the node's box: it is cut to one line there, its full text in
+// the node's tooltip and in the inspector, so the node does not grow over
+// its neighbours: no two nodes' bounding boxes intersect, and a node is as
+// wide with its diagnostic as without it and at most one line taller.
+func TestStudioDiagnosticsInsideNodes(t *testing.T) {
+	b := newBrowser(t)
+	ts, _ := browserStudio(t, nil)
+	s := &testStudio{t: t, ts: ts}
+	var made studio.DocumentView
+	s.must("", "POST", "/api/documents", map[string]any{"name": "crowded", "source": crowded}, 201).json(t, &made)
+	if made.Report.Errors < 3 {
+		t.Fatalf("crowded has %d errors: %+v", made.Report.Errors, made.Report.Diagnostics)
+	}
+	b.do("opening the document",
+		chromedp.Navigate(ts.URL+"/"),
+		poll(`document.querySelectorAll('[aria-label="Document"] option').length === 2`),
+		choose(`[aria-label="Document"]`, made.ID),
+		poll(`document.querySelectorAll(".react-flow__node").length === 7`),
+		poll(`document.querySelectorAll(".gnode.has-error").length === 3`),
+		chromedp.Click(chromedp.CSS(".react-flow__controls-fitview")), settled(),
+	)
+
+	// Each node's bounding box (left, top, right, bottom), and for a node
+	// with a diagnostic its size without it (the diagnostic hidden for the
+	// measure) and the diagnostic's font size, all on screen (zoomed).
+	raw, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`(() => {
+		const box = (n) => { const r = n.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+		const nodes = [...document.querySelectorAll(".react-flow__node")];
+		const zoom = Number((/scale\(([^)]+)\)/.exec(document.querySelector(".react-flow__viewport").style.transform) || [0, 1])[1]);
+		const out = {};
+		for (const n of nodes) {
+			const d = n.querySelector(".gnode-diag");
+			out[n.dataset.id] = { box: box(n), drawn: box(n.querySelector(".gnode")) };
+			if (d) out[n.dataset.id].font = parseFloat(getComputedStyle(d).fontSize) * zoom;
+		}
+		// The canvas keeps a node's measured size on its wrapper: measure
+		// what is drawn inside it. (The CSP refuses a <style> element; the
+		// CSSOM hides the diagnostics.)
+		const diags = [...document.querySelectorAll(".gnode-diag")];
+		for (const d of diags) d.style.display = "none";
+		for (const n of nodes) out[n.dataset.id].bare = box(n.querySelector(".gnode"));
+		for (const d of diags) d.style.display = "";
+		return JSON.stringify(out);
+	})()`))
+	if err != nil {
+		b.fail("measuring the nodes", err)
+	}
+	var got map[string]struct {
+		Box, Drawn, Bare [4]float64
+		Font             float64
+	}
+	if err := json.Unmarshal([]byte(raw), &got); err != nil {
+		t.Fatal(err)
+	}
+	ids := slices.Sorted(maps.Keys(got))
+	for i, p := range ids {
+		for _, q := range ids[i+1:] {
+			x, y := got[p].Box, got[q].Box
+			if x[0] < y[2] && y[0] < x[2] && x[1] < y[3] && y[1] < x[3] {
+				t.Errorf("nodes %s %v and %s %v overlap", p, x, q, y)
+			}
+		}
+	}
+	for _, id := range []string{"b", "c", "d"} {
+		n := got[id]
+		if n.Font == 0 {
+			t.Errorf("node %s shows no diagnostic", id)
+			continue
+		}
+		w, bw := n.Drawn[2]-n.Drawn[0], n.Bare[2]-n.Bare[0]
+		h, bh := n.Drawn[3]-n.Drawn[1], n.Bare[3]-n.Bare[1]
+		if w > bw+0.5 {
+			t.Errorf("node %s is %.1f px wide with its diagnostic, %.1f px without", id, w, bw)
+		}
+		if h > bh+2*n.Font {
+			t.Errorf("node %s is %.1f px tall with its diagnostic, %.1f px without: more than one line (%.1f px font)", id, h, bh, n.Font)
+		}
+	}
+
+	// The whole text: the node's tooltip, and the inspector.
+	var full []string
+	for _, d := range made.Report.Diagnostics {
+		if d.Node == "b" {
+			full = append(full, d.Message)
+		}
+	}
+	if len(full) == 0 {
+		t.Fatalf("no diagnostic on b: %+v", made.Report.Diagnostics)
+	}
+	diag := fmt.Sprintf(node, "b") + " .gnode-diag"
+	for _, m := range full {
+		b.do("reading b's diagnostic in its tooltip", poll(fmt.Sprintf(`(document.querySelector(%q)?.title || "").includes(%q)`, diag, m)))
+	}
+	b.do("seeing b's diagnostic cut", poll(fmt.Sprintf(`document.querySelector(%q).scrollWidth > document.querySelector(%q).clientWidth`, diag, diag)))
+	b.selectNode("b")
+	for _, m := range full {
+		b.do("seeing b's diagnostics in the inspector", poll(fmt.Sprintf(`[...document.querySelectorAll(".inspector .placed .diag")].some(e => e.textContent.includes(%q))`, m)))
+	}
+}
+
+// setText sets a textarea's text the way React sees typing (an input
+// event).
+func setText(sel, text string) chromedp.Action[chromedp.Void] {
+	return eval(fmt.Sprintf(`(() => { const a = document.querySelector(%q); Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, "value").set.call(a, %q); a.dispatchEvent(new Event("input", {bubbles: true})); return true })()`, sel, text))
+}
+
+// TestStudioErrorWordsInBrowser: what the page says when something fails
+// says what is wrong, where and how to fix it, never an internal string
+// (a Go error chain, the browser's "Failed to fetch" or its JSON parser's
+// phrasing): a name that is taken, JSON text with a syntax error (its
+// line and column), a document that is not an object or whose nodes are
+// not an array (the page keeps working), and the studio gone away.
+func TestStudioErrorWordsInBrowser(t *testing.T) {
+	b := newBrowser(t)
+	ts, _ := browserStudio(t, nil)
+	s := &testStudio{t: t, ts: ts}
+	var made studio.DocumentView
+	s.must("", "POST", "/api/documents", map[string]any{"name": "taken", "source": chain}, 201).json(t, &made)
+	str := func(expr string) string {
+		t.Helper()
+		v, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](expr))
+		if err != nil {
+			b.fail("evaluating "+expr, err)
+		}
+		return v
+	}
+	status := `document.querySelector("#status").textContent`
+	b.do("creating a document of a name that is taken",
+		chromedp.Navigate(ts.URL+"/"),
+		poll(`document.querySelectorAll('[aria-label="Document"] option').length === 2`),
+		typeInto(chromedp.CSS("#new-name"), "taken"),
+		chromedp.Click(chromedp.CSS("#new-doc")),
+		poll(status+` !== ""`),
+	)
+	if got := str(status); !strings.Contains(got, `The document name is taken: another document is named "taken"; choose another name`) {
+		t.Errorf("the status line says %q", got)
+	} else {
+		noInternalWords(t, "the status line", got)
+	}
+
+	b.do("opening the JSON tab",
+		choose(`[aria-label="Document"]`, made.ID),
+		chromedp.WaitVisible(chromedp.CSS(".react-flow__node")),
+		chromedp.Click(chromedp.CSS("#tab-json")),
+		chromedp.WaitVisible(chromedp.CSS("#json")),
+	)
+	jsonErr := `(document.querySelector("#json-error")?.textContent || "")`
+	for _, c := range []struct{ name, text, want string }{
+		{"a syntax error", "{\n  \"name\": \"taken\",\n  \"nodes\": [}\n}", `The JSON text is not valid at line 3, column 13: expected a value (a string, number, object, array, true, false or null), found "}"; fix it and apply again.`},
+		{"a missing comma", "{\n  \"name\": \"taken\"\n  \"nodes\": []\n}", `The JSON text is not valid at line 3, column 3: expected ',' or '}' after a member's value, found "\""; fix it and apply again.`},
+		{"the text cut short", "{\n  \"name\": \"taken\",\n  \"nodes\": [", `The JSON text is not valid at line 3, column 13: expected a value (a string, number, object, array, true, false or null), found the end of the text; fix it and apply again.`},
+		{"an array", `[1, 2]`, `The document must be a JSON object, {"name": …, "channels": {…}, "nodes": […], "edges": […]}, not an array; fix it and apply again.`},
+		{"nodes that are not an array", `{"name": "taken", "nodes": 5}`, `"nodes" must be an array, e.g. "nodes": [{"id": "a", "type": "say"}], not a number; fix it and apply again.`},
+		{"an edge that is not an object", `{"name": "taken", "nodes": [], "edges": ["a"]}`, `edges[0] must be an object such as {"from": "__start__", "to": "a"}, not a string; fix it and apply again.`},
+	} {
+		b.do("applying "+c.name,
+			setText("#json", c.text),
+			chromedp.Click(chromedp.CSS("#json-apply")),
+			poll(jsonErr+` !== ""`),
+		)
+		got := str(jsonErr)
+		if !strings.Contains(got, c.want) {
+			t.Errorf("applying %s: the page says %q\nwant %q", c.name, got, c.want)
+		}
+		noInternalWords(t, "the JSON tab's error", got)
+		if strings.Contains(got, "position") || strings.Contains(got, "SyntaxError") {
+			t.Errorf("applying %s: the page says %q, in the parser's words", c.name, got)
+		}
+		// The page still works: the canvas is one click away.
+		b.do("going on after "+c.name,
+			chromedp.Click(chromedp.CSS("#tab-canvas")),
+			chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(node, "a"))),
+			chromedp.Click(chromedp.CSS("#tab-json")),
+			chromedp.WaitVisible(chromedp.CSS("#json")),
+		)
+	}
+
+	// The studio goes away: saving says it cannot be reached, and that
+	// the edits are kept.
+	ts.Close()
+	b.do("saving with the studio gone",
+		chromedp.Click(chromedp.CSS("#save")),
+		poll(status+`.startsWith("The studio cannot be reached")`),
+	)
+	got := str(status)
+	noInternalWords(t, "the status line", got)
+	if strings.Contains(got, "Failed to fetch") || !strings.Contains(got, "try again") {
+		t.Errorf("with the studio gone the status line says %q", got)
 	}
 }

@@ -3,12 +3,16 @@ package studio
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/ilmek-go/ilmek/internal/suggest"
 	"github.com/ilmek-go/ilmek/mermaid"
+	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/server"
 	"github.com/ilmek-go/ilmek/spec"
 )
@@ -94,12 +98,9 @@ func (s *Studio) check(file string, src []byte, kids *children) Report {
 				continue
 			}
 			if _, err := f(n); err != nil {
-				path := spec.PathIndex("nodes", i) + ".config"
-				if n.Config == nil {
-					path = spec.PathIndex("nodes", i)
+				for _, d := range configDiagnostics(g, i, err) {
+					rep.add(d)
 				}
-				rep.add(spec.Diagnostic{Severity: spec.SeverityError, Pos: g.Pos(path), Path: path,
-					Message: fmt.Sprintf("node %q: %v", n.ID, err), Hint: "fix the node's config in its form"})
 			}
 		}
 		if !own {
@@ -162,4 +163,125 @@ func index(s string) (int, bool) {
 	}
 	n, err := strconv.Atoi(s[:end])
 	return n, err == nil && n >= 0
+}
+
+// configDiagnostics places the error a node's factory returned for node i
+// of g. A *runtime.ConfigError (runtime.DecodeConfig's: a value of the
+// wrong kind, a key the config type does not take, a number out of range)
+// is one diagnostic per refused value, at its path, worded for the person
+// filling the node's form rather than with the Go type's names; an
+// encoding/json error is worded the same way; any other error is the
+// factory's own words.
+func configDiagnostics(g *spec.Graph, i int, err error) []spec.Diagnostic {
+	n := g.Nodes[i]
+	at := spec.PathIndex("nodes", i) + ".config"
+	if n.Config == nil {
+		at = spec.PathIndex("nodes", i)
+	}
+	diag := func(path, msg, hint string) spec.Diagnostic {
+		pos := g.Pos(path)
+		if pos.Line == 0 {
+			path, pos = at, g.Pos(at)
+		}
+		return spec.Diagnostic{Severity: spec.SeverityError, Pos: pos, Path: path, Message: msg, Hint: hint}
+	}
+	const fix = "fix it in the node's config form"
+	var (
+		ce  *runtime.ConfigError
+		ute *json.UnmarshalTypeError
+		syn *json.SyntaxError
+	)
+	switch {
+	case errors.As(err, &ce) && len(ce.Problems) > 0:
+		out := make([]spec.Diagnostic, 0, len(ce.Problems))
+		for _, p := range ce.Problems {
+			msg, hint := configProblem(p)
+			if hint == "" {
+				hint = fix
+			}
+			out = append(out, diag(spec.PathIndex("nodes", i)+"."+p.Path, fmt.Sprintf("node %q: %s", n.ID, msg), hint))
+		}
+		return out
+	case errors.As(err, &ute) && ute.Field != "":
+		return []spec.Diagnostic{diag(at+"."+ute.Field, fmt.Sprintf("node %q: config.%s must be %s, not %s", n.ID, ute.Field, goKind(ute.Type), jsonKind(ute.Value)), fix)}
+	case errors.As(err, &ute):
+		return []spec.Diagnostic{diag(at, fmt.Sprintf("node %q: its config must be %s, not %s", n.ID, goKind(ute.Type), jsonKind(ute.Value)), fix)}
+	case errors.As(err, &syn):
+		return []spec.Diagnostic{diag(at, fmt.Sprintf("node %q: its config is not JSON: %v", n.ID, syn), fix)}
+	}
+	return []spec.Diagnostic{diag(at, fmt.Sprintf("node %q: %s", n.ID, shortTypes(err.Error())), fix)}
+}
+
+var (
+	// The words of runtime.ConfigProblem.Msg (package jsonconv's).
+	wantKindRE = regexp.MustCompile(`^want (.+) for (\S+), got (.+)$`)
+	notFieldRE = regexp.MustCompile(`^key ("(?:[^"\\]|\\.)*") is not a field of \S+ \(its keys: (.*)\)$`)
+	fitIntRE   = regexp.MustCompile(`^(\S+) does not fit (u?int(?:8|16|32|64)?): encoding/json wants an integer in its range$`)
+	fitFloatRE = regexp.MustCompile(`^(\S+) does not fit float(?:32|64)$`)
+	intTypeRE  = regexp.MustCompile(`^u?int(?:8|16|32|64)?$`)
+	quotedRE   = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+	// qualifiedRE is a Go type's name with its import path.
+	qualifiedRE = regexp.MustCompile(`\b(?:[\w.-]+/)+[\w-]+\.(\w+)`)
+)
+
+// configProblem words one refused value of a config: the message, and a
+// hint when there is a better one than the form's.
+func configProblem(p runtime.ConfigProblem) (msg, hint string) {
+	if m := wantKindRE.FindStringSubmatch(p.Msg); m != nil {
+		want := m[1]
+		if want == "a number" && intTypeRE.MatchString(m[2]) {
+			want = "a whole number"
+		}
+		return fmt.Sprintf("%s must be %s, not %s", p.Path, want, m[3]), ""
+	}
+	if m := notFieldRE.FindStringSubmatch(p.Msg); m != nil {
+		key, _ := strconv.Unquote(m[1])
+		var names []string
+		for _, q := range quotedRE.FindAllString(m[2], -1) {
+			if n, err := strconv.Unquote(q); err == nil {
+				names = append(names, n)
+			}
+		}
+		// The setting's object: the path without its last key.
+		parent := strings.TrimSuffix(strings.TrimSuffix(p.Path, spec.PathKey("", key)), ".")
+		if parent == p.Path || parent == "" {
+			parent = "config"
+		}
+		msg = fmt.Sprintf("%s has a setting %q, which the node's type does not take", parent, key)
+		switch {
+		case suggest.Closest(key, names) != "":
+			hint = fmt.Sprintf("did you mean %q? Rename it in the node's config form", suggest.Closest(key, names))
+		case len(names) > 0:
+			hint = "remove it in the node's config form; the type takes " + quoteList(names)
+		default:
+			hint = "remove it in the node's config form; the type takes no settings"
+		}
+		return msg, hint
+	}
+	if m := fitIntRE.FindStringSubmatch(p.Msg); m != nil {
+		lo, hi := intRange(m[2])
+		return fmt.Sprintf("%s must be a whole number from %s to %s, not %s", p.Path, lo, hi, m[1]), ""
+	}
+	if m := fitFloatRE.FindStringSubmatch(p.Msg); m != nil {
+		return fmt.Sprintf("%s is %s, a number too large for it", p.Path, m[1]), ""
+	}
+	return p.Path + ": " + shortTypes(p.Msg), ""
+}
+
+// intRange is the range of the Go integer type named t.
+func intRange(t string) (lo, hi string) {
+	bits := 64
+	if b, err := strconv.Atoi(strings.TrimLeft(t, "uint")); err == nil {
+		bits = b
+	}
+	if strings.HasPrefix(t, "u") {
+		return "0", strconv.FormatUint(math.MaxUint64>>(64-bits), 10)
+	}
+	return strconv.FormatInt(math.MinInt64>>(64-bits), 10), strconv.FormatInt(math.MaxInt64>>(64-bits), 10)
+}
+
+// shortTypes drops the import paths from the Go type names in s
+// ("github.com/acme/shop/config.LLM" becomes "LLM").
+func shortTypes(s string) string {
+	return qualifiedRE.ReplaceAllString(s, "$1")
 }

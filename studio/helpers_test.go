@@ -140,6 +140,44 @@ func (s *testStudio) do(user, method, path string, body any) reply {
 	return reply{res.StatusCode, res.Header, b}
 }
 
+// raw does a request whose body is the text body, as a client that
+// writes JSON by hand might send it (it may not be JSON).
+func (s *testStudio) raw(user, method, path, body string) reply {
+	s.t.Helper()
+	req, err := http.NewRequest(method, s.ts.URL+path, strings.NewReader(body))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	req.Header.Set("X-User", user)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	checkDeclared(s.t, method, path, res.StatusCode)
+	return reply{res.StatusCode, res.Header, b}
+}
+
+// internalWords are what a message for a person must not hold: a Go error
+// chain's package prefixes, encoding/json's words, Go type names.
+var internalWords = []string{"studio:", "runtime:", "sqlrepo", "json:", "Go struct", "Go value", "github.com/", "unmarshal", "for int", "studio_test."}
+
+// noInternalWords fails the test when text, which a person reads, holds
+// one of internalWords.
+func noInternalWords(t *testing.T, what, text string) {
+	t.Helper()
+	for _, w := range internalWords {
+		if strings.Contains(text, w) {
+			t.Errorf("%s holds %q, an internal word: %s", what, w, text)
+		}
+	}
+}
+
 // param is a path parameter of the OpenAPI document, such as {id}.
 var param = regexp.MustCompile(`\{[a-z]+\}`)
 

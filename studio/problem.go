@@ -34,22 +34,40 @@ const ProblemTypePrefix = "urn:ilmek:problem:"
 // maxDetail bounds a problem's detail.
 const maxDetail = 180
 
-// httpError is an error the studio makes itself, with its status.
+// httpError is an error the studio makes itself, with its status. Its
+// detail is written for the person who reads it in the page: what is
+// wrong, where, and how to fix it, in the studio's words, never the Go
+// error chain of its cause; the cause stays matchable (errors.Is, As).
 type httpError struct {
 	status      int
 	slug, title string
 	detail      string
 	extra       func(*Problem)
+	cause       error
 }
 
 func (e *httpError) Error() string { return e.detail }
+
+// Unwrap returns the error the studio's words replace, if any.
+func (e *httpError) Unwrap() error { return e.cause }
 
 func errf(status int, slug, title, detail string) *httpError {
 	return &httpError{status: status, slug: slug, title: title, detail: detail}
 }
 
+// because records the error e words for the reader.
+func (e *httpError) because(err error) *httpError {
+	e.cause = err
+	return e
+}
+
 func badRequest(detail string) error {
 	return errf(http.StatusBadRequest, "bad-request", "Bad request", detail)
+}
+
+// badRequestBecause is badRequest worded for cause, which it wraps.
+func badRequestBecause(detail string, cause error) error {
+	return errf(http.StatusBadRequest, "bad-request", "Bad request", detail).because(cause)
 }
 
 // problemOf maps an error to its problem; errors it does not know are
@@ -59,8 +77,12 @@ func problemOf(err error) (Problem, bool) {
 		he  *httpError
 		mbe *http.MaxBytesError
 	)
-	p := func(status int, slug, title string) Problem {
-		return Problem{Type: ProblemTypePrefix + slug, Title: title, Status: status, Detail: err.Error()}
+	// A repository's error is answered in the studio's words: its text
+	// is a Go error chain ("document \"x\": studio: not found"). The
+	// handlers word the ones they know more of (which name, which
+	// revision).
+	p := func(status int, slug, title, detail string) Problem {
+		return Problem{Type: ProblemTypePrefix + slug, Title: title, Status: status, Detail: detail}
 	}
 	switch {
 	case errors.As(err, &he):
@@ -73,11 +95,14 @@ func problemOf(err error) (Problem, bool) {
 		return Problem{Type: ProblemTypePrefix + "body-too-large", Title: "Request body too large", Status: http.StatusRequestEntityTooLarge,
 			Detail: "the request body is larger than the studio accepts; send a smaller one"}, true
 	case errors.Is(err, ErrNotFound):
-		return p(http.StatusNotFound, "not-found", "Not found"), true
+		return p(http.StatusNotFound, "not-found", "Not found",
+			"the document, revision or version is not there (it may have been deleted); reload the list of documents"), true
 	case errors.Is(err, ErrNameTaken):
-		return p(http.StatusConflict, "name-taken", "The document name is taken"), true
+		return p(http.StatusConflict, "name-taken", "The document name is taken",
+			"another document has this name; choose another name"), true
 	case errors.Is(err, ErrStale):
-		return p(http.StatusConflict, "stale", "The document changed since it was read"), true
+		return p(http.StatusConflict, "stale", "The document changed since it was read",
+			"someone saved or published the document since it was read; reopen it and make the change again"), true
 	}
 	return Problem{}, false
 }
@@ -90,7 +115,7 @@ func (s *Studio) writeProblem(w http.ResponseWriter, r *http.Request, err error)
 		id := hex.EncodeToString(b[:])
 		s.log.Error("studio: internal error", "error_id", id, "method", r.Method, "path", r.URL.Path, "err", err)
 		q = Problem{Type: ProblemTypePrefix + "internal", Title: "Internal error", Status: http.StatusInternalServerError,
-			Detail: "the studio failed; error_id names its log record", ErrorID: id}
+			Detail: "the studio failed on this request; try again, and if it fails again give the operator error id " + id + " (it names the log record)", ErrorID: id}
 	}
 	if len(q.Detail) > maxDetail {
 		q.Detail = strings.ToValidUTF8(q.Detail[:maxDetail-3], "") + "..."

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/server"
@@ -112,7 +113,7 @@ func (s *Studio) review(ctx context.Context, p server.Principal, d Document, rev
 			// The published version runs a child that has changed since
 			// (a pin, a channel): the paused threads cannot be compared.
 			out.Changes = append(out.Changes, Change{Kind: "unchecked", Subject: d.Name,
-				Detail:       "the published version cannot be built with the children published now: " + trunc(err.Error(), 300),
+				Detail:       fmt.Sprintf("published version %d cannot be built with the graphs published now: %s", pub.Number, trunc(buildProblem(err), 300)),
 				UnsafePaused: true, Reason: "the paused threads were not compared; publish only if none runs the published version"})
 			out.Unsafe = true
 			return out, &rep, nil
@@ -141,4 +142,20 @@ func (s *Studio) review(ctx context.Context, p server.Principal, d Document, rev
 		}
 	}
 	return out, &rep, nil
+}
+
+// buildProblem says why a document does not build, in the document's
+// words: its first diagnostic (runtime.FromSpec's error wraps a
+// *spec.Error; its text starts with the runtime's own words), and how
+// many more there are.
+func buildProblem(err error) string {
+	var se *spec.Error
+	if !errors.As(err, &se) || len(se.Diagnostics) == 0 {
+		return shortTypes(strings.TrimPrefix(err.Error(), "runtime: "))
+	}
+	msg := se.Diagnostics[0].Message
+	if n := len(se.Diagnostics) - 1; n > 0 {
+		msg += fmt.Sprintf(" (and %d more)", n)
+	}
+	return msg
 }

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/ilmek-go/ilmek/server"
 	"github.com/ilmek-go/ilmek/spec"
 	"github.com/ilmek-go/ilmek/studio"
+	"github.com/ilmek-go/ilmek/studio/sqlite"
 )
 
 func TestNewRefuses(t *testing.T) {
@@ -131,6 +134,9 @@ func TestCheck(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var rep studio.Report
 			s.must("ann", "POST", "/api/check", map[string]any{"source": tc.src}, 200).json(t, &rep)
+			for _, d := range rep.Diagnostics {
+				noInternalWords(t, "a diagnostic", d.Message+" ("+d.Hint+")")
+			}
 			if rep.Errors != tc.errors {
 				t.Fatalf("%d errors, want %d: %+v", rep.Errors, tc.errors, rep.Diagnostics)
 			}
@@ -146,6 +152,50 @@ func TestCheck(t *testing.T) {
 				}
 			}
 			t.Fatalf("no %s at %s (node %q, edge %d, hint %q) in %+v", tc.severity, tc.path, tc.node, tc.edge, tc.hint, rep.Diagnostics)
+		})
+	}
+}
+
+// TestConfigWords: a config the node type's factory refuses (through
+// runtime.DecodeConfig) is one diagnostic per refused value, at its path,
+// saying what the value must be in the words of the form, not of the Go
+// type it decodes into.
+func TestConfigWords(t *testing.T) {
+	s := newStudio(t, nil)
+	for _, c := range []struct {
+		name, config string
+		want         []studio.Diagnostic // Path, Message and Hint (a part of it)
+	}{
+		{"a value of the wrong kind", `{"text":"bye","times":"two"}`, []studio.Diagnostic{
+			{Path: "nodes[1].config.times", Message: `node "b": config.times must be a whole number, not a string`, Hint: "fix it in the node's config form"}}},
+		{"a string that is a number", `{"text":5}`, []studio.Diagnostic{
+			{Path: "nodes[1].config.text", Message: `node "b": config.text must be a string, not a number`, Hint: "config form"}}},
+		{"a misspelt setting", `{"txt":"bye"}`, []studio.Diagnostic{
+			{Path: "nodes[1].config.txt", Message: `node "b": config has a setting "txt", which the node's type does not take`, Hint: `did you mean "text"? Rename it in the node's config form`}}},
+		{"a setting of another type", `{"text":"bye","model":"x"}`, []studio.Diagnostic{
+			{Path: "nodes[1].config.model", Message: `node "b": config has a setting "model", which the node's type does not take`, Hint: `remove it in the node's config form; the type takes "text" and "times"`}}},
+		{"a number out of range", `{"text":"bye","times":99999999999999999999}`, []studio.Diagnostic{
+			{Path: "nodes[1].config.times", Message: `node "b": config.times must be a whole number from -9223372036854775808 to 9223372036854775807, not 99999999999999999999`}}},
+		{"two problems", `{"text":1,"times":"two"}`, []studio.Diagnostic{
+			{Path: "nodes[1].config.text", Message: `node "b": config.text must be a string, not a number`},
+			{Path: "nodes[1].config.times", Message: `node "b": config.times must be a whole number, not a string`}}},
+		{"the factory's own words", `{"times":2}`, []studio.Diagnostic{
+			{Path: "nodes[1].config", Message: `node "b": config.text is required: give the text to say`, Hint: "config form"}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var rep studio.Report
+			src := strings.Replace(chain, `{"text":"bye"}`, c.config, 1)
+			s.must("ann", "POST", "/api/check", map[string]any{"source": src}, 200).json(t, &rep)
+			if rep.Errors != len(c.want) {
+				t.Fatalf("%d errors, want %d: %+v", rep.Errors, len(c.want), rep.Diagnostics)
+			}
+			for i, w := range c.want {
+				d := rep.Diagnostics[i]
+				if d.Path != w.Path || d.Message != w.Message || !strings.Contains(d.Hint, w.Hint) || d.Node != "b" || d.Line != 4 {
+					t.Errorf("diagnostic %d: %+v\nwant %+v at line 4 on node b", i, d, w)
+				}
+				noInternalWords(t, "a diagnostic", d.Message+" ("+d.Hint+")")
+			}
 		})
 	}
 }
@@ -582,4 +632,106 @@ func (u userTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("X-User", string(u))
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// failingList is a repository whose List fails, as a database that went
+// away does.
+type failingList struct{ studio.Repository }
+
+func (failingList) List(context.Context) ([]studio.Document, error) {
+	return nil, errors.New("sqlrepo: listing documents: driver: bad connection")
+}
+
+// TestProblemWords: every problem the studio answers says, in the
+// studio's words, what is wrong, where (which document, revision, name
+// or member) and how to fix it, never the Go error chain of its cause
+// (a repository's "document \"x\": studio: not found", encoding/json's
+// "json: cannot unmarshal number into Go struct field .source of type
+// string"), over the memory and the SQLite repositories alike; an
+// internal error names its error id, which ties it to the log.
+func TestProblemWords(t *testing.T) {
+	repos := map[string]func(t *testing.T) studio.Repository{
+		"memory": func(*testing.T) studio.Repository { return studio.NewMemory() },
+		"sqlite": func(t *testing.T) studio.Repository {
+			repo, db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "studio.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			return repo
+		},
+	}
+	for name, open := range repos {
+		t.Run(name, func(t *testing.T) {
+			s := newStudio(t, func(c *studio.Config) { c.Repository = open(t) })
+			d := s.create("ann", "chain", chain)
+			other := s.create("ann", "other", chain)
+			s.save("ann", d, strings.Replace(chain, "hello", "hi", 1))
+			docs := "/api/documents/" + d.ID
+			for _, c := range []struct {
+				name         string
+				r            reply
+				status       int
+				slug, detail string
+			}{
+				{"a name that is taken", s.do("ann", "POST", "/api/documents", map[string]any{"name": "other"}),
+					409, "name-taken", `another document is named "other"; choose another name`},
+				{"a rename to a name that is taken", s.do("ann", "PATCH", "/api/documents/"+other.ID, map[string]any{"name": "chain"}),
+					409, "name-taken", `another document is named "chain"; choose another name`},
+				{"a draft of a stale revision", s.do("ann", "PUT", docs+"/draft", map[string]any{"base": 1, "source": chain}),
+					409, "stale", `document "chain" was saved again since revision 1, which this draft is based on; copy your changes (JSON tab), reopen the document`},
+				{"a revision that is not there", s.do("ann", "GET", docs+"/revisions/9", nil),
+					404, "not-found", `document "chain" has no revision 9; its revisions are 1 to 2`},
+				{"the review of a revision that is not there", s.do("ann", "GET", docs+"/review?revision=9", nil),
+					404, "not-found", `document "chain" has no revision 9; its revisions are 1 to 2`},
+				{"publishing a revision that is not there", s.do("ann", "POST", docs+"/publish", map[string]any{"revision": 9, "published": 0}),
+					404, "not-found", `document "chain" has no revision 9; its revisions are 1 to 2`},
+				{"a member of the wrong kind", s.do("ann", "POST", "/api/check", map[string]any{"source": 5}),
+					400, "bad-request", `member "source" of the request body must be a string, not a number`},
+				{"a whole number of the wrong kind", s.do("ann", "POST", docs+"/publish", map[string]any{"revision": "2", "published": 0}),
+					400, "bad-request", `member "revision" of the request body must be a whole number, not a string`},
+				{"a misspelt member", s.do("ann", "POST", "/api/check", map[string]any{"sauce": "{}"}),
+					400, "bad-request", `the request body has a member "sauce", which this route does not take: did you mean "source"?`},
+				{"an unknown member", s.do("ann", "POST", "/api/documents", map[string]any{"name": "x", "colour": "red"}),
+					400, "bad-request", `the request body has a member "colour", which this route does not take; send a JSON object with "name" and "source"`},
+				{"a body that is not an object", s.do("ann", "POST", "/api/check", "not an object"),
+					400, "bad-request", `the request body is a string, not a JSON object; send a JSON object with "source"`},
+				{"an empty body", s.raw("ann", "POST", "/api/documents", ""),
+					400, "bad-request", `the request body is empty; send a JSON object with "name" and "source"`},
+				{"a body cut short", s.raw("ann", "POST", "/api/check", `{"source": "{}"`),
+					400, "bad-request", `the request body is cut short before its JSON object ends; send a JSON object with "source"`},
+				{"a body that is not JSON", s.raw("ann", "POST", "/api/check", `{source: 1}`),
+					400, "bad-request", `the request body is not JSON: invalid character 's' looking for beginning of object key string at byte 2; send a JSON object with "source"`},
+			} {
+				t.Run(c.name, func(t *testing.T) {
+					p := problem(t, c.r, c.status, c.slug)
+					if !strings.Contains(p.Detail, c.detail) {
+						t.Errorf("detail %q\nwant it to hold %q", p.Detail, c.detail)
+					}
+					noInternalWords(t, "detail", p.Title+": "+p.Detail)
+				})
+			}
+		})
+	}
+
+	t.Run("internal", func(t *testing.T) {
+		s := newStudio(t, func(c *studio.Config) { c.Repository = failingList{studio.NewMemory()} })
+		// (Not s.do: the OpenAPI document declares no route's 500.)
+		req, _ := http.NewRequest("GET", s.ts.URL+"/api/documents", nil)
+		req.Header.Set("X-User", "ann")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		p := problem(t, reply{res.StatusCode, res.Header, body}, 500, "internal")
+		if p.ErrorID == "" || !strings.Contains(p.Detail, "error id "+p.ErrorID) || !strings.Contains(p.Detail, "try again") {
+			t.Errorf("an internal error: %+v", p)
+		}
+		noInternalWords(t, "detail", p.Detail)
+		if strings.Contains(p.Detail, "bad connection") {
+			t.Errorf("the detail tells the cause: %s", p.Detail)
+		}
+	})
 }

@@ -1,5 +1,5 @@
 import { useState, useEffect } from 'react';
-import { isRaw, number, parseJSON, show } from './json.js';
+import { isRaw, number, parseJSON, show, syntaxMessage } from './json.js';
 
 // ConfigForm edits a node's config from its type's JSON Schema (what
 // `ilmekgen schema --config` prints): a field per property of a flat
@@ -134,7 +134,7 @@ function JSONField({ value, onChange }) {
             onChange(parseJSON(text));
             setErr('');
           } catch (e) {
-            setErr(e.message);
+            setErr(syntaxMessage(text, e) + '; fix it and leave the field to apply it.');
           }
         }} />
       {err ? <div className="diag error">{err}</div> : null}

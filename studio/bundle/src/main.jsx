@@ -5,7 +5,7 @@ import '@xyflow/react/dist/style.css';
 import './studio.css';
 import { api, Problem } from './api.js';
 import { ConfigForm, GuardForm, TextInput } from './forms.jsx';
-import { parseJSON } from './json.js';
+import { parseJSON, syntaxMessage } from './json.js';
 import { SubgraphForm } from './subgraph.jsx';
 
 const START = '__start__';
@@ -43,9 +43,15 @@ function guardText(w) {
   return w.channel + ' ' + op + ' ' + JSON.stringify(w[op]);
 }
 
+// GraphNode draws a node on the canvas. Its first diagnostic is one line
+// cut to the node's width (it never widens or lengthens the node over its
+// neighbours); the tooltip holds every diagnostic of the node in full, and
+// the inspector lists them when the node is selected.
 function GraphNode({ data, selected }) {
   const cls = 'gnode' + (data.errors.length ? ' has-error' : data.warnings.length ? ' has-warning' : '') + (selected ? ' selected' : '') + (data.terminal ? ' terminal' : '');
-  const first = data.errors[0] || data.warnings[0];
+  const all = [...data.errors, ...data.warnings];
+  const first = all[0];
+  const full = all.map((d) => d.severity + ': ' + d.message + (d.hint ? ' (' + d.hint + ')' : '')).join('\n');
   return (
     <div className={cls} data-node={data.id}>
       {data.id !== START ? <Handle type="target" position={Position.Top} /> : null}
@@ -55,7 +61,8 @@ function GraphNode({ data, selected }) {
         <button type="button" className="nodrag gnode-open" aria-label={'open child graph ' + data.sub} onClick={(e) => { e.stopPropagation(); data.onOpen(); }}>open ↗</button>
       ) : null}
       {first ? (
-        <div className={'gnode-diag ' + first.severity} role="alert">
+        <div className={'gnode-diag ' + first.severity} role="alert" title={full + '\n(select the node to see the details in the inspector)'}>
+          {all.length > 1 ? <span className="gnode-more" aria-label={all.length + ' problems'}>{all.length}×</span> : null}
           {first.message}
           {first.hint ? <em> {first.hint}</em> : null}
         </div>
@@ -354,7 +361,7 @@ function Studio() {
   const dirty = hist.past.length > 0 && meta && text !== saved;
   const flow = useReactFlow();
 
-  const fail = (e) => setStatus(e instanceof Problem ? e.problem.title + ': ' + e.problem.detail : String(e));
+  const fail = (e) => setStatus(failure(e));
   const refresh = () => {
     api.documents().then(setDocs, fail);
     api.subgraphs().then(setKids, fail);
@@ -659,6 +666,49 @@ function Studio() {
   );
 }
 
+// failure is what the status line says of a failed action: a Problem's
+// title and detail (the studio's words: what is wrong, where, how to fix
+// it; an internal error's detail names its error id), or, for an error of
+// the page itself, that the page failed and what to do.
+function failure(e) {
+  if (e instanceof Problem) {
+    const p = e.problem;
+    return (p.title || 'The request failed') + (p.detail ? ': ' + p.detail : '');
+  }
+  return 'The page failed (' + (e && e.message ? e.message : String(e)) + '); reload it to go on';
+}
+
+// kindOf names the kind of a JSON value, for messages.
+function kindOf(v) {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  return typeof v === 'object' ? 'an object' : 'a ' + (typeof v === 'boolean' ? 'boolean' : typeof v);
+}
+
+// docOf reads the JSON tab's text as a document the canvas can draw: an
+// object whose nodes and edges, when present, are arrays of objects (the
+// document checker reports anything else wrong with it). It throws an
+// Error that says what is wrong, where, and how to fix it.
+function docOf(t) {
+  let d;
+  try {
+    d = parseJSON(t);
+  } catch (e) {
+    throw new Error(syntaxMessage(t, e) + '; fix it and apply again.');
+  }
+  if (!d || typeof d !== 'object' || Array.isArray(d)) {
+    throw new Error('The document must be a JSON object, {"name": …, "channels": {…}, "nodes": […], "edges": […]}, not ' + kindOf(d) + '; fix it and apply again.');
+  }
+  const example = { nodes: '{"id": "a", "type": "say"}', edges: '{"from": "__start__", "to": "a"}' };
+  for (const k of ['nodes', 'edges']) {
+    if (d[k] === undefined) continue;
+    if (!Array.isArray(d[k])) throw new Error('"' + k + '" must be an array, e.g. "' + k + '": [' + example[k] + '], not ' + kindOf(d[k]) + '; fix it and apply again.');
+    const i = d[k].findIndex((x) => !x || typeof x !== 'object' || Array.isArray(x));
+    if (i >= 0) throw new Error(k + '[' + i + '] must be an object such as ' + example[k] + ', not ' + kindOf(d[k][i]) + '; fix it and apply again.');
+  }
+  return { ...d, nodes: d.nodes || [], edges: d.edges || [] };
+}
+
 function JSONTab({ text, onApply }) {
   const [t, setT] = useState(text);
   const [err, setErr] = useState('');
@@ -668,8 +718,8 @@ function JSONTab({ text, onApply }) {
     <div className="json">
       <textarea id="json" aria-label="Document (canonical JSON)" value={t} onChange={(e) => setT(e.target.value)} spellCheck={false} />
       <div className="row">
-        <button type="button" onClick={() => { try { onApply(parseJSON(t)); setErr(''); } catch (e) { setErr(e.message); } }}>Apply JSON</button>
-        {err ? <span className="diag error">{err}</span> : null}
+        <button id="json-apply" type="button" onClick={() => { try { onApply(docOf(t)); setErr(''); } catch (e) { setErr(e.message); } }}>Apply JSON</button>
+        {err ? <span id="json-error" className="diag error" role="alert">{err}</span> : null}
       </div>
     </div>
   );
