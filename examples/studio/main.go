@@ -8,8 +8,14 @@
 //
 // Open http://127.0.0.1:8080/studio/ to edit and publish the graph, and
 // ask the service with http://127.0.0.1:8080/run?message=I+want+to+buy.
-// The studio lets every request in as "anonymous" (server.Anonymous):
-// keep it on the loopback interface, or give it a real Authenticate hook.
+//
+// The studio here lets every request in as "anonymous" (server.Anonymous)
+// and lets anonymous do anything: whoever reaches the address can read,
+// edit, publish and delete every document (written to the -db file), and
+// the service runs what is published. So -addr must be a loopback address
+// (127.0.0.1, ::1, localhost); any other, such as 0.0.0.0:8080 or :8080,
+// is refused unless -allow-remote says to expose all of that to the
+// network. Give a real studio an Authenticate hook instead.
 //
 // The config forms come from the JSON Schemas that ilmekgen prints for the
 // node types' Go config structs; go generate writes them to schemas/ (as
@@ -28,7 +34,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log"
+	"net"
 	"net/http"
 	"os"
 	"slices"
@@ -52,18 +60,100 @@ var files embed.FS
 const document = "support-agent"
 
 func main() {
-	addr := flag.String("addr", "127.0.0.1:8080", "the address to listen on")
-	path := flag.String("db", "studio.db", "the SQLite database of the studio's documents")
-	flag.Parse()
-	h, db, err := setup(context.Background(), *path)
+	o, err := parseArgs(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "studio:", err)
+		os.Exit(2)
+	}
+	h, db, err := setup(context.Background(), o.db)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "studio:", err)
 		os.Exit(1)
 	}
 	defer db.Close()
-	log.Printf("studio on http://%s/studio/, the service on http://%s/run?message=hello", *addr, *addr)
-	srv := &http.Server{Addr: *addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	if o.allowRemote {
+		log.Printf("warning: -allow-remote: anyone who reaches %s can read, edit, publish and delete every document, with no authentication", o.addr)
+	}
+	log.Printf("studio on http://%s/studio/, the service on http://%s/run?message=hello", o.addr, o.addr)
+	srv := &http.Server{Addr: o.addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	log.Fatal(srv.ListenAndServe())
+}
+
+// options are the command's flags.
+type options struct {
+	addr, db    string
+	allowRemote bool
+}
+
+// parseArgs reads the command's flags (usage and flag errors go to out)
+// and refuses a non-loopback -addr without -allow-remote.
+func parseArgs(args []string, out io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("studio", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "the address to listen on: a loopback one (127.0.0.1, ::1, localhost) unless -allow-remote is given")
+	fs.StringVar(&o.db, "db", "studio.db", "the SQLite database of the studio's documents")
+	fs.BoolVar(&o.allowRemote, "allow-remote", false,
+		"listen on a non-loopback -addr: this studio has no authentication, so anyone who reaches the address can read, edit, publish and delete every document and run the published graph; use only on a network you trust")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q: the command takes only flags (-addr, -db, -allow-remote)", fs.Arg(0))
+	}
+	return o, checkAddr(o.addr, o.allowRemote)
+}
+
+// errRemoteAddr is what a non-loopback -addr without -allow-remote is
+// refused with (errors.Is).
+var errRemoteAddr = errors.New("refusing a non-loopback -addr without -allow-remote")
+
+// checkAddr refuses an address to listen on that other hosts can reach
+// (every interface, a LAN address, a host name that is not only loopback)
+// unless allowRemote is set: the studio has no authentication.
+func checkAddr(addr string, allowRemote bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("-addr %q is not host:port, such as 127.0.0.1:8080: %w", addr, err)
+	}
+	if allowRemote || loopback(host) {
+		return nil
+	}
+	where := "host " + host
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		where = "every interface"
+	}
+	return fmt.Errorf("%w: -addr %s listens on %s, which other machines can reach, and this studio has no authentication "+
+		"(anyone could read, edit, publish and delete its documents); listen on 127.0.0.1 (the default), or pass -allow-remote to expose it anyway",
+		errRemoteAddr, addr, where)
+}
+
+// loopback reports whether host names only loopback addresses: a
+// loopback IP, "localhost", or a name that resolves to loopback addresses
+// alone.
+func loopback(host string) bool {
+	if host == "" {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.IsLoopback()
+	}
+	ips, err := net.LookupIP(host)
+	if err != nil || len(ips) == 0 {
+		return false
+	}
+	for _, ip := range ips {
+		if !ip.IsLoopback() {
+			return false
+		}
+	}
+	return true
 }
 
 // setup opens the repository, publishes the support document once when

@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -147,4 +151,86 @@ func TestExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db2.Close()
+}
+
+// TestAddr: the studio, which has no authentication here, listens only on
+// a loopback address unless -allow-remote says to expose it; a refused
+// address is an error that names the flag and says what it would expose.
+func TestAddr(t *testing.T) {
+	for _, c := range []struct {
+		args   []string
+		refuse bool
+	}{
+		{nil, false}, // 127.0.0.1:8080
+		{[]string{"-addr", "127.0.0.1:9000"}, false},
+		{[]string{"-addr", "127.1.2.3:9000"}, false},
+		{[]string{"-addr", "[::1]:9000"}, false},
+		{[]string{"-addr", "localhost:9000"}, false},
+		{[]string{"-addr", "0.0.0.0:8080"}, true},
+		{[]string{"-addr", ":8080"}, true},
+		{[]string{"-addr", "[::]:8080"}, true},
+		{[]string{"-addr", "192.168.1.10:8080"}, true},
+		{[]string{"-addr", "[2001:db8::1]:8080"}, true},
+		{[]string{"-addr", "0.0.0.0:8080", "-allow-remote"}, false},
+		{[]string{"-allow-remote", "-addr", ":8080"}, false},
+		{[]string{"-addr", "192.168.1.10:8080", "-allow-remote=false"}, true},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			var usage bytes.Buffer
+			o, err := parseArgs(c.args, &usage)
+			if !c.refuse {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				if len(c.args) == 0 && o.addr != "127.0.0.1:8080" {
+					t.Errorf("the default address is %s", o.addr)
+				}
+				return
+			}
+			if !errors.Is(err, errRemoteAddr) {
+				t.Fatalf("err = %v, want a refusal (errRemoteAddr)", err)
+			}
+			for _, w := range []string{"-allow-remote", "no authentication", "publish", "127.0.0.1"} {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("the refusal does not say %q: %v", w, err)
+				}
+			}
+		})
+	}
+	if _, err := parseArgs([]string{"-addr", "8080"}, io.Discard); err == nil || !strings.Contains(err.Error(), "host:port") {
+		t.Errorf("-addr 8080: %v", err)
+	}
+	// -h documents what -allow-remote exposes.
+	var usage bytes.Buffer
+	if _, err := parseArgs([]string{"-h"}, &usage); !errors.Is(err, flag.ErrHelp) || !strings.Contains(usage.String(), "-allow-remote") ||
+		!strings.Contains(usage.String(), "no authentication") {
+		t.Errorf("-h: %v\n%s", err, usage.String())
+	}
+}
+
+// TestMainRefusesRemoteAddr runs the command (this test binary, as main)
+// with -addr 0.0.0.0:8080: it exits 2 with the refusal, before opening
+// the database or listening.
+func TestMainRefusesRemoteAddr(t *testing.T) {
+	if os.Getenv("STUDIO_EXAMPLE_MAIN") == "1" {
+		os.Args = append([]string{"studio"}, strings.Fields(os.Getenv("STUDIO_EXAMPLE_ARGS"))...)
+		main()
+		return
+	}
+	db := filepath.Join(t.TempDir(), "studio.db")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestMainRefusesRemoteAddr$")
+	cmd.Env = append(os.Environ(), "STUDIO_EXAMPLE_MAIN=1", "STUDIO_EXAMPLE_ARGS=-addr 0.0.0.0:8080 -db "+db)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+		t.Fatalf("the command ended with %v, want exit status 2; stderr:\n%s", err, stderr.String())
+	}
+	if !strings.HasPrefix(stderr.String(), "studio: refusing a non-loopback -addr without -allow-remote: -addr 0.0.0.0:8080 listens on every interface") {
+		t.Errorf("stderr: %s", stderr.String())
+	}
+	if _, err := os.Stat(db); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the refused command opened the database: %v", err)
+	}
 }
