@@ -51,7 +51,7 @@ func WithParkAfter(d time.Duration) SharedOption {
 	}
 }
 
-// Sleep waits d inside a node. The wake time is journaled under key
+// Sleep waits d inside a node (d <= 0 returns at once). The wake time is journaled under key
 // (suffixed #0, #1... by occurrence) the first time the task asks, so a
 // replay after a resume or a crash waits only for what is left of it,
 // never longer or shorter. A wait of at most the run's WithParkAfter
@@ -64,10 +64,16 @@ func Sleep(ctx *Ctx, key string, d time.Duration) error {
 	return wait(ctx, key, func(now time.Time) time.Time { return now.Add(d) })
 }
 
-// Until is Sleep up to the time t: it returns at once when t has passed.
+// Until is Sleep up to the time t: it returns at once when t has passed
+// (the zero time included). A t after the year 9999 is refused with an
+// error: the journal cannot keep it.
 func Until(ctx *Ctx, key string, t time.Time) error {
 	return wait(ctx, key, func(time.Time) time.Time { return t })
 }
+
+// maxWakeYear is the latest year of a wake time a journal keeps (RFC
+// 3339 in JSON).
+const maxWakeYear = 9999
 
 // wait journals the wake time of the timer key once, then waits for it
 // in process or parks the task.
@@ -93,7 +99,18 @@ func wait(ctx *Ctx, key string, at func(time.Time) time.Time) error {
 		if err := context.Cause(ctx); err != nil {
 			return fmt.Errorf("timer %q not set: %w", id, err)
 		}
-		wake = at(time.Now()).UTC()
+		now := time.Now()
+		wake = at(now).UTC()
+		if wake.Before(now) {
+			// A time that has passed (the zero time, a negative duration)
+			// is journaled as now: a zero wake time is no timer's (a
+			// replay would take the entry for a step's), and a year
+			// before 0 cannot be stored.
+			wake = now.UTC()
+		}
+		if wake.Year() > maxWakeYear {
+			return fmt.Errorf("timer %q: wake time %s is after the year %d, which a store cannot keep (JSON time); wait until an earlier time", id, wake.Format(time.RFC3339), maxWakeYear)
+		}
 		j.add(checkpoint.JournalEntry{Key: full, WakeAt: wake})
 		if err := ctx.persistJournal(); err != nil {
 			return fmt.Errorf("timer %q: persist journal: %w", id, err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
@@ -22,7 +23,9 @@ type Schedule struct {
 	Graph string `json:"graph"`
 	// Cron is a cron expression of five fields (minute, hour, day of
 	// month, month, day of week) or a descriptor (@daily, @hourly),
-	// parsed by github.com/robfig/cron/v3; "" when Every is set.
+	// parsed by github.com/robfig/cron/v3; "" when Every is set. An
+	// expression without a tick in the next five years (a date that does
+	// not exist: 30 February) is refused.
 	Cron string `json:"cron,omitempty"`
 	// TimeZone is the IANA zone the cron expression is read in (e.g.
 	// "Europe/Istanbul"); "" is UTC. Across a daylight saving change the
@@ -33,8 +36,9 @@ type Schedule struct {
 	// EST on 2026-11-01). Pick a time outside the change (or UTC) for a
 	// job that must run exactly once a day.
 	TimeZone string `json:"time_zone,omitempty"`
-	// Every is a fixed interval of at least a second between ticks, which
-	// fall on its multiples since the Unix epoch; 0 when Cron is set.
+	// Every is a fixed interval of at least a second, in whole
+	// microseconds, between ticks, which fall on its multiples since the
+	// Unix epoch; 0 when Cron is set.
 	Every time.Duration `json:"every,omitempty"`
 	// Input is the JSON of each firing's start input; nil is the graph's
 	// zero input.
@@ -59,7 +63,8 @@ type Schedule struct {
 	Overlap DoubleTexting `json:"overlap"`
 	// CatchUp is what the ticks missed while nothing fired the schedule
 	// (every process was down) become: CatchUpNone, CatchUpOne or
-	// CatchUpAll (at most MaxCatchUp, the latest).
+	// CatchUpAll (at most MaxCatchUp, the latest; 0 is
+	// DefaultMaxCatchUp, at most MaxMaxCatchUp).
 	CatchUp    string `json:"catch_up"`
 	MaxCatchUp int    `json:"max_catch_up"`
 	// Paused schedules do not fire; the ticks that pass while paused are
@@ -120,6 +125,9 @@ const (
 const (
 	DefaultScheduleThread = "{schedule}@{tick}"
 	DefaultMaxCatchUp     = 100
+	// MaxMaxCatchUp is the largest MaxCatchUp a store keeps (PostgreSQL
+	// keeps it in an integer column).
+	MaxMaxCatchUp = math.MaxInt32
 	// TickFormat spells a tick in a firing's thread id.
 	TickFormat = "20060102T150405Z"
 )
@@ -244,6 +252,8 @@ func ValidateSchedule(s Schedule) (Schedule, error) {
 	switch {
 	case s.MaxCatchUp < 0:
 		return bad("max catch-up %d is negative", s.MaxCatchUp)
+	case s.MaxCatchUp > MaxMaxCatchUp:
+		return bad("max catch-up %d is over %d; use at most that (or CatchUpAll with the default, %d)", s.MaxCatchUp, MaxMaxCatchUp, DefaultMaxCatchUp)
 	case s.MaxCatchUp == 0:
 		s.MaxCatchUp = DefaultMaxCatchUp
 	}

@@ -31,16 +31,19 @@ type Schedule struct {
 	Name string
 	// Cron is a cron expression of five fields (minute, hour, day of
 	// month, month, day of week) or a descriptor (@daily, @every 1h30m),
-	// parsed by github.com/robfig/cron/v3; "" when Every is set.
+	// parsed by github.com/robfig/cron/v3; "" when Every is set. An
+	// expression without a tick in the next five years (a date that does
+	// not exist: 30 February) is refused.
 	Cron string
 	// TimeZone is the IANA zone the cron expression is read in (e.g.
 	// "Europe/Istanbul"); "" is UTC. Across a daylight saving change the
 	// expression follows the wall clock (checkpoint.Schedule.TimeZone): a
 	// time the clocks skip has no tick that day, a time they repeat ticks
-	// twice.
+	// twice. It applies to Cron only: New refuses it with Every.
 	TimeZone string
-	// Every is a fixed interval between ticks, counted from the Unix
-	// epoch (ticks fall on multiples of it); 0 when Cron is set.
+	// Every is a fixed interval of at least a second, in whole
+	// microseconds, between ticks, counted from the Unix epoch (ticks
+	// fall on multiples of it); 0 when Cron is set.
 	Every time.Duration
 	// Graph runs the firings: waker.Graph(g).
 	Graph Target
@@ -53,10 +56,12 @@ type Schedule struct {
 	// runtime.DoubleTextCancelReplace stops the earlier one at its next
 	// superstep boundary and starts it.
 	Overlap runtime.DoubleTexting
-	// CatchUp is what the ticks missed while no waker ran (the process
-	// was down) become: CatchUpNone (the default) fires none of them,
-	// CatchUpOne fires the latest, CatchUpAll fires each, oldest first, at
-	// most MaxCatchUp of them (the latest).
+	// CatchUp is what the ticks missed while no waker ran become: those
+	// before a waker's first pass (the process was down), and those more
+	// than the waker's schedule grace late (WithScheduleGrace: the
+	// process was frozen, or the clock jumped). CatchUpNone (the default)
+	// fires none of them, CatchUpOne fires the latest, CatchUpAll fires
+	// each, oldest first, at most MaxCatchUp of them (the latest).
 	CatchUp    CatchUp
 	MaxCatchUp int
 }
@@ -116,7 +121,10 @@ func WithSchedules(s ...Schedule) Option {
 // scheduleState is a schedule as a waker runs it.
 type scheduleState struct {
 	Schedule
-	sched cron.Schedule
+	// spec is the schedule as checkpoint.Schedule.Due reads it, and ticks
+	// its ticks.
+	spec  checkpoint.Schedule
+	ticks checkpoint.Ticker
 	last  time.Time // the latest tick fired (or skipped); zero before the first pass
 	// caught is set after the first pass, which applies the catch-up
 	// policy to the ticks missed while no waker ran.
@@ -130,14 +138,6 @@ type scheduleState struct {
 	created time.Time
 	meta    map[string]string
 	thread  string // the thread template
-}
-
-// every is a cron.Schedule of ticks on multiples of d since the epoch.
-type every time.Duration
-
-func (e every) Next(t time.Time) time.Time {
-	d := time.Duration(e)
-	return t.Truncate(d).Add(d)
 }
 
 // prepare parses the waker's schedules.
@@ -160,9 +160,11 @@ func (w *Waker) prepare() error {
 			return bad("set exactly one of Cron and Every")
 		case s.Every < 0 || (s.Every > 0 && s.Every < time.Second):
 			return bad("Every %v is under a second", s.Every)
-		case s.Every > 0:
-			st.sched = every(s.Every)
-		default:
+		case s.Every%time.Microsecond != 0:
+			return bad("Every %v is not a whole number of microseconds; round it (%v)", s.Every, s.Every.Round(time.Microsecond))
+		case s.Every > 0 && s.TimeZone != "":
+			return bad("a time zone applies to Cron, not to Every (whose ticks fall on its multiples since the Unix epoch); leave TimeZone empty, or use a cron expression")
+		case s.Every == 0:
 			spec := s.Cron
 			if s.TimeZone != "" {
 				if _, err := time.LoadLocation(s.TimeZone); err != nil {
@@ -174,7 +176,9 @@ func (w *Waker) prepare() error {
 			if err != nil {
 				return bad("cron expression %q: %v", s.Cron, err)
 			}
-			st.sched = sched
+			if sched.Next(time.Now()).IsZero() {
+				return bad("cron expression %q has no tick in the next five years (a date that does not exist, such as 30 February?); fix its day of month or month", s.Cron)
+			}
 		}
 		switch st.Overlap {
 		case "":
@@ -193,6 +197,13 @@ func (w *Waker) prepare() error {
 		if st.MaxCatchUp <= 0 {
 			st.MaxCatchUp = DefaultMaxCatchUp
 		}
+		st.spec = checkpoint.Schedule{Name: s.Name, Graph: "-", Cron: s.Cron, TimeZone: s.TimeZone, Every: s.Every,
+			CatchUp: string(st.CatchUp), MaxCatchUp: min(st.MaxCatchUp, checkpoint.MaxMaxCatchUp)}
+		tk, err := st.spec.Ticks()
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrSchedule, err)
+		}
+		st.ticks = tk
 		w.states = append(w.states, st)
 	}
 	return nil
@@ -293,24 +304,21 @@ func (w *Waker) fireDue(ctx context.Context, wg *sync.WaitGroup) (time.Time, err
 			}
 			s.last = last
 		}
-		var due []time.Time
-		for t := s.sched.Next(s.last); !t.After(now); t = s.sched.Next(t) {
-			due = append(due, t)
-			if len(due) > s.MaxCatchUp {
-				due = due[1:]
-			}
+		// A tick more than the grace late was missed while no waker ran
+		// (the process was frozen, the clock jumped): it follows the
+		// catch-up policy, as every tick due at the first pass does.
+		grace := w.grace
+		if !s.caught {
+			grace = -1
 		}
-		if len(due) > 0 {
-			s.last = due[len(due)-1]
-			if !s.caught {
-				// Ticks due at the first pass came while no waker ran.
-				switch s.CatchUp {
-				case CatchUpNone:
-					due = nil
-				case CatchUpOne:
-					due = due[len(due)-1:]
-				}
-			}
+		spec := s.spec
+		spec.Last = s.last
+		due, last, err := spec.Due(now, grace)
+		if err != nil {
+			return next, err
+		}
+		if last.After(s.last) {
+			s.last = last
 			// Ticks that fire together (a catch-up, a slow pass) run one
 			// after the other; the overlap policy is for the first.
 			for i, t := range due {
@@ -318,7 +326,7 @@ func (w *Waker) fireDue(ctx context.Context, wg *sync.WaitGroup) (time.Time, err
 			}
 		}
 		s.caught = true
-		if t := s.sched.Next(s.last); next.IsZero() || t.Before(next) {
+		if t := s.ticks.Next(s.last); !t.IsZero() && (next.IsZero() || t.Before(next)) {
 			next = t
 		}
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
-// DefaultScheduleGrace is how late a stored schedule's tick may be fired
+// DefaultScheduleGrace is how late a schedule's tick may be fired
 // and still count as on time, unless WithScheduleGrace says otherwise:
 // an older tick was missed (no waker ran) and follows the schedule's
 // catch-up policy.
@@ -47,8 +47,10 @@ func WithStoredSchedules(graphs map[string]Target) Option {
 	return func(w *Waker) { w.named = graphs }
 }
 
-// WithScheduleGrace sets how late a stored schedule's tick still fires as
-// on time (default DefaultScheduleGrace).
+// WithScheduleGrace sets how late a schedule's tick (stored, or a Go
+// value's: WithSchedules) still fires as on time (default
+// DefaultScheduleGrace); a later one was missed while no waker ran and
+// follows the schedule's catch-up policy.
 func WithScheduleGrace(d time.Duration) Option { return func(w *Waker) { w.grace = d } }
 
 // WithOnFiring sets a function told of each stored schedule's tick the
@@ -74,9 +76,6 @@ func (w *Waker) prepareStored() error {
 	}
 	w.sstore = ss
 	w.stored = map[string]*scheduleState{}
-	if w.grace <= 0 {
-		w.grace = DefaultScheduleGrace
-	}
 	for _, name := range slices.Sorted(maps.Keys(w.named)) {
 		w.targets = append(w.targets[:len(w.targets):len(w.targets)], w.named[name])
 	}

@@ -193,6 +193,9 @@ func New(store Store, targets []Target, opts ...Option) (*Waker, error) {
 	if w.poll <= 0 {
 		return nil, fmt.Errorf("waker: poll interval %v must be positive (WithPollInterval)", w.poll)
 	}
+	if w.grace <= 0 {
+		w.grace = DefaultScheduleGrace
+	}
 	if err := w.prepare(); err != nil {
 		return nil, err
 	}

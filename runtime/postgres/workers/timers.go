@@ -26,26 +26,64 @@ const kindWake = "wake"
 // runtime/waker or to its application). Workers call it every poll; any
 // number of them may race: a thread has at most one active wake request
 // (migration 7), and Thread.Wake refuses a thread with nothing due under
-// its lease, so a thread is woken once.
+// its lease, so a thread is woken once. A wake is queued under the
+// thread's lock (the one Submit and Cancel take), with the thread read
+// again once the lock is held, so a Cancel that marks the thread aborted
+// meanwhile is not followed by a wake; a thread whose lock another
+// transaction holds is left to the next scan.
 func (q *Queue) QueueDueWakes(ctx context.Context) ([]int64, error) {
 	r, t := q.t("ilmek_requests"), q.t("ilmek_threads")
-	rows, err := q.store.Pool().Query(ctx, `WITH due AS (
-			SELECT t.thread_id, l.graph, l.partition_key, l.priority
-			FROM `+t+` t LEFT JOIN LATERAL (SELECT g.graph, g.partition_key, g.priority FROM `+r+` g WHERE g.thread_id = t.thread_id ORDER BY g.id DESC LIMIT 1) l ON true
-			WHERE t.status IN ('parked', 'interrupted') AND t.pending IS NOT NULL
-			  AND EXISTS (SELECT 1 FROM jsonb_array_elements(convert_from(t.pending, 'UTF8')::jsonb) p
-				WHERE jsonb_typeof(p) = 'object' AND p ? 'wake_at' AND (p->>'wake_at')::timestamptz <= clock_timestamp())
-			  AND NOT EXISTS (SELECT 1 FROM `+r+` a WHERE a.thread_id = t.thread_id AND a.state IN ('queued', 'running'))),
-		ins AS (INSERT INTO `+r+` (thread_id, graph, kind, policy, partition_key, priority)
-			SELECT thread_id, graph, 'wake', 'enqueue', partition_key, priority FROM due WHERE graph IS NOT NULL
-			ON CONFLICT DO NOTHING RETURNING id)
-		SELECT id FROM ins ORDER BY id`)
-	if err != nil {
+	// due is the condition of a thread to wake, on the row t.
+	due := `t.status IN ('parked', 'interrupted') AND t.pending IS NOT NULL
+		AND EXISTS (SELECT 1 FROM jsonb_array_elements(convert_from(t.pending, 'UTF8')::jsonb) p
+			WHERE jsonb_typeof(p) = 'object' AND p ? 'wake_at' AND (p->>'wake_at')::timestamptz <= clock_timestamp())
+		AND NOT EXISTS (SELECT 1 FROM ` + r + ` a WHERE a.thread_id = t.thread_id AND a.state IN ('queued', 'running'))`
+	fail := func(err error) ([]int64, error) {
 		return nil, fmt.Errorf("workers: queue the wakes of due timers in schema %q: %w", q.store.SchemaName(), err)
 	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	// The scan reads without locks: most scans find nothing.
+	rows, err := q.store.Pool().Query(ctx, `SELECT t.thread_id FROM `+t+` t WHERE `+due+`
+		AND EXISTS (SELECT 1 FROM `+r+` g WHERE g.thread_id = t.thread_id) ORDER BY t.thread_id`)
 	if err != nil {
-		return nil, fmt.Errorf("workers: queue the wakes of due timers in schema %q: %w", q.store.SchemaName(), err)
+		return fail(err)
+	}
+	threads, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fail(err)
+	}
+	if len(threads) == 0 {
+		return nil, nil
+	}
+	var ids []int64
+	err = pgx.BeginFunc(ctx, q.store.Pool(), func(tx pgx.Tx) error {
+		// Each thread's lock, as Submit and Cancel take it; one held
+		// elsewhere is skipped, not waited for.
+		rows, err := tx.Query(ctx, `SELECT th FROM unnest($2::text[]) th WHERE pg_try_advisory_xact_lock(hashtextextended($1 || '/' || th, 1))`, q.s, threads)
+		if err != nil {
+			return err
+		}
+		locked, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil || len(locked) == 0 {
+			return err
+		}
+		// A statement of its own, so that it sees what a transaction that
+		// held a lock committed before this one got it (a Cancel).
+		rows, err = tx.Query(ctx, `WITH due AS (
+				SELECT t.thread_id, l.graph, l.partition_key, l.priority
+				FROM `+t+` t LEFT JOIN LATERAL (SELECT g.graph, g.partition_key, g.priority FROM `+r+` g WHERE g.thread_id = t.thread_id ORDER BY g.id DESC LIMIT 1) l ON true
+				WHERE t.thread_id = ANY($1::text[]) AND `+due+`),
+			ins AS (INSERT INTO `+r+` (thread_id, graph, kind, policy, partition_key, priority)
+				SELECT thread_id, graph, 'wake', 'enqueue', partition_key, priority FROM due WHERE graph IS NOT NULL
+				ON CONFLICT DO NOTHING RETURNING id)
+			SELECT id FROM ins ORDER BY id`, locked)
+		if err != nil {
+			return err
+		}
+		ids, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+		return err
+	})
+	if err != nil {
+		return fail(err)
 	}
 	for _, id := range ids {
 		q.local.submittedHere(id)
