@@ -13,8 +13,13 @@ import (
 // with the run, plus the run's and the task's identity, the caller's meta,
 // event emission, and the task's journal (used by Step and Interrupt).
 //
-// A Ctx belongs to one task and is valid only until the node returns; do not
-// keep it or hand it to goroutines that outlive the node.
+// A Ctx belongs to one task. Its own methods (the identity, Emit, and the
+// Step, Interrupt and Sleep calls that take it) are valid only until the
+// node returns. As a context.Context it stays valid after that: a goroutine
+// the node handed it to, as net/http does with a request's context for a
+// dial it finishes in the background, or an SDK that sends a cancellation
+// notice from a goroutine of its own, sees it cancelled with the run, and
+// the runtime does not reuse it for another task or run.
 type Ctx struct {
 	context.Context
 	r *runInfo

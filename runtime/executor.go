@@ -53,6 +53,10 @@ type runner[S, U any] struct {
 	nxt     []plan[S]
 	slots   []slot[S, U] // one per task of the current superstep
 	used    int          // slots this run has initialised
+	// ctxs is room for tasks' Ctx values never handed to a node: a Ctx
+	// once handed out is never written again (slot.ctx), so runs take
+	// theirs from here, one allocation for many.
+	ctxs    []Ctx
 	updates []U
 	msgs    chan int
 	noEdge  []string // nodes of this superstep whose guarded edges all failed (routes.go)
@@ -67,10 +71,16 @@ type runner[S, U any] struct {
 // goes to updates[idx], the slice Reduce receives.
 type slot[S, U any] struct {
 	info taskInfo
-	ctx  Ctx
-	idx  int
-	err  error
-	to   []target[S] // the task's command, nil without one
+	// ctx is the task's handle, allocated for the slot's first task of a
+	// run (and for each task of an observed run) and never written after
+	// a node got it: as a context.Context it stays valid, cancelled with
+	// the run, in whatever goroutine the node handed it to (net/http's
+	// background dial, an SDK's cancellation notice), after the node
+	// returned and after the run ended.
+	ctx *Ctx
+	idx int
+	err error
+	to  []target[S] // the task's command, nil without one
 
 	obsTask // the task's observer record and timing (observe.go)
 }
@@ -111,7 +121,7 @@ func (r *runner[S, U]) release() {
 	clear(r.writes[:cap(r.writes)])
 	ws, ids := r.writes[:0], r.ids
 	contract.Drop(r.planner)
-	*r = runner[S, U]{planner: r.planner, cur: r.cur[:0], nxt: r.nxt[:0], slots: r.slots, updates: r.updates[:0], msgs: r.msgs, noEdge: r.noEdge[:0]}
+	*r = runner[S, U]{planner: r.planner, cur: r.cur[:0], nxt: r.nxt[:0], slots: r.slots, ctxs: r.ctxs, updates: r.updates[:0], msgs: r.msgs, noEdge: r.noEdge[:0]}
 	r.writes, r.ids = ws, ids
 	g.runners.Put(r)
 }
@@ -456,8 +466,12 @@ func (r *runner[S, U]) prepare(tasks []plan[S]) error {
 		if s.info.state != st {
 			s.info.state = st
 		}
-		if s.ctx.t != &s.info || s.ctx.Context != r.ctx || s.ctx.r != &r.info {
-			s.ctx = Ctx{Context: r.ctx, r: &r.info, t: &s.info}
+		if s.ctx == nil || s.ctx.t != &s.info || s.ctx.Context != r.ctx || s.ctx.r != &r.info {
+			if len(r.ctxs) == 0 {
+				r.ctxs = make([]Ctx, max(len(tasks)-i, 4))
+			}
+			s.ctx, r.ctxs = &r.ctxs[0], r.ctxs[1:]
+			*s.ctx = Ctx{Context: r.ctx, r: &r.info, t: &s.info}
 		}
 		if r.replay && r.cfg.cp != nil {
 			j, err := r.cfg.cp.GetJournal(r.ctx, r.cfg.thread, s.info.taskID())

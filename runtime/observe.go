@@ -128,7 +128,9 @@ func (r *runner[S, U]) taskStarted(s *slot[S, U], pl *plan[S]) {
 	rec.RunID, rec.ThreadID, rec.Step, rec.Node = r.info.runID, r.cfg.thread, s.info.step, r.g.ids[pl.Node]
 	rec.NodeType, rec.TaskKey, rec.TaskID, rec.Start = r.g.shape.Nodes[pl.Node].Type, pl.Key, s.info.taskID(), s.start
 	s.info.rec = rec
-	s.ctx.Context = r.obs.TaskStart(r.sctx, s.rec)
+	// A Ctx of its own: the previous task's may still be read by a
+	// goroutine its node started.
+	s.ctx = &Ctx{Context: r.obs.TaskStart(r.sctx, s.rec), r: &r.info, t: &s.info}
 }
 
 // taskEnded reports a task's end to the observer.

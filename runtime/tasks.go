@@ -179,7 +179,7 @@ func (r *runner[S, U]) call(s *slot[S, U], pl *plan[S]) (u U, err error) {
 	if pl.Send {
 		st = &pl.Input
 	}
-	u, s.to, err = r.p.Run(&s.ctx, pl.Node, *st)
+	u, s.to, err = r.p.Run(s.ctx, pl.Node, *st)
 	if err == nil && s.to != nil {
 		err = r.checkTargets(s.to)
 	}
