@@ -6,8 +6,11 @@
 // tools once and exposes them as "<server>__<tool>" (a prefix of the
 // application's choice, an allow list), each with the server's own name
 // and its input schema unchanged. [Toolbox.Call] runs a tool inside
-// [runtime.Step] under the key "mcp:<server>:<tool>", so a call runs once
-// across interrupts, retries and crashes, and returns the normalized
+// [runtime.Step] under the key "mcp:<server>:<tool>", so a call whose
+// answer was journaled is not made again across interrupts, retries and
+// crashes (one cut off before its answer was journaled, by a crash or a
+// dropped connection, is made again: a tool whose effect must not repeat
+// needs its own guard), and returns the normalized
 // [ToolResult] (text, isError, content, structured); [Toolbox.ReadResource]
 // reads a resource's text under "mcp:<server>:resource:<uri>"; [Skills]
 // turns the server's prompts into skills for a [skills.Catalog].

@@ -178,8 +178,9 @@ func PromptKey(server, name string) string { return "mcp:" + server + ":prompt:"
 // number of replays: the call runs in runtime.Step under ToolKey (the
 // runtime adds #0, #1... per occurrence), and on a replay after an
 // interrupt, a retry or a crash the journaled result comes back without
-// calling the server. A failed call is not journaled, so the next attempt
-// calls again. A tool error (IsError) is a result like any other,
+// calling the server. A failed call is not journaled, nor is one cut off
+// by a crash before its answer was journaled, so the next attempt calls
+// again. A tool error (IsError) is a result like any other,
 // journaled; mcp_tool with text fails on it instead.
 func (tb *Toolbox) Call(ctx *runtime.Ctx, name string, args map[string]any) (ToolResult, error) {
 	return tb.call(ctx, name, args, false)
