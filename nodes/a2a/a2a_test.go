@@ -80,6 +80,12 @@ func TestParseSendResult(t *testing.T) {
 			a2a.Result{TaskID: "t-7", ContextID: "c", State: "completed"}},
 		{"task without kind", `{"id": "t", "contextId": "c", "status": {"state": "working"}, "artifacts": [{"artifactId": "a", "parts": [{"kind": "text", "text": ""}]}, {"artifactId": "b", "parts": [{"kind": "text", "text": "x"}]}]}`,
 			a2a.Result{TaskID: "t", ContextID: "c", State: "working", Text: "x"}},
+		// A status without a state reads as the protocol's "unknown", as
+		// the reference reads it, not as "".
+		{"status without state", `{"kind": "task", "id": "t", "contextId": "c", "status": {}}`,
+			a2a.Result{TaskID: "t", ContextID: "c", State: "unknown"}},
+		{"bare message without kind", `{"messageId": "m-9", "role": "agent", "parts": [{"kind": "text", "text": "hi"}]}`,
+			a2a.Result{TaskID: "message:m-9", ContextID: "desk", State: "completed", Text: "hi"}},
 		{"status data null", `{"kind": "task", "id": "t", "contextId": "c", "status": {"state": "input-required", "message": {"kind": "message", "messageId": "m", "role": "agent", "parts": [{"kind": "data"}]}}}`,
 			a2a.Result{TaskID: "t", ContextID: "c", State: "input-required", NeedsInput: true, StatusData: json.RawMessage("null")}},
 	} {
@@ -301,6 +307,7 @@ func TestCallBuildErrors(t *testing.T) {
 		{"both text and textFrom", `{"agent": "support-desk", "text": "hi", "textFrom": "question"}`, "config.text: is set, and so is textFrom", nil, false, false},
 		{"empty text", `{"agent": "support-desk", "text": ""}`, "config.text: is empty", nil, false, false},
 		{"empty textFrom", `{"agent": "support-desk", "textFrom": ""}`, "config.textFrom: is an empty channel name", nil, false, false},
+		{"text and an empty textFrom", `{"agent": "support-desk", "text": "hi", "textFrom": ""}`, "config.textFrom: is an empty channel name", nil, false, false},
 		{"empty taskFrom", `{"agent": "support-desk", "text": "hi", "taskFrom": ""}`, "config.taskFrom: is an empty channel name", nil, false, false},
 		{"empty to", `{"agent": "support-desk", "text": "hi", "to": ""}`, "config.to: is an empty channel name", nil, false, false},
 		{"two agents of one name", `{"agent": "support-desk", "text": "hi"}`, `two connected agents are named "support-desk"`, []*a2a.Agent{a, b}, false, false},

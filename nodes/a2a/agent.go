@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -145,7 +146,9 @@ func (a *Agent) Invoke(ctx context.Context, text string, opts SendOptions) (Resu
 // round trip runs in runtime.Step under opts.Key (default SendKey), and on
 // a replay after an interrupt, a retry or a crash the journaled result
 // comes back without messaging the agent again. A failed send (a
-// transport error or a JSON-RPC error) is not journaled. A task that
+// transport error, a JSON-RPC error, an answer matching ErrMalformed) is
+// not journaled, nor is one cut off by a crash before its answer was
+// journaled: the next attempt sends again. A task that
 // ended failed or rejected is a result like any other (journaled, its
 // State says so); a2a_call with textOnly fails on it instead.
 func (a *Agent) Send(ctx *runtime.Ctx, text string, opts SendOptions) (Result, error) {
@@ -208,11 +211,11 @@ func (a *Agent) taskCall(ctx context.Context, method, taskID string) (Result, er
 	if err != nil {
 		return Result{}, err
 	}
-	var t Task
-	if err := json.Unmarshal(raw, &t); err != nil {
-		return Result{}, fmt.Errorf("a2a: agent %q: %s answered with a malformed task: %w", a.name, method, err)
+	t, err := parseTask(raw, a.name, method)
+	if err != nil {
+		return Result{}, err
 	}
-	return NormalizeTask(&t), nil
+	return NormalizeTask(t), nil
 }
 
 func (a *Agent) rpc(ctx context.Context, method string, params any) (json.RawMessage, error) {
@@ -226,8 +229,8 @@ func (a *Agent) rpc(ctx context.Context, method string, params any) (json.RawMes
 	if res.Error != nil {
 		return nil, &RPCError{Agent: a.name, Method: method, Code: res.Error.Code, Message: res.Error.Message, Data: res.Error.Data}
 	}
-	if len(res.Result) == 0 {
-		return nil, fmt.Errorf("a2a: agent %q: %s: the response has neither result nor error", a.name, method)
+	if r := bytes.TrimSpace(res.Result); len(r) == 0 || string(r) == "null" {
+		return nil, malformed(a.name, method, "answered with no result and no error")
 	}
 	return res.Result, nil
 }

@@ -4,14 +4,18 @@
 // An [Agent] is one remote agent: [Connect] fetches its Agent Card once
 // and names it after the card (slugified: "Support Desk" is support-desk)
 // unless the application names it. [Agent.Send] sends message/send inside
-// [runtime.Step] under the key "a2a:<agent>:send", so a message the remote
-// agent acted on is never sent twice across interrupts, retries and
-// crashes, and returns the normalized [Result]: taskId, contextId, state,
+// [runtime.Step] under the key "a2a:<agent>:send", so a message whose
+// answer was journaled is not sent again across interrupts, retries and
+// crashes (one cut off before its answer was journaled, by a crash or a
+// dropped connection, is sent again, with a new message id: an agent whose
+// effect must not repeat needs its own guard), and returns the normalized
+// [Result]: taskId, contextId, state,
 // text (the artifacts' text), statusText, statusData (the first data part
 // of the status message, where an ilmek agent lists the interrupts it
 // waits on) and needsInput. An agent that answers with a bare message
 // reads as a completed task "message:<messageId>"; a JSON-RPC error is an
-// *[RPCError] with its code and message.
+// *[RPCError] with its code and message, and an answer that is neither a
+// task nor a message matches [ErrMalformed].
 //
 // The package talks to an agent through [Transport], two calls (fetch the
 // card, post one JSON-RPC request), and imports no A2A SDK: the client

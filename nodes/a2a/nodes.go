@@ -79,10 +79,13 @@ func CallFactory(agents ...*Agent) runtime.Factory {
 			return nil, c.Unknown("agent", "names A2A agent "+names.Quote(cfg.Agent)+", which is not connected (connected: "+names.List(slices.Sorted(maps.Keys(by)))+")", "connect an agent of that name or fix the name")
 		}
 		switch {
-		case cfg.Text == nil && cfg.TextFrom == "":
-			if c.Has("textFrom") && !c.IsNull("textFrom") {
-				return nil, c.Err("textFrom", "is an empty channel name", "name the channel that holds the text")
+		case cfg.TextFrom == "" && c.Has("textFrom") && !c.IsNull("textFrom"):
+			fix := "name the channel that holds the text"
+			if cfg.Text != nil {
+				fix = "leave textFrom out to send text"
 			}
+			return nil, c.Err("textFrom", "is an empty channel name", fix)
+		case cfg.Text == nil && cfg.TextFrom == "":
 			return nil, c.Err("text", "is missing, and so is textFrom", "set text to the message, or textFrom to the channel that holds it")
 		case cfg.Text != nil && cfg.TextFrom != "":
 			return nil, c.Err("text", "is set, and so is textFrom", "keep one of them")

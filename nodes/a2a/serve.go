@@ -51,7 +51,10 @@ type ServeConfig[S, U any] struct {
 // answers them: a text equal to an action's label answers with that
 // action's value, other text with itself (as JSON when the interrupt
 // expects no string and the text is JSON), and a data part
-// {"answers": {id: value}} answers several by id. tasks/get returns a
+// {"answers": {id: value}} answers several by id. A run or a resume the
+// runtime refuses before it starts (the thread busy with another run, a
+// failing store, an answer that does not fit) is a JSON-RPC error, not a
+// task: nothing ran, and the caller may send again. tasks/get returns a
 // task's last state. A Server is a Transport too, so a graph can call it
 // in-process; a2ahttp.Handler serves it over HTTP.
 type Server struct {
@@ -121,18 +124,38 @@ func Serve[S, U any](g *runtime.Graph[S, U], cp runtime.Checkpointer, cfg ServeC
 			}
 			res, err = th.Resume(ctx, a)
 			if err != nil && res.Status == "" {
-				return nil, err
+				return nil, refused(err)
 			}
 		} else {
 			in, err := cfg.Input(text)
 			if err != nil {
 				return nil, &RPCError{Method: "message/send", Code: CodeInvalidParams, Message: err.Error()}
 			}
-			res, _ = th.Invoke(ctx, in)
+			// A run the runtime refuses before it starts (the thread
+			// busy with another run, a failing store) ran nothing: an
+			// error for the caller to retry, as a refused resume is, not
+			// a failed task for it to keep.
+			res, err = th.Invoke(ctx, in)
+			if err != nil && res.Status == "" {
+				return nil, refused(err)
+			}
 		}
 		return s.taskOf(contextID, res.Status, res.Pending, res.Err, func() string { return cfg.Output(res.State) }), nil
 	}
 	return s, nil
+}
+
+// refused is the error a message/send answers for a run the runtime
+// refused before it started: a *runtime.ResumeError (an answer that does
+// not fit the pending interrupts) is CodeInvalidParams, with its message;
+// anything else (the thread busy, a failing store) stays as it is, an
+// internal error.
+func refused(err error) error {
+	var re *runtime.ResumeError
+	if errors.As(err, &re) {
+		return &RPCError{Method: "message/send", Code: CodeInvalidParams, Message: err.Error()}
+	}
+	return err
 }
 
 // Card is the served agent card.
