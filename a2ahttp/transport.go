@@ -100,7 +100,7 @@ func (t *Transport) AgentCard(ctx context.Context) (*a2a.AgentCard, error) {
 	}
 	req.Header.Set("Accept", "application/json")
 	var card a2a.AgentCard
-	if err := t.do(req, &card, "agent card "+t.cardURL); err != nil {
+	if err := t.do(req, &card, "agent card"); err != nil {
 		return nil, err
 	}
 	t.mu.Lock()
@@ -140,15 +140,45 @@ func (t *Transport) Post(ctx context.Context, r *a2a.Request) (*a2a.Response, er
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	var res a2a.Response
-	if err := t.do(req, &res, r.Method+" at "+endpoint); err != nil {
+	if err := t.do(req, &res, r.Method); err != nil {
 		return nil, err
 	}
 	return &res, nil
 }
 
+// StatusError is a response with an HTTP status other than 2xx: the
+// request (What: "agent card", or the JSON-RPC method posted), its URL,
+// the status, and the first MaxErrorExcerpt bytes of the body, white space
+// trimmed. Nothing is journaled for it, so a retry or a later run sends
+// again; errors.As finds it through the agent's and the node's errors.
+type StatusError struct {
+	What, URL  string
+	StatusCode int
+	// Status is the status line's text ("503 Service Unavailable").
+	Status string
+	Body   []byte
+	// Truncated is set when Body is the start of a longer body.
+	Truncated bool
+}
+
+// Error names the request, its URL and the status, and quotes the body.
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("a2ahttp: %s: HTTP %s, %s", label(e.What, e.URL), e.Status, quoteExcerpt(e.Body, e.Truncated))
+}
+
+// label is how an error names a request: "agent card <url>", or
+// "<method> at <url>".
+func label(what, url string) string {
+	if what == "agent card" {
+		return what + " " + url
+	}
+	return what + " at " + url
+}
+
 // do sends req with the transport's headers and decodes a 2xx JSON body
-// into v.
-func (t *Transport) do(req *http.Request, v any, what string) error {
+// into v; what is "agent card" or the JSON-RPC method.
+func (t *Transport) do(req *http.Request, v any, kind string) error {
+	what := label(kind, req.URL.String())
 	for k, vs := range t.header {
 		for _, v := range vs {
 			req.Header.Add(k, v)
@@ -164,7 +194,8 @@ func (t *Transport) do(req *http.Request, v any, what string) error {
 		return fmt.Errorf("a2ahttp: %s: read the response: %w", what, err)
 	}
 	if res.StatusCode < 200 || res.StatusCode > 299 {
-		return fmt.Errorf("a2ahttp: %s: HTTP %s, %s", what, res.Status, bodyExcerpt(data))
+		body, cut := excerpt(data)
+		return &StatusError{What: kind, URL: req.URL.String(), StatusCode: res.StatusCode, Status: res.Status, Body: body, Truncated: cut}
 	}
 	if len(data) > MaxResponseBytes {
 		return fmt.Errorf("a2ahttp: %s: the response is over %d bytes", what, MaxResponseBytes)
@@ -175,17 +206,12 @@ func (t *Transport) do(req *http.Request, v any, what string) error {
 	return nil
 }
 
-// bodyExcerpt quotes the first MaxErrorExcerpt bytes of body (surrounding
-// white space trimmed, cut at a character's boundary) as a Go string, so
-// that control characters and invalid UTF-8 are escaped, and says when it
-// cut.
-func bodyExcerpt(body []byte) string {
+// excerpt is the first MaxErrorExcerpt bytes of body, surrounding white
+// space trimmed, cut at a character's boundary, and whether it cut.
+func excerpt(body []byte) ([]byte, bool) {
 	b := bytes.TrimSpace(body)
-	if len(b) == 0 {
-		return "with an empty body"
-	}
 	if len(b) <= MaxErrorExcerpt {
-		return "body " + strconv.Quote(string(b))
+		return bytes.Clone(b), false
 	}
 	cut := b[:MaxErrorExcerpt]
 	for k := 1; k < utf8.UTFMax && k <= len(cut); k++ {
@@ -196,5 +222,17 @@ func bodyExcerpt(body []byte) string {
 			break
 		}
 	}
-	return fmt.Sprintf("body %s (its first %d bytes)", strconv.Quote(string(cut)), len(cut))
+	return bytes.Clone(cut), true
+}
+
+// quoteExcerpt quotes an excerpt as a Go string, so that control
+// characters and invalid UTF-8 are escaped, and says when it was cut.
+func quoteExcerpt(b []byte, cut bool) string {
+	switch {
+	case len(b) == 0 && !cut:
+		return "with an empty body"
+	case cut:
+		return fmt.Sprintf("body %s (its first %d bytes)", strconv.Quote(string(b)), len(b))
+	}
+	return "body " + strconv.Quote(string(b))
 }
