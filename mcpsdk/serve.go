@@ -58,7 +58,9 @@ type ResumeInput struct {
 
 // AddGraph adds two tools to s: t.Name runs the graph on a new thread with
 // the call's arguments as input, and t.Name+ResumeSuffix answers a thread
-// that paused. The run tool's input schema is the input type's JSON
+// that paused. A name MCP does not allow (its rule: 1–128 ASCII letters,
+// digits, '_', '-' and '.', the resume tool's name included) is refused,
+// and no tool is added: a graph named "Support Desk" needs a GraphTool.Name. The run tool's input schema is the input type's JSON
 // Schema for a typed (generated) graph, and an object whose properties
 // are the channels for an untyped one (runtime.Values). A run that pauses
 // returns its pending interrupts (text and structured) and is answered
@@ -73,6 +75,9 @@ func AddGraph[S, U any](s *sdk.Server, t GraphTool[S, U]) error {
 	}
 	if name == "" {
 		return errors.New("mcpsdk: AddGraph: the graph has no name; set GraphTool.Name")
+	}
+	if err := checkToolName(name, t.Name == ""); err != nil {
+		return err
 	}
 	desc := t.Description
 	if desc == "" {
@@ -128,6 +133,37 @@ func AddGraph[S, U any](s *sdk.Server, t GraphTool[S, U]) error {
 		}
 		return result(name, in.Thread, res, err)
 	})
+	return nil
+}
+
+// maxToolName is the longest tool name MCP allows.
+const maxToolName = 128
+
+// checkToolName refuses a graph tool's name, or its resume tool's, that
+// MCP does not allow: 1–128 ASCII letters, digits, '_', '-' and '.'. The
+// SDK takes such a name and only logs it, and a client may refuse the
+// tool, or the model behind it mangle its name.
+func checkToolName(name string, fromGraph bool) error {
+	whose := ""
+	if fromGraph {
+		whose = " (the graph's name)"
+	}
+	var bad []string
+	seen := map[rune]bool{}
+	for _, r := range name {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.' || seen[r] {
+			continue
+		}
+		seen[r] = true
+		bad = append(bad, strconv.Quote(string(r)))
+	}
+	const rule = "an MCP tool name is 1–128 ASCII letters, digits, '_', '-' and '.'"
+	if len(bad) > 0 {
+		return fmt.Errorf("mcpsdk: AddGraph: tool name %q%s has characters MCP does not allow in one: %s; %s: set GraphTool.Name", name, whose, strings.Join(bad, ", "), rule)
+	}
+	if resume := name + ResumeSuffix; len(resume) > maxToolName {
+		return fmt.Errorf("mcpsdk: AddGraph: tool name %q%s makes resume tool %q, %d characters, over %d; %s: set GraphTool.Name to a name of at most %d", name, whose, resume, len(resume), maxToolName, rule, maxToolName-len(ResumeSuffix))
+	}
 	return nil
 }
 
