@@ -23,8 +23,9 @@ type LoadOptions struct {
 
 // LoadDir loads the skill in dir: its SKILL.md and the list of its bundled
 // files (every file under the folder except the root SKILL.md and entries
-// whose names start with a dot, as sorted "/"-separated relative paths;
-// linked folders are followed once). A folder without SKILL.md is a
+// whose names start with a dot, as sorted "/"-separated relative paths; a
+// link is listed, or a linked folder followed once, only when it resolves
+// inside the folder, so the list holds what Catalog.ReadResource serves). A folder without SKILL.md is a
 // *ParseError with code NotASkill; a malformed SKILL.md one with the
 // reader's code, naming the file.
 func LoadDir(dir string, opts LoadOptions) (*Skill, error) {
@@ -95,21 +96,21 @@ func Discover(opts LoadOptions, roots ...string) ([]Skill, error) {
 	return out, nil
 }
 
-// listResources walks dir for its bundled files; a linked folder is
-// followed, once per real folder, so a link loop ends.
+// listResources walks dir for its bundled files. A link is followed, or
+// listed, only when it resolves inside the skill, as the reference lists
+// it: one pointing out would advertise a resource ReadResource refuses,
+// and one pointing at an ancestor would walk it. A linked folder is
+// followed once per real folder, so a loop of links ends; a folder that is
+// no link is always walked, so a link to it does not hide its own name.
 func listResources(dir string) ([]string, error) {
 	out := []string{}
-	seen := map[string]bool{}
+	realRoot, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{realRoot: true}
 	var walk func(cur string) error
 	walk = func(cur string) error {
-		real, err := filepath.EvalSymlinks(cur)
-		if err != nil {
-			return err
-		}
-		if seen[real] {
-			return nil
-		}
-		seen[real] = true
 		entries, err := os.ReadDir(cur)
 		if err != nil {
 			return err
@@ -121,8 +122,23 @@ func listResources(dir string) ([]string, error) {
 			full := filepath.Join(cur, e.Name())
 			isDir := e.IsDir()
 			if e.Type()&fs.ModeSymlink != 0 {
-				if fi, err := os.Stat(full); err == nil && fi.IsDir() {
-					isDir = true
+				real, err := filepath.EvalSymlinks(full)
+				if err != nil || !inside(realRoot, real) {
+					continue // dangling, or outside the skill
+				}
+				fi, err := os.Stat(real)
+				if err != nil {
+					continue
+				}
+				if isDir = fi.IsDir(); isDir {
+					if seen[real] {
+						continue
+					}
+					seen[real] = true
+				}
+			} else if isDir {
+				if real, err := filepath.EvalSymlinks(full); err == nil {
+					seen[real] = true
 				}
 			}
 			if isDir {
