@@ -94,10 +94,6 @@ func TestScheduleRefusesWhatCannotFire(t *testing.T) {
 	}
 }
 
-func contains(s, sub string) bool {
-	return len(sub) == 0 || (len(s) >= len(sub) && (s[:len(sub)] == sub || contains(s[1:], sub)))
-}
-
 // TestScheduleDueHugeCatchUp: a large MaxCatchUp does not overflow the
 // span of ticks Due keeps (it made a daily schedule with MaxCatchUp
 // 200000 never fire again): the on-time tick fires, and the missed ones
