@@ -45,12 +45,12 @@ func use(ctx context.Context) (failure string) {
 	return ""
 }
 
-// TestTransportMayKeepItsContext: a node's *runtime.Ctx is valid only
-// until the node returns (its run reuses it for the next task and clears
-// it at the end), so what reaches a transport is a context that stays
-// usable after the node returned, the run's. Before, the transport got the
-// node's Ctx: net/http's background dial read it while the run reused it
-// (a data race) and, once the run ended, dereferenced nil.
+// TestTransportMayKeepItsContext: a transport may keep the context of a
+// call past it, as net/http's background dial does; the node's *runtime.Ctx
+// it gets stays usable after the node returned and after the run ended.
+// Before the runtime stopped rewriting a handed-out Ctx, the dial read it
+// while the run reused it (a data race) and, once the run ended,
+// dereferenced nil.
 func TestTransportMayKeepItsContext(t *testing.T) {
 	for _, c := range []struct {
 		name, typ, config string

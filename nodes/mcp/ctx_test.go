@@ -60,12 +60,12 @@ func use(ctx context.Context) (failure string) {
 	return ""
 }
 
-// TestSessionMayKeepItsContext: a node's *runtime.Ctx is valid only until
-// the node returns (its run reuses it for the next task and clears it at
-// the end), so what reaches a session is a context that stays usable after
-// the node returned, the run's. Before, the session got the node's Ctx,
-// and the SDK's goroutine that notifies the server of a call cancelled by
-// a run's deadline crashed the process with a nil dereference.
+// TestSessionMayKeepItsContext: a session may keep the context of a call
+// past it, as the MCP SDK does to notify the server of a call cancelled by
+// the run's deadline; the node's *runtime.Ctx it gets stays usable after
+// the node returned and after the run ended. Before the runtime stopped
+// rewriting a handed-out Ctx, that notice crashed the process with a nil
+// dereference.
 func TestSessionMayKeepItsContext(t *testing.T) {
 	for _, c := range []struct {
 		name, typ, config string
