@@ -47,7 +47,10 @@
 // this way is an INFO record "timer dropped" and an EventTimerDropped to
 // OnEvent (the timer set and fired are the runs' own: runtime.Observer,
 // the runtime's slog records "timer set" and "timer fired"). Cancel on a parked
-// thread marks it aborted, so it is not woken. A thread that no request
+// thread marks it aborted, so it is not woken: the scan queues a wake under
+// the thread's lock (the one Cancel and Submit take), checking the thread
+// again, and leaves a thread locked elsewhere to its next pass
+// (TestTimerScanRacesCancel). A thread that no request
 // ever ran is not woken by the workers (runtime/waker is for those).
 //
 // # Scheduled runs
