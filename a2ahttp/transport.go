@@ -17,6 +17,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -42,7 +43,10 @@ const MaxErrorExcerpt = 512
 // Option configures New.
 type Option func(*Transport)
 
-// WithHeader adds a header to every request (an Authorization, say).
+// WithHeader adds a header to every request (an Authorization, say). The
+// headers go only to the origin New was given: a card that names an
+// endpoint on another origin is refused (ErrOtherOrigin) rather than sent
+// the credentials; pass that endpoint to New to post there.
 func WithHeader(key, value string) Option {
 	return func(t *Transport) { t.header.Add(key, value) }
 }
@@ -50,8 +54,15 @@ func WithHeader(key, value string) Option {
 // WithClient sets the HTTP client (default http.DefaultClient).
 func WithClient(c *http.Client) Option { return func(t *Transport) { t.client = c } }
 
+// ErrOtherOrigin is matched (errors.Is) by the error of a transport with
+// headers (WithHeader) whose agent card names an endpoint on another origin
+// (scheme and host) than the one New was given: the headers, often
+// credentials, are not sent there.
+var ErrOtherOrigin = errors.New("the agent card names an endpoint on another origin than the transport's")
+
 // Transport is an a2a.Transport over HTTP.
 type Transport struct {
+	origin  string // scheme://host of New's URL
 	cardURL string
 	client  *http.Client
 	header  http.Header
@@ -76,6 +87,7 @@ func New(agentURL string, opts ...Option) (*Transport, error) {
 	}
 	t := &Transport{client: http.DefaultClient, header: http.Header{}}
 	origin := &url.URL{Scheme: u.Scheme, Host: u.Host}
+	t.origin = originOf(agentURL)
 	switch {
 	case strings.HasSuffix(u.Path, ".json"):
 		t.cardURL = u.String()
@@ -104,11 +116,25 @@ func (t *Transport) AgentCard(ctx context.Context) (*a2a.AgentCard, error) {
 		return nil, err
 	}
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	if t.endpoint == "" && card.URL != "" {
+		if len(t.header) > 0 {
+			if o := originOf(card.URL); o != t.origin {
+				return nil, fmt.Errorf("a2ahttp: the agent card at %s names endpoint %s: %w (%s), which the transport's headers are for; pass the endpoint to New if it should have them", t.cardURL, card.URL, ErrOtherOrigin, t.origin)
+			}
+		}
 		t.endpoint = card.URL
 	}
-	t.mu.Unlock()
 	return &card, nil
+}
+
+// originOf returns the scheme://host of rawURL ("" when it has none).
+func originOf(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	return (&url.URL{Scheme: strings.ToLower(u.Scheme), Host: strings.ToLower(u.Host)}).String()
 }
 
 // Post sends one JSON-RPC request to the endpoint (fetching the card first
