@@ -61,7 +61,9 @@ type Schedule struct {
 	// than the waker's schedule grace late (WithScheduleGrace: the
 	// process was frozen, or the clock jumped). CatchUpNone (the default)
 	// fires none of them, CatchUpOne fires the latest, CatchUpAll fires
-	// each, oldest first, at most MaxCatchUp of them (the latest).
+	// each, oldest first, at most MaxCatchUp of them (the latest; 0 is
+	// DefaultMaxCatchUp, a negative value is refused, as stored schedules
+	// refuse it).
 	CatchUp    CatchUp
 	MaxCatchUp int
 }
@@ -194,7 +196,10 @@ func (w *Waker) prepare() error {
 		default:
 			return bad("catch-up %q is not none, one or all", s.CatchUp)
 		}
-		if st.MaxCatchUp <= 0 {
+		if st.MaxCatchUp < 0 {
+			return bad("MaxCatchUp %d is negative; leave it 0 for DefaultMaxCatchUp (%d)", s.MaxCatchUp, DefaultMaxCatchUp)
+		}
+		if st.MaxCatchUp == 0 {
 			st.MaxCatchUp = DefaultMaxCatchUp
 		}
 		st.spec = checkpoint.Schedule{Name: s.Name, Graph: "-", Cron: s.Cron, TimeZone: s.TimeZone, Every: s.Every,

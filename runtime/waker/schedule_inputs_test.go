@@ -17,8 +17,8 @@ import (
 // TestScheduleRefusedInputs: New refuses, with an error matching
 // ErrSchedule, a Go-value schedule that would never tick (before, New took
 // it and Run looped for good on the zero time robfig/cron gives), a time
-// zone given with Every (which ignored it), and an interval finer than a
-// microsecond; and it returns at once.
+// zone given with Every (which ignored it), an interval finer than a
+// microsecond and a negative MaxCatchUp; and it returns at once.
 func TestScheduleRefusedInputs(t *testing.T) {
 	g, err := runtime.NewBuilder("g").Node("n", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return nil, nil }).Edge(spec.Start, "n").Compile()
 	if err != nil {
@@ -30,6 +30,8 @@ func TestScheduleRefusedInputs(t *testing.T) {
 		{Name: "31 November in a zone", Cron: "0 9 31 11 *", TimeZone: "Europe/Istanbul", Graph: tg},
 		{Name: "zone with every", Every: 24 * time.Hour, TimeZone: "Europe/Istanbul", Graph: tg},
 		{Name: "nanoseconds", Every: time.Second + time.Nanosecond, Graph: tg},
+		// A negative MaxCatchUp silently became the default.
+		{Name: "negative catch-up", Every: time.Minute, CatchUp: waker.CatchUpAll, MaxCatchUp: -1, Graph: tg},
 	} {
 		t0 := time.Now()
 		w, err := waker.New(checkpoint.NewMemory(), nil, waker.WithSchedules(s))
