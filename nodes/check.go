@@ -26,7 +26,9 @@ var channelKeys = map[string][]channelKey{
 // Check reports, with positions, every node of a built-in type in doc
 // whose config names a channel the document does not declare: the channel
 // it writes ("to", or the type's default channel when "to" is absent) and
-// the channels it reads (argumentsFrom, textFrom, contextFrom, taskFrom).
+// the channels it reads (argumentsFrom, textFrom, contextFrom, taskFrom),
+// and every one of those keys given as an empty name, which the factory
+// refuses when the graph is built.
 // A factory sees one node and cannot know the document's channels, so an
 // application (or a tool checking documents) calls Check beside
 // spec.Decode; a node writing an undeclared channel would otherwise fail
@@ -49,7 +51,19 @@ func Check(doc *spec.Graph) spec.Diagnostics {
 			raw, present := cfg[k.key]
 			name, path := k.def, spec.PathKey(cfgPath, k.key)
 			if present && string(raw) != "null" {
-				if json.Unmarshal(raw, &name) != nil || name == "" {
+				if json.Unmarshal(raw, &name) != nil {
+					continue // not a string: the factory's to refuse
+				}
+				if name == "" {
+					// The factory refuses it when the graph is built; a
+					// generated package would fail only then.
+					d := spec.Diagnostic{Severity: spec.SeverityError, Pos: doc.Pos(path), Path: path,
+						Message: "node " + quote(n.ID) + ": " + quote(k.key) + " is an empty channel name",
+						Hint:    "name a declared channel, or leave " + quote(k.key) + " out"}
+					if k.def != "" {
+						d.Hint += " to write " + quote(k.def)
+					}
+					out = append(out, d)
 					continue
 				}
 			} else {

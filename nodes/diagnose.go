@@ -41,7 +41,18 @@ func Diagnose(doc *spec.Graph, reg runtime.Registry) spec.Diagnostics {
 			out = append(out, placed(doc, nodePath, "type", "node "+quote(n.ID)+": "+err.Error(), ""))
 		}
 	}
-	return append(out, Check(doc)...)
+	// Check's diagnostics, but for a value a factory refused already (an
+	// empty channel name both report).
+	refused := make(map[string]bool, len(out))
+	for _, d := range out {
+		refused[d.Path] = true
+	}
+	for _, d := range Check(doc) {
+		if !refused[d.Path] {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // placed is an error diagnostic at the node's value rel (a path from the
