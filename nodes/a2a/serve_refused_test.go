@@ -12,6 +12,24 @@ import (
 	"github.com/ilmek-go/ilmek/spec"
 )
 
+// servedAgent serves g (its "question" channel the message's text, its
+// "reply" channel the answer) on a memory store and connects to it.
+func servedAgent(t *testing.T, g *runtime.Graph[runtime.Values, runtime.Values]) *a2a.Agent {
+	t.Helper()
+	srv, err := a2a.Serve(g, checkpoint.NewMemory(), a2a.ServeConfig[runtime.Values, runtime.Values]{
+		Input:  func(text string) (runtime.Values, error) { return runtime.Values{"question": text}, nil },
+		Output: func(s runtime.Values) string { r, _ := s["reply"].(string); return r },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent, err := a2a.Connect(context.Background(), srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return agent
+}
+
 // TestServeRefusedRunIsAnError: a message/send whose run the runtime
 // refuses before it starts (here: the thread is busy with another run) is
 // a JSON-RPC error carrying the refusal, as a refused resume already was,
@@ -32,17 +50,7 @@ func TestServeRefusedRunIsAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := a2a.Serve(g, checkpoint.NewMemory(), a2a.ServeConfig[runtime.Values, runtime.Values]{
-		Input:  func(text string) (runtime.Values, error) { return runtime.Values{"question": text}, nil },
-		Output: func(s runtime.Values) string { r, _ := s["reply"].(string); return r },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	agent, err := a2a.Connect(ctx, srv)
-	if err != nil {
-		t.Fatal(err)
-	}
+	agent := servedAgent(t, g)
 	first := make(chan a2a.Result)
 	go func() {
 		r, err := agent.Invoke(ctx, "slow", a2a.SendOptions{ContextID: "conv"})
@@ -93,17 +101,7 @@ func TestServeAnswerThatDoesNotFit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			srv, err := a2a.Serve(g, checkpoint.NewMemory(), a2a.ServeConfig[runtime.Values, runtime.Values]{
-				Input:  func(text string) (runtime.Values, error) { return runtime.Values{"question": text}, nil },
-				Output: func(s runtime.Values) string { r, _ := s["reply"].(string); return r },
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			agent, err := a2a.Connect(ctx, srv)
-			if err != nil {
-				t.Fatal(err)
-			}
+			agent := servedAgent(t, g)
 			paused, err := agent.Invoke(ctx, "refund please", a2a.SendOptions{})
 			if err != nil || !paused.NeedsInput {
 				t.Fatalf("pause: %+v %v", paused, err)
