@@ -3,12 +3,7 @@ package workers
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"os"
 	"testing"
-
-	"github.com/ilmek-go/ilmek/internal/pgtest"
-	"github.com/ilmek-go/ilmek/runtime/postgres"
 )
 
 // TestClaimWithoutTheReadWhenTheServerFailsIt: a claim whose read the
@@ -18,16 +13,7 @@ import (
 // request from being claimed.
 func TestClaimWithoutTheReadWhenTheServerFailsIt(t *testing.T) {
 	ctx := context.Background()
-	schema := fmt.Sprintf("ilmek_pgtest_claimread_%d", os.Getpid())
-	s, err := postgres.Open(ctx, pgtest.DSN(t), postgres.Schema(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		s.Pool().Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
-		s.Close()
-	})
-	q := NewQueue(s)
+	q := openInternalQueue(t, "claimread")
 	if q.latestSQL == "" {
 		t.Fatal("the PostgreSQL store gives the queue no read for its claims (pgside.LatestRead)")
 	}

@@ -2,16 +2,12 @@ package workers
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/ilmek-go/ilmek/internal/pgtest"
 	"github.com/ilmek-go/ilmek/runtime"
-	"github.com/ilmek-go/ilmek/runtime/postgres"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -24,16 +20,7 @@ import (
 // scan after the lock is released; a thread nobody touches, by the first.
 func TestTimerScanRacesCancel(t *testing.T) {
 	ctx := context.Background()
-	schema := fmt.Sprintf("ilmek_pgtest_timerscan_%d", os.Getpid())
-	s, err := postgres.Open(ctx, pgtest.DSN(t), postgres.Schema(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		s.Pool().Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
-		s.Close()
-	})
-	q := NewQueue(s)
+	q := openInternalQueue(t, "timerscan")
 	g, err := runtime.NewBuilder("nap").Channel("out", "").
 		Node("n", func(c *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
 			if err := runtime.Sleep(c, "nap", 2*time.Second); err != nil {
@@ -84,7 +71,7 @@ func TestTimerScanRacesCancel(t *testing.T) {
 	time.Sleep(time.Until(due) + 50*time.Millisecond) // every timer is due
 	active := func(thread string) int {
 		var n int
-		if err := s.Pool().QueryRow(ctx, "SELECT count(*) FROM "+q.t("ilmek_requests")+" WHERE thread_id = $1 AND kind = 'wake' AND state IN ('queued', 'running')", thread).Scan(&n); err != nil {
+		if err := q.store.Pool().QueryRow(ctx, "SELECT count(*) FROM "+q.t("ilmek_requests")+" WHERE thread_id = $1 AND kind = 'wake' AND state IN ('queued', 'running')", thread).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n
@@ -96,7 +83,7 @@ func TestTimerScanRacesCancel(t *testing.T) {
 		if !c.lock {
 			continue
 		}
-		tx, err := s.Pool().Begin(ctx)
+		tx, err := q.store.Pool().Begin(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
