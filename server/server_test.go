@@ -586,12 +586,18 @@ func TestInternalErrorsStayInside(t *testing.T) {
 	}
 }
 
+// TestClose: Close of a server whose run is blocked in a node returns
+// the context's error once its deadline passes.
 func TestClose(t *testing.T) {
-	gate := make(chan struct{})
-	ts := newTestServer(t, func(c *Config) { c.Graphs = []Graph{Of(slowGraph(t, gate))} })
+	gate, entered := make(chan struct{}), make(chan struct{}, 1)
+	ts := newTestServer(t, func(c *Config) { c.Graphs = []Graph{Of(slowGraphEntered(t, gate, entered))} })
 	th := ts.newThread("alice", nil)
 	var run RunView
 	ts.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", nil, 202).json(t, &run)
+	// A stop asked for before the first superstep starts ends the run
+	// at once, and Close is then right to return nil: wait until the
+	// node is in flight, so the run is truly blocked.
+	<-entered
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	if err := ts.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
