@@ -226,7 +226,12 @@
 // worker died before their first commit). In that last case the run
 // starts from the other writer's checkpoint, so its tasks are planned
 // anew: a step the dead run had journaled in its first superstep runs
-// again, on the thread as it is now. A claim whose run was refused before it wrote anything
+// again, on the thread as it is now. A re-claimed request whose earlier
+// run did write continues from exactly the checkpoint the claim read:
+// the earlier run's worker may still live (its claim expired first, not
+// its lease) and end the thread before the continuing run takes it, and
+// then the continuing run is refused, and the next claim records the
+// ended run's outcome. A claim whose run was refused before it wrote anything
 // (the thread busy with another run, or moved by another writer since the
 // claim's snapshot) gives the request back with the base it found before
 // it, so that the next claim folds the input into the thread as it is

@@ -18,8 +18,9 @@ type Runnable interface {
 	// from, when set, forks the thread at that checkpoint (Thread.Fork).
 	run(ctx context.Context, cp runtime.Checkpointer, thread, from string, input json.RawMessage, mode runMode, extra ...runtime.RunOption) (runOutcome, error)
 	// ended returns the outcome of the thread's last run when it has
-	// ended (nothing planned next), ok false when it has work to do.
-	ended(ctx context.Context, cp runtime.Checkpointer, thread string) (out runOutcome, ok bool, err error)
+	// ended (nothing planned next), ok false when it has work to do; at
+	// is the checkpoint it read ("" for none).
+	ended(ctx context.Context, cp runtime.Checkpointer, thread string) (out runOutcome, at string, ok bool, err error)
 }
 
 type runMode int
@@ -93,22 +94,26 @@ func (r graphRunner[S, U]) run(ctx context.Context, cp runtime.Checkpointer, thr
 	return runOutcome{Status: res.Status, State: state, Pending: res.Pending}, err
 }
 
-func (r graphRunner[S, U]) ended(ctx context.Context, cp runtime.Checkpointer, thread string) (runOutcome, bool, error) {
+func (r graphRunner[S, U]) ended(ctx context.Context, cp runtime.Checkpointer, thread string) (runOutcome, string, bool, error) {
 	ts, err := r.g.Thread(cp, thread).State(ctx)
 	if err != nil {
-		return runOutcome{}, false, err
+		return runOutcome{}, "", false, err
+	}
+	at := ""
+	if ts.Checkpoint != nil {
+		at = ts.Checkpoint.ID
 	}
 	if len(ts.Next) > 0 && len(ts.Open) == 0 {
-		return runOutcome{}, false, nil
+		return runOutcome{}, at, false, nil
 	}
 	state, err := json.Marshal(ts.State)
 	if err != nil {
-		return runOutcome{}, false, fmt.Errorf("encode the thread's state: %w", err)
+		return runOutcome{}, at, false, fmt.Errorf("encode the thread's state: %w", err)
 	}
 	out := runOutcome{Status: runtime.StatusDone, State: state}
 	if len(ts.Open) > 0 {
 		// A thread parked on timers is not waiting on a person.
 		out.Status, out.Pending = checkpoint.PauseStatus(ts.Open), ts.Open
 	}
-	return out, true, nil
+	return out, at, true, nil
 }

@@ -139,7 +139,7 @@ func (w *Worker) finishNotDue(ctx context.Context, c *claimed, g Runnable, why e
 			return
 		}
 		if committed {
-			out, ended, err := g.ended(ctx, w.q.store, c.thread)
+			out, _, ended, err := g.ended(ctx, w.q.store, c.thread)
 			if err == nil && ended {
 				w.finish(c, string(out.Status), &out, "")
 				return

@@ -95,6 +95,7 @@ type claimed struct {
 	input               []byte
 	claim               int64
 	baseCP              *string // the request's base_cp before this claim (nil at its first)
+	continueAt          *string // the checkpoint a continuing run must start from (runClaimed)
 	latest              string  // the thread's latest checkpoint as the claim found it ("" for none)
 	expect              *string // Request.ExpectedLatest (nil: none)
 	partition           string  // the request's partition key
@@ -249,6 +250,10 @@ const (
 	finishBudget = 30 * time.Second
 )
 
+// testHookClaimDecided, when set by a test, is called once runClaimed
+// has decided how a claim's run goes, before the run takes the thread.
+var testHookClaimDecided func(runMode)
+
 // runClaimed runs a claimed request and records its outcome. The lease
 // its claim took goes to its run (claimedStore); when no run took it, it
 // is dropped before the outcome is recorded.
@@ -307,7 +312,7 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 			// An earlier claim ran this request past its first commit. If
 			// the run ended before its worker could record that, record it
 			// now; running again would start the thread anew.
-			out, ended, err := g.ended(ctx, cp, c.thread)
+			out, at, ended, err := g.ended(ctx, cp, c.thread)
 			if err != nil {
 				w.releaseRefused(c, err)
 				return
@@ -318,7 +323,17 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 			}
 			mode = modeContinue
 			from = "" // the fork's branch is the thread's latest now
+			// Continue from the checkpoint just read, and only from it. A
+			// run of an earlier claim whose worker still lives (its claim
+			// expired, not its lease) may end the thread before this run
+			// takes the lease: on an ended thread, a run with no input
+			// starts the graph anew. The run is then refused as moved, and
+			// the next claim records the ended run's outcome.
+			c.continueAt = &at
 		}
+	}
+	if testHookClaimDecided != nil {
+		testHookClaimDecided(mode)
 	}
 	if mode != modeContinue && c.expect != nil && *c.expect != latest {
 		// Decided against a thread as it no longer is (Request.ExpectedLatest):
@@ -359,6 +374,9 @@ func (w *Worker) runClaimedRun(ctx context.Context, c *claimed, g Runnable, from
 		// Answer the questions of the checkpoint the request names, not
 		// those of one another writer made since the claim read the thread.
 		extra = append(extra, runtime.WithExpectedLatest(*c.expect))
+	}
+	if mode == modeContinue && c.continueAt != nil {
+		extra = append(extra, runtime.WithExpectedLatest(*c.continueAt))
 	}
 	if mode == modeStart && from == "" {
 		// Fold the input only into the thread as this claim found it: if
