@@ -41,7 +41,18 @@ type ServeConfig[S, U any] struct {
 	Output func(state S) string
 	// NewID mints context and task ids (default: 16 random hex digits).
 	NewID func() string
+	// MaxTasks bounds the task records the Server keeps in memory for
+	// tasks/get and for the task id of a paused context (default
+	// DefaultMaxTasks; negative is refused). Past it, the record written
+	// longest ago goes first: tasks/get of it answers CodeTaskNotFound,
+	// and a paused context whose record went continues under a new task
+	// id. The threads themselves live in the checkpointer and lose
+	// nothing.
+	MaxTasks int
 }
+
+// DefaultMaxTasks is ServeConfig.MaxTasks when it is 0.
+const DefaultMaxTasks = 10000
 
 // Server is a graph served as an A2A agent: message/send starts a thread
 // (the A2A context is the thread's id) or continues it, and answers with
@@ -65,6 +76,19 @@ type Server struct {
 	mu    sync.Mutex
 	tasks map[string]*Task  // by task id: the last state
 	open  map[string]string // context id -> the task of its paused run
+	// order holds the task records in the order they were written, the
+	// oldest first, to drop past max; a task written again has an entry
+	// for each write, and only its latest (seq) counts.
+	order []taskWrite
+	seq   map[string]uint64 // task id -> its latest write's number
+	next  uint64
+	max   int
+}
+
+// taskWrite is one write of a task record: the task and the write's number.
+type taskWrite struct {
+	id  string
+	seq uint64
 }
 
 // Serve serves g as an agent whose threads live in cp.
@@ -72,7 +96,13 @@ func Serve[S, U any](g *runtime.Graph[S, U], cp runtime.Checkpointer, cfg ServeC
 	if g == nil || cp == nil || cfg.Input == nil || cfg.Output == nil {
 		return nil, errors.New("a2a: Serve needs a graph, a checkpointer, ServeConfig.Input and ServeConfig.Output")
 	}
-	s := &Server{card: cfg.Card, mint: cfg.NewID, tasks: map[string]*Task{}, open: map[string]string{}}
+	if cfg.MaxTasks < 0 {
+		return nil, fmt.Errorf("a2a: ServeConfig.MaxTasks is %d; give a positive bound, or 0 for DefaultMaxTasks (%d)", cfg.MaxTasks, DefaultMaxTasks)
+	}
+	s := &Server{card: cfg.Card, mint: cfg.NewID, tasks: map[string]*Task{}, open: map[string]string{}, seq: map[string]uint64{}, max: cfg.MaxTasks}
+	if s.max == 0 {
+		s.max = DefaultMaxTasks
+	}
 	if s.mint == nil {
 		s.mint = randomID
 	}
@@ -279,8 +309,39 @@ func (s *Server) taskOf(contextID string, status runtime.Status, pending []runti
 		t.Status.State = "failed"
 		t.Status.Message = agentMsg(TextPart(errText(runErr, "the run failed")))
 	}
-	s.tasks[taskID] = t
+	s.keep(t)
 	return t
+}
+
+// keep records t, the latest state of its task, and drops the records
+// written longest ago past s.max. Each write costs O(1), amortized.
+func (s *Server) keep(t *Task) {
+	s.next++
+	s.tasks[t.ID], s.seq[t.ID] = t, s.next
+	s.order = append(s.order, taskWrite{t.ID, s.next})
+	for len(s.tasks) > s.max {
+		w := s.order[0]
+		s.order[0] = taskWrite{}
+		s.order = s.order[1:]
+		if s.seq[w.id] != w.seq {
+			continue // written again since: a later entry is its latest
+		}
+		if c := s.tasks[w.id].ContextID; s.open[c] == w.id {
+			delete(s.open, c)
+		}
+		delete(s.tasks, w.id)
+		delete(s.seq, w.id)
+	}
+	if len(s.order) > 2*s.max {
+		// Entries of tasks written again pile up: keep the live ones.
+		live := make([]taskWrite, 0, len(s.tasks))
+		for _, w := range s.order {
+			if s.seq[w.id] == w.seq {
+				live = append(live, w)
+			}
+		}
+		s.order = live
+	}
 }
 
 func errText(err error, def string) string {

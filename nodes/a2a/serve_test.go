@@ -175,3 +175,82 @@ func canon(t *testing.T, raw json.RawMessage) string {
 	out, _ := json.Marshal(v)
 	return string(bytes.TrimSpace(out))
 }
+
+// TestServeKeepsBoundedTasks: a Server keeps at most MaxTasks task
+// records; the one written longest ago goes first (tasks/get answers
+// CodeTaskNotFound), a task written again counts once and moves to the
+// back, and a paused context whose record went still takes its answer,
+// under a new task id. Before, every message/send left a record for good.
+func TestServeKeepsBoundedTasks(t *testing.T) {
+	ctx := context.Background()
+	var refunds atomic.Int32
+	srv, err := a2a.Serve(deskGraph(t, &refunds), checkpoint.NewMemory(), a2a.ServeConfig[runtime.Values, runtime.Values]{
+		Input:    func(text string) (runtime.Values, error) { return runtime.Values{"question": text}, nil },
+		Output:   func(s runtime.Values) string { r, _ := s["reply"].(string); return r },
+		MaxTasks: 3,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent, err := a2a.Connect(ctx, srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(text string, opts a2a.SendOptions) a2a.Result {
+		t.Helper()
+		r, err := agent.Invoke(ctx, text, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	kept := func(ids ...string) {
+		t.Helper()
+		for _, id := range ids {
+			if _, err := agent.GetTask(ctx, id); err != nil {
+				t.Errorf("tasks/get %s: %v, want it kept", id, err)
+			}
+		}
+	}
+	dropped := func(ids ...string) {
+		t.Helper()
+		for _, id := range ids {
+			var rpc *a2a.RPCError
+			if _, err := agent.GetTask(ctx, id); !errors.As(err, &rpc) || rpc.Code != a2a.CodeTaskNotFound {
+				t.Errorf("tasks/get %s: %v, want CodeTaskNotFound", id, err)
+			}
+		}
+	}
+	paused := send("refund please", a2a.SendOptions{})
+	var ids []string
+	for range 2 {
+		ids = append(ids, send("where is my order?", a2a.SendOptions{}).TaskID)
+	}
+	kept(paused.TaskID, ids[0], ids[1])
+	// The answer writes the paused task again: it is now the newest.
+	if r := send("Cancel", a2a.SendOptions{ContextID: paused.ContextID}); r.TaskID != paused.TaskID || r.Text != "Cancelled." {
+		t.Fatalf("answer: %+v, want task %s cancelled", r, paused.TaskID)
+	}
+	ids = append(ids, send("where is my order?", a2a.SendOptions{}).TaskID)
+	dropped(ids[0])
+	kept(ids[1], paused.TaskID, ids[2])
+
+	// A paused context whose record went answers under a new task.
+	again := send("refund please", a2a.SendOptions{})
+	for range 3 {
+		send("where is my order?", a2a.SendOptions{})
+	}
+	dropped(again.TaskID)
+	r := send("Approve", a2a.SendOptions{ContextID: again.ContextID})
+	if r.State != "completed" || r.Text != "Refunded." || r.TaskID == again.TaskID || refunds.Load() != 1 {
+		t.Errorf("answer after the record went: %+v (refunds %d), want completed under a new task, one refund", r, refunds.Load())
+	}
+
+	if _, err := a2a.Serve(deskGraph(t, &refunds), checkpoint.NewMemory(), a2a.ServeConfig[runtime.Values, runtime.Values]{
+		Input:    func(text string) (runtime.Values, error) { return nil, nil },
+		Output:   func(runtime.Values) string { return "" },
+		MaxTasks: -1,
+	}); err == nil || !strings.Contains(err.Error(), "MaxTasks") {
+		t.Errorf("Serve with MaxTasks -1: %v, want it refused", err)
+	}
+}
