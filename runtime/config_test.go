@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/spec"
 )
@@ -60,5 +62,49 @@ func TestDecodeConfigStrict(t *testing.T) {
 	var m map[string]any
 	if err := runtime.DecodeConfig(spec.Node{ID: "a", Type: "t", Config: json.RawMessage(`{"x": 1e400}`)}, &m); err == nil || !strings.Contains(err.Error(), "1e400 does not fit float64") {
 		t.Errorf("map[string]any: err = %v", err)
+	}
+}
+
+// level is a named integer type of a config field.
+type level int8
+
+// TestConfigProblemParts: each problem of a *runtime.ConfigError says what
+// is wrong in parts (Kind, GoType, Want, Got, Key, Keys, Min, Max), so a
+// tool can word it without parsing Msg; named types included, whose Msg
+// names the type and not the integer it is made of.
+func TestConfigProblemParts(t *testing.T) {
+	type cfg struct {
+		Name  string `json:"name"`
+		Level level  `json:"level"`
+		Rate  float32
+	}
+	const typ = "github.com/ilmek-go/ilmek/runtime_test.cfg"
+	const lvl = "github.com/ilmek-go/ilmek/runtime_test.level"
+	for _, tc := range []struct {
+		config string
+		want   runtime.ConfigProblem // Msg not compared
+	}{
+		{`{"name": 3}`, runtime.ConfigProblem{Path: "config.name", Kind: runtime.ConfigWrongKind, GoType: "string", Want: "a string", Got: "a number"}},
+		{`{"level": "high"}`, runtime.ConfigProblem{Path: "config.level", Kind: runtime.ConfigWrongKind, GoType: lvl, Want: "a number", Got: "a string"}},
+		{`{"level": 300}`, runtime.ConfigProblem{Path: "config.level", Kind: runtime.ConfigOutOfRange, GoType: lvl, Got: "300", Min: "-128", Max: "127"}},
+		{`{"Rate": 1e39}`, runtime.ConfigProblem{Path: "config.Rate", Kind: runtime.ConfigOutOfRange, GoType: "float32", Got: "1e39"}},
+		{`{"nme": "x"}`, runtime.ConfigProblem{Path: "config.nme", Kind: runtime.ConfigUnknownKey, GoType: typ, Key: "nme", Keys: []string{"name", "level", "Rate"}}},
+		{`[1]`, runtime.ConfigProblem{Path: "config", Kind: runtime.ConfigWrongKind, GoType: typ, Want: "an object", Got: "an array"}},
+	} {
+		var c cfg
+		err := runtime.DecodeConfig(spec.Node{ID: "n", Type: "t", Config: json.RawMessage(tc.config)}, &c)
+		var ce *runtime.ConfigError
+		if !errors.As(err, &ce) || len(ce.Problems) != 1 {
+			t.Errorf("%s: err = %v, want a *runtime.ConfigError with one problem", tc.config, err)
+			continue
+		}
+		got := ce.Problems[0]
+		if got.Msg == "" {
+			t.Errorf("%s: no Msg", tc.config)
+		}
+		got.Msg = ""
+		if d := cmp.Diff(tc.want, got); d != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.config, d)
+		}
 	}
 }

@@ -97,10 +97,47 @@ type ConfigError struct {
 }
 
 // ConfigProblem is one refused value of a stored config: Path is its JSON
-// path from the config ("config.retries").
+// path from the config ("config.retries"), Msg the words ilmekgen uses.
+// Kind and the fields it names say the same in parts, for a tool that
+// words a problem its own way (the studio's config form does) and should
+// not parse Msg.
 type ConfigProblem struct {
 	Path, Msg string
+	// Kind is what is wrong (ConfigWrongKind, ConfigUnknownKey,
+	// ConfigOutOfRange), "" for anything else (a time that does not
+	// parse, a type that cannot hold a stored value): Msg says it.
+	Kind ConfigProblemKind
+	// GoType is the Go type at Path as ilmekgen names it (for
+	// ConfigUnknownKey, the struct type that lacks the key).
+	GoType string
+	// Want is the JSON kind GoType takes ("a string", "a number", "a
+	// boolean", "an array", "an object", "an RFC 3339 string"), and Got
+	// the JSON kind found ("null", "a string", ...): ConfigWrongKind.
+	// For ConfigOutOfRange, Got is the number as written.
+	Want, Got string
+	// Key is the key no field takes, and Keys the keys GoType takes, in
+	// field order: ConfigUnknownKey.
+	Key  string
+	Keys []string
+	// Min and Max are the range of an integer type in decimal
+	// (ConfigOutOfRange of an integer; empty for a float).
+	Min, Max string
 }
+
+// ConfigProblemKind says what is wrong with a refused config value
+// (ConfigProblem.Kind).
+type ConfigProblemKind string
+
+// The kinds of ConfigProblem.
+const (
+	// ConfigWrongKind is a value of the wrong JSON kind: a string where
+	// the type takes a number.
+	ConfigWrongKind ConfigProblemKind = jsonconv.ProblemWrongKind
+	// ConfigUnknownKey is an object key that no field of the struct takes.
+	ConfigUnknownKey ConfigProblemKind = jsonconv.ProblemUnknownKey
+	// ConfigOutOfRange is a number outside its type's range.
+	ConfigOutOfRange ConfigProblemKind = jsonconv.ProblemOutOfRange
+)
 
 // Error names the node and its type, each refused value by its path, and
 // the fix.
@@ -132,7 +169,8 @@ func checkConfig(n spec.Node, t reflect.Type) error {
 	}
 	e := &ConfigError{Node: n.ID, Type: n.Type, GoType: jsonconv.TypeName(t)}
 	for _, p := range probs {
-		e.Problems = append(e.Problems, ConfigProblem{Path: p.Path, Msg: p.Msg})
+		e.Problems = append(e.Problems, ConfigProblem{Path: p.Path, Msg: p.Msg, Kind: ConfigProblemKind(p.Kind), GoType: p.GoType,
+			Want: p.Want, Got: p.Got, Key: p.Key, Keys: p.Keys, Min: p.Min, Max: p.Max})
 	}
 	return e
 }

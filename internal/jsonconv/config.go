@@ -4,6 +4,7 @@ import (
 	"encoding"
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -19,10 +20,42 @@ import (
 // (reflect), with these same functions, so both refuse the same configs
 // with the same words.
 
-// Problem is one refusal of a stored config value, at a JSON path.
+// Problem is one refusal of a stored config value, at a JSON path: Msg
+// in the generator's words, and the same in parts (runtime.ConfigProblem
+// documents them).
 type Problem struct {
 	Path string
 	Msg  string
+	// Kind is what is wrong: one of the Problem* constants, "" for
+	// anything else.
+	Kind     string
+	GoType   string
+	Want     string
+	Got      string
+	Key      string
+	Keys     []string
+	Min, Max string
+}
+
+// The kinds of Problem.
+const (
+	ProblemWrongKind  = "wrong-kind"
+	ProblemUnknownKey = "unknown-key"
+	ProblemOutOfRange = "out-of-range"
+)
+
+// wrongKind is the problem of a value v of the wrong JSON kind for typ,
+// which wants a value of kind want.
+func wrongKind(path, want, typ string, v any) Problem {
+	return Problem{Path: path, Msg: WantKind(want, typ, v), Kind: ProblemWrongKind, GoType: typ, Want: want, Got: Kind(v)}
+}
+
+// intRange is the range of an integer of bits bits, in decimal.
+func intRange(bits int, unsigned bool) (lo, hi string) {
+	if unsigned {
+		return "0", strconv.FormatUint(math.MaxUint64>>(64-bits), 10)
+	}
+	return strconv.FormatInt(math.MinInt64>>(64-bits), 10), strconv.FormatInt(math.MaxInt64>>(64-bits), 10)
 }
 
 // Kind names the JSON kind of a value decoded with UseNumber.
@@ -102,7 +135,12 @@ func CheckUntyped(v any, path string, probs *[]Problem) {
 	switch x := v.(type) {
 	case json.Number:
 		if msg := FitUntyped(x); msg != "" {
-			*probs = append(*probs, Problem{Path: path, Msg: msg})
+			pr := Problem{Path: path, Msg: msg, Kind: ProblemOutOfRange, GoType: "float64", Got: string(x)}
+			if IsInteger(x) && FitInt(x, 64, false, "int64") != "" {
+				pr.GoType = "int64"
+				pr.Min, pr.Max = intRange(64, false)
+			}
+			*probs = append(*probs, pr)
 		}
 	case []any:
 		for i, it := range x {
@@ -162,13 +200,14 @@ func TypeName(t reflect.Type) string {
 // type's range. Types that decode themselves are left to their decoder.
 func CheckValue(t reflect.Type, v any, path string, probs *[]Problem) {
 	fail := func(msg string) { *probs = append(*probs, Problem{Path: path, Msg: msg}) }
+	want := func(kind, typ string) { *probs = append(*probs, wrongKind(path, kind, typ, v)) }
 	if t == timeType {
 		if v == nil {
 			return
 		}
 		s, ok := v.(string)
 		if !ok {
-			fail("want an RFC 3339 string for time.Time, got " + Kind(v))
+			*probs = append(*probs, wrongKind(path, "an RFC 3339 string", "time.Time", v))
 			return
 		}
 		raw, _ := json.Marshal(s)
@@ -196,36 +235,37 @@ func CheckValue(t reflect.Type, v any, path string, probs *[]Problem) {
 		CheckValue(t.Elem(), v, path, probs)
 	case reflect.String:
 		if _, ok := v.(string); !ok {
-			fail(WantKind("a string", typ, v))
+			want("a string", typ)
 		}
 	case reflect.Bool:
 		if _, ok := v.(bool); !ok {
-			fail(WantKind("a boolean", typ, v))
+			want("a boolean", typ)
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		n, ok := v.(json.Number)
 		if !ok {
-			fail(WantKind("a number", typ, v))
+			want("a number", typ)
 			return
 		}
 		unsigned := t.Kind() >= reflect.Uint
 		if msg := FitInt(n, t.Bits(), unsigned, typ); msg != "" {
-			fail(msg)
+			lo, hi := intRange(t.Bits(), unsigned)
+			*probs = append(*probs, Problem{Path: path, Msg: msg, Kind: ProblemOutOfRange, GoType: typ, Got: string(n), Min: lo, Max: hi})
 		}
 	case reflect.Float32, reflect.Float64:
 		n, ok := v.(json.Number)
 		if !ok {
-			fail(WantKind("a number", typ, v))
+			want("a number", typ)
 			return
 		}
 		if msg := FitFloat(n, t.Bits(), typ); msg != "" {
-			fail(msg)
+			*probs = append(*probs, Problem{Path: path, Msg: msg, Kind: ProblemOutOfRange, GoType: typ, Got: string(n)})
 		}
 	case reflect.Slice, reflect.Array:
 		arr, ok := v.([]any)
 		if !ok {
-			fail(WantKind("an array", typ, v))
+			want("an array", typ)
 			return
 		}
 		if t.Kind() == reflect.Array && len(arr) > t.Len() {
@@ -238,7 +278,7 @@ func CheckValue(t reflect.Type, v any, path string, probs *[]Problem) {
 	case reflect.Map:
 		obj, ok := v.(map[string]any)
 		if !ok {
-			fail(WantKind("an object", typ, v))
+			want("an object", typ)
 			return
 		}
 		for _, k := range sortedKeys(obj) {
@@ -247,7 +287,7 @@ func CheckValue(t reflect.Type, v any, path string, probs *[]Problem) {
 	case reflect.Struct:
 		obj, ok := v.(map[string]any)
 		if !ok {
-			fail(WantKind("an object", typ, v))
+			want("an object", typ)
 			return
 		}
 		fields := structFields(t)
@@ -258,7 +298,8 @@ func CheckValue(t reflect.Type, v any, path string, probs *[]Problem) {
 		for _, k := range sortedKeys(obj) {
 			f := matchField(fields, k)
 			if f == nil {
-				*probs = append(*probs, Problem{Path: spec.PathKey(path, k), Msg: NotAField(k, typ, names)})
+				*probs = append(*probs, Problem{Path: spec.PathKey(path, k), Msg: NotAField(k, typ, names),
+					Kind: ProblemUnknownKey, GoType: typ, Key: k, Keys: names})
 				continue
 			}
 			CheckValue(f.typ, obj[k], spec.PathKey(path, k), probs)
