@@ -592,8 +592,9 @@ func setText(sel, text string) chromedp.Action[chromedp.Void] {
 // says what is wrong, where and how to fix it, never an internal string
 // (a Go error chain, the browser's "Failed to fetch" or its JSON parser's
 // phrasing): a name that is taken, JSON text with a syntax error (its
-// line and column), a document that is not an object or whose nodes are
-// not an array (the page keeps working), and the studio gone away.
+// line and column), a document that is not an object, or whose nodes,
+// edges, channels, guards or ids are of another kind than the page reads
+// (the page keeps working), and the studio gone away.
 func TestStudioErrorWordsInBrowser(t *testing.T) {
 	b := newBrowser(t)
 	ts, _ := browserStudio(t, nil)
@@ -636,6 +637,10 @@ func TestStudioErrorWordsInBrowser(t *testing.T) {
 		{"an array", `[1, 2]`, `The document must be a JSON object, {"name": …, "channels": {…}, "nodes": […], "edges": […]}, not an array; fix it and apply again.`},
 		{"nodes that are not an array", `{"name": "taken", "nodes": 5}`, `"nodes" must be an array, e.g. "nodes": [{"id": "a", "type": "say"}], not a number; fix it and apply again.`},
 		{"an edge that is not an object", `{"name": "taken", "nodes": [], "edges": ["a"]}`, `edges[0] must be an object such as {"from": "__start__", "to": "a"}, not a string; fix it and apply again.`},
+		{"channels that are not an object", `{"name": "taken", "channels": ["log"], "nodes": [], "edges": []}`, `"channels" must be an object, e.g. "channels": {"log": {"reducer": "append"}}, not an array; fix it and apply again.`},
+		{"a channel that is null", `{"name": "taken", "channels": {"log": null}}`, `channels.log must be an object such as {"reducer": "append"}, not null; fix it and apply again.`},
+		{"a guard that is not an object", `{"name": "taken", "edges": [{"from": "__start__", "to": "__end__", "when": "yes"}]}`, `edges[0].when must be an object such as {"channel": "n", "eq": "yes"}, not a string; fix it and apply again.`},
+		{"a node id that is not a string", `{"name": "taken", "nodes": [{"id": {"a": 1}, "type": "say"}]}`, `nodes[0].id must be a string such as "a", not an object; fix it and apply again.`},
 	} {
 		b.do("applying "+c.name,
 			setText("#json", c.text),

@@ -54,7 +54,14 @@
 // member of each node, which the fingerprint leaves out: moving a node
 // does not change the version. The Diagram tab draws SVG through Config.RenderSVG
 // when the application sets it (the server's hook; package graphviz is
-// not imported here), and the Mermaid text otherwise.
+// not imported here), and the Mermaid text otherwise. A draft the canvas
+// cannot draw (its nodes, edges or channels of another kind than the
+// document's, or text that is not JSON), which the studio stores as
+// written, opens as one line per problem naming the member
+// ("nodes: is an object, not a list") and its text in the JSON tab, as
+// stored: nothing is saved over it until it is fixed there. Long node ids
+// are cut with an ellipsis in their node (whole in its tooltip) and wrap
+// in the panels.
 //
 // Security defaults are the server's: New refuses a Config without
 // Authenticate; the default Access (OwnerOnly) lets a principal view,

@@ -265,6 +265,62 @@ func TestDocuments(t *testing.T) {
 	problem(t, s.do("ann", "GET", "/api/documents/"+d.ID, nil), 404, "not-found")
 }
 
+// TestUnreadableDrafts: a draft whose nodes, edges or channels are of
+// another kind than the document's (the page cannot draw it) is kept
+// byte for byte as written, created or saved, and its report places the
+// error on the member, saying what it must be and how to write it;
+// reviewing it lists the error, and publishing it is refused.
+func TestUnreadableDrafts(t *testing.T) {
+	for _, c := range []struct {
+		name, src, path, want string
+	}{
+		{"nodes that are an object", `{"name":"d","channels":{},"nodes":{"a":{"id":"a","type":"say"}},"edges":[]}`, "nodes", `"nodes" must be an array of nodes, not an object`},
+		{"nodes that are a string", `{"name":"d","channels":{},"nodes":"a","edges":[]}`, "nodes", `"nodes" must be an array of nodes, not a string`},
+		{"nodes that are null", `{"name":"d","channels":{},"nodes":null,"edges":[]}`, "nodes", `"nodes" must be an array of nodes, not null`},
+		{"edges that are an object", `{"name":"d","channels":{},"nodes":[],"edges":{"from":"__start__"}}`, "edges", `"edges" must be an array of edges, not an object`},
+		{"channels that are a list", `{"name":"d","channels":["log"],"nodes":[],"edges":[]}`, "channels", `"channels" must be an object of channel name to channel, not an array`},
+		{"a node that is a number", `{"name":"d","channels":{},"nodes":[5,{"id":"b","type":"say"}],"edges":[]}`, "nodes[0]", `a node must be an object, not a number`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newStudio(t, nil)
+			var rep studio.Report
+			s.must("ann", "POST", "/api/check", map[string]any{"source": c.src}, 200).json(t, &rep)
+			found := false
+			for _, d := range rep.Diagnostics {
+				noInternalWords(t, "a diagnostic", d.Message+" ("+d.Hint+")")
+				if d.Path == c.path && d.Severity == "error" && strings.Contains(d.Message, c.want) && d.Line == 1 && d.Col > 0 &&
+					strings.HasPrefix(d.Hint, "write ") && d.Node == "" && d.Edge == -1 {
+					found = true
+				}
+			}
+			if !found || rep.Canonical != "" || rep.Fingerprint != "" {
+				t.Fatalf("no error at %s saying %q with a hint (canonical %q): %+v", c.path, c.want, rep.Canonical, rep.Diagnostics)
+			}
+
+			d := s.create("ann", "d", c.src)
+			if d.Source != c.src || d.Report.Errors != rep.Errors {
+				t.Fatalf("created as %q with %d errors, want %q with %d", d.Source, d.Report.Errors, c.src, rep.Errors)
+			}
+			edited := strings.Replace(c.src, `"name":"d"`, `"name":"d","x-note":"kept"`, 1)
+			d2 := s.save("ann", d, edited)
+			var got studio.DocumentView
+			s.must("ann", "GET", "/api/documents/"+d.ID, nil, 200).json(t, &got)
+			if d2.Source != edited || got.Source != edited || got.Revision != 2 {
+				t.Fatalf("saved as %q, read back as revision %d %q, want %q", d2.Source, got.Revision, got.Source, edited)
+			}
+			var rv studio.Review
+			s.must("ann", "GET", "/api/documents/"+d.ID+"/review", nil, 200).json(t, &rv)
+			if len(rv.Errors) != rep.Errors {
+				t.Errorf("the review lists %d errors, want %d: %+v", len(rv.Errors), rep.Errors, rv.Errors)
+			}
+			p := problem(t, s.do("ann", "POST", "/api/documents/"+d.ID+"/publish", map[string]any{"revision": 2, "published": 0}), 422, "document-invalid")
+			if len(p.Diagnostics) != rep.Errors || p.Diagnostics[0].Path == "" {
+				t.Errorf("publishing it: %+v", p)
+			}
+		})
+	}
+}
+
 // TestAccessHook: a custom Access sees each action; a principal that may
 // view but not publish gets 403.
 func TestAccessHook(t *testing.T) {

@@ -5,7 +5,8 @@ import '@xyflow/react/dist/style.css';
 import './studio.css';
 import { api, Problem } from './api.js';
 import { ConfigForm, GuardForm, TextInput } from './forms.jsx';
-import { parseJSON, syntaxMessage } from './json.js';
+import { isRaw, parseJSON, syntaxMessage } from './json.js';
+import { isObject, problemHint, problemLine, shapeProblems } from './shape.js';
 import { SubgraphForm } from './subgraph.jsx';
 
 const START = '__start__';
@@ -18,23 +19,34 @@ function subgraphOf(n) {
 }
 const REDUCERS = ['last_write', 'append', 'merge'];
 
+// studioOf is an "x-studio" member that is an object, else {} (an "x-"
+// member may hold anything: the document checker does not read it).
+const studioOf = (m) => (isObject(m) ? m : {});
+
+// point reads a position of an "x-studio" member: numbers x and y, else
+// null.
+function point(m) {
+  const num = (v) => (isRaw(v) ? Number(v.rawJSON) : v);
+  const p = isObject(m) ? { x: num(m.x), y: num(m.y) } : {};
+  return Number.isFinite(p.x) && Number.isFinite(p.y) ? p : null;
+}
+
 // pos reads a canvas position: only "x-studio" members hold them, which
-// the fingerprint leaves out.
+// the fingerprint leaves out. One that is not a position is left out.
 function posOf(doc, id, i, n) {
   if (id === START || id === END) {
-    const p = doc['x-studio'] && doc['x-studio'][id === START ? 'start' : 'end'];
+    const p = point(studioOf(doc['x-studio'])[id === START ? 'start' : 'end']);
     return p || { x: 250, y: id === START ? 0 : 120 * (n + 1) };
   }
-  const node = doc.nodes[i];
-  return (node['x-studio'] && { x: node['x-studio'].x, y: node['x-studio'].y }) || { x: 250, y: 120 * (i + 1) };
+  return point(doc.nodes[i]['x-studio']) || { x: 250, y: 120 * (i + 1) };
 }
 
 function withPos(doc, id, p) {
   const q = { x: Math.round(p.x), y: Math.round(p.y) };
   if (id === START || id === END) {
-    return { ...doc, 'x-studio': { ...(doc['x-studio'] || {}), [id === START ? 'start' : 'end']: q } };
+    return { ...doc, 'x-studio': { ...studioOf(doc['x-studio']), [id === START ? 'start' : 'end']: q } };
   }
-  return { ...doc, nodes: doc.nodes.map((n) => (n.id === id ? { ...n, 'x-studio': { ...(n['x-studio'] || {}), ...q } } : n)) };
+  return { ...doc, nodes: doc.nodes.map((n) => (n.id === id ? { ...n, 'x-studio': { ...studioOf(n['x-studio']), ...q } } : n)) };
 }
 
 function guardText(w) {
@@ -43,10 +55,13 @@ function guardText(w) {
   return w.channel + ' ' + op + ' ' + JSON.stringify(w[op]);
 }
 
-// GraphNode draws a node on the canvas. Its first diagnostic is one line
-// cut to the node's width (it never widens or lengthens the node over its
-// neighbours); the tooltip holds every diagnostic of the node in full, and
-// the inspector lists them when the node is selected.
+// GraphNode draws a node on the canvas. Its id and type are one line each,
+// cut with an ellipsis at the node's widest (a long id never widens the
+// node), each whole in its tooltip and in the inspector. Its first
+// diagnostic is one line cut to the node's width (it never widens or
+// lengthens the node over its neighbours); the tooltip holds every
+// diagnostic of the node in full, and the inspector lists them when the
+// node is selected.
 function GraphNode({ data, selected }) {
   const cls = 'gnode' + (data.errors.length ? ' has-error' : data.warnings.length ? ' has-warning' : '') + (selected ? ' selected' : '') + (data.terminal ? ' terminal' : '');
   const all = [...data.errors, ...data.warnings];
@@ -55,8 +70,8 @@ function GraphNode({ data, selected }) {
   return (
     <div className={cls} data-node={data.id}>
       {data.id !== START ? <Handle type="target" position={Position.Top} /> : null}
-      <div className="gnode-id">{data.id}</div>
-      {data.type ? <div className="gnode-type">{data.type}{data.sub ? ' → ' + data.sub : ''}</div> : null}
+      <div className="gnode-id" title={data.id}>{data.id}</div>
+      {data.type ? <div className="gnode-type" title={data.type + (data.sub ? ' → ' + data.sub : '')}>{data.type}{data.sub ? ' → ' + data.sub : ''}</div> : null}
       {data.sub ? (
         <button type="button" className="nodrag gnode-open" aria-label={'open child graph ' + data.sub} onClick={(e) => { e.stopPropagation(); data.onOpen(); }}>open ↗</button>
       ) : null}
@@ -350,6 +365,10 @@ function Studio() {
   const [drag, setDrag] = useState({});
   const [kids, setKids] = useState([]); // the graphs a subgraph node may run
   const [stack, setStack] = useState([]); // the documents opened before this one, through subgraph nodes
+  // The stored text of a document the canvas cannot draw, and why
+  // (readDoc); the page keeps it as it is until it is fixed in the JSON
+  // tab. hist.doc is null while it is shown.
+  const [broken, setBroken] = useState(null);
   const doc = hist.doc;
   const ro = !!(meta && meta.readOnly);
   const roRef = useRef(ro);
@@ -371,14 +390,21 @@ function Studio() {
     refresh();
   }, []);
 
+  // load shows a document the studio answered (a draft, a published
+  // version). One the canvas cannot draw is shown as its problems and its
+  // text, kept as stored; load returns whether the canvas draws it.
   const load = (v) => {
     setMeta(v);
     setSource(v.source);
     setReport(v.report);
-    const d = parse(v.source) || emptyDoc(v.name);
-    setHist({ past: [], doc: d, future: [] });
-    setSaved(JSON.stringify(d, null, 2));
+    const r = readDoc(v.source, v.name);
+    setHist({ past: [], doc: r.doc || null, future: [] });
+    setBroken(r.doc ? null : { source: v.source, problems: r.problems });
+    setSaved(r.doc ? JSON.stringify(r.doc, null, 2) : v.source);
     setSel(null);
+    const more = r.doc ? 0 : r.problems.length - 1;
+    setStatus(r.doc ? '' : 'The canvas cannot draw ' + v.name + ': ' + r.problems[0].line + (more ? ' (and ' + more + ' more)' : '') + '; fix it in the JSON tab');
+    return !!r.doc;
   };
 
   // edit applies f to the document as one undo step.
@@ -387,15 +413,20 @@ function Studio() {
   const undo = () => setHist((h) => (h.past.length ? { past: h.past.slice(0, -1), doc: h.past[h.past.length - 1], future: [h.doc, ...h.future] } : h));
   const redo = () => setHist((h) => (h.future.length ? { past: [...h.past, h.doc], doc: h.future[0], future: h.future.slice(1) } : h));
 
-  // Live checking: every edit runs the document checker.
+  // Live checking: every edit runs the document checker (an undo back to
+  // a text the canvas cannot draw checks that text).
   useEffect(() => {
-    if (!doc) return;
-    const t = setTimeout(() => api.check(text).then(setReport, fail), 150);
+    const src = doc ? text : broken && broken.source;
+    if (!src) return;
+    const t = setTimeout(() => api.check(src).then(setReport, fail), 150);
     return () => clearTimeout(t);
   }, [text, kids]);
 
+  // save saves the document the canvas draws as a draft revision. There
+  // is none while the canvas cannot draw the text: the stored draft is
+  // that text already.
   const save = async () => {
-    if (!meta || meta.readOnly) return;
+    if (!meta || meta.readOnly || !doc) return;
     const at = text;
     try {
       const v = await api.save(meta.id, meta.revision, dirty ? text : source);
@@ -411,6 +442,7 @@ function Studio() {
   };
 
   const startPublish = async () => {
+    if (!doc) return;
     const v = dirty ? await save() : meta;
     if (!v) return;
     try {
@@ -453,9 +485,8 @@ function Studio() {
       } else {
         v = await api.open(to.draft);
       }
-      setStack((st) => [...st, { meta, source, saved, hist, sel, report }]);
-      load(v);
-      setStatus('Opened ' + v.name + (v.readOnly ? ' version ' + v.published + ' (read-only)' : "'s draft"));
+      setStack((st) => [...st, { meta, source, saved, hist, sel, report, broken }]);
+      if (load(v)) setStatus('Opened ' + v.name + (v.readOnly ? ' version ' + v.published + ' (read-only)' : "'s draft"));
     } catch (e) {
       fail(e);
     }
@@ -476,6 +507,7 @@ function Studio() {
     setHist(f.hist);
     setSel(f.sel);
     setReport(f.report);
+    setBroken(f.broken);
     setStatus('Back to ' + f.meta.name);
     refresh();
   };
@@ -593,8 +625,8 @@ function Studio() {
           <>
             <button type="button" onClick={undo} disabled={!hist.past.length} aria-keyshortcuts="Control+Z">Undo</button>
             <button type="button" onClick={redo} disabled={!hist.future.length} aria-keyshortcuts="Control+Shift+Z">Redo</button>
-            <button id="save" type="button" onClick={save} aria-keyshortcuts="Control+S">Save draft</button>
-            <button id="publish" type="button" onClick={startPublish}>Publish…</button>
+            <button id="save" type="button" onClick={save} disabled={!doc} aria-keyshortcuts="Control+S">Save draft</button>
+            <button id="publish" type="button" onClick={startPublish} disabled={!doc}>Publish…</button>
             <span className="meta">rev {meta.revision}{meta.published ? ' · published v' + meta.published : ''}{dirty ? ' · unsaved' : ''}</span>
           </>
         ) : null}
@@ -615,9 +647,11 @@ function Studio() {
           </ol>
         </nav>
       ) : null}
-      {doc ? (
+      {doc || broken ? (
         <main>
-          {ro ? (
+          {!doc ? (
+            <aside className="palette" aria-label="Node types"><p>The canvas cannot draw this document: fix its text in the JSON tab to add nodes.</p></aside>
+          ) : ro ? (
             <aside className="palette" aria-label="Node types"><p>A published version, read-only: <b>Edit the draft</b> to change it.</p></aside>
           ) : (
             <Palette types={types} onAdd={(t) => addNode(t)} />
@@ -628,7 +662,10 @@ function Studio() {
                 <button key={t} id={'tab-' + t} role="tab" aria-selected={tab === t} type="button" onClick={() => setTab(t)}>{t}</button>
               ))}
             </nav>
-            {tab === 'canvas' ? (
+            {!doc ? <Unreadable problems={broken.problems} onFix={tab === 'json' ? null : () => setTab('json')} /> : null}
+            {!doc && tab === 'canvas' ? (
+              <div className="canvas" />
+            ) : tab === 'canvas' ? (
               <div className="canvas" onDragOver={(e) => { e.preventDefault(); e.dataTransfer.dropEffect = 'move'; }}
                 onDrop={(e) => {
                   const t = e.dataTransfer.getData('application/x-ilmek-type');
@@ -651,12 +688,16 @@ function Studio() {
             ) : tab === 'diagram' ? (
               <Diagram text={text} report={report} />
             ) : (
-              <JSONTab text={(report && report.canonical) || text} onApply={(d) => edit(() => d)} />
+              <JSONTab text={doc ? (report && report.canonical) || text : broken.source} onApply={(d) => edit(() => d)} />
             )}
             <Diagnostics report={report} onPick={pick} />
           </section>
-          <Inspector doc={doc} sel={sel} types={types} report={report} edit={edit} setSel={setSel}
-            kids={kids} docs={docs} onOpen={(to) => openChild(to)} ro={ro} />
+          {doc ? (
+            <Inspector doc={doc} sel={sel} types={types} report={report} edit={edit} setSel={setSel}
+              kids={kids} docs={docs} onOpen={(to) => openChild(to)} ro={ro} />
+          ) : (
+            <aside className="inspector" aria-label="Inspector"><h2>Graph <code>{meta.name}</code></h2></aside>
+          )}
         </main>
       ) : (
         <p className="empty">Open a document or create one to start.</p>
@@ -678,17 +719,20 @@ function failure(e) {
   return 'The page failed (' + (e && e.message ? e.message : String(e)) + '); reload it to go on';
 }
 
-// kindOf names the kind of a JSON value, for messages.
+// kindOf names the kind of a JSON value, for the JSON tab's messages.
 function kindOf(v) {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'number' || isRaw(v)) return 'a number';
   return typeof v === 'object' ? 'an object' : 'a ' + (typeof v === 'boolean' ? 'boolean' : typeof v);
 }
 
 // docOf reads the JSON tab's text as a document the canvas can draw: an
-// object whose nodes and edges, when present, are arrays of objects (the
-// document checker reports anything else wrong with it). It throws an
-// Error that says what is wrong, where, and how to fix it.
+// object whose members the page reads have the kinds it reads
+// (shapeProblems: nodes and edges arrays of objects, channels an object
+// of objects...; the document checker reports anything else wrong with
+// it). It throws an Error that says what is wrong, where, and how to fix
+// it.
 function docOf(t) {
   let d;
   try {
@@ -696,17 +740,41 @@ function docOf(t) {
   } catch (e) {
     throw new Error(syntaxMessage(t, e) + '; fix it and apply again.');
   }
-  if (!d || typeof d !== 'object' || Array.isArray(d)) {
-    throw new Error('The document must be a JSON object, {"name": …, "channels": {…}, "nodes": […], "edges": […]}, not ' + kindOf(d) + '; fix it and apply again.');
-  }
-  const example = { nodes: '{"id": "a", "type": "say"}', edges: '{"from": "__start__", "to": "a"}' };
-  for (const k of ['nodes', 'edges']) {
-    if (d[k] === undefined) continue;
-    if (!Array.isArray(d[k])) throw new Error('"' + k + '" must be an array, e.g. "' + k + '": [' + example[k] + '], not ' + kindOf(d[k]) + '; fix it and apply again.');
-    const i = d[k].findIndex((x) => !x || typeof x !== 'object' || Array.isArray(x));
-    if (i >= 0) throw new Error(k + '[' + i + '] must be an object such as ' + example[k] + ', not ' + kindOf(d[k][i]) + '; fix it and apply again.');
+  const p = shapeProblems(d)[0];
+  if (p) {
+    const want = p.want === 'a list' ? 'an array' : p.want;
+    if (!p.path) {
+      throw new Error('The document must be a JSON object, {"name": …, "channels": {…}, "nodes": […], "edges": […]}, not ' + kindOf(d) + '; fix it and apply again.');
+    }
+    const member = /^\w+$/.test(p.path);
+    throw new Error((member ? '"' + p.path + '" must be ' + want + ', e.g. "' + p.path + '": ' : p.path + ' must be ' + want + ' such as ') +
+      p.example + ', not ' + kindOf(p.value) + '; fix it and apply again.');
   }
   return { ...d, nodes: d.nodes || [], edges: d.edges || [] };
+}
+
+// Unreadable stands in for the canvas while the document's text has
+// members the canvas cannot draw: one line per problem, naming the
+// member, and how to fix it. The text stays as it was stored, in the JSON
+// tab, until it is fixed there and applied.
+function Unreadable({ problems, onFix }) {
+  return (
+    <section className="unreadable" role="alert" aria-label="Why the canvas cannot draw the document">
+      <h2>The canvas cannot draw this document</h2>
+      <ul className="placed">
+        {problems.map((p, i) => (
+          <li key={i} className="diag error">
+            {p.path ? <><code>{p.path}</code>{p.line.slice(p.path.length)}</> : p.line}
+            <em> — {p.hint}</em>
+          </li>
+        ))}
+      </ul>
+      <p>
+        Its text is kept as it was stored; nothing is saved over it until it is fixed in the JSON tab and applied.{' '}
+        {onFix ? <button id="fix-json" type="button" onClick={onFix}>Fix it in the JSON tab</button> : null}
+      </p>
+    </section>
+  );
 }
 
 function JSONTab({ text, onApply }) {
@@ -725,13 +793,22 @@ function JSONTab({ text, onApply }) {
   );
 }
 
-function parse(s) {
+// readDoc reads a document's stored text as a document the canvas can
+// draw ({doc}), or says why it cannot ({problems}: each the member's
+// path, a line naming it, "nodes: is an object, not a list", and a hint;
+// a syntax error has no path). Empty text is an empty document named
+// name.
+function readDoc(s, name) {
+  if (s.trim() === '') return { doc: emptyDoc(name) };
+  let d;
   try {
-    const d = parseJSON(s);
-    return d && typeof d === 'object' ? { ...d, nodes: d.nodes || [], edges: d.edges || [] } : null;
-  } catch {
-    return null;
+    d = parseJSON(s);
+  } catch (e) {
+    return { problems: [{ line: syntaxMessage(s, e), hint: 'fix the text in the JSON tab and apply it' }] };
   }
+  const ps = shapeProblems(d);
+  if (ps.length) return { problems: ps.map((p) => ({ path: p.path, line: problemLine(p), hint: problemHint(p) })) };
+  return { doc: { ...d, nodes: d.nodes || [], edges: d.edges || [] } };
 }
 
 function emptyDoc(name) {
