@@ -85,7 +85,7 @@ func TestConfigProblemParts(t *testing.T) {
 		want   runtime.ConfigProblem // Msg not compared
 	}{
 		{`{"name": 3}`, runtime.ConfigProblem{Path: "config.name", Kind: runtime.ConfigWrongKind, GoType: "string", Want: "a string", Got: "a number"}},
-		{`{"level": "high"}`, runtime.ConfigProblem{Path: "config.level", Kind: runtime.ConfigWrongKind, GoType: lvl, Want: "a number", Got: "a string"}},
+		{`{"level": "high"}`, runtime.ConfigProblem{Path: "config.level", Kind: runtime.ConfigWrongKind, GoType: lvl, Want: "a number", Got: "a string", Min: "-128", Max: "127"}},
 		{`{"level": 300}`, runtime.ConfigProblem{Path: "config.level", Kind: runtime.ConfigOutOfRange, GoType: lvl, Got: "300", Min: "-128", Max: "127"}},
 		{`{"Rate": 1e39}`, runtime.ConfigProblem{Path: "config.Rate", Kind: runtime.ConfigOutOfRange, GoType: "float32", Got: "1e39"}},
 		{`{"nme": "x"}`, runtime.ConfigProblem{Path: "config.nme", Kind: runtime.ConfigUnknownKey, GoType: typ, Key: "nme", Keys: []string{"name", "level", "Rate"}}},

@@ -119,8 +119,8 @@ type ConfigProblem struct {
 	// field order: ConfigUnknownKey.
 	Key  string
 	Keys []string
-	// Min and Max are the range of an integer type in decimal
-	// (ConfigOutOfRange of an integer; empty for a float).
+	// Min and Max are GoType's range in decimal when it is an integer
+	// type (ConfigWrongKind, ConfigOutOfRange; empty for any other type).
 	Min, Max string
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -212,72 +211,43 @@ func configDiagnostics(g *spec.Graph, i int, err error) []spec.Diagnostic {
 	return []spec.Diagnostic{diag(at, fmt.Sprintf("node %q: %s", n.ID, shortTypes(err.Error())), fix)}
 }
 
-var (
-	// The words of runtime.ConfigProblem.Msg (package jsonconv's).
-	wantKindRE = regexp.MustCompile(`^want (.+) for (\S+), got (.+)$`)
-	notFieldRE = regexp.MustCompile(`^key ("(?:[^"\\]|\\.)*") is not a field of \S+ \(its keys: (.*)\)$`)
-	fitIntRE   = regexp.MustCompile(`^(\S+) does not fit (u?int(?:8|16|32|64)?): encoding/json wants an integer in its range$`)
-	fitFloatRE = regexp.MustCompile(`^(\S+) does not fit float(?:32|64)$`)
-	intTypeRE  = regexp.MustCompile(`^u?int(?:8|16|32|64)?$`)
-	quotedRE   = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
-	// qualifiedRE is a Go type's name with its import path.
-	qualifiedRE = regexp.MustCompile(`\b(?:[\w.-]+/)+[\w-]+\.(\w+)`)
-)
+// qualifiedRE is a Go type's name with its import path.
+var qualifiedRE = regexp.MustCompile(`\b(?:[\w.-]+/)+[\w-]+\.(\w+)`)
 
-// configProblem words one refused value of a config: the message, and a
-// hint when there is a better one than the form's.
+// configProblem words one refused value of a config from its parts
+// (runtime.ConfigProblem's Kind and the fields it names): the message,
+// and a hint when there is a better one than the form's.
 func configProblem(p runtime.ConfigProblem) (msg, hint string) {
-	if m := wantKindRE.FindStringSubmatch(p.Msg); m != nil {
-		want := m[1]
-		if want == "a number" && intTypeRE.MatchString(m[2]) {
+	switch p.Kind {
+	case runtime.ConfigWrongKind:
+		want := p.Want
+		if want == "a number" && p.Min != "" {
 			want = "a whole number"
 		}
-		return fmt.Sprintf("%s must be %s, not %s", p.Path, want, m[3]), ""
-	}
-	if m := notFieldRE.FindStringSubmatch(p.Msg); m != nil {
-		key, _ := strconv.Unquote(m[1])
-		var names []string
-		for _, q := range quotedRE.FindAllString(m[2], -1) {
-			if n, err := strconv.Unquote(q); err == nil {
-				names = append(names, n)
-			}
-		}
+		return fmt.Sprintf("%s must be %s, not %s", p.Path, want, p.Got), ""
+	case runtime.ConfigUnknownKey:
 		// The setting's object: the path without its last key.
-		parent := strings.TrimSuffix(strings.TrimSuffix(p.Path, spec.PathKey("", key)), ".")
+		parent := strings.TrimSuffix(strings.TrimSuffix(p.Path, spec.PathKey("", p.Key)), ".")
 		if parent == p.Path || parent == "" {
 			parent = "config"
 		}
-		msg = fmt.Sprintf("%s has a setting %q, which the node's type does not take", parent, key)
+		msg = fmt.Sprintf("%s has a setting %q, which the node's type does not take", parent, p.Key)
 		switch {
-		case suggest.Closest(key, names) != "":
-			hint = fmt.Sprintf("did you mean %q? Rename it in the node's config form", suggest.Closest(key, names))
-		case len(names) > 0:
-			hint = "remove it in the node's config form; the type takes " + quoteList(names)
+		case suggest.Closest(p.Key, p.Keys) != "":
+			hint = fmt.Sprintf("did you mean %q? Rename it in the node's config form", suggest.Closest(p.Key, p.Keys))
+		case len(p.Keys) > 0:
+			hint = "remove it in the node's config form; the type takes " + quoteList(p.Keys)
 		default:
 			hint = "remove it in the node's config form; the type takes no settings"
 		}
 		return msg, hint
-	}
-	if m := fitIntRE.FindStringSubmatch(p.Msg); m != nil {
-		lo, hi := intRange(m[2])
-		return fmt.Sprintf("%s must be a whole number from %s to %s, not %s", p.Path, lo, hi, m[1]), ""
-	}
-	if m := fitFloatRE.FindStringSubmatch(p.Msg); m != nil {
-		return fmt.Sprintf("%s is %s, a number too large for it", p.Path, m[1]), ""
+	case runtime.ConfigOutOfRange:
+		if p.Min != "" {
+			return fmt.Sprintf("%s must be a whole number from %s to %s, not %s", p.Path, p.Min, p.Max, p.Got), ""
+		}
+		return fmt.Sprintf("%s is %s, a number too large for it", p.Path, p.Got), ""
 	}
 	return p.Path + ": " + shortTypes(p.Msg), ""
-}
-
-// intRange is the range of the Go integer type named t.
-func intRange(t string) (lo, hi string) {
-	bits := 64
-	if b, err := strconv.Atoi(strings.TrimLeft(t, "uint")); err == nil {
-		bits = b
-	}
-	if strings.HasPrefix(t, "u") {
-		return "0", strconv.FormatUint(math.MaxUint64>>(64-bits), 10)
-	}
-	return strconv.FormatInt(math.MinInt64>>(64-bits), 10), strconv.FormatInt(math.MaxInt64>>(64-bits), 10)
 }
 
 // shortTypes drops the import paths from the Go type names in s

@@ -200,6 +200,48 @@ func TestConfigWords(t *testing.T) {
 	}
 }
 
+// volume is a named integer type of a config field (tuneConfig).
+type volume int8
+
+// tuneConfig is the config of the "tune" node type of TestConfigWordsOfNamedTypes.
+type tuneConfig struct {
+	Volume volume `json:"volume"`
+}
+
+// TestConfigWordsOfNamedTypes: a config field of a named integer type
+// (type volume int8) is worded as one of int8 is: a whole number, and
+// its range. The studio used to read the runtime's sentence back with
+// patterns that knew only Go's own integer types, so an out-of-range
+// value reached the form as "300 does not fit volume: encoding/json
+// wants an integer in its range".
+func TestConfigWordsOfNamedTypes(t *testing.T) {
+	s := newStudio(t, func(c *studio.Config) {
+		c.Registry["tune"] = func(n spec.Node) (runtime.NodeFunc, error) {
+			var c tuneConfig
+			if err := runtime.DecodeConfig(n, &c); err != nil {
+				return nil, err
+			}
+			return func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return nil, nil }, nil
+		}
+		c.NodeTypes = append(c.NodeTypes, studio.NodeType{Type: "tune", Category: "output", Description: "Sets the volume"})
+	})
+	for _, c := range []struct{ config, want string }{
+		{`{"volume":300}`, `node "b": config.volume must be a whole number from -128 to 127, not 300`},
+		{`{"volume":"loud"}`, `node "b": config.volume must be a whole number, not a string`},
+		{`{"volume":1,"volum":2}`, `node "b": config has a setting "volum", which the node's type does not take`},
+	} {
+		t.Run(c.config, func(t *testing.T) {
+			var rep studio.Report
+			src := strings.Replace(chain, `"type":"say","config":{"text":"bye"}`, `"type":"tune","config":`+c.config, 1)
+			s.must("ann", "POST", "/api/check", map[string]any{"source": src}, 200).json(t, &rep)
+			if rep.Errors != 1 || rep.Diagnostics[0].Message != c.want {
+				t.Fatalf("diagnostics %+v, want one saying %q", rep.Diagnostics, c.want)
+			}
+			noInternalWords(t, "a diagnostic", rep.Diagnostics[0].Message+" ("+rep.Diagnostics[0].Hint+")")
+		})
+	}
+}
+
 // TestDocuments: create, open, save drafts (a stale base refused),
 // rename, list, delete, with the access rule.
 func TestDocuments(t *testing.T) {

@@ -243,14 +243,16 @@ func CheckValue(t reflect.Type, v any, path string, probs *[]Problem) {
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		unsigned := t.Kind() >= reflect.Uint
+		lo, hi := intRange(t.Bits(), unsigned)
 		n, ok := v.(json.Number)
 		if !ok {
-			want("a number", typ)
+			pr := wrongKind(path, "a number", typ, v)
+			pr.Min, pr.Max = lo, hi
+			*probs = append(*probs, pr)
 			return
 		}
-		unsigned := t.Kind() >= reflect.Uint
 		if msg := FitInt(n, t.Bits(), unsigned, typ); msg != "" {
-			lo, hi := intRange(t.Bits(), unsigned)
 			*probs = append(*probs, Problem{Path: path, Msg: msg, Kind: ProblemOutOfRange, GoType: typ, Got: string(n), Min: lo, Max: hi})
 		}
 	case reflect.Float32, reflect.Float64:
