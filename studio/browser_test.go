@@ -124,6 +124,16 @@ func choose(sel, value string) chromedp.Action[chromedp.Void] {
 	return eval(fmt.Sprintf(`(() => { const s = document.querySelector(%q); s.value = %q; s.dispatchEvent(new Event("change", {bubbles: true})); return s.value === %q })()`, sel, value, value))
 }
 
+// str evaluates the JavaScript expr in the page, a string.
+func (b *browser) str(expr string) string {
+	b.t.Helper()
+	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](expr))
+	if err != nil {
+		b.fail("evaluating "+expr, err)
+	}
+	return v
+}
+
 // center is the viewport point at the middle of the element sel finds,
 // moved by dx, dy.
 func (b *browser) center(sel string, dx, dy float64) (float64, float64) {
@@ -601,14 +611,7 @@ func TestStudioErrorWordsInBrowser(t *testing.T) {
 	s := &testStudio{t: t, ts: ts}
 	var made studio.DocumentView
 	s.must("", "POST", "/api/documents", map[string]any{"name": "taken", "source": chain}, 201).json(t, &made)
-	str := func(expr string) string {
-		t.Helper()
-		v, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](expr))
-		if err != nil {
-			b.fail("evaluating "+expr, err)
-		}
-		return v
-	}
+	str := b.str
 	status := `document.querySelector("#status").textContent`
 	b.do("creating a document of a name that is taken",
 		chromedp.Navigate(ts.URL+"/"),

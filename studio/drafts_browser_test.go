@@ -54,14 +54,7 @@ func TestStudioUnreadableDrafts(t *testing.T) {
 			t.Fatalf("%s: stored %q with %d errors, want it kept as written, with errors", c.name, views[i].Source, views[i].Report.Errors)
 		}
 	}
-	str := func(expr string) string {
-		t.Helper()
-		v, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](expr))
-		if err != nil {
-			b.fail("evaluating "+expr, err)
-		}
-		return v
-	}
+	str := b.str
 	b.do("opening the studio",
 		chromedp.Navigate(ts.URL+"/"),
 		poll(fmt.Sprintf(`document.querySelectorAll('[aria-label="Document"] option').length === %d`, len(cases)+1)),
