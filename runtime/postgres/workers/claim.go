@@ -59,7 +59,9 @@ const (
 // run's Lease then asks again, and fails as busy). It also sets the
 // claimed thread for the rest of the claim's transaction
 // (claimedThreadSetting), for the read that follows it (claimread.go).
-// The lease is taken after the statement's snapshot, so the latest
+// Its entry in the claims log notes whether it set the request's base
+// (base_cp; "first"), for a retry that finds the claim after its reply was
+// lost (claim). The lease is taken after the statement's snapshot, so the latest
 // checkpoint this statement reads may predate the last commit of a
 // holder it took over from: that read, a statement of its own after the
 // lease is taken, is what the run starts from, and WithExpectedLatest
@@ -87,7 +89,7 @@ func (q *Queue) claimSQL(limited bool) string {
 			claim_until = clock_timestamp() + $2::bigint * interval '1 microsecond', updated = clock_timestamp(),
 			base_cp = COALESCE(u.base_cp, pick.latest),
 			run_ids = CASE WHEN u.cancel THEN u.run_ids ELSE array_append(u.run_ids, $5::text) END,
-			claims_log = CASE WHEN u.cancel THEN u.claims_log ELSE u.claims_log || ` + claimEntry("u.claim + 1", "$1::text") + ` END
+			claims_log = CASE WHEN u.cancel THEN u.claims_log ELSE u.claims_log || jsonb_set(` + claimEntry("u.claim + 1", "$1::text") + `, '{0,first}', to_jsonb(u.base_cp IS NULL)) END
 		FROM pick WHERE u.id = pick.id AND (SELECT count(*) FROM take) = (SELECT n FROM covering)
 		RETURNING u.id, u.thread_id, u.graph, u.kind, u.input, u.claim, u.cancel, u.partition_key, u.expected_latest),
 	lease AS (INSERT INTO ` + q.t("ilmek_leases") + ` (thread_id, epoch, owner, expires)
@@ -140,6 +142,12 @@ type claimResult struct {
 	raced bool
 }
 
+// testHookClaimReply, when set by a test, is called after each claim
+// statement that succeeded, with its attempt's number; an error it
+// returns is taken for the attempt's, as if the reply had been lost after
+// the claim committed.
+var testHookClaimReply func(attempt int) error
+
 // claim takes the first runnable request in the claim order (claimSQL).
 // A transient failure is retried (within claimBudget); since the failed
 // attempt may have committed before its reply was lost, each claim
@@ -168,25 +176,36 @@ func (w *Worker) claim(ctx context.Context) (claimResult, error) {
 	err := w.retry(ctx, "claim", 0, claimBudget, func(attempt int) error {
 		if attempt > 1 {
 			c.epoch = nil
+			var first bool
 			err := w.q.store.Pool().QueryRow(ctx, `SELECT id, thread_id, graph, kind, input, claim, base_cp, cancel,
 				COALESCE((SELECT c.id FROM `+cps+` c WHERE c.thread_id = r.thread_id ORDER BY c.seq DESC LIMIT 1), ''), partition_key, true,
 				(SELECT l.epoch FROM `+w.q.t("ilmek_leases")+` l WHERE l.thread_id = r.thread_id AND l.owner = $2 AND l.expires > clock_timestamp()),
-				expected_latest FROM `+r+` r
+				expected_latest,
+				(claims_log->-1->>'claim')::bigint IS NOT DISTINCT FROM claim AND (claims_log->-1->>'first')::boolean IS TRUE
+				FROM `+r+` r
 				WHERE state IN ('queued', 'running') AND state = 'running' AND worker = $1 AND claim_until > clock_timestamp()`, tag, owner).
-				Scan(&c.id, &c.thread, &c.graph, &c.kind, &c.input, &c.claim, &c.baseCP, &c.cancelled, &c.latest, &c.partition, &c.more, &c.epoch, &c.expect)
+				Scan(&c.id, &c.thread, &c.graph, &c.kind, &c.input, &c.claim, &c.baseCP, &c.cancelled, &c.latest, &c.partition, &c.more, &c.epoch, &c.expect, &first)
 			if !errors.Is(err, pgx.ErrNoRows) {
-				if err == nil && c.baseCP != nil && c.latest != "" && *c.baseCP == c.latest {
-					// The lost attempt set the base: this claim is its first.
+				if err == nil && first {
+					// The lost attempt set the base (its entry in the
+					// claims log says so): this claim is the request's
+					// first. A base that merely equals the thread's latest
+					// checkpoint may be an earlier claim's, whose run has
+					// not committed yet (its worker may still live).
 					c.baseCP = nil
 				}
 				return err
 			}
 		}
-		return w.q.sendClaim(ctx, w.q.claimSQL(w.q.limited.Load()), []any{tag, w.opts.ttl.Microseconds(),
+		err := w.q.sendClaim(ctx, w.q.claimSQL(w.q.limited.Load()), []any{tag, w.opts.ttl.Microseconds(),
 			owner, w.q.store.LeaseTTLOf().Microseconds(), runID}, func(row pgx.Row) error {
 			return row.Scan(&c.id, &c.thread, &c.graph, &c.kind, &c.input, &c.claim, &c.baseCP, &c.cancelled, &c.latest, &c.partition, &c.more,
 				&picked, &scopes, &keys, &wait, &limits, &c.epoch, nil, &c.expect)
 		}, &c.read)
+		if err == nil && testHookClaimReply != nil {
+			err = testHookClaimReply(attempt)
+		}
+		return err
 	})
 	if err == nil {
 		w.q.limited.Store(limits)

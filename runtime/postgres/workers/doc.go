@@ -231,11 +231,18 @@
 // the earlier run's worker may still live (its claim expired first, not
 // its lease) and end the thread before the continuing run takes it, and
 // then the continuing run is refused, and the next claim records the
-// ended run's outcome. A claim whose run was refused before it wrote anything
+// ended run's outcome. So is every run a claim decides: a start, a
+// resume and a fork run only on the checkpoint the claim read (a fork's
+// lease checks it, as the runtime does not take WithExpectedLatest for a
+// fork), and a wake that finds nothing due looks at the thread as it is
+// then, so an earlier run that has just woken it is recorded, not
+// dropped. A claim whose run was refused before it wrote anything
 // (the thread busy with another run, or moved by another writer since the
-// claim's snapshot) gives the request back with the base it found before
+// claim's snapshot; a run that ran and failed is no refusal, whatever its
+// error wraps) gives the request back with the base it found before
 // it, so that the next claim folds the input into the thread as it is
-// then.
+// then. A claim found again after its reply was lost knows that base
+// from its entry in the claims log.
 //
 // # Transient errors
 //

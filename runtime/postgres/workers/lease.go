@@ -2,10 +2,13 @@ package workers
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/runtime/postgres"
 	"github.com/ilmek-go/ilmek/runtime/postgres/internal/pgside"
@@ -39,6 +42,12 @@ type claimedStore struct {
 	// read is the claim's read of the thread (claimread.go), for the first
 	// run's read under the claim's lease (nil: none, or taken).
 	read *claimRead
+	// expect, when set, is the thread's latest checkpoint ("" for none)
+	// the claim decided the run against, for a run that cannot say so
+	// itself (a fork refuses runtime.WithExpectedLatest): the run's first
+	// lease of the thread fails with runtime.ErrThreadMoved when, under
+	// it, the thread's latest checkpoint is another (checkExpected).
+	expect *string
 }
 
 // Lease returns the claim's lease of the claimed thread the first time,
@@ -63,11 +72,53 @@ func (s *claimedStore) Lease(ctx context.Context, thread string, opts checkpoint
 	if err != nil || thread != s.thread {
 		return l, err
 	}
+	if err := s.checkExpected(ctx); err != nil {
+		l.Release()
+		return nil, err
+	}
 	rl := &runLease{Lease: l, s: s}
 	if b, ok := l.(checkpoint.BatchLease); ok {
 		return &runBatchLease{runLease: rl, b: b}, nil
 	}
 	return rl, nil
+}
+
+// checkExpected fails with runtime.ErrThreadMoved, once a lease of the
+// claimed thread is held, when the thread's latest checkpoint is not the
+// one the claim decided against (expect; nothing to check when unset,
+// and only for the first lease). An earlier claim's run whose worker
+// still lives (its claim expired, not its lease) may have written since
+// the claim read the thread: a run decided against the thread as it was
+// would run the request again. The claim's read, made under the claim's
+// lease, answers when the run holds that lease; otherwise the thread is
+// read.
+func (s *claimedStore) checkExpected(ctx context.Context) error {
+	s.mu.Lock()
+	want, r := s.expect, s.read
+	s.expect = nil
+	s.mu.Unlock()
+	if want == nil {
+		return nil
+	}
+	got := ""
+	switch {
+	case r != nil && r.none:
+	case r != nil:
+		got = r.cp.ID
+	default:
+		cp, err := s.Store.Get(ctx, s.thread, "")
+		switch {
+		case errors.Is(err, runtime.ErrNotFound):
+		case err != nil:
+			return err
+		default:
+			got = cp.ID
+		}
+	}
+	if got != *want {
+		return fmt.Errorf("thread %q: latest checkpoint %q, the request's claim found %q: %w", s.thread, got, *want, runtime.ErrThreadMoved)
+	}
+	return nil
 }
 
 // keep prepares cs, the run's last write under l, and keeps it for the

@@ -131,16 +131,22 @@ func notDue(err error) bool {
 // run: its outcome is recorded), or a person answered, resumed, cancelled
 // or deleted the thread first (the request ends cancelled, and nothing
 // ran), also when an earlier claim's worker died before its run wrote.
+//
+// Whether the thread moved past the request's base is asked of the thread
+// as it is now, not as the claim found it: an earlier claim's run whose
+// worker still lives (its claim expired, not its lease) may have woken
+// the thread and parked it again after the claim read it and before this
+// claim's run took the lease.
 func (w *Worker) finishNotDue(ctx context.Context, c *claimed, g Runnable, why error) {
-	if c.baseCP != nil && *c.baseCP != c.latest {
-		committed, err := w.earlierRunCommitted(ctx, c)
-		if err != nil {
-			w.releaseRefused(c, err) // nothing ran: a later claim asks again
-			return
-		}
-		if committed {
-			out, _, ended, err := g.ended(ctx, w.q.store, c.thread)
-			if err == nil && ended {
+	if c.baseCP != nil {
+		out, at, ended, err := g.ended(ctx, w.q.store, c.thread)
+		if err == nil && *c.baseCP != at {
+			committed, err := w.earlierRunCommitted(ctx, c)
+			if err != nil {
+				w.releaseRefused(c, err) // nothing ran: a later claim asks again
+				return
+			}
+			if committed && ended {
 				w.finish(c, string(out.Status), &out, "")
 				return
 			}

@@ -292,6 +292,9 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 	case kindWake:
 		// Thread.Wake itself continues a wake an earlier claim's worker
 		// died in, and refuses a thread with nothing due.
+		if testHookClaimDecided != nil {
+			testHookClaimDecided(modeWake)
+		}
 		w.runClaimedRun(ctx, c, g, "", modeWake)
 		return
 	}
@@ -342,6 +345,13 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 		w.finish(c, "error", nil, fmt.Sprintf("thread %q: latest checkpoint %q, expected %q: %v", c.thread, latest, *c.expect, runtime.ErrThreadMoved))
 		return
 	}
+	if from != "" {
+		// A fork, decided against the thread as the claim found it: an
+		// earlier claim's run whose worker still lives may have run the
+		// fork's branch since. The runtime's WithExpectedLatest does not
+		// take a fork, so the run's lease checks (claimedStore.expect).
+		c.cp.expect = &latest
+	}
 	w.runClaimedRun(ctx, c, g, from, mode)
 }
 
@@ -370,10 +380,14 @@ func (w *Worker) runClaimedRun(ctx context.Context, c *claimed, g Runnable, from
 	hb := make(chan struct{})
 	go func() { defer close(hb); w.heartbeat(runCtx, c, cancel, requestStop, stop) }()
 	extra := []runtime.RunOption{runtime.WithStopSignal(stopRun)}
-	if mode == modeResume && c.expect != nil && from == "" {
-		// Answer the questions of the checkpoint the request names, not
-		// those of one another writer made since the claim read the thread.
-		extra = append(extra, runtime.WithExpectedLatest(*c.expect))
+	if mode == modeResume && from == "" {
+		// Answer the questions of the checkpoint the claim found (the one
+		// the request names, when it names one: runClaimed checked), not
+		// those of a checkpoint written since. An earlier claim's run whose
+		// worker still lives may have answered them and asked again (a
+		// loop) before this run takes the lease: the run is then refused
+		// as moved, and the next claim records that run's outcome.
+		extra = append(extra, runtime.WithExpectedLatest(latest))
 	}
 	if mode == modeContinue && c.continueAt != nil {
 		extra = append(extra, runtime.WithExpectedLatest(*c.continueAt))
@@ -408,13 +422,17 @@ func (w *Worker) runClaimedRun(ctx context.Context, c *claimed, g Runnable, from
 	close(stop)
 	<-hb
 	stopped := errors.Is(err, runtime.ErrStopRequested)
+	// A run refused before it ran has no status. A run that ran and failed
+	// has one, whatever its error wraps (a node that drove another thread,
+	// which was busy): it may have committed, so it is no refusal.
+	refused := out.Status == ""
 	var ce *runtime.CheckpointError
 	switch {
-	case errors.Is(err, runtime.ErrThreadBusy):
+	case refused && errors.Is(err, runtime.ErrThreadBusy):
 		c.ran = false
 		w.releaseRefused(c, err) // a dead worker's lease has not expired yet, or another run holds the thread: later
 		return
-	case errors.Is(err, runtime.ErrThreadMoved):
+	case refused && errors.Is(err, runtime.ErrThreadMoved):
 		c.ran = false
 		w.releaseRefused(c, err) // another writer got there first: look again
 		return
