@@ -55,8 +55,10 @@ const (
 // the epoch of the thread's lease, which the claim takes for the run as
 // the Store's Lease would ($3 the owner, the Store's and the claim's tag;
 // $4 the Store's lease TTL in µs; postgres.Store.AdoptLease): NULL when
-// the request was cancelled or another live holder has the lease (the
-// run's Lease then asks again, and fails as busy). It also sets the
+// another live holder has the lease (the run's Lease then asks again,
+// and fails as busy). A cancelled request's claim takes it too: its
+// outcome waits until no earlier claim's run holds the thread
+// (finishCancelled). It also sets the
 // claimed thread for the rest of the claim's transaction
 // (claimedThreadSetting), for the read that follows it (claimread.go).
 // Its entry in the claims log notes whether it set the request's base
@@ -93,7 +95,7 @@ func (q *Queue) claimSQL(limited bool) string {
 		FROM pick WHERE u.id = pick.id AND (SELECT count(*) FROM take) = (SELECT n FROM covering)
 		RETURNING u.id, u.thread_id, u.graph, u.kind, u.input, u.claim, u.cancel, u.partition_key, u.expected_latest),
 	lease AS (INSERT INTO ` + q.t("ilmek_leases") + ` (thread_id, epoch, owner, expires)
-		SELECT upd.thread_id, nextval('` + q.t("ilmek_lease_epoch") + `'), $3, clock_timestamp() + $4::bigint * interval '1 microsecond' FROM upd WHERE NOT upd.cancel
+		SELECT upd.thread_id, nextval('` + q.t("ilmek_lease_epoch") + `'), $3, clock_timestamp() + $4::bigint * interval '1 microsecond' FROM upd
 		ON CONFLICT (thread_id) DO UPDATE SET epoch = excluded.epoch, owner = excluded.owner, expires = excluded.expires
 		WHERE ` + q.t("ilmek_leases") + `.expires <= clock_timestamp() RETURNING epoch)
 	SELECT COALESCE(upd.id, 0), COALESCE(upd.thread_id, ''), COALESCE(upd.graph, ''), COALESCE(upd.kind, ''), upd.input,

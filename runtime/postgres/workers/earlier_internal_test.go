@@ -3,6 +3,7 @@ package workers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -438,6 +439,100 @@ func TestNodeErrorNamingBusyIsNoRefusal(t *testing.T) {
 			}
 			if n := aRuns.Load(); n != 1 {
 				t.Fatalf("a ran %d times, want once", n)
+			}
+		})
+	}
+}
+
+// TestCancelAfterEarlierClaim: a request cancelled while running, whose
+// worker died or stalled past its claim, is claimed again with its cancel
+// set. That claim used to end it aborted, "cancelled before it ran", at
+// once, whatever the earlier claim's run had done: one that had ended the
+// thread before the cancel reached it (its worker died before recording
+// it) left a request aborted on a thread that was done, and one still
+// running (its worker alive, its lease held) went on to end the thread
+// after the request was recorded aborted. Now the claim waits for the
+// thread's lease and records the thread as it is.
+func TestCancelAfterEarlierClaim(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		earlier string // what the earlier claim's run did: "", "ended", "failed", "holds"
+		state   string
+		errPart string
+		log     []string
+	}{
+		{"no earlier run wrote", "", "aborted", "cancelled before it ran", nil},
+		{"the earlier run ended the thread", "ended", "done", "", []string{"a", "b"}},
+		{"the earlier run stopped midway", "failed", "aborted", "earlier claim's run had begun it", nil},
+		{"the earlier run still holds the thread", "holds", "done", "", []string{"a", "b"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := openInternalQueue(t, "cancelearlier")
+			ctx := context.Background()
+			gate, entered, wait := gated()
+			g, err := runtime.NewBuilder("pair").Channel("log", spec.Append).
+				Node("a", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) {
+					return runtime.Values{"log": "a"}, nil
+				}).
+				Node("b", func(c *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+					switch tc.earlier {
+					case "failed":
+						return nil, errors.New("the earlier run's node failed")
+					case "holds":
+						if err := wait(c); err != nil {
+							return nil, err
+						}
+					}
+					return runtime.Values{"log": "b"}, nil
+				}).
+				Edge(spec.Start, "a").Edge("a", "b").Compile()
+			if err != nil {
+				t.Fatal(err)
+			}
+			id, err := q.Submit(ctx, Request{Graph: "pair", Thread: "t", Input: json.RawMessage(`{}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			expireFirstClaim(t, q, id, "")
+			earlier := make(chan error, 1)
+			if tc.earlier != "" {
+				go func() {
+					_, err := g.Thread(q.store, "t").Invoke(ctx, runtime.Values{}, runtime.WithEventLog(), runRunID("earlier"))
+					earlier <- err
+				}()
+				if tc.earlier == "holds" {
+					<-entered
+					go func() {
+						// Once a claim has found the thread held, the
+						// earlier run goes on to its end.
+						for {
+							var claims int64
+							if err := q.store.Pool().QueryRow(ctx, "SELECT claim FROM "+q.t("ilmek_requests")+" WHERE id = $1", id).Scan(&claims); err != nil || claims >= 2 {
+								break
+							}
+							time.Sleep(5 * time.Millisecond)
+						}
+						close(gate)
+					}()
+				} else if err := <-earlier; err != nil && tc.earlier != "failed" {
+					t.Fatalf("the earlier run: %v", err)
+				}
+			}
+			if _, err := q.Cancel(ctx, "t"); err != nil {
+				t.Fatal(err)
+			}
+			o := runUntilEnded(t, q, map[string]Runnable{"pair": Graph(g)}, id)
+			var log []string
+			if len(o.Result) > 0 {
+				log = logOf(t, o)
+			}
+			if o.State != tc.state || !strings.Contains(o.Error, tc.errPart) || !slices.Equal(log, tc.log) {
+				t.Fatalf("request ended %s (%q) with log %v, want %s (%q) with %v", o.State, o.Error, log, tc.state, tc.errPart, tc.log)
+			}
+			if tc.earlier == "holds" {
+				if err := <-earlier; err != nil {
+					t.Fatalf("the earlier run: %v", err)
+				}
 			}
 		})
 	}

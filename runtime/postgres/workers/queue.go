@@ -343,8 +343,12 @@ func (e *busyError) Unwrap() error { return runtime.ErrThreadBusy }
 
 // Cancel drops the thread's queued requests (they end cancelled) and asks
 // its running one to stop at its next superstep boundary (it ends
-// aborted). A parked thread is marked aborted, and its timers are not
-// woken. It returns how many requests (and parked threads) it cancelled.
+// aborted). When that request's worker died, the claim that takes it over
+// records the thread as the dead worker's run left it, once no run holds
+// the thread: aborted, or the run's own outcome when it had ended before
+// the cancel (done, interrupted). A parked thread is marked aborted, and
+// its timers are not woken. It returns how many requests (and parked
+// threads) it cancelled.
 func (q *Queue) Cancel(ctx context.Context, thread string) (int, error) {
 	var n int
 	var running []int64

@@ -269,7 +269,7 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 		return
 	}
 	if c.cancelled {
-		w.finish(c, "aborted", nil, "cancelled before it ran")
+		w.finishCancelled(ctx, c, g)
 		return
 	}
 	if w.buryIfSpent(ctx, c) {
@@ -353,6 +353,47 @@ func (w *Worker) runClaimed(ctx context.Context, c *claimed) {
 		c.cp.expect = &latest
 	}
 	w.runClaimedRun(ctx, c, g, from, mode)
+}
+
+// finishCancelled records a request cancelled while it was running, now
+// claimed again: its worker died, or stalled past its claim. A run of an
+// earlier claim may have written to the thread, or be writing still (its
+// worker alive, its lease held), so the outcome waits for the lease and
+// then tells the thread as it is. A run that had ended the thread before
+// the cancel reached it is recorded as it ended; one cut short is
+// recorded aborted, saying the thread keeps what it committed; with none
+// that wrote, the request was cancelled before it ran.
+func (w *Worker) finishCancelled(ctx context.Context, c *claimed, g Runnable) {
+	if c.baseCP == nil {
+		w.finish(c, "aborted", nil, "cancelled before it ran") // no earlier claim
+		return
+	}
+	if c.epoch == nil {
+		// The thread's lease is another's: an earlier claim's run, its
+		// worker alive (the cancel stops it at its next boundary), or a
+		// dead one's lease not lapsed yet. Look again once it is free.
+		w.releaseRefused(c, fmt.Errorf("thread %q is held by an earlier claim's run: %w", c.thread, runtime.ErrThreadBusy))
+		return
+	}
+	committed, err := w.earlierRunCommitted(ctx, c)
+	if err != nil {
+		w.releaseRefused(c, err)
+		return
+	}
+	if !committed {
+		w.finish(c, "aborted", nil, "cancelled before it ran")
+		return
+	}
+	out, _, ended, err := g.ended(ctx, w.q.store, c.thread)
+	if err != nil {
+		w.releaseRefused(c, err)
+		return
+	}
+	if ended {
+		w.finish(c, string(out.Status), &out, "") // it ended before the cancel reached it
+		return
+	}
+	w.finish(c, "aborted", nil, "cancelled after an earlier claim's run had begun it: the thread keeps what that run committed, and its next run continues from there")
 }
 
 // runClaimedRun runs a claimed request's run in mode and records its
