@@ -262,15 +262,6 @@
 // TestQueueStatementsSurviveTerminatedConnections cuts the connections
 // with pg_terminate_backend before and after each of these commits.
 //
-// A run the store failed (its error a runtime.CheckpointError, which a
-// Step's, an Interrupt's or a timer's failed journal write is too, or a
-// transient error outside any node) is given back and continued by the
-// next claim from its last commit. A node's own error is the run's
-// failure, a network error included (an API call that timed out): the
-// request ends in error, and the node's retry policy
-// (runtime.WithNodeRetry, a node type's retry) is what retries it
-// (TestNodeNetworkErrorEndsTheRequest).
-//
 // Submit is the client's statement, and it is not retried: a Submit
 // whose reply was lost may have queued its request. Retry it with the
 // same Request.Key, which finds that request (TestSubmitKey); without a
