@@ -280,12 +280,7 @@ func (c *Ctx) persistEntries(entries []checkpoint.JournalEntry) error {
 	}
 	ctx, cancel := durableWrite(c.Context)
 	defer cancel()
-	if err := c.r.lease.PutJournal(ctx, c.t.taskID(), entries); err != nil {
-		// The store's failure, not the node's: a queue that runs the
-		// thread again on a store failure tells them apart by this type.
-		return &CheckpointError{Op: "put journal", Err: err}
-	}
-	return nil
+	return c.r.lease.PutJournal(ctx, c.t.taskID(), entries)
 }
 
 // durableWriteTimeout bounds a write that must not be abandoned when the

@@ -477,14 +477,10 @@ func (w *Worker) runClaimedRun(ctx context.Context, c *claimed, g Runnable, from
 		c.ran = false
 		w.releaseRefused(c, err) // another writer got there first: look again
 		return
-	case (errors.As(err, &ce) || transient(err) && !errors.As(err, new(*runtime.NodeError))) && !stopped:
-		// The store failed (a connection cut, a server restart; a
-		// node's Step, Interrupt or timer whose journal write failed is
-		// a CheckpointError too) or the thread's lease was lost: nothing
-		// past the last commit was written, so the request is claimed
-		// again and continues there. A node's own network error (an API
-		// that timed out) is the node's failure, as any other: the run
-		// ends in error, and the node's retry policy is what retries it.
+	case (errors.As(err, &ce) || transient(err)) && !stopped:
+		// The store failed (a connection cut, a server restart) or the
+		// thread's lease was lost: nothing past the last commit was
+		// written, so the request is claimed again and continues there.
 		w.release(c, err)
 		return
 	case ctx.Err() != nil:
