@@ -124,7 +124,9 @@ func (s *Server) storedRun(ctx context.Context, t threadRecord, id, kind string)
 //   - no run holds the thread's lease (Server.leaseFree) and the thread
 //     recorded an outcome after the run began: the run ended so (the
 //     runtime records the outcome with the write that gives the lease
-//     back), its run_end lost with its process or not yet written;
+//     back), its run_end lost with its process or not yet written; the
+//     thread's record is read after the probe, so a run that ended just
+//     before it is read as it ended;
 //   - no run holds the thread's lease and the thread recorded no outcome
 //     since: the run's process ended before the run did (a crash, a kill)
 //     and its lease expired: aborted, with what to do.
@@ -145,6 +147,10 @@ func (s *Server) lostEnd(ctx context.Context, t threadRecord, id string, started
 	if !s.leaseFree(ctx, t.ID, id) {
 		return checkpoint.ThreadOutcome{}, false
 	}
+	// Read again: the run may have ended between the read above and the
+	// probe, recording its outcome as it gave the lease back; the record
+	// read before would take it for a run whose process ended.
+	info = s.info(ctx, t.ID)
 	if info != nil && info.Outcome.Status != "" && !info.Outcome.Ended.Before(started) {
 		o := info.Outcome
 		return checkpoint.ThreadOutcome{Status: o.Status, Error: o.Error, Ended: o.Ended}, true
