@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
@@ -378,7 +379,11 @@ func (s *scheduleState) busy() bool {
 // thread whose lease is held is tried again every poll interval: the
 // holder may be the process that was killed, whose lease only lapses
 // after its time to live. The tries end when the run starts, or when the
-// thread moved on (another waker ran the firing: ErrThreadMoved).
+// thread moved on (another waker ran the firing: ErrThreadMoved). Each
+// try first checks, under the thread's lease, that the firing is still
+// cut short (stillCutShort): the holder may be a live waker's run, which
+// can end the firing (failed, or cancelled by a person) without a new
+// checkpoint, so the expected latest alone would let it run again.
 func (w *Waker) launch(ctx context.Context, s *scheduleState, tick, thread string, expect *string, policy runtime.DoubleTexting, retryBusy bool, wg *sync.WaitGroup) {
 	prev, prevStop := s.running, s.stop
 	if !s.busy() {
@@ -409,16 +414,24 @@ func (w *Waker) launch(ctx context.Context, s *scheduleState, tick, thread strin
 			w.log.InfoContext(ctx, "waker: tick not started, the waker stopped", "schedule", s.Name, "thread", thread)
 			return
 		}
-		status, err := s.Graph.start(ctx, w.store, thread, input, meta, stop, expect)
+		try := func() (runtime.Status, error) {
+			if retryBusy {
+				if err := w.stillCutShort(ctx, thread, meta, *expect); err != nil {
+					return "", err
+				}
+			}
+			return s.Graph.start(ctx, w.store, thread, input, meta, stop, expect)
+		}
+		status, err := try()
 		for retryBusy && errors.Is(err, runtime.ErrThreadBusy) {
 			select {
 			case <-ctx.Done():
 				return
 			case <-stop:
 				return
-			case <-time.After(w.poll):
+			case <-time.After(retryAfter(w.poll)):
 			}
-			status, err = s.Graph.start(ctx, w.store, thread, input, meta, stop, expect)
+			status, err = try()
 		}
 		switch {
 		case errors.Is(err, runtime.ErrThreadMoved), errors.Is(err, runtime.ErrThreadBusy):
@@ -433,4 +446,84 @@ func (w *Waker) launch(ctx context.Context, s *scheduleState, tick, thread strin
 		w.mu.Unlock()
 		w.log.InfoContext(ctx, "waker: schedule fired", "schedule", s.Name, "thread", thread, "status", string(status), "err", err)
 	}()
+}
+
+// retryAfter is how long a recovery waits before it tries a busy thread
+// again: about poll, spread so that two wakers that recover one firing
+// do not keep taking the thread's lease for their checks (stillCutShort)
+// at the instants the other's run tries to take it.
+func retryAfter(poll time.Duration) time.Duration {
+	return poll/2 + rand.N(poll)
+}
+
+// stillCutShort takes thread's lease and, while holding it, checks that
+// the firing whose thread metadata is meta is still to be continued from
+// the checkpoint expect ("" for none): no run of it ended since the
+// recovery read it (or its run ended aborted by a waker's stop), and its
+// latest checkpoint is expect (stillAsRead).
+func (w *Waker) stillCutShort(ctx context.Context, thread string, meta map[string]string, expect string) error {
+	q := runtime.ThreadQuery{Meta: map[string]string{MetaSchedule: meta[MetaSchedule], MetaTick: meta[MetaTick]}}
+	return w.stillAsRead(ctx, thread, q, expect, func(th *checkpoint.ThreadInfo) bool {
+		return th != nil && th.Outcome.Status != "" && !stoppedByWaker(th.Outcome)
+	})
+}
+
+// stillAsRead takes thread's lease and, while holding it, checks that the
+// thread is as the decision to continue it read it: ended, told the
+// thread as the listing q finds it (nil when q does not list it), says no
+// run of it ended since, and its latest checkpoint is expect ("" for
+// none). A run of another waker or process may have ended the thread in
+// between without a checkpoint of its own (it failed, or a person
+// cancelled it, in the superstep after its last checkpoint), which the
+// expected latest alone does not see. It fails with an error matching
+// runtime.ErrThreadBusy while another run holds the thread, and with one
+// matching runtime.ErrThreadMoved when the thread ended or moved on. The
+// lease is given back before the run takes its own: no run held the
+// thread then, and a run that takes it in between starts with a
+// checkpoint of its own, which the run's expected latest
+// (runtime.WithExpectedLatest) refuses.
+func (w *Waker) stillAsRead(ctx context.Context, thread string, q runtime.ThreadQuery, expect string, ended func(*checkpoint.ThreadInfo) bool) error {
+	l, err := w.store.Lease(ctx, thread, checkpoint.LeaseOptions{})
+	if err != nil {
+		return err
+	}
+	defer l.Release()
+	var found *checkpoint.ThreadInfo
+	q.Limit = checkpoint.MaxThreadLimit
+	for found == nil {
+		page, err := w.store.ListThreads(ctx, q)
+		if err != nil {
+			return fmt.Errorf("waker: read the outcome of thread %q: %w", thread, err)
+		}
+		for i := range page.Threads {
+			if page.Threads[i].ID == thread {
+				found = &page.Threads[i]
+				break
+			}
+		}
+		if page.Next == "" {
+			break
+		}
+		q.Cursor = page.Next
+	}
+	if ended(found) {
+		status := "or moved"
+		if found != nil {
+			status = string(found.Outcome.Status)
+		}
+		return fmt.Errorf("waker: thread %q ended %s since it was read as cut short; it is not run again: %w", thread, status, runtime.ErrThreadMoved)
+	}
+	got := ""
+	cp, err := w.store.Get(ctx, thread, "")
+	switch {
+	case errors.Is(err, checkpoint.ErrNotFound):
+	case err != nil:
+		return fmt.Errorf("waker: read the latest checkpoint of thread %q: %w", thread, err)
+	default:
+		got = cp.ID
+	}
+	if got != expect {
+		return fmt.Errorf("waker: thread %q: latest checkpoint %q, read as %q: %w", thread, got, expect, runtime.ErrThreadMoved)
+	}
+	return nil
 }

@@ -370,7 +370,10 @@ func (w *Waker) start(ctx context.Context, thread string, wg *sync.WaitGroup, n 
 // (Thread.Wake, which refuses a thread with nothing due under its lease).
 // Otherwise the run continues from that checkpoint, expecting it
 // (runtime.WithExpectedLatest), so that of several wakers one continues
-// it; a thread whose latest checkpoint plans nothing ran to its end. A
+// it, once the thread's outcome, read under its lease, still says a
+// waker's stop ended its last run (stillAsRead: another waker's
+// continuation may have ended it since without a checkpoint); a thread
+// whose latest checkpoint plans nothing ran to its end. A
 // schedule's firing (MetaSchedule) is left to the schedule's own
 // recovery, which keeps its overlap policy.
 func (w *Waker) continueOne(ctx context.Context, th checkpoint.ThreadInfo) bool {
@@ -392,7 +395,18 @@ func (w *Waker) continueOne(ctx context.Context, th checkpoint.ThreadInfo) bool 
 		return false
 	}
 	latest := cp.ID
-	status, err := t.start(ctx, w.store, th.ID, nil, nil, nil, &latest)
+	// The listing read the thread aborted by a waker's stop; another
+	// waker may have continued it since, and its run ended (failed, or
+	// cancelled) in the superstep after the checkpoint just read.
+	// The thread is listed while its record is as listed, or updated
+	// since (a record written by a process whose clock is behind may be
+	// missed: the thread reads moved, and the next poll lists it again).
+	q := runtime.ThreadQuery{UpdatedAfter: th.Updated.Add(-time.Second)}
+	err = w.stillAsRead(ctx, th.ID, q, latest, func(th *checkpoint.ThreadInfo) bool { return th == nil || !stoppedByWaker(th.Outcome) })
+	status := runtime.Status("")
+	if err == nil {
+		status, err = t.start(ctx, w.store, th.ID, nil, nil, nil, &latest)
+	}
 	switch {
 	case errors.Is(err, runtime.ErrThreadMoved), errors.Is(err, runtime.ErrThreadBusy):
 		// Continued, or being continued, by another waker.
