@@ -2,13 +2,10 @@ package workers
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
-	"github.com/ilmek-go/ilmek/runtime/internal/queuehook"
 	"github.com/ilmek-go/ilmek/spec"
 )
 
@@ -25,20 +22,14 @@ import (
 func TestContinueAfterEarlierRunEnded(t *testing.T) {
 	q := openInternalQueue(t, "continue")
 	ctx := context.Background()
-	gate, entered := make(chan struct{}), make(chan struct{}, 1)
+	gate, entered, wait := gated()
 	g, err := runtime.NewBuilder("pair").Channel("log", spec.Append).
 		Node("a", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) {
 			return runtime.Values{"log": "a"}, nil
 		}).
 		Node("b", func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
-			select {
-			case entered <- struct{}{}:
-			default:
-			}
-			select {
-			case <-gate:
-			case <-ctx.Done():
-				return nil, ctx.Err()
+			if err := wait(ctx); err != nil {
+				return nil, err
 			}
 			return runtime.Values{"log": "b"}, nil
 		}).
@@ -52,53 +43,22 @@ func TestContinueAfterEarlierRunEnded(t *testing.T) {
 	}
 	// As a first claim leaves the request, with its claim expired: the
 	// claim's run, "earlier", is the one below, whose worker lives on.
-	if _, err := q.store.Pool().Exec(ctx, "UPDATE "+q.t("ilmek_requests")+" SET state = 'running', claim = 1, worker = 'earlier', "+
-		"claim_until = clock_timestamp() - interval '1 second', base_cp = '', run_ids = '{earlier}' WHERE id = $1", id); err != nil {
-		t.Fatal(err)
-	}
+	expireFirstClaim(t, q, id, "")
 	earlier := make(chan error, 1)
 	go func() {
-		_, err := g.Thread(q.store, "t").Invoke(ctx, runtime.Values{},
-			runtime.WithEventLog(), queuehook.RunID("earlier").(runtime.RunOption))
+		_, err := g.Thread(q.store, "t").Invoke(ctx, runtime.Values{}, runtime.WithEventLog(), runRunID("earlier"))
 		earlier <- err
 	}()
 	<-entered // a committed: the run wrote to the thread and holds its lease
 
-	// The claim decided to continue; the earlier run ends before the
+	// The claim decides to continue; the earlier run ends before the
 	// continuing run takes the thread.
-	var decided []runMode
-	testHookClaimDecided = func(m runMode) {
-		decided = append(decided, m)
-		if m == modeContinue && len(decided) == 1 {
-			close(gate)
-			if err := <-earlier; err != nil {
-				t.Errorf("the earlier run: %v", err)
-			}
-		}
+	decided := endEarlierAt(t, 1, gate, earlier)
+	o := runUntilEnded(t, q, map[string]Runnable{"pair": Graph(g)}, id)
+	if log := logOf(t, o); o.State != "done" || !slices.Equal(log, []string{"a", "b"}) {
+		t.Fatalf("request ended %s with log %v, want done with [a b] (claims decided %v)", o.State, log, *decided)
 	}
-	defer func() { testHookClaimDecided = nil }()
-	wctx, stop := context.WithCancel(ctx)
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		NewWorker(q, map[string]Runnable{"pair": Graph(g)}, Poll(10*time.Millisecond)).Run(wctx)
-	}()
-	wctxWait, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	o, err := q.Wait(wctxWait, id, 10*time.Millisecond)
-	stop()
-	<-stopped
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st struct{ Log []string }
-	if err := json.Unmarshal(o.Result, &st); err != nil {
-		t.Fatalf("outcome %+v: %v", o, err)
-	}
-	if o.State != "done" || !slices.Equal(st.Log, []string{"a", "b"}) {
-		t.Fatalf("request ended %s with log %v, want done with [a b] (claims decided %v)", o.State, st.Log, decided)
-	}
-	if len(decided) == 0 || decided[0] != modeContinue {
-		t.Fatalf("claims decided %v, want the first to continue", decided)
+	if (*decided)[0] != modeContinue {
+		t.Fatalf("claims decided %v, want the first to continue", *decided)
 	}
 }

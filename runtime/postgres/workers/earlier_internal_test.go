@@ -100,6 +100,21 @@ func onDecided(t *testing.T, fn func(n int, m runMode)) *[]runMode {
 	return &decided
 }
 
+// endEarlierAt sets testHookClaimDecided for the test so that, at the
+// claims' decision number n, the earlier run (waiting on gate) goes on
+// and ends (its error on earlier) before the claim's run takes the
+// thread. It returns the decisions' modes.
+func endEarlierAt(t *testing.T, n int, gate chan struct{}, earlier <-chan error) *[]runMode {
+	return onDecided(t, func(i int, _ runMode) {
+		if i == n {
+			close(gate)
+			if err := <-earlier; err != nil {
+				t.Errorf("the earlier run: %v", err)
+			}
+		}
+	})
+}
+
 // gated returns a gate and a function for a node that, while the gate is
 // shut, tells entered it is in and waits for the gate.
 func gated() (gate chan struct{}, entered chan struct{}, wait func(ctx context.Context) error) {
@@ -169,14 +184,7 @@ func TestResumeAfterEarlierRunAnswered(t *testing.T) {
 	}()
 	<-entered // answered, nothing committed: the thread's latest is still the question
 
-	decided := onDecided(t, func(n int, m runMode) {
-		if n == 1 {
-			close(gate)
-			if err := <-earlier; err != nil {
-				t.Errorf("the earlier run: %v", err)
-			}
-		}
-	})
+	decided := endEarlierAt(t, 1, gate, earlier)
 	o := runUntilEnded(t, q, map[string]Runnable{"loop": Graph(g)}, id)
 	if log := logOf(t, o); o.State != "interrupted" || !slices.Equal(log, []string{"x"}) {
 		t.Fatalf("request ended %s with log %v, want interrupted with [x] (claims decided %v)", o.State, log, *decided)
@@ -238,14 +246,7 @@ func TestForkAfterEarlierRunForked(t *testing.T) {
 	}()
 	<-entered // the branch's b runs, nothing committed
 
-	decided := onDecided(t, func(n int, m runMode) {
-		if n == 1 {
-			close(gate)
-			if err := <-earlier; err != nil {
-				t.Errorf("the earlier run: %v", err)
-			}
-		}
-	})
+	decided := endEarlierAt(t, 1, gate, earlier)
 	o := runUntilEnded(t, q, map[string]Runnable{"pair": Graph(g)}, id)
 	if log := logOf(t, o); o.State != "done" || !slices.Equal(log, []string{"a", "b"}) {
 		t.Fatalf("request ended %s with log %v, want done with [a b] (claims decided %v)", o.State, log, *decided)
@@ -307,14 +308,7 @@ func TestWakeAfterEarlierRunWoke(t *testing.T) {
 	}()
 	<-entered // woken, nothing committed
 
-	decided := onDecided(t, func(n int, m runMode) {
-		if n == 1 {
-			close(gate)
-			if err := <-earlier; err != nil {
-				t.Errorf("the earlier run: %v", err)
-			}
-		}
-	})
+	decided := endEarlierAt(t, 1, gate, earlier)
 	o := runUntilEnded(t, q, map[string]Runnable{"nap": Graph(g, park)}, id)
 	if o.State != string(runtime.StatusParked) || len(o.Pending) != 1 || o.Pending[0].WakeAt.Before(time.Now().Add(time.Minute)) {
 		t.Fatalf("request ended %s (%s) pending %+v, want parked on the hour's timer (claims decided %v)", o.State, o.Error, o.Pending, *decided)
@@ -379,16 +373,9 @@ func TestClaimRetryKeepsTheBase(t *testing.T) {
 		return nil
 	}
 	t.Cleanup(func() { testHookClaimReply = nil })
-	decided := onDecided(t, func(n int, m runMode) {
-		// The first claim (the retried one) is refused: the earlier run
-		// holds the thread. Before the second claim's run, it ends.
-		if n == 2 {
-			close(gate)
-			if err := <-earlier; err != nil {
-				t.Errorf("the earlier run: %v", err)
-			}
-		}
-	})
+	// The first claim (the retried one) is refused: the earlier run holds
+	// the thread. Before the second claim's run, it ends.
+	decided := endEarlierAt(t, 2, gate, earlier)
 	o := runUntilEnded(t, q, map[string]Runnable{"pair": Graph(g)}, id)
 	if log := logOf(t, o); o.State != "done" || !slices.Equal(log, []string{"a", "b", "a", "b"}) {
 		t.Fatalf("request ended %s with log %v, want done with [a b a b] (claims decided %v)", o.State, log, *decided)
