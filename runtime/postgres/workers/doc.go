@@ -262,6 +262,16 @@
 // TestQueueStatementsSurviveTerminatedConnections cuts the connections
 // with pg_terminate_backend before and after each of these commits.
 //
+// A run that fails with a transient error is given back too, and
+// continued by the next claim from its last commit: the store's (a
+// connection cut, a server restart), and a node's own alike, since the
+// worker cannot tell a node's database that is restarting from the
+// queue's. So a node whose error wraps a network error (an API call that
+// timed out, with %w) is run again about every 200 ms until it succeeds,
+// without bound. A node that should fail the run on such an error
+// instead returns it unwrapped (%v, not %w); a retry policy of its own
+// (runtime.WithNodeRetry) bounds the attempts within one run.
+//
 // Submit is the client's statement, and it is not retried: a Submit
 // whose reply was lost may have queued its request. Retry it with the
 // same Request.Key, which finds that request (TestSubmitKey); without a
