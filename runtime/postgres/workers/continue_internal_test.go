@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/ilmek-go/ilmek/runtime"
-	"github.com/ilmek-go/ilmek/spec"
 )
 
 // TestContinueAfterEarlierRunEnded: a request whose earlier claim's run
@@ -23,20 +22,7 @@ func TestContinueAfterEarlierRunEnded(t *testing.T) {
 	q := openInternalQueue(t, "continue")
 	ctx := context.Background()
 	gate, entered, wait := gated()
-	g, err := runtime.NewBuilder("pair").Channel("log", spec.Append).
-		Node("a", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) {
-			return runtime.Values{"log": "a"}, nil
-		}).
-		Node("b", func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
-			if err := wait(ctx); err != nil {
-				return nil, err
-			}
-			return runtime.Values{"log": "b"}, nil
-		}).
-		Edge(spec.Start, "a").Edge("a", "b").Compile()
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := pairGraph(t, nil, func(c *runtime.Ctx) error { return wait(c) })
 	id, err := q.Submit(ctx, Request{Graph: "pair", Thread: "t"})
 	if err != nil {
 		t.Fatal(err)

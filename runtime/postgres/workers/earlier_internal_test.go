@@ -115,6 +115,29 @@ func endEarlierAt(t *testing.T, n int, gate chan struct{}, earlier <-chan error)
 	})
 }
 
+// pairGraph is the graph "pair": __start__ -> a -> b, each node appending
+// its name to channel "log" once its hook (nil: none) returns nil; a
+// hook's error fails the node.
+func pairGraph(t *testing.T, a, b func(*runtime.Ctx) error) *runtime.Graph[runtime.Values, runtime.Values] {
+	t.Helper()
+	node := func(name string, hook func(*runtime.Ctx) error) runtime.NodeFunc {
+		return func(c *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+			if hook != nil {
+				if err := hook(c); err != nil {
+					return nil, err
+				}
+			}
+			return runtime.Values{"log": name}, nil
+		}
+	}
+	g, err := runtime.NewBuilder("pair").Channel("log", spec.Append).Node("a", node("a", a)).Node("b", node("b", b)).
+		Edge(spec.Start, "a").Edge("a", "b").Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
 // gated returns a gate and a function for a node that, while the gate is
 // shut, tells entered it is in and waits for the gate.
 func gated() (gate chan struct{}, entered chan struct{}, wait func(ctx context.Context) error) {
@@ -207,23 +230,13 @@ func TestForkAfterEarlierRunForked(t *testing.T) {
 	gate, entered, wait := gated()
 	var armed atomic.Bool
 	var bRuns atomic.Int32
-	g, err := runtime.NewBuilder("pair").Channel("log", spec.Append).
-		Node("a", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) {
-			return runtime.Values{"log": "a"}, nil
-		}).
-		Node("b", func(c *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
-			bRuns.Add(1)
-			if armed.Load() {
-				if err := wait(c); err != nil {
-					return nil, err
-				}
-			}
-			return runtime.Values{"log": "b"}, nil
-		}).
-		Edge(spec.Start, "a").Edge("a", "b").Compile()
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := pairGraph(t, nil, func(c *runtime.Ctx) error {
+		bRuns.Add(1)
+		if armed.Load() {
+			return wait(c)
+		}
+		return nil
+	})
 	th := g.Thread(q.store, "t")
 	if _, err := th.Invoke(ctx, runtime.Values{}); err != nil {
 		t.Fatal(err)
@@ -331,22 +344,12 @@ func TestClaimRetryKeepsTheBase(t *testing.T) {
 	ctx := context.Background()
 	gate, entered, wait := gated()
 	var armed atomic.Bool
-	g, err := runtime.NewBuilder("pair").Channel("log", spec.Append).
-		Node("a", func(c *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
-			if armed.Load() {
-				if err := wait(c); err != nil {
-					return nil, err
-				}
-			}
-			return runtime.Values{"log": "a"}, nil
-		}).
-		Node("b", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) {
-			return runtime.Values{"log": "b"}, nil
-		}).
-		Edge(spec.Start, "a").Edge("a", "b").Compile()
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := pairGraph(t, func(c *runtime.Ctx) error {
+		if armed.Load() {
+			return wait(c)
+		}
+		return nil
+	}, nil)
 	th := g.Thread(q.store, "t")
 	if _, err := th.Invoke(ctx, runtime.Values{}); err != nil {
 		t.Fatal(err)
@@ -399,18 +402,8 @@ func TestNodeErrorNamingBusyIsNoRefusal(t *testing.T) {
 			q := openInternalQueue(t, "nodebusy")
 			ctx := context.Background()
 			var aRuns atomic.Int32
-			g, err := runtime.NewBuilder("pair").Channel("log", spec.Append).
-				Node("a", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) {
-					aRuns.Add(1)
-					return runtime.Values{"log": "a"}, nil
-				}).
-				Node("b", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) {
-					return nil, fmt.Errorf("drive the inner thread: %w", refusal)
-				}).
-				Edge(spec.Start, "a").Edge("a", "b").Compile()
-			if err != nil {
-				t.Fatal(err)
-			}
+			g := pairGraph(t, func(*runtime.Ctx) error { aRuns.Add(1); return nil },
+				func(*runtime.Ctx) error { return fmt.Errorf("drive the inner thread: %w", refusal) })
 			id, err := q.Submit(ctx, Request{Graph: "pair", Thread: "t", Input: json.RawMessage(`{"log": "in"}`)})
 			if err != nil {
 				t.Fatal(err)
@@ -457,25 +450,15 @@ func TestCancelAfterEarlierClaim(t *testing.T) {
 			q := openInternalQueue(t, "cancelearlier")
 			ctx := context.Background()
 			gate, entered, wait := gated()
-			g, err := runtime.NewBuilder("pair").Channel("log", spec.Append).
-				Node("a", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) {
-					return runtime.Values{"log": "a"}, nil
-				}).
-				Node("b", func(c *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
-					switch tc.earlier {
-					case "failed":
-						return nil, errors.New("the earlier run's node failed")
-					case "holds":
-						if err := wait(c); err != nil {
-							return nil, err
-						}
-					}
-					return runtime.Values{"log": "b"}, nil
-				}).
-				Edge(spec.Start, "a").Edge("a", "b").Compile()
-			if err != nil {
-				t.Fatal(err)
-			}
+			g := pairGraph(t, nil, func(c *runtime.Ctx) error {
+				switch tc.earlier {
+				case "failed":
+					return errors.New("the earlier run's node failed")
+				case "holds":
+					return wait(c)
+				}
+				return nil
+			})
 			id, err := q.Submit(ctx, Request{Graph: "pair", Thread: "t", Input: json.RawMessage(`{}`)})
 			if err != nil {
 				t.Fatal(err)
