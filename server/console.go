@@ -131,26 +131,29 @@ func (s *Server) storedRun(ctx context.Context, t threadRecord, id, kind string)
 //     since: the run's process ended before the run did (a crash, a kill)
 //     and its lease expired: aborted, with what to do.
 //
+// The record read after the probe is checked for a later run too, before
+// its outcome is taken: a later run that started and ended between the
+// two reads recorded its own outcome there, which is not this run's; the
+// run then reads aborted, as a later run took the thread.
+//
 // A zero Ended in the outcome stands for the time of the run's last event.
 func (s *Server) lostEnd(ctx context.Context, t threadRecord, id string, started time.Time) (checkpoint.ThreadOutcome, bool) {
+	tookOver := checkpoint.ThreadOutcome{Status: runtime.StatusAborted, Error: "the run's process ended before the run did; a later run took the thread"}
 	info := s.info(ctx, t.ID)
-	var runs []string
-	if info != nil {
-		for _, e := range strings.Fields(info.Meta[metaRuns]) {
-			rid, _, _ := strings.Cut(e, ":")
-			runs = append(runs, rid)
-		}
-	}
-	if len(runs) > 0 && runs[len(runs)-1] != id && slices.Contains(runs, id) {
-		return checkpoint.ThreadOutcome{Status: runtime.StatusAborted, Error: "the run's process ended before the run did; a later run took the thread"}, true
+	if laterRun(info, id) {
+		return tookOver, true
 	}
 	if !s.leaseFree(ctx, t.ID, id) {
 		return checkpoint.ThreadOutcome{}, false
 	}
 	// Read again: the run may have ended between the read above and the
 	// probe, recording its outcome as it gave the lease back; the record
-	// read before would take it for a run whose process ended.
+	// read before would take it for a run whose process ended. A later
+	// run may have started and ended since too: the outcome is then its.
 	info = s.info(ctx, t.ID)
+	if laterRun(info, id) {
+		return tookOver, true
+	}
 	if info != nil && info.Outcome.Status != "" && !info.Outcome.Ended.Before(started) {
 		o := info.Outcome
 		return checkpoint.ThreadOutcome{Status: o.Status, Error: o.Error, Ended: o.Ended}, true
@@ -217,14 +220,28 @@ const maxLeaseNotes = 4096
 
 // runIDs lists the runs the thread's record holds, oldest first.
 func (s *Server) runIDs(ctx context.Context, thread string) []string {
+	return listedRuns(s.info(ctx, thread))
+}
+
+// listedRuns lists the ids of the runs a thread's record holds, oldest
+// first; none for a nil record.
+func listedRuns(info *runtime.ThreadInfo) []string {
+	if info == nil {
+		return nil
+	}
 	var out []string
-	if info := s.info(ctx, thread); info != nil {
-		for _, e := range strings.Fields(info.Meta[metaRuns]) {
-			id, _, _ := strings.Cut(e, ":")
-			out = append(out, id)
-		}
+	for _, e := range strings.Fields(info.Meta[metaRuns]) {
+		id, _, _ := strings.Cut(e, ":")
+		out = append(out, id)
 	}
 	return out
+}
+
+// laterRun reports whether a thread's record lists run id and a run
+// started after it.
+func laterRun(info *runtime.ThreadInfo, id string) bool {
+	runs := listedRuns(info)
+	return len(runs) > 0 && runs[len(runs)-1] != id && slices.Contains(runs, id)
 }
 
 // runKind is the kind of run id as its thread's record lists it ("run"
