@@ -43,6 +43,10 @@ type Claim struct {
 	// Released is true for a claim its worker gave back (not counted
 	// against MaxClaims).
 	Released bool `json:"released,omitempty"`
+	// Stuck is true for a claim given back whose run failed with a
+	// transient error of a node's in the first superstep it ran: such
+	// claims in a row are counted against TransientRetries.
+	Stuck bool `json:"stuck,omitempty"`
 	// Retry marks a retry by hand (Queue.Retry); its other fields are
 	// empty but At.
 	Retry bool `json:"retry,omitempty"`
@@ -189,6 +193,8 @@ func (q *Queue) Prune(ctx context.Context, keep time.Duration) (int64, error) {
 }
 
 // claimReleased marks this claim's entry in the claims log (the last one,
-// when it is this claim's) released with the error $3.
+// when it is this claim's) released with the error $3, and stuck when $7
+// (Claim.Stuck).
 const claimReleased = `claims_log = CASE WHEN (claims_log->-1->>'claim')::bigint = $2
-	THEN jsonb_set(claims_log, '{-1}', (claims_log->-1) || jsonb_build_object('error', $3::text, 'released', true)) ELSE claims_log END`
+	THEN jsonb_set(claims_log, '{-1}', (claims_log->-1) || jsonb_build_object('error', $3::text, 'released', true)
+		|| CASE WHEN $7::bool THEN '{"stuck": true}'::jsonb ELSE '{}'::jsonb END) ELSE claims_log END`

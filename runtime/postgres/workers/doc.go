@@ -264,13 +264,22 @@
 //
 // A run that fails with a transient error is given back too, and
 // continued by the next claim from its last commit: the store's (a
-// connection cut, a server restart), and a node's own alike, since the
-// worker cannot tell a node's database that is restarting from the
-// queue's. So a node whose error wraps a network error (an API call that
-// timed out, with %w) is run again about every 200 ms until it succeeds,
-// without bound. A node that should fail the run on such an error
-// instead returns it unwrapped (%v, not %w); a retry policy of its own
-// (runtime.WithNodeRetry) bounds the attempts within one run.
+// connection cut, a server restart) and a node's own alike (an API call
+// that timed out, a node's database restarting, an error that wraps a
+// network error with %w), since the worker cannot tell a node's database
+// that is restarting from the queue's. The store's failures
+// (runtime.CheckpointError) are given back after 200 ms, without limit. A
+// node's are given back after a pause that starts at 200 ms and doubles,
+// up to 30 s, with each claim in a row whose run failed so in the first
+// superstep it ran (Claim.Stuck in the claims log); past TransientRetries
+// such claims (default 10, about two minutes) the node's error ends the
+// request in state error. A run that completed a superstep before it
+// failed starts the count again, so a long request that meets a passing
+// outage now and then is not ended by it
+// (TestNodeTransientErrorEndsTheRequest,
+// TestNodeTransientErrorsWithProgress). A node that should fail the run
+// at once on such an error returns it unwrapped (%v, not %w); a retry
+// policy of its own (runtime.WithNodeRetry) retries it within one run.
 //
 // Submit is the client's statement, and it is not retried: a Submit
 // whose reply was lost may have queued its request. Retry it with the

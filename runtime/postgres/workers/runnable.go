@@ -37,6 +37,9 @@ type runOutcome struct {
 	Status  runtime.Status             `json:"status"`
 	State   json.RawMessage            `json:"state"`
 	Pending []runtime.PendingInterrupt `json:"pending,omitempty"`
+	// Supersteps counts the supersteps the run started, the one it
+	// failed in included (runtime.Result.Supersteps).
+	Supersteps int `json:"-"`
 }
 
 // Graph makes g runnable by workers: a start request's input decodes into
@@ -91,7 +94,7 @@ func (r graphRunner[S, U]) run(ctx context.Context, cp runtime.Checkpointer, thr
 	if merr != nil {
 		return runOutcome{}, fmt.Errorf("encode the thread's state: %w", merr)
 	}
-	return runOutcome{Status: res.Status, State: state, Pending: res.Pending}, err
+	return runOutcome{Status: res.Status, State: state, Pending: res.Pending, Supersteps: res.Supersteps}, err
 }
 
 func (r graphRunner[S, U]) ended(ctx context.Context, cp runtime.Checkpointer, thread string) (runOutcome, string, bool, error) {

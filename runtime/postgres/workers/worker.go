@@ -43,6 +43,7 @@ type workerOptions struct {
 	logger      *slog.Logger
 	onRetry     checkpoint.RetryFunc
 	maxClaims   int
+	retries     int                                      // TransientRetries
 	grace       time.Duration                            // ScheduleGrace
 	onFiring    func(context.Context, checkpoint.Firing) // OnFiring
 	onEvent     func(context.Context, Event)
@@ -78,7 +79,7 @@ func Logger(l *slog.Logger) WorkerOption { return func(o *workerOptions) { o.log
 // requests give in Request.Graph.
 func NewWorker(q *Queue, graphs map[string]Runnable, opts ...WorkerOption) *Worker {
 	host, _ := os.Hostname()
-	o := workerOptions{name: fmt.Sprintf("pid %d on %s", os.Getpid(), host), ttl: DefaultClaimTTL, poll: time.Second, concurrency: 4, maxClaims: DefaultMaxClaims, grace: DefaultScheduleGrace, logger: slog.New(slog.DiscardHandler)}
+	o := workerOptions{name: fmt.Sprintf("pid %d on %s", os.Getpid(), host), ttl: DefaultClaimTTL, poll: time.Second, concurrency: 4, maxClaims: DefaultMaxClaims, retries: DefaultTransientRetries, grace: DefaultScheduleGrace, logger: slog.New(slog.DiscardHandler)}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -477,11 +478,17 @@ func (w *Worker) runClaimedRun(ctx context.Context, c *claimed, g Runnable, from
 		c.ran = false
 		w.releaseRefused(c, err) // another writer got there first: look again
 		return
-	case (errors.As(err, &ce) || transient(err)) && !stopped:
+	case errors.As(err, &ce) && !stopped:
 		// The store failed (a connection cut, a server restart) or the
 		// thread's lease was lost: nothing past the last commit was
 		// written, so the request is claimed again and continues there.
 		w.release(c, err)
+		return
+	case transient(err) && !stopped && w.releaseFailed(c, out.Supersteps < 2, err):
+		// A node's error that looks transient (an API that timed out, its
+		// database restarting): given back likewise, after a pause that
+		// grows while its runs get nowhere; past TransientRetries such
+		// claims in a row it is the run's error, below.
 		return
 	case ctx.Err() != nil:
 		return // this worker stops; the claim expires and another continues
@@ -624,7 +631,7 @@ func (w *Worker) finish(c *claimed, state string, out *runOutcome, msg string) {
 
 // release gives a claimed request back to the queue, to be claimed again
 // after a short pause.
-func (w *Worker) release(c *claimed, why error) { w.giveBack(c, why, false) }
+func (w *Worker) release(c *claimed, why error) { w.giveBack(c, why, false, releasePause, false) }
 
 // releaseRefused is release for a request whose claim ran nothing: its run
 // was refused before it wrote anything (the thread was busy, or had moved
@@ -635,20 +642,24 @@ func (w *Worker) release(c *claimed, why error) { w.giveBack(c, why, false) }
 // moved on by another writer meanwhile, would take the request for one
 // whose run got past its first commit, and end it without running it.
 // The run's id leaves the request's runs.
-func (w *Worker) releaseRefused(c *claimed, why error) { w.giveBack(c, why, true) }
+func (w *Worker) releaseRefused(c *claimed, why error) {
+	w.giveBack(c, why, true, releasePause, false)
+}
 
-// giveBack is release; refused restores the request's base_cp and takes
-// the claim's run id out of its runs.
-func (w *Worker) giveBack(c *claimed, why error, refused bool) {
+// giveBack is release, with the request claimable again after pause;
+// refused restores the request's base_cp and takes the claim's run id out
+// of its runs; stuck marks the claim's entry in the claims log as a run
+// that failed and got nowhere (Claim.Stuck).
+func (w *Worker) giveBack(c *claimed, why error, refused bool, pause time.Duration, stuck bool) {
 	c.cp.flushFinal()
 	c.cp.dropUnused()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	w.opts.logger.Info("request released", "request", c.id, "why", why)
 	err := w.retry(ctx, "release", c.id, 5*time.Second, func(int) error {
-		_, err := w.q.store.Pool().Exec(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET claim_until = clock_timestamp() + interval '200 milliseconds', "+claimReleased+
+		_, err := w.q.store.Pool().Exec(ctx, "UPDATE "+w.q.t("ilmek_requests")+" SET claim_until = clock_timestamp() + $8::bigint * interval '1 microsecond', "+claimReleased+
 			", base_cp = CASE WHEN $4 THEN $5::text ELSE base_cp END, run_ids = CASE WHEN $4 THEN array_remove(run_ids, $6::text) ELSE run_ids END"+
-			" WHERE id = $1 AND claim = $2", c.id, c.claim, why.Error(), refused, c.baseCP, c.runID)
+			" WHERE id = $1 AND claim = $2", c.id, c.claim, why.Error(), refused, c.baseCP, c.runID, stuck, pause.Microseconds())
 		return err
 	})
 	if err != nil {
