@@ -373,7 +373,14 @@ func (s *scheduleState) busy() bool {
 // run of the previous firing (stopped first under cancel-and-replace).
 // With expect set, the run starts only while the thread's latest
 // checkpoint is *expect ("" for a thread of its own without checkpoints),
-// so a tick runs once however many wakers launch it.
+// so a tick runs once however many wakers launch it, and a start refused
+// because another run holds the thread (runtime.ErrThreadBusy) is that
+// tick run elsewhere. Without expect (a stored schedule whose one thread
+// runs every firing) such a refusal is a run this waker did not start
+// holding that thread (another waker's firing of an earlier tick, a
+// person's run through the server): the tick, recorded fired, waits for
+// it and is tried again every poll interval until it starts, the waker
+// stops, or a later firing of s replaces it (cancel-and-replace).
 //
 // With retryBusy (a firing recover found cut short or not started), a
 // thread whose lease is held is tried again every poll interval: the
@@ -423,11 +430,20 @@ func (w *Waker) launch(ctx context.Context, s *scheduleState, tick, thread strin
 			return s.Graph.start(ctx, w.store, thread, input, meta, stop, expect)
 		}
 		status, err := try()
-		for retryBusy && errors.Is(err, runtime.ErrThreadBusy) {
+		// The one thread of a stored schedule's every firing (expect nil)
+		// held by a run this waker did not start: this tick is recorded
+		// fired, and runs once that run gives the thread back.
+		wait := retryBusy || expect == nil
+		if wait && !retryBusy && errors.Is(err, runtime.ErrThreadBusy) {
+			w.log.InfoContext(ctx, "waker: tick waits, another run holds the schedule's thread", "schedule", s.Name, "thread", thread)
+		}
+		for wait && errors.Is(err, runtime.ErrThreadBusy) {
 			select {
 			case <-ctx.Done():
+				w.log.InfoContext(ctx, "waker: tick not started, the waker stopped", "schedule", s.Name, "thread", thread)
 				return
 			case <-stop:
+				w.log.InfoContext(ctx, "waker: tick not started, a later firing replaced it", "schedule", s.Name, "thread", thread)
 				return
 			case <-time.After(retryAfter(w.poll)):
 			}

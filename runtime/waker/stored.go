@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -43,6 +44,26 @@ const DefaultScheduleGrace = 10 * time.Second
 // such a kill or stop cut short is not run again, and while that thread
 // waits on interrupts its ticks are recorded skipped
 // (checkpoint.SkippedWaiting).
+//
+// That one thread may also be held by a run this waker did not start:
+// another waker's firing of an earlier tick, a person's run through the
+// server. Before it records a due tick, a waker with no firing of its own
+// running there probes the thread's lease (takes it and gives it back at
+// once). Found held, under the reject policy the tick is recorded skipped
+// (checkpoint.SkippedOverlap) and does not run; under enqueue it is
+// recorded fired and runs once the holder gives the thread back (the
+// waker tries it every poll interval), as it would behind this waker's
+// own run, and so do the later ticks of a catch-up; cancel-and-replace,
+// which cannot stop another process's run, waits as enqueue does, and a
+// tick still waiting when this waker fires the next one gives way to it
+// (recorded fired, it never starts). The probe and the start are not one
+// step: a run that takes the thread between them makes the tick wait for
+// it under every policy, reject too, so that a tick recorded fired runs
+// (unless the waker stops first). The probe holds the lease for a write
+// or two, during which another process's start on the thread is refused
+// (runtime.ErrThreadBusy). A template with {tick} runs each tick on a
+// thread of its own, which the start expects empty: a start refused
+// there is the tick run by another waker, and is left to it.
 func WithStoredSchedules(graphs map[string]Target) Option {
 	return func(w *Waker) { w.named = graphs }
 }
@@ -130,7 +151,11 @@ func (w *Waker) fireStored(ctx context.Context, wg *sync.WaitGroup) (time.Time, 
 }
 
 // fireOne records and starts the due ticks of one stored schedule, and
-// returns its next tick.
+// returns its next tick. A schedule with one thread for every firing
+// reads its due ticks as overlapping when this waker's previous firing
+// still runs there or, probed through its lease (leasedElsewhere), a run
+// this waker did not start holds it; and as skipped when the thread
+// waits on interrupts.
 func (w *Waker) fireOne(ctx context.Context, sc checkpoint.Schedule, st *scheduleState, now time.Time, wg *sync.WaitGroup) (time.Time, error) {
 	fire, last, err := sc.Due(now, w.grace)
 	if err != nil {
@@ -142,11 +167,19 @@ func (w *Waker) fireOne(ctx context.Context, sc checkpoint.Schedule, st *schedul
 	}
 	firings := make([]checkpoint.Firing, len(fire))
 	busy := st.busy()
+	elsewhere := false // a run this waker did not start holds the one thread
 	var open []runtime.PendingInterrupt
 	if !busy && !sc.ThreadPerTick() && len(fire) > 0 {
-		// The one thread of every firing may wait on a person: a start on
-		// it would be refused, so the ticks did not run.
-		open = w.openInterrupts(ctx, sc.ThreadOf(fire[0]))
+		thread := sc.ThreadOf(fire[0])
+		// The one thread of every firing may be held by a run this waker
+		// did not start (another waker's firing, a person's run through
+		// the server), or wait on a person: a start on it would be
+		// refused, so the ticks did not run.
+		elsewhere = w.leasedElsewhere(ctx, thread)
+		busy = elsewhere
+		if !busy {
+			open = w.openInterrupts(ctx, thread)
+		}
 	}
 	for i, t := range fire {
 		firings[i] = checkpoint.Firing{Schedule: sc.Name, Tick: t, Thread: sc.ThreadOf(t)}
@@ -169,7 +202,11 @@ func (w *Waker) fireOne(ctx context.Context, sc checkpoint.Schedule, st *schedul
 	for i, f := range firings {
 		switch f.Skipped {
 		case checkpoint.SkippedOverlap:
-			w.log.InfoContext(ctx, "waker: tick skipped, the previous firing still runs", "schedule", sc.Name, "tick", f.Tick)
+			if elsewhere {
+				w.log.InfoContext(ctx, "waker: tick skipped, another run holds the schedule's thread", "schedule", sc.Name, "tick", f.Tick, "thread", f.Thread)
+			} else {
+				w.log.InfoContext(ctx, "waker: tick skipped, the previous firing still runs", "schedule", sc.Name, "tick", f.Tick)
+			}
 		case checkpoint.SkippedWaiting:
 			w.log.WarnContext(ctx, "waker: tick skipped, the schedule's thread waits on interrupts; answer them (runtime.Thread.Resume) and the next tick runs",
 				"schedule", sc.Name, "tick", f.Tick, "thread", f.Thread, "interrupt", open[0].ID, "open", len(open))
@@ -190,6 +227,42 @@ func (w *Waker) fireOne(ctx context.Context, sc checkpoint.Schedule, st *schedul
 	}
 	return tk.Next(last), nil
 }
+
+// leasedElsewhere reports whether a run holds thread's lease: it takes
+// the lease and gives it back at once, as the server does to tell a live
+// run of another process from one that ended (Server.leaseFree). Wakers
+// on one store reach a tick at one instant and may each find the other's
+// probe: a lease found held is tried again, probeTries times in all a few
+// milliseconds apart, and reads as held only when every try found it so.
+// A failed try other than runtime.ErrThreadBusy reads as free: the run's
+// start then says what is wrong. The answer may be stale by the time the
+// run starts; launch waits for a holder that took the thread in between.
+func (w *Waker) leasedElsewhere(ctx context.Context, thread string) bool {
+	for try := 1; ; try++ {
+		l, err := w.store.Lease(ctx, thread, checkpoint.LeaseOptions{})
+		switch {
+		case err == nil:
+			l.Release()
+			return false
+		case !errors.Is(err, runtime.ErrThreadBusy):
+			return false
+		case try == probeTries:
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return true
+		case <-time.After(probeGap + rand.N(probeGap)):
+		}
+	}
+}
+
+// probeTries and probeGap bound leasedElsewhere's tries of a lease found
+// held: a probe holds it for a write or two, a run for its run.
+const (
+	probeTries = 3
+	probeGap   = 10 * time.Millisecond
+)
 
 // openInterrupts returns the interrupts the latest checkpoint of thread
 // waits on: none for a thread without checkpoints, or when the store

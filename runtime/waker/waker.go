@@ -25,7 +25,8 @@
 // server's /schedules routes, paused, resumed and deleted while it runs):
 // a cron expression with its time zone or an interval, the graph by name,
 // the input, a thread template, an overlap policy (runtime.DoubleTexting:
-// reject skips a tick while the previous firing runs in this process) and
+// reject skips a tick while the previous firing runs in this process, or,
+// for a template without {tick}, while any run holds that one thread) and
 // a catch-up policy for ticks missed while no waker ran. Each due tick is
 // recorded with the store's compare-and-set RecordFirings before its run
 // starts, so of several wakers one fires it, and a waker that starts
