@@ -138,22 +138,40 @@ func bareCommitsOf(b *testing.B, n int) side {
 	}
 }
 
+// bareLayout is how bareGroupOf's table keeps its rows.
+type bareLayout int
+
+const (
+	// bareClustered clusters the rows by goroutine, as the store's
+	// checkpoints are by thread: each goroutine's rows fill pages of their
+	// own, and a batch writes a page per goroutine.
+	bareClustered bareLayout = iota
+	// bareAppended appends the rows in commit order: a batch's rows share
+	// pages, and nothing finds a goroutine's rows but a scan.
+	bareAppended
+	// bareAppendedIndexed appends the rows in commit order and finds a
+	// goroutine's through an index on (goroutine, seq), which only that
+	// goroutine writes: the layout that keeps the checkpoints in commit
+	// order and finds a thread's through an index of its own.
+	bareAppendedIndexed
+)
+
 // bareGroupOf is a side that runs conc goroutines at once, each
 // committing each one-row inserts of flushBytes into a bare SQLite file
 // (openBare) through a group commit of the store's kind: the writes that
 // arrive while a transaction is written share the next one and its
 // flush, whose first write yields to the goroutines ready to run before
-// it takes them. When clustered, the table is clustered by goroutine, as
-// the store's checkpoints are by thread, so each goroutine's rows fill
-// pages of their own and a batch writes a page per goroutine; otherwise
-// rows are appended in commit order and a batch's rows share pages. It
-// is SQLite's floor for concurrent commits on this disk: what sixteen
+// it takes them; layout says how the table keeps the rows. It is
+// SQLite's floor for concurrent commits on this disk: what sixteen
 // writers sharing flushes do without the engine's work.
-func bareGroupOf(b *testing.B, conc, each int, clustered bool) side {
+func bareGroupOf(b *testing.B, conc, each int, layout bareLayout) side {
 	b.Helper()
 	table := "CREATE TABLE bare (id INTEGER PRIMARY KEY, g INTEGER NOT NULL, seq INTEGER NOT NULL, v BLOB NOT NULL)"
-	if clustered {
+	switch layout {
+	case bareClustered:
 		table = "CREATE TABLE bare (g INTEGER NOT NULL, seq INTEGER NOT NULL, v BLOB NOT NULL, PRIMARY KEY (g, seq)) WITHOUT ROWID"
+	case bareAppendedIndexed:
+		table += "; CREATE UNIQUE INDEX bare_g ON bare (g, seq)"
 	}
 	db := openBare(b, table)
 	ins, err := db.Prepare("INSERT INTO bare (g, seq, v) VALUES (?, ?, ?)")
@@ -305,7 +323,9 @@ func rounds(b *testing.B, num, den side, an, dn, ratio string) {
 //     into a table clustered by goroutine as the store's checkpoints are
 //     by thread: how far this disk and driver scale concurrent commits
 //     without the engine. The appended row: into a table whose rows are
-//     appended in commit order, so that a batch's rows share pages.
+//     appended in commit order, so that a batch's rows share pages; the
+//     appended-indexed row: the same with an index by goroutine, which a
+//     layout in commit order needs to find a thread's checkpoints.
 //   - sqlite/16threads-vs-1: sixteen threads at once over one; target 5
 //     (the generated row: of the generated chain-100).
 //   - postgres/16threads-vs-1: the same on PostgreSQL; target 4.
@@ -364,11 +384,11 @@ func BenchmarkRatios(b *testing.B) {
 		rounds(b, bareCommitsOf(b, 100), flushesOf(f, 100), "commits/s", "flushes/s", "x_flush")
 	})
 	for _, d := range []struct {
-		name      string
-		clustered bool
-	}{{"bare16-vs-1", true}, {"bare16-vs-1/appended", false}} {
+		name   string
+		layout bareLayout
+	}{{"bare16-vs-1", bareClustered}, {"bare16-vs-1/appended", bareAppended}, {"bare16-vs-1/appended-indexed", bareAppendedIndexed}} {
 		b.Run("sqlite/"+d.name, func(b *testing.B) {
-			rounds(b, bareGroupOf(b, 16, 25, d.clustered), bareGroupOf(b, 1, 100, d.clustered), "commits16/s", "commits1/s", "x_one")
+			rounds(b, bareGroupOf(b, 16, 25, d.layout), bareGroupOf(b, 1, 100, d.layout), "commits16/s", "commits1/s", "x_one")
 		})
 	}
 	b.Run("sqlite/16threads-vs-1", func(b *testing.B) {

@@ -16,7 +16,7 @@
 // by (thread_id, id) with its parent id, plan id, superstep, creation time,
 // and its channels, next tasks and pending interrupts as JSON; rows also get
 // an increasing sequence number, so the latest checkpoint of a thread is the
-// one Put most recently, its last row by (thread_id, seq). A journal
+// one Put most recently, its last by (thread_id, seq). A journal
 // is one row (thread_id, task_id) holding the task's entries as JSON.
 //
 // Put inserts the checkpoint and deletes the journals of the finished tasks
@@ -94,11 +94,22 @@
 // page of its own thread's: sixteen threads at once ran 4 to 26% faster
 // in the runs BENCHMARKS.md records. Uniqueness and lookups are the same.
 //
+// Version 12 keeps the checkpoints in commit order: rows go at the
+// table's end (rid counts them), and a unique index on (thread_id, seq)
+// finds a thread's rows in order and keeps its seq numbers unique, as the
+// primary key did. A group commit's rows then share the table's last
+// page, and each thread writes only its small index entry among its own,
+// where it wrote a whole row into a page of its thread's rows: sixteen
+// threads at once ran about a third faster (BENCHMARKS.md, "The
+// checkpoints in commit order"). No statement scans the table
+// (TestCheckpointStatementsUseIndexes). Opening a version 11 file copies
+// its rows thread by thread.
+//
 // Version 7 stores channels of more than 512 bytes apart, in
 // ilmek_channels (a rowid table), and the checkpoint row names them
-// (big). A search of the clustered checkpoints table compares keys with
-// the rows it passes, and SQLite reads the whole of a row that overflows
-// its page to compare it: in version 6 every lookup in a long chat
+// (big). A search of the checkpoints table, then clustered by thread,
+// compared keys with the rows it passed, and SQLite reads the whole of a
+// row that overflows its page to compare it: in version 6 every lookup in a long chat
 // thread read its 360 KB snapshots from the file, and that grew with the
 // conversation. A delta, usually a few hundred bytes, stays in its row.
 // Deleting a checkpoint, or Prune storing a delta again in full, deletes

@@ -13,6 +13,16 @@ import (
 
 var _ checkpoint.Pruner = (*Store)(nil)
 
+// pruneRead reads what Prune weighs of each checkpoint of thread ?, in
+// order; pruneEvents drops the events of thread ?1 older than its oldest
+// checkpoint.
+const (
+	pruneRead = "SELECT c.id, c.parent_id, coalesce(c.plan_id, c.id), coalesce(c.base_id, c.parent_id)," +
+		" coalesce((SELECT s.id FROM ilmek_checkpoints s WHERE s.thread_id = c.thread_id AND s.seq = c.snap_seq AND c.snap_seq > 0), ''), c.created_ns, " +
+		channelsLength + " FROM ilmek_checkpoints c WHERE c.thread_id = ? ORDER BY c.seq"
+	pruneEvents = "DELETE FROM ilmek_events WHERE thread_id = ?1 AND time_ns < (SELECT min(created_ns) FROM ilmek_checkpoints WHERE thread_id = ?1)"
+)
+
 // Prune drops the thread's checkpoints that opts and the rules of
 // checkpoint.Pruner do not keep, in one transaction. A kept delta whose base
 // goes is rewritten as a full snapshot, and the chains of the kept deltas
@@ -20,7 +30,7 @@ var _ checkpoint.Pruner = (*Store)(nil)
 func (s *Store) Prune(ctx context.Context, threadID string, opts checkpoint.PruneOptions) (int, error) {
 	removed := 0
 	err := s.tx(ctx, nil, func(tx *sql.Tx) error {
-		rs, err := tx.QueryContext(ctx, "SELECT c.id, c.parent_id, coalesce(c.plan_id, c.id), coalesce(c.base_id, c.parent_id), coalesce((SELECT s.id FROM ilmek_checkpoints s WHERE s.thread_id = c.thread_id AND s.seq = c.snap_seq AND c.snap_seq > 0), ''), c.created_ns, "+channelsLength+" FROM ilmek_checkpoints c WHERE c.thread_id = ? ORDER BY c.seq", threadID)
+		rs, err := tx.QueryContext(ctx, pruneRead, threadID)
 		if err != nil {
 			return err
 		}
@@ -44,7 +54,7 @@ func (s *Store) Prune(ctx context.Context, threadID string, opts checkpoint.Prun
 			return err
 		}
 		// The events before the oldest checkpoint kept go with the history.
-		_, err = tx.ExecContext(ctx, "DELETE FROM ilmek_events WHERE thread_id = ?1 AND time_ns < (SELECT min(created_ns) FROM ilmek_checkpoints WHERE thread_id = ?1)", threadID)
+		_, err = tx.ExecContext(ctx, pruneEvents, threadID)
 		return err
 	})
 	if err != nil {

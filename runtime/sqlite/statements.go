@@ -124,8 +124,9 @@ func (p prepared) in(ctx context.Context, tx *sql.Tx, q string) *sql.Stmt {
 
 // bigChannels is the size above which a checkpoint's channels are stored
 // in ilmek_channels, not in its row (migration 0007): a row then stays
-// within its page, so a search of the clustered checkpoints table never
-// reads a snapshot to compare keys.
+// within its page, so reading a row (and, before migration 0012, searching
+// the table, then clustered by thread) never reads a snapshot it does not
+// use, and the rows of one commit share pages.
 const bigChannels = 512
 
 // channelsLength is the size of the channels of a checkpoint row, read

@@ -88,7 +88,7 @@ const DefaultLeaseTTL = 30 * time.Second
 
 // schemaVersion is the schema version this package writes and reads
 // (ilmek_meta.schema_version).
-const schemaVersion = 11
+const schemaVersion = 12
 
 // Open opens (creating if needed) the SQLite database at path and its
 // schema. path ":memory:" gives a private in-memory database, for tests.
