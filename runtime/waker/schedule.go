@@ -23,7 +23,9 @@ import (
 // that has no checkpoint yet (runtime.WithExpectedLatest("")), under its lease.
 // The thread's metadata records the schedule (MetaSchedule) and the tick
 // (MetaTick). A waker that starts continues the recent firings that a
-// kill or a waker's stop (ErrStopped) cut short, found by that metadata;
+// kill or a waker's stop (ErrStopped) cut short, or whose run lost its
+// thread's lease (checkpoint.ErrLeaseLost; the waker that ran such a run
+// continues it at once), found by that metadata;
 // a tick still waiting behind another (enqueue) when the waker stopped
 // has no thread, and the next waker's catch-up policy says whether it
 // fires.
@@ -220,7 +222,8 @@ type firingThread struct {
 	tick time.Time
 	id   string
 	// unfinished: no run of the thread ended (a kill cut it short, or it
-	// runs in another waker), or its run ended aborted by a waker's stop.
+	// runs in another waker), or its run ended aborted by a waker's stop
+	// or failed on its lost lease (cutShort).
 	unfinished bool
 }
 
@@ -238,7 +241,7 @@ func (w *Waker) lastFired(ctx context.Context, s *scheduleState) (time.Time, []f
 		}
 		for _, th := range page.Threads {
 			if t, err := time.Parse(tickFormat, th.Meta[MetaTick]); err == nil {
-				all = append(all, firingThread{t, th.ID, th.Outcome.Status == "" || stoppedByWaker(th.Outcome)})
+				all = append(all, firingThread{t, th.ID, cutShort(th.Outcome)})
 			}
 		}
 		if page.Next == "" {
@@ -256,7 +259,8 @@ func (w *Waker) lastFired(ctx context.Context, s *scheduleState) (time.Time, []f
 }
 
 // resume starts again, one after the other, the firings of s that a kill
-// or a waker's stop cut short (lastFired): from the thread's latest
+// or a waker's stop cut short, or whose run lost its lease (lastFired):
+// from the thread's latest
 // checkpoint, or from the start for a thread without one. A thread whose
 // latest checkpoint plans nothing ran to its end and is left alone. As
 // for stored schedules (recover), each start expects the latest
@@ -268,7 +272,8 @@ func (w *Waker) resume(ctx context.Context, s *scheduleState, firings []firingTh
 }
 
 // continueFiring starts again the firing of s at tick on thread that a
-// kill or a waker's stop cut short: from the thread's latest checkpoint,
+// kill or a waker's stop cut short, or whose run lost its lease
+// (cutShort): from the thread's latest checkpoint,
 // expecting it, or from the start when the thread has none. A thread
 // whose latest checkpoint plans nothing is left: every superstep is
 // committed (the run ended, or is ending in another waker, and only its
@@ -382,6 +387,11 @@ func (s *scheduleState) busy() bool {
 // it and is tried again every poll interval until it starts, the waker
 // stops, or a later firing of s replaces it (cancel-and-replace).
 //
+// A run of a firing with expect set that fails on its lost lease
+// (checkpoint.ErrLeaseLost: its process stalled past the lease's time to
+// live) is continued from the thread's latest checkpoint, as retryBusy
+// below: nothing else continues it.
+//
 // With retryBusy (a firing recover found cut short or not started), a
 // thread whose lease is held is tried again every poll interval: the
 // holder may be the process that was killed, whose lease only lapses
@@ -430,6 +440,24 @@ func (w *Waker) launch(ctx context.Context, s *scheduleState, tick, thread strin
 			return s.Graph.start(ctx, w.store, thread, input, meta, stop, expect)
 		}
 		status, err := try()
+		// waitFree tries again, every poll interval, while another run
+		// holds the thread; false when the waker stopped or a later
+		// firing replaced this one first.
+		waitFree := func() bool {
+			for errors.Is(err, runtime.ErrThreadBusy) {
+				select {
+				case <-ctx.Done():
+					w.log.InfoContext(ctx, "waker: tick not started, the waker stopped", "schedule", s.Name, "thread", thread)
+					return false
+				case <-stop:
+					w.log.InfoContext(ctx, "waker: tick not started, a later firing replaced it", "schedule", s.Name, "thread", thread)
+					return false
+				case <-time.After(retryAfter(w.poll)):
+				}
+				status, err = try()
+			}
+			return true
+		}
 		// The one thread of a stored schedule's every firing (expect nil)
 		// held by a run this waker did not start: this tick is recorded
 		// fired, and runs once that run gives the thread back.
@@ -437,17 +465,35 @@ func (w *Waker) launch(ctx context.Context, s *scheduleState, tick, thread strin
 		if wait && !retryBusy && errors.Is(err, runtime.ErrThreadBusy) {
 			w.log.InfoContext(ctx, "waker: tick waits, another run holds the schedule's thread", "schedule", s.Name, "thread", thread)
 		}
-		for wait && errors.Is(err, runtime.ErrThreadBusy) {
-			select {
-			case <-ctx.Done():
-				w.log.InfoContext(ctx, "waker: tick not started, the waker stopped", "schedule", s.Name, "thread", thread)
+		if wait && !waitFree() {
+			return
+		}
+		// A run on a thread of the firing's own that lost the thread's
+		// lease (its process stalled past the lease's time to live)
+		// stopped before its next effect, and no other run takes its work
+		// up: the firing is continued from the thread's latest checkpoint
+		// as one a kill cut short (continueFiring), expecting it, once
+		// the lease is free. A run that took the thread over meanwhile
+		// holds it, or moved it on (ErrThreadMoved).
+		for expect != nil && errors.Is(err, checkpoint.ErrLeaseLost) && !errors.Is(err, checkpoint.ErrThreadDeleted) && ctx.Err() == nil {
+			latest := ""
+			cp, gerr := w.store.Get(ctx, thread, "")
+			switch {
+			case gerr == nil && len(cp.Next) == 0:
+				w.log.InfoContext(ctx, "waker: firing lost its thread's lease after its last checkpoint", "schedule", s.Name, "thread", thread, "err", err)
 				return
-			case <-stop:
-				w.log.InfoContext(ctx, "waker: tick not started, a later firing replaced it", "schedule", s.Name, "thread", thread)
+			case gerr == nil:
+				latest = cp.ID
+			case !errors.Is(gerr, checkpoint.ErrNotFound):
+				w.log.WarnContext(ctx, "waker: firing lost its thread's lease; read its thread", "schedule", s.Name, "thread", thread, "err", gerr)
 				return
-			case <-time.After(retryAfter(w.poll)):
 			}
+			w.log.InfoContext(ctx, "waker: firing lost its thread's lease, continuing it", "schedule", s.Name, "thread", thread, "err", err)
+			expect, retryBusy = &latest, true
 			status, err = try()
+			if !waitFree() {
+				return
+			}
 		}
 		switch {
 		case errors.Is(err, runtime.ErrThreadMoved), errors.Is(err, runtime.ErrThreadBusy):
@@ -475,12 +521,13 @@ func retryAfter(poll time.Duration) time.Duration {
 // stillCutShort takes thread's lease and, while holding it, checks that
 // the firing whose thread metadata is meta is still to be continued from
 // the checkpoint expect ("" for none): no run of it ended since the
-// recovery read it (or its run ended aborted by a waker's stop), and its
-// latest checkpoint is expect (stillAsRead).
+// recovery read it (or its run ended aborted by a waker's stop, or failed
+// on its lost lease: cutShort), and its latest checkpoint is expect
+// (stillAsRead).
 func (w *Waker) stillCutShort(ctx context.Context, thread string, meta map[string]string, expect string) error {
 	q := runtime.ThreadQuery{Meta: map[string]string{MetaSchedule: meta[MetaSchedule], MetaTick: meta[MetaTick]}}
 	return w.stillAsRead(ctx, thread, q, expect, func(th *checkpoint.ThreadInfo) bool {
-		return th != nil && th.Outcome.Status != "" && !stoppedByWaker(th.Outcome)
+		return th != nil && !cutShort(th.Outcome)
 	})
 }
 

@@ -33,8 +33,14 @@ const DefaultScheduleGrace = 10 * time.Second
 // waker started anew runs the recent recorded firings whose threads have
 // none, and continues those a kill or a stop (Run's context done,
 // ErrStopped) cut short: a process killed or stopped between the record
-// and the run's end loses no tick. A firing a person cancelled, or the
-// cancel-and-replace policy stopped, is not continued.
+// and the run's end loses no tick. It does so for a paused schedule too:
+// a pause stops the ticks to come, not those recorded fired. A run that
+// lost its thread's lease (checkpoint.ErrLeaseLost: its process stalled,
+// or could not reach the store, past the lease's time to live) stops
+// before its next effect and is cut short as well: the waker that ran it
+// continues it from its latest checkpoint, and a waker started anew
+// continues it as one a kill cut short. A firing a person cancelled, or
+// the cancel-and-replace policy stopped, is not continued.
 // Wakers that start together and find the same orphaned firing run it
 // once: each start expects the thread's latest checkpoint as it read it,
 // and a thread whose latest checkpoint plans no task ran to its end and is
@@ -119,19 +125,23 @@ func (w *Waker) fireStored(ctx context.Context, wg *sync.WaitGroup) (time.Time, 
 	var errs []error
 	for _, sc := range list {
 		seen[sc.Name] = true
-		if sc.Paused {
-			continue
-		}
 		target := w.named[sc.Graph]
 		if target == nil {
-			w.log.WarnContext(ctx, "waker: schedule not fired: no graph of its name", "schedule", sc.Name, "graph", sc.Graph)
+			if !sc.Paused {
+				w.log.WarnContext(ctx, "waker: schedule not fired: no graph of its name", "schedule", sc.Name, "graph", sc.Graph)
+			}
 			continue
 		}
 		st := w.stored[sc.Name]
 		if st == nil || !st.created.Equal(sc.Created) {
 			st = &scheduleState{Schedule: Schedule{Name: sc.Name, Graph: target, Input: sc.Input}, created: sc.Created, meta: sc.Meta, thread: sc.Thread}
 			w.stored[sc.Name] = st
+			// A paused schedule's recorded firings are recovered too: the
+			// pause stops the ticks to come, not those recorded fired.
 			w.recover(ctx, sc, st, wg)
+		}
+		if sc.Paused {
+			continue
 		}
 		st.Overlap, st.meta, st.thread = sc.Overlap, sc.Meta, sc.Thread
 		t, err := w.fireOne(ctx, sc, st, now, wg)
@@ -286,12 +296,40 @@ func stoppedByWaker(o checkpoint.ThreadOutcome) bool {
 	return o.Status == runtime.StatusAborted && strings.Contains(o.Error, ErrStopped.Error())
 }
 
-// recover starts, once per schedule a waker first sees, the recent
-// firings of a thread-per-tick schedule that a killed or stopped process
-// left behind: recorded but never started (the thread has no checkpoint),
-// or started and cut short (no run of the thread ended, or its run ended
-// aborted by a waker's stop, and its latest checkpoint still plans
-// tasks), which continues from the thread's latest checkpoint. A thread
+// cutShort reports whether a firing's thread whose last run's outcome is
+// o is still to be continued: no run of it ended (a kill cut it short, or
+// it runs elsewhere), its run ended aborted by a waker's stop
+// (stoppedByWaker), or its run lost the thread's lease (leaseLapsed).
+func cutShort(o checkpoint.ThreadOutcome) bool {
+	return o.Status == "" || stoppedByWaker(o) || leaseLapsed(o)
+}
+
+// leaseLapsed reports whether a thread's last run ended failed because
+// it lost the thread's lease (checkpoint.ErrLeaseLost): its process
+// stalled, or could not reach the store, past the lease's time to live.
+// Such a run stops before its next effect and writes nothing more but its
+// outcome (and only while no other run took the thread over): as
+// checkpoint.ErrLeaseLost says, a later run takes its work up. The
+// outcome keeps the error's text (checkpoint.LeaseLostError); a thread
+// deleted under its run is not continued.
+func leaseLapsed(o checkpoint.ThreadOutcome) bool {
+	return o.Status == runtime.StatusError && strings.Contains(o.Error, leaseLostText) &&
+		!strings.Contains(o.Error, "("+string(checkpoint.LeaseThreadDeleted)+", ")
+}
+
+// leaseLostText ends the text of every checkpoint.LeaseLostError.
+var leaseLostText = func() string {
+	s := (&checkpoint.LeaseLostError{}).Error()
+	return s[strings.LastIndex(s, ": ")+2:]
+}()
+
+// recover starts, once per schedule a waker first sees (paused too), the
+// recent firings of a thread-per-tick schedule that a killed or stopped
+// process left behind: recorded but never started (the thread has no
+// checkpoint), or started and cut short (no run of the thread ended, or
+// its run ended aborted by a waker's stop or failed on its lost lease:
+// cutShort, and its latest checkpoint still plans tasks), which
+// continues from the thread's latest checkpoint. A thread
 // whose latest checkpoint plans nothing ran to its end, here or in
 // another waker, and is left alone. Each start expects the
 // thread's latest checkpoint as it read it, so a firing another waker ran
@@ -317,7 +355,7 @@ func (w *Waker) recover(ctx context.Context, sc checkpoint.Schedule, st *schedul
 			return
 		}
 		for _, th := range page.Threads {
-			ended[th.ID] = th.Outcome.Status != "" && !stoppedByWaker(th.Outcome)
+			ended[th.ID] = !cutShort(th.Outcome)
 		}
 		if page.Next == "" {
 			break

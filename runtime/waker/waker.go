@@ -31,7 +31,9 @@
 // recorded with the store's compare-and-set RecordFirings before its run
 // starts, so of several wakers one fires it, and a waker that starts
 // after a kill or a stop starts the recorded firings whose threads never
-// ran and continues those cut short.
+// ran and continues those cut short (a paused schedule's too). A firing
+// whose run lost its thread's lease (its process stalled past the lease's
+// time to live) is continued as well, by the waker that ran it.
 // Firings and skips are slog records and are told to WithOnFiring.
 //
 // WithSchedules does the same for schedules given as Go values (Schedule),
