@@ -103,8 +103,8 @@ func (m *Memory) DeleteSchedule(ctx context.Context, name string) error {
 	return nil
 }
 
-// RecordFirings records firings and moves Last while it is still from
-// (ScheduleStore).
+// RecordFirings records firings and moves Last while it is still from and
+// the schedule is not paused (ScheduleStore).
 func (m *Memory) RecordFirings(ctx context.Context, name string, from, to time.Time, firings []Firing) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -114,6 +114,9 @@ func (m *Memory) RecordFirings(ctx context.Context, name string, from, to time.T
 	}
 	if !ms.s.Last.Equal(from) {
 		return fmt.Errorf("record the firings of schedule %q from %v: %w (its last tick is %v)", name, from, ErrScheduleMoved, ms.s.Last)
+	}
+	if ms.s.Paused {
+		return fmt.Errorf("record the firings of schedule %q from %v: %w (it is paused)", name, from, ErrScheduleMoved)
 	}
 	now := time.Now().UTC()
 	for _, f := range firings {

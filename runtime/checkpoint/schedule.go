@@ -151,10 +151,12 @@ type ScheduleStore interface {
 	// started are not touched. ErrNoSchedule for an unknown name.
 	DeleteSchedule(ctx context.Context, name string) error
 	// RecordFirings moves the schedule's Last from from to to and records
-	// the firings, in one transaction, only while Last is still from: it
-	// fails with ErrScheduleMoved when another firer moved it first (then
-	// nothing is recorded), so a tick is recorded once however many
-	// firers race.
+	// the firings, in one transaction, only while Last is still from and
+	// the schedule is not paused: it fails with ErrScheduleMoved when
+	// another firer moved it first or the schedule was paused since the
+	// firer read it (then nothing is recorded), so a tick is recorded
+	// once however many firers race, and none after PauseSchedule
+	// returned.
 	RecordFirings(ctx context.Context, name string, from, to time.Time, firings []Firing) error
 	// ListFirings returns the schedule's latest firings, newest first, at
 	// most limit (all when limit <= 0).

@@ -149,7 +149,8 @@ func testSchedulesRecordOnce(t *testing.T, cp runtime.Checkpointer) {
 	}
 }
 
-// testSchedulesPauseDelete: a paused schedule lists paused; resuming it
+// testSchedulesPauseDelete: a paused schedule lists paused and records no
+// firing (ErrScheduleMoved); resuming it
 // moves Last to the store's clock; deleting it removes it and its
 // firings, and the name can be used again.
 func testSchedulesPauseDelete(t *testing.T, cp runtime.Checkpointer) {
@@ -167,6 +168,16 @@ func testSchedulesPauseDelete(t *testing.T, cp runtime.Checkpointer) {
 	}
 	if got, _ := st.GetSchedule(ctx, "p"); !got.Paused {
 		t.Errorf("after pause: %+v, want paused", got)
+	}
+	// A firer that read the schedule before the pause records nothing
+	// after it: a paused schedule's Last does not move.
+	paused, _ := st.GetSchedule(ctx, "p")
+	next := paused.Last.Add(time.Minute)
+	if err := st.RecordFirings(ctx, "p", paused.Last, next, []checkpoint.Firing{{Tick: next, Thread: "p@y"}}); !errors.Is(err, checkpoint.ErrScheduleMoved) {
+		t.Errorf("firings recorded on a paused schedule: %v, want ErrScheduleMoved", err)
+	}
+	if fs, _ := st.ListFirings(ctx, "p", 0); len(fs) != 1 {
+		t.Errorf("firings after a refused record on the paused schedule: %+v, want the one before the pause", fs)
 	}
 	time.Sleep(10 * time.Millisecond)
 	if err := st.PauseSchedule(ctx, "p", false); err != nil {

@@ -138,8 +138,8 @@ func (s *Store) DeleteSchedule(ctx context.Context, name string) error {
 	return nil
 }
 
-// RecordFirings records firings and moves Last while it is still from
-// (checkpoint.ScheduleStore).
+// RecordFirings records firings and moves Last while it is still from and
+// the schedule is not paused (checkpoint.ScheduleStore).
 func (s *Store) RecordFirings(ctx context.Context, name string, from, to time.Time, firings []checkpoint.Firing) error {
 	sc, err := s.GetSchedule(ctx, name)
 	if err != nil {
@@ -164,7 +164,7 @@ func (s *Store) RecordFiringsTx(ctx context.Context, tx pgx.Tx, sc checkpoint.Sc
 	if err != nil {
 		return err
 	}
-	tag, err := tx.Exec(ctx, "UPDATE "+s.t("ilmek_schedules")+" SET last_tick = $3, next_tick = $4 WHERE name = $1 AND last_tick = $2", name, from, to, tk.Next(to))
+	tag, err := tx.Exec(ctx, "UPDATE "+s.t("ilmek_schedules")+" SET last_tick = $3, next_tick = $4 WHERE name = $1 AND last_tick = $2 AND NOT paused", name, from, to, tk.Next(to))
 	if err != nil {
 		return err
 	}
@@ -172,7 +172,7 @@ func (s *Store) RecordFiringsTx(ctx context.Context, tx pgx.Tx, sc checkpoint.Sc
 		if _, err := s.GetSchedule(ctx, name); err != nil {
 			return err
 		}
-		return fmt.Errorf("postgres: record the firings of schedule %q from %v: %w", name, from, checkpoint.ErrScheduleMoved)
+		return fmt.Errorf("postgres: record the firings of schedule %q from %v: %w (or it is paused)", name, from, checkpoint.ErrScheduleMoved)
 	}
 	for _, f := range firings {
 		var req *int64

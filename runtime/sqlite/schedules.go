@@ -137,12 +137,12 @@ func (s *Store) DeleteSchedule(ctx context.Context, name string) error {
 	return s.exec(ctx, "delete", name, "DELETE FROM ilmek_schedules WHERE name = ?", name)
 }
 
-// RecordFirings records firings and moves Last while it is still from
-// (checkpoint.ScheduleStore).
+// RecordFirings records firings and moves Last while it is still from and
+// the schedule is not paused (checkpoint.ScheduleStore).
 func (s *Store) RecordFirings(ctx context.Context, name string, from, to time.Time, firings []checkpoint.Firing) error {
 	now := time.Now().UnixNano()
 	err := s.tx(ctx, nil, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "UPDATE ilmek_schedules SET last_ns = ? WHERE name = ? AND last_ns = ?", to.UnixNano(), name, from.UnixNano())
+		res, err := tx.ExecContext(ctx, "UPDATE ilmek_schedules SET last_ns = ? WHERE name = ? AND last_ns = ? AND NOT paused", to.UnixNano(), name, from.UnixNano())
 		if err != nil {
 			return err
 		}
@@ -151,7 +151,7 @@ func (s *Store) RecordFirings(ctx context.Context, name string, from, to time.Ti
 			if err := tx.QueryRowContext(ctx, "SELECT 1 FROM ilmek_schedules WHERE name = ?", name).Scan(&one); errors.Is(err, sql.ErrNoRows) {
 				return s.noSchedule(name)
 			}
-			return fmt.Errorf("sqlite: record the firings of schedule %q from %v: %w", name, from, checkpoint.ErrScheduleMoved)
+			return fmt.Errorf("sqlite: record the firings of schedule %q from %v: %w (or it is paused)", name, from, checkpoint.ErrScheduleMoved)
 		}
 		for _, f := range firings {
 			if _, err := tx.ExecContext(ctx, "INSERT INTO ilmek_schedule_firings (schedule, tick_ns, thread_id, skipped, request_id, fired_ns) VALUES (?, ?, ?, ?, ?, ?)",
