@@ -94,21 +94,14 @@ func TestFiringWhoseLeaseLapsedContinues(t *testing.T) {
 		t.Fatal(err)
 	}
 	g, runs := counter(t)
-	w, err := waker.New(store, nil, waker.WithStoredSchedules(map[string]waker.Target{"count": waker.Graph(g)}), waker.WithPollInterval(20*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); _ = w.Run(runCtx) }()
+	stop := runCounting(t, store, waker.Graph(g))
 	thread := ""
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if thread = store.lapsedThread(); thread != "" && threadOutcome(t, store, thread).Status == runtime.StatusDone {
 			break
 		}
 	}
-	cancel()
-	<-done
+	stop()
 	if thread == "" {
 		t.Fatal("no firing ran in 5 s")
 	}
@@ -142,18 +135,11 @@ func TestRecoveryContinuesAFiringWhoseLeaseLapsed(t *testing.T) {
 	if o := threadOutcome(t, mem, thread); err == nil || o.Status != runtime.StatusError || runs(thread) != 0 {
 		t.Fatalf("the firing's first run: err %v, outcome %q, node ran %d times; want it stopped by its lease lost before its node ran", err, o.Status, runs(thread))
 	}
-	w, err := waker.New(mem, nil, waker.WithStoredSchedules(map[string]waker.Target{"count": waker.Graph(g)}), waker.WithPollInterval(20*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); _ = w.Run(runCtx) }()
+	stop := runCounting(t, mem, waker.Graph(g))
 	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline) && threadOutcome(t, mem, thread).Status != runtime.StatusDone; {
 		time.Sleep(20 * time.Millisecond)
 	}
-	cancel()
-	<-done
+	stop()
 	if o := threadOutcome(t, mem, thread); o.Status != runtime.StatusDone || runs(thread) != 1 {
 		t.Fatalf("the recovered firing: thread ended %q (%s), its node ran %d times; want done, once", o.Status, o.Error, runs(thread))
 	}
@@ -183,19 +169,12 @@ func TestRecoveryOfAPausedSchedule(t *testing.T) {
 		t.Fatal(err)
 	}
 	g, runs := counter(t)
-	w, err := waker.New(store, nil, waker.WithStoredSchedules(map[string]waker.Target{"count": waker.Graph(g)}), waker.WithPollInterval(20*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); _ = w.Run(runCtx) }()
+	stop := runCounting(t, store, waker.Graph(g))
 	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline) && threadOutcome(t, store, thread).Status != runtime.StatusDone; {
 		time.Sleep(20 * time.Millisecond)
 	}
 	time.Sleep(1200 * time.Millisecond) // a tick passes while paused
-	cancel()
-	<-done
+	stop()
 	if o := threadOutcome(t, store, thread); o.Status != runtime.StatusDone || runs(thread) != 1 {
 		t.Fatalf("the firing recorded before the pause: thread ended %q, its node ran %d times; want done, once", o.Status, runs(thread))
 	}
@@ -206,4 +185,18 @@ func TestRecoveryOfAPausedSchedule(t *testing.T) {
 	if len(fs) != 1 {
 		t.Fatalf("%d firings recorded, want the one recorded before the pause: %+v", len(fs), fs)
 	}
+}
+
+// runCounting runs a waker on store that fires its stored schedules on g
+// under the name "count", polling every 20 ms, until the returned stop.
+func runCounting(t *testing.T, store waker.Store, g waker.Target) (stop func()) {
+	t.Helper()
+	w, err := waker.New(store, nil, waker.WithStoredSchedules(map[string]waker.Target{"count": g}), waker.WithPollInterval(20*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = w.Run(ctx) }()
+	return func() { cancel(); <-done }
 }
