@@ -3,12 +3,14 @@ package waker_test
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 	"github.com/ilmek-go/ilmek/runtime/waker"
+	"github.com/ilmek-go/ilmek/spec"
 )
 
 // lapsingStore is a memory store whose first run lease (one a run takes,
@@ -199,4 +201,56 @@ func runCounting(t *testing.T, store waker.Store, g waker.Target) (stop func()) 
 	done := make(chan struct{})
 	go func() { defer close(done); _ = w.Run(ctx) }()
 	return func() { cancel(); <-done }
+}
+
+// TestWakeWhoseLeaseLapsedContinues: a wake's run loses its thread's
+// lease (its process stalled past the lease's time to live) after the
+// woken node's checkpoint and before the next node ran; it ends failed on
+// the lost lease. The next poll continues the thread from that checkpoint:
+// the next node runs once and the thread ends done, the woken node's step
+// not run again. Before, the thread stayed failed and the node after the
+// wake never ran.
+func TestWakeWhoseLeaseLapsedContinues(t *testing.T) {
+	ctx := context.Background()
+	store := &lapsingStore{Memory: checkpoint.NewMemory()}
+	var effects, after atomic.Int32
+	g, err := runtime.NewBuilder("sleeper").Channel("out", "").
+		Node("n", func(c *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+			if err := runtime.Sleep(c, "wait", 50*time.Millisecond); err != nil {
+				return nil, err
+			}
+			if _, err := runtime.Step(c, "effect", func() (int, error) { return int(effects.Add(1)), nil }); err != nil {
+				return nil, err
+			}
+			return runtime.Values{"out": "woke"}, nil
+		}).
+		Node("m", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) {
+			after.Add(1)
+			return runtime.Values{"out": "after"}, nil
+		}).
+		Edge(spec.Start, "n").Edge("n", "m").Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Parked on the store itself: only the wake's run lease lapses.
+	if res, err := g.Thread(store.Memory, "s").Invoke(ctx, nil, runtime.WithParkAfter(10*time.Millisecond)); err != nil || res.Status != runtime.StatusParked {
+		t.Fatalf("parking: %q %v", res.Status, err)
+	}
+	time.Sleep(80 * time.Millisecond)
+	w, err := waker.New(store, []waker.Target{waker.Graph(g)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.WakeDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if o := threadOutcome(t, store, "s"); store.lapsedThread() != "s" || o.Status != runtime.StatusError || after.Load() != 0 {
+		t.Fatalf("the wake: thread %q lapsed, outcome %q (%s), m ran %d times; want s's lease lost before m ran", store.lapsedThread(), o.Status, o.Error, after.Load())
+	}
+	if _, err := w.WakeDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if o := threadOutcome(t, store, "s"); o.Status != runtime.StatusDone || after.Load() != 1 || effects.Load() != 1 {
+		t.Fatalf("the next poll: thread ended %q (%s), m ran %d times, the step %d; want done, once, once", o.Status, o.Error, after.Load(), effects.Load())
+	}
 }

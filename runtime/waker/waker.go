@@ -48,7 +48,13 @@
 // next waker that starts (as after a kill); a wake, any waker at its next
 // poll, which lists the aborted threads too and continues those whose
 // outcome holds ErrStopped's text (a thread a person cancelled is left
-// aborted).
+// aborted). A run that lost its thread's lease (checkpoint.ErrLeaseLost:
+// its process stalled, or could not reach the store, past the lease's
+// time to live, and found out when it came back) stops before its next
+// effect and ends failed with that error; such a thread is continued
+// likewise at the next poll, which lists the failed threads updated since
+// the last one too, since ErrLeaseLost promises that a later run takes
+// the work up.
 //
 // The waker holds no state of its own: a process killed during a wait,
 // or during a wake, is restarted with a new waker and finds the threads
@@ -57,7 +63,7 @@
 // repeated (the journal).
 //
 // Limits: one process. Each poll reads every parked and interrupted
-// thread of the store, and the aborted ones updated since its last poll
+// thread of the store, and the aborted and failed ones updated since its last poll
 // (every one at a waker's first poll and every ten minutes), and the
 // wake runs in the waker's process.
 // Several processes each running a waker on one SQLite file stay correct (the
@@ -151,11 +157,11 @@ type Waker struct {
 	active map[string]bool // threads being woken by this waker
 	fired  int             // schedule firings that ran
 	wg     sync.WaitGroup
-	// abortedSince bounds the listing of aborted threads after this
-	// waker's first full one (under mu): a thread a waker's stop cut
-	// short records its outcome, and so its update, when the stop ends
-	// its run, so a later poll lists only the threads updated since the
-	// last listing began, less abortedMargin.
+	// abortedSince bounds the listing of aborted and failed threads
+	// after this waker's first full one (under mu): a thread a waker's
+	// stop, or a lost lease, cut short records its outcome, and so its
+	// update, when its run ends, so a later poll lists only the threads
+	// updated since the last listing began, less abortedMargin.
 	abortedSince time.Time
 	abortedFull  time.Time     // when the last full listing of aborted threads began
 	abortedEvery time.Duration // how often it is full (abortedFullEvery)
@@ -290,13 +296,15 @@ func (w *Waker) wakeDue(ctx context.Context, wg *sync.WaitGroup, n *atomic.Int32
 	}
 	since := w.abortedSince
 	w.mu.Unlock()
-	stopped := false // the listing found a thread a waker's stop cut short
-	for _, status := range []runtime.Status{runtime.StatusParked, runtime.StatusInterrupted, runtime.StatusAborted} {
+	stopped := false // the listing found a thread a waker's stop or a lost lease cut short
+	for _, status := range []runtime.Status{runtime.StatusParked, runtime.StatusInterrupted, runtime.StatusAborted, runtime.StatusError} {
 		q := runtime.ThreadQuery{Status: status, Limit: checkpoint.MaxThreadLimit}
-		if status == runtime.StatusAborted {
-			// Every aborted thread once, then those aborted since: a
-			// store's cancelled runs pile up, and only a waker's stop
-			// (stoppedByWaker) is continued.
+		ended := status == runtime.StatusAborted || status == runtime.StatusError
+		if ended {
+			// Every aborted and failed thread once, then those that
+			// ended since: a store's cancelled and failed runs pile up,
+			// and only a waker's stop (stoppedByWaker) and a lost lease
+			// (leaseLapsed) are continued.
 			q.UpdatedAfter = since
 		}
 		for {
@@ -305,8 +313,8 @@ func (w *Waker) wakeDue(ctx context.Context, wg *sync.WaitGroup, n *atomic.Int32
 				return next, err
 			}
 			for _, th := range page.Threads {
-				if status == runtime.StatusAborted {
-					if stoppedByWaker(th.Outcome) {
+				if ended {
+					if stoppedByWaker(th.Outcome) || leaseLapsed(th.Outcome) {
 						stopped = true
 						w.start(ctx, th.ID, wg, n, func(ctx context.Context) bool { return w.continueOne(ctx, th) })
 					}
@@ -367,14 +375,15 @@ func (w *Waker) start(ctx context.Context, thread string, wg *sync.WaitGroup, n 
 }
 
 // continueOne continues th, whose last run a waker's stop cut short
-// (stoppedByWaker), logs how it went, and reports whether a run started.
+// (stoppedByWaker) or which lost its lease (leaseLapsed), logs how it
+// went, and reports whether a run started.
 // When the stop came in the superstep a wake replays, the thread's latest
 // checkpoint still holds the pauses that were due: it is woken again
 // (Thread.Wake, which refuses a thread with nothing due under its lease).
 // Otherwise the run continues from that checkpoint, expecting it
 // (runtime.WithExpectedLatest), so that of several wakers one continues
 // it, once the thread's outcome, read under its lease, still says a
-// waker's stop ended its last run (stillAsRead: another waker's
+// waker's stop or a lost lease ended its last run (stillAsRead: another waker's
 // continuation may have ended it since without a checkpoint); a thread
 // whose latest checkpoint plans nothing ran to its end. A
 // schedule's firing (MetaSchedule) is left to the schedule's own
@@ -385,7 +394,7 @@ func (w *Waker) continueOne(ctx context.Context, th checkpoint.ThreadInfo) bool 
 	case errors.Is(err, checkpoint.ErrNotFound):
 		return false // deleted since the listing
 	case err != nil:
-		w.log.WarnContext(ctx, "waker: cannot continue a thread the waker's stop cut short; read its latest checkpoint", "thread", th.ID, "err", err)
+		w.log.WarnContext(ctx, "waker: cannot continue a thread cut short; read its latest checkpoint", "thread", th.ID, "err", err)
 		return false
 	case len(cp.Pending) > 0:
 		return w.wakeOne(ctx, th.ID)
@@ -394,18 +403,21 @@ func (w *Waker) continueOne(ctx context.Context, th checkpoint.ThreadInfo) bool 
 	}
 	t, err := w.targetOf(cp)
 	if err != nil {
-		w.log.WarnContext(ctx, "waker: cannot continue a thread the waker's stop cut short", "thread", th.ID, "err", err)
+		w.log.WarnContext(ctx, "waker: cannot continue a thread cut short", "thread", th.ID, "err", err)
 		return false
 	}
 	latest := cp.ID
-	// The listing read the thread aborted by a waker's stop; another
+	// The listing read the thread aborted by a waker's stop, or failed on
+	// its lost lease; another
 	// waker may have continued it since, and its run ended (failed, or
 	// cancelled) in the superstep after the checkpoint just read.
 	// The thread is listed while its record is as listed, or updated
 	// since (a record written by a process whose clock is behind may be
 	// missed: the thread reads moved, and the next poll lists it again).
 	q := runtime.ThreadQuery{UpdatedAfter: th.Updated.Add(-time.Second)}
-	err = w.stillAsRead(ctx, th.ID, q, latest, func(th *checkpoint.ThreadInfo) bool { return th == nil || !stoppedByWaker(th.Outcome) })
+	err = w.stillAsRead(ctx, th.ID, q, latest, func(th *checkpoint.ThreadInfo) bool {
+		return th == nil || !stoppedByWaker(th.Outcome) && !leaseLapsed(th.Outcome)
+	})
 	status := runtime.Status("")
 	if err == nil {
 		status, err = t.start(ctx, w.store, th.ID, nil, nil, nil, &latest)
@@ -419,7 +431,7 @@ func (w *Waker) continueOne(ctx context.Context, th checkpoint.ThreadInfo) bool 
 		w.log.WarnContext(ctx, "waker: continuation refused", "thread", th.ID, "err", err)
 		return false
 	}
-	w.log.InfoContext(ctx, "waker: thread a waker's stop cut short continued", "thread", th.ID, "status", string(status), "err", err)
+	w.log.InfoContext(ctx, "waker: thread cut short continued", "thread", th.ID, "status", string(status), "err", err)
 	return true
 }
 
