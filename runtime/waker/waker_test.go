@@ -31,6 +31,9 @@ func TestMain(m *testing.M) {
 	if db := os.Getenv(childScheduleDB); db != "" {
 		os.Exit(scheduleChild(db, os.Getenv(childEffects)))
 	}
+	if db := os.Getenv(childFreezeDB); db != "" {
+		os.Exit(freezeChild(db, os.Getenv(childEffects)))
+	}
 	os.Exit(m.Run())
 }
 
@@ -234,6 +237,46 @@ func child(db, effects string) int {
 	}
 }
 
+// startChild starts this test binary as a child process with env added
+// to its environment, and returns it and the lines it prints.
+func startChild(t *testing.T, env ...string) (*exec.Cmd, <-chan string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	lines := make(chan string, 8)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	return cmd, lines
+}
+
+// awaitLine fails the test unless the next line a child prints is want,
+// within 30 s.
+func awaitLine(t *testing.T, lines <-chan string, want string) {
+	t.Helper()
+	select {
+	case l, ok := <-lines:
+		if !ok || l != want {
+			t.Fatalf("child said %q (open %v), want %q", l, ok, want)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("child did not say %q within 30s", want)
+	}
+}
+
 // TestWakeAcrossSIGKILL: a thread of a SQLite store parks on a 5 s sleep;
 // the process that runs its waker is killed with SIGKILL three times
 // during the wait and started again; the thread is woken once, not before
@@ -244,42 +287,10 @@ func TestWakeAcrossSIGKILL(t *testing.T) {
 	}
 	dir := t.TempDir()
 	db, effects := filepath.Join(dir, "wake.db"), filepath.Join(dir, "effects")
-	start := func() (*exec.Cmd, <-chan string) {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), childDB+"="+db, childEffects+"="+effects)
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		lines := make(chan string, 8)
-		go func() {
-			defer close(lines)
-			sc := bufio.NewScanner(out)
-			for sc.Scan() {
-				lines <- sc.Text()
-			}
-		}()
-		return cmd, lines
-	}
-	await := func(lines <-chan string, want string) {
-		t.Helper()
-		select {
-		case l, ok := <-lines:
-			if !ok || l != want {
-				t.Fatalf("child said %q (open %v), want %q", l, ok, want)
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatalf("child did not say %q within 30s", want)
-		}
-	}
 	var wakeAt time.Time
 	for kill := range 3 {
-		cmd, lines := start()
-		await(lines, "started")
+		cmd, lines := startChild(t, childDB+"="+db, childEffects+"="+effects)
+		awaitLine(t, lines, "started")
 		if kill == 0 {
 			store, err := sqlite.Open(db)
 			if err != nil {
@@ -301,9 +312,9 @@ func TestWakeAcrossSIGKILL(t *testing.T) {
 		}
 		_ = cmd.Wait()
 	}
-	cmd, lines := start()
-	await(lines, "started")
-	await(lines, "done")
+	cmd, lines := startChild(t, childDB+"="+db, childEffects+"="+effects)
+	awaitLine(t, lines, "started")
+	awaitLine(t, lines, "done")
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("last child: %v", err)
 	}
