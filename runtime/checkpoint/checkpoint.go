@@ -264,7 +264,9 @@ type LeaseOptions struct {
 // passed without a renewal, or the thread was deleted. A write under the
 // lost lease was refused, so the new holder's state is not overwritten; the
 // run that held it stops before starting another effect, and a later run
-// of the thread takes its work up.
+// of the thread takes its work up: the PostgreSQL queue's next claim of
+// the request, runtime/waker's next poll for a firing or a wake (which
+// lists the threads that failed so), or a run a person starts.
 var ErrLeaseLost = errors.New("the thread's lease was lost")
 
 // LeaseLostReason says why a lease is gone.
