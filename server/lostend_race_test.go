@@ -40,17 +40,7 @@ func (s *probedStore) Lease(ctx context.Context, thread string, opts checkpoint.
 // read the run aborted, "the run's process ended before the run did":
 // a wrong outcome, which /wait returned as the run's end.
 func TestLostEndProbeAfterRunEnded(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "probe.db")
-	sa, err := sqlite.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sa.Close()
-	sb, err := sqlite.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close()
+	sa, sb := twoStores(t)
 	stall, entered := make(chan struct{}), make(chan struct{}, 1)
 	a := newTestServer(t, func(c *Config) { c.Checkpointer, c.Graphs = sa, []Graph{stallGraph(t, stall, entered)} })
 	th := a.newThread("alice", nil)
@@ -113,17 +103,7 @@ func gatedGraph(t testing.TB, gate <-chan struct{}, entered chan<- struct{}) Gra
 // later run only in the record read before the probe, and read the
 // earlier run ended in error, with the later run's error.
 func TestLostEndLaterRunBetweenReads(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "later.db")
-	sa, err := sqlite.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sa.Close()
-	sb, err := sqlite.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close()
+	sa, sb := twoStores(t)
 	gate, entered := make(chan struct{}, 2), make(chan struct{}, 1)
 	a := newTestServer(t, func(c *Config) { c.Checkpointer, c.Graphs = sa, []Graph{gatedGraph(t, gate, entered)} })
 	th := a.newThread("alice", nil)
@@ -156,4 +136,19 @@ func TestLostEndLaterRunBetweenReads(t *testing.T) {
 	if got.Ended == nil || got.Status != "aborted" || !strings.Contains(got.Error, "a later run took the thread") {
 		t.Errorf("b reads a's first run %+v; want aborted (a later run took the thread), not the later run's outcome", got)
 	}
+}
+
+// twoStores opens one new SQLite file twice, as two processes would,
+// closing both when the test ends.
+func twoStores(t *testing.T) (a, b *sqlite.Store) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "shared.db")
+	for _, s := range []**sqlite.Store{&a, &b} {
+		var err error
+		if *s, err = sqlite.Open(path); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { (*s).Close() })
+	}
+	return a, b
 }
