@@ -301,7 +301,14 @@ func stoppedByWaker(o checkpoint.ThreadOutcome) bool {
 // it runs elsewhere), its run ended aborted by a waker's stop
 // (stoppedByWaker), or its run lost the thread's lease (leaseLapsed).
 func cutShort(o checkpoint.ThreadOutcome) bool {
-	return o.Status == "" || stoppedByWaker(o) || leaseLapsed(o)
+	return o.Status == "" || endedCutShort(o)
+}
+
+// endedCutShort reports whether a thread's last run ended, yet is to be
+// continued: aborted by a waker's stop (stoppedByWaker), or failed on its
+// lost lease (leaseLapsed).
+func endedCutShort(o checkpoint.ThreadOutcome) bool {
+	return stoppedByWaker(o) || leaseLapsed(o)
 }
 
 // leaseLapsed reports whether a thread's last run ended failed because

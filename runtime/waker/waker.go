@@ -314,7 +314,7 @@ func (w *Waker) wakeDue(ctx context.Context, wg *sync.WaitGroup, n *atomic.Int32
 			}
 			for _, th := range page.Threads {
 				if ended {
-					if stoppedByWaker(th.Outcome) || leaseLapsed(th.Outcome) {
+					if endedCutShort(th.Outcome) {
 						stopped = true
 						w.start(ctx, th.ID, wg, n, func(ctx context.Context) bool { return w.continueOne(ctx, th) })
 					}
@@ -408,15 +408,15 @@ func (w *Waker) continueOne(ctx context.Context, th checkpoint.ThreadInfo) bool 
 	}
 	latest := cp.ID
 	// The listing read the thread aborted by a waker's stop, or failed on
-	// its lost lease; another
-	// waker may have continued it since, and its run ended (failed, or
-	// cancelled) in the superstep after the checkpoint just read.
+	// its lost lease; another waker may have continued it since, and its
+	// run ended (failed, or cancelled) in the superstep after the
+	// checkpoint just read.
 	// The thread is listed while its record is as listed, or updated
 	// since (a record written by a process whose clock is behind may be
 	// missed: the thread reads moved, and the next poll lists it again).
 	q := runtime.ThreadQuery{UpdatedAfter: th.Updated.Add(-time.Second)}
 	err = w.stillAsRead(ctx, th.ID, q, latest, func(th *checkpoint.ThreadInfo) bool {
-		return th == nil || !stoppedByWaker(th.Outcome) && !leaseLapsed(th.Outcome)
+		return th == nil || !endedCutShort(th.Outcome)
 	})
 	status := runtime.Status("")
 	if err == nil {
