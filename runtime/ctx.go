@@ -73,6 +73,7 @@ type taskInfo struct {
 	preload []checkpoint.JournalEntry // journal recorded by earlier passes
 	jr      *journal                  // built on first Step or Interrupt
 	rec     *TaskRecord               // the task's record when the run is observed
+	stepKey string                    // the journal key of the Step whose function runs ("" otherwise)
 
 	halted     bool
 	pending    []PendingInterrupt
@@ -88,7 +89,7 @@ type taskInfo struct {
 // writes it for every task.
 func (t *taskInfo) clean() bool {
 	return t.emit == nil && t.preload == nil && t.jr == nil && t.rec == nil && !t.halted && t.pending == nil && t.refused == nil &&
-		t.command == nil && !t.commandSet
+		t.command == nil && !t.commandSet && t.stepKey == ""
 }
 
 // ThreadID is the thread the run belongs to ("" for a run without thread).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
@@ -115,6 +116,10 @@ type holdingLease struct {
 	// run's last write stores them, so that the run's stored events have
 	// no gap.
 	unwritten []checkpoint.StoredEvent
+	// dropped is lost, read without mu by a Step about to start its
+	// effect (planLost): the next run plans the tasks of a checkpoint
+	// that was not written again, and their steps with them.
+	dropped atomic.Bool
 }
 
 // holdable reports whether c may wait for the run's next write: a
@@ -236,6 +241,7 @@ func (h *holdingLease) writeKept(ctx context.Context, cs []checkpoint.Commit, j 
 	h.kept = false
 	if err != nil {
 		h.lost = true
+		h.dropped.Store(true)
 		h.unwritten = append(h.unwritten, h.batch[0].Events...)
 	} else if !h.lost {
 		for _, c := range cs {

@@ -95,6 +95,10 @@ var ErrNotInTask = errors.New("Step and Interrupt are only available inside a no
 // On a run that is already cancelled (by the caller, or because another
 // run took the thread's lease over) Step does not call fn: it returns the
 // cancellation's cause, and a later run of the thread takes the step up.
+// Nor does it call fn when the run held the task's checkpoint for its next
+// write (DurableWithNextWrite) and that write failed (ErrPlanLost). Inside
+// fn, Ctx.StepID gives the step's id, the same in every attempt: the
+// idempotency key for the effect fn makes.
 //
 // T must survive a JSON round trip: what fn returns and what the journal
 // gives back on replay must be equal.
@@ -132,6 +136,9 @@ func Step[T any](ctx *Ctx, key string, fn func() (T, error)) (T, error) {
 	if err := ctx.r.leaseValid(); err != nil {
 		return zero, fmt.Errorf("step %q not run: %w", full, err)
 	}
+	if err := ctx.planLost(); err != nil {
+		return zero, fmt.Errorf("step %q not run: %w", full, err)
+	}
 	if t.rec == nil {
 		return runStep(ctx, full, fn)
 	}
@@ -145,7 +152,9 @@ func Step[T any](ctx *Ctx, key string, fn func() (T, error)) (T, error) {
 func runStep[T any](ctx *Ctx, full string, fn func() (T, error)) (T, error) {
 	var zero T
 	j := ctx.t.jr
+	ctx.t.stepKey = full
 	v, err := fn()
+	ctx.t.stepKey = ""
 	if err != nil {
 		return zero, err
 	}

@@ -47,6 +47,8 @@ func nonZero(t *testing.T, typ reflect.Type) reflect.Value {
 		return reflect.ValueOf(1)
 	case reflect.Map:
 		return reflect.MakeMap(typ)
+	case reflect.String:
+		return reflect.ValueOf("x").Convert(typ)
 	}
 	t.Fatalf("no non-zero value for %s: extend nonZero", typ)
 	return reflect.Value{}
