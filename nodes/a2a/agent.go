@@ -35,8 +35,10 @@ type Option func(*Agent)
 // name, slugified: "Support Desk" is support-desk).
 func WithName(name string) Option { return func(a *Agent) { a.name = name } }
 
-// WithMessageIDs sets how message ids are made (default: "msg-<agent>-<n>-"
-// and the time in base 36).
+// WithMessageIDs sets how Invoke makes the id of a message sent without
+// one (default: "msg-<agent>-<n>-" and the time in base 36). Send and the
+// a2a_call node send under the step's id instead (runtime.Ctx.StepID),
+// the same on every attempt.
 func WithMessageIDs(mint func() string) Option { return func(a *Agent) { a.mint = mint } }
 
 // Agent is one remote A2A agent as a graph uses it: its card, fetched once
@@ -97,7 +99,9 @@ type SendOptions struct {
 	// Data is a data part sent after the text (for example
 	// {"answers": {...}} for an ilmek agent waiting on several interrupts).
 	Data map[string]any
-	// MessageID is the message's id; minted when empty.
+	// MessageID is the message's id. When empty, Send uses the id of its
+	// step (runtime.Ctx.StepID), the same on every attempt of the send,
+	// and Invoke mints one (WithMessageIDs).
 	MessageID string
 	// Key is Send's journal key; default SendKey(agent). A node that sends
 	// twice (ask, then answer the agent's question) gives the second send
@@ -148,7 +152,9 @@ func (a *Agent) Invoke(ctx context.Context, text string, opts SendOptions) (Resu
 // comes back without messaging the agent again. A failed send (a
 // transport error, a JSON-RPC error, an answer matching ErrMalformed) is
 // not journaled, nor is one cut off by a crash before its answer was
-// journaled: the next attempt sends again. A task that
+// journaled: the next attempt sends again, under the same message id (the
+// step's, unless opts.MessageID names one), so an agent that keeps the ids
+// of the messages it answered can answer it once. A task that
 // ended failed or rejected is a result like any other (journaled, its
 // State says so); a2a_call with textOnly fails on it instead.
 func (a *Agent) Send(ctx *runtime.Ctx, text string, opts SendOptions) (Result, error) {
@@ -164,6 +170,17 @@ func (a *Agent) send(ctx *runtime.Ctx, text string, opts SendOptions, failTask b
 		key = SendKey(a.name)
 	}
 	return runtime.Step(ctx, key, func() (Result, error) {
+		if opts.MessageID == "" {
+			// The step's id is the same on every attempt of this send: an
+			// agent that keeps the message ids it answered answers a
+			// message sent again, after a crash or a dropped connection,
+			// once.
+			id, err := ctx.StepID()
+			if err != nil {
+				return Result{}, fmt.Errorf("a2a: agent %q: %w", a.name, err)
+			}
+			opts.MessageID = id
+		}
 		r, err := a.Invoke(ctx, text, opts)
 		if err == nil && failTask && r.State != "completed" {
 			return r, &TaskError{Agent: a.name, TaskID: r.TaskID, ContextID: r.ContextID, State: r.State, Message: r.StatusText}

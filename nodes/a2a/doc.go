@@ -7,8 +7,10 @@
 // [runtime.Step] under the key "a2a:<agent>:send", so a message whose
 // answer was journaled is not sent again across interrupts, retries and
 // crashes (one cut off before its answer was journaled, by a crash or a
-// dropped connection, is sent again, with a new message id: an agent whose
-// effect must not repeat needs its own guard), and returns the normalized
+// dropped connection, is sent again, under the same message id: the step's
+// runtime.Ctx.StepID, so an agent that keeps the ids of the messages it
+// answered answers it once; [Server] does, for the messages it holds
+// records of), and returns the normalized
 // [Result]: taskId, contextId, state,
 // text (the artifacts' text), statusText, statusData (the first data part
 // of the status message, where an ilmek agent lists the interrupts it

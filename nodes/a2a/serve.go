@@ -42,7 +42,8 @@ type ServeConfig[S, U any] struct {
 	// NewID mints context and task ids (default: 16 random hex digits).
 	NewID func() string
 	// MaxTasks bounds the task records the Server keeps in memory for
-	// tasks/get and for the task id of a paused context (default
+	// tasks/get and for the task id of a paused context, and the answers
+	// it keeps for messages sent again under their ids (default
 	// DefaultMaxTasks; negative is refused). Past it, the record written
 	// longest ago goes first: tasks/get of it answers CodeTaskNotFound,
 	// and a paused context whose record went continues under a new task
@@ -65,8 +66,11 @@ const DefaultMaxTasks = 10000
 // {"answers": {id: value}} answers several by id. A run or a resume the
 // runtime refuses before it starts (the thread busy with another run, a
 // failing store, an answer that does not fit) is a JSON-RPC error, not a
-// task: nothing ran, and the caller may send again. tasks/get returns a
-// task's last state. A Server is a Transport too, so a graph can call it
+// task: nothing ran, and the caller may send again. A message sent again
+// under its id, on its context and with its parts, is answered as it was
+// the first time, without running the graph again (for the last MaxTasks
+// messages; the same id with other parts is CodeInvalidParams).
+// tasks/get returns a task's last state. A Server is a Transport too, so a graph can call it
 // in-process; a2ahttp.Handler serves it over HTTP.
 type Server struct {
 	card AgentCard
@@ -83,6 +87,11 @@ type Server struct {
 	seq   map[string]uint64 // task id -> its latest write's number
 	next  uint64
 	max   int
+	// msgs holds what the last max messages with an id answered, by
+	// context and message id, and msgOrder the order they came in
+	// (serve_messages.go).
+	msgs     map[string]*answered
+	msgOrder []messageWrite
 }
 
 // taskWrite is one write of a task record: the task and the write's number.
@@ -99,7 +108,7 @@ func Serve[S, U any](g *runtime.Graph[S, U], cp runtime.Checkpointer, cfg ServeC
 	if cfg.MaxTasks < 0 {
 		return nil, fmt.Errorf("a2a: ServeConfig.MaxTasks is %d; give a positive bound, or 0 for DefaultMaxTasks (%d)", cfg.MaxTasks, DefaultMaxTasks)
 	}
-	s := &Server{card: cfg.Card, mint: cfg.NewID, tasks: map[string]*Task{}, open: map[string]string{}, seq: map[string]uint64{}, max: cfg.MaxTasks}
+	s := &Server{card: cfg.Card, mint: cfg.NewID, tasks: map[string]*Task{}, open: map[string]string{}, seq: map[string]uint64{}, max: cfg.MaxTasks, msgs: map[string]*answered{}}
 	if s.max == 0 {
 		s.max = DefaultMaxTasks
 	}
@@ -270,11 +279,17 @@ func (s *Server) send(ctx context.Context, m Message) (*Task, error) {
 	if text == "" && answers == nil {
 		return nil, &RPCError{Method: "message/send", Code: CodeInvalidParams, Message: "the message has no text and no data part {\"answers\": {...}}; send the text to the agent"}
 	}
-	contextID := m.ContextID
-	if contextID == "" {
-		contextID = s.mint()
+	take := func() (*Task, error) {
+		contextID := m.ContextID
+		if contextID == "" {
+			contextID = s.mint()
+		}
+		return s.run(ctx, contextID, text, answers)
 	}
-	return s.run(ctx, contextID, text, answers)
+	if m.MessageID == "" {
+		return take()
+	}
+	return s.sendOnce(ctx, m, take)
 }
 
 // taskOf records the task a run of thread contextID ended as.

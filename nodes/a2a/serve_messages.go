@@ -1,0 +1,95 @@
+package a2a
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+)
+
+// A caller that lost the answer to a message/send (its connection
+// dropped, its process died before it journaled the answer) sends the
+// message again under the same message id, as Agent.Send does. The
+// Server keeps, for its last MaxTasks messages, what each one answered,
+// and answers a message sent again on the same context with the same
+// parts with that answer instead of running the graph again: the run's
+// effects happen once. A message sent again while its first sending still
+// runs waits for that run's answer.
+
+// answered is a message the Server took: its parts' digest, and once its
+// run ended (done closed), the task it answered with or its error.
+type answered struct {
+	digest [sha256.Size]byte
+	done   chan struct{}
+	task   *Task
+	err    error
+}
+
+// messageWrite is one entry of Server.msgOrder: the key of a message and
+// its record, the oldest first.
+type messageWrite struct {
+	key string
+	a   *answered
+}
+
+// sendOnce answers m, a message with an id: with the answer it was given
+// when it was sent before on its context with the same parts, else by
+// taking it (take) and keeping the answer. A message whose first sending
+// failed before it ran (a JSON-RPC error) is taken again.
+func (s *Server) sendOnce(ctx context.Context, m Message, take func() (*Task, error)) (*Task, error) {
+	key := m.ContextID + "\x00" + m.MessageID
+	parts, _ := json.Marshal(m.Parts)
+	digest := sha256.Sum256(append([]byte(m.TaskID+"\x00"), parts...))
+	s.mu.Lock()
+	if a, ok := s.msgs[key]; ok {
+		s.mu.Unlock()
+		if a.digest != digest {
+			return nil, &RPCError{Method: "message/send", Code: CodeInvalidParams,
+				Message: fmt.Sprintf("message id %q was sent before on this context with other parts; give each message an id of its own and send a message again under its first id only", m.MessageID)}
+		}
+		select {
+		case <-a.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return a.task, a.err
+	}
+	a := &answered{digest: digest, done: make(chan struct{})}
+	s.msgs[key] = a
+	s.msgOrder = append(s.msgOrder, messageWrite{key, a})
+	s.dropMessages()
+	s.mu.Unlock()
+
+	t, err := take()
+	s.mu.Lock()
+	a.task, a.err = t, err
+	if err != nil && s.msgs[key] == a {
+		delete(s.msgs, key) // nothing ran: a later sending takes it
+	}
+	s.mu.Unlock()
+	close(a.done)
+	return t, err
+}
+
+// dropMessages forgets the messages taken longest ago past s.max, and
+// sheds the order's entries of messages already forgotten. It is called
+// with s.mu held; each call costs O(1), amortized.
+func (s *Server) dropMessages() {
+	for len(s.msgs) > s.max {
+		w := s.msgOrder[0]
+		s.msgOrder[0] = messageWrite{}
+		s.msgOrder = s.msgOrder[1:]
+		if s.msgs[w.key] == w.a {
+			delete(s.msgs, w.key)
+		}
+	}
+	if len(s.msgOrder) > 2*s.max {
+		live := make([]messageWrite, 0, len(s.msgs))
+		for _, w := range s.msgOrder {
+			if s.msgs[w.key] == w.a {
+				live = append(live, w)
+			}
+		}
+		s.msgOrder = live
+	}
+}
