@@ -347,16 +347,25 @@ func (s *Server) keep(t *Task) {
 		delete(s.tasks, w.id)
 		delete(s.seq, w.id)
 	}
-	if len(s.order) > 2*s.max {
-		// Entries of tasks written again pile up: keep the live ones.
-		live := make([]taskWrite, 0, len(s.tasks))
-		for _, w := range s.order {
-			if s.seq[w.id] == w.seq {
-				live = append(live, w)
-			}
-		}
-		s.order = live
+	// Entries of tasks written again pile up: keep the live ones.
+	s.order = shed(s.order, s.max, len(s.tasks), func(w taskWrite) bool { return s.seq[w.id] == w.seq })
+}
+
+// shed returns order, or when it holds more than twice bound entries (most
+// of them of records written again or forgotten since), a new slice of
+// its n entries for which live holds, in their order: what keeps a
+// bounded record's order O(1) a write, amortized.
+func shed[T any](order []T, bound, n int, live func(T) bool) []T {
+	if len(order) <= 2*bound {
+		return order
 	}
+	kept := make([]T, 0, n)
+	for _, w := range order {
+		if live(w) {
+			kept = append(kept, w)
+		}
+	}
+	return kept
 }
 
 func errText(err error, def string) string {

@@ -83,13 +83,5 @@ func (s *Server) dropMessages() {
 			delete(s.msgs, w.key)
 		}
 	}
-	if len(s.msgOrder) > 2*s.max {
-		live := make([]messageWrite, 0, len(s.msgs))
-		for _, w := range s.msgOrder {
-			if s.msgs[w.key] == w.a {
-				live = append(live, w)
-			}
-		}
-		s.msgOrder = live
-	}
+	s.msgOrder = shed(s.msgOrder, s.max, len(s.msgs), func(w messageWrite) bool { return s.msgs[w.key] == w.a })
 }
