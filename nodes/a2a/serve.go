@@ -69,7 +69,8 @@ const DefaultMaxTasks = 10000
 // task: nothing ran, and the caller may send again. A message sent again
 // under its id, on its context and with its parts, is answered as it was
 // the first time, without running the graph again (for the last MaxTasks
-// messages; the same id with other parts is CodeInvalidParams).
+// messages, kept in this process's memory; the same id with other parts
+// is CodeInvalidParams).
 // tasks/get returns a task's last state. A Server is a Transport too, so a graph can call it
 // in-process; a2ahttp.Handler serves it over HTTP.
 type Server struct {
