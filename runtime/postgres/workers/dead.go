@@ -47,6 +47,11 @@ type Claim struct {
 	// transient error of a node's in the first superstep it ran: such
 	// claims in a row are counted against TransientRetries.
 	Stuck bool `json:"stuck,omitempty"`
+	// Refused is true for a claim given back because its run was refused
+	// before it ran (the thread busy with another run, or moved since the
+	// claim): nothing ran, so it neither ends nor starts a row of stuck
+	// claims.
+	Refused bool `json:"refused,omitempty"`
 	// Retry marks a retry by hand (Queue.Retry); its other fields are
 	// empty but At.
 	Retry bool `json:"retry,omitempty"`
@@ -193,8 +198,9 @@ func (q *Queue) Prune(ctx context.Context, keep time.Duration) (int64, error) {
 }
 
 // claimReleased marks this claim's entry in the claims log (the last one,
-// when it is this claim's) released with the error $3, and stuck when $7
-// (Claim.Stuck).
+// when it is this claim's) released with the error $3, refused when $4
+// (Claim.Refused) and stuck when $7 (Claim.Stuck).
 const claimReleased = `claims_log = CASE WHEN (claims_log->-1->>'claim')::bigint = $2
 	THEN jsonb_set(claims_log, '{-1}', (claims_log->-1) || jsonb_build_object('error', $3::text, 'released', true)
+		|| CASE WHEN $4::bool THEN '{"refused": true}'::jsonb ELSE '{}'::jsonb END
 		|| CASE WHEN $7::bool THEN '{"stuck": true}'::jsonb ELSE '{}'::jsonb END) ELSE claims_log END`

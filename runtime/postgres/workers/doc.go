@@ -275,9 +275,10 @@
 // such claims (default 10, about two minutes) the node's error ends the
 // request in state error. A run that completed a superstep before it
 // failed starts the count again, so a long request that meets a passing
-// outage now and then is not ended by it
+// outage now and then is not ended by it; a claim refused because another
+// run held the thread (Claim.Refused) neither counts nor starts it again
 // (TestNodeTransientErrorEndsTheRequest,
-// TestNodeTransientErrorsWithProgress). A node that should fail the run
+// TestNodeTransientErrorsWithProgress, TestBusyClaimBetweenStuckClaims). A node that should fail the run
 // at once on such an error returns it unwrapped (%v, not %w); a retry
 // policy of its own (runtime.WithNodeRetry) retries it within one run.
 //

@@ -21,7 +21,9 @@ const DefaultTransientRetries = 10
 // minutes to come back. Past the limit the run's error ends the request
 // (state "error"), as a node's other errors do; the thread keeps its
 // last checkpoint, and a new request continues it. A run that completed a
-// superstep before it failed starts the count again. The store's own
+// superstep before it failed starts the count again; a claim whose run was
+// refused before it ran (the thread busy with another run: Claim.Refused)
+// neither counts nor starts it again. The store's own
 // failures (a runtime.CheckpointError: a checkpoint, journal or lease
 // that could not be written) are given back without limit: the worker
 // cannot run anything while its store is down.
@@ -79,16 +81,26 @@ func (w *Worker) stuckBefore(c *claimed) (int, error) {
 	if err := json.Unmarshal(raw, &log); err != nil {
 		return 0, err
 	}
+	return stuckStreak(log, c.claim), nil
+}
+
+// stuckStreak counts the stuck claims at the end of log, before the entry
+// of claim: a claim whose run was refused before it ran (Refused) is
+// passed over; any other entry (a run that got somewhere, a store's
+// failure, a retry by hand) ends the count.
+func stuckStreak(log []Claim, claim int64) int {
 	n := 0
 	for i := len(log) - 1; i >= 0; i-- {
 		e := log[i]
-		if e.Claim == c.claim && !e.Retry {
+		switch {
+		case e.Claim == claim && !e.Retry:
 			continue // this claim's own entry
-		}
-		if !e.Stuck {
-			break
+		case e.Refused && !e.Stuck:
+			continue // nothing ran
+		case !e.Stuck:
+			return n
 		}
 		n++
 	}
-	return n, nil
+	return n
 }

@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ilmek-go/ilmek/internal/pgtest"
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+	"github.com/ilmek-go/ilmek/runtime/postgres"
 	"github.com/ilmek-go/ilmek/runtime/postgres/workers"
 	"github.com/ilmek-go/ilmek/spec"
 )
@@ -148,5 +151,70 @@ func TestNodeTransientErrorsWithProgress(t *testing.T) {
 		if o.State != "done" || o.Claims != tc.claims {
 			t.Errorf("%s: ended %s (%q) after %d claims; want done after %d", tc.graph, o.State, o.Error, o.Claims, tc.claims)
 		}
+	}
+}
+
+// TestBusyClaimBetweenStuckClaims: a claim refused because another
+// process's run held the thread comes between two stuck claims without
+// breaking their row: the request ends after TransientRetries stuck
+// claims, as it would without the refusal. The refusal used to start the
+// count again, so a thread other runs kept busy could be given back
+// without end.
+func TestBusyClaimBetweenStuckClaims(t *testing.T) {
+	q := openQueue(t)
+	other, err := postgres.Open(context.Background(), pgtest.DSN(t), postgres.Schema(q.Store().SchemaName()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	var calls atomic.Int32
+	held := make(chan checkpoint.Lease, 1)
+	g, err := runtime.NewBuilder("caller").Channel("log", spec.Append).
+		Node("call", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) {
+			if calls.Add(1) == 1 {
+				// Another process takes the thread as soon as this run
+				// gives it back, before the request's next claim.
+				go func() {
+					for {
+						l, err := other.Lease(context.Background(), "t", checkpoint.LeaseOptions{})
+						if err == nil {
+							held <- l
+							return
+						}
+						time.Sleep(time.Millisecond)
+					}
+				}()
+			}
+			return nil, fmt.Errorf("call the pricing API: %w", timeoutError{})
+		}).Edge(spec.Start, "call").Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	startWorkers(t, q, map[string]workers.Runnable{"caller": workers.Graph(g)}, 1, workers.TransientRetries(2))
+	id, err := q.Submit(context.Background(), workers.Request{Graph: "caller", Thread: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease := <-held
+	deadline := time.Now().Add(10 * time.Second)
+	for refused := false; !refused; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no claim was refused while the thread was held: %+v", claimsLog(t, q, id))
+		}
+		for _, e := range claimsLog(t, q, id) {
+			refused = refused || e.Refused
+		}
+	}
+	lease.Release()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	o, err := q.Wait(ctx, id, 10*time.Millisecond)
+	if err != nil {
+		t.Fatalf("request %d: %v; claims %+v", id, err, claimsLog(t, q, id))
+	}
+	// Two stuck claims (one before the refusals, one after), then the
+	// third call is past the limit.
+	if o.State != "error" || calls.Load() != 3 {
+		t.Errorf("request ended %s after the node was called %d times; want error after 3; claims %+v", o.State, calls.Load(), claimsLog(t, q, id))
 	}
 }
