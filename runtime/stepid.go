@@ -23,9 +23,10 @@ var ErrNotInStep = errors.New("StepID is only available inside the function a St
 // same key, and a service that keeps its keys answers it once.
 //
 // The id is a UUID (RFC 9562, version 8) made from a SHA-256 of the
-// thread's id, the task's id (Ctx.TaskID) and the step's journal key with
-// its occurrence ("charge#0"), so it names nothing of the thread to the
-// service it is sent to. A run without a checkpointer has no later run:
+// thread's id, the ids of the tasks from the thread's run down to the step
+// (Ctx.TaskID; in a subgraph, its parent's task first) and the step's
+// journal key with its occurrence ("charge#0"), so it names nothing of the
+// thread to the service it is sent to. A run without a checkpointer has no later run:
 // its ids are the same across the node's retries only.
 //
 // A task's id derives from the checkpoint it was planned at. Under
@@ -35,8 +36,9 @@ var ErrNotInStep = errors.New("StepID is only available inside the function a St
 // not journaled, and a later attempt runs it again, under the same id).
 //
 // Some services keep the answer to a failed request under its key and
-// give it to every retry; a step that must try afresh after a failure it
-// knows to be final adds its own attempt number to the id.
+// give it to every retry: a step that must try afresh after a failure it
+// knows to be final sends a key of its own making, the id and a suffix it
+// changes after such a failure.
 func (c *Ctx) StepID() (string, error) {
 	if c == nil || c.t == nil || c.t.stepKey == "" {
 		return "", ErrNotInStep
