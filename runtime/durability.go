@@ -118,7 +118,9 @@ type holdingLease struct {
 	unwritten []checkpoint.StoredEvent
 	// dropped is lost, read without mu by a Step about to start its
 	// effect (planLost): the next run plans the tasks of a checkpoint
-	// that was not written again, and their steps with them.
+	// that was not written again, and their steps with them. It stays
+	// set: every later checkpoint of the run descends from the one lost
+	// and cannot be stored as its delta.
 	dropped atomic.Bool
 }
 

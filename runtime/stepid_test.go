@@ -306,3 +306,42 @@ func TestNoEffectAfterItsPlanWasLost(t *testing.T) {
 		t.Errorf("x's effect ran %d times, want 2 (its journal was lost)", runs["x"])
 	}
 }
+
+// TestNoEffectAfterAFailedWriteWentUnheeded: a node that goes on past its
+// step's failed write (the write that also carried the held checkpoint)
+// lets its superstep end, but every later checkpoint of the run descends
+// from the lost one: the next superstep's step does not start, and the
+// thread's next run makes each effect the store has no journal of once.
+func TestNoEffectAfterAFailedWriteWentUnheeded(t *testing.T) {
+	runs := map[string]int{}
+	step := func(ctx *runtime.Ctx, name string) error {
+		_, err := runtime.Step(ctx, name, func() (int, error) { runs[name]++; return 1, nil })
+		return err
+	}
+	b := runtime.NewBuilder("onward").Channel("log", spec.Append).
+		Node("a", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return runtime.Values{"log": "a"}, nil }).
+		Node("b", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) { return runtime.Values{"log": "b"}, nil }).
+		Node("x", func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+			_ = step(ctx, "x") // its journal is lost; the node goes on
+			return runtime.Values{"log": "x"}, nil
+		}).
+		Node("y", func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+			return runtime.Values{"log": "y"}, step(ctx, "y")
+		}).
+		Edge(spec.Start, "a").Edge("a", "b").Edge("b", "x").Edge("x", "y")
+	g := mustCompile(t, b)
+	th := g.Thread(&journalLossMemory{Memory: checkpoint.NewMemory()}, "t")
+	next := runtime.WithDurability(runtime.DurableWithNextWrite)
+	if res, err := th.Invoke(t.Context(), nil, next); res.Status != runtime.StatusError || !errors.Is(err, runtime.ErrPlanLost) {
+		t.Fatalf("first run: %v %v; want y's step refused with ErrPlanLost", res.Status, err)
+	}
+	if runs["y"] != 0 {
+		t.Fatalf("y's effect ran in the run that lost its plan")
+	}
+	if res, err := th.Invoke(t.Context(), nil, next); err != nil || res.Status != runtime.StatusDone {
+		t.Fatalf("second run: %v %v", res.Status, err)
+	}
+	if runs["x"] != 2 || runs["y"] != 1 {
+		t.Errorf("effects: x %d, y %d; want x twice (its journal lost) and y once", runs["x"], runs["y"])
+	}
+}
