@@ -70,7 +70,9 @@ const DefaultMaxTasks = 10000
 // under its id, on its context and with its parts, is answered as it was
 // the first time, without running the graph again (for the last MaxTasks
 // messages, kept in this process's memory; the same id with other parts
-// is CodeInvalidParams).
+// is CodeInvalidParams). The run of a message with an id goes on to its
+// end when its caller goes away (a dropped connection), so that the
+// message sent again finds its answer.
 // tasks/get returns a task's last state. A Server is a Transport too, so a graph can call it
 // in-process; a2ahttp.Handler serves it over HTTP.
 type Server struct {
@@ -280,7 +282,7 @@ func (s *Server) send(ctx context.Context, m Message) (*Task, error) {
 	if text == "" && answers == nil {
 		return nil, &RPCError{Method: "message/send", Code: CodeInvalidParams, Message: "the message has no text and no data part {\"answers\": {...}}; send the text to the agent"}
 	}
-	take := func() (*Task, error) {
+	take := func(ctx context.Context) (*Task, error) {
 		contextID := m.ContextID
 		if contextID == "" {
 			contextID = s.mint()
@@ -288,7 +290,7 @@ func (s *Server) send(ctx context.Context, m Message) (*Task, error) {
 		return s.run(ctx, contextID, text, answers)
 	}
 	if m.MessageID == "" {
-		return take()
+		return take(ctx)
 	}
 	return s.sendOnce(ctx, m, take)
 }

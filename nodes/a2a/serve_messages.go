@@ -14,7 +14,10 @@ import (
 // and answers a message sent again on the same context with the same
 // parts with that answer instead of running the graph again: the run's
 // effects happen once. A message sent again while its first sending still
-// runs waits for that run's answer.
+// runs waits for that run's answer. The run of a message with an id does
+// not stop when its caller goes away (a dropped connection cancels the
+// request's context): it runs to its end, so that the message sent again
+// finds its answer, not a run cut short.
 
 // answered is a message the Server took: its parts' digest, and once its
 // run ended (done closed), the task it answered with or its error.
@@ -34,9 +37,11 @@ type messageWrite struct {
 
 // sendOnce answers m, a message with an id: with the answer it was given
 // when it was sent before on its context with the same parts, else by
-// taking it (take) and keeping the answer. A message whose first sending
-// failed before it ran (a JSON-RPC error) is taken again.
-func (s *Server) sendOnce(ctx context.Context, m Message, take func() (*Task, error)) (*Task, error) {
+// taking it (take, given a context without ctx's cancellation) and keeping
+// the answer. A message whose first sending failed before it ran (a
+// JSON-RPC error) is taken again. The caller stops waiting when ctx ends;
+// the run goes on.
+func (s *Server) sendOnce(ctx context.Context, m Message, take func(context.Context) (*Task, error)) (*Task, error) {
 	key := m.ContextID + "\x00" + m.MessageID
 	parts, _ := json.Marshal(m.Parts)
 	digest := sha256.Sum256(append([]byte(m.TaskID+"\x00"), parts...))
@@ -47,12 +52,7 @@ func (s *Server) sendOnce(ctx context.Context, m Message, take func() (*Task, er
 			return nil, &RPCError{Method: "message/send", Code: CodeInvalidParams,
 				Message: fmt.Sprintf("message id %q was sent before on this context with other parts; give each message an id of its own and send a message again under its first id only", m.MessageID)}
 		}
-		select {
-		case <-a.done:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		return a.task, a.err
+		return a.wait(ctx)
 	}
 	a := &answered{digest: digest, done: make(chan struct{})}
 	s.msgs[key] = a
@@ -60,15 +60,28 @@ func (s *Server) sendOnce(ctx context.Context, m Message, take func() (*Task, er
 	s.dropMessages()
 	s.mu.Unlock()
 
-	t, err := take()
-	s.mu.Lock()
-	a.task, a.err = t, err
-	if err != nil && s.msgs[key] == a {
-		delete(s.msgs, key) // nothing ran: a later sending takes it
+	run := context.WithoutCancel(ctx)
+	go func() {
+		t, err := take(run)
+		s.mu.Lock()
+		a.task, a.err = t, err
+		if err != nil && s.msgs[key] == a {
+			delete(s.msgs, key) // nothing ran: a later sending takes it
+		}
+		s.mu.Unlock()
+		close(a.done)
+	}()
+	return a.wait(ctx)
+}
+
+// wait returns a's answer once its run ended, or ctx's error first.
+func (a *answered) wait(ctx context.Context) (*Task, error) {
+	select {
+	case <-a.done:
+		return a.task, a.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
-	s.mu.Unlock()
-	close(a.done)
-	return t, err
 }
 
 // dropMessages forgets the messages taken longest ago past s.max, and

@@ -16,13 +16,20 @@ import (
 
 // countingAgent serves a graph whose one node counts its runs (runs) and
 // replies "done <n>"; gate, when not nil, holds the node until it is
-// closed.
-func countingAgent(t *testing.T, runs *atomic.Int32, gate <-chan struct{}, maxTasks int) *a2a.Server {
+// closed, after a send on entered when that is not nil. A run cancelled
+// by then counts nothing.
+func countingAgent(t *testing.T, runs *atomic.Int32, gate <-chan struct{}, entered chan<- struct{}, maxTasks int) *a2a.Server {
 	t.Helper()
 	g, err := runtime.NewBuilder("Counter").Channel("question", "").Channel("reply", "").
-		Node("count", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) {
+		Node("count", func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+			if entered != nil {
+				entered <- struct{}{}
+			}
 			if gate != nil {
 				<-gate
+			}
+			if err := ctx.Err(); err != nil {
+				return nil, err // the work a run cut short does not count
 			}
 			return runtime.Values{"reply": "done " + string(rune('0'+runs.Add(1)))}, nil
 		}).Edge(spec.Start, "count").Compile()
@@ -77,7 +84,7 @@ func (d *dropping) Post(ctx context.Context, r *a2a.Request) (*a2a.Response, err
 func TestSendAgainAfterADroppedConnection(t *testing.T) {
 	ctx := context.Background()
 	var runs atomic.Int32
-	tr := &dropping{Server: countingAgent(t, &runs, nil, 0)}
+	tr := &dropping{Server: countingAgent(t, &runs, nil, nil, 0)}
 	agent, err := a2a.Connect(ctx, tr, a2a.WithName("counter"))
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +134,7 @@ func TestServerAnswersAMessageOnce(t *testing.T) {
 
 	t.Run("the same id and parts: one run, one answer", func(t *testing.T) {
 		var runs atomic.Int32
-		s := countingAgent(t, &runs, nil, 0)
+		s := countingAgent(t, &runs, nil, nil, 0)
 		first := taskOf(t, s, "m-1", "", "hi")
 		again := taskOf(t, s, "m-1", "", "hi")
 		if runs.Load() != 1 || again.ID != first.ID || again.ContextID != first.ContextID {
@@ -146,7 +153,7 @@ func TestServerAnswersAMessageOnce(t *testing.T) {
 
 	t.Run("the same id with other parts is refused", func(t *testing.T) {
 		var runs atomic.Int32
-		s := countingAgent(t, &runs, nil, 0)
+		s := countingAgent(t, &runs, nil, nil, 0)
 		taskOf(t, s, "m-1", "", "hi")
 		r, err := send(s, "m-1", "", "something else")
 		if err != nil || r.Error == nil || r.Error.Code != a2a.CodeInvalidParams || runs.Load() != 1 {
@@ -157,7 +164,7 @@ func TestServerAnswersAMessageOnce(t *testing.T) {
 	t.Run("sent again while its run runs: waits for its answer", func(t *testing.T) {
 		var runs atomic.Int32
 		gate := make(chan struct{})
-		s := countingAgent(t, &runs, gate, 0)
+		s := countingAgent(t, &runs, gate, nil, 0)
 		answers := make(chan a2a.Task, 2)
 		var wg sync.WaitGroup
 		for range 2 {
@@ -171,9 +178,32 @@ func TestServerAnswersAMessageOnce(t *testing.T) {
 		}
 	})
 
+	t.Run("its caller gone mid-run: the run goes on, and the message sent again gets its answer", func(t *testing.T) {
+		var runs atomic.Int32
+		gate, entered := make(chan struct{}), make(chan struct{}, 1)
+		s := countingAgent(t, &runs, gate, entered, 0)
+		gone, leave := context.WithCancel(ctx)
+		first := make(chan *a2a.Response, 1)
+		go func() {
+			r, _ := s.Post(gone, &a2a.Request{JSONRPC: "2.0", ID: 1, Method: "message/send", Params: map[string]any{
+				"message": a2a.Message{Kind: "message", MessageID: "m-1", Role: "user", Parts: []a2a.Part{a2a.TextPart("hi")}}}})
+			first <- r
+		}()
+		<-entered
+		leave() // the connection dropped
+		if r := <-first; r == nil || r.Error == nil {
+			t.Fatalf("the caller that went away got %+v, want an error", r)
+		}
+		close(gate)
+		task := taskOf(t, s, "m-1", "", "hi")
+		if task.Status.State != "completed" || runs.Load() != 1 {
+			t.Errorf("the message sent again: %s after %d runs; want completed after one", task.Status.State, runs.Load())
+		}
+	})
+
 	t.Run("a message refused before it ran is taken again", func(t *testing.T) {
 		var runs atomic.Int32
-		s := countingAgent(t, &runs, nil, 0)
+		s := countingAgent(t, &runs, nil, nil, 0)
 		r, err := s.Post(ctx, &a2a.Request{JSONRPC: "2.0", ID: 1, Method: "message/send", Params: map[string]any{
 			"message": a2a.Message{Kind: "message", MessageID: "m-1", Role: "user", Parts: []a2a.Part{{Kind: "data", Data: json.RawMessage(`{}`)}}}}})
 		if err != nil || r.Error == nil {
@@ -186,7 +216,7 @@ func TestServerAnswersAMessageOnce(t *testing.T) {
 
 	t.Run("kept for the last MaxTasks messages", func(t *testing.T) {
 		var runs atomic.Int32
-		s := countingAgent(t, &runs, nil, 2)
+		s := countingAgent(t, &runs, nil, nil, 2)
 		for _, id := range []string{"m-1", "m-2", "m-3"} {
 			taskOf(t, s, id, "", "hi")
 		}
