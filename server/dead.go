@@ -49,7 +49,13 @@ type DeadClaim struct {
 	At       time.Time `json:"at"`
 	Error    string    `json:"error,omitempty"`
 	Released bool      `json:"released,omitempty"`
-	Retry    bool      `json:"retry,omitempty"`
+	// Stuck marks a claim given back whose run failed with a node's
+	// transient error before it completed a superstep (counted against
+	// the workers' TransientRetries); Refused one given back because its
+	// run was refused before it ran (the thread busy, or moved).
+	Stuck   bool `json:"stuck,omitempty"`
+	Refused bool `json:"refused,omitempty"`
+	Retry   bool `json:"retry,omitempty"`
 }
 
 // deadLimit caps GET /queue/dead's limit.

@@ -26,7 +26,8 @@ func TestQueueDeadRequests(t *testing.T) {
 	// expiring would leave it.
 	if _, err := q.Store().Pool().Exec(context.Background(), `UPDATE "`+q.Store().SchemaName()+`".ilmek_requests
 		SET state = 'dead', error = 'claimed 3 times', claim = 3,
-			claims_log = '[{"claim": 1, "worker": "w #1", "at": "2026-01-02T03:04:05Z"}, {"claim": 2, "worker": "w #2", "at": "2026-01-02T03:04:06Z", "error": "busy", "released": true}]'
+			claims_log = '[{"claim": 1, "worker": "w #1", "at": "2026-01-02T03:04:05Z"}, {"claim": 2, "worker": "w #2", "at": "2026-01-02T03:04:06Z", "error": "busy", "released": true, "refused": true},
+				{"claim": 3, "worker": "w #3", "at": "2026-01-02T03:04:07Z", "error": "i/o timeout", "released": true, "stuck": true}]'
 		WHERE id = $1`, id); err != nil {
 		t.Fatal(err)
 	}
@@ -38,8 +39,9 @@ func TestQueueDeadRequests(t *testing.T) {
 		t.Fatalf("alice's dead requests: %+v", list)
 	}
 	d := list.Requests[0]
-	if d.RequestID != id || d.ThreadID != th.ThreadID || d.Error != "claimed 3 times" || len(d.Claims) != 2 ||
-		d.Claims[0].Worker != "w #1" || d.Claims[0].Error != workers.ErrClaimExpired || !d.Claims[1].Released || d.Claims[1].Error != "busy" {
+	if d.RequestID != id || d.ThreadID != th.ThreadID || d.Error != "claimed 3 times" || len(d.Claims) != 3 ||
+		d.Claims[0].Worker != "w #1" || d.Claims[0].Error != workers.ErrClaimExpired || !d.Claims[1].Released || d.Claims[1].Error != "busy" ||
+		!d.Claims[1].Refused || d.Claims[1].Stuck || !d.Claims[2].Stuck || d.Claims[2].Refused {
 		t.Fatalf("dead request: %+v", d)
 	}
 	ts.Must("bob", "GET", "/queue/dead", nil, 200).JSON(t, &list)

@@ -72,9 +72,9 @@ const DefaultMaxTasks = 10000
 // messages, kept in this process's memory; the same id with other parts
 // is CodeInvalidParams). The run of a message with an id goes on to its
 // end when its caller goes away (a dropped connection), so that the
-// message sent again finds its answer.
-// tasks/get returns a task's last state. A Server is a Transport too, so a graph can call it
-// in-process; a2ahttp.Handler serves it over HTTP.
+// message sent again finds its answer. tasks/get returns a task's last
+// state. A Server is a Transport too, so a graph can call it in-process;
+// a2ahttp.Handler serves it over HTTP.
 type Server struct {
 	card AgentCard
 	run  func(ctx context.Context, contextID, text string, answers map[string]json.RawMessage) (*Task, error)

@@ -102,7 +102,7 @@ func (a *Queue) Dead(ctx context.Context, limit int) ([]server.DeadRequest, erro
 		dr := server.DeadRequest{RequestID: strconv.FormatInt(d.ID, 10), ThreadID: d.Thread, Graph: d.Graph, Error: d.Error, Dead: d.Dead.UTC(),
 			Claims: make([]server.DeadClaim, 0, len(d.Claims))}
 		for _, c := range d.Claims {
-			dr.Claims = append(dr.Claims, server.DeadClaim{Claim: c.Claim, Worker: c.Worker, At: c.At.UTC(), Error: c.Error, Released: c.Released, Retry: c.Retry})
+			dr.Claims = append(dr.Claims, server.DeadClaim{Claim: c.Claim, Worker: c.Worker, At: c.At.UTC(), Error: c.Error, Released: c.Released, Stuck: c.Stuck, Refused: c.Refused, Retry: c.Retry})
 		}
 		out = append(out, dr)
 	}

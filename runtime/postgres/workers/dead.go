@@ -47,10 +47,10 @@ type Claim struct {
 	// transient error of a node's in the first superstep it ran: such
 	// claims in a row are counted against TransientRetries.
 	Stuck bool `json:"stuck,omitempty"`
-	// Refused is true for a claim given back because its run was refused
-	// before it ran (the thread busy with another run, or moved since the
-	// claim): nothing ran, so it neither ends nor starts a row of stuck
-	// claims.
+	// Refused is true for a claim given back without running anything:
+	// its run was refused before it ran (the thread busy with another run,
+	// or moved since the claim), or the claim could not read what earlier
+	// claims' runs wrote. It neither ends nor starts a row of stuck claims.
 	Refused bool `json:"refused,omitempty"`
 	// Retry marks a retry by hand (Queue.Retry); its other fields are
 	// empty but At.
