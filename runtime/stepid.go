@@ -117,5 +117,5 @@ func (c *Ctx) planLost() error {
 // because the run held its task's checkpoint for its next write
 // (DurableWithNextWrite) and that write failed: the thread's next run
 // plans the task again and runs the step then. The run ends with the
-// write's error.
+// write's error, or with this one when a node went on past that error.
 var ErrPlanLost = errors.New("the checkpoint this task was planned at was held for the run's next write, and that write failed; the thread's next run plans the task again and runs the step")
