@@ -152,9 +152,10 @@ func Step[T any](ctx *Ctx, key string, fn func() (T, error)) (T, error) {
 func runStep[T any](ctx *Ctx, full string, fn func() (T, error)) (T, error) {
 	var zero T
 	j := ctx.t.jr
+	outer := ctx.t.stepKey // a Step inside another's function
 	ctx.t.stepKey = full
 	v, err := fn()
-	ctx.t.stepKey = ""
+	ctx.t.stepKey = outer
 	if err != nil {
 		return zero, err
 	}

@@ -186,6 +186,28 @@ func TestStepIDsDiffer(t *testing.T) {
 			t.Errorf("StepID outside a step: %v, want ErrNotInStep", err)
 		}
 	}
+	// A Step inside another's function: each has its own id, and the
+	// outer one's stays its own after the inner one returned.
+	var inner, before, after string
+	nested := mustCompile(t, runtime.NewBuilder("nested").Channel("log", spec.Append).
+		Node("n", func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+			_, err := runtime.Step(ctx, "outer", func() (int, error) {
+				before, _ = ctx.StepID()
+				if _, err := runtime.Step(ctx, "inner", func() (int, error) { inner, _ = ctx.StepID(); return 1, nil }); err != nil {
+					return 0, err
+				}
+				var err error
+				after, err = ctx.StepID()
+				return 2, err
+			})
+			return runtime.Values{"log": "n"}, err
+		}).Edge(spec.Start, "n"))
+	if _, err := nested.Thread(m, "nested").Invoke(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if before == "" || after != before || inner == before || inner == "" {
+		t.Errorf("nested steps: outer %q, then %q after the inner %q; want the outer's id twice and the inner's its own", before, after, inner)
+	}
 	var nilCtx *runtime.Ctx
 	if _, err := nilCtx.StepID(); !errors.Is(err, runtime.ErrNotInStep) {
 		t.Errorf("StepID of a nil Ctx: %v, want ErrNotInStep", err)
