@@ -122,18 +122,10 @@ func TestRecoveryContinuesAFiringWhoseLeaseLapsed(t *testing.T) {
 	mem := checkpoint.NewMemory()
 	store := &lapsingStore{Memory: mem}
 	ctx := context.Background()
-	sc, err := store.CreateSchedule(ctx, checkpoint.Schedule{Name: "beat", Graph: "count", Every: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tick := sc.Last.Truncate(time.Second)
-	thread := sc.ThreadOf(tick)
-	if err := store.RecordFirings(ctx, "beat", sc.Last, tick.Add(500*time.Millisecond), []checkpoint.Firing{{Tick: tick, Thread: thread}}); err != nil {
-		t.Fatal(err)
-	}
+	sc, tick, thread := recordedFiring(t, store, time.Hour)
 	g, runs := counter(t)
 	fresh := ""
-	_, err = g.Thread(store, thread).Invoke(ctx, runtime.Values{"n": 7}, runtime.WithThreadMeta(sc.ThreadMeta(tick)), runtime.WithExpectedLatest(fresh))
+	_, err := g.Thread(store, thread).Invoke(ctx, runtime.Values{"n": 7}, runtime.WithThreadMeta(sc.ThreadMeta(tick)), runtime.WithExpectedLatest(fresh))
 	if o := threadOutcome(t, mem, thread); err == nil || o.Status != runtime.StatusError || runs(thread) != 0 {
 		t.Fatalf("the firing's first run: err %v, outcome %q, node ran %d times; want it stopped by its lease lost before its node ran", err, o.Status, runs(thread))
 	}
@@ -158,15 +150,7 @@ func TestRecoveryContinuesAFiringWhoseLeaseLapsed(t *testing.T) {
 func TestRecoveryOfAPausedSchedule(t *testing.T) {
 	store := checkpoint.NewMemory()
 	ctx := context.Background()
-	sc, err := store.CreateSchedule(ctx, checkpoint.Schedule{Name: "beat", Graph: "count", Every: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tick := sc.Last.Truncate(time.Second)
-	thread := sc.ThreadOf(tick)
-	if err := store.RecordFirings(ctx, "beat", sc.Last, tick.Add(500*time.Millisecond), []checkpoint.Firing{{Tick: tick, Thread: thread}}); err != nil {
-		t.Fatal(err)
-	}
+	_, _, thread := recordedFiring(t, store, time.Second)
 	if err := store.PauseSchedule(ctx, "beat", true); err != nil {
 		t.Fatal(err)
 	}
@@ -253,4 +237,22 @@ func TestWakeWhoseLeaseLapsedContinues(t *testing.T) {
 	if o := threadOutcome(t, store, "s"); o.Status != runtime.StatusDone || after.Load() != 1 || effects.Load() != 1 {
 		t.Fatalf("the next poll: thread ended %q (%s), m ran %d times, the step %d; want done, once, once", o.Status, o.Error, after.Load(), effects.Load())
 	}
+}
+
+// recordedFiring creates schedule "beat" of graph "count" every every in
+// store and records its first tick fired, as a process killed before it
+// started the tick's run leaves it: the schedule, the tick and its thread.
+func recordedFiring(t *testing.T, store checkpoint.ScheduleStore, every time.Duration) (checkpoint.Schedule, time.Time, string) {
+	t.Helper()
+	ctx := context.Background()
+	sc, err := store.CreateSchedule(ctx, checkpoint.Schedule{Name: "beat", Graph: "count", Every: every})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tick := sc.Last.Truncate(time.Second)
+	thread := sc.ThreadOf(tick)
+	if err := store.RecordFirings(ctx, "beat", sc.Last, tick.Add(500*time.Millisecond), []checkpoint.Firing{{Tick: tick, Thread: thread}}); err != nil {
+		t.Fatal(err)
+	}
+	return sc, tick, thread
 }
