@@ -17,7 +17,7 @@ import (
 // info reads thread id's stored record afresh (its metadata and the
 // outcome of its last run); nil when the store has none or the read fails.
 func (s *Server) info(ctx context.Context, id string) *runtime.ThreadInfo {
-	page, err := s.records.ListThreads(ctx, runtime.ThreadQuery{Meta: map[string]string{metaID: id}, Limit: 2})
+	page, err := s.records.ListThreads(ctx, runtime.ThreadQuery{ID: id, Limit: 1})
 	if err != nil {
 		s.log.Warn("server: reading a thread's record failed", "thread", id, "err", err)
 		return nil

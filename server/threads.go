@@ -11,9 +11,10 @@ import (
 )
 
 // Metadata keys the server keeps with every thread besides the caller's:
-// the graph it runs, when it was created, its id (to find one thread in a
-// listing) and its owner ("owner", see Config.Access). A request may not
-// set them.
+// the graph it runs, when it was created, its id and its owner ("owner",
+// see Config.Access). A request may not set them. The server reads one
+// thread's record by its key (ThreadQuery.ID); the id in the metadata is
+// what servers before that change looked a thread up by, kept for them.
 const (
 	metaGraph   = "ilmek.graph"
 	metaCreated = "ilmek.created"
@@ -122,7 +123,7 @@ func (s *Server) lookup(ctx context.Context, id string) (threadRecord, error) {
 	if t, ok := s.cache.Load(id); ok {
 		return t.(threadRecord), nil
 	}
-	page, err := s.records.ListThreads(ctx, runtime.ThreadQuery{Meta: map[string]string{metaID: id}, Limit: 2})
+	page, err := s.records.ListThreads(ctx, runtime.ThreadQuery{ID: id, Limit: 1})
 	if err != nil {
 		return threadRecord{}, err
 	}

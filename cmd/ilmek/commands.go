@@ -228,28 +228,18 @@ func threadsCmd(fs *pflag.FlagSet) runFunc {
 }
 
 // findThread returns the thread's record, ok false when the store has
-// none. It lists only the threads updated since the thread's latest
-// checkpoint (cp, nil when it has none), which holds the thread.
-func findThread(ctx context.Context, st *store, id string, cp *runtime.Checkpoint) (checkpoint.ThreadInfo, bool, error) {
-	q := checkpoint.ThreadQuery{Limit: checkpoint.MaxThreadLimit}
-	if cp != nil {
-		q.UpdatedAfter = cp.Created.Add(-time.Millisecond)
+// none: one record, read by its key.
+func findThread(ctx context.Context, st *store, id string) (checkpoint.ThreadInfo, bool, error) {
+	p, err := st.lister().ListThreads(ctx, checkpoint.ThreadQuery{ID: id, Limit: 1})
+	if err != nil {
+		return checkpoint.ThreadInfo{}, false, fmt.Errorf("find thread %q in %s: %w", id, st.name, err)
 	}
-	for {
-		p, err := st.lister().ListThreads(ctx, q)
-		if err != nil {
-			return checkpoint.ThreadInfo{}, false, fmt.Errorf("find thread %q in %s: %w", id, st.name, err)
+	for _, t := range p.Threads {
+		if t.ID == id {
+			return t, true, nil
 		}
-		for _, t := range p.Threads {
-			if t.ID == id {
-				return t, true, nil
-			}
-		}
-		if p.Next == "" {
-			return checkpoint.ThreadInfo{}, false, nil
-		}
-		q.Cursor = p.Next
 	}
+	return checkpoint.ThreadInfo{}, false, nil
 }
 
 // errNoThread is matched by the error for a thread the store does not hold.
@@ -297,7 +287,7 @@ func showCmd(fs *pflag.FlagSet) runFunc {
 		if err != nil {
 			return err
 		}
-		info, found, err := findThread(ctx, st, id, latest)
+		info, found, err := findThread(ctx, st, id)
 		if err != nil {
 			return err
 		}
@@ -489,7 +479,7 @@ func existingThreads(ctx context.Context, st *store, ids []string, done string) 
 		case !errors.Is(err, runtime.ErrNotFound):
 			return fmt.Errorf("read thread %q in %s: %w", id, st.name, err)
 		}
-		_, found, err := findThread(ctx, st, id, nil)
+		_, found, err := findThread(ctx, st, id)
 		if err != nil {
 			return err
 		}

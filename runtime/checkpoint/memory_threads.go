@@ -82,8 +82,16 @@ func (m *Memory) ListThreads(_ context.Context, q ThreadQuery) (ThreadPage, erro
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	recs := m.recs
+	if q.ID != "" {
+		// One record, found by its key.
+		recs = nil
+		if r, ok := m.recs[q.ID]; ok {
+			recs = map[string]*memRec{q.ID: r}
+		}
+	}
 	var out []ThreadInfo
-	for id, r := range m.recs {
+	for id, r := range recs {
 		if cursor != nil && !cursor.After(r.updated, id) {
 			continue
 		}

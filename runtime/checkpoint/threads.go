@@ -62,6 +62,12 @@ type ThreadInfo struct {
 // ThreadQuery selects and pages the threads ListThreads returns. Every
 // condition set must hold.
 type ThreadQuery struct {
+	// ID, when not empty, keeps the thread of that id alone: the read of
+	// one thread's record (its metadata and last outcome). The stores find
+	// it by its key, so the read costs the same among a million threads as
+	// among ten; a metadata condition naming the thread instead makes them
+	// scan every record.
+	ID string
 	// Status keeps the threads whose last run ended so; "" keeps all. It
 	// is the recorded outcome, not ThreadStatus (OutcomeFilter says when
 	// the two select alike).
@@ -214,8 +220,9 @@ func CheckThreadQuery(q ThreadQuery) (limit int, cursor *ThreadCursor, err error
 }
 
 // MatchThread reports whether a thread with the given status, metadata and
-// update time (UnixNano) satisfies q's conditions (not its cursor). For
-// backends that filter in Go.
+// update time (UnixNano) satisfies q's conditions (not its ID or cursor,
+// which select records before their conditions are checked). For backends
+// that filter in Go.
 func MatchThread(q ThreadQuery, status Status, meta map[string]string, updated int64) bool {
 	if q.Status != "" && status != q.Status {
 		return false

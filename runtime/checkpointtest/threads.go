@@ -225,7 +225,7 @@ func putAt(t *testing.T, cp runtime.Checkpointer, thread string, sec int64) {
 	}
 }
 
-// testThreadsFilters: status, metadata (every pair) and updated
+// testThreadsFilters: id, status, metadata (every pair) and updated
 // before/after select; the order is newest first, ties by id descending.
 func testThreadsFilters(t *testing.T, cp runtime.Checkpointer) {
 	l, rec := lister(t, cp)
@@ -261,6 +261,13 @@ func testThreadsFilters(t *testing.T, cp runtime.Checkpointer) {
 		{"between", checkpoint.ThreadQuery{UpdatedAfter: time.Unix(base, 0), UpdatedBefore: time.Unix(base+2, 0)}, []string{"d", "c"}},
 		{"aborted", checkpoint.ThreadQuery{Status: runtime.StatusAborted}, nil},
 		{"paged by 2", checkpoint.ThreadQuery{Limit: 2}, []string{"e", "d", "c", "b", "a"}},
+		{"id", checkpoint.ThreadQuery{ID: "c"}, []string{"c"}},
+		{"id with its status", checkpoint.ThreadQuery{ID: "b", Status: runtime.StatusInterrupted, Meta: map[string]string{"tier": "2"}}, []string{"b"}},
+		{"id, other status", checkpoint.ThreadQuery{ID: "a", Status: runtime.StatusInterrupted}, nil},
+		{"id, other metadata", checkpoint.ThreadQuery{ID: "a", Meta: map[string]string{"team": "dev"}}, nil},
+		{"id, updated before", checkpoint.ThreadQuery{ID: "e", UpdatedAfter: time.Unix(base+2, 0)}, nil},
+		{"id of no thread", checkpoint.ThreadQuery{ID: "z"}, nil},
+		{"id, a prefix of one", checkpoint.ThreadQuery{ID: "a%"}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := threadIDs(listAll(t, l, c.q))

@@ -552,22 +552,16 @@ func (w *Waker) stillAsRead(ctx context.Context, thread string, q runtime.Thread
 	}
 	defer l.Release()
 	var found *checkpoint.ThreadInfo
-	q.Limit = checkpoint.MaxThreadLimit
-	for found == nil {
-		page, err := w.store.ListThreads(ctx, q)
-		if err != nil {
-			return fmt.Errorf("waker: read the outcome of thread %q: %w", thread, err)
+	// The thread's record alone, found by its key, if q's conditions hold.
+	q.ID, q.Limit = thread, 1
+	page, err := w.store.ListThreads(ctx, q)
+	if err != nil {
+		return fmt.Errorf("waker: read the outcome of thread %q: %w", thread, err)
+	}
+	for i := range page.Threads {
+		if page.Threads[i].ID == thread {
+			found = &page.Threads[i]
 		}
-		for i := range page.Threads {
-			if page.Threads[i].ID == thread {
-				found = &page.Threads[i]
-				break
-			}
-		}
-		if page.Next == "" {
-			break
-		}
-		q.Cursor = page.Next
 	}
 	if ended(found) {
 		status := "or moved"

@@ -34,6 +34,10 @@ func ListThreadsSQL(q checkpoint.ThreadQuery, head, mark string, after func(upda
 	}
 	b := &ThreadSQL{Limit: limit, mark: mark}
 	b.WriteString(head)
+	if q.ID != "" {
+		// The primary key: one record, however many the table holds.
+		b.WriteString(" AND thread_id = " + b.Arg(q.ID))
+	}
 	if q.Status != "" {
 		b.WriteString(" AND status = " + b.Arg(string(q.Status)))
 	}
