@@ -27,10 +27,14 @@ const (
 )
 
 // TestMain lets the test binary run as the child process of
-// TestSendOnceAcrossSIGKILL.
+// TestSendOnceAcrossSIGKILL and TestMessageSentAgainAcrossSIGKILL.
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(envCrashMode); mode != "" {
-		if err := crashChild(mode, os.Getenv(envCrashDir)); err != nil {
+		child := crashChild
+		if strings.HasPrefix(mode, "serve-") {
+			child = serveChild
+		}
+		if err := child(mode, os.Getenv(envCrashDir)); err != nil {
 			fmt.Fprintln(os.Stderr, "crash child:", err)
 			os.Exit(2)
 		}
@@ -112,23 +116,8 @@ func crashChild(mode, dir string) error {
 // sent again when another process runs the thread on.
 func TestSendOnceAcrossSIGKILL(t *testing.T) {
 	dir := t.TempDir()
-	child := func(mode string) (*exec.Cmd, *bufio.Scanner) {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), envCrashMode+"="+mode, envCrashDir+"="+dir)
-		cmd.Stderr = os.Stderr
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		return cmd, bufio.NewScanner(out)
-	}
-	sends := func() int {
-		data, _ := os.ReadFile(filepath.Join(dir, "sends.log"))
-		return strings.Count(string(data), "\n")
-	}
+	child := func(mode string) (*exec.Cmd, *bufio.Scanner) { return startChild(t, mode, dir) }
+	sends := func() int { return linesIn(dir, "sends.log") }
 
 	first, out := child("crash")
 	if !out.Scan() || out.Text() != "READY" {
@@ -158,4 +147,27 @@ func TestSendOnceAcrossSIGKILL(t *testing.T) {
 	if n := sends(); n != 1 {
 		t.Errorf("after the restart: %d sends, want 1 (the journaled send replays)", n)
 	}
+}
+
+// startChild starts the test binary as a crash test's child process in
+// mode, on dir, and returns it with its standard output.
+func startChild(t *testing.T, mode, dir string) (*exec.Cmd, *bufio.Scanner) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envCrashMode+"="+mode, envCrashDir+"="+dir)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, bufio.NewScanner(out)
+}
+
+// linesIn counts the lines of file name in dir (0 when it is missing).
+func linesIn(dir, name string) int {
+	data, _ := os.ReadFile(filepath.Join(dir, name))
+	return strings.Count(string(data), "\n")
 }

@@ -9,8 +9,9 @@
 // crashes (one cut off before its answer was journaled, by a crash or a
 // dropped connection, is sent again, under the same message id: the step's
 // runtime.Ctx.StepID, so an agent that keeps the ids of the messages it
-// answered answers it once; [Server] does, for the messages it holds
-// records of), and returns the normalized
+// answered answers it once; [Server] does, from its memory and, across
+// restarts and replicas, from the thread's record: [MetaMessage]), and
+// returns the normalized
 // [Result]: taskId, contextId, state,
 // text (the artifacts' text), statusText, statusData (the first data part
 // of the status message, where an ilmek agent lists the interrupts it

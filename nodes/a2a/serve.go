@@ -40,6 +40,10 @@ type ServeConfig[S, U any] struct {
 	// Required.
 	Output func(state S) string
 	// NewID mints context and task ids (default: 16 random hex digits).
+	// A message with an id that names no context gets a context id
+	// derived from its message id instead ("m-" and 32 hex digits), the
+	// same each time it is sent, so that the message sent again after a
+	// restart finds its thread.
 	NewID func() string
 	// MaxTasks bounds the task records the Server keeps in memory for
 	// tasks/get and for the task id of a paused context, and the answers
@@ -67,17 +71,21 @@ const DefaultMaxTasks = 10000
 // runtime refuses before it starts (the thread busy with another run, a
 // failing store, an answer that does not fit) is a JSON-RPC error, not a
 // task: nothing ran, and the caller may send again. A message sent again
-// under its id, on its context and with its parts, is answered as it was
-// the first time, without running the graph again (for the last MaxTasks
-// messages, kept in this process's memory; the same id with other parts
-// is CodeInvalidParams). The run of a message with an id goes on to its
-// end when its caller goes away (a dropped connection), so that the
-// message sent again finds its answer. tasks/get returns a task's last
+// under its id, on its context and with its parts, is answered without
+// running the graph again: as it was the first time for the last MaxTasks
+// messages, which this process keeps in memory; beyond them (a restart,
+// another replica) from the thread's record, when the checkpointer keeps
+// thread records (MetaMessage): where the thread stands is the answer,
+// and a run the message started that a dead process cut short is
+// continued, not started again. The same id with other parts is
+// CodeInvalidParams. The run of a message with an id goes on to its end
+// when its caller goes away (a dropped connection), so that the message
+// sent again finds its answer. tasks/get returns a task's last
 // state. A Server is a Transport too, so a graph can call it in-process;
 // a2ahttp.Handler serves it over HTTP.
 type Server struct {
 	card AgentCard
-	run  func(ctx context.Context, contextID, text string, answers map[string]json.RawMessage) (*Task, error)
+	run  func(ctx context.Context, contextID, text string, answers map[string]json.RawMessage, m sent) (*Task, error)
 	mint func() string
 
 	mu    sync.Mutex
@@ -146,8 +154,24 @@ func Serve[S, U any](g *runtime.Graph[S, U], cp runtime.Checkpointer, cfg ServeC
 	if s.card.Skills == nil {
 		s.card.Skills = []AgentSkill{{ID: "chat", Name: s.card.Name, Description: s.card.Description, Tags: []string{"chat"}}}
 	}
-	s.run = func(ctx context.Context, contextID, text string, answers map[string]json.RawMessage) (*Task, error) {
+	rec, _ := cp.(threadRecords)
+	s.run = func(ctx context.Context, contextID, text string, answers map[string]json.RawMessage, m sent) (*Task, error) {
 		th := g.Thread(cp, contextID)
+		var opts []runtime.RunOption
+		if rec != nil && m.id != "" {
+			// A message taken before is answered from where its thread
+			// stands; a new one's id rides with its run's first
+			// checkpoint (serve_taken.go).
+			latest, info, err := takenBefore(ctx, cp, rec, contextID, m)
+			if err != nil {
+				return nil, err
+			}
+			if info != nil {
+				return answerAgain(ctx, s, th, info, cfg.Output)
+			}
+			opts = append(opts, runtime.WithThreadMeta(map[string]string{MetaMessage: m.id, MetaDigest: m.digest}),
+				runtime.WithExpectedLatest(latest))
+		}
 		pending, err := th.Pending(ctx)
 		if err != nil {
 			return nil, err
@@ -164,7 +188,7 @@ func Serve[S, U any](g *runtime.Graph[S, U], cp runtime.Checkpointer, cfg ServeC
 			if err != nil {
 				return nil, err
 			}
-			res, err = th.Resume(ctx, a)
+			res, err = th.Resume(ctx, a, opts...)
 			if err != nil && res.Status == "" {
 				return nil, refused(err)
 			}
@@ -177,7 +201,7 @@ func Serve[S, U any](g *runtime.Graph[S, U], cp runtime.Checkpointer, cfg ServeC
 			// busy with another run, a failing store) ran nothing: an
 			// error for the caller to retry, as a refused resume is, not
 			// a failed task for it to keep.
-			res, err = th.Invoke(ctx, in)
+			res, err = th.Invoke(ctx, in, opts...)
 			if err != nil && res.Status == "" {
 				return nil, refused(err)
 			}
@@ -282,15 +306,19 @@ func (s *Server) send(ctx context.Context, m Message) (*Task, error) {
 	if text == "" && answers == nil {
 		return nil, &RPCError{Method: "message/send", Code: CodeInvalidParams, Message: "the message has no text and no data part {\"answers\": {...}}; send the text to the agent"}
 	}
-	take := func(ctx context.Context) (*Task, error) {
+	take := func(ctx context.Context, msg sent) (*Task, error) {
 		contextID := m.ContextID
-		if contextID == "" {
+		switch {
+		case contextID != "":
+		case msg.id != "":
+			contextID = contextFor(msg.id)
+		default:
 			contextID = s.mint()
 		}
-		return s.run(ctx, contextID, text, answers)
+		return s.run(ctx, contextID, text, answers, msg)
 	}
 	if m.MessageID == "" {
-		return take(ctx)
+		return take(ctx, sent{})
 	}
 	return s.sendOnce(ctx, m, take)
 }

@@ -3,8 +3,8 @@ package a2a
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
-	"fmt"
 )
 
 // A caller that lost the answer to a message/send (its connection
@@ -41,16 +41,15 @@ type messageWrite struct {
 // the answer. A message whose first sending failed before it ran (a
 // JSON-RPC error) is taken again. The caller stops waiting when ctx ends;
 // the run goes on.
-func (s *Server) sendOnce(ctx context.Context, m Message, take func(context.Context) (*Task, error)) (*Task, error) {
+func (s *Server) sendOnce(ctx context.Context, m Message, take func(context.Context, sent) (*Task, error)) (*Task, error) {
 	key := m.ContextID + "\x00" + m.MessageID
 	parts, _ := json.Marshal(m.Parts)
-	digest := sha256.Sum256(append([]byte(m.TaskID+"\x00"), parts...))
+	digest := digestOf(m.TaskID, parts)
 	s.mu.Lock()
 	if a, ok := s.msgs[key]; ok {
 		s.mu.Unlock()
 		if a.digest != digest {
-			return nil, &RPCError{Method: "message/send", Code: CodeInvalidParams,
-				Message: fmt.Sprintf("message id %q was sent before on this context with other parts; give each message an id of its own and send a message again under its first id only", m.MessageID)}
+			return nil, otherParts(m.MessageID)
 		}
 		return a.wait(ctx)
 	}
@@ -62,7 +61,7 @@ func (s *Server) sendOnce(ctx context.Context, m Message, take func(context.Cont
 
 	run := context.WithoutCancel(ctx)
 	go func() {
-		t, err := take(run)
+		t, err := take(run, sent{m.MessageID, hex.EncodeToString(digest[:])})
 		s.mu.Lock()
 		a.task, a.err = t, err
 		if err != nil && s.msgs[key] == a {

@@ -20,6 +20,12 @@ import (
 // by then counts nothing.
 func countingAgent(t *testing.T, runs *atomic.Int32, gate <-chan struct{}, entered chan<- struct{}, maxTasks int) *a2a.Server {
 	t.Helper()
+	return serveCounter(t, counterGraph(t, runs, gate, entered), checkpoint.NewMemory(), maxTasks)
+}
+
+// counterGraph is countingAgent's graph.
+func counterGraph(t *testing.T, runs *atomic.Int32, gate <-chan struct{}, entered chan<- struct{}) *runtime.Graph[runtime.Values, runtime.Values] {
+	t.Helper()
 	g, err := runtime.NewBuilder("Counter").Channel("question", "").Channel("reply", "").
 		Node("count", func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
 			if entered != nil {
@@ -36,7 +42,13 @@ func countingAgent(t *testing.T, runs *atomic.Int32, gate <-chan struct{}, enter
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := a2a.Serve(g, checkpoint.NewMemory(), a2a.ServeConfig[runtime.Values, runtime.Values]{
+	return g
+}
+
+// serveCounter serves a graph of counterGraph's channels on cp.
+func serveCounter(t *testing.T, g *runtime.Graph[runtime.Values, runtime.Values], cp runtime.Checkpointer, maxTasks int) *a2a.Server {
+	t.Helper()
+	s, err := a2a.Serve(g, cp, a2a.ServeConfig[runtime.Values, runtime.Values]{
 		Input:    func(text string) (runtime.Values, error) { return runtime.Values{"question": text}, nil },
 		Output:   func(s runtime.Values) string { r, _ := s["reply"].(string); return r },
 		MaxTasks: maxTasks,
@@ -46,6 +58,9 @@ func countingAgent(t *testing.T, runs *atomic.Int32, gate <-chan struct{}, enter
 	}
 	return s
 }
+
+// plainStore is a checkpointer that keeps no thread records.
+type plainStore struct{ runtime.Checkpointer }
 
 // dropping is a Transport to a Server that loses the answer of its first
 // message/send after the Server took it: a connection that dropped.
@@ -145,7 +160,7 @@ func TestServerAnswersAMessageOnce(t *testing.T) {
 			t.Errorf("another id: %d runs, context %s; want a run of its own on a new context", runs.Load(), other.ContextID)
 		}
 		// The same id on another context is another message.
-		taskOf(t, s, "m-1", first.ContextID, "hi")
+		taskOf(t, s, "m-1", other.ContextID, "hi")
 		if runs.Load() != 3 {
 			t.Errorf("the id on another context: %d runs, want 3", runs.Load())
 		}
@@ -214,19 +229,27 @@ func TestServerAnswersAMessageOnce(t *testing.T) {
 		}
 	})
 
-	t.Run("kept for the last MaxTasks messages", func(t *testing.T) {
-		var runs atomic.Int32
-		s := countingAgent(t, &runs, nil, nil, 2)
-		for _, id := range []string{"m-1", "m-2", "m-3"} {
-			taskOf(t, s, id, "", "hi")
-		}
-		taskOf(t, s, "m-3", "", "hi")
-		if runs.Load() != 3 {
-			t.Errorf("m-3 again: %d runs, want 3 (kept)", runs.Load())
-		}
-		taskOf(t, s, "m-1", "", "hi")
-		if runs.Load() != 4 {
-			t.Errorf("m-1 again, past the bound: %d runs, want 4 (forgotten)", runs.Load())
-		}
-	})
+	for _, c := range []struct {
+		name string
+		cp   runtime.Checkpointer
+		want int32 // runs after m-1 is sent again past the bound
+	}{
+		{"past MaxTasks messages, found in the thread's record", checkpoint.NewMemory(), 3},
+		{"past MaxTasks messages, forgotten on a checkpointer without thread records", plainStore{checkpoint.NewMemory()}, 4},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var runs atomic.Int32
+			s := serveCounter(t, counterGraph(t, &runs, nil, nil), c.cp, 2)
+			for _, id := range []string{"m-1", "m-2", "m-3"} {
+				taskOf(t, s, id, "", "hi")
+			}
+			taskOf(t, s, "m-3", "", "hi")
+			if runs.Load() != 3 {
+				t.Errorf("m-3 again: %d runs, want 3 (kept)", runs.Load())
+			}
+			if task := taskOf(t, s, "m-1", "", "hi"); runs.Load() != c.want || task.Status.State != "completed" {
+				t.Errorf("m-1 again, past the bound: %s after %d runs, want completed after %d", task.Status.State, runs.Load(), c.want)
+			}
+		})
+	}
 }
