@@ -162,7 +162,7 @@ func Serve[S, U any](g *runtime.Graph[S, U], cp runtime.Checkpointer, cfg ServeC
 			// A message taken before is answered from where its thread
 			// stands; a new one's id rides with its run's first
 			// checkpoint (serve_taken.go).
-			latest, info, err := takenBefore(ctx, cp, rec, contextID, m)
+			latest, info, err := takenBefore(ctx, cp, contextID, m)
 			if err != nil {
 				return nil, err
 			}

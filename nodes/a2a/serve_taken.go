@@ -4,9 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 
+	"github.com/ilmek-go/ilmek/internal/resent"
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
@@ -60,27 +60,17 @@ type threadRecords interface {
 // of m expects (runtime.WithExpectedLatest): a replica that took m after
 // this read leaves the thread moved, and this run is refused rather than
 // run twice. The same id with other parts is CodeInvalidParams.
-func takenBefore(ctx context.Context, cp runtime.Checkpointer, rec threadRecords, thread string, m sent) (latest string, info *checkpoint.ThreadInfo, err error) {
-	switch c, err := cp.Get(ctx, thread, ""); {
-	case errors.Is(err, runtime.ErrNotFound):
+func takenBefore(ctx context.Context, cp runtime.Checkpointer, thread string, m sent) (latest string, info *checkpoint.ThreadInfo, err error) {
+	latest, info, err = resent.Read(ctx, cp, thread)
+	switch {
 	case err != nil:
 		return "", nil, err
-	default:
-		latest = c.ID
+	case info == nil || info.Meta[MetaMessage] != m.id:
+		return latest, nil, nil
+	case info.Meta[MetaDigest] != m.digest:
+		return "", nil, otherParts(m.id)
 	}
-	page, err := rec.ListThreads(ctx, checkpoint.ThreadQuery{ID: thread, Limit: 1})
-	if err != nil {
-		return "", nil, err
-	}
-	for i := range page.Threads {
-		if th := &page.Threads[i]; th.ID == thread && th.Meta[MetaMessage] == m.id {
-			if th.Meta[MetaDigest] != m.digest {
-				return "", nil, otherParts(m.id)
-			}
-			return latest, th, nil
-		}
-	}
-	return latest, nil, nil
+	return latest, info, nil
 }
 
 // otherParts is the error of a message id sent before with other parts.
@@ -89,43 +79,15 @@ func otherParts(id string) error {
 		Message: fmt.Sprintf("message id %q was sent before on this context with other parts; give each message an id of its own and send a message again under its first id only", id)}
 }
 
-// standing is how a thread whose record info names a message taken before
-// stands: its status (checkpoint.ThreadStatus, the run of another process
-// not seen) and the thread as of its latest checkpoint.
-func standing[S, U any](ctx context.Context, th *runtime.Thread[S, U], info *checkpoint.ThreadInfo) (runtime.Status, runtime.ThreadState[S], error) {
-	st, err := th.State(ctx)
-	if err != nil {
-		return "", st, err
-	}
-	return checkpoint.ThreadStatus(checkpoint.ThreadFacts{Checkpoint: true, Next: len(st.Checkpoint.Next), Created: st.Checkpoint.Created,
-		Open: st.Open, Outcome: info.Outcome}), st, nil
-}
-
 // answerAgain answers a message sent again that was taken before on
-// thread th (info, its record, names it), from where th stands: a run
-// the message started or resumed that a dead process cut short (work
-// left, nothing open) is continued from th's latest checkpoint; otherwise
-// th's state, open interrupts or last outcome is the answer, as the first
-// sending's was.
+// thread th (info, its record, names it), from where th stands
+// (resent.Answer): a run the message started or resumed that a dead
+// process cut short is continued; otherwise th's state, open interrupts
+// or last failure is the answer, as the first sending's was.
 func answerAgain[S, U any](ctx context.Context, s *Server, th *runtime.Thread[S, U], info *checkpoint.ThreadInfo, output func(S) string) (*Task, error) {
-	status, st, err := standing(ctx, th, info)
-	if err != nil {
-		return nil, err
+	res, err := resent.Answer(ctx, th, info.Outcome)
+	if err != nil && res.Status == "" {
+		return nil, refused(err)
 	}
-	switch {
-	case status == runtime.StatusParked && len(st.Open) == 0:
-		var none U
-		res, err := th.Invoke(ctx, none, runtime.WithExpectedLatest(st.Checkpoint.ID))
-		if err != nil && res.Status == "" {
-			return nil, refused(err)
-		}
-		return s.taskOf(th.ID(), res.Status, res.Pending, res.Err, func() string { return output(res.State) }), nil
-	case status == runtime.StatusError || status == runtime.StatusAborted:
-		var runErr error
-		if info.Outcome.Error != "" {
-			runErr = errors.New(info.Outcome.Error)
-		}
-		return s.taskOf(th.ID(), status, nil, runErr, func() string { return "" }), nil
-	}
-	return s.taskOf(th.ID(), status, st.Open, nil, func() string { return output(st.State) }), nil
+	return s.taskOf(th.ID(), res.Status, res.Pending, res.Err, func() string { return output(res.State) }), nil
 }
