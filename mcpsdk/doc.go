@@ -9,5 +9,10 @@
 //	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: exec.Command("github-mcp")}, nil)
 //	gh, err := mcp.Connect(ctx, "github", mcpsdk.NewSession(cs))
 //
+// [AddGraph] serves a graph as MCP tools; a call that carries an
+// idempotency key in its _meta (mcp.MetaIdempotencyKey, which the mcp
+// package's tool calls send) is answered once, across lost answers and
+// restarts.
+//
 // It is a module of its own, so the core module does not depend on the SDK.
 package mcpsdk

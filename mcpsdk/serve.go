@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // ResumeSuffix is appended to a graph tool's name to name the tool that
@@ -28,8 +29,9 @@ type GraphTool[S, U any] struct {
 	// the call that paused). Both required.
 	Graph *runtime.Graph[S, U]
 	Store runtime.Checkpointer
-	// NewThreadID mints the thread of each call (default: 16 random hex
-	// digits).
+	// NewThreadID mints the thread of each call without an idempotency
+	// key (default: 16 random hex digits); a call with one runs on a
+	// thread named after it ("k-" and 32 hex digits).
 	NewThreadID func() string
 }
 
@@ -64,7 +66,13 @@ type ResumeInput struct {
 // Schema for a typed (generated) graph, and an object whose properties
 // are the channels for an untyped one (runtime.Values). A run that pauses
 // returns its pending interrupts (text and structured) and is answered
-// with the resume tool; a run that fails is a tool error.
+// with the resume tool; a run that fails is a tool error. A call with an
+// idempotency key in its _meta (mcp.MetaIdempotencyKey) is answered once:
+// the run tool runs it on a thread named after the key, and the resume
+// tool records the key with the thread (MetaCall; a store without thread
+// records answers such a resume as one without a key); the same key again
+// gets where the call's thread stands, and other arguments under it are
+// refused.
 func AddGraph[S, U any](s *sdk.Server, t GraphTool[S, U]) error {
 	if s == nil || t.Graph == nil || t.Store == nil {
 		return errors.New("mcpsdk: AddGraph needs a server, GraphTool.Graph and GraphTool.Store")
@@ -97,43 +105,67 @@ func AddGraph[S, U any](s *sdk.Server, t GraphTool[S, U]) error {
 		}
 		run.InputSchema = map[string]any{"type": "object", "properties": props, "additionalProperties": false}
 	}
-	sdk.AddTool(s, run, func(ctx context.Context, _ *sdk.CallToolRequest, in U) (*sdk.CallToolResult, any, error) {
+	sdk.AddTool(s, run, func(ctx context.Context, req *sdk.CallToolRequest, in U) (*sdk.CallToolResult, any, error) {
+		if k, ok := keyOf(name, req); ok {
+			// Taken before when the key's thread has a checkpoint.
+			th := t.Graph.Thread(t.Store, k.threadOf(name))
+			return once(ctx, name, th, t.Store, k, func(latest string, _ *checkpoint.ThreadInfo) bool { return latest != "" },
+				func(ctx context.Context, opts ...runtime.RunOption) (runtime.Result[S], error) {
+					return th.Invoke(ctx, in, opts...)
+				})
+		}
 		id := mint()
 		res, err := t.Graph.Thread(t.Store, id).Invoke(ctx, in)
 		return result(name, id, res, err)
 	})
 	resume := &sdk.Tool{Name: name + ResumeSuffix, Description: "Answers a paused call of " + name + ": the thread it returned, and the answer."}
-	sdk.AddTool(s, resume, func(ctx context.Context, _ *sdk.CallToolRequest, in ResumeInput) (*sdk.CallToolResult, any, error) {
+	sdk.AddTool(s, resume, func(ctx context.Context, req *sdk.CallToolRequest, in ResumeInput) (*sdk.CallToolResult, any, error) {
 		th := t.Graph.Thread(t.Store, in.Thread)
-		a := runtime.AnswersByID(in.Answers)
-		if in.Answers == nil {
-			pending, err := th.Pending(ctx)
-			if err != nil {
-				return nil, nil, err
-			}
-			if in.Answer == nil {
-				return nil, nil, fmt.Errorf("mcpsdk: %s: no answer for thread %q: give answer (to its only open interrupt) or answers (keyed by interrupt id: %s); nothing was answered", resume.Name, in.Thread, pendingIDs(pending))
-			}
-			if len(pending) > 1 {
-				return nil, nil, fmt.Errorf("mcpsdk: %s: thread %q waits on %d interrupts (%s): give answers keyed by those ids, not one answer; nothing was answered", resume.Name, in.Thread, len(pending), pendingIDs(pending))
-			}
-			v := in.Answer
-			if label, ok := v.(string); ok && len(pending) == 1 {
-				if raw, ok := runtime.AnswerFor(pending[0], label); ok {
-					v = raw
-				}
-			}
-			a = runtime.Answer(v)
+		k, keyed := keyOf(resume.Name, req)
+		if _, ok := t.Store.(checkpoint.ThreadRecorder); keyed && ok {
+			// Taken before when the thread's record names the key.
+			return once(ctx, resume.Name, th, t.Store, k, func(_ string, info *checkpoint.ThreadInfo) bool { return info != nil && info.Meta[MetaCall] == k.key },
+				func(ctx context.Context, opts ...runtime.RunOption) (runtime.Result[S], error) {
+					return answer(ctx, name, resume.Name, th, in, opts...)
+				})
 		}
-		res, err := th.Resume(ctx, a)
-		if errors.Is(err, runtime.ErrNotInterrupted) && res.Status == "" {
-			// The runtime's advice names its Go API; a tool's caller
-			// starts a run with the graph's own tool.
-			return nil, nil, fmt.Errorf("mcpsdk: %s: %w: thread %q waits on no answer (it never paused, or its run ended); call %s to start a new run", resume.Name, runtime.ErrNotInterrupted, in.Thread, name)
-		}
+		res, err := answer(ctx, name, resume.Name, th, in)
 		return result(name, in.Thread, res, err)
 	})
 	return nil
+}
+
+// answer resumes th, a thread of the graph tool name that paused, with
+// the answer or answers of in (the resume tool's, resumeName). An error
+// with no Status answered nothing.
+func answer[S, U any](ctx context.Context, name, resumeName string, th *runtime.Thread[S, U], in ResumeInput, opts ...runtime.RunOption) (runtime.Result[S], error) {
+	a := runtime.AnswersByID(in.Answers)
+	if in.Answers == nil {
+		pending, err := th.Pending(ctx)
+		if err != nil {
+			return runtime.Result[S]{}, err
+		}
+		if in.Answer == nil {
+			return runtime.Result[S]{}, fmt.Errorf("mcpsdk: %s: no answer for thread %q: give answer (to its only open interrupt) or answers (keyed by interrupt id: %s); nothing was answered", resumeName, in.Thread, pendingIDs(pending))
+		}
+		if len(pending) > 1 {
+			return runtime.Result[S]{}, fmt.Errorf("mcpsdk: %s: thread %q waits on %d interrupts (%s): give answers keyed by those ids, not one answer; nothing was answered", resumeName, in.Thread, len(pending), pendingIDs(pending))
+		}
+		v := in.Answer
+		if label, ok := v.(string); ok && len(pending) == 1 {
+			if raw, ok := runtime.AnswerFor(pending[0], label); ok {
+				v = raw
+			}
+		}
+		a = runtime.Answer(v)
+	}
+	res, err := th.Resume(ctx, a, opts...)
+	if errors.Is(err, runtime.ErrNotInterrupted) && res.Status == "" {
+		// The runtime's advice names its Go API; a tool's caller starts a
+		// run with the graph's own tool.
+		return res, fmt.Errorf("mcpsdk: %s: %w: thread %q waits on no answer (it never paused, or its run ended); call %s to start a new run", resumeName, runtime.ErrNotInterrupted, in.Thread, name)
+	}
+	return res, err
 }
 
 // maxToolName is the longest tool name MCP allows.

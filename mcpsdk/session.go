@@ -72,7 +72,7 @@ func (s *Session) CallTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.Cal
 	if args == nil {
 		args = map[string]any{}
 	}
-	res, err := s.cs.CallTool(ctx, &sdk.CallToolParams{Name: p.Name, Arguments: args})
+	res, err := s.cs.CallTool(ctx, &sdk.CallToolParams{Meta: p.Meta, Name: p.Name, Arguments: args})
 	if err != nil {
 		return nil, err
 	}

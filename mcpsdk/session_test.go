@@ -90,6 +90,13 @@ func scriptedServer(t *testing.T, s *mcptest.Script) *sdk.Server {
 // session, adapted.
 func connect(t *testing.T, srv *sdk.Server) *mcpsdk.Session {
 	t.Helper()
+	return mcpsdk.NewSession(clientOf(t, srv))
+}
+
+// clientOf serves srv over in-memory transports and returns the client's
+// session.
+func clientOf(t *testing.T, srv *sdk.Server) *sdk.ClientSession {
+	t.Helper()
 	ctx := context.Background()
 	ct, st := sdk.NewInMemoryTransports()
 	ss, err := srv.Connect(ctx, st, nil)
@@ -102,7 +109,7 @@ func connect(t *testing.T, srv *sdk.Server) *mcpsdk.Session {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	return mcpsdk.NewSession(cs)
+	return cs
 }
 
 // The reference's MCP data, served by a real SDK server and read through a

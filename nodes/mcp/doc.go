@@ -9,8 +9,10 @@
 // [runtime.Step] under the key "mcp:<server>:<tool>", so a call whose
 // answer was journaled is not made again across interrupts, retries and
 // crashes (one cut off before its answer was journaled, by a crash or a
-// dropped connection, is made again: a tool whose effect must not repeat
-// needs its own guard), and returns the normalized
+// dropped connection, is made again, under the same idempotency key in
+// the request's _meta, [MetaIdempotencyKey]: a tool whose effect must not
+// repeat answers a key it has answered with that answer, as a graph served
+// by mcpsdk.AddGraph does), and returns the normalized
 // [ToolResult] (text, isError, content, structured); [Toolbox.ReadResource]
 // reads a resource's text under "mcp:<server>:resource:<uri>"; [Skills]
 // turns the server's prompts into skills for a [skills.Catalog].

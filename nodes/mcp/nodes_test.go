@@ -93,6 +93,10 @@ func TestToolNodeCallsOnceAcrossResume(t *testing.T) {
 	if len(calls) != 1 {
 		t.Fatalf("tools/call ran %d times, want once: %+v", len(calls), calls)
 	}
+	if key, _ := calls[0].Meta[mcp.MetaIdempotencyKey].(string); len(key) != 36 || len(calls[0].Meta) != 1 {
+		t.Errorf("the call's _meta: %v; want one idempotency key, a UUID", calls[0].Meta)
+	}
+	calls[0].Meta = nil
 	if d := cmp.Diff(mcp.CallToolParams{Name: "search", Arguments: map[string]any{"q": "ilmek", "limit": float64(5), "page": float64(2)}}, calls[0]); d != "" {
 		t.Errorf("call (-want +got):\n%s", d)
 	}
@@ -302,5 +306,49 @@ func TestArgumentsFromMustHoldAnObject(t *testing.T) {
 	}
 	if len(sess.ToolCalls()) != 1 {
 		t.Errorf("calls = %d, want 1 (the refused one never called)", len(sess.ToolCalls()))
+	}
+}
+
+// TestToolCallKeepsItsKeyAcrossALostAnswer: a tool call whose answer was
+// lost (the connection dropped after the server acted) fails its run; the
+// thread's next run calls the tool again under the same idempotency key,
+// and a call of another step (here another thread) under another. Before,
+// the call carried no key: a server could not tell the call made again
+// from a new one.
+func TestToolCallKeepsItsKeyAcrossALostAnswer(t *testing.T) {
+	ctx := context.Background()
+	sess := mcptest.NewSession(script(t))
+	lost := errors.New("the connection dropped before the answer came")
+	sess.Fail = func(method string, _ any) error {
+		if method == "tools/call" && len(sess.ToolCalls()) == 1 {
+			return lost
+		}
+		return nil
+	}
+	tb, err := mcp.Connect(ctx, "github", sess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := runtime.Load("g.json", graphDoc("mcp_tool", `{"server": "github", "tool": "github__search", "arguments": {"q": "x"}, "to": "hits"}`), mcp.Registry(tb))
+	if err != nil {
+		t.Fatal(err)
+	}
+	thread := g.Thread(checkpoint.NewMemory(), "t-1")
+	if _, err := thread.Invoke(ctx, nil); !errors.Is(err, lost) {
+		t.Fatalf("first run: %v, want the lost answer", err)
+	}
+	if res, err := thread.Invoke(ctx, nil); err != nil || res.Status != runtime.StatusDone {
+		t.Fatalf("second run: %v %v", res.Status, err)
+	}
+	if res, err := g.Thread(checkpoint.NewMemory(), "t-2").Invoke(ctx, nil); err != nil || res.Status != runtime.StatusDone {
+		t.Fatalf("another thread: %v %v", res.Status, err)
+	}
+	var keys []string
+	for _, c := range sess.ToolCalls() {
+		k, _ := c.Meta[mcp.MetaIdempotencyKey].(string)
+		keys = append(keys, k)
+	}
+	if len(keys) != 3 || keys[0] == "" || keys[1] != keys[0] || keys[2] == keys[0] {
+		t.Errorf("idempotency keys of the calls: %q; want the lost call's key again, then another", keys)
 	}
 }

@@ -47,12 +47,24 @@ type ListToolsResult struct {
 	Tools []Tool `json:"tools"`
 }
 
-// CallToolParams is the request of tools/call: the server's own tool name
-// and the arguments.
+// CallToolParams is the request of tools/call: the server's own tool name,
+// the arguments, and the request's metadata (MCP's _meta; Toolbox.Call
+// puts its idempotency key there, MetaIdempotencyKey).
 type CallToolParams struct {
 	Name      string         `json:"name"`
 	Arguments map[string]any `json:"arguments,omitempty"`
+	Meta      map[string]any `json:"_meta,omitempty"`
 }
+
+// MetaIdempotencyKey is the _meta key under which Toolbox.Call sends its
+// call's idempotency key: the step's runtime.Ctx.StepID, the same on every
+// attempt of the call (a retry, a resume, the run after a crash or a
+// dropped connection) and different for every other call. A server whose
+// tool has an effect that must not repeat keeps the keys it answered and
+// answers a key again with that answer; mcpsdk.AddGraph does. It is a key
+// of MCP's own form for _meta (a prefix of its own, then a name), which a
+// server that does not know it ignores.
+const MetaIdempotencyKey = "ilmek/idempotency-key"
 
 // CallToolResult is the answer of tools/call. Content holds the raw content
 // blocks ({"type": "text", "text": ...}, images, embedded resources...);

@@ -145,6 +145,11 @@ func (e *UnknownToolError) Error() string {
 // Invoke calls the tool exposed as name with args, unjournaled, and
 // normalizes the answer. Inside a node use Call.
 func (tb *Toolbox) Invoke(ctx context.Context, name string, args map[string]any) (ToolResult, error) {
+	return tb.invoke(ctx, name, args, nil)
+}
+
+// invoke is Invoke with the request's _meta.
+func (tb *Toolbox) invoke(ctx context.Context, name string, args, meta map[string]any) (ToolResult, error) {
 	t, ok := tb.Tool(name)
 	if !ok {
 		return ToolResult{}, &UnknownToolError{Server: tb.name, Tool: name, Known: tb.toolNames()}
@@ -152,7 +157,7 @@ func (tb *Toolbox) Invoke(ctx context.Context, name string, args map[string]any)
 	if args == nil {
 		args = map[string]any{}
 	}
-	raw, err := tb.s.CallTool(ctx, &CallToolParams{Name: t.RemoteName, Arguments: args})
+	raw, err := tb.s.CallTool(ctx, &CallToolParams{Name: t.RemoteName, Arguments: args, Meta: meta})
 	if err != nil {
 		return ToolResult{}, fmt.Errorf("mcp: server %q: tools/call %q: %w", tb.name, t.RemoteName, err)
 	}
@@ -180,7 +185,9 @@ func PromptKey(server, name string) string { return "mcp:" + server + ":prompt:"
 // interrupt, a retry or a crash the journaled result comes back without
 // calling the server. A failed call is not journaled, nor is one cut off
 // by a crash before its answer was journaled, so the next attempt calls
-// again. A tool error (IsError) is a result like any other,
+// again, under the same idempotency key (MetaIdempotencyKey in the
+// request's _meta), so that a server that keeps the keys it answered
+// answers it once. A tool error (IsError) is a result like any other,
 // journaled; mcp_tool with text fails on it instead.
 func (tb *Toolbox) Call(ctx *runtime.Ctx, name string, args map[string]any) (ToolResult, error) {
 	return tb.call(ctx, name, args, false)
@@ -194,7 +201,11 @@ func (tb *Toolbox) call(ctx *runtime.Ctx, name string, args map[string]any, fail
 		return ToolResult{}, &UnknownToolError{Server: tb.name, Tool: name, Known: tb.toolNames()}
 	}
 	return runtime.Step(ctx, ToolKey(tb.name, t.RemoteName), func() (ToolResult, error) {
-		r, err := tb.Invoke(ctx, name, args)
+		key, err := ctx.StepID()
+		if err != nil {
+			return ToolResult{}, err
+		}
+		r, err := tb.invoke(ctx, name, args, map[string]any{MetaIdempotencyKey: key})
 		if err == nil && failToolError && r.IsError {
 			return r, &ToolError{Server: tb.name, Tool: name, Text: r.Text}
 		}
