@@ -16,12 +16,15 @@ import (
 
 // Read returns thread's latest checkpoint id ("" when it has none) and
 // its record (nil when cp keeps no thread records or holds none for it),
-// the record read by its key after the checkpoint. A run that expects the
-// latest checkpoint read (runtime.WithExpectedLatest) is refused when
-// another process took the request in between.
+// the record read by its key after the checkpoint; a thread with no
+// checkpoint took no request (a run records its request with its first
+// checkpoint), and its record is not read. A run that expects the latest
+// checkpoint read (runtime.WithExpectedLatest) is refused when another
+// process took the request in between.
 func Read(ctx context.Context, cp runtime.Checkpointer, thread string) (latest string, info *checkpoint.ThreadInfo, err error) {
 	switch c, err := cp.Get(ctx, thread, ""); {
 	case errors.Is(err, runtime.ErrNotFound):
+		return "", nil, nil
 	case err != nil:
 		return "", nil, err
 	default:

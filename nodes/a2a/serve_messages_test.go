@@ -24,7 +24,7 @@ func countingAgent(t *testing.T, runs *atomic.Int32, gate <-chan struct{}, enter
 }
 
 // counterGraph is countingAgent's graph.
-func counterGraph(t *testing.T, runs *atomic.Int32, gate <-chan struct{}, entered chan<- struct{}) *runtime.Graph[runtime.Values, runtime.Values] {
+func counterGraph(t testing.TB, runs *atomic.Int32, gate <-chan struct{}, entered chan<- struct{}) *runtime.Graph[runtime.Values, runtime.Values] {
 	t.Helper()
 	g, err := runtime.NewBuilder("Counter").Channel("question", "").Channel("reply", "").
 		Node("count", func(ctx *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
@@ -46,7 +46,7 @@ func counterGraph(t *testing.T, runs *atomic.Int32, gate <-chan struct{}, entere
 }
 
 // serveCounter serves a graph of counterGraph's channels on cp.
-func serveCounter(t *testing.T, g *runtime.Graph[runtime.Values, runtime.Values], cp runtime.Checkpointer, maxTasks int) *a2a.Server {
+func serveCounter(t testing.TB, g *runtime.Graph[runtime.Values, runtime.Values], cp runtime.Checkpointer, maxTasks int) *a2a.Server {
 	t.Helper()
 	s, err := a2a.Serve(g, cp, a2a.ServeConfig[runtime.Values, runtime.Values]{
 		Input:    func(text string) (runtime.Values, error) { return runtime.Values{"question": text}, nil },
