@@ -276,6 +276,9 @@ func (r *runner[S, U]) end(res Result[S], status Status, err error) Result[S] {
 			err = fmt.Errorf("%w: %w (%w)", ErrAborted, cause, context.Canceled)
 		}
 	}
+	if status == StatusError {
+		err = r.ownLeaseLost(err)
+	}
 	res.Status, res.Err, res.State = status, err, r.state
 	if r.latest != nil {
 		res.CheckpointID = r.latest.ID

@@ -483,6 +483,42 @@ func idList(ps []PendingInterrupt) string {
 	return string(b)
 }
 
+// ownLeaseLost returns err, the error a run failed with, as a
+// CheckpointError of a lost lease (Op "lease", wrapping err) when err
+// holds the loss of this run's own thread's lease (a Step's journal write
+// refused by the store's fence, say, which a node returned): every run
+// that lost its lease ends with an error whose text starts "checkpointer
+// lease: ", whichever way the loss reached it. A node's error that names
+// the lost lease of another thread (a run the node made itself) stays the
+// node's.
+func (r *runner[S, U]) ownLeaseLost(err error) error {
+	if ce, ok := err.(*CheckpointError); ok && ce.Op == "lease" || !holdsLeaseLoss(err, r.cfg.thread) {
+		return err
+	}
+	return &CheckpointError{Op: "lease", Err: err}
+}
+
+// holdsLeaseLoss reports whether err, or an error it wraps (joined ones
+// included), is the loss of thread's lease.
+func holdsLeaseLoss(err error, thread string) bool {
+	switch e := err.(type) {
+	case nil:
+		return false
+	case *checkpoint.LeaseLostError:
+		if e.Thread == thread {
+			return true
+		}
+	case interface{ Unwrap() []error }:
+		for _, w := range e.Unwrap() {
+			if holdsLeaseLoss(w, thread) {
+				return true
+			}
+		}
+		return false
+	}
+	return holdsLeaseLoss(errors.Unwrap(err), thread)
+}
+
 // leaseLostError is the cancellation cause of a run whose lease was lost,
 // or passed its deadline.
 type leaseLostError struct{ err error }

@@ -317,10 +317,14 @@ func endedCutShort(o checkpoint.ThreadOutcome) bool {
 // Such a run stops before its next effect and writes nothing more but its
 // outcome (and only while no other run took the thread over): as
 // checkpoint.ErrLeaseLost says, a later run takes its work up. The
-// outcome keeps the error's text (checkpoint.LeaseLostError); a thread
-// deleted under its run is not continued.
+// outcome keeps the error's text: the runtime's checkpointer error of a
+// lost lease ("checkpointer lease: " and the checkpoint.LeaseLostError),
+// which a run that lost its own thread's lease ends with, and which no
+// node's error is (a node's starts with "node "; one that names another
+// thread's lost lease leaves its thread failed); a thread deleted under
+// its run is not continued.
 func leaseLapsed(o checkpoint.ThreadOutcome) bool {
-	return o.Status == runtime.StatusError && strings.Contains(o.Error, leaseLostText) &&
+	return o.Status == runtime.StatusError && strings.HasPrefix(o.Error, "checkpointer ") && strings.Contains(o.Error, leaseLostText) &&
 		!strings.Contains(o.Error, "("+string(checkpoint.LeaseThreadDeleted)+", ")
 }
 

@@ -54,7 +54,10 @@
 // effect and ends failed with that error; such a thread is continued
 // likewise at the next poll, which lists the failed threads updated since
 // the last one too, since ErrLeaseLost promises that a later run takes
-// the work up.
+// the work up. The runtime ends every such run with its error of a lost
+// lease ("checkpointer lease: ...", however the loss reached the run),
+// which is what the waker reads; a run whose node failed with an error
+// naming another thread's lost lease stays failed.
 //
 // The waker holds no state of its own: a process killed during a wait,
 // or during a wake, is restarted with a new waker and finds the threads
