@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -36,9 +37,48 @@ const (
 	MetaDigest = "mcp.digest"
 )
 
-// keyed is a tool call with an idempotency key: the key, the digest of its
-// tool's name and arguments in hex, and the thread of a run tool's call.
+// keyed is a tool call with an idempotency key: the key, and the digest
+// of its tool's name and arguments in hex.
 type keyed struct{ key, digest string }
+
+// inFlight holds the threads on which a keyed call runs in this process,
+// each with a channel closed when it ends: a call made again meanwhile
+// waits for that end and is answered from it, rather than refused as
+// the thread is busy.
+type inFlight struct {
+	mu sync.Mutex
+	m  map[string]chan struct{}
+}
+
+// enter waits until no keyed call runs on thread in this process, and
+// marks one as running; leave, which the caller defers, unmarks it. It
+// fails only when ctx ends first.
+func (f *inFlight) enter(ctx context.Context, thread string) (leave func(), err error) {
+	for {
+		f.mu.Lock()
+		done, busy := f.m[thread]
+		if !busy {
+			if f.m == nil {
+				f.m = map[string]chan struct{}{}
+			}
+			done = make(chan struct{})
+			f.m[thread] = done
+			f.mu.Unlock()
+			return func() {
+				f.mu.Lock()
+				delete(f.m, thread)
+				f.mu.Unlock()
+				close(done)
+			}, nil
+		}
+		f.mu.Unlock()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
 
 // keyOf returns the idempotency key of a call of tool and its digest; ok
 // is false for a call without a key.
@@ -67,13 +107,19 @@ func (k keyed) threadOf(tool string) string {
 }
 
 // once runs a call with key k on thread th, or answers it from where th
-// stands when a call under k was taken there before. ranBefore says, from
+// stands when a call under k was taken there before, one keyed call of th
+// at a time in this process (f). ranBefore says, from
 // th's latest checkpoint ("" for none) and record (nil when the store
 // keeps none), whether it was; run starts the call's run with the options
 // that record k and expect the checkpoint read.
-func once[S, U any](ctx context.Context, name string, th *runtime.Thread[S, U], cp runtime.Checkpointer, k keyed,
+func once[S, U any](ctx context.Context, name string, th *runtime.Thread[S, U], cp runtime.Checkpointer, k keyed, f *inFlight,
 	ranBefore func(latest string, info *checkpoint.ThreadInfo) bool,
 	run func(ctx context.Context, opts ...runtime.RunOption) (runtime.Result[S], error)) (*sdk.CallToolResult, any, error) {
+	leave, err := f.enter(ctx, th.ID())
+	if err != nil {
+		return nil, nil, err
+	}
+	defer leave()
 	latest, info, err := resent.Read(ctx, cp, th.ID())
 	if err != nil {
 		return nil, nil, err

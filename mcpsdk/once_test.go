@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -142,5 +143,53 @@ func TestGraphToolCallsWithAKey(t *testing.T) {
 	}
 	if res, _ := call("refund", "k-1", map[string]any{"order": "ORD-42"}); res.IsError || refunds.Load() != 1 {
 		t.Errorf("the first call made again once its thread is done: error %v %q; want its result", res.IsError, text(res))
+	}
+}
+
+// TestKeyedCallMadeAgainWhileItRuns: a call made again under its key while
+// its first run still runs (the caller's connection dropped, and it
+// called again) waits for that run and gets its result; the graph ran
+// once. Before, the second call was refused: the thread was busy.
+func TestKeyedCallMadeAgainWhileItRuns(t *testing.T) {
+	ctx := context.Background()
+	var runs atomic.Int32
+	gate, entered := make(chan struct{}), make(chan struct{}, 1)
+	g, err := runtime.NewBuilder("slow").Channel("order", "").Channel("reply", "").
+		Node("work", func(*runtime.Ctx, runtime.Values) (runtime.Values, error) {
+			runs.Add(1)
+			entered <- struct{}{}
+			<-gate
+			return runtime.Values{"reply": "worked"}, nil
+		}).Edge(spec.Start, "work").Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := serveTools(t, func(srv *sdk.Server) {
+		if err := mcpsdk.AddGraph(srv, mcpsdk.GraphTool[runtime.Values, runtime.Values]{Graph: g, Store: checkpoint.NewMemory()}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	call := func() (*sdk.CallToolResult, error) {
+		return cs.CallTool(ctx, &sdk.CallToolParams{Meta: sdk.Meta{mcp.MetaIdempotencyKey: "k-1"}, Name: "slow", Arguments: map[string]any{"order": "o-1"}})
+	}
+	results := make(chan *sdk.CallToolResult, 2)
+	go func() { r, _ := call(); results <- r }()
+	<-entered
+	go func() { r, _ := call(); results <- r }()
+	// Time for the second call to reach the server while the first runs
+	// (with or without it, the answer must be the run's).
+	time.Sleep(50 * time.Millisecond)
+	close(gate)
+	for range 2 {
+		r := <-results
+		if r == nil || r.IsError {
+			t.Fatalf("a call: %+v, want its result", r)
+		}
+		if text := r.Content[0].(*sdk.TextContent).Text; !strings.Contains(text, `"reply":"worked"`) {
+			t.Errorf("a call's result %q, want the run's state", text)
+		}
+	}
+	if runs.Load() != 1 {
+		t.Errorf("the graph ran %d times, want once", runs.Load())
 	}
 }

@@ -71,8 +71,9 @@ type ResumeInput struct {
 // the run tool runs it on a thread named after the key, and the resume
 // tool records the key with the thread (MetaCall; a store without thread
 // records answers such a resume as one without a key); the same key again
-// gets where the call's thread stands, and other arguments under it are
-// refused.
+// gets where the call's thread stands (made while the first call's run
+// still runs in this process, it waits for that run's end), and other
+// arguments under it are refused.
 func AddGraph[S, U any](s *sdk.Server, t GraphTool[S, U]) error {
 	if s == nil || t.Graph == nil || t.Store == nil {
 		return errors.New("mcpsdk: AddGraph needs a server, GraphTool.Graph and GraphTool.Store")
@@ -96,6 +97,7 @@ func AddGraph[S, U any](s *sdk.Server, t GraphTool[S, U]) error {
 		mint = randomID
 	}
 	run := &sdk.Tool{Name: name, Description: desc}
+	flights := &inFlight{}
 	if _, untyped := any(new(U)).(*runtime.Values); untyped {
 		props := map[string]any{}
 		if sh := t.Graph.Shape(); sh != nil {
@@ -109,7 +111,7 @@ func AddGraph[S, U any](s *sdk.Server, t GraphTool[S, U]) error {
 		if k, ok := keyOf(name, req); ok {
 			// Taken before when the key's thread has a checkpoint.
 			th := t.Graph.Thread(t.Store, k.threadOf(name))
-			return once(ctx, name, th, t.Store, k, func(latest string, _ *checkpoint.ThreadInfo) bool { return latest != "" },
+			return once(ctx, name, th, t.Store, k, flights, func(latest string, _ *checkpoint.ThreadInfo) bool { return latest != "" },
 				func(ctx context.Context, opts ...runtime.RunOption) (runtime.Result[S], error) {
 					return th.Invoke(ctx, in, opts...)
 				})
@@ -124,7 +126,7 @@ func AddGraph[S, U any](s *sdk.Server, t GraphTool[S, U]) error {
 		k, keyed := keyOf(resume.Name, req)
 		if _, ok := t.Store.(checkpoint.ThreadRecorder); keyed && ok {
 			// Taken before when the thread's record names the key.
-			return once(ctx, resume.Name, th, t.Store, k, func(_ string, info *checkpoint.ThreadInfo) bool { return info != nil && info.Meta[MetaCall] == k.key },
+			return once(ctx, resume.Name, th, t.Store, k, flights, func(_ string, info *checkpoint.ThreadInfo) bool { return info != nil && info.Meta[MetaCall] == k.key },
 				func(ctx context.Context, opts ...runtime.RunOption) (runtime.Result[S], error) {
 					return answer(ctx, name, resume.Name, th, in, opts...)
 				})
