@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ilmek-go/ilmek/internal/childproc"
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/sqlite"
 	"github.com/ilmek-go/ilmek/spec"
@@ -105,17 +106,7 @@ func TestSubgraphStepOnceAcrossSIGKILL(t *testing.T) {
 	}
 	dir := t.TempDir()
 	start := func(mode string) (*exec.Cmd, *bufio.Scanner) {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), envSubgraphCrash+"="+mode, envSubgraphCrashDir+"="+dir)
-		cmd.Stderr = os.Stderr
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		return cmd, bufio.NewScanner(out)
+		return childproc.Start(t, envSubgraphCrash+"="+mode, envSubgraphCrashDir+"="+dir)
 	}
 	effects := func() string {
 		data, _ := os.ReadFile(filepath.Join(dir, "effects.log"))

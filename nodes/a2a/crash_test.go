@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ilmek-go/ilmek/internal/childproc"
 	"github.com/ilmek-go/ilmek/nodes/a2a"
 	"github.com/ilmek-go/ilmek/nodes/a2a/a2atest"
 	"github.com/ilmek-go/ilmek/runtime"
@@ -153,21 +154,8 @@ func TestSendOnceAcrossSIGKILL(t *testing.T) {
 // mode, on dir, and returns it with its standard output.
 func startChild(t *testing.T, mode, dir string) (*exec.Cmd, *bufio.Scanner) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), envCrashMode+"="+mode, envCrashDir+"="+dir)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	return cmd, bufio.NewScanner(out)
+	return childproc.Start(t, envCrashMode+"="+mode, envCrashDir+"="+dir)
 }
 
 // linesIn counts the lines of file name in dir (0 when it is missing).
-func linesIn(dir, name string) int {
-	data, _ := os.ReadFile(filepath.Join(dir, name))
-	return strings.Count(string(data), "\n")
-}
+func linesIn(dir, name string) int { return childproc.Lines(filepath.Join(dir, name)) }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ilmek-go/ilmek/internal/childproc"
 	"github.com/ilmek-go/ilmek/nodes/mcp"
 	"github.com/ilmek-go/ilmek/nodes/mcp/mcptest"
 	"github.com/ilmek-go/ilmek/runtime"
@@ -111,22 +112,9 @@ func crashChild(mode, dir string) error {
 func TestToolCallOnceAcrossSIGKILL(t *testing.T) {
 	dir := t.TempDir()
 	child := func(mode string) (*exec.Cmd, *bufio.Scanner) {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), envCrashMode+"="+mode, envCrashDir+"="+dir)
-		cmd.Stderr = os.Stderr
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		return cmd, bufio.NewScanner(out)
+		return childproc.Start(t, envCrashMode+"="+mode, envCrashDir+"="+dir)
 	}
-	calls := func() int {
-		data, _ := os.ReadFile(filepath.Join(dir, "calls.log"))
-		return strings.Count(string(data), "\n")
-	}
+	calls := func() int { return childproc.Lines(filepath.Join(dir, "calls.log")) }
 
 	first, out := child("crash")
 	if !out.Scan() || out.Text() != "READY" {
