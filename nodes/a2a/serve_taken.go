@@ -20,8 +20,8 @@ import (
 // it) is found there, by the thread's key: it is answered from where the
 // thread stands, and a run the message started that a dead process cut
 // short is continued from its latest checkpoint, never started again. A
-// message without a context gets one derived from its id, so that the
-// message sent again finds the same thread.
+// message with an id and no context gets a context derived from its id,
+// so that the message sent again finds the same thread.
 
 // Thread metadata keys of a Server.
 const (
