@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // JSON-RPC error codes a Server answers with.
@@ -80,16 +81,23 @@ const DefaultMaxTasks = 10000
 // continued, not started again. The same id with other parts is
 // CodeInvalidParams. The run of a message with an id goes on to its end
 // when its caller goes away (a dropped connection), so that the message
-// sent again finds its answer. tasks/get returns a task's last
-// state. A Server is a Transport too, so a graph can call it in-process;
-// a2ahttp.Handler serves it over HTTP.
+// sent again finds its answer. tasks/get returns where a task stands: a
+// task that ended as its record says, and an open one (working on a
+// timer, input-required) as its thread says now, under the same id, so
+// that a thread a waker woke, or a person answered through the server's
+// API or the ilmek command, shows how it went on; the next message on
+// its context is then a task of its own. A Server is a Transport too, so
+// a graph can call it in-process; a2ahttp.Handler serves it over HTTP.
 type Server struct {
 	card AgentCard
 	run  func(ctx context.Context, contextID, text string, answers map[string]json.RawMessage, m sent) (*Task, error)
 	mint func() string
+	// stand reads where a context's thread stands, changing nothing
+	// (serve_get.go).
+	stand func(ctx context.Context, contextID string) (standing, error)
 
 	mu    sync.Mutex
-	tasks map[string]*Task  // by task id: the last state
+	tasks map[string]*Task  // by task id: the last state recorded
 	open  map[string]string // context id -> the task of its paused run
 	// order holds the task records in the order they were written, the
 	// oldest first, to drop past max; a task written again has an entry
@@ -103,6 +111,9 @@ type Server struct {
 	// (serve_messages.go).
 	msgs     map[string]*answered
 	msgOrder []messageWrite
+	// busy counts the messages of each context being answered, whose
+	// tasks tasks/get leaves to them (serve_get.go).
+	busy map[string]int
 }
 
 // taskWrite is one write of a task record: the task and the write's number.
@@ -119,7 +130,7 @@ func Serve[S, U any](g *runtime.Graph[S, U], cp runtime.Checkpointer, cfg ServeC
 	if cfg.MaxTasks < 0 {
 		return nil, fmt.Errorf("a2a: ServeConfig.MaxTasks is %d; give a positive bound, or 0 for DefaultMaxTasks (%d)", cfg.MaxTasks, DefaultMaxTasks)
 	}
-	s := &Server{card: cfg.Card, mint: cfg.NewID, tasks: map[string]*Task{}, open: map[string]string{}, seq: map[string]uint64{}, max: cfg.MaxTasks, msgs: map[string]*answered{}}
+	s := &Server{card: cfg.Card, mint: cfg.NewID, tasks: map[string]*Task{}, open: map[string]string{}, seq: map[string]uint64{}, max: cfg.MaxTasks, msgs: map[string]*answered{}, busy: map[string]int{}}
 	if s.max == 0 {
 		s.max = DefaultMaxTasks
 	}
@@ -155,7 +166,33 @@ func Serve[S, U any](g *runtime.Graph[S, U], cp runtime.Checkpointer, cfg ServeC
 		s.card.Skills = []AgentSkill{{ID: "chat", Name: s.card.Name, Description: s.card.Description, Tags: []string{"chat"}}}
 	}
 	rec, _ := cp.(threadRecords)
+	s.stand = func(ctx context.Context, contextID string) (standing, error) {
+		st, err := g.Thread(cp, contextID).State(ctx)
+		if err != nil {
+			return standing{}, err
+		}
+		f := checkpoint.ThreadFacts{Checkpoint: true, Next: len(st.Checkpoint.Next), Created: st.Checkpoint.Created, Open: st.Open}
+		if rec != nil {
+			// As the store's listing has it: what the last run left
+			// waiting, and how it ended (a wake that failed left its
+			// timer in the checkpoint, and nothing waiting).
+			page, err := rec.ListThreads(ctx, checkpoint.ThreadQuery{ID: contextID, Limit: 1})
+			if err != nil {
+				return standing{}, err
+			}
+			if len(page.Threads) == 1 && page.Threads[0].ID == contextID {
+				f.Open, f.Outcome = page.Threads[0].Pending, page.Threads[0].Outcome
+			}
+		}
+		out := standing{status: checkpoint.ThreadStatus(f), pending: f.Open, output: func() string { return cfg.Output(st.State) }}
+		if f.Outcome.Error != "" && (out.status == runtime.StatusError || out.status == runtime.StatusAborted) {
+			out.err = errors.New(f.Outcome.Error)
+		}
+		return out, nil
+	}
 	s.run = func(ctx context.Context, contextID, text string, answers map[string]json.RawMessage, m sent) (*Task, error) {
+		s.enter(contextID)
+		defer s.leave(contextID)
 		th := g.Thread(cp, contextID)
 		var opts []runtime.RunOption
 		if rec != nil && m.id != "" {
@@ -193,6 +230,12 @@ func Serve[S, U any](g *runtime.Graph[S, U], cp runtime.Checkpointer, cfg ServeC
 				return nil, refused(err)
 			}
 		} else {
+			// A task this context left open that its thread has left
+			// since (answered, or woken, without a message here) is
+			// settled first: this run is a task of its own.
+			if err := s.settle(ctx, contextID); err != nil {
+				return nil, err
+			}
 			in, err := cfg.Input(text)
 			if err != nil {
 				return nil, &RPCError{Method: "message/send", Code: CodeInvalidParams, Message: err.Error()}
@@ -267,12 +310,7 @@ func (s *Server) Post(ctx context.Context, r *Request) (*Response, error) {
 		if err := json.Unmarshal(params, &p); err != nil {
 			return fail(CodeInvalidParams, "params.id is not a task id: "+err.Error())
 		}
-		s.mu.Lock()
-		t = s.tasks[p.ID]
-		s.mu.Unlock()
-		if t == nil {
-			return fail(CodeTaskNotFound, fmt.Sprintf("task %q not found", p.ID))
-		}
+		t, err = s.getTask(ctx, p.ID)
 	default:
 		return fail(CodeMethodNotFound, fmt.Sprintf("method %q is not served; use message/send or tasks/get", r.Method))
 	}
@@ -323,7 +361,8 @@ func (s *Server) send(ctx context.Context, m Message) (*Task, error) {
 	return s.sendOnce(ctx, m, take)
 }
 
-// taskOf records the task a run of thread contextID ended as.
+// taskOf records the task a run of thread contextID ended as: the
+// context's open task, or a new one.
 func (s *Server) taskOf(contextID string, status runtime.Status, pending []runtime.PendingInterrupt, runErr error, output func() string) *Task {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -331,32 +370,47 @@ func (s *Server) taskOf(contextID string, status runtime.Status, pending []runti
 	if !ok {
 		taskID = s.mint()
 	}
-	t := &Task{Kind: "task", ID: taskID, ContextID: contextID, Status: TaskStatus{Timestamp: time.Now().UTC().Format(time.RFC3339Nano)}}
+	return s.record(taskID, contextID, standing{status, pending, runErr, output})
+}
+
+// record records task taskID of thread contextID as st says it stands,
+// keeps it open for the context's next message when it waits (working,
+// input-required) and returns it. It is called with s.mu held.
+func (s *Server) record(taskID, contextID string, st standing) *Task {
+	t := &Task{Kind: "task", ID: taskID, ContextID: contextID, Status: TaskStatus{State: stateOf(st.status), Timestamp: time.Now().UTC().Format(time.RFC3339Nano)}}
 	agentMsg := func(parts ...Part) *Message {
 		return &Message{Kind: "message", MessageID: s.mint(), Role: "agent", TaskID: taskID, ContextID: contextID, Parts: parts}
 	}
 	delete(s.open, contextID)
-	switch status {
-	case runtime.StatusDone:
-		t.Status.State = "completed"
-		t.Artifacts = []Artifact{{ArtifactID: s.mint(), Name: "reply", Parts: []Part{TextPart(output())}}}
-	case runtime.StatusInterrupted, runtime.StatusParked:
+	switch t.Status.State {
+	case "completed":
+		t.Artifacts = []Artifact{{ArtifactID: s.mint(), Name: "reply", Parts: []Part{TextPart(st.output())}}}
+	case "input-required", "working":
 		s.open[contextID] = taskID
-		text, data := PendingParts(pending)
-		t.Status.State = "input-required"
-		if status == runtime.StatusParked {
-			t.Status.State = "working"
-		}
+		text, data := PendingParts(st.pending)
 		t.Status.Message = agentMsg(TextPart(text), Part{Kind: "data", Data: data})
-	case runtime.StatusAborted:
-		t.Status.State = "canceled"
-		t.Status.Message = agentMsg(TextPart(errText(runErr, "the run was aborted")))
+	case "canceled":
+		t.Status.Message = agentMsg(TextPart(errText(st.err, "the run was aborted")))
 	default:
-		t.Status.State = "failed"
-		t.Status.Message = agentMsg(TextPart(errText(runErr, "the run failed")))
+		t.Status.Message = agentMsg(TextPart(errText(st.err, "the run failed")))
 	}
 	s.keep(t)
 	return t
+}
+
+// stateOf is the A2A task state of a run that ended with status.
+func stateOf(status runtime.Status) string {
+	switch status {
+	case runtime.StatusDone:
+		return "completed"
+	case runtime.StatusInterrupted:
+		return "input-required"
+	case runtime.StatusParked, runtime.StatusRunning:
+		return "working"
+	case runtime.StatusAborted:
+		return "canceled"
+	}
+	return "failed"
 }
 
 // keep records t, the latest state of its task, and drops the records
