@@ -1,11 +1,14 @@
 package server
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
+	"github.com/ilmek-go/ilmek/spec"
 )
 
 // TestThreadStatus: a thread's view gives the runtime's rule
@@ -31,6 +34,7 @@ func TestThreadStatus(t *testing.T) {
 		{"waiting on a person", ThreadView{CheckpointID: "c", Pending: open}, ended(runtime.StatusInterrupted, at), false, runtime.StatusInterrupted},
 		{"waiting, outcome unknown", ThreadView{CheckpointID: "c", Pending: open}, checkpoint.ThreadOutcome{}, false, runtime.StatusInterrupted},
 		{"on a timer", ThreadView{CheckpointID: "c", Next: []string{"wait"}, Pending: nap}, ended(runtime.StatusParked, at), false, runtime.StatusParked},
+		{"on a timer whose wake failed", ThreadView{CheckpointID: "c", Next: []string{"wait"}, Pending: nap}, ended(runtime.StatusError, at.Add(time.Second)), false, runtime.StatusError},
 		{"done", ThreadView{CheckpointID: "c"}, ended(runtime.StatusDone, at), false, runtime.StatusDone},
 		{"done, outcome unknown", ThreadView{CheckpointID: "c"}, checkpoint.ThreadOutcome{}, false, runtime.StatusDone},
 		{"failed", ThreadView{CheckpointID: "c", Next: []string{"n"}}, ended(runtime.StatusError, at.Add(time.Second)), false, runtime.StatusError},
@@ -92,6 +96,49 @@ func TestAsksPerson(t *testing.T) {
 	}{{"none", nil, false}, {"a timer", []PendingView{nap}, false}, {"a question", []PendingView{ask}, true}, {"both", []PendingView{nap, ask}, true}} {
 		if got := asksPerson(c.pending); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestFailedWakeReadsFailed: a thread whose wake ran and failed reads
+// error, in the thread's view and in a listing by status, as the store's
+// record and the waker have it; its due timer is still in the checkpoint
+// the wake replays. Before, rule 2 put the open timer first: the server
+// showed it parked, with a wake time in the past that no waker would act
+// on.
+func TestFailedWakeReadsFailed(t *testing.T) {
+	g, err := runtime.NewBuilder("faller").Channel("log", spec.Append).
+		Node("nap", func(c *runtime.Ctx, _ runtime.Values) (runtime.Values, error) {
+			if err := runtime.Sleep(c, "nap", 100*time.Millisecond); err != nil {
+				return nil, err
+			}
+			return nil, errors.New("the report is not there")
+		}).Edge(spec.Start, "nap").Compile(runtime.WithParkAfter(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := checkpoint.NewMemory()
+	ts := newTestServer(t, func(c *Config) { c.Graphs, c.Checkpointer = []Graph{Of(g)}, cp })
+	th := ts.newThread("alice", nil)
+	var run RunView
+	ts.must("alice", "POST", "/threads/"+th.ThreadID+"/runs", map[string]any{}, 202).json(t, &run)
+	if run = ts.wait("alice", run); run.Status != runtime.StatusParked {
+		t.Fatalf("run: %+v", run)
+	}
+	time.Sleep(110 * time.Millisecond)
+	if res, _ := g.Thread(cp, th.ThreadID).Wake(context.Background()); res.Status != runtime.StatusError {
+		t.Fatalf("the wake ended %q, want error", res.Status)
+	}
+	var got ThreadView
+	ts.must("alice", "GET", "/threads/"+th.ThreadID, nil, 200).json(t, &got)
+	if got.Status != runtime.StatusError {
+		t.Errorf("the thread reads %s, want error", got.Status)
+	}
+	for status, want := range map[runtime.Status]int{runtime.StatusError: 1, runtime.StatusParked: 0} {
+		var list ThreadList
+		ts.must("alice", "GET", "/threads?status="+string(status), nil, 200).json(t, &list)
+		if len(list.Threads) != want {
+			t.Errorf("status=%s lists %d threads, want %d", status, len(list.Threads), want)
 		}
 	}
 }

@@ -85,7 +85,10 @@ type ThreadFacts struct {
 //
 //  1. a run holds the thread (Held): running;
 //  2. interrupts are open: PauseStatus(Open), interrupted when a person
-//     is asked, parked when only timers wait;
+//     is asked, parked when only timers wait, unless the latest run ended
+//     error or aborted (3): a run after a pause on timers only is their
+//     wake, and the wake failed or was cut short, its timers left in the
+//     checkpoint it replays;
 //  3. the last run ended error or aborted, and it is the latest run (it
 //     ended no earlier than the latest checkpoint was written, if any; a
 //     failed or aborted run writes its outcome after its last
@@ -101,12 +104,14 @@ type ThreadFacts struct {
 // on a machine whose clock is behind by more than the time between the
 // runs leaves the earlier outcome showing).
 func ThreadStatus(f ThreadFacts) Status {
-	switch o := f.Outcome; {
+	o := f.Outcome
+	ended := (o.Status == StatusError || o.Status == StatusAborted) && (!f.Checkpoint || o.Ended.IsZero() || !o.Ended.Before(f.Created))
+	switch pause := PauseStatus(f.Open); {
 	case f.Held:
 		return StatusRunning
-	case len(f.Open) > 0:
-		return PauseStatus(f.Open)
-	case (o.Status == StatusError || o.Status == StatusAborted) && (!f.Checkpoint || o.Ended.IsZero() || !o.Ended.Before(f.Created)):
+	case len(f.Open) > 0 && (pause == StatusInterrupted || !ended):
+		return pause
+	case ended:
 		return o.Status
 	case !f.Checkpoint:
 		return StatusNew

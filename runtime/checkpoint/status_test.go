@@ -28,6 +28,8 @@ func TestThreadStatus(t *testing.T) {
 		{"asks, outcome unknown", ThreadFacts{Checkpoint: true, Next: 1, Created: t0, Open: ask}, StatusInterrupted},
 		{"timers only", ThreadFacts{Checkpoint: true, Next: 1, Created: t0, Open: nap, Outcome: ended(StatusParked, t0)}, StatusParked},
 		{"a timer and a person", ThreadFacts{Checkpoint: true, Next: 2, Created: t0, Open: both, Outcome: ended(StatusInterrupted, t0)}, StatusInterrupted},
+		{"timers only, an earlier run failed", ThreadFacts{Checkpoint: true, Next: 1, Created: t0, Open: nap, Outcome: ended(StatusError, before)}, StatusParked},
+		{"a timer and a person, a later run failed", ThreadFacts{Checkpoint: true, Next: 2, Created: t0, Open: both, Outcome: ended(StatusError, after)}, StatusInterrupted},
 		// 3. the latest run failed or was aborted
 		{"failed, no checkpoint", ThreadFacts{Outcome: ended(StatusError, t0)}, StatusError},
 		{"failed", ThreadFacts{Checkpoint: true, Next: 1, Created: t0, Outcome: ended(StatusError, after)}, StatusError},
@@ -35,6 +37,8 @@ func TestThreadStatus(t *testing.T) {
 		{"failed, end time unknown", ThreadFacts{Checkpoint: true, Next: 1, Created: t0, Outcome: ThreadOutcome{Status: StatusError}}, StatusError},
 		{"aborted with tasks planned", ThreadFacts{Checkpoint: true, Next: 1, Created: t0, Outcome: ended(StatusAborted, after)}, StatusAborted},
 		{"aborted, nothing planned", ThreadFacts{Checkpoint: true, Created: t0, Outcome: ended(StatusAborted, after)}, StatusAborted},
+		{"timers only, their wake failed", ThreadFacts{Checkpoint: true, Next: 1, Created: t0, Open: nap, Outcome: ended(StatusError, after)}, StatusError},
+		{"timers only, their wake cut short", ThreadFacts{Checkpoint: true, Next: 1, Created: t0, Open: nap, Outcome: ended(StatusAborted, after)}, StatusAborted},
 		// 4. no checkpoint
 		{"never ran", ThreadFacts{}, StatusNew},
 		{"metadata only, done elsewhere", ThreadFacts{Outcome: ended(StatusDone, t0)}, StatusNew},
