@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ilmek-go/ilmek/internal/resent"
 	"github.com/ilmek-go/ilmek/runtime"
 	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
@@ -173,15 +174,14 @@ func Serve[S, U any](g *runtime.Graph[S, U], cp runtime.Checkpointer, cfg ServeC
 		}
 		f := checkpoint.ThreadFacts{Checkpoint: true, Next: len(st.Checkpoint.Next), Created: st.Checkpoint.Created, Open: st.Open}
 		if rec != nil {
-			// As the store's listing has it: what the last run left
-			// waiting, and how it ended (a wake that failed left its
-			// timer in the checkpoint, and nothing waiting).
-			page, err := rec.ListThreads(ctx, checkpoint.ThreadQuery{ID: contextID, Limit: 1})
+			// How the last run ended, from the thread's record: the
+			// facts the server and ilmek give the same rule.
+			_, info, err := resent.Read(ctx, cp, contextID)
 			if err != nil {
 				return standing{}, err
 			}
-			if len(page.Threads) == 1 && page.Threads[0].ID == contextID {
-				f.Open, f.Outcome = page.Threads[0].Pending, page.Threads[0].Outcome
+			if info != nil {
+				f.Outcome = info.Outcome
 			}
 		}
 		out := standing{status: checkpoint.ThreadStatus(f), pending: f.Open, output: func() string { return cfg.Output(st.State) }}
