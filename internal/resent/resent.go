@@ -46,33 +46,45 @@ func Read(ctx context.Context, cp runtime.Checkpointer, thread string) (latest s
 	return latest, nil, nil
 }
 
-// Answer is the result of a request sent again whose run was taken before
-// on th, outcome the last run's as th's record holds it (zero when the
-// store keeps no records): where th stands (checkpoint.ThreadStatus; a run
-// of another process is not seen). A thread with work left and nothing
-// open (its run cut short by a dead process) is run on from its latest
-// checkpoint, expecting it, with opts; a refused run (another run holds
-// the thread, or moved it) is an error with no Status. Otherwise the
-// result is th's state, its open interrupts, or its last run's failure
-// (Err, the outcome's text).
-func Answer[S, U any](ctx context.Context, th *runtime.Thread[S, U], outcome checkpoint.ThreadOutcome, opts ...runtime.RunOption) (runtime.Result[S], error) {
+// Stand is where th stands, read and not changed; outcome is the last
+// run's as th's record holds it (zero when the store keeps no records):
+// its status (checkpoint.ThreadStatus; a run of another process is not
+// seen, and a run cut short or going on elsewhere reads parked with
+// nothing open), its state, its open interrupts, or its last run's
+// failure (Err, the outcome's text). latest is the checkpoint read.
+func Stand[S, U any](ctx context.Context, th *runtime.Thread[S, U], outcome checkpoint.ThreadOutcome) (res runtime.Result[S], latest string, err error) {
 	st, err := th.State(ctx)
 	if err != nil {
-		return runtime.Result[S]{}, err
+		return runtime.Result[S]{}, "", err
 	}
 	status := checkpoint.ThreadStatus(checkpoint.ThreadFacts{Checkpoint: true, Next: len(st.Checkpoint.Next), Created: st.Checkpoint.Created,
 		Open: st.Open, Outcome: outcome})
-	res := runtime.Result[S]{Status: status, State: st.State}
+	res = runtime.Result[S]{Status: status, State: st.State}
 	switch {
-	case status == runtime.StatusParked && len(st.Open) == 0:
-		var none U
-		return th.Invoke(ctx, none, append(opts[:len(opts):len(opts)], runtime.WithExpectedLatest(st.Checkpoint.ID))...)
 	case status == runtime.StatusError || status == runtime.StatusAborted:
 		if outcome.Error != "" {
 			res.Err = errors.New(outcome.Error)
 		}
 	default:
 		res.Pending = st.Open
+	}
+	return res, st.Checkpoint.ID, nil
+}
+
+// Answer is the result of a request sent again whose run was taken before
+// on th, outcome the last run's as th's record holds it (zero when the
+// store keeps no records): where th stands (Stand). A thread with work
+// left and nothing open (its run cut short by a dead process) is run on
+// from its latest checkpoint, expecting it, with opts; a refused run
+// (another run holds the thread, or moved it) is an error with no Status.
+func Answer[S, U any](ctx context.Context, th *runtime.Thread[S, U], outcome checkpoint.ThreadOutcome, opts ...runtime.RunOption) (runtime.Result[S], error) {
+	res, latest, err := Stand(ctx, th, outcome)
+	if err != nil {
+		return runtime.Result[S]{}, err
+	}
+	if res.Status == runtime.StatusParked && len(res.Pending) == 0 {
+		var none U
+		return th.Invoke(ctx, none, append(opts[:len(opts):len(opts)], runtime.WithExpectedLatest(latest))...)
 	}
 	return res, nil
 }

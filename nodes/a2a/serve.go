@@ -168,27 +168,23 @@ func Serve[S, U any](g *runtime.Graph[S, U], cp runtime.Checkpointer, cfg ServeC
 	}
 	rec, _ := cp.(threadRecords)
 	s.stand = func(ctx context.Context, contextID string) (standing, error) {
-		st, err := g.Thread(cp, contextID).State(ctx)
-		if err != nil {
-			return standing{}, err
-		}
-		f := checkpoint.ThreadFacts{Checkpoint: true, Next: len(st.Checkpoint.Next), Created: st.Checkpoint.Created, Open: st.Open}
+		// The facts the server and ilmek give the status rule: the latest
+		// checkpoint, and how the last run ended from the thread's record.
+		var outcome checkpoint.ThreadOutcome
 		if rec != nil {
-			// How the last run ended, from the thread's record: the
-			// facts the server and ilmek give the same rule.
 			_, info, err := resent.Read(ctx, cp, contextID)
 			if err != nil {
 				return standing{}, err
 			}
 			if info != nil {
-				f.Outcome = info.Outcome
+				outcome = info.Outcome
 			}
 		}
-		out := standing{status: checkpoint.ThreadStatus(f), pending: f.Open, output: func() string { return cfg.Output(st.State) }}
-		if f.Outcome.Error != "" && (out.status == runtime.StatusError || out.status == runtime.StatusAborted) {
-			out.err = errors.New(f.Outcome.Error)
+		res, _, err := resent.Stand(ctx, g.Thread(cp, contextID), outcome)
+		if err != nil {
+			return standing{}, err
 		}
-		return out, nil
+		return standing{res.Status, res.Pending, res.Err, func() string { return cfg.Output(res.State) }}, nil
 	}
 	s.run = func(ctx context.Context, contextID, text string, answers map[string]json.RawMessage, m sent) (*Task, error) {
 		s.enter(contextID)
