@@ -41,20 +41,25 @@ type ServeConfig[S, U any] struct {
 	// Output is the reply text of a run that ended (the task's artifact).
 	// Required.
 	Output func(state S) string
-	// NewID mints context and task ids (default: 16 random hex digits).
-	// A message with an id that names no context gets a context id
-	// derived from its message id instead ("m-" and 32 hex digits), the
-	// same each time it is sent, so that the message sent again after a
-	// restart finds its thread.
+	// NewID mints context ids, and the ids of messages and artifacts
+	// (default: 16 random hex digits). A task's id is an id of NewID, a
+	// dot, and its context id in unpadded base64url, so that tasks/get
+	// finds the task's thread in a process that did not answer it. A
+	// message with an id that names no context gets a context id derived
+	// from its message id instead ("m-" and 32 hex digits), the same each
+	// time it is sent, so that the message sent again after a restart
+	// finds its thread.
 	NewID func() string
 	// MaxTasks bounds the task records the Server keeps in memory for
 	// tasks/get and for the task id of a paused context, and the answers
 	// it keeps for messages sent again under their ids (default
 	// DefaultMaxTasks; negative is refused). Past it, the record written
-	// longest ago goes first: tasks/get of it answers CodeTaskNotFound,
-	// and a paused context whose record went continues under a new task
-	// id. The threads themselves live in the checkpointer and lose
-	// nothing.
+	// longest ago goes first. On a checkpointer that keeps thread records
+	// (MetaTask) a task whose record went is read again from its thread
+	// while it is its context's latest task, as after a restart; on one
+	// that does not, tasks/get of it answers CodeTaskNotFound and a paused
+	// context whose record went continues under a new task id. The
+	// threads themselves live in the checkpointer and lose nothing.
 	MaxTasks int
 }
 
@@ -87,15 +92,26 @@ const DefaultMaxTasks = 10000
 // timer, input-required) as its thread says now, under the same id, so
 // that a thread a waker woke, or a person answered through the server's
 // API or the ilmek command, shows how it went on; the next message on
-// its context is then a task of its own. A Server is a Transport too, so
-// a graph can call it in-process; a2ahttp.Handler serves it over HTTP.
+// its context is then a task of its own. On a checkpointer that keeps
+// thread records, each run records its task's id in its thread's record
+// (MetaTask), so that a process that did not answer a task (a restart,
+// another replica) reads it from its thread while it is its context's
+// latest task, and continues it under its id when the next message
+// answers it; an earlier task of the context is then CodeTaskNotFound.
+// A Server is a Transport too, so a graph can call it in-process;
+// a2ahttp.Handler serves it over HTTP.
 type Server struct {
 	card AgentCard
 	run  func(ctx context.Context, contextID, text string, answers map[string]json.RawMessage, m sent) (*Task, error)
 	mint func() string
 	// stand reads where a context's thread stands, changing nothing
-	// (serve_get.go).
-	stand func(ctx context.Context, contextID string) (standing, error)
+	// (serve_get.go); standAt the same given how the thread's last run
+	// ended (its record's outcome).
+	stand   func(ctx context.Context, contextID string) (standing, error)
+	standAt func(ctx context.Context, contextID string, outcome checkpoint.ThreadOutcome) (standing, error)
+	// readRecord reads a context's thread record (nil when it has none);
+	// nil when the checkpointer keeps no thread records (serve_recall.go).
+	readRecord func(ctx context.Context, contextID string) (*checkpoint.ThreadInfo, error)
 
 	mu    sync.Mutex
 	tasks map[string]*Task  // by task id: the last state recorded
@@ -167,12 +183,25 @@ func Serve[S, U any](g *runtime.Graph[S, U], cp runtime.Checkpointer, cfg ServeC
 		s.card.Skills = []AgentSkill{{ID: "chat", Name: s.card.Name, Description: s.card.Description, Tags: []string{"chat"}}}
 	}
 	rec, _ := cp.(threadRecords)
+	if rec != nil {
+		s.readRecord = func(ctx context.Context, contextID string) (*checkpoint.ThreadInfo, error) {
+			_, info, err := resent.Read(ctx, cp, contextID)
+			return info, err
+		}
+	}
+	s.standAt = func(ctx context.Context, contextID string, outcome checkpoint.ThreadOutcome) (standing, error) {
+		res, _, err := resent.Stand(ctx, g.Thread(cp, contextID), outcome)
+		if err != nil {
+			return standing{}, err
+		}
+		return standing{res.Status, res.Pending, res.Err, func() string { return cfg.Output(res.State) }}, nil
+	}
 	s.stand = func(ctx context.Context, contextID string) (standing, error) {
 		// The facts the server and ilmek give the status rule: the latest
 		// checkpoint, and how the last run ended from the thread's record.
 		var outcome checkpoint.ThreadOutcome
-		if rec != nil {
-			_, info, err := resent.Read(ctx, cp, contextID)
+		if s.readRecord != nil {
+			info, err := s.readRecord(ctx, contextID)
 			if err != nil {
 				return standing{}, err
 			}
@@ -180,34 +209,50 @@ func Serve[S, U any](g *runtime.Graph[S, U], cp runtime.Checkpointer, cfg ServeC
 				outcome = info.Outcome
 			}
 		}
-		res, _, err := resent.Stand(ctx, g.Thread(cp, contextID), outcome)
-		if err != nil {
-			return standing{}, err
-		}
-		return standing{res.Status, res.Pending, res.Err, func() string { return cfg.Output(res.State) }}, nil
+		return s.standAt(ctx, contextID, outcome)
 	}
 	s.run = func(ctx context.Context, contextID, text string, answers map[string]json.RawMessage, m sent) (*Task, error) {
 		s.enter(contextID)
 		defer s.leave(contextID)
 		th := g.Thread(cp, contextID)
 		var opts []runtime.RunOption
-		if rec != nil && m.id != "" {
-			// A message taken before is answered from where its thread
-			// stands; a new one's id rides with its run's first
-			// checkpoint (serve_taken.go).
-			latest, info, err := takenBefore(ctx, cp, contextID, m)
-			if err != nil {
-				return nil, err
+		var meta map[string]string // what the run records in the thread's record
+		if rec != nil {
+			meta = map[string]string{}
+			if m.id != "" {
+				// A message taken before is answered from where its
+				// thread stands; a new one's id rides with its run's
+				// first checkpoint (serve_taken.go).
+				latest, info, err := takenBefore(ctx, cp, contextID, m)
+				if err != nil {
+					return nil, err
+				}
+				if info != nil {
+					return answerAgain(ctx, s, th, info, cfg.Output)
+				}
+				meta[MetaMessage], meta[MetaDigest] = m.id, m.digest
+				opts = append(opts, runtime.WithExpectedLatest(latest))
 			}
-			if info != nil {
-				return answerAgain(ctx, s, th, info, cfg.Output)
+		}
+		// taskOpts are opts with the run's task recorded in the thread's
+		// record, so that the task outlives this process (serve_recall.go).
+		taskOpts := func(taskID string) []runtime.RunOption {
+			if meta == nil {
+				return opts
 			}
-			opts = append(opts, runtime.WithThreadMeta(map[string]string{MetaMessage: m.id, MetaDigest: m.digest}),
-				runtime.WithExpectedLatest(latest))
+			meta[MetaTask] = taskID
+			return append(opts, runtime.WithThreadMeta(meta))
 		}
 		pending, err := th.Pending(ctx)
 		if err != nil {
 			return nil, err
+		}
+		if len(pending) > 0 {
+			// The thread waits: its task may be one this process does
+			// not hold (a restart), which this message continues.
+			if err := s.recallOpen(ctx, contextID, nil); err != nil {
+				return nil, err
+			}
 		}
 		var open []runtime.PendingInterrupt
 		for _, p := range pending {
@@ -216,12 +261,14 @@ func Serve[S, U any](g *runtime.Graph[S, U], cp runtime.Checkpointer, cfg ServeC
 			}
 		}
 		var res runtime.Result[S]
+		var taskID string
 		if len(open) > 0 {
 			a, err := answersFor(open, text, answers)
 			if err != nil {
 				return nil, err
 			}
-			res, err = th.Resume(ctx, a, opts...)
+			taskID = s.taskFor(contextID)
+			res, err = th.Resume(ctx, a, taskOpts(taskID)...)
 			if err != nil && res.Status == "" {
 				return nil, refused(err)
 			}
@@ -240,12 +287,13 @@ func Serve[S, U any](g *runtime.Graph[S, U], cp runtime.Checkpointer, cfg ServeC
 			// busy with another run, a failing store) ran nothing: an
 			// error for the caller to retry, as a refused resume is, not
 			// a failed task for it to keep.
-			res, err = th.Invoke(ctx, in, opts...)
+			taskID = s.taskFor(contextID)
+			res, err = th.Invoke(ctx, in, taskOpts(taskID)...)
 			if err != nil && res.Status == "" {
 				return nil, refused(err)
 			}
 		}
-		return s.taskOf(contextID, res.Status, res.Pending, res.Err, func() string { return cfg.Output(res.State) }), nil
+		return s.taskOf(taskID, contextID, res.Status, res.Pending, res.Err, func() string { return cfg.Output(res.State) }), nil
 	}
 	return s, nil
 }
@@ -357,15 +405,10 @@ func (s *Server) send(ctx context.Context, m Message) (*Task, error) {
 	return s.sendOnce(ctx, m, take)
 }
 
-// taskOf records the task a run of thread contextID ended as: the
-// context's open task, or a new one.
-func (s *Server) taskOf(contextID string, status runtime.Status, pending []runtime.PendingInterrupt, runErr error, output func() string) *Task {
+// taskOf records task taskID of thread contextID as its run ended.
+func (s *Server) taskOf(taskID, contextID string, status runtime.Status, pending []runtime.PendingInterrupt, runErr error, output func() string) *Task {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	taskID, ok := s.open[contextID]
-	if !ok {
-		taskID = s.mint()
-	}
 	return s.record(taskID, contextID, standing{status, pending, runErr, output})
 }
 
@@ -373,16 +416,26 @@ func (s *Server) taskOf(contextID string, status runtime.Status, pending []runti
 // keeps it open for the context's next message when it waits (working,
 // input-required) and returns it. It is called with s.mu held.
 func (s *Server) record(taskID, contextID string, st standing) *Task {
+	t := s.taskAt(taskID, contextID, st)
+	delete(s.open, contextID)
+	if waits(t.Status.State) {
+		s.open[contextID] = taskID
+	}
+	s.keep(t)
+	return t
+}
+
+// taskAt is task taskID of thread contextID as st says it stands, its
+// messages and artifact under new ids. It is called with s.mu held.
+func (s *Server) taskAt(taskID, contextID string, st standing) *Task {
 	t := &Task{Kind: "task", ID: taskID, ContextID: contextID, Status: TaskStatus{State: stateOf(st.status), Timestamp: time.Now().UTC().Format(time.RFC3339Nano)}}
 	agentMsg := func(parts ...Part) *Message {
 		return &Message{Kind: "message", MessageID: s.mint(), Role: "agent", TaskID: taskID, ContextID: contextID, Parts: parts}
 	}
-	delete(s.open, contextID)
 	switch t.Status.State {
 	case "completed":
 		t.Artifacts = []Artifact{{ArtifactID: s.mint(), Name: "reply", Parts: []Part{TextPart(st.output())}}}
 	case "input-required", "working":
-		s.open[contextID] = taskID
 		text, data := PendingParts(st.pending)
 		t.Status.Message = agentMsg(TextPart(text), Part{Kind: "data", Data: data})
 	case "canceled":
@@ -390,9 +443,12 @@ func (s *Server) record(taskID, contextID string, st standing) *Task {
 	default:
 		t.Status.Message = agentMsg(TextPart(errText(st.err, "the run failed")))
 	}
-	s.keep(t)
 	return t
 }
+
+// waits reports whether a task in A2A state state waits for a timer or
+// an answer.
+func waits(state string) bool { return state == "input-required" || state == "working" }
 
 // stateOf is the A2A task state of a run that ended with status.
 func stateOf(status runtime.Status) string {

@@ -28,9 +28,14 @@ type standing struct {
 
 // getTask is tasks/get of task id: its record, read again from its
 // thread while it waits. A task whose thread is gone (deleted) is not
-// found, as is one the Server does not keep (MaxTasks, a restart).
+// found; one the Server does not keep (MaxTasks, a restart) is read from
+// its thread when the thread's record names it (recall), and is not
+// found otherwise.
 func (s *Server) getTask(ctx context.Context, id string) (*Task, error) {
 	t, err := s.refresh(ctx, id, 0)
+	if err == nil && t == nil {
+		t, err = s.recall(ctx, id)
+	}
 	if err != nil {
 		return nil, err
 	}

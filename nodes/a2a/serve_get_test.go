@@ -144,13 +144,7 @@ func TestTaskGetSeesTheThreadGoOn(t *testing.T) {
 		}
 		s := serveCounter(t, g, cp, 0)
 		task := taskIn(t, sendTo(t, s, "", "fall-1", "rest"))
-		th := g.Thread(cp, "fall-1")
-		st, err := th.State(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(time.Until(st.WakeAt))
-		if res, _ := th.Wake(ctx); res.Status != runtime.StatusError {
+		if res, _ := wakeWhenDue(t, g.Thread(cp, "fall-1")); res.Status != runtime.StatusError {
 			t.Fatalf("wake: %q, want error", res.Status)
 		}
 		got := getTask(t, s, task.ID)
@@ -160,10 +154,20 @@ func TestTaskGetSeesTheThreadGoOn(t *testing.T) {
 	})
 }
 
+// wakeWhenDue wakes th, as a waker does, once its timer is due.
+func wakeWhenDue(t *testing.T, th *runtime.Thread[runtime.Values, runtime.Values]) (runtime.Result[runtime.Values], error) {
+	t.Helper()
+	st, err := th.State(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(st.WakeAt))
+	return th.Wake(context.Background())
+}
+
 // timerWoken: a task working on a timer reads as completed once a wake
 // (as a waker's) ran its thread to its end.
 func timerWoken(t *testing.T, cp runtime.Checkpointer) {
-	ctx := context.Background()
 	g := napper(t, 150*time.Millisecond)
 	s := serveCounter(t, g, cp, 0)
 	task := taskIn(t, sendTo(t, s, "", "nap-1", "rest"))
@@ -179,13 +183,7 @@ func timerWoken(t *testing.T, cp runtime.Checkpointer) {
 	if string(b1) != string(b2) {
 		t.Errorf("tasks/get of a task that did not move changed it:\n%s\n%s", b1, b2)
 	}
-	th := g.Thread(cp, "nap-1")
-	st, err := th.State(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(time.Until(st.WakeAt))
-	if res, err := th.Wake(ctx); err != nil || res.Status != runtime.StatusDone {
+	if res, err := wakeWhenDue(t, g.Thread(cp, "nap-1")); err != nil || res.Status != runtime.StatusDone {
 		t.Fatalf("wake: %q %v", res.Status, err)
 	}
 	done := getTask(t, s, task.ID)

@@ -91,6 +91,9 @@ func TestMessageSentAgainAfterARestart(t *testing.T) {
 			t.Errorf("sent again: %s on %s, reply %q after %d runs; want completed on %s, reply %q, one run",
 				again.Status.State, again.ContextID, reply(again), runs.Load(), first.ContextID, reply(first))
 		}
+		if again.ID != first.ID {
+			t.Errorf("sent again: task %s, want the first sending's %s", again.ID, first.ID)
+		}
 		// On its context, named this time, it is the same message.
 		if named := taskIn(t, sendTo(t, serveCounter(t, counter, store, 0), "m-1", first.ContextID, "hi")); named.ContextID != first.ContextID || runs.Load() != 1 {
 			t.Errorf("sent again naming its context: %s after %d runs; want its context, one run", named.ContextID, runs.Load())
@@ -113,15 +116,20 @@ func TestMessageSentAgainAfterARestart(t *testing.T) {
 			t.Fatalf("sent again: %s on %s after %d runs of the node; want input-required on %s (as the first: %s), one run",
 				again.Status.State, again.ContextID, asked.Load(), first.ContextID, first.Status.State)
 		}
+		if again.ID != first.ID {
+			t.Errorf("sent again: task %s, want the first sending's %s", again.ID, first.ID)
+		}
 		if a2a.TextOf(again.Status.Message.Parts) != a2a.TextOf(first.Status.Message.Parts) {
 			t.Errorf("the question sent again: %q, want %q", a2a.TextOf(again.Status.Message.Parts), a2a.TextOf(first.Status.Message.Parts))
 		}
 		answered := taskIn(t, sendTo(t, serve(), "q-2", first.ContextID, "yes"))
-		if answered.Status.State != "completed" || reply(answered) != "answered yes" {
-			t.Errorf("the answer: %s, reply %q; want completed, \"answered yes\"", answered.Status.State, reply(answered))
+		// The answer, to a Server that holds no record of the task,
+		// continues it under its id.
+		if answered.Status.State != "completed" || reply(answered) != "answered yes" || answered.ID != first.ID {
+			t.Errorf("the answer: task %s %s, reply %q; want task %s completed, \"answered yes\"", answered.ID, answered.Status.State, reply(answered), first.ID)
 		}
-		if resent := taskIn(t, sendTo(t, serve(), "q-2", first.ContextID, "yes")); resent.Status.State != "completed" || reply(resent) != "answered yes" {
-			t.Errorf("the answer sent again: %s, reply %q; want completed, \"answered yes\"", resent.Status.State, reply(resent))
+		if resent := taskIn(t, sendTo(t, serve(), "q-2", first.ContextID, "yes")); resent.Status.State != "completed" || reply(resent) != "answered yes" || resent.ID != first.ID {
+			t.Errorf("the answer sent again: task %s %s, reply %q; want task %s completed, \"answered yes\"", resent.ID, resent.Status.State, reply(resent), first.ID)
 		}
 	})
 
@@ -130,7 +138,7 @@ func TestMessageSentAgainAfterARestart(t *testing.T) {
 		first := taskIn(t, sendTo(t, serveAsk(store), "f-1", "", "fail"))
 		fail = false // a run now would pass
 		again := taskIn(t, sendTo(t, serveAsk(store), "f-1", "", "fail"))
-		if first.Status.State != "failed" || again.Status.State != "failed" || a2a.TextOf(again.Status.Message.Parts) != a2a.TextOf(first.Status.Message.Parts) {
+		if first.Status.State != "failed" || again.Status.State != "failed" || again.ID != first.ID || a2a.TextOf(again.Status.Message.Parts) != a2a.TextOf(first.Status.Message.Parts) {
 			t.Errorf("sent again: %s %q; want failed as the first (%s %q)", again.Status.State, a2a.TextOf(again.Status.Message.Parts),
 				first.Status.State, a2a.TextOf(first.Status.Message.Parts))
 		}

@@ -89,5 +89,10 @@ func answerAgain[S, U any](ctx context.Context, s *Server, th *runtime.Thread[S,
 	if err != nil && res.Status == "" {
 		return nil, refused(err)
 	}
-	return s.taskOf(th.ID(), res.Status, res.Pending, res.Err, func() string { return output(res.State) }), nil
+	// The task the first sending answered with, when its run recorded it.
+	taskID := info.Meta[MetaTask]
+	if c, ok := contextOfTask(taskID); !ok || c != th.ID() {
+		taskID = s.taskFor(th.ID())
+	}
+	return s.taskOf(taskID, th.ID(), res.Status, res.Pending, res.Err, func() string { return output(res.State) }), nil
 }

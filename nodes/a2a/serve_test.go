@@ -177,14 +177,41 @@ func canon(t *testing.T, raw json.RawMessage) string {
 }
 
 // TestServeKeepsBoundedTasks: a Server keeps at most MaxTasks task
-// records; the one written longest ago goes first (tasks/get answers
-// CodeTaskNotFound), a task written again counts once and moves to the
-// back, and a paused context whose record went still takes its answer,
-// under a new task id. Before, every message/send left a record for good.
+// records; the one written longest ago goes first, a task written again
+// counts once and moves to the back. On a store without thread records a
+// task whose record went is not found (CodeTaskNotFound), and a paused
+// context whose record went still takes its answer, under a new task id.
+// On a store with them, a task whose record went is read again from its
+// thread while it is its context's latest, and the paused context's
+// answer continues its task. Before, every message/send left a record
+// for good.
 func TestServeKeepsBoundedTasks(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		cp      runtime.Checkpointer
+		records bool
+	}{
+		{"without thread records", plainStore{checkpoint.NewMemory()}, false},
+		{"with thread records", checkpoint.NewMemory(), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) { boundedTasks(t, tc.cp, tc.records) })
+	}
+	var refunds atomic.Int32
+	if _, err := a2a.Serve(deskGraph(t, &refunds), checkpoint.NewMemory(), a2a.ServeConfig[runtime.Values, runtime.Values]{
+		Input:    func(text string) (runtime.Values, error) { return nil, nil },
+		Output:   func(runtime.Values) string { return "" },
+		MaxTasks: -1,
+	}); err == nil || !strings.Contains(err.Error(), "MaxTasks") {
+		t.Errorf("Serve with MaxTasks -1: %v, want it refused", err)
+	}
+}
+
+// boundedTasks is TestServeKeepsBoundedTasks on cp, a store that keeps
+// thread records when records.
+func boundedTasks(t *testing.T, cp runtime.Checkpointer, records bool) {
 	ctx := context.Background()
 	var refunds atomic.Int32
-	srv, err := a2a.Serve(deskGraph(t, &refunds), checkpoint.NewMemory(), a2a.ServeConfig[runtime.Values, runtime.Values]{
+	srv, err := a2a.Serve(deskGraph(t, &refunds), cp, a2a.ServeConfig[runtime.Values, runtime.Values]{
 		Input:    func(text string) (runtime.Values, error) { return runtime.Values{"question": text}, nil },
 		Output:   func(s runtime.Values) string { r, _ := s["reply"].(string); return r },
 		MaxTasks: 3,
@@ -212,11 +239,17 @@ func TestServeKeepsBoundedTasks(t *testing.T) {
 			}
 		}
 	}
-	dropped := func(ids ...string) {
+	// dropped checks tasks whose records went: not found without thread
+	// records, read again from their threads (with state) with them.
+	dropped := func(state string, ids ...string) {
 		t.Helper()
 		for _, id := range ids {
+			r, err := agent.GetTask(ctx, id)
 			var rpc *a2a.RPCError
-			if _, err := agent.GetTask(ctx, id); !errors.As(err, &rpc) || rpc.Code != a2a.CodeTaskNotFound {
+			switch {
+			case records && (err != nil || r.TaskID != id || r.State != state):
+				t.Errorf("tasks/get %s: %+v %v, want it read from its thread, %s", id, r, err, state)
+			case !records && (!errors.As(err, &rpc) || rpc.Code != a2a.CodeTaskNotFound):
 				t.Errorf("tasks/get %s: %v, want CodeTaskNotFound", id, err)
 			}
 		}
@@ -232,25 +265,18 @@ func TestServeKeepsBoundedTasks(t *testing.T) {
 		t.Fatalf("answer: %+v, want task %s cancelled", r, paused.TaskID)
 	}
 	ids = append(ids, send("where is my order?", a2a.SendOptions{}).TaskID)
-	dropped(ids[0])
+	dropped("completed", ids[0])
 	kept(ids[1], paused.TaskID, ids[2])
 
-	// A paused context whose record went answers under a new task.
+	// A paused context whose record went answers under a new task without
+	// thread records, under its own with them.
 	again := send("refund please", a2a.SendOptions{})
 	for range 3 {
 		send("where is my order?", a2a.SendOptions{})
 	}
-	dropped(again.TaskID)
+	dropped("input-required", again.TaskID)
 	r := send("Approve", a2a.SendOptions{ContextID: again.ContextID})
-	if r.State != "completed" || r.Text != "Refunded." || r.TaskID == again.TaskID || refunds.Load() != 1 {
-		t.Errorf("answer after the record went: %+v (refunds %d), want completed under a new task, one refund", r, refunds.Load())
-	}
-
-	if _, err := a2a.Serve(deskGraph(t, &refunds), checkpoint.NewMemory(), a2a.ServeConfig[runtime.Values, runtime.Values]{
-		Input:    func(text string) (runtime.Values, error) { return nil, nil },
-		Output:   func(runtime.Values) string { return "" },
-		MaxTasks: -1,
-	}); err == nil || !strings.Contains(err.Error(), "MaxTasks") {
-		t.Errorf("Serve with MaxTasks -1: %v, want it refused", err)
+	if r.State != "completed" || r.Text != "Refunded." || (r.TaskID == again.TaskID) != records || refunds.Load() != 1 {
+		t.Errorf("answer after the record went: %+v (refunds %d), want completed (under the same task: %v), one refund", r, refunds.Load(), records)
 	}
 }
