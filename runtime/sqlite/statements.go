@@ -90,7 +90,7 @@ const (
 
 var (
 	writeQueries = []string{qInsertCheckpoint, qInsertDelta, qInsertDeltaFenced, qInsertVersion, qInsertChannels, qDeltaBase, qSnapBytes, qChain, qPutJournal, qDropJournal, qTakeLease, qRenewLease, qDropLease, qLeaseOwner,
-		qCoveredEvents, qAppendEvent}
+		qCoveredEvents, qAppendEvent, qThreadMeta, qPutThreadMeta, qPutOutcome}
 	readQueries = []string{qLatest, qByID, qList, qChain, qGetJournal, qLeaseHolder, qReadEvents}
 )
 

@@ -41,16 +41,16 @@ func (s *Store) RecordThread(ctx context.Context, threadID string, w checkpoint.
 // recordTx writes w of the thread in tx.
 func (s *Store) recordTx(ctx context.Context, tx *sql.Tx, threadID string, w *checkpoint.ThreadWrite) error {
 	return store.Record(w, func(o *store.Outcome) error {
-		_, err := tx.ExecContext(ctx, qPutOutcome, threadID, o.Status, o.RunID, o.Ended, o.Error, o.Pending, o.Now)
+		_, err := s.ws.in(ctx, tx, qPutOutcome).ExecContext(ctx, threadID, o.Status, o.RunID, o.Ended, o.Error, o.Pending, o.Now)
 		return err
-	}, func(now int64) error { return mergeMetaTx(ctx, tx, threadID, w.Meta, now) })
+	}, func(now int64) error { return s.mergeMetaTx(ctx, tx, threadID, w.Meta, now) })
 }
 
 // mergeMetaTx merges set into the thread's metadata in tx (an empty
 // value deletes its key).
-func mergeMetaTx(ctx context.Context, tx *sql.Tx, threadID string, set map[string]string, now int64) error {
+func (s *Store) mergeMetaTx(ctx context.Context, tx *sql.Tx, threadID string, set map[string]string, now int64) error {
 	var raw sql.NullString
-	err := tx.QueryRowContext(ctx, qThreadMeta, threadID).Scan(&raw)
+	err := s.ws.in(ctx, tx, qThreadMeta).QueryRowContext(ctx, threadID).Scan(&raw)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("read metadata: %w", err)
 	}
@@ -66,7 +66,7 @@ func mergeMetaTx(ctx context.Context, tx *sql.Tx, threadID string, set map[strin
 		}
 		meta = sql.NullString{String: string(b), Valid: true}
 	}
-	if _, err := tx.ExecContext(ctx, qPutThreadMeta, threadID, meta, now); err != nil {
+	if _, err := s.ws.in(ctx, tx, qPutThreadMeta).ExecContext(ctx, threadID, meta, now); err != nil {
 		return fmt.Errorf("write metadata: %w", err)
 	}
 	return nil
