@@ -26,13 +26,17 @@ func (m *model) emitProgram(f *jen.File) {
 		jen.Id("nodes").Index(jen.Lit(len(m.nodes))).Id("Node"),
 	)
 	f.Line()
-	f.Comment("Reduce folds the updates in order into prev, growing its append slices in place.")
-	f.Func().Params(jen.Id("p").Op("*").Id("program")).Id("Reduce").Params(jen.Id("prev").Id("State"), jen.Id("updates").Index().Id("Update")).Params(jen.Id("State"), jen.Int(), jen.Error()).Block(
-		jen.Id("next").Op(":=").Id("prev"),
+	// next is the caller's state passed by value: folding into it changes
+	// nothing the caller holds but what apply grows in place, and a copy
+	// of it would cost a superstep a copy of the state (a failed fold's
+	// result is discarded).
+	f.Comment("Reduce folds the updates in order into next, its copy of the state, growing")
+	f.Comment("its append slices in place; on failure the executor discards what it returns.")
+	f.Func().Params(jen.Id("p").Op("*").Id("program")).Id("Reduce").Params(jen.Id("next").Id("State"), jen.Id("updates").Index().Id("Update")).Params(jen.Id("State"), jen.Int(), jen.Error()).Block(
 		m.ownDecl(),
 		jen.For(jen.Id("i").Op(":=").Range().Id("updates")).Block(
 			jen.Id("u").Op(":=").Op("&").Id("updates").Index(jen.Id("i")),
-			jen.If(jen.Id("u").Dot("bad").Op("!=").Nil()).Block(jen.Return(jen.Id("prev"), jen.Id("i"), jen.Id("u").Dot("bad"))),
+			jen.If(jen.Id("u").Dot("bad").Op("!=").Nil()).Block(jen.Return(jen.Id("next"), jen.Id("i"), jen.Id("u").Dot("bad"))),
 			jen.Id("next").Dot("apply").Call(append([]jen.Code{jen.Id("u")}, m.applyArgs(true)...)...),
 		),
 		jen.Return(jen.Id("next"), jen.Lit(0), jen.Nil()),

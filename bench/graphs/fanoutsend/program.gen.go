@@ -18,13 +18,13 @@ type program struct {
 	nodes [3]Node
 }
 
-// Reduce folds the updates in order into prev, growing its append slices in place.
-func (p *program) Reduce(prev State, updates []Update) (State, int, error) {
-	next := prev
+// Reduce folds the updates in order into next, its copy of the state, growing
+// its append slices in place; on failure the executor discards what it returns.
+func (p *program) Reduce(next State, updates []Update) (State, int, error) {
 	for i := range updates {
 		u := &updates[i]
 		if u.bad != nil {
-			return prev, i, u.bad
+			return next, i, u.bad
 		}
 		next.apply(u, true)
 	}
