@@ -104,10 +104,8 @@ type Server struct {
 	card AgentCard
 	run  func(ctx context.Context, contextID, text string, answers map[string]json.RawMessage, m sent) (*Task, error)
 	mint func() string
-	// stand reads where a context's thread stands, changing nothing
-	// (serve_get.go); standAt the same given how the thread's last run
-	// ended (its record's outcome).
-	stand   func(ctx context.Context, contextID string) (standing, error)
+	// standAt reads where a context's thread stands, changing nothing,
+	// given how its last run ended (its record's outcome; serve_get.go).
 	standAt func(ctx context.Context, contextID string, outcome checkpoint.ThreadOutcome) (standing, error)
 	// readRecord reads a context's thread record (nil when it has none);
 	// nil when the checkpointer keeps no thread records (serve_recall.go).
@@ -196,21 +194,6 @@ func Serve[S, U any](g *runtime.Graph[S, U], cp runtime.Checkpointer, cfg ServeC
 		}
 		return standing{res.Status, res.Pending, res.Err, func() string { return cfg.Output(res.State) }}, nil
 	}
-	s.stand = func(ctx context.Context, contextID string) (standing, error) {
-		// The facts the server and ilmek give the status rule: the latest
-		// checkpoint, and how the last run ended from the thread's record.
-		var outcome checkpoint.ThreadOutcome
-		if s.readRecord != nil {
-			info, err := s.readRecord(ctx, contextID)
-			if err != nil {
-				return standing{}, err
-			}
-			if info != nil {
-				outcome = info.Outcome
-			}
-		}
-		return s.standAt(ctx, contextID, outcome)
-	}
 	s.run = func(ctx context.Context, contextID, text string, answers map[string]json.RawMessage, m sent) (*Task, error) {
 		s.enter(contextID)
 		defer s.leave(contextID)
@@ -250,7 +233,7 @@ func Serve[S, U any](g *runtime.Graph[S, U], cp runtime.Checkpointer, cfg ServeC
 		if len(pending) > 0 {
 			// The thread waits: its task may be one this process does
 			// not hold (a restart), which this message continues.
-			if err := s.recallOpen(ctx, contextID, nil); err != nil {
+			if err := s.recallOpen(ctx, contextID); err != nil {
 				return nil, err
 			}
 		}

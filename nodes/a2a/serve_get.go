@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/ilmek-go/ilmek/runtime"
+	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // A task that waits (working on a timer, input-required) can end without
@@ -24,6 +25,23 @@ type standing struct {
 	pending []runtime.PendingInterrupt
 	err     error
 	output  func() string
+}
+
+// stand reads where a context's thread stands, changing nothing: the
+// facts the server and ilmek give the status rule, the latest checkpoint
+// and how the last run ended from the thread's record.
+func (s *Server) stand(ctx context.Context, contextID string) (standing, error) {
+	var outcome checkpoint.ThreadOutcome
+	if s.readRecord != nil {
+		info, err := s.readRecord(ctx, contextID)
+		if err != nil {
+			return standing{}, err
+		}
+		if info != nil {
+			outcome = info.Outcome
+		}
+	}
+	return s.standAt(ctx, contextID, outcome)
 }
 
 // getTask is tasks/get of task id: its record, read again from its

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/ilmek-go/ilmek/runtime"
-	"github.com/ilmek-go/ilmek/runtime/checkpoint"
 )
 
 // A task the Server's memory does not hold (the process restarted,
@@ -80,11 +79,11 @@ func (s *Server) recall(ctx context.Context, id string) (*Task, error) {
 }
 
 // recallOpen makes the task of a waiting thread's last message the
-// context's open task again when the Server does not hold it (info is the
-// thread's record, nil to read it): the next message then continues it,
-// under its id. It is called by a message of the context being answered,
+// context's open task again when the Server does not hold it, as the
+// thread's record names it: the next message then continues it, under
+// its id. It is called by a message of the context being answered,
 // before its run.
-func (s *Server) recallOpen(ctx context.Context, contextID string, info *checkpoint.ThreadInfo) error {
+func (s *Server) recallOpen(ctx context.Context, contextID string) error {
 	if s.readRecord == nil {
 		return nil
 	}
@@ -94,11 +93,9 @@ func (s *Server) recallOpen(ctx context.Context, contextID string, info *checkpo
 	if open {
 		return nil
 	}
-	if info == nil {
-		var err error
-		if info, err = s.readRecord(ctx, contextID); err != nil || info == nil {
-			return err
-		}
+	info, err := s.readRecord(ctx, contextID)
+	if err != nil || info == nil {
+		return err
 	}
 	id := info.Meta[MetaTask]
 	if c, ok := contextOfTask(id); !ok || c != contextID {
